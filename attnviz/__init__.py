@@ -1,0 +1,52 @@
+"""attnviz: every number of transformer multi-head self-attention, step by step.
+
+>>> import attnviz
+>>> trace = attnviz.trace_attention("I am good")
+>>> trace.weights.sum(axis=-1).round(12).tolist()   # every softmax row sums to 1
+[[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+"""
+
+from attnviz.attention import (
+    attention_scores,
+    concat_heads,
+    multi_head_attention,
+    project,
+    project_out,
+    scale_scores,
+    softmax,
+    weigh_values,
+)
+from attnviz.config import AttentionConfig
+from attnviz.core import trace_attention
+from attnviz.embeddings import Embeddings, load_embeddings, random_embeddings
+from attnviz.errors import AttnvizError, ExitStatus
+from attnviz.tokens import tokenize
+from attnviz.trace import AttentionTrace, export_trace
+from attnviz.weights import AttentionWeights, load_weights, random_weights
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AttentionConfig",
+    "AttentionTrace",
+    "AttentionWeights",
+    "AttnvizError",
+    "Embeddings",
+    "ExitStatus",
+    "__version__",
+    "attention_scores",
+    "concat_heads",
+    "export_trace",
+    "load_embeddings",
+    "load_weights",
+    "multi_head_attention",
+    "project",
+    "project_out",
+    "random_embeddings",
+    "random_weights",
+    "scale_scores",
+    "softmax",
+    "tokenize",
+    "trace_attention",
+    "weigh_values",
+]

@@ -1,0 +1,143 @@
+"""Multi-head self-attention as one small numpy function per textbook step.
+
+    head_i = softmax(Q_i · K_iᵀ / √d_k) · V_i,   Q_i = X·W_Q[i], K_i = X·W_K[i], V_i = X·W_V[i]
+    MultiHead(X) = Concat(head_1, …, head_h) · W_O
+
+(Vaswani et al., "Attention Is All You Need", 2017, section 3.2.) Every function here is pure:
+arrays in, arrays out, no printing, no files, no global random state. Shapes use the paper's
+names: n tokens, h heads, d_model embedding width, d_k = d_model / h per head.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from attnviz.config import AttentionConfig
+from attnviz.errors import AttnvizError
+from attnviz.trace import AttentionTrace, frozen_array
+from attnviz.weights import AttentionWeights
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def softmax(scores: FloatArray) -> FloatArray:
+    """Softmax over the last axis: w_ij = exp(s_ij) / Σ_j' exp(s_ij').  [..., n] -> [..., n]
+
+    Subtracting the row maximum first leaves the result unchanged (it cancels in the ratio) but
+    keeps exp() from overflowing: the largest exponent is exp(0) = 1, so every row sums to a
+    number in [1, n] and no finite input gives NaN or inf.
+    """
+    with np.errstate(over="ignore"):  # e.g. -1e308 - 1e308 = -inf, and exp(-inf) = 0 is right
+        shifted = scores - scores.max(axis=-1, keepdims=True)
+    exponentials = np.exp(shifted)
+    return exponentials / exponentials.sum(axis=-1, keepdims=True)
+
+
+def project(x: FloatArray, w: FloatArray) -> FloatArray:
+    """One projection per head: Q_i = X · W_Q[i].  [n, d_model], [h, d_model, d_k] -> [h, n, d_k]"""
+    return np.matmul(x, w)
+
+
+def attention_scores(q: FloatArray, k: FloatArray) -> FloatArray:
+    """Raw scores s_ij = q_i · k_j, how well query i matches key j.
+
+    [h, n_q, d_k], [h, n_k, d_k] -> [h, n_q, n_k]
+    """
+    return np.matmul(q, np.swapaxes(k, -1, -2))
+
+
+def scale_scores(scores: FloatArray, d_k: int) -> FloatArray:
+    """Divide by √d_k.  [h, n_q, n_k] -> [h, n_q, n_k]
+
+    If q and k have independent unit-variance components, q·k is a sum of d_k such products and
+    has variance d_k. Dividing by √d_k brings the variance back to 1, so the softmax does not
+    saturate into a one-hot row (with near-zero gradients) as d_k grows.
+    """
+    return scores / np.sqrt(d_k)
+
+
+def weigh_values(weights: FloatArray, v: FloatArray) -> FloatArray:
+    """Z = weights · V: each z_i is Σ_j w_ij · v_j.
+
+    [h, n_q, n_k], [h, n_k, d_k] -> [h, n_q, d_k]
+    """
+    return np.matmul(weights, v)
+
+
+def concat_heads(z: FloatArray) -> FloatArray:
+    """Put the heads side by side: [Z_1 | Z_2 | … | Z_h].  [h, n, d_k] -> [n, h·d_k]"""
+    n_heads, n_tokens, d_k = z.shape
+    return np.transpose(z, (1, 0, 2)).reshape(n_tokens, n_heads * d_k)
+
+
+def project_out(concat: FloatArray, w_o: FloatArray) -> FloatArray:
+    """Mix the heads back into d_model columns: output = Concat · W_O.
+
+    [n, h·d_k], [h·d_k, d_model] -> [n, d_model]
+    """
+    return np.matmul(concat, w_o)
+
+
+def multi_head_attention(
+    tokens: Sequence[str],
+    x: FloatArray,
+    weights: AttentionWeights,
+    *,
+    config: AttentionConfig,
+    embeddings_source: str = "",
+    weights_source: str = "",
+) -> AttentionTrace:
+    """Run every step of multi-head self-attention on X and keep each intermediate.
+
+    tokens: [n]; x: [n, d_model]; weights: W_Q, W_K, W_V [h, d_model, d_k], W_O [h·d_k, d_model].
+    Returns an AttentionTrace with Q, K, V, scores, scaled, weights, Z [h, …], concat, output.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] != len(tokens):
+        raise AttnvizError(
+            f"X has shape {list(x.shape)} but there are {len(tokens)} tokens; X needs one row per "
+            "token."
+        )
+    if x.shape[1] != weights.d_model:
+        raise AttnvizError(
+            f"The embeddings have {x.shape[1]} columns but the weights expect d_model = "
+            f"{weights.d_model}; use embeddings and weights of the same width."
+        )
+    if (weights.n_heads, weights.d_model) != (config.n_heads, config.d_model):
+        raise AttnvizError(
+            f"The weights are for {weights.n_heads} heads and d_model {weights.d_model}, but the "
+            f"configuration asks for {config.n_heads} heads and d_model {config.d_model}."
+        )
+    d_k = config.d_k
+    q = project(x, weights.W_Q)
+    k = project(x, weights.W_K)
+    v = project(x, weights.W_V)
+    scores = attention_scores(q, k)
+    scaled = scale_scores(scores, d_k)
+    attention_weights = softmax(scaled)
+    z = weigh_values(attention_weights, v)
+    concat = concat_heads(z)
+    output = project_out(concat, weights.W_O)
+    return AttentionTrace(
+        tokens=tuple(tokens),
+        X=frozen_array(x),
+        W_Q=frozen_array(weights.W_Q),
+        W_K=frozen_array(weights.W_K),
+        W_V=frozen_array(weights.W_V),
+        W_O=frozen_array(weights.W_O),
+        Q=frozen_array(q),
+        K=frozen_array(k),
+        V=frozen_array(v),
+        scores=frozen_array(scores),
+        scaled=frozen_array(scaled),
+        weights=frozen_array(attention_weights),
+        Z=frozen_array(z),
+        concat=frozen_array(concat),
+        output=frozen_array(output),
+        config=config,
+        embeddings_source=embeddings_source,
+        weights_source=weights_source,
+    )

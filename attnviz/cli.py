@@ -1,0 +1,373 @@
+"""The ``attnviz`` command: parse options, build the trace, render it, pick the exit code.
+
+No math lives here. Heavy modules (matplotlib) are imported inside the command that draws, so
+``attnviz explain`` starts as fast as numpy and Typer allow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from attnviz import __version__
+from attnviz.config import resolve_config
+from attnviz.core import trace_attention
+from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings
+from attnviz.errors import AttnvizError, ExitStatus
+from attnviz.files import check_output_path
+from attnviz.tokens import Focus, default_focus, find_focus, printable, tokenize
+from attnviz.trace import EXPORT_EXTENSIONS, AttentionTrace, export_trace
+from attnviz.weights import AttentionWeights, load_weights
+
+app = typer.Typer(
+    name="attnviz",
+    help=(
+        "Every number of transformer multi-head self-attention, step by step: "
+        "Z = softmax(Q·Kᵀ/√d_k)·V per head, then Concat·W_O."
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+MAX_DECIMALS = 8
+IMAGE_EXTENSIONS = (".png", ".svg", ".pdf")
+
+
+class Preset(str, Enum):
+    """Named sizes."""
+
+    paper = "paper"  # Vaswani et al. 2017, base model: d_model 512, 8 heads, d_k 64
+
+
+# Options shared by every command that takes a sentence, declared once.
+SentenceArg = Annotated[
+    str, typer.Argument(help="The sentence, in quotes.", show_default=False, metavar="SENTENCE")
+]
+HeadsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--heads", help="Number of heads h [default: 2, or the weights file's].", show_default=False
+    ),
+]
+DModelOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--d-model", help="Embedding width d_model [default: 8, or the files'].", show_default=False
+    ),
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the random embeddings and weights.")]
+PresetOpt = Annotated[
+    Preset | None,
+    typer.Option(
+        "--preset", help="paper: d_model 512, 8 heads, d_k 64, as in the paper.", show_default=False
+    ),
+]
+EmbeddingsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--embeddings",
+        "-e",
+        help="Word vectors: GloVe/word2vec text, .npy/.npz (one row per token) or .json.",
+        show_default=False,
+        readable=False,  # attnviz checks readability itself, with a one-line message
+    ),
+]
+OovOpt = Annotated[
+    OutOfVocabulary,
+    typer.Option("--oov", help="Words missing from --embeddings: error, or seeded random vectors."),
+]
+WeightsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--weights",
+        "-w",
+        help="An .npz/.json with W_Q, W_K, W_V, W_O (an exported trace works).",
+        show_default=False,
+        readable=False,
+    ),
+]
+HeadOpt = Annotated[
+    int | None,
+    typer.Option("--head", help="Show only head N (numbered from 1).", show_default=False),
+]
+FocusOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--focus",
+        "-f",
+        help='Word to follow: it, or it:2 for its second occurrence [default: "it" if present].',
+        show_default=False,
+    ),
+]
+ExportOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--export",
+        help="Save every intermediate to FILE.npz or FILE.json.",
+        show_default=False,
+        readable=False,
+    ),
+]
+
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def report(message: str, *, label: str = "error", style: str = "bold red") -> None:
+    """One line on stderr: ``error: <what is wrong and how to fix it>``."""
+    stderr.print(Text.assemble((f"{label}: ", style), printable(message)))
+
+
+def note(message: str) -> None:
+    report(message, label="note", style="bold yellow")
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn an AttnvizError into one line on stderr and its exit code; let bugs raise."""
+    try:
+        yield
+    except AttnvizError as error:
+        report(error.message)
+        raise typer.Exit(int(error.exit_status)) from None
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"attnviz {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Show the version and exit.", callback=version_callback, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """Every number of transformer multi-head self-attention, step by step.
+
+    Z = softmax(Q·Kᵀ/√d_k)·V for each head, then the heads concatenated and projected by W_O.
+    """
+
+
+def build_trace(
+    sentence: str,
+    *,
+    heads: int | None,
+    d_model: int | None,
+    seed: int,
+    preset: Preset | None,
+    embeddings_path: Path | None,
+    oov: OutOfVocabulary,
+    weights_path: Path | None,
+) -> tuple[AttentionTrace, tuple[str, ...]]:
+    """Tokens, embeddings, weights and sizes from the options, then the trace (and notes)."""
+    tokens = tokenize(sentence)
+    weights: AttentionWeights | None = load_weights(weights_path) if weights_path else None
+    embeddings: Embeddings | None = None
+    if seed < 0:
+        raise AttnvizError(f"--seed must be 0 or more, got {seed}.")
+    if embeddings_path is not None:
+        embeddings = load_embeddings(embeddings_path, tokens, oov=oov, seed=seed)
+    config = resolve_config(
+        d_model=d_model,
+        n_heads=heads,
+        seed=seed,
+        paper=preset is Preset.paper,
+        embedding_width=embeddings.X.shape[1] if embeddings is not None else None,
+        weights_shape=(weights.n_heads, weights.d_model) if weights is not None else None,
+    )
+    trace = trace_attention(tokens, config=config, embeddings=embeddings, weights=weights)
+    return trace, embeddings.notes if embeddings is not None else ()
+
+
+def choose_heads(trace: AttentionTrace, head: int | None) -> tuple[int, ...]:
+    """Heads to show, numbered from 0; ``head`` is numbered from 1 as a person types it."""
+    if head is None:
+        return tuple(range(trace.n_heads))
+    if not 1 <= head <= trace.n_heads:
+        raise AttnvizError(
+            f"--head {head} does not exist; heads are numbered 1 to {trace.n_heads}."
+        )
+    return (head - 1,)
+
+
+def choose_focus(trace: AttentionTrace, spec: str | None) -> Focus | None:
+    focus = find_focus(trace.tokens, spec) if spec is not None else default_focus(trace.tokens)
+    if focus is not None and focus.n_occurrences > 1 and spec is not None and ":" not in spec:
+        note(
+            f"{focus.word!r} occurs {focus.n_occurrences} times; following the first. "
+            f"Use --focus {focus.word}:2 for the second."
+        )
+    return focus
+
+
+def check_decimals(decimals: int) -> None:
+    if not 0 <= decimals <= MAX_DECIMALS:
+        raise AttnvizError(f"--decimals {decimals} is out of range; use 0 to {MAX_DECIMALS}.")
+
+
+@app.command()
+def explain(
+    sentence: SentenceArg,
+    heads: HeadsOpt = None,
+    d_model: DModelOpt = None,
+    seed: SeedOpt = 0,
+    preset: PresetOpt = None,
+    embeddings: EmbeddingsOpt = None,
+    oov: OovOpt = OutOfVocabulary.error,
+    weights: WeightsOpt = None,
+    head: HeadOpt = None,
+    focus: FocusOpt = None,
+    decimals: Annotated[
+        int, typer.Option("--decimals", "-d", help="Digits after the point (0–8).")
+    ] = 2,
+    show_weights: Annotated[
+        bool, typer.Option("--show-weights", help="Also print W_Q, W_K, W_V and W_O.")
+    ] = False,
+    export: ExportOpt = None,
+) -> None:
+    """Print every step of multi-head self-attention for SENTENCE.
+
+    Tokens and X; per head Q, K, V, the raw scores Q·Kᵀ, the scores ÷ √d_k, the softmax
+    weights and Z = weights·V; then the heads concatenated and projected by W_O.
+
+    Example: attnviz explain "The animal didn't cross the street because it was tired" --focus it
+    """
+    from attnviz.render.terminal import ExplainView, render_explain
+
+    with user_errors():
+        check_decimals(decimals)
+        if export is not None:
+            check_output_path(export, EXPORT_EXTENSIONS, "--export")
+        trace, notes = build_trace(
+            sentence,
+            heads=heads,
+            d_model=d_model,
+            seed=seed,
+            preset=preset,
+            embeddings_path=embeddings,
+            oov=oov,
+            weights_path=weights,
+        )
+        for message in notes:
+            note(message)
+        view = ExplainView(
+            heads=choose_heads(trace, head),
+            focus=choose_focus(trace, focus),
+            decimals=decimals,
+            show_weights=show_weights,
+        )
+        render_explain(trace, Console(highlight=False), view)
+        if export is not None:
+            export_trace(trace, export)
+            note(f"trace saved to {export}")
+
+
+@app.command()
+def heatmap(
+    sentence: SentenceArg,
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Image to write: .png, .svg or .pdf.",
+            show_default=False,
+            readable=False,
+        ),
+    ],
+    heads: HeadsOpt = None,
+    d_model: DModelOpt = None,
+    seed: SeedOpt = 0,
+    preset: PresetOpt = None,
+    embeddings: EmbeddingsOpt = None,
+    oov: OovOpt = OutOfVocabulary.error,
+    weights: WeightsOpt = None,
+    head: HeadOpt = None,
+    focus: FocusOpt = None,
+    per_head: Annotated[
+        Path | None,
+        typer.Option(
+            "--per-head",
+            help="Also write one image per head into this folder.",
+            show_default=False,
+            readable=False,
+        ),
+    ] = None,
+    cmap: Annotated[str, typer.Option("--cmap", help="A matplotlib colormap name.")] = "viridis",
+    export: ExportOpt = None,
+) -> None:
+    """Save the attention weights of SENTENCE as a heatmap image, one panel per head.
+
+    Rows are query words, columns key words; with a focus word (default "it" when present)
+    a last panel shows that word's attention in every head.
+
+    Example: attnviz heatmap "The animal didn't cross the street because it was too tired" -o it.png
+    """
+    with user_errors():
+        image_format = check_output_path(output, IMAGE_EXTENSIONS, "--output")
+        if export is not None:
+            check_output_path(export, EXPORT_EXTENSIONS, "--export")
+        if per_head is not None:
+            check_per_head_folder(per_head)
+        from attnviz.render import heatmap as heatmap_render
+
+        heatmap_render.check_colormap(cmap)
+        trace, notes = build_trace(
+            sentence,
+            heads=heads,
+            d_model=d_model,
+            seed=seed,
+            preset=preset,
+            embeddings_path=embeddings,
+            oov=oov,
+            weights_path=weights,
+        )
+        for message in notes:
+            note(message)
+        shown = choose_heads(trace, head)
+        chosen_focus = choose_focus(trace, focus)
+        heatmap_render.save_heatmap(trace, output, heads=shown, focus=chosen_focus, cmap=cmap)
+        typer.echo(f"wrote {printable(str(output))}")
+        if per_head is not None:
+            per_head.mkdir(exist_ok=True)
+            width = len(str(trace.n_heads))
+            for index in shown:
+                path = per_head / f"head_{index + 1:0{width}d}{image_format}"
+                heatmap_render.save_heatmap(trace, path, heads=(index,), focus=None, cmap=cmap)
+                typer.echo(f"wrote {printable(str(path))}")
+        if export is not None:
+            export_trace(trace, export)
+            typer.echo(f"wrote {printable(str(export))}")
+
+
+def check_per_head_folder(folder: Path) -> None:
+    from attnviz.errors import OutputProblem
+
+    if folder.exists() and not folder.is_dir():
+        raise OutputProblem(f"--per-head {folder} is a file; give a folder name.")
+    parent = folder if folder.exists() else folder.parent
+    if not parent.is_dir():
+        raise OutputProblem(
+            f"--per-head {folder}: folder {parent} does not exist; create it first."
+        )
+
+
+def run() -> None:
+    """Console-script entry point: the app, with Ctrl-C as a quiet exit 130."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        report("interrupted", label="attnviz")
+        raise SystemExit(int(ExitStatus.INTERRUPTED)) from None

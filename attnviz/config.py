@@ -1,0 +1,108 @@
+"""The sizes and seed of a multi-head attention layer, validated once, on construction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attnviz.errors import AttnvizError
+
+#: Longest sentence attnviz accepts, in tokens. 512 is BERT's context and the paper's order of
+#: magnitude; beyond it the step tables stop being something a person can read.
+MAX_TOKENS = 512
+
+#: Largest d_model accepted: the paper's big model uses 1024; 8192 keeps a mistyped size from
+#: allocating gigabytes.
+MAX_D_MODEL = 8192
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """Sizes of one multi-head self-attention layer, as named in "Attention Is All You Need".
+
+    The defaults are small so that every table of ``attnviz explain "I am good"`` fits in 100
+    terminal columns; ``AttentionConfig.paper()`` gives the paper's base model.
+    """
+
+    d_model: int = 8  # width of each token's embedding, the rows of X
+    n_heads: int = 2  # h: how many heads attend in parallel, each on its own projection
+    seed: int = 0  # seeds the random embeddings and weights; same seed, same numbers
+
+    def __post_init__(self) -> None:
+        for name, value in (("d_model", self.d_model), ("heads", self.n_heads)):
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise AttnvizError(f"{name} must be a positive whole number, got {value!r}.")
+        if self.d_model > MAX_D_MODEL:
+            raise AttnvizError(
+                f"d_model {self.d_model} is too large; use at most {MAX_D_MODEL} "
+                "(the paper uses 512)."
+            )
+        if self.d_model % self.n_heads != 0:
+            raise AttnvizError(
+                f"d_model {self.d_model} is not divisible by {self.n_heads} heads; "
+                "each head gets d_k = d_model / heads columns, so pick a multiple "
+                f"such as --d-model {self.n_heads * max(1, round(self.d_model / self.n_heads))}."
+            )
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise AttnvizError(f"seed must be a whole number >= 0, got {self.seed!r}.")
+
+    @property
+    def d_k(self) -> int:
+        """Width of each head's queries, keys and values: d_k = d_v = d_model / h."""
+        return self.d_model // self.n_heads
+
+    @classmethod
+    def paper(cls, seed: int = 0) -> AttentionConfig:
+        """The base model of Vaswani et al. (2017): d_model 512, 8 heads, d_k 64."""
+        return cls(d_model=512, n_heads=8, seed=seed)
+
+
+def resolve_config(
+    *,
+    d_model: int | None = None,
+    n_heads: int | None = None,
+    seed: int = 0,
+    paper: bool = False,
+    embedding_width: int | None = None,
+    weights_shape: tuple[int, int] | None = None,
+) -> AttentionConfig:
+    """Settle d_model and heads from what was asked and what the files imply.
+
+    Sources, strongest first: explicit sizes, the paper preset, a weights file's shape
+    (heads, d_model), an embeddings file's width, then the defaults. Contradictions are errors
+    that name both sides.
+    """
+    default = AttentionConfig.paper() if paper else AttentionConfig()
+    if paper and (d_model is not None or n_heads is not None):
+        raise AttnvizError(
+            "--preset paper fixes d_model 512 and 8 heads; drop --d-model/--heads, or the preset."
+        )
+    chosen_d_model = d_model if d_model is not None else None
+    chosen_heads = n_heads
+    if paper:
+        chosen_d_model, chosen_heads = default.d_model, default.n_heads
+    if weights_shape is not None:
+        file_heads, file_d_model = weights_shape
+        if chosen_d_model is not None and chosen_d_model != file_d_model:
+            raise AttnvizError(
+                f"The weights file has d_model {file_d_model} but {chosen_d_model} was asked for; "
+                "drop the size options to use the file's."
+            )
+        if chosen_heads is not None and chosen_heads != file_heads:
+            raise AttnvizError(
+                f"The weights file has {file_heads} heads but {chosen_heads} were asked for; "
+                "drop --heads to use the file's."
+            )
+        chosen_d_model, chosen_heads = file_d_model, file_heads
+    if embedding_width is not None:
+        if chosen_d_model is not None and chosen_d_model != embedding_width:
+            raise AttnvizError(
+                f"The embeddings have {embedding_width} dimensions but d_model is "
+                f"{chosen_d_model}; "
+                "they must match (drop --d-model/--preset, or use other embeddings or weights)."
+            )
+        chosen_d_model = embedding_width
+    return AttentionConfig(
+        d_model=chosen_d_model if chosen_d_model is not None else default.d_model,
+        n_heads=chosen_heads if chosen_heads is not None else default.n_heads,
+        seed=seed,
+    )

@@ -1,0 +1,260 @@
+"""Token embeddings X [n, d_model]: seeded random vectors, or rows read from a word-vector file.
+
+Formats:
+  * GloVe / word2vec text: one ``word v1 v2 … v_d`` per line, an optional ``count dim`` header;
+  * ``.npy``: an [n, d_model] array, one row per token of the sentence;
+  * ``.npz``: an array ``X`` or ``embeddings`` (one row per token; an exported trace works), or a
+    vocabulary as ``words`` [V] and ``vectors`` [V, d];
+  * ``.json``: a vocabulary ``{"word": [v1, …, v_d], …}`` (or an exported trace).
+
+A vocabulary lookup tries the exact token, then its lowercase form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+import numpy as np
+
+from attnviz.errors import FileProblem
+from attnviz.files import finite_matrix, load_json, load_npy, load_npz, require_readable
+
+FloatArray = np.ndarray
+
+TEXT_EXTENSIONS = (".txt", ".vec", ".glove", ".w2v")
+EMBEDDING_EXTENSIONS = (*TEXT_EXTENSIONS, ".npy", ".npz", ".json")
+
+
+class OutOfVocabulary(str, Enum):
+    """What to do with a word the embeddings file does not contain."""
+
+    error = "error"  # stop and name the missing words
+    random = "random"  # give them seeded random vectors, and say so
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    """X and where it came from."""
+
+    X: FloatArray  # [n, d_model]
+    source: str  # how the views describe X's origin
+    notes: tuple[str, ...] = field(default_factory=tuple)  # things the user should be told
+
+
+def word_vector(word: str, d_model: int, seed: int) -> FloatArray:
+    """A standard-normal vector for ``word``, fixed by (seed, lowercase word).  -> [d_model]
+
+    The generator is seeded from a hash of the word rather than drawn in sentence order, so a
+    word gets the same vector in every sentence, "The" and "the" share one, and the numbers are
+    the same on every machine (blake2b and numpy's PCG64 are platform-independent).
+    """
+    digest = hashlib.blake2b(word.lower().encode("utf-8"), digest_size=8).digest()
+    rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
+    return rng.standard_normal(d_model)
+
+
+def random_embeddings(tokens: Sequence[str], d_model: int, seed: int) -> FloatArray:
+    """Seeded random embeddings, one row per token.  [n] -> [n, d_model]"""
+    return np.stack([word_vector(token, d_model, seed) for token in tokens])
+
+
+def load_embeddings(
+    path: Path,
+    tokens: Sequence[str],
+    *,
+    oov: OutOfVocabulary = OutOfVocabulary.error,
+    seed: int = 0,
+) -> Embeddings:
+    """Read X for ``tokens`` from ``path``; see the module docstring for the formats."""
+    require_readable(path, "Embeddings")
+    extension = path.suffix.lower()
+    if extension not in EMBEDDING_EXTENSIONS:
+        raise FileProblem(
+            f"Embeddings file {path} has extension {extension or '(none)'!r}; use GloVe/word2vec "
+            f"text ({', '.join(TEXT_EXTENSIONS)}), .npy, .npz or .json."
+        )
+    if extension == ".npy":
+        rows = finite_matrix(load_npy(path, "Embeddings"), name="the array", source=path, ndim=2)
+        return _rows_per_token(rows, tokens, path, file_tokens=None)
+    if extension == ".npz":
+        arrays = load_npz(path, "Embeddings")
+        if "words" in arrays and "vectors" in arrays:
+            words = [str(word) for word in np.asarray(arrays["words"]).reshape(-1)]
+            vectors = finite_matrix(arrays["vectors"], name="vectors", source=path, ndim=2)
+            if len(words) != len(vectors):
+                raise FileProblem(
+                    f"Embeddings file {path}: {len(words)} words but {len(vectors)} vectors."
+                )
+            vocabulary: dict[str, FloatArray] = {}
+            for word, vector in zip(words, vectors, strict=True):
+                vocabulary.setdefault(word, vector)
+            return _from_vocabulary(vocabulary, tokens, path, oov=oov, seed=seed)
+        key: str | None = next((name for name in ("X", "embeddings") if name in arrays), None)
+        if key is None and len(arrays) == 1:
+            key = next(iter(arrays))
+        if key is None:
+            raise FileProblem(
+                f"Embeddings file {path} has arrays {sorted(arrays)}; name the one-row-per-token "
+                "array X (or save only that array), or give words and vectors."
+            )
+        rows = finite_matrix(arrays[key], name=key, source=path, ndim=2)
+        file_tokens = [str(t) for t in arrays["tokens"].reshape(-1)] if "tokens" in arrays else None
+        return _rows_per_token(rows, tokens, path, file_tokens=file_tokens)
+    if extension == ".json":
+        data = load_json(path, "Embeddings")
+        if not isinstance(data, dict) or not data:
+            raise FileProblem(
+                f'Embeddings file {path} must hold a JSON object {{"word": [numbers], …}}.'
+            )
+        tokens_in_file = data.get("tokens")
+        if "X" in data and isinstance(tokens_in_file, list):
+            rows = finite_matrix(data["X"], name="X", source=path, ndim=2)
+            return _rows_per_token(rows, tokens, path, file_tokens=[str(t) for t in tokens_in_file])
+        vocabulary = {
+            str(word): finite_matrix(vector, name=f"the vector of {word!r}", source=path, ndim=1)
+            for word, vector in data.items()
+        }
+        return _from_vocabulary(vocabulary, tokens, path, oov=oov, seed=seed)
+    vocabulary = read_text_vectors(path, wanted=_lookup_forms(tokens))
+    return _from_vocabulary(vocabulary, tokens, path, oov=oov, seed=seed)
+
+
+def _lookup_forms(tokens: Iterable[str]) -> set[str]:
+    return {form for token in tokens for form in (token, token.lower())}
+
+
+def read_text_vectors(path: Path, wanted: set[str]) -> dict[str, FloatArray]:
+    """Stream a GloVe/word2vec text file, keeping only the ``wanted`` words' vectors.
+
+    Checks every line's length (so a broken file is reported with its line number), but parses
+    numbers only for wanted words, so a large file costs little memory. The first occurrence of a
+    duplicated word wins.
+    """
+    require_readable(path, "Embeddings")
+    vocabulary: dict[str, FloatArray] = {}
+    dimension: int | None = None
+    try:
+        with path.open("rb") as handle:
+            for line_number, raw in enumerate(handle, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise FileProblem(
+                        f"Embeddings file {path}, line {line_number}: not UTF-8 text; "
+                        "convert the file to UTF-8."
+                    ) from None
+                if line_number == 1:
+                    line = line.removeprefix("\ufeff")
+                parts = line.split()
+                if not parts:
+                    continue
+                if dimension is None and len(parts) == 2 and all(p.isdigit() for p in parts):
+                    dimension = int(parts[1])  # word2vec header: "<vocabulary size> <dimension>"
+                    continue
+                if dimension is None:
+                    dimension = len(parts) - 1
+                    if dimension == 0:
+                        raise FileProblem(
+                            f"Embeddings file {path}, line {line_number}: a word with no numbers; "
+                            "each line must be 'word v1 v2 …'."
+                        )
+                if len(parts) - 1 != dimension:
+                    raise FileProblem(
+                        f"Embeddings file {path}, line {line_number}: {len(parts) - 1} values, "
+                        f"expected {dimension} like the lines before; fix or remove that line."
+                    )
+                word = parts[0]
+                if word in wanted and word not in vocabulary:
+                    try:
+                        vector = np.array(parts[1:], dtype=np.float64)
+                    except ValueError:
+                        raise FileProblem(
+                            f"Embeddings file {path}, line {line_number}: a value of {word!r} "
+                            "is not a number."
+                        ) from None
+                    if not np.isfinite(vector).all():
+                        raise FileProblem(
+                            f"Embeddings file {path}, line {line_number}: the vector of {word!r} "
+                            "holds NaN or infinity; replace it with finite numbers."
+                        )
+                    vocabulary[word] = vector
+    except OSError as error:
+        raise FileProblem(f"Cannot read embeddings file {path}: {error.strerror}.") from None
+    if dimension is None:
+        raise FileProblem(f"Embeddings file {path} is empty; it needs lines 'word v1 v2 …'.")
+    return vocabulary
+
+
+def _from_vocabulary(
+    vocabulary: dict[str, FloatArray],
+    tokens: Sequence[str],
+    path: Path,
+    *,
+    oov: OutOfVocabulary,
+    seed: int,
+) -> Embeddings:
+    widths = {len(vector) for vector in vocabulary.values()}
+    if len(widths) > 1:
+        raise FileProblem(
+            f"Embeddings file {path} mixes vector lengths {sorted(widths)}; all must be equal."
+        )
+    found: dict[int, FloatArray] = {}
+    missing: list[str] = []
+    for index, token in enumerate(tokens):
+        vector = vocabulary.get(token)
+        if vector is None:
+            vector = vocabulary.get(token.lower())
+        if vector is None:
+            missing.append(token)
+        else:
+            found[index] = vector
+    unique_missing = list(dict.fromkeys(missing))
+    listed = ", ".join(repr(word) for word in unique_missing[:10])
+    if len(unique_missing) > 10:
+        listed += f" and {len(unique_missing) - 10} more"
+    if missing and (oov is OutOfVocabulary.error or not found):
+        if not found:
+            advice = "no word of the sentence is in it; check that it is the right file"
+        else:
+            advice = "add them to the file, or pass --oov random to give them seeded random vectors"
+        raise FileProblem(f"{len(unique_missing)} word(s) not in {path}: {listed}; {advice}.")
+    d_model = widths.pop()
+    notes: list[str] = []
+    rows: list[FloatArray] = []
+    scale = 1.0
+    if missing:
+        # Random vectors at the file's own scale, so the filled words are not louder or
+        # quieter than the real ones.
+        scale = float(np.std(np.stack(list(found.values()))))
+        notes.append(
+            f"{len(unique_missing)} word(s) not in {path.name} got seeded random vectors "
+            f"(--oov random, seed {seed}): {listed}."
+        )
+    for index, token in enumerate(tokens):
+        if index in found:
+            rows.append(found[index])
+        else:
+            rows.append(scale * word_vector(token, d_model, seed))
+    return Embeddings(X=np.stack(rows), source=f"word vectors from {path}", notes=tuple(notes))
+
+
+def _rows_per_token(
+    rows: FloatArray, tokens: Sequence[str], path: Path, *, file_tokens: list[str] | None
+) -> Embeddings:
+    if rows.shape[0] != len(tokens):
+        raise FileProblem(
+            f"Embeddings file {path} has {rows.shape[0]} rows but the sentence has {len(tokens)} "
+            "tokens; a .npy/.npz array needs exactly one row per token."
+        )
+    if file_tokens is not None and list(file_tokens) != list(tokens):
+        raise FileProblem(
+            f"Embeddings file {path} was made for the tokens {' '.join(file_tokens)!r}, not "
+            f"{' '.join(tokens)!r}; use the same sentence."
+        )
+    if rows.shape[1] == 0:
+        raise FileProblem(f"Embeddings file {path} has rows of width 0.")
+    return Embeddings(X=rows, source=f"rows of {path}")

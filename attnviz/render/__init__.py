@@ -1,0 +1,1 @@
+"""Renderers: each takes an AttentionTrace and draws it; none computes attention."""

@@ -1,0 +1,533 @@
+"""The step-by-step lesson in the terminal: Rich tables and sentences drawn from an AttentionTrace.
+
+Nothing here computes attention; every number comes from the trace. Words are printed as
+``rich.text.Text`` (markup is never parsed) after ``printable()`` (control characters escaped).
+Colour is added only as styles, so NO_COLOR and a piped stdout give plain text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from attnviz.tokens import Focus, printable
+from attnviz.trace import AttentionTrace
+
+_SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+# matplotlib's viridis at nine evenly spaced points: perceptually uniform and colour-blind safe,
+# the same map the heatmaps use, hard-coded so the terminal path never imports matplotlib.
+_VIRIDIS = (
+    (0x44, 0x01, 0x54),
+    (0x47, 0x2C, 0x7A),
+    (0x3B, 0x51, 0x8B),
+    (0x2C, 0x71, 0x8E),
+    (0x21, 0x90, 0x8D),
+    (0x27, 0xAD, 0x81),
+    (0x5C, 0xC8, 0x63),
+    (0xAA, 0xDC, 0x32),
+    (0xFD, 0xE7, 0x25),
+)
+
+ELLIPSIS = "…"
+MAX_LABEL_WIDTH = 10  # a longer word is cut to this many cells in headers and row labels
+MAX_TABLE_ROWS = 32  # more rows are elided in the middle; --export has every number
+BAR_WIDTH = 24
+
+
+def subscript(number: int) -> str:
+    """``12`` -> ``₁₂``, for head numbers in names such as Q₁ and W_Q₂."""
+    return str(number).translate(_SUBSCRIPT_DIGITS)
+
+
+def format_number(value: float, decimals: int) -> str:
+    """Fixed-point text with no negative zero: -0.001 at 2 decimals prints as 0.00."""
+    text = f"{value:.{decimals}f}"
+    if text.startswith("-") and float(text) == 0.0:
+        text = text[1:]
+    return text
+
+
+def weight_style(weight: float) -> str:
+    """A background from the viridis map for a weight in [0, 1], with readable text on it."""
+    position = min(max(weight, 0.0), 1.0) * (len(_VIRIDIS) - 1)
+    low = int(np.floor(position))
+    high = min(low + 1, len(_VIRIDIS) - 1)
+    fraction = position - low
+    red, green, blue = (
+        round(a + (b - a) * fraction) for a, b in zip(_VIRIDIS[low], _VIRIDIS[high], strict=True)
+    )
+    # Relative luminance decides black or white text (WCAG's coefficients).
+    luminance = 0.2126 * red + 0.7152 * green + 0.0722 * blue
+    foreground = "black" if luminance > 120 else "white"
+    return f"{foreground} on #{red:02x}{green:02x}{blue:02x}"
+
+
+def display_label(word: str, width: int = MAX_LABEL_WIDTH) -> Text:
+    """A token as a label: control characters escaped, cut to ``width`` cells with an ellipsis."""
+    text = Text(printable(word), no_wrap=True)
+    if text.cell_len > width:
+        text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def _kept_indices(count: int, keep: int) -> list[int | None]:
+    """Indices 0..count-1, or the first and last ``keep`` of them with None marking the gap."""
+    if keep >= count:
+        return list(range(count))
+    head = (keep + 1) // 2
+    tail = keep - head
+    return [*range(head), None, *range(count - tail, count)]
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """What a matrix table shows: numbers, labels and a title."""
+
+    values: np.ndarray  # [rows, columns]
+    title: str
+    row_labels: Sequence[str]
+    column_labels: Sequence[str]
+    shade: bool = False  # colour each cell by its value in [0, 1] (attention weights)
+    row_sums: bool = False  # add a Σ column (softmax rows sum to 1)
+
+
+def matrix_table(console: Console, matrix: Matrix, decimals: int) -> Group:
+    """A title line and a Rich table of ``matrix`` that fit the console width.
+
+    Columns (and rows, past MAX_TABLE_ROWS) that do not fit are elided in the middle with "…";
+    the title always carries the full shape, so nothing is wrapped into unreadable columns.
+    """
+    n_rows, n_columns = matrix.values.shape
+    rows = _kept_indices(n_rows, MAX_TABLE_ROWS)
+    unbounded = console.options.update(max_width=1_000_000)
+
+    def table_keeping(keep: int) -> Table:
+        return _build_table(matrix, rows, _kept_indices(n_columns, keep), decimals)
+
+    def fits(table: Table) -> bool:
+        return Measurement.get(console, unbounded, table).maximum <= console.width
+
+    table = table_keeping(n_columns)
+    if not fits(table):
+        # Binary search for the most columns that fit; 2 (first and last) is the floor.
+        low, high = 2, n_columns - 1
+        while low < high:
+            middle = (low + high + 1) // 2
+            if fits(table_keeping(middle)):
+                low = middle
+            else:
+                high = middle - 1
+        table = table_keeping(low)
+    elided = n_rows > MAX_TABLE_ROWS or len(table.columns) - 1 - matrix.row_sums < n_columns
+    return Group(_title(matrix, elided=elided), table)
+
+
+def _title(matrix: Matrix, *, elided: bool) -> Text:
+    """The matrix's name and full shape, on one line of its own above the table."""
+    n_rows, n_columns = matrix.values.shape
+    title = Text(matrix.title, style="bold", no_wrap=True, overflow="ellipsis")
+    title.append(f"  [{n_rows} × {n_columns}]", style="dim")
+    if elided:
+        title.append("  middle elided, --export has all", style="dim")
+    return title
+
+
+def _build_table(
+    matrix: Matrix, rows: list[int | None], columns: list[int | None], decimals: int
+) -> Table:
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
+    )
+    table.add_column("", no_wrap=True, style="bold")
+    for index in columns:
+        label = ELLIPSIS if index is None else matrix.column_labels[index]
+        table.add_column(display_label(label), justify="right", no_wrap=True)
+    if matrix.row_sums:
+        table.add_column("Σ", justify="right", no_wrap=True, style="dim")
+    for row in rows:
+        if row is None:
+            table.add_row(ELLIPSIS, *([ELLIPSIS] * (len(columns) + matrix.row_sums)))
+            continue
+        cells: list[RenderableType] = [display_label(matrix.row_labels[row])]
+        for column in columns:
+            if column is None:
+                cells.append(ELLIPSIS)
+                continue
+            value = float(matrix.values[row, column])
+            style = weight_style(value) if matrix.shade else ""
+            cells.append(Text(format_number(value, decimals), style=style))
+        if matrix.row_sums:
+            cells.append(format_number(float(matrix.values[row].sum()), decimals))
+        table.add_row(*cells)
+    return table
+
+
+@dataclass(frozen=True)
+class ExplainView:
+    """What ``explain`` shows of a trace."""
+
+    heads: tuple[int, ...]  # heads to show, numbered from 0 here (printed from 1)
+    focus: Focus | None = None
+    decimals: int = 2
+    show_weights: bool = False
+
+
+class _Lesson:
+    """Prints the lesson for one trace; each method is one step of the explanation."""
+
+    def __init__(self, trace: AttentionTrace, console: Console, view: ExplainView) -> None:
+        self.trace = trace
+        self.console = console
+        self.view = view
+        self.tokens = [printable(token) for token in trace.tokens]
+        self.example = view.focus.index if view.focus is not None else 0
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def number(self, value: float) -> str:
+        return format_number(float(value), self.view.decimals)
+
+    def term(self, value: float) -> str:
+        """A number as a factor: negative numbers in parentheses."""
+        text = self.number(value)
+        return f"({text})" if text.startswith("-") else text
+
+    def say(self, *parts: str | Text) -> None:
+        self.console.print(Text.assemble(*parts))
+
+    def table(self, matrix: Matrix) -> Group:
+        return matrix_table(self.console, matrix, self.view.decimals)
+
+    def side_by_side(self, tables: Sequence[Group]) -> None:
+        """Print tables in a row when they fit the width, else one under the other."""
+        gap = 3
+        widths = [Measurement.get(self.console, self.console.options, t).maximum for t in tables]
+        if sum(widths) + gap * (len(tables) - 1) <= self.console.width:
+            grid = Table.grid(padding=(0, gap, 0, 0))
+            for _ in tables:
+                grid.add_column(no_wrap=True)
+            grid.add_row(*tables)
+            self.console.print(grid)
+        else:
+            for table in tables:
+                self.console.print(table)
+                self.console.print()
+
+    def step(self, number: int, title: str) -> None:
+        self.console.print()
+        self.console.print(Text(f"Step {number} · {title}", style="bold cyan"))
+
+    def vector(self, values: np.ndarray, limit: int = 8) -> str:
+        shown = [self.number(v) for v in values]
+        if len(shown) > limit:
+            shown = [*shown[: limit // 2], ELLIPSIS, *shown[-(limit // 2) :]]
+        return "[" + ", ".join(shown) + "]"
+
+    def word(self, index: int) -> str:
+        return self.tokens[index]
+
+    def dims(self, count: int) -> list[str]:
+        return [str(i) for i in range(1, count + 1)]
+
+    # -- the lesson ----------------------------------------------------------------------------
+
+    def render(self) -> None:
+        self.header()
+        self.tokens_and_embeddings()
+        for head in self.view.heads:
+            self.head(head)
+        self.concat_and_project()
+        if self.view.focus is not None:
+            self.focus_section(self.view.focus)
+
+    def header(self) -> None:
+        trace = self.trace
+        title = Text("attnviz · multi-head self-attention, step by step", style="bold")
+        self.console.print(title)
+        self.say(
+            Text("Z = softmax(Q·Kᵀ / √d_k) · V", style="bold"),
+            " for each head, then Concat(Z₁ … Z_h) · W_O",
+        )
+        self.say(
+            "Sentence: ",
+            Text(" ".join(self.tokens), style="italic"),
+            f"  ({trace.n_tokens} tokens)",
+        )
+        self.say(
+            f"Sizes: d_model = {trace.d_model}, h = {trace.n_heads} heads, "
+            f"d_k = d_model / h = {trace.d_k}"
+        )
+        self.say("Embeddings: ", Text(printable(trace.embeddings_source)))
+        self.say("Weights: ", Text(printable(trace.weights_source)))
+        if trace.weights_source.startswith("random"):
+            self.console.print(
+                Text(
+                    "Note: the weights are random, not learned. The patterns below come from "
+                    "random numbers, not from training: they show how attention is computed, "
+                    "not what a trained model attends to.",
+                    style="yellow",
+                )
+            )
+
+    def tokens_and_embeddings(self) -> None:
+        trace = self.trace
+        self.step(1, "Tokens and embeddings X")
+        self.say(
+            f"The sentence is split into {trace.n_tokens} tokens. Each token becomes one row of "
+            f"X, its embedding: a vector of d_model = {trace.d_model} numbers. "
+            f"X has shape [n, d_model] = [{trace.n_tokens}, {trace.d_model}]."
+        )
+        self.console.print(self.table(Matrix(trace.X, "X", self.tokens, self.dims(trace.d_model))))
+
+    def head(self, head: int) -> None:
+        trace = self.trace
+        h = subscript(head + 1)
+        self.console.print()
+        self.console.rule(Text(f"Head {head + 1} of {trace.n_heads}", style="bold magenta"))
+        q, k, v = trace.Q[head], trace.K[head], trace.V[head]
+        i = self.example
+        key_order = np.argsort(-trace.weights[head, i], kind="stable")
+        j = int(key_order[0])
+
+        self.step(2, f"Queries, keys and values of head {head + 1}")
+        self.say(
+            f"Head {head + 1} projects X with its own matrices W_Q{h}, W_K{h}, W_V{h}, each "
+            f"[d_model, d_k] = [{trace.d_model}, {trace.d_k}]: Q{h} = X·W_Q{h}, "
+            f"K{h} = X·W_K{h}, V{h} = X·W_V{h}, each [n, d_k] = [{trace.n_tokens}, {trace.d_k}]. "
+            "A query asks what a word is looking for, a key says what it offers, a value is "
+            "what it passes on."
+        )
+        if self.view.show_weights:
+            self.side_by_side(
+                [
+                    self.table(
+                        Matrix(
+                            w[head], f"W_{name}{h}", self.dims(trace.d_model), self.dims(trace.d_k)
+                        )
+                    )
+                    for name, w in (("Q", trace.W_Q), ("K", trace.W_K), ("V", trace.W_V))
+                ]
+            )
+        self.side_by_side(
+            [
+                self.table(Matrix(q, f"Q{h} = X·W_Q{h}", self.tokens, self.dims(trace.d_k))),
+                self.table(Matrix(k, f"K{h} = X·W_K{h}", self.tokens, self.dims(trace.d_k))),
+                self.table(Matrix(v, f"V{h} = X·W_V{h}", self.tokens, self.dims(trace.d_k))),
+            ]
+        )
+
+        self.step(3, "Raw scores Q·Kᵀ")
+        self.say(
+            "score[i, j] = q_i · k_j: how well the query of word i (row) matches the key of "
+            "word j (column). For example:"
+        )
+        self.say(
+            "  ",
+            Text(
+                self.dot_product(q[i], k[j], f"q_{self.word(i)} · k_{self.word(j)}"), style="green"
+            ),
+        )
+        self.console.print(
+            self.table(
+                Matrix(trace.scores[head], f"scores{h} = Q{h}·K{h}ᵀ", self.tokens, self.tokens)
+            )
+        )
+
+        sqrt_d_k = float(np.sqrt(trace.d_k))
+        self.step(4, f"Scale by √d_k = √{trace.d_k} = {self.number(sqrt_d_k)}")
+        self.say(
+            f"A dot product of d_k = {trace.d_k} terms grows with d_k (its variance is about "
+            "d_k), which would push the softmax towards one-hot rows with vanishing gradients. "
+            "Dividing by √d_k keeps the scores' variance near 1. For example:"
+        )
+        self.say(
+            "  ",
+            Text(
+                f"{self.number(trace.scores[head, i, j])} / {self.number(sqrt_d_k)} = "
+                f"{self.number(trace.scaled[head, i, j])}",
+                style="green",
+            ),
+        )
+        self.console.print(
+            self.table(
+                Matrix(
+                    trace.scaled[head], f"scaled{h} = scores{h} / √d_k", self.tokens, self.tokens
+                )
+            )
+        )
+
+        self.step(5, "Softmax: attention weights")
+        row = trace.scaled[head, i]
+        self.say(
+            "Each row becomes positive weights that sum to 1: w_ij = exp(s_ij) / Σ_j' exp(s_ij'). "
+            "(attnviz subtracts the row's maximum first, which changes nothing but keeps exp() "
+            f"from overflowing.) Row {self.word(i)!r}, column {self.word(j)!r}:"
+        )
+        self.say(
+            "  ",
+            Text(self.softmax_example(row, j, float(trace.weights[head, i, j])), style="green"),
+        )
+        self.console.print(
+            self.table(
+                Matrix(
+                    trace.weights[head],
+                    f"weights{h} = softmax(scaled{h})",
+                    self.tokens,
+                    self.tokens,
+                    shade=True,
+                    row_sums=True,
+                )
+            )
+        )
+
+        self.step(6, f"Z{h} = weights{h}·V{h}")
+        self.say(
+            "Each word's output is the weighted sum of all value vectors, with its row of "
+            f"weights: z_i = Σ_j w_ij · v_j. Z{h} has shape [n, d_k] = "
+            f"[{trace.n_tokens}, {trace.d_k}]. For example:"
+        )
+        self.say("  ", Text(self.weighted_sum(head, i), style="green"))
+        self.console.print(
+            self.table(
+                Matrix(trace.Z[head], f"Z{h} = weights{h}·V{h}", self.tokens, self.dims(trace.d_k))
+            )
+        )
+
+    def concat_and_project(self) -> None:
+        trace = self.trace
+        self.console.print()
+        self.console.rule(Text("All heads", style="bold magenta"))
+        self.step(7, "Concatenate the heads and project with W_O")
+        blocks = ", ".join(
+            f"{head * trace.d_k + 1}–{(head + 1) * trace.d_k} are Z{subscript(head + 1)}"
+            for head in range(min(trace.n_heads, 4))
+        )
+        if trace.n_heads > 4:
+            blocks += ", …"
+        self.say(
+            f"The {trace.n_heads} heads' outputs are put side by side: Concat = [Z₁ | … | Z_h], "
+            f"shape [n, h·d_k] = [{trace.n_tokens}, {trace.n_heads * trace.d_k}] "
+            f"(columns {blocks}). "
+            f"W_O [h·d_k, d_model] = [{trace.n_heads * trace.d_k}, {trace.d_model}] mixes them "
+            f"back into d_model = {trace.d_model} columns: output = Concat·W_O, the layer's "
+            "result for each word."
+        )
+        if self.view.heads != tuple(range(trace.n_heads)):
+            self.say(
+                Text("(Concat always uses every head, also those not shown above.)", style="dim")
+            )
+        self.console.print(
+            self.table(
+                Matrix(
+                    trace.concat,
+                    "Concat = [Z₁ | … | Z_h]",
+                    self.tokens,
+                    self.dims(trace.concat.shape[1]),
+                )
+            )
+        )
+        if self.view.show_weights:
+            self.console.print()
+            self.console.print(
+                self.table(
+                    Matrix(
+                        trace.W_O, "W_O", self.dims(trace.W_O.shape[0]), self.dims(trace.d_model)
+                    )
+                )
+            )
+        self.console.print()
+        self.console.print(
+            self.table(
+                Matrix(trace.output, "output = Concat·W_O", self.tokens, self.dims(trace.d_model))
+            )
+        )
+
+    def focus_section(self, focus: Focus) -> None:
+        trace = self.trace
+        self.console.print()
+        name = printable(focus.label)
+        self.console.rule(Text(f"Focus: where does {name!r} look?", style="bold magenta"))
+        self.say(
+            f"Row {name!r} of each head's weights, largest first: the share of each word's value "
+            f"vector in the output z of {name!r}."
+        )
+        for head in self.view.heads:
+            weights = trace.weights[head, focus.index]
+            order = np.argsort(-weights, kind="stable")
+            self.console.print()
+            self.say(Text(f"Head {head + 1}", style="bold"))
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(no_wrap=True)
+            grid.add_column(no_wrap=True)
+            grid.add_column(justify="right", no_wrap=True)
+            shown = order[:12]
+            for index in shown:
+                grid.add_row(
+                    display_label(trace.tokens[index]),
+                    bar(float(weights[index])),
+                    self.number(weights[index]),
+                )
+            if len(order) > len(shown):
+                rest = float(weights[order[len(shown) :]].sum())
+                grid.add_row(
+                    ELLIPSIS, Text(f"{len(order) - len(shown)} more words"), self.number(rest)
+                )
+            self.console.print(grid)
+            self.say(Text(self.weighted_sum(head, focus.index, limit=len(order)), style="green"))
+
+    # -- worked examples -----------------------------------------------------------------------
+
+    def dot_product(self, left: np.ndarray, right: np.ndarray, name: str) -> str:
+        terms = [f"{self.term(a)}×{self.term(b)}" for a, b in zip(left, right, strict=True)]
+        if len(terms) > 6:
+            terms = [*terms[:3], ELLIPSIS, terms[-1]]
+            name += f" ({len(left)} terms)"
+        return f"{name} = {' + '.join(terms)} = {self.number(float(left @ right))}"
+
+    def softmax_example(self, row: np.ndarray, j: int, weight: float) -> str:
+        shifted = row - row.max()
+        exps = [f"exp({self.number(s)})" for s in shifted]
+        if len(exps) > 5:
+            exps = [*exps[:2], ELLIPSIS, exps[-1]]
+        return (
+            f"exp({self.number(shifted[j])}) / ({' + '.join(exps)}) = "
+            f"{self.number(np.exp(shifted[j]))} / {self.number(np.exp(shifted).sum())} = "
+            f"{self.number(weight)}"
+        )
+
+    def weighted_sum(self, head: int, i: int, limit: int = 6) -> str:
+        trace = self.trace
+        weights = trace.weights[head, i]
+        order = np.argsort(-weights, kind="stable")
+        terms = [f"{self.number(weights[j])}·v_{self.word(j)}" for j in order[:limit]]
+        if len(order) > limit:
+            terms.append(f"{ELLIPSIS} ({len(order) - limit} more)")
+        z = trace.Z[head, i]
+        return f"z_{self.word(i)} = {' + '.join(terms)} = {self.vector(z)}"
+
+
+def bar(weight: float, width: int = BAR_WIDTH) -> Text:
+    """A horizontal bar of ``weight`` × ``width`` cells, in eighths of a cell."""
+    eighths = round(min(max(weight, 0.0), 1.0) * width * 8)
+    full, remainder = divmod(eighths, 8)
+    partial = " ▏▎▍▌▋▊▉"[remainder].strip()
+    text = Text("█" * full + partial, style="cyan")
+    text.append(" " * (width - full - len(partial)))
+    return text
+
+
+def render_explain(trace: AttentionTrace, console: Console, view: ExplainView) -> None:
+    """Print the whole step-by-step lesson for ``trace`` on ``console``."""
+    _Lesson(trace, console, view).render()

@@ -1,0 +1,145 @@
+"""Sentence -> tokens, and finding the focus word among them.
+
+Tokens are words and punctuation marks. A word is a run of letters or digits that may contain
+apostrophes, so contractions stay one word: "didn't" is one token, as is "it's". Hyphens and
+every other punctuation mark are tokens of their own: "well-known" is "well", "-", "known".
+Case is kept for display; matching a focus word ignores case. The sentence is first put in
+Unicode NFC form, and combining marks, zero-width joiners and emoji modifiers stay attached to the
+character before them, so "é" written as e + U+0301 and "👍🏽" are one token each.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from attnviz.config import MAX_TOKENS
+from attnviz.errors import AttnvizError
+
+# A word: letters/digits/underscore, optionally joined by a straight or curly apostrophe.
+# Anything else that is not whitespace is a one-character punctuation token.
+_TOKEN = re.compile(r"\w+(?:['\u2019]\w+)*|[^\w\s]")
+
+
+def tokenize(sentence: str) -> list[str]:
+    """Split ``sentence`` into word and punctuation tokens, keeping case.
+
+    >>> tokenize("The animal didn't cross the street.")
+    ['The', 'animal', "didn't", 'cross', 'the', 'street', '.']
+    """
+    tokens = _join_marks(_TOKEN.findall(unicodedata.normalize("NFC", sentence)))
+    if not tokens:
+        raise AttnvizError(
+            'The sentence is empty; give some words, e.g. attnviz explain "I am good".'
+        )
+    return check_token_count(tokens)
+
+
+def _attaches_to_previous(token: str, previous: str) -> bool:
+    """True for marks that belong to the character before: combining marks, ZWJ sequences,
+    variation selectors and emoji skin-tone modifiers (U+1F3FB–U+1F3FF)."""
+    if previous.endswith("\u200d"):
+        return True
+    char = token[0]
+    return (
+        unicodedata.category(char).startswith("M")
+        or char == "\u200d"
+        or "\U0001f3fb" <= char <= "\U0001f3ff"
+    )
+
+
+def _join_marks(pieces: list[str]) -> list[str]:
+    tokens: list[str] = []
+    for piece in pieces:
+        if tokens and _attaches_to_previous(piece, tokens[-1]):
+            tokens[-1] += piece
+        else:
+            tokens.append(piece)
+    return tokens
+
+
+def check_token_count(tokens: Sequence[str]) -> list[str]:
+    """Refuse an empty token list or one longer than MAX_TOKENS; return the tokens as a list."""
+    if len(tokens) == 0:
+        raise AttnvizError(
+            'The sentence is empty; give some words, e.g. attnviz explain "I am good".'
+        )
+    if len(tokens) > MAX_TOKENS:
+        raise AttnvizError(
+            f"The sentence has {len(tokens)} tokens; attnviz takes at most {MAX_TOKENS}. "
+            "Shorten it."
+        )
+    return list(tokens)
+
+
+@dataclass(frozen=True)
+class Focus:
+    """Which token the focus views follow, and how it was chosen."""
+
+    index: int  # position of the focus token in the sentence, from 0
+    word: str  # the token as it appears in the sentence
+    occurrence: int  # 1 for the first time the word occurs, 2 for the second, ...
+    n_occurrences: int  # how many times the word occurs in the sentence
+
+    @property
+    def label(self) -> str:
+        """The word, with its occurrence when it is ambiguous: ``it`` or ``it:2``."""
+        return self.word if self.n_occurrences == 1 else f"{self.word}:{self.occurrence}"
+
+
+def find_focus(tokens: Sequence[str], spec: str) -> Focus:
+    """Find the token named by ``spec``: ``WORD`` (first occurrence) or ``WORD:N`` (N-th).
+
+    Matching ignores case. Raises AttnvizError naming the sentence's words when it is absent.
+    """
+    word, occurrence = spec, 0
+    head, sep, tail = spec.rpartition(":")
+    if sep and head and tail.isdigit():
+        word, occurrence = head, int(tail)
+        if occurrence < 1:
+            raise AttnvizError(f"--focus {spec}: occurrences are numbered from 1, as in {head}:1.")
+    if not word.strip():
+        raise AttnvizError("--focus is empty; name a word of the sentence, e.g. --focus it.")
+    positions = [i for i, token in enumerate(tokens) if token.casefold() == word.casefold()]
+    if not positions:
+        shown = " ".join(tokens[:20]) + (" …" if len(tokens) > 20 else "")
+        raise AttnvizError(
+            f"The focus word {word!r} is not in the sentence; pick one of its words: {shown}"
+        )
+    if occurrence > len(positions):
+        raise AttnvizError(
+            f"{word!r} occurs {len(positions)} time(s); --focus {word}:{occurrence} asks for "
+            f"occurrence {occurrence}. Use 1 to {len(positions)}."
+        )
+    chosen = max(occurrence, 1)
+    index = positions[chosen - 1]
+    return Focus(index=index, word=tokens[index], occurrence=chosen, n_occurrences=len(positions))
+
+
+def default_focus(tokens: Sequence[str]) -> Focus | None:
+    """The focus when none is given: "it" if the sentence has it (first occurrence), else none."""
+    if any(token.casefold() == "it" for token in tokens):
+        return find_focus(tokens, "it")
+    return None
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters shown as visible escapes, safe to print to a terminal.
+
+    ESC, BEL, backspace, carriage return, NUL and every other control or format character
+    (Unicode category C*) would otherwise act on the terminal instead of being seen: they become
+    ``\\x1b``-style escapes. Rich markup needs no escaping here because the renderers print
+    tokens as ``rich.text.Text``, which never parses markup.
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        char if char.isprintable() or char in _HARMLESS else char.encode("unicode_escape").decode()
+        for char in text
+    )
+
+
+# A space, and the zero-width joiner that glues emoji sequences such as 👨‍👩‍👧 together.
+_HARMLESS = frozenset(" \u200d")

@@ -1,0 +1,133 @@
+"""AttentionTrace: every intermediate of one multi-head attention run, and its export.
+
+Every view (terminal tables, heatmaps, files) is a function of a trace; none recomputes math.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attnviz.config import AttentionConfig
+from attnviz.files import atomic_write
+
+FloatArray = np.ndarray
+
+#: The arrays of a trace, in the order of the computation; also the keys of an exported file.
+ARRAY_KEYS = (
+    "X",
+    "W_Q",
+    "W_K",
+    "W_V",
+    "W_O",
+    "Q",
+    "K",
+    "V",
+    "scores",
+    "scaled",
+    "weights",
+    "Z",
+    "concat",
+    "output",
+)
+
+EXPORT_EXTENSIONS = (".npz", ".json")
+
+
+def frozen_array(array: FloatArray) -> FloatArray:
+    """A read-only float64 copy, so a trace cannot be changed after the fact."""
+    copy = np.array(array, dtype=np.float64)
+    copy.setflags(write=False)
+    return copy
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionTrace:
+    """Every step of softmax(Q·Kᵀ/√d_k)·V for each head, then Concat·W_O.
+
+    Shapes: n tokens, h heads, d_k = d_model / h.
+    """
+
+    tokens: tuple[str, ...]  # [n] the words as they appear in the sentence
+    X: FloatArray  # [n, d_model] embeddings, one row per token
+    W_Q: FloatArray  # [h, d_model, d_k] query projection of each head
+    W_K: FloatArray  # [h, d_model, d_k] key projection of each head
+    W_V: FloatArray  # [h, d_model, d_k] value projection of each head
+    W_O: FloatArray  # [h·d_k, d_model] output projection, mixing the heads
+    Q: FloatArray  # [h, n, d_k] Q_i = X·W_Q[i]
+    K: FloatArray  # [h, n, d_k] K_i = X·W_K[i]
+    V: FloatArray  # [h, n, d_k] V_i = X·W_V[i]
+    scores: FloatArray  # [h, n, n] Q_i·K_iᵀ, before scaling
+    scaled: FloatArray  # [h, n, n] scores / √d_k
+    weights: FloatArray  # [h, n, n] softmax of each row of scaled; rows sum to 1
+    Z: FloatArray  # [h, n, d_k] weights·V_i
+    concat: FloatArray  # [n, h·d_k] [Z_1 | … | Z_h]
+    output: FloatArray  # [n, d_model] concat·W_O
+    config: AttentionConfig
+    embeddings_source: str = ""  # where X came from, in words, for the header of the views
+    weights_source: str = ""  # where the W matrices came from, in words
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def n_heads(self) -> int:
+        return self.config.n_heads
+
+    @property
+    def d_model(self) -> int:
+        return self.config.d_model
+
+    @property
+    def d_k(self) -> int:
+        return self.config.d_k
+
+    def arrays(self) -> dict[str, FloatArray]:
+        """The trace's arrays by export key, in the order of the computation."""
+        return {key: getattr(self, key) for key in ARRAY_KEYS}
+
+    def config_dict(self) -> dict[str, Any]:
+        """The sizes and provenance of the trace, as stored in a JSON export."""
+        return {
+            "d_model": self.d_model,
+            "n_heads": self.n_heads,
+            "d_k": self.d_k,
+            "seed": self.config.seed,
+            "embeddings": self.embeddings_source,
+            "weights": self.weights_source,
+        }
+
+
+def export_trace(trace: AttentionTrace, path: Path) -> None:
+    """Write the trace to ``.npz`` (arrays, float64; tokens as unicode) or ``.json``.
+
+    The file holds exactly: tokens, X, W_Q, W_K, W_V, W_O, Q, K, V, scores, scaled, weights, Z,
+    concat, output (and, in JSON, a ``config`` object). Written atomically.
+    """
+    extension = path.suffix.lower()
+    if extension == ".npz":
+
+        def write(temporary: Path) -> None:
+            with temporary.open("wb") as handle:
+                arrays: dict[str, np.ndarray] = {"tokens": np.array(trace.tokens, dtype=np.str_)}
+                arrays.update(trace.arrays())
+                np.savez(handle, allow_pickle=False, **arrays)
+
+    elif extension == ".json":
+        # json writes a float with repr(), the shortest text that reads back to the same
+        # float64, so a JSON export round-trips bit for bit.
+        document: dict[str, Any] = {"tokens": list(trace.tokens)}
+        document.update({key: array.tolist() for key, array in trace.arrays().items()})
+        document["config"] = trace.config_dict()
+
+        def write(temporary: Path) -> None:
+            temporary.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+
+    else:
+        raise ValueError(f"unsupported export extension {extension!r}")
+    atomic_write(path, write)

@@ -1,0 +1,254 @@
+"""The math: each step against the textbook, identities, and a hand-checked example."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import attnviz
+from attnviz.attention import (
+    attention_scores,
+    concat_heads,
+    multi_head_attention,
+    project_out,
+    scale_scores,
+    softmax,
+)
+from attnviz.config import AttentionConfig
+from attnviz.errors import AttnvizError
+from attnviz.weights import AttentionWeights, random_weights
+
+
+def textbook_attention(x: np.ndarray, weights: AttentionWeights) -> dict[str, np.ndarray]:
+    """Multi-head attention as a literal per-word loop over the textbook steps, no matrix code."""
+    n_heads, d_model, d_k = weights.W_Q.shape
+    n = x.shape[0]
+    z = np.zeros((n_heads, n, d_k))
+    all_weights = np.zeros((n_heads, n, n))
+    for h in range(n_heads):
+        q = [
+            [sum(x[i, m] * weights.W_Q[h, m, c] for m in range(d_model)) for c in range(d_k)]
+            for i in range(n)
+        ]
+        k = [
+            [sum(x[i, m] * weights.W_K[h, m, c] for m in range(d_model)) for c in range(d_k)]
+            for i in range(n)
+        ]
+        v = [
+            [sum(x[i, m] * weights.W_V[h, m, c] for m in range(d_model)) for c in range(d_k)]
+            for i in range(n)
+        ]
+        for i in range(n):
+            scores = [sum(q[i][c] * k[j][c] for c in range(d_k)) for j in range(n)]  # q_i·k_j
+            scaled = [s / math.sqrt(d_k) for s in scores]  # ÷ √d_k
+            top = max(scaled)
+            exps = [math.exp(s - top) for s in scaled]
+            w = [e / sum(exps) for e in exps]  # softmax
+            all_weights[h, i] = w
+            for c in range(d_k):
+                z[h, i, c] = sum(w[j] * v[j][c] for j in range(n))  # Σ_j w_ij·v_j
+    concat = [[z[h, i, c] for h in range(n_heads) for c in range(d_k)] for i in range(n)]
+    output = [
+        [
+            sum(concat[i][r] * weights.W_O[r, col] for r in range(n_heads * d_k))
+            for col in range(d_model)
+        ]
+        for i in range(n)
+    ]
+    return {"weights": all_weights, "Z": z, "output": np.array(output)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_tokens=st.integers(1, 7),
+    n_heads=st.integers(1, 4),
+    d_k=st.integers(1, 5),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_matrix_code_equals_the_per_word_loop(
+    n_tokens: int, n_heads: int, d_k: int, seed: int
+) -> None:
+    config = AttentionConfig(d_model=n_heads * d_k, n_heads=n_heads, seed=seed)
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n_tokens, config.d_model))
+    weights = random_weights(config, rng)
+    trace = multi_head_attention([f"w{i}" for i in range(n_tokens)], x, weights, config=config)
+    expected = textbook_attention(x, weights)
+    np.testing.assert_allclose(trace.weights, expected["weights"], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(trace.Z, expected["Z"], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(trace.output, expected["output"], rtol=1e-10, atol=1e-12)
+
+
+def test_scaling_is_by_the_square_root_of_d_k_not_d_model() -> None:
+    trace = attnviz.trace_attention("I am good", config=AttentionConfig(d_model=12, n_heads=3))
+    assert trace.d_k == 4
+    np.testing.assert_array_equal(trace.scaled, trace.scores / 2.0)
+    np.testing.assert_allclose(trace.weights, softmax(trace.scores / 2.0))
+
+
+def test_hand_checked_two_word_example() -> None:
+    """One head, d_model = d_k = 2, identity projections; every number worked out by hand.
+
+    X = [[1, 0], [0, 2]]. With W_Q = W_K = W_V = I: Q = K = V = X.
+    scores = X·Xᵀ = [[1, 0], [0, 4]]; ÷ √2 -> [[0.7071, 0], [0, 2.8284]].
+    Row 1: softmax(0.7071, 0) = (e^0.7071, 1)/(e^0.7071 + 1) = (0.66976, 0.33024).
+    Row 2: softmax(0, 2.8284) = (1, e^2.8284)/(1 + e^2.8284) = (1, 16.919)/17.919
+           = (0.05581, 0.94419).
+    Z = weights·V: z_1 = 0.66976·[1, 0] + 0.33024·[0, 2] = [0.66976, 0.66048].
+    W_O = [[0, 1], [1, 0]] swaps the columns: output_1 = [0.66048, 0.66976].
+    """
+    identity = np.eye(2)[None]
+    weights = AttentionWeights(
+        W_Q=identity, W_K=identity, W_V=identity, W_O=np.array([[0.0, 1.0], [1.0, 0.0]])
+    )
+    x = np.array([[1.0, 0.0], [0.0, 2.0]])
+    trace = multi_head_attention(
+        ["a", "b"], x, weights, config=AttentionConfig(d_model=2, n_heads=1)
+    )
+    np.testing.assert_allclose(trace.scores[0], [[1.0, 0.0], [0.0, 4.0]])
+    np.testing.assert_allclose(trace.scaled[0], [[0.70711, 0.0], [0.0, 2.82843]], atol=1e-5)
+    np.testing.assert_allclose(
+        trace.weights[0], [[0.66976, 0.33024], [0.05581, 0.94419]], atol=1e-5
+    )
+    np.testing.assert_allclose(trace.Z[0, 0], [0.66976, 0.66048], atol=1e-5)
+    np.testing.assert_allclose(trace.output[0], [0.66048, 0.66976], atol=1e-5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(1, 6),
+    columns=st.integers(1, 9),
+    magnitude=st.sampled_from([1e-300, 1.0, 1e3, 1e100, 1e300]),
+    seed=st.integers(0, 1000),
+)
+def test_softmax_rows_sum_to_one_without_nan_for_any_finite_input(
+    rows: int, columns: int, magnitude: float, seed: int
+) -> None:
+    scores = np.random.default_rng(seed).normal(size=(rows, columns)) * magnitude
+    weights = softmax(scores)
+    assert np.isfinite(weights).all()
+    assert (weights >= 0).all()
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-12)
+
+
+def test_softmax_of_extreme_values() -> None:
+    weights = softmax(np.array([[1e308, -1e308, 0.0], [-1e308, -1e308, -1e308], [710.0, 0.0, 0.0]]))
+    assert np.isfinite(weights).all()
+    np.testing.assert_allclose(weights[0], [1.0, 0.0, 0.0])
+    np.testing.assert_allclose(weights[1], [1 / 3, 1 / 3, 1 / 3])
+    np.testing.assert_allclose(weights[2], [1.0, 0.0, 0.0], atol=1e-300)  # exp(-710) is subnormal
+
+
+def test_concat_times_w_o_equals_sum_of_per_head_blocks() -> None:
+    trace = attnviz.trace_attention(
+        "The animal didn't cross the street because it was too tired",
+        config=AttentionConfig(d_model=12, n_heads=3, seed=7),
+    )
+    d_k = trace.d_k
+    per_head = sum(trace.Z[h] @ trace.W_O[h * d_k : (h + 1) * d_k] for h in range(trace.n_heads))
+    np.testing.assert_allclose(trace.output, per_head, atol=1e-12)
+    np.testing.assert_array_equal(concat_heads(trace.Z), trace.concat)
+    np.testing.assert_array_equal(trace.concat[:, d_k : 2 * d_k], trace.Z[1])
+    np.testing.assert_allclose(project_out(trace.concat, trace.W_O), trace.output)
+
+
+def test_steps_chain_as_the_trace_says() -> None:
+    trace = attnviz.trace_attention("Thinking Machines")
+    np.testing.assert_allclose(trace.Q, np.einsum("nd,hdk->hnk", trace.X, trace.W_Q))
+    np.testing.assert_allclose(trace.scores, attention_scores(trace.Q, trace.K))
+    np.testing.assert_allclose(trace.scaled, scale_scores(trace.scores, trace.d_k))
+    np.testing.assert_allclose(trace.Z, trace.weights @ trace.V)
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers() -> None:
+    first = attnviz.trace_attention("I am good", config=AttentionConfig(seed=3))
+    again = attnviz.trace_attention("I am good", config=AttentionConfig(seed=3))
+    other = attnviz.trace_attention("I am good", config=AttentionConfig(seed=4))
+    for key, array in first.arrays().items():
+        np.testing.assert_array_equal(array, again.arrays()[key])
+    assert not np.allclose(first.weights, other.weights)
+
+
+def test_random_numbers_are_pinned_across_machines() -> None:
+    """numpy's PCG64 and blake2b are platform-independent; these values must never drift."""
+    trace = attnviz.trace_attention("I am good")
+    assert trace.X[0, :3].round(6).tolist() == pytest.approx(
+        [-0.760908, -1.617153, 1.136286], abs=1e-6
+    )
+    assert trace.weights[0, 0].round(6).tolist() == pytest.approx(
+        [0.285898, 0.18266, 0.531441], abs=1e-6
+    )
+
+
+def test_a_word_has_the_same_random_vector_in_every_sentence() -> None:
+    one = attnviz.trace_attention("the cat")
+    two = attnviz.trace_attention("a cat sat on The mat")
+    np.testing.assert_array_equal(one.X[1], two.X[1])
+    np.testing.assert_array_equal(one.X[0], two.X[4])  # "the" and "The" share a vector
+
+
+def test_trace_is_immutable() -> None:
+    trace = attnviz.trace_attention("I am good")
+    with pytest.raises(ValueError):
+        trace.weights[0, 0, 0] = 1.0
+    with pytest.raises(AttributeError):
+        trace.tokens = ("x",)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "sentence", ["I am good", "The animal didn't cross the street because it was too tired"]
+)
+def test_default_random_weights_give_softmax_neither_flat_nor_one_hot(sentence: str) -> None:
+    entropies, largest = [], []
+    for seed in range(20):
+        trace = attnviz.trace_attention(sentence, config=AttentionConfig(seed=seed))
+        w = trace.weights
+        entropies.append(float((-(w * np.log(w)).sum(-1)).mean() / np.log(trace.n_tokens)))
+        largest.append(float(w.max(-1).mean()))
+    assert 0.4 < np.mean(entropies) < 0.85  # 1.0 would be flat, 0 one-hot
+    assert 1.5 / trace.n_tokens < np.mean(largest) < 0.8
+
+
+@pytest.mark.parametrize(
+    ("d_model", "n_heads", "message"),
+    [
+        (10, 3, "not divisible by 3 heads"),
+        (0, 2, "d_model must be a positive"),
+        (-8, 2, "d_model must be a positive"),
+        (8, 0, "heads must be a positive"),
+        (8, -2, "heads must be a positive"),
+        (100000, 2, "too large"),
+    ],
+)
+def test_bad_sizes_are_refused_with_a_message(d_model: int, n_heads: int, message: str) -> None:
+    with pytest.raises(AttnvizError, match=message):
+        AttentionConfig(d_model=d_model, n_heads=n_heads)
+
+
+def test_paper_preset_sizes() -> None:
+    config = AttentionConfig.paper()
+    assert (config.d_model, config.n_heads, config.d_k) == (512, 8, 64)
+    trace = attnviz.trace_attention("Thinking Machines", config=config)
+    assert trace.Q.shape == (8, 2, 64)
+    assert trace.output.shape == (2, 512)
+
+
+@pytest.mark.parametrize("magnitude", [1e6, 0.0])
+def test_extreme_embeddings_give_finite_traces(magnitude: float) -> None:
+    tokens = ["w"] * 5
+    x = np.random.default_rng(0).normal(size=(5, 8)) * magnitude
+    trace = attnviz.trace_attention(tokens, embeddings=x)
+    for array in trace.arrays().values():
+        assert np.isfinite(array).all()
+    np.testing.assert_allclose(trace.weights.sum(-1), 1.0, atol=1e-9)
+
+
+def test_mismatched_weights_and_config_are_refused() -> None:
+    config = AttentionConfig(d_model=8, n_heads=2)
+    weights = random_weights(AttentionConfig(d_model=8, n_heads=4), np.random.default_rng(0))
+    with pytest.raises(AttnvizError, match="4 heads"):
+        multi_head_attention(["a"], np.zeros((1, 8)), weights, config=config)

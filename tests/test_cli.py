@@ -1,0 +1,350 @@
+"""The command line, through Typer's CliRunner: every command, option group and error case."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from attnviz import __version__
+from attnviz.cli import app
+from attnviz.errors import ExitStatus
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_embeddings"
+IT_SENTENCE = "The animal didn't cross the street because it was too tired"
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def assert_one_line_error(args: list[str], status: ExitStatus, *fragments: str) -> str:
+    code, stdout, stderr = run(*args)
+    assert code == status, (code, stdout, stderr)
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in stderr + stdout
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def test_version() -> None:
+    code, stdout, _ = run("--version")
+    assert code == 0 and stdout.strip() == f"attnviz {__version__}"
+
+
+@pytest.mark.parametrize("command", [[], ["explain"], ["heatmap"]])
+def test_help_of_every_command_has_an_example(command: list[str]) -> None:
+    code, stdout, _ = run(*command, "--help")
+    assert code == 0
+    assert "Usage" in stdout
+    if command:
+        assert "Example: attnviz " + command[0] in " ".join(stdout.split())
+
+
+def test_explain_prints_every_step_in_order() -> None:
+    code, stdout, stderr = run("explain", "I am good")
+    assert code == 0, stderr
+    positions = [
+        stdout.index(marker)
+        for marker in [
+            "Step 1 · Tokens and embeddings X",
+            "Step 2 · Queries, keys and values of head 1",
+            "Step 3 · Raw scores Q·Kᵀ",
+            "Step 4 · Scale by √d_k = √4 = 2.00",
+            "Step 5 · Softmax",
+            "Step 6 · Z₁ = weights₁·V₁",
+            "Head 2 of 2",
+            "Step 7 · Concatenate the heads and project with W_O",
+            "output = Concat·W_O",
+        ]
+    ]
+    assert positions == sorted(positions)
+    assert "weights are random, not learned" in stdout
+    assert "\x1b[" not in stdout  # no escape codes when not a terminal
+
+
+def test_explain_every_table_fits_100_columns_and_80_columns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for columns in ("100", "80"):
+        monkeypatch.setenv("COLUMNS", columns)
+        for sentence in ["I am good", IT_SENTENCE]:
+            code, stdout, _ = run("explain", sentence)
+            assert code == 0
+            widest = max(len(line.rstrip()) for line in stdout.splitlines())
+            assert widest <= int(columns), (columns, sentence, widest)
+
+
+def test_wide_matrices_are_elided_with_their_full_shape_in_the_title() -> None:
+    code, stdout, _ = run("explain", "Thinking Machines", "--preset", "paper")
+    assert code == 0
+    assert "X  [2 × 512]  middle elided" in stdout
+    assert "Q₈ = X·W_Q₈  [2 × 64]" in stdout
+    assert "√64 = 8.00" in stdout
+    assert max(len(line.rstrip()) for line in stdout.splitlines()) <= 100
+
+
+def test_focus_shows_ranked_bars_and_the_weighted_sum() -> None:
+    code, stdout, _ = run("explain", IT_SENTENCE)  # "it" is the default focus
+    assert code == 0
+    focus = stdout[stdout.index("Focus: where does 'it' look?") :]
+    assert focus.count("Head ") == 2
+    assert "z_it = " in focus and "·v_" in focus
+    head_1 = focus[focus.index("Head 1") : focus.index("z_it")].splitlines()[1:]
+    words = [line.split()[0] for line in head_1]
+    weights = [float(line.split()[-1]) for line in head_1]
+    assert sorted(words) == sorted(IT_SENTENCE.split())
+    assert weights == sorted(weights, reverse=True)
+    assert abs(sum(weights) - 1) < 0.06  # rounded to 2 decimals
+
+
+def test_focus_on_a_repeated_word_takes_the_first_and_says_so() -> None:
+    code, stdout, stderr = run("explain", "the cat saw the dog", "--focus", "the")
+    assert code == 0
+    assert "occurs 2 times; following the first" in stderr and "--focus the:2" in stderr
+    code, stdout, stderr = run("explain", "the cat saw the dog", "--focus", "the:2")
+    assert code == 0 and stderr == ""
+    assert "where does 'the:2' look?" in stdout
+
+
+def test_head_option_shows_one_head_numbered_from_1() -> None:
+    code, stdout, _ = run("explain", "I am good", "--head", "2")
+    assert code == 0
+    assert "Head 2 of 2" in stdout and "Head 1 of 2" not in stdout
+    assert "Q₂ = X·W_Q₂" in stdout
+
+
+def test_decimals_and_show_weights() -> None:
+    code, stdout, _ = run("explain", "I am good", "--decimals", "4", "--show-weights")
+    assert code == 0
+    assert "W_Q₁" in stdout and "W_O  [8 × 8]" in stdout
+    assert "√4 = 2.0000" in stdout
+
+
+def test_sizes_and_seed_change_the_numbers() -> None:
+    _, default, _ = run("explain", "I am good")
+    _, seeded, _ = run("explain", "I am good", "--seed", "1")
+    _, sized, _ = run("explain", "I am good", "--d-model", "12", "--heads", "3")
+    assert default != seeded
+    assert "Head 3 of 3" in sized and "√4" in sized
+
+
+def test_explain_is_reproducible_across_processes() -> None:
+    command = [sys.executable, "-m", "attnviz", "explain", IT_SENTENCE]
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    first = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
+    second = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
+    assert first == second and "Step 7" in first
+
+
+@pytest.mark.parametrize("name", ["toy8d.txt", "toy8d.json", "toy8d_vocab.npz"])
+def test_explain_with_sample_embeddings(name: str) -> None:
+    code, stdout, stderr = run("explain", "--embeddings", str(SAMPLES / name), "I am good")
+    assert code == 0, stderr
+    assert f"word vectors from {SAMPLES / name}" in " ".join(stdout.split())
+
+
+def test_oov_random_says_so() -> None:
+    code, stdout, stderr = run(
+        "explain", "--embeddings", str(SAMPLES / "toy8d.txt"), "--oov", "random", "I am zorbly"
+    )
+    assert code == 0
+    assert "'zorbly'" in stderr and "seeded random vectors" in stderr
+
+
+def test_export_and_weights_round_trip_through_the_cli(tmp_path: Path) -> None:
+    first, second = tmp_path / "first.npz", tmp_path / "second.npz"
+    code, _, _ = run(
+        "explain",
+        IT_SENTENCE,
+        "--heads",
+        "4",
+        "--d-model",
+        "16",
+        "--seed",
+        "3",
+        "--export",
+        str(first),
+    )
+    assert code == 0
+    code, stdout, _ = run(
+        "explain", IT_SENTENCE, "--weights", str(first), "--seed", "3", "--export", str(second)
+    )
+    assert (
+        code == 0 and "Head 4 of 4" in stdout and f"loaded from {first}" in " ".join(stdout.split())
+    )
+    with np.load(first) as a, np.load(second) as b:
+        assert a.files == b.files
+        for key in a.files:
+            np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_export_json(tmp_path: Path) -> None:
+    code, _, stderr = run("explain", "I am good", "--export", str(tmp_path / "t.json"))
+    assert code == 0 and "trace saved" in stderr
+    assert (
+        (tmp_path / "t.json")
+        .read_text(encoding="utf-8")
+        .startswith('{"tokens": ["I", "am", "good"]')
+    )
+
+
+def test_markup_and_control_characters_in_the_sentence_are_printed_literally() -> None:
+    code, stdout, _ = run("explain", "[bold red]x[/] \x1b[2J ok", "--focus", "x")
+    assert code == 0
+    assert "\x1b" not in stdout
+    assert "\\x1b" in stdout
+    assert "bold red" in stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "fragments"),
+    [
+        (["explain", ""], ExitStatus.BAD_INPUT, ["empty"]),
+        (["explain", "   "], ExitStatus.BAD_INPUT, ["empty"]),
+        (["explain", "a " * 513], ExitStatus.BAD_INPUT, ["513 tokens", "at most 512"]),
+        (
+            ["explain", "I am good", "--focus", "cat"],
+            ExitStatus.BAD_INPUT,
+            ["'cat' is not in the sentence"],
+        ),
+        (["explain", "I am good", "--focus", "am:2"], ExitStatus.BAD_INPUT, ["occurs 1 time"]),
+        (
+            ["explain", "I am good", "--d-model", "10", "--heads", "3"],
+            ExitStatus.BAD_INPUT,
+            ["not divisible"],
+        ),
+        (["explain", "I am good", "--d-model", "0"], ExitStatus.BAD_INPUT, ["positive"]),
+        (["explain", "I am good", "--heads", "-1"], ExitStatus.BAD_INPUT, ["positive"]),
+        (["explain", "I am good", "--seed", "-1"], ExitStatus.BAD_INPUT, ["--seed"]),
+        (["explain", "I am good", "--head", "3"], ExitStatus.BAD_INPUT, ["numbered 1 to 2"]),
+        (["explain", "I am good", "--decimals", "9"], ExitStatus.BAD_INPUT, ["0 to 8"]),
+        (
+            ["explain", "I am good", "--preset", "paper", "--heads", "4"],
+            ExitStatus.BAD_INPUT,
+            ["preset"],
+        ),
+        (["explain", "I am good", "-e", "missing.txt"], ExitStatus.BAD_FILE, ["not found"]),
+        (["explain", "I am good", "-w", "missing.npz"], ExitStatus.BAD_FILE, ["not found"]),
+        (
+            ["explain", "I am cold", "-e", str(SAMPLES / "toy8d.txt")],
+            ExitStatus.BAD_FILE,
+            ["'cold'", "--oov random"],
+        ),
+        (
+            ["explain", "I am good", "-e", str(SAMPLES / "toy8d.txt"), "--d-model", "16"],
+            ExitStatus.BAD_INPUT,
+            ["8 dimensions"],
+        ),
+        (
+            ["explain", "I am good", "--export", "out.csv"],
+            ExitStatus.CANNOT_WRITE,
+            ["'.csv'", ".npz, .json"],
+        ),
+        (
+            ["explain", "I am good", "--export", "no/such/dir/t.npz"],
+            ExitStatus.CANNOT_WRITE,
+            ["does not exist"],
+        ),
+    ],
+)
+def test_bad_input_gives_one_line_and_a_named_exit_code(
+    args: list[str],
+    status: ExitStatus,
+    fragments: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert_one_line_error(args, status, *fragments)
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_corrupt_and_mismatched_weight_files(tmp_path: Path) -> None:
+    (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04garbage")
+    assert_one_line_error(
+        ["explain", "I am good", "-w", str(tmp_path / "junk.npz")],
+        ExitStatus.BAD_FILE,
+        "not a valid .npz",
+    )
+    np.save(tmp_path / "evil.npy", np.array([object()], dtype=object), allow_pickle=True)
+    assert_one_line_error(
+        ["explain", "I am good", "-e", str(tmp_path / "evil.npy")],
+        ExitStatus.BAD_FILE,
+        "refuses pickle",
+    )
+    run("explain", "I am good", "--d-model", "16", "--export", str(tmp_path / "wide.npz"))
+    assert_one_line_error(
+        [
+            "explain",
+            "I am good",
+            "-w",
+            str(tmp_path / "wide.npz"),
+            "-e",
+            str(SAMPLES / "toy8d.txt"),
+        ],
+        ExitStatus.BAD_INPUT,
+        "8 dimensions but d_model is 16",
+    )
+    assert_one_line_error(
+        ["explain", "I am good", "-w", str(tmp_path / "wide.npz"), "--heads", "4"],
+        ExitStatus.BAD_INPUT,
+        "2 heads but 4",
+    )
+
+
+def test_failed_run_keeps_an_existing_export_untouched(tmp_path: Path) -> None:
+    target = tmp_path / "keep.npz"
+    target.write_bytes(b"precious")
+    assert_one_line_error(
+        ["explain", "I am good", "--focus", "cat", "--export", str(target)], ExitStatus.BAD_INPUT
+    )
+    assert target.read_bytes() == b"precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.npz"]
+
+
+def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # chmod cannot lock root out (CI runs as root), so the permission check itself is faked.
+    import attnviz.files
+
+    path = tmp_path / "locked.txt"
+    real_access = os.access
+    monkeypatch.setattr(
+        attnviz.files.os, "access", lambda p, mode: p != path and real_access(p, mode)
+    )
+    path.write_text("I 1 2\n", encoding="utf-8")
+    assert_one_line_error(["explain", "I", "-e", str(path)], ExitStatus.BAD_FILE, "not readable")
+
+
+def test_python_dash_m_and_the_console_script_agree() -> None:
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    module = subprocess.run(
+        [sys.executable, "-m", "attnviz", "--version"], capture_output=True, text=True, env=env
+    )
+    assert module.returncode == 0 and module.stdout.strip() == f"attnviz {__version__}"
+
+
+def test_explain_does_not_import_matplotlib() -> None:
+    code = (
+        "import sys; from attnviz.cli import app\n"
+        "try:\n    app(['explain', 'I am good', '--focus', 'I'])\nexcept SystemExit:\n    pass\n"
+        "roots = {m.split('.')[0] for m in sys.modules}\n"
+        "heavy = sorted(roots & {'matplotlib', 'PIL', 'torch'})\n"
+        "print('HEAVY', heavy)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert "HEAVY []" in result.stdout
