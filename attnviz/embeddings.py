@@ -12,11 +12,11 @@ A vocabulary lookup tries the exact token, then its lowercase form.
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,13 +36,12 @@ class OutOfVocabulary(str, Enum):
     random = "random"  # give them seeded random vectors, and say so
 
 
-@dataclass(frozen=True)
-class Embeddings:
+class Embeddings(NamedTuple):
     """X and where it came from."""
 
     X: FloatArray  # [n, d_model]
     source: str  # how the views describe X's origin
-    notes: tuple[str, ...] = field(default_factory=tuple)  # things the user should be told
+    notes: tuple[str, ...] = ()  # things the user should be told
 
 
 def word_vector(word: str, d_model: int, seed: int) -> FloatArray:
@@ -50,10 +49,11 @@ def word_vector(word: str, d_model: int, seed: int) -> FloatArray:
 
     The generator is seeded from a hash of the word rather than drawn in sentence order, so a
     word gets the same vector in every sentence, "The" and "the" share one, and the numbers are
-    the same on every machine (blake2b and numpy's PCG64 are platform-independent).
+    the same on every machine (CRC-32 and numpy's PCG64 are platform-independent; Python's own
+    hash() is salted per process and would not be).
     """
-    digest = hashlib.blake2b(word.lower().encode("utf-8"), digest_size=8).digest()
-    rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
+    word_hash = zlib.crc32(word.lower().encode("utf-8"))
+    rng = np.random.default_rng([seed, word_hash])
     return rng.standard_normal(d_model)
 
 

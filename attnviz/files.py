@@ -8,10 +8,7 @@ and is renamed into place, so a failed or interrupted run leaves no half-written
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
-import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -68,6 +65,8 @@ def load_npy(path: Path, what: str) -> np.ndarray:
 
 def load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
     """Load every array of a ``.npz`` file, without pickle, into a plain dict."""
+    import zipfile  # here, not at the top: `attnviz explain` without files never needs it
+
     require_readable(path, what)
     _check_magic(path, what, b"PK", ".npz")
     try:
@@ -86,12 +85,14 @@ def load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
                 "attnviz refuses pickle. Save plain numbers with np.savez."
             ) from None
         raise FileProblem(f"{what} file {path} is not a valid .npz file ({error}).") from None
-    except (OSError, EOFError, zipfile.BadZipFile, KeyError) as error:
+    except (OSError, EOFError, KeyError, zipfile.BadZipFile) as error:
         raise FileProblem(f"{what} file {path} is not a valid .npz file ({error}).") from None
 
 
 def load_json(path: Path, what: str) -> Any:
     """Parse a JSON file (UTF-8, with or without a byte-order mark)."""
+    import json
+
     require_readable(path, what)
     try:
         with path.open(encoding="utf-8-sig") as handle:
@@ -158,6 +159,8 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     The temporary file lives in the same folder (so the rename is atomic) and is removed if
     ``write`` fails, so ``path`` is either untouched or complete.
     """
+    import tempfile
+
     folder = path.parent if str(path.parent) else Path(".")
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     os.close(handle)

@@ -5,7 +5,6 @@ Every view (terminal tables, heatmaps, files) is a function of a trace; none rec
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,6 +118,8 @@ def export_trace(trace: AttentionTrace, path: Path) -> None:
                 np.savez(handle, allow_pickle=False, **arrays)
 
     elif extension == ".json":
+        import json
+
         # json writes a float with repr(), the shortest text that reads back to the same
         # float64, so a JSON export round-trips bit for bit.
         document: dict[str, Any] = {"tokens": list(trace.tokens)}

@@ -7,14 +7,14 @@ Colour is added only as styles, so NO_COLOR and a piped stdout give plain text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
 
 import numpy as np
-from rich import box
-from rich.console import Console, Group, RenderableType
-from rich.measure import Measurement
-from rich.table import Table
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.rule import Rule
+from rich.segment import Segment
 from rich.text import Text
 
 from attnviz.tokens import Focus, printable
@@ -70,12 +70,22 @@ def weight_style(weight: float) -> str:
     return f"{foreground} on #{red:02x}{green:02x}{blue:02x}"
 
 
-def display_label(word: str, width: int = MAX_LABEL_WIDTH) -> Text:
+def fit_label(word: str, width: int = MAX_LABEL_WIDTH) -> str:
     """A token as a label: control characters escaped, cut to ``width`` cells with an ellipsis."""
-    text = Text(printable(word), no_wrap=True)
-    if text.cell_len > width:
-        text.truncate(width, overflow="ellipsis")
-    return text
+    text = printable(word)
+    if cell_len(text) <= width:
+        return text
+    while cell_len(text) > width - 1:
+        text = text[:-1]
+    return text + ELLIPSIS
+
+
+def _pad_left(text: str, width: int) -> str:
+    return " " * (width - cell_len(text)) + text
+
+
+def _pad_right(text: str, width: int) -> str:
+    return text + " " * (width - cell_len(text))
 
 
 def _kept_indices(count: int, keep: int) -> list[int | None]:
@@ -87,8 +97,7 @@ def _kept_indices(count: int, keep: int) -> list[int | None]:
     return [*range(head), None, *range(count - tail, count)]
 
 
-@dataclass(frozen=True)
-class Matrix:
+class Matrix(NamedTuple):
     """What a matrix table shows: numbers, labels and a title."""
 
     values: np.ndarray  # [rows, columns]
@@ -99,83 +108,123 @@ class Matrix:
     row_sums: bool = False  # add a Σ column (softmax rows sum to 1)
 
 
-def matrix_table(console: Console, matrix: Matrix, decimals: int) -> Group:
-    """A title line and a Rich table of ``matrix`` that fit the console width.
+class Block(NamedTuple):
+    """Lines of text of a known width, ready to print or to set beside another block."""
 
-    Columns (and rows, past MAX_TABLE_ROWS) that do not fit are elided in the middle with "…";
+    lines: list[Text]
+    width: int
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        # The layout is final: emit each line's segments as they are, skipping Rich's
+        # word-wrapping pass, which would only cost time.
+        for line in self.lines:
+            yield from line.render(console)
+            yield Segment.line()
+
+
+COLUMN_GAP = 2  # spaces between the columns of a matrix
+
+
+def matrix_block(
+    matrix: Matrix, decimals: int, max_width: int, *, with_row_labels: bool = True
+) -> Block:
+    """A titled table of ``matrix`` at most ``max_width`` cells wide.
+
+    ``with_row_labels=False`` leaves out the words at the left, for a table set to the right of
+    another with the same rows.
+
+    Columns that do not fit (and rows past MAX_TABLE_ROWS) are elided in the middle with "…";
     the title always carries the full shape, so nothing is wrapped into unreadable columns.
+    The layout is computed here rather than by rich.table, which is an order of magnitude
+    slower and would dominate the start-up time of ``attnviz explain``.
     """
     n_rows, n_columns = matrix.values.shape
     rows = _kept_indices(n_rows, MAX_TABLE_ROWS)
-    unbounded = console.options.update(max_width=1_000_000)
+    shown_rows = [r for r in rows if r is not None]
+    cells = {
+        column: [format_number(float(matrix.values[r, column]), decimals) for r in shown_rows]
+        for column in range(n_columns)
+    }
+    labels = {column: fit_label(matrix.column_labels[column]) for column in range(n_columns)}
+    widths = {
+        column: max(cell_len(labels[column]), *(len(cell) for cell in cells[column]))
+        for column in range(n_columns)
+    }
+    row_labels = {r: fit_label(matrix.row_labels[r]) if with_row_labels else "" for r in shown_rows}
+    label_width = max(cell_len(label) for label in row_labels.values()) if with_row_labels else 0
+    sums = [format_number(float(matrix.values[r].sum()), decimals) for r in shown_rows]
+    sum_width = max(len(x) for x in sums) + COLUMN_GAP if matrix.row_sums else 0
 
-    def table_keeping(keep: int) -> Table:
-        return _build_table(matrix, rows, _kept_indices(n_columns, keep), decimals)
+    def total_width(columns: list[int | None]) -> int:
+        return (
+            label_width
+            + sum(COLUMN_GAP + (1 if c is None else widths[c]) for c in columns)
+            + sum_width
+        )
 
-    def fits(table: Table) -> bool:
-        return Measurement.get(console, unbounded, table).maximum <= console.width
+    keep = n_columns
+    columns = _kept_indices(n_columns, keep)
+    if total_width(columns) > max_width:
+        # Drop columns from the middle until the rest fits; first and last always stay.
+        while keep > 2 and total_width(_kept_indices(n_columns, keep)) > max_width:
+            keep -= 1
+        columns = _kept_indices(n_columns, keep)
+    elided = None in columns or None in rows
 
-    table = table_keeping(n_columns)
-    if not fits(table):
-        # Binary search for the most columns that fit; 2 (first and last) is the floor.
-        low, high = 2, n_columns - 1
-        while low < high:
-            middle = (low + high + 1) // 2
-            if fits(table_keeping(middle)):
-                low = middle
-            else:
-                high = middle - 1
-        table = table_keeping(low)
-    elided = n_rows > MAX_TABLE_ROWS or len(table.columns) - 1 - matrix.row_sums < n_columns
-    return Group(_title(matrix, elided=elided), table)
-
-
-def _title(matrix: Matrix, *, elided: bool) -> Text:
-    """The matrix's name and full shape, on one line of its own above the table."""
-    n_rows, n_columns = matrix.values.shape
-    title = Text(matrix.title, style="bold", no_wrap=True, overflow="ellipsis")
+    title = Text(matrix.title, style="bold")
     title.append(f"  [{n_rows} × {n_columns}]", style="dim")
     if elided:
         title.append("  middle elided, --export has all", style="dim")
-    return title
-
-
-def _build_table(
-    matrix: Matrix, rows: list[int | None], columns: list[int | None], decimals: int
-) -> Table:
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        padding=(0, 1),
-        collapse_padding=True,
-    )
-    table.add_column("", no_wrap=True, style="bold")
-    for index in columns:
-        label = ELLIPSIS if index is None else matrix.column_labels[index]
-        table.add_column(display_label(label), justify="right", no_wrap=True)
+    gap = " " * COLUMN_GAP
+    header = Text(" " * label_width, style="bold")
+    for column in columns:
+        header.append(
+            gap + (ELLIPSIS if column is None else _pad_left(labels[column], widths[column]))
+        )
     if matrix.row_sums:
-        table.add_column("Σ", justify="right", no_wrap=True, style="dim")
+        header.append(gap + _pad_left("Σ", sum_width - COLUMN_GAP))
+    width = total_width(columns)
+    lines = [title, header, Text("─" * width)]
     for row in rows:
         if row is None:
-            table.add_row(ELLIPSIS, *([ELLIPSIS] * (len(columns) + matrix.row_sums)))
+            lines.append(Text(ELLIPSIS))
             continue
-        cells: list[RenderableType] = [display_label(matrix.row_labels[row])]
+        line = Text(_pad_right(row_labels[row], label_width), style="bold")
+        line_index = shown_rows.index(row)
         for column in columns:
+            line.append(gap)
             if column is None:
-                cells.append(ELLIPSIS)
+                line.append(ELLIPSIS)
                 continue
-            value = float(matrix.values[row, column])
-            style = weight_style(value) if matrix.shade else ""
-            cells.append(Text(format_number(value, decimals), style=style))
+            cell = _pad_left(cells[column][line_index], widths[column])
+            if matrix.shade:
+                line.append(cell, style=weight_style(float(matrix.values[row, column])))
+            else:
+                line.append(cell, style="")
         if matrix.row_sums:
-            cells.append(format_number(float(matrix.values[row].sum()), decimals))
-        table.add_row(*cells)
-    return table
+            line.append(gap + _pad_left(sums[line_index], sum_width - COLUMN_GAP), style="dim")
+        lines.append(line)
+    return Block(lines=lines, width=max(width, title.cell_len))
 
 
-@dataclass(frozen=True)
-class ExplainView:
+def side_by_side(blocks: Sequence[Block], gap: int, max_width: int) -> list[Block]:
+    """Blocks in one row when they fit ``max_width``, else each on its own."""
+    if sum(b.width for b in blocks) + gap * (len(blocks) - 1) > max_width:
+        return list(blocks)
+    height = max(len(b.lines) for b in blocks)
+    lines = []
+    for index in range(height):
+        line = Text()
+        for position, block in enumerate(blocks):
+            part = block.lines[index] if index < len(block.lines) else Text()
+            line.append_text(part)
+            if position < len(blocks) - 1:
+                line.append(" " * (block.width - part.cell_len + gap))
+        lines.append(line)
+    return [Block(lines=lines, width=sum(b.width for b in blocks) + gap * (len(blocks) - 1))]
+
+
+class ExplainView(NamedTuple):
     """What ``explain`` shows of a trace."""
 
     heads: tuple[int, ...]  # heads to show, numbered from 0 here (printed from 1)
@@ -190,6 +239,8 @@ class _Lesson:
     def __init__(self, trace: AttentionTrace, console: Console, view: ExplainView) -> None:
         self.trace = trace
         self.console = console
+        self.width = console.width  # Rich recomputes it on every call; once is enough
+        self.pending: list[RenderableType] = []  # printed together by flush(): one render pass
         self.view = view
         self.tokens = [printable(token) for token in trace.tokens]
         self.example = view.focus.index if view.focus is not None else 0
@@ -204,30 +255,46 @@ class _Lesson:
         text = self.number(value)
         return f"({text})" if text.startswith("-") else text
 
+    def emit(self, renderable: RenderableType) -> None:
+        self.pending.append(renderable)
+
+    def blank(self) -> None:
+        self.pending.append(Text())
+
+    def flush(self) -> None:
+        """Print what has been emitted since the last flush, in one call."""
+        if self.pending:
+            self.console.print(Group(*self.pending))
+            self.pending = []
+
     def say(self, *parts: str | Text) -> None:
-        self.console.print(Text.assemble(*parts))
+        self.emit(Text.assemble(*parts))
 
-    def table(self, matrix: Matrix) -> Group:
-        return matrix_table(self.console, matrix, self.view.decimals)
+    def table(self, matrix: Matrix) -> Block:
+        return matrix_block(matrix, self.view.decimals, self.width)
 
-    def side_by_side(self, tables: Sequence[Group]) -> None:
-        """Print tables in a row when they fit the width, else one under the other."""
-        gap = 3
-        widths = [Measurement.get(self.console, self.console.options, t).maximum for t in tables]
-        if sum(widths) + gap * (len(tables) - 1) <= self.console.width:
-            grid = Table.grid(padding=(0, gap, 0, 0))
-            for _ in tables:
-                grid.add_column(no_wrap=True)
-            grid.add_row(*tables)
-            self.console.print(grid)
-        else:
-            for table in tables:
-                self.console.print(table)
-                self.console.print()
+    def show(self, block: Block) -> None:
+        self.emit(block)
+
+    def side_by_side(self, matrices: Sequence[Matrix]) -> None:
+        """Tables with the same rows in one row, words only at the left, when that fits;
+        else one under the other, each with its words."""
+        decimals = self.view.decimals
+        row = [
+            matrix_block(m, decimals, self.width, with_row_labels=position == 0)
+            for position, m in enumerate(matrices)
+        ]
+        arranged = side_by_side(row, gap=3, max_width=self.width)
+        if len(arranged) > 1:
+            arranged = [self.table(m) for m in matrices]
+        for position, block in enumerate(arranged):
+            if position:
+                self.blank()
+            self.show(block)
 
     def step(self, number: int, title: str) -> None:
-        self.console.print()
-        self.console.print(Text(f"Step {number} · {title}", style="bold cyan"))
+        self.blank()
+        self.emit(Text(f"Step {number} · {title}", style="bold cyan"))
 
     def vector(self, values: np.ndarray, limit: int = 8) -> str:
         shown = [self.number(v) for v in values]
@@ -246,16 +313,20 @@ class _Lesson:
     def render(self) -> None:
         self.header()
         self.tokens_and_embeddings()
+        self.flush()
         for head in self.view.heads:
             self.head(head)
+            self.flush()
         self.concat_and_project()
+        self.flush()
         if self.view.focus is not None:
             self.focus_section(self.view.focus)
+            self.flush()
 
     def header(self) -> None:
         trace = self.trace
         title = Text("attnviz · multi-head self-attention, step by step", style="bold")
-        self.console.print(title)
+        self.emit(title)
         self.say(
             Text("Z = softmax(Q·Kᵀ / √d_k) · V", style="bold"),
             " for each head, then Concat(Z₁ … Z_h) · W_O",
@@ -272,7 +343,7 @@ class _Lesson:
         self.say("Embeddings: ", Text(printable(trace.embeddings_source)))
         self.say("Weights: ", Text(printable(trace.weights_source)))
         if trace.weights_source.startswith("random"):
-            self.console.print(
+            self.emit(
                 Text(
                     "Note: the weights are random, not learned. The patterns below come from "
                     "random numbers, not from training: they show how attention is computed, "
@@ -289,13 +360,13 @@ class _Lesson:
             f"X, its embedding: a vector of d_model = {trace.d_model} numbers. "
             f"X has shape [n, d_model] = [{trace.n_tokens}, {trace.d_model}]."
         )
-        self.console.print(self.table(Matrix(trace.X, "X", self.tokens, self.dims(trace.d_model))))
+        self.show(self.table(Matrix(trace.X, "X", self.tokens, self.dims(trace.d_model))))
 
     def head(self, head: int) -> None:
         trace = self.trace
         h = subscript(head + 1)
-        self.console.print()
-        self.console.rule(Text(f"Head {head + 1} of {trace.n_heads}", style="bold magenta"))
+        self.blank()
+        self.emit(Rule(Text(f"Head {head + 1} of {trace.n_heads}", style="bold magenta")))
         q, k, v = trace.Q[head], trace.K[head], trace.V[head]
         i = self.example
         key_order = np.argsort(-trace.weights[head, i], kind="stable")
@@ -312,19 +383,16 @@ class _Lesson:
         if self.view.show_weights:
             self.side_by_side(
                 [
-                    self.table(
-                        Matrix(
-                            w[head], f"W_{name}{h}", self.dims(trace.d_model), self.dims(trace.d_k)
-                        )
-                    )
+                    Matrix(w[head], f"W_{name}{h}", self.dims(trace.d_model), self.dims(trace.d_k))
                     for name, w in (("Q", trace.W_Q), ("K", trace.W_K), ("V", trace.W_V))
                 ]
             )
+            self.blank()
         self.side_by_side(
             [
-                self.table(Matrix(q, f"Q{h} = X·W_Q{h}", self.tokens, self.dims(trace.d_k))),
-                self.table(Matrix(k, f"K{h} = X·W_K{h}", self.tokens, self.dims(trace.d_k))),
-                self.table(Matrix(v, f"V{h} = X·W_V{h}", self.tokens, self.dims(trace.d_k))),
+                Matrix(q, f"Q{h} = X·W_Q{h}", self.tokens, self.dims(trace.d_k)),
+                Matrix(k, f"K{h} = X·W_K{h}", self.tokens, self.dims(trace.d_k)),
+                Matrix(v, f"V{h} = X·W_V{h}", self.tokens, self.dims(trace.d_k)),
             ]
         )
 
@@ -339,7 +407,7 @@ class _Lesson:
                 self.dot_product(q[i], k[j], f"q_{self.word(i)} · k_{self.word(j)}"), style="green"
             ),
         )
-        self.console.print(
+        self.show(
             self.table(
                 Matrix(trace.scores[head], f"scores{h} = Q{h}·K{h}ᵀ", self.tokens, self.tokens)
             )
@@ -360,7 +428,7 @@ class _Lesson:
                 style="green",
             ),
         )
-        self.console.print(
+        self.show(
             self.table(
                 Matrix(
                     trace.scaled[head], f"scaled{h} = scores{h} / √d_k", self.tokens, self.tokens
@@ -379,7 +447,7 @@ class _Lesson:
             "  ",
             Text(self.softmax_example(row, j, float(trace.weights[head, i, j])), style="green"),
         )
-        self.console.print(
+        self.show(
             self.table(
                 Matrix(
                     trace.weights[head],
@@ -399,7 +467,7 @@ class _Lesson:
             f"[{trace.n_tokens}, {trace.d_k}]. For example:"
         )
         self.say("  ", Text(self.weighted_sum(head, i), style="green"))
-        self.console.print(
+        self.show(
             self.table(
                 Matrix(trace.Z[head], f"Z{h} = weights{h}·V{h}", self.tokens, self.dims(trace.d_k))
             )
@@ -407,8 +475,8 @@ class _Lesson:
 
     def concat_and_project(self) -> None:
         trace = self.trace
-        self.console.print()
-        self.console.rule(Text("All heads", style="bold magenta"))
+        self.blank()
+        self.emit(Rule(Text("All heads", style="bold magenta")))
         self.step(7, "Concatenate the heads and project with W_O")
         blocks = ", ".join(
             f"{head * trace.d_k + 1}–{(head + 1) * trace.d_k} are Z{subscript(head + 1)}"
@@ -428,7 +496,7 @@ class _Lesson:
             self.say(
                 Text("(Concat always uses every head, also those not shown above.)", style="dim")
             )
-        self.console.print(
+        self.show(
             self.table(
                 Matrix(
                     trace.concat,
@@ -439,16 +507,16 @@ class _Lesson:
             )
         )
         if self.view.show_weights:
-            self.console.print()
-            self.console.print(
+            self.blank()
+            self.show(
                 self.table(
                     Matrix(
                         trace.W_O, "W_O", self.dims(trace.W_O.shape[0]), self.dims(trace.d_model)
                     )
                 )
             )
-        self.console.print()
-        self.console.print(
+        self.blank()
+        self.show(
             self.table(
                 Matrix(trace.output, "output = Concat·W_O", self.tokens, self.dims(trace.d_model))
             )
@@ -456,9 +524,9 @@ class _Lesson:
 
     def focus_section(self, focus: Focus) -> None:
         trace = self.trace
-        self.console.print()
+        self.blank()
         name = printable(focus.label)
-        self.console.rule(Text(f"Focus: where does {name!r} look?", style="bold magenta"))
+        self.emit(Rule(Text(f"Focus: where does {name!r} look?", style="bold magenta")))
         self.say(
             f"Row {name!r} of each head's weights, largest first: the share of each word's value "
             f"vector in the output z of {name!r}."
@@ -466,25 +534,22 @@ class _Lesson:
         for head in self.view.heads:
             weights = trace.weights[head, focus.index]
             order = np.argsort(-weights, kind="stable")
-            self.console.print()
+            self.blank()
             self.say(Text(f"Head {head + 1}", style="bold"))
-            grid = Table.grid(padding=(0, 1))
-            grid.add_column(no_wrap=True)
-            grid.add_column(no_wrap=True)
-            grid.add_column(justify="right", no_wrap=True)
             shown = order[:12]
+            label_width = max(cell_len(fit_label(trace.tokens[index])) for index in shown)
+            lines = []
             for index in shown:
-                grid.add_row(
-                    display_label(trace.tokens[index]),
-                    bar(float(weights[index])),
-                    self.number(weights[index]),
-                )
+                line = Text(_pad_right(fit_label(trace.tokens[index]), label_width) + " ")
+                line.append_text(bar(float(weights[index])))
+                line.append(" " + self.number(weights[index]))
+                lines.append(line)
+            self.show(Block(lines=lines, width=max(line.cell_len for line in lines)))
             if len(order) > len(shown):
                 rest = float(weights[order[len(shown) :]].sum())
-                grid.add_row(
-                    ELLIPSIS, Text(f"{len(order) - len(shown)} more words"), self.number(rest)
+                self.say(
+                    f"{ELLIPSIS} {len(order) - len(shown)} more words, together {self.number(rest)}"
                 )
-            self.console.print(grid)
             self.say(Text(self.weighted_sum(head, focus.index, limit=len(order)), style="green"))
 
     # -- worked examples -----------------------------------------------------------------------

@@ -1,0 +1,51 @@
+"""Rewrite the golden files after an intended change of output: ``python tests/golden/regenerate.py``.
+
+Each golden file is the exact stdout of one command at a fixed width (100 columns) with colour
+off, as the test in tests/test_golden.py runs it. Review the diff before committing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+FOLDER = Path(__file__).resolve().parent
+sys.path.insert(0, str(FOLDER.parent.parent))
+
+#: golden file name -> the attnviz arguments that produce it
+GOLDEN = {
+    "explain_i_am_good.txt": ["explain", "I am good"],
+    "explain_i_am_good_focus_i_80.txt": ["explain", "I am good", "--focus", "I"],
+    "explain_animal_it.txt": [
+        "explain",
+        "--embeddings",
+        "sample_embeddings/toy8d.txt",
+        "The animal didn't cross the street because it was too tired",
+    ],
+}
+WIDTHS = {"explain_i_am_good_focus_i_80.txt": 80}
+
+
+def render(arguments: list[str], width: int) -> str:
+    """stdout of ``attnviz ARGUMENTS`` at ``width`` columns, colour off, run from the repo root."""
+    from typer.testing import CliRunner
+
+    from attnviz.cli import app
+
+    os.environ.update({"COLUMNS": str(width), "NO_COLOR": "1", "TERM": "dumb"})
+    os.chdir(FOLDER.parent.parent)
+    result = CliRunner().invoke(app, arguments)
+    if result.exit_code != 0:
+        raise SystemExit(f"attnviz {' '.join(arguments)} failed: {result.stderr}")
+    return result.stdout
+
+
+def main() -> None:
+    for name, arguments in GOLDEN.items():
+        (FOLDER / name).write_text(render(arguments, WIDTHS.get(name, 100)), encoding="utf-8")
+        print(f"wrote tests/golden/{name}")
+
+
+if __name__ == "__main__":
+    main()
