@@ -1,4 +1,4 @@
-"""Rewrite the golden files after an intended change of output: ``python tests/golden/regenerate.py``.
+"""Rewrite the golden files after an intended change: ``python tests/golden/regenerate.py``.
 
 Each golden file is the exact stdout of one command at a fixed width (100 columns) with colour
 off, as the test in tests/test_golden.py runs it. Review the diff before committing.
