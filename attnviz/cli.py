@@ -54,13 +54,13 @@ SentenceArg = Annotated[
 HeadsOpt = Annotated[
     int | None,
     typer.Option(
-        "--heads", help="Number of heads h [default: 2, or the weights file's].", show_default=False
+        "--heads", help="Number of heads h (default: 2, or the weights file's).", show_default=False
     ),
 ]
 DModelOpt = Annotated[
     int | None,
     typer.Option(
-        "--d-model", help="Embedding width d_model [default: 8, or the files'].", show_default=False
+        "--d-model", help="Embedding width d_model (default: 8, or the files').", show_default=False
     ),
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the random embeddings and weights.")]
@@ -103,7 +103,7 @@ FocusOpt = Annotated[
     typer.Option(
         "--focus",
         "-f",
-        help='Word to follow: it, or it:2 for its second occurrence [default: "it" if present].',
+        help='Word to follow: it, or it:2 for its second occurrence (default: "it" if present).',
         show_default=False,
     ),
 ]

@@ -1,0 +1,40 @@
+"""Regenerate the README's pictures: ``python docs/make_pictures.py``.
+
+Each picture is ``attnviz.render.heatmap.save_heatmap`` on a trace with the default sizes
+(d_model 8, 2 heads, seed 0), so it shows exactly what ``attnviz heatmap`` draws. The weights are
+seeded, and the files carry no date, so running the script twice gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attnviz
+from attnviz.render.heatmap import save_heatmap
+from attnviz.tokens import find_focus
+
+DOCS = Path(__file__).resolve().parent
+CONFIG = attnviz.AttentionConfig(d_model=8, n_heads=2, seed=0)
+
+#: file name -> (sentence, focus word or None)
+PICTURES = {
+    "heatmap_it.png": ("The animal didn't cross the street because it was too tired", "it"),
+    "heatmap_i_am_good.png": ("I am good", None),
+}
+
+
+def make_picture(path: Path, sentence: str, focus_word: str | None) -> None:
+    trace = attnviz.trace_attention(sentence, config=CONFIG)
+    focus = find_focus(trace.tokens, focus_word) if focus_word is not None else None
+    save_heatmap(trace, path, heads=tuple(range(trace.n_heads)), focus=focus)
+
+
+def main() -> None:
+    for name, (sentence, focus_word) in PICTURES.items():
+        path = DOCS / name
+        make_picture(path, sentence, focus_word)
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

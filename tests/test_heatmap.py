@@ -1,0 +1,431 @@
+"""Heatmap images: the label and size helpers, what the figure holds, the files, and the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib.image
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+from matplotlib.transforms import Bbox
+from typer.testing import CliRunner
+
+import attnviz
+from attnviz.cli import app
+from attnviz.errors import AttnvizError, ExitStatus, OutputProblem
+from attnviz.render import heatmap
+from attnviz.render.heatmap import (
+    DPI,
+    build_figure,
+    check_colormap,
+    label_positions,
+    pack_phrases,
+    plan_layout,
+    save_heatmap,
+    sentence_text,
+    short_label,
+    text_colour,
+    tick_step,
+)
+from attnviz.tokens import Focus, find_focus
+from attnviz.trace import AttentionTrace
+
+IT_SENTENCE = "The animal didn't cross the street because it was too tired"
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november "
+    "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu"
+).split()
+SIXTY = " ".join([*WORDS, *WORDS, "and", "then", "it", "was", "over", "now", "ok", "end"])
+runner = CliRunner()
+
+
+def trace_of(sentence: str, d_model: int = 8, n_heads: int = 2) -> AttentionTrace:
+    return attnviz.trace_attention(
+        sentence, config=attnviz.AttentionConfig(d_model=d_model, n_heads=n_heads)
+    )
+
+
+def all_heads(trace: AttentionTrace) -> tuple[int, ...]:
+    return tuple(range(trace.n_heads))
+
+
+def it_focus(trace: AttentionTrace) -> Focus:
+    return find_focus(trace.tokens, "it")
+
+
+# -- pure helpers -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n_labels", "max_labels", "step"),
+    [(2, 40, 1), (40, 40, 1), (41, 40, 2), (60, 40, 2), (60, 20, 3), (200, 40, 5), (5, 0, 5)],
+)
+def test_tick_step_shows_at_most_max_labels(n_labels: int, max_labels: int, step: int) -> None:
+    assert tick_step(n_labels, max_labels) == step
+
+
+def test_label_positions_thin_and_keep_the_focus_word() -> None:
+    assert label_positions(6, 1) == [0, 1, 2, 3, 4, 5]
+    assert label_positions(10, 3) == [0, 3, 6, 9]
+    assert label_positions(10, 3, keep=5) == [0, 5, 9]  # 3 and 6 are too close to 5
+    assert label_positions(10, 3, keep=6) == [0, 3, 6, 9]
+
+
+@given(n_labels=st.integers(1, 300), step=st.integers(1, 20), data=st.data())
+def test_label_positions_are_spaced_at_least_a_step(
+    n_labels: int, step: int, data: st.DataObject
+) -> None:
+    keep = data.draw(st.none() | st.integers(0, n_labels - 1))
+    positions = label_positions(n_labels, step, keep)
+    assert positions == sorted(set(positions))
+    assert all(0 <= p < n_labels for p in positions)
+    assert all(b - a >= step for a, b in zip(positions, positions[1:], strict=False))
+    if keep is not None:
+        assert keep in positions
+    assert len(positions) <= -(-n_labels // step) + 1
+
+
+def test_text_colour_contrasts_with_the_cell() -> None:
+    from matplotlib import colormaps
+
+    viridis = colormaps["viridis"]
+    assert text_colour(viridis(0.0)) == "white"  # dark purple
+    assert text_colour(viridis(1.0)) == "black"  # yellow
+    assert text_colour((0.0, 0.0, 0.0, 1.0)) == "white"
+    assert text_colour((1.0, 1.0, 1.0, 1.0)) == "black"
+    assert text_colour((0.5, 0.5, 0.5)) == "black"  # mid grey: L = 0.21 > 0.179
+
+
+def test_sentence_text_glues_punctuation_and_escapes_control_characters() -> None:
+    assert sentence_text(["I", "am", "good", "."]) == "I am good."
+    assert sentence_text(["Hi", ",", "you", "!"]) == "Hi, you!"
+    assert sentence_text(["a\x1b", "b"]) == "a\\x1b b"
+
+
+def test_short_label_cuts_long_words_with_an_ellipsis() -> None:
+    assert short_label("good") == "good"
+    label = short_label("supercalifragilisticexpialidocious")
+    assert len(label) == heatmap.MAX_LABEL_CHARS and label.endswith("…")
+
+
+def test_pack_phrases_breaks_only_between_phrases() -> None:
+    assert pack_phrases(["d_model 8", "2 heads", "d_k 4"], 20) == ["d_model 8 · 2 heads", "d_k 4"]
+    assert pack_phrases(["d_model 8", "2 heads"], 100) == ["d_model 8 · 2 heads"]
+    assert pack_phrases(["a very long phrase indeed"], 10) == ["a very lo…"]
+
+
+def test_layout_grows_with_the_sentence_then_thins_labels() -> None:
+    tiny = plan_layout(["I", "am"], 2, 0)
+    eleven = plan_layout(IT_SENTENCE.split(), 2, 2)
+    sixty = plan_layout(SIXTY.split(), 2, 2)
+    assert tiny.panel == heatmap.MIN_PANEL and tiny.annotate
+    assert tiny.panel < eleven.panel < sixty.panel <= heatmap.MAX_PANEL
+    assert eleven.annotate and not sixty.annotate
+    assert not tiny.x.rotate and eleven.x.rotate  # "because" is wider than its cell
+    assert not eleven.focus_x.rotate  # the focus panel spans both columns: wider cells
+    assert tiny.x.step == eleven.x.step == 1
+
+
+def test_layout_of_many_heads_is_a_grid_of_at_most_four_per_row() -> None:
+    layout = plan_layout(SIXTY.split(), 8, 8)
+    assert (layout.columns, layout.rows) == (4, 2)
+    assert layout.x.step > 1 and layout.y.step > 1  # 60 labels do not fit a 5-inch panel
+    assert layout.width <= heatmap.MAX_GRID_WIDTH + 10
+
+
+# -- the figure -----------------------------------------------------------------------------------
+
+
+def visible_tick_labels(figure: Figure) -> list[tuple[str, list[Text]]]:
+    found = []
+    for axes in figure.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            texts = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+            found.append((axis.axis_name, texts))
+    return found
+
+
+def assert_readable(figure: Figure) -> None:
+    """No two word labels of an axis overlap, and no text leaves the picture."""
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    page = figure.bbox
+    for name, texts in visible_tick_labels(figure):
+        boxes = [t.get_window_extent(renderer) for t in texts]
+        boxes.sort(key=lambda box: box.x0 if name == "x" else box.y0)
+        for first, second in zip(boxes, boxes[1:], strict=False):
+            assert not first.overlaps(second), (name, [t.get_text() for t in texts])
+    inner = Bbox.from_extents(page.x0 - 1, page.y0 - 1, page.x1 + 1, page.y1 + 1)
+    texts = [t for _, group in visible_tick_labels(figure) for t in group]
+    for axes in figure.axes:
+        texts += [axes.title, axes.xaxis.label, axes.yaxis.label]
+    # The suptitle has no public getter.
+    for text in [*texts, figure._suptitle]:  # type: ignore[attr-defined]
+        if text.get_text():
+            box = text.get_window_extent(renderer)
+            assert inner.contains(box.x0, box.y0) and inner.contains(box.x1, box.y1), text
+
+
+@pytest.mark.parametrize(
+    ("sentence", "d_model", "n_heads", "focus"),
+    [
+        ("I am", 8, 2, False),
+        ("I am good", 8, 2, False),
+        (IT_SENTENCE, 8, 2, True),
+        (IT_SENTENCE, 16, 8, True),
+        (SIXTY, 8, 2, True),
+        (SIXTY, 16, 8, True),
+    ],
+)
+def test_labels_never_overlap_nor_leave_the_picture(
+    sentence: str, d_model: int, n_heads: int, focus: bool
+) -> None:
+    trace = trace_of(sentence, d_model, n_heads)
+    figure = build_figure(trace, heads=all_heads(trace), focus=it_focus(trace) if focus else None)
+    assert_readable(figure)
+
+
+def test_figure_has_a_titled_panel_per_head_and_one_shared_colour_bar() -> None:
+    trace = trace_of(IT_SENTENCE, 16, 8)
+    figure = build_figure(trace, heads=(0, 2, 7), focus=None)
+    panels, colour_bars = figure.axes[:-1], figure.axes[-1:]
+    assert [axes.get_title() for axes in panels] == ["Head 1", "Head 3", "Head 8"]
+    assert len(colour_bars) == 1 and colour_bars[0].get_ylabel() == "attention weight"
+    assert colour_bars[0].get_ylim() == (0.0, 1.0)
+    for axes, head in zip(panels, (0, 2, 7), strict=True):
+        image = axes.get_images()[0]
+        assert image.get_clim() == (0.0, 1.0)
+        np.testing.assert_array_equal(image.get_array(), trace.weights[head])
+        assert [t.get_text() for t in axes.get_yticklabels()] == list(trace.tokens)
+
+
+def test_focus_panel_adds_an_axes_with_the_focus_row_of_every_head() -> None:
+    trace = trace_of(IT_SENTENCE)
+    focus = it_focus(trace)
+    without = build_figure(trace, heads=(0, 1), focus=None)
+    with_focus = build_figure(trace, heads=(0, 1), focus=focus)
+    assert len(with_focus.axes) == len(without.axes) + 1
+    panel = next(axes for axes in with_focus.axes if axes.get_title() == 'Where "it" looks')
+    np.testing.assert_array_equal(panel.get_images()[0].get_array(), trace.weights[:, focus.index])
+    assert [t.get_text() for t in panel.get_yticklabels()] == ["head 1", "head 2"]
+
+
+def test_weights_are_printed_in_cells_of_short_sentences_only() -> None:
+    short = trace_of("I am good")
+    figure = build_figure(short, heads=(0, 1), focus=None)
+    printed = [t.get_text() for t in figure.axes[0].texts]
+    assert printed == [f"{w:.2f}" for w in short.weights[0].ravel()]
+    long = trace_of(" ".join(WORDS[:13]))
+    assert len(build_figure(long, heads=(0,), focus=None).axes[0].texts) == 0
+
+
+@pytest.mark.parametrize(("cmap", "light"), [("Greys", "low"), ("gray", "high")])
+def test_printed_weights_are_black_on_light_cells_and_white_on_dark(cmap: str, light: str) -> None:
+    trace = trace_of("I am", d_model=8, n_heads=2)  # weights from 0.15 to 0.85
+    figure = build_figure(trace, heads=(0, 1), focus=None, cmap=cmap)
+    colours: dict[str, list[str]] = {"low": [], "high": []}
+    for axes, head in zip(figure.axes, (0, 1), strict=False):
+        for text, weight in zip(axes.texts, trace.weights[head].ravel(), strict=True):
+            if weight < 0.3:
+                colours["low"].append(str(text.get_color()))
+            elif weight > 0.7:
+                colours["high"].append(str(text.get_color()))
+    dark = "high" if light == "low" else "low"
+    assert colours[light] and set(colours[light]) == {"black"}
+    assert colours[dark] and set(colours[dark]) == {"white"}
+
+
+def test_title_names_the_sentence_and_random_weights() -> None:
+    trace = trace_of("Hello , world !")
+    title = build_figure(trace, heads=(0,), focus=None).get_suptitle()
+    assert title.startswith("“Hello, world!”")
+    assert "random weights" in title and "d_model 8, 2 heads, d_k 4" in title
+
+
+def test_title_of_given_weights_does_not_say_random() -> None:
+    base = trace_of("I am good")
+    weights = attnviz.AttentionWeights(
+        W_Q=base.W_Q, W_K=base.W_K, W_V=base.W_V, W_O=base.W_O, source="given"
+    )
+    trace = attnviz.trace_attention("I am good", weights=weights)
+    assert "random" not in build_figure(trace, heads=(0,), focus=None).get_suptitle()
+
+
+def test_long_sentence_title_is_cut_to_the_picture_width() -> None:
+    trace = trace_of(" ".join(WORDS * 3))
+    figure = build_figure(trace, heads=(0,), focus=None)
+    first_line = figure.get_suptitle().splitlines()[0]
+    assert first_line.endswith("…") and len(first_line) < len(" ".join(WORDS * 3))
+    assert_readable(figure)
+
+
+def test_dollar_signs_are_words_not_math() -> None:
+    trace = trace_of("a $^^$ b")  # as mathtext, "$ ^ ^ $" is an error: double superscript
+    figure = build_figure(trace, heads=(0,), focus=None)
+    assert_readable(figure)
+    assert figure.get_suptitle().startswith("“a $ ^ ^ $ b”")
+    assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == list(trace.tokens)
+
+
+def test_no_heads_is_a_bug_not_a_picture() -> None:
+    with pytest.raises(ValueError, match="heads"):
+        build_figure(trace_of("I am"), heads=(), focus=None)
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+
+def test_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> None:
+    trace = trace_of(IT_SENTENCE)
+    path = tmp_path / "it.png"
+    save_heatmap(trace, path, heads=(0, 1), focus=it_focus(trace))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pixels = matplotlib.image.imread(path)
+    width, height = build_figure(trace, heads=(0, 1), focus=it_focus(trace)).get_size_inches()
+    assert abs(pixels.shape[1] - width * DPI) <= 1 and abs(pixels.shape[0] - height * DPI) <= 1
+    assert pixels.shape[1] > 1500 and pixels.shape[0] > 1000  # two 5-inch panels at 150 dpi
+    assert len(np.unique(pixels.reshape(-1, pixels.shape[2]), axis=0)) > 100  # not blank
+
+
+@pytest.mark.parametrize(
+    ("sentence", "d_model", "n_heads"), [("I am", 8, 2), (SIXTY, 8, 2), (SIXTY, 16, 8)]
+)
+def test_tiny_and_long_sentences_render(
+    tmp_path: Path, sentence: str, d_model: int, n_heads: int
+) -> None:
+    trace = trace_of(sentence, d_model, n_heads)
+    path = tmp_path / "x.png"
+    save_heatmap(trace, path, heads=all_heads(trace), focus=None)
+    pixels = matplotlib.image.imread(path)
+    assert 400 < pixels.shape[1] < 6000 and 400 < pixels.shape[0] < 6000
+
+
+@pytest.mark.parametrize(
+    ("suffix", "magic"), [(".svg", None), (".pdf", b"%PDF-"), (".PNG", b"\x89PNG")]
+)
+def test_every_format_is_valid_and_deterministic(
+    tmp_path: Path, suffix: str, magic: bytes | None
+) -> None:
+    trace = trace_of("I think it works")
+    first, second = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
+    for path in (first, second):
+        save_heatmap(trace, path, heads=(0, 1), focus=it_focus(trace))
+    data = first.read_bytes()
+    if magic is None:
+        text = data.decode("utf-8")
+        assert (
+            text.startswith("<?xml") and "<svg" in text[:1000] and text.rstrip().endswith("</svg>")
+        )
+    else:
+        assert data.startswith(magic)
+    assert data == second.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [first.name, second.name]
+
+
+def test_unknown_extension_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(OutputProblem, match=r"\.png, \.svg or \.pdf"):
+        save_heatmap(trace_of("I am"), tmp_path / "x.jpg", heads=(0,), focus=None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_known_colormaps_pass_and_unknown_ones_raise() -> None:
+    for name in ("viridis", "magma", "cividis", "Greys_r"):
+        check_colormap(name)
+    with pytest.raises(AttnvizError) as raised:
+        check_colormap("nosuch")
+    assert raised.value.message == (
+        "Unknown colormap 'nosuch'; use a matplotlib colormap name such as viridis, magma or "
+        "cividis."
+    )
+
+
+def test_unknown_colormap_writes_nothing(tmp_path: Path) -> None:
+    with pytest.raises(AttnvizError, match="colormap"):
+        save_heatmap(trace_of("I am"), tmp_path / "x.png", heads=(0,), focus=None, cmap="nosuch")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), RuntimeError("bug")])
+def test_a_failing_write_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
+    def half_write(self: Figure, path: Path, **kwargs: object) -> None:
+        Path(path).write_bytes(b"\x89PNG half")
+        raise error
+
+    monkeypatch.setattr(Figure, "savefig", half_write)
+    expected = OutputProblem if isinstance(error, OSError) else RuntimeError
+    with pytest.raises(expected):
+        save_heatmap(trace_of("I am"), tmp_path / "x.png", heads=(0,), focus=None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_existing_picture_survives_a_failed_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "x.png"
+    path.write_bytes(b"old picture")
+
+    def broken(self: Figure, path: Path, **kwargs: object) -> None:
+        raise OSError(13, "Permission denied")
+
+    monkeypatch.setattr(Figure, "savefig", broken)
+    with pytest.raises(OutputProblem, match="Permission denied"):
+        save_heatmap(trace_of("I am"), path, heads=(0,), focus=None)
+    assert path.read_bytes() == b"old picture"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.png"]
+
+
+def test_words_without_a_glyph_render_without_warnings(tmp_path: Path) -> None:
+    trace = trace_of("I like 👍🏽 and 漢字")
+    save_heatmap(trace, tmp_path / "x.png", heads=(0,), focus=None)  # warnings are errors here
+    assert (tmp_path / "x.png").stat().st_size > 0
+
+
+def test_importing_the_module_does_not_import_matplotlib() -> None:
+    code = "import sys, attnviz.render.heatmap; sys.exit('matplotlib' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+# -- the command ----------------------------------------------------------------------------------
+
+
+def test_cli_heatmap_writes_a_png(tmp_path: Path) -> None:
+    output = tmp_path / "x.png"
+    result = runner.invoke(app, ["heatmap", "I am good", "-o", str(output)])
+    assert result.exit_code == 0, result.stderr
+    assert output.read_bytes()[:4] == b"\x89PNG"
+    assert f"wrote {output}" in result.stdout
+
+
+def test_cli_heatmap_per_head_writes_one_image_per_head(tmp_path: Path) -> None:
+    folder = tmp_path / "heads"
+    args = ["heatmap", IT_SENTENCE, "-o", str(tmp_path / "all.svg"), "--per-head", str(folder)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["head_1.svg", "head_2.svg"]
+    assert (folder / "head_1.svg").read_text(encoding="utf-8").startswith("<?xml")
+
+
+def test_cli_heatmap_per_head_png(tmp_path: Path) -> None:
+    folder = tmp_path / "heads"
+    args = ["heatmap", "I am good", "-o", str(tmp_path / "x.png"), "--per-head", str(folder)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    for name in ("head_1.png", "head_2.png"):
+        assert (folder / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_unknown_colormap_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    output = tmp_path / "x.png"
+    result = runner.invoke(app, ["heatmap", "I am good", "-o", str(output), "--cmap", "nosuch"])
+    assert result.exit_code == ExitStatus.BAD_INPUT
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "colormap" in lines[0]
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,72 @@
+"""The README is part of the product: its commands run, and CI runs its test command."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from attnviz.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def bash_blocks() -> list[str]:
+    return re.findall(r"```bash\n(.*?)```", README, flags=re.DOTALL)
+
+
+def readme_attnviz_commands() -> list[str]:
+    lines = [line.strip() for block in bash_blocks() for line in block.splitlines()]
+    return [line for line in lines if line.startswith("attnviz ")]
+
+
+def test_quickstart_has_exactly_two_commands_and_ci_runs_the_second() -> None:
+    quickstart = README.split("## Quickstart")[1].split("\n## ")[0]
+    commands = re.findall(r"```bash\n(.*?)\n```", quickstart, flags=re.DOTALL)
+    assert len(commands) == 2
+    assert commands[0].endswith('attnviz explain "I am good"')
+    ci_script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert commands[1] in ci_script.splitlines()
+
+
+def test_every_command_is_documented() -> None:
+    for command in ("explain", "heatmap"):
+        assert f"### `attnviz {command}" in README
+
+
+@pytest.mark.parametrize("command", readme_attnviz_commands())
+def test_readme_command_runs(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sample_embeddings").symlink_to(ROOT / "sample_embeddings")
+    arguments = shlex.split(command, comments=True)[1:]
+    if "--weights" in arguments:  # the round-trip example reads the file the line before wrote
+        first = CliRunner().invoke(
+            app,
+            ["explain", "I am good", "--heads", "4", "--d-model", "16", "--export", "trace.npz"],
+        )
+        assert first.exit_code == 0
+    result = CliRunner().invoke(app, arguments)
+    assert result.exit_code == 0, result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_python_api_example_runs() -> None:
+    example = re.search(r"```python\n(.*?)```", README, flags=re.DOTALL)
+    assert example is not None
+    namespace: dict[str, object] = {}
+    exec(example.group(1), namespace)  # noqa: S102 - the README's own example
+    trace = namespace["trace"]
+    assert trace.weights.shape == (2, 11, 11)  # type: ignore[attr-defined]
+
+
+def test_error_examples_are_real() -> None:
+    block = README.split("### Errors")[1].split("```text\n")[1].split("```")[0]
+    lines = block.strip().splitlines()
+    for prompt, expected in zip(lines[::2], lines[1::2], strict=True):
+        result = CliRunner().invoke(app, shlex.split(prompt.removeprefix("$ "))[1:])
+        assert result.exit_code != 0
+        assert result.stderr.strip() == expected
