@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError
 from attnviz.trace import AttentionTrace, frozen_array
 from attnviz.weights import AttentionWeights
 
-FloatArray = npt.NDArray[np.float64]
+FloatArray = np.ndarray
 
 
 def softmax(scores: FloatArray) -> FloatArray:

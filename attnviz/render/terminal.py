@@ -15,7 +15,7 @@ from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.rule import Rule
 from rich.segment import Segment
-from rich.text import Text
+from rich.text import Span, Text
 
 from attnviz.tokens import Focus, printable
 from attnviz.trace import AttentionTrace
@@ -81,11 +81,11 @@ def fit_label(word: str, width: int = MAX_LABEL_WIDTH) -> str:
 
 
 def _pad_left(text: str, width: int) -> str:
-    return " " * (width - cell_len(text)) + text
+    return text.rjust(width) if text.isascii() else " " * (width - cell_len(text)) + text
 
 
 def _pad_right(text: str, width: int) -> str:
-    return text + " " * (width - cell_len(text))
+    return text.ljust(width) if text.isascii() else text + " " * (width - cell_len(text))
 
 
 def _kept_indices(count: int, keep: int) -> list[int | None]:
@@ -117,8 +117,12 @@ class Block(NamedTuple):
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
         # The layout is final: emit each line's segments as they are, skipping Rich's
         # word-wrapping pass, which would only cost time.
+        plain = console.color_system is None  # styles would be dropped: skip computing them
         for line in self.lines:
-            yield from line.render(console)
+            if plain:
+                yield Segment(line.plain)
+            else:
+                yield from line.render(console)
             yield Segment.line()
 
 
@@ -147,7 +151,7 @@ def matrix_block(
     }
     labels = {column: fit_label(matrix.column_labels[column]) for column in range(n_columns)}
     widths = {
-        column: max(cell_len(labels[column]), *(len(cell) for cell in cells[column]))
+        column: max(cell_len(labels[column]), max(map(len, cells[column])))
         for column in range(n_columns)
     }
     row_labels = {r: fit_label(matrix.row_labels[r]) if with_row_labels else "" for r in shown_rows}
@@ -189,21 +193,27 @@ def matrix_block(
         if row is None:
             lines.append(Text(ELLIPSIS))
             continue
-        line = Text(_pad_right(row_labels[row], label_width), style="bold")
-        line_index = shown_rows.index(row)
+        # One string per line plus style spans: appending cell by cell to a rich Text costs
+        # several times more, and this runs for every cell of every table.
+        position = shown_rows.index(row)
+        parts = [_pad_right(row_labels[row], label_width)]
+        spans = [Span(0, len(parts[0]), "bold")]
+        offset = len(parts[0])
         for column in columns:
-            line.append(gap)
-            if column is None:
-                line.append(ELLIPSIS)
-                continue
-            cell = _pad_left(cells[column][line_index], widths[column])
-            if matrix.shade:
-                line.append(cell, style=weight_style(float(matrix.values[row, column])))
-            else:
-                line.append(cell, style="")
+            cell = (
+                ELLIPSIS if column is None else _pad_left(cells[column][position], widths[column])
+            )
+            parts.append(gap + cell)
+            offset += COLUMN_GAP
+            if matrix.shade and column is not None:
+                value = float(matrix.values[row, column])
+                spans.append(Span(offset, offset + len(cell), weight_style(value)))
+            offset += len(cell)
         if matrix.row_sums:
-            line.append(gap + _pad_left(sums[line_index], sum_width - COLUMN_GAP), style="dim")
-        lines.append(line)
+            total = gap + _pad_left(sums[position], sum_width - COLUMN_GAP)
+            parts.append(total)
+            spans.append(Span(offset, offset + len(total), "dim"))
+        lines.append(Text("".join(parts), spans=spans))
     return Block(lines=lines, width=max(width, title.cell_len))
 
 
