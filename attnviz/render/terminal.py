@@ -80,6 +80,23 @@ def fit_label(word: str, width: int = MAX_LABEL_WIDTH) -> str:
     return text + ELLIPSIS
 
 
+def occurrence_labels(tokens: Sequence[str]) -> list[str]:
+    """Words as labels, numbered where a word repeats: the:1 … the:2, as --focus the:2 names it."""
+    counts: dict[str, int] = {}
+    for token in tokens:
+        counts[token.casefold()] = counts.get(token.casefold(), 0) + 1
+    seen: dict[str, int] = {}
+    labels = []
+    for token in tokens:
+        key = token.casefold()
+        if counts[key] == 1:
+            labels.append(token)
+        else:
+            seen[key] = seen.get(key, 0) + 1
+            labels.append(f"{token}:{seen[key]}")
+    return labels
+
+
 def _pad_left(text: str, width: int) -> str:
     return text.rjust(width) if text.isascii() else " " * (width - cell_len(text)) + text
 
@@ -88,13 +105,18 @@ def _pad_right(text: str, width: int) -> str:
     return text.ljust(width) if text.isascii() else text + " " * (width - cell_len(text))
 
 
-def _kept_indices(count: int, keep: int) -> list[int | None]:
-    """Indices 0..count-1, or the first and last ``keep`` of them with None marking the gap."""
+def _kept_indices(count: int, keep: int, must: int | None = None) -> list[int | None]:
+    """Indices 0..count-1, or about ``keep`` of them from both ends with None marking each gap.
+
+    ``must`` (the row of the word being followed) stays visible even inside the gap.
+    """
     if keep >= count:
         return list(range(count))
     head = (keep + 1) // 2
     tail = keep - head
-    return [*range(head), None, *range(count - tail, count)]
+    if must is None or must < head or must >= count - tail:
+        return [*range(head), None, *range(count - tail, count)]
+    return [*range(head - 1), None, must, None, *range(count - tail + 1, count)]
 
 
 class Matrix(NamedTuple):
@@ -106,6 +128,7 @@ class Matrix(NamedTuple):
     column_labels: Sequence[str]
     shade: bool = False  # colour each cell by its value in [0, 1] (attention weights)
     row_sums: bool = False  # add a Σ column (softmax rows sum to 1)
+    keep_row: int | None = None  # a row that must stay visible when rows are elided
 
 
 class Block(NamedTuple):
@@ -143,7 +166,7 @@ def matrix_block(
     slower and would dominate the start-up time of ``attnviz explain``.
     """
     n_rows, n_columns = matrix.values.shape
-    rows = _kept_indices(n_rows, MAX_TABLE_ROWS)
+    rows = _kept_indices(n_rows, MAX_TABLE_ROWS, matrix.keep_row)
     shown_rows = [r for r in rows if r is not None]
     cells = {
         column: [format_number(float(matrix.values[r, column]), decimals) for r in shown_rows]
@@ -252,7 +275,7 @@ class _Lesson:
         self.width = console.width  # Rich recomputes it on every call; once is enough
         self.pending: list[RenderableType] = []  # printed together by flush(): one render pass
         self.view = view
-        self.tokens = [printable(token) for token in trace.tokens]
+        self.tokens = occurrence_labels([printable(token) for token in trace.tokens])
         self.example = view.focus.index if view.focus is not None else 0
 
     # -- helpers -------------------------------------------------------------------------------
@@ -281,7 +304,13 @@ class _Lesson:
         self.emit(Text.assemble(*parts))
 
     def table(self, matrix: Matrix) -> Block:
-        return matrix_block(matrix, self.view.decimals, self.width)
+        return matrix_block(self.keeping_example(matrix), self.view.decimals, self.width)
+
+    def keeping_example(self, matrix: Matrix) -> Matrix:
+        """Rows of words keep the worked example's word visible when rows are elided."""
+        if matrix.row_labels is self.tokens:
+            return matrix._replace(keep_row=self.example)
+        return matrix
 
     def show(self, block: Block) -> None:
         self.emit(block)
@@ -291,8 +320,8 @@ class _Lesson:
         else one under the other, each with its words."""
         decimals = self.view.decimals
         row = [
-            matrix_block(m, decimals, self.width, with_row_labels=position == 0)
-            for position, m in enumerate(matrices)
+            matrix_block(self.keeping_example(m), decimals, self.width, with_row_labels=index == 0)
+            for index, m in enumerate(matrices)
         ]
         arranged = side_by_side(row, gap=3, max_width=self.width)
         if len(arranged) > 1:
@@ -343,7 +372,7 @@ class _Lesson:
         )
         self.say(
             "Sentence: ",
-            Text(" ".join(self.tokens), style="italic"),
+            Text(" ".join(printable(token) for token in trace.tokens), style="italic"),
             f"  ({trace.n_tokens} tokens)",
         )
         self.say(

@@ -1,0 +1,128 @@
+"""The terminal renderer: table layout, elision, labels, and colour that changes no character."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import attnviz
+from attnviz.render.terminal import (
+    ExplainView,
+    Matrix,
+    _kept_indices,
+    format_number,
+    matrix_block,
+    occurrence_labels,
+    render_explain,
+    weight_style,
+)
+from attnviz.tokens import find_focus
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def render(trace: attnviz.AttentionTrace, *, width: int, colour: bool, **view: object) -> str:
+    from rich.console import Console
+
+    console = Console(
+        file=io.StringIO(),
+        width=width,
+        force_terminal=colour,
+        color_system="truecolor" if colour else None,
+        no_color=not colour,  # the suite runs with NO_COLOR=1; this test wants colour
+        highlight=False,
+    )
+    heads = tuple(range(trace.n_heads))
+    render_explain(trace, console, ExplainView(heads=heads, **view))  # type: ignore[arg-type]
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_colour_adds_styles_but_changes_no_character(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TERM", "xterm-256color")  # Rich narrows a dumb terminal to 80 columns
+    trace = attnviz.trace_attention("The animal didn't cross the street because it was too tired")
+    focus = find_focus(trace.tokens, "it")
+    plain = render(trace, width=100, colour=False, focus=focus)
+    coloured = render(trace, width=100, colour=True, focus=focus)
+    assert "\x1b[" not in plain
+    assert "\x1b[" in coloured and "48;2;" in coloured  # truecolor backgrounds on the weights
+    assert ANSI.sub("", coloured) == plain
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_rows=st.integers(1, 60),
+    n_columns=st.integers(1, 600),
+    width=st.integers(40, 200),
+    decimals=st.integers(0, 6),
+    scale=st.sampled_from([1.0, 1e4, 1e-3]),
+)
+def test_matrix_block_never_exceeds_the_width_and_keeps_first_and_last(
+    n_rows: int, n_columns: int, width: int, decimals: int, scale: float
+) -> None:
+    values = np.random.default_rng(n_rows * n_columns).normal(size=(n_rows, n_columns)) * scale
+    labels = [f"w{i}" for i in range(n_rows)]
+    block = matrix_block(
+        Matrix(values, "M", labels, [str(c + 1) for c in range(n_columns)]), decimals, width
+    )
+    table_lines = [line.plain for line in block.lines[1:]]
+    if n_columns > 2 and decimals <= 2 and scale == 1.0:
+        assert max(len(line) for line in table_lines) <= width
+    header = table_lines[0].split()
+    assert header[0] == "1" and header[-1] == str(n_columns)
+    assert block.lines[0].plain.startswith(f"M  [{n_rows} × {n_columns}]")
+    rows = [line.split()[0] for line in table_lines[2:]]
+    assert rows[0] == "w0" and rows[-1] == f"w{n_rows - 1}"
+    assert ("elided" in block.lines[0].plain) == ("…" in " ".join(table_lines))
+
+
+def test_kept_indices() -> None:
+    assert _kept_indices(5, 10) == [0, 1, 2, 3, 4]
+    assert _kept_indices(10, 4) == [0, 1, None, 8, 9]
+    assert _kept_indices(10, 4, must=5) == [0, None, 5, None, 9]
+    assert _kept_indices(10, 4, must=1) == [0, 1, None, 8, 9]
+
+
+def test_long_sentence_keeps_the_focus_row_visible() -> None:
+    sentence = " ".join(["the cat sat on a mat because it was tired and"] * 5 + ["it ended"])
+    trace = attnviz.trace_attention(sentence)
+    focus = find_focus(trace.tokens, "it:3")
+    text = render(trace, width=80, colour=False, focus=focus)
+    weights_table = text.split("weights₁ = softmax(scaled₁)")[1].split("Step 6")[0]
+    assert "\nit:3 " in weights_table
+    assert "middle elided" in text
+
+
+def test_occurrence_labels_number_repeated_words_ignoring_case() -> None:
+    assert occurrence_labels(["The", "cat", "saw", "the", "dog"]) == [
+        "The:1",
+        "cat",
+        "saw",
+        "the:2",
+        "dog",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "decimals", "text"), [(-0.001, 2, "0.00"), (-0.006, 2, "-0.01"), (1.5, 0, "2")]
+)
+def test_format_number(value: float, decimals: int, text: str) -> None:
+    assert format_number(value, decimals) == text
+
+
+def test_weight_style_is_dark_for_zero_bright_for_one_and_readable() -> None:
+    assert weight_style(0.0) == "white on #440154"
+    assert weight_style(1.0) == "black on #fde725"
+    assert weight_style(-5.0) == weight_style(0.0) and weight_style(7.0) == weight_style(1.0)
+
+
+def test_control_characters_and_markup_in_words_are_shown_not_obeyed() -> None:
+    trace = attnviz.trace_attention(["[red]x[/red]", "a\x1b[2Jb", "\x07"])
+    text = render(trace, width=100, colour=True)
+    assert "[red]x[/red]" in ANSI.sub("", text)
+    assert "\\x1b" in text and "\\x07" in text
+    assert "\x1b[2J" not in text and "\x07" not in text
