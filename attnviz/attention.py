@@ -120,6 +120,13 @@ def multi_head_attention(
     z = weigh_values(attention_weights, v)
     concat = concat_heads(z)
     output = project_out(concat, weights.W_O)
+    if not (np.isfinite(scores).all() and np.isfinite(output).all()):
+        # Finite inputs can still overflow float64 (about 1.8e308) in a dot product.
+        largest = max(float(np.abs(x).max()), float(np.abs(weights.W_Q).max()))
+        raise AttnvizError(
+            f"The numbers overflow float64: with values up to {largest:.3g} in X and the "
+            "weights, Q·Kᵀ reaches infinity. Scale the embeddings or weights down."
+        )
     return AttentionTrace(
         tokens=tuple(tokens),
         X=frozen_array(x),

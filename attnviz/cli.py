@@ -6,6 +6,7 @@ No math lives here. Heavy modules (matplotlib) are imported inside the command t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
@@ -17,14 +18,12 @@ from rich.console import Console
 from rich.text import Text
 
 from attnviz import __version__
-from attnviz.config import resolve_config
-from attnviz.core import trace_attention
-from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings
-from attnviz.errors import AttnvizError, ExitStatus
+from attnviz.core import trace_with_options
+from attnviz.embeddings import OutOfVocabulary
+from attnviz.errors import AttnvizError, ExitStatus, OutputProblem
 from attnviz.files import check_output_path
-from attnviz.tokens import Focus, default_focus, find_focus, printable, tokenize
+from attnviz.tokens import Focus, default_focus, find_focus, printable
 from attnviz.trace import EXPORT_EXTENSIONS, AttentionTrace, export_trace
-from attnviz.weights import AttentionWeights, load_weights
 
 app = typer.Typer(
     name="attnviz",
@@ -170,25 +169,21 @@ def build_trace(
     embeddings_path: Path | None,
     oov: OutOfVocabulary,
     weights_path: Path | None,
-) -> tuple[AttentionTrace, tuple[str, ...]]:
-    """Tokens, embeddings, weights and sizes from the options, then the trace (and notes)."""
-    tokens = tokenize(sentence)
-    weights: AttentionWeights | None = load_weights(weights_path) if weights_path else None
-    embeddings: Embeddings | None = None
-    if seed < 0:
-        raise AttnvizError(f"--seed must be 0 or more, got {seed}.")
-    if embeddings_path is not None:
-        embeddings = load_embeddings(embeddings_path, tokens, oov=oov, seed=seed)
-    config = resolve_config(
+) -> AttentionTrace:
+    """The trace the options describe; notes about how it was made go to stderr."""
+    trace, notes = trace_with_options(
+        sentence,
         d_model=d_model,
         n_heads=heads,
         seed=seed,
         paper=preset is Preset.paper,
-        embedding_width=embeddings.X.shape[1] if embeddings is not None else None,
-        weights_shape=(weights.n_heads, weights.d_model) if weights is not None else None,
+        embeddings=embeddings_path,
+        weights=weights_path,
+        oov=oov,
     )
-    trace = trace_attention(tokens, config=config, embeddings=embeddings, weights=weights)
-    return trace, embeddings.notes if embeddings is not None else ()
+    for message in notes:
+        note(message)
+    return trace
 
 
 def choose_heads(trace: AttentionTrace, head: int | None) -> tuple[int, ...]:
@@ -250,7 +245,7 @@ def explain(
         check_decimals(decimals)
         if export is not None:
             check_output_path(export, EXPORT_EXTENSIONS, "--export")
-        trace, notes = build_trace(
+        trace = build_trace(
             sentence,
             heads=heads,
             d_model=d_model,
@@ -260,8 +255,6 @@ def explain(
             oov=oov,
             weights_path=weights,
         )
-        for message in notes:
-            note(message)
         view = ExplainView(
             heads=choose_heads(trace, head),
             focus=choose_focus(trace, focus),
@@ -324,7 +317,7 @@ def heatmap(
         from attnviz.render import heatmap as heatmap_render
 
         heatmap_render.check_colormap(cmap)
-        trace, notes = build_trace(
+        trace = build_trace(
             sentence,
             heads=heads,
             d_model=d_model,
@@ -334,14 +327,16 @@ def heatmap(
             oov=oov,
             weights_path=weights,
         )
-        for message in notes:
-            note(message)
         shown = choose_heads(trace, head)
         chosen_focus = choose_focus(trace, focus)
+        if per_head is not None:
+            try:
+                per_head.mkdir(exist_ok=True)
+            except OSError as error:
+                raise OutputProblem(f"Cannot create {per_head}: {error.strerror}.") from None
         heatmap_render.save_heatmap(trace, output, heads=shown, focus=chosen_focus, cmap=cmap)
         typer.echo(f"wrote {printable(str(output))}")
         if per_head is not None:
-            per_head.mkdir(exist_ok=True)
             width = len(str(trace.n_heads))
             for index in shown:
                 path = per_head / f"head_{index + 1:0{width}d}{image_format}"
@@ -353,14 +348,17 @@ def heatmap(
 
 
 def check_per_head_folder(folder: Path) -> None:
-    from attnviz.errors import OutputProblem
-
+    """Refuse a --per-head folder that cannot be written, before any image is drawn."""
     if folder.exists() and not folder.is_dir():
         raise OutputProblem(f"--per-head {folder} is a file; give a folder name.")
-    parent = folder if folder.exists() else folder.parent
-    if not parent.is_dir():
+    existing = folder if folder.exists() else folder.parent
+    if not existing.is_dir():
         raise OutputProblem(
-            f"--per-head {folder}: folder {parent} does not exist; create it first."
+            f"--per-head {folder}: folder {existing} does not exist; create it first."
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OutputProblem(
+            f"--per-head {folder}: folder {existing} is not writable; choose another."
         )
 
 

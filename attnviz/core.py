@@ -4,16 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from attnviz.attention import multi_head_attention
 from attnviz.config import AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings, random_embeddings
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, FileProblem
 from attnviz.tokens import check_token_count, tokenize
 from attnviz.trace import AttentionTrace
 from attnviz.weights import AttentionWeights, load_weights, random_weights
+
+
+class Traced(NamedTuple):
+    """A trace and what the person who asked for it should be told about how it was made."""
+
+    trace: AttentionTrace
+    notes: tuple[str, ...]
 
 
 def trace_attention(
@@ -28,7 +36,7 @@ def trace_attention(
 
     sentence:   a string (split into words and punctuation) or a list of tokens.
     config:     sizes and seed; by default d_model 8, 2 heads, seed 0, or the sizes the
-                embeddings/weights imply.
+                embeddings/weights imply. Given explicitly, it must agree with them.
     embeddings: None for seeded random vectors, an [n, d_model] array, or a word-vector file
                 (GloVe/word2vec text, .npy, .npz, .json).
     weights:    None for seeded random W_Q, W_K, W_V, W_O, an AttentionWeights, or an .npz/.json
@@ -39,37 +47,96 @@ def trace_attention(
     >>> trace.weights.shape   # [heads, n_tokens, n_tokens]
     (2, 3, 3)
     """
+    if config is None:
+        return trace_with_options(sentence, embeddings=embeddings, weights=weights, oov=oov).trace
+    return trace_with_options(
+        sentence,
+        d_model=config.d_model,
+        n_heads=config.n_heads,
+        seed=config.seed,
+        embeddings=embeddings,
+        weights=weights,
+        oov=oov,
+    ).trace
+
+
+def trace_with_options(
+    sentence: str | Sequence[str],
+    *,
+    d_model: int | None = None,
+    n_heads: int | None = None,
+    seed: int = 0,
+    paper: bool = False,
+    embeddings: Embeddings | np.ndarray | str | Path | None = None,
+    weights: AttentionWeights | str | Path | None = None,
+    oov: OutOfVocabulary | str = OutOfVocabulary.error,
+) -> Traced:
+    """The trace from the command line's options: sizes may be left to the files to decide.
+
+    Returns the trace and notes for the user (words given random vectors, and so on).
+    """
     tokens = tokenize(sentence) if isinstance(sentence, str) else check_token_count(sentence)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise AttnvizError(f"The seed (--seed) must be a whole number >= 0, got {seed!r}.")
+    try:
+        oov = OutOfVocabulary(oov)
+    except ValueError:
+        raise AttnvizError(f"oov must be 'error' or 'random', got {oov!r}.") from None
     if isinstance(weights, (str, Path)):
         weights = load_weights(Path(weights))
-    seed = config.seed if config is not None else 0
     if isinstance(embeddings, (str, Path)):
-        embeddings = load_embeddings(Path(embeddings), tokens, oov=OutOfVocabulary(oov), seed=seed)
+        embeddings = load_embeddings(Path(embeddings), tokens, oov=oov, seed=seed)
     elif isinstance(embeddings, np.ndarray):
         embeddings = Embeddings(X=np.asarray(embeddings, dtype=np.float64), source="given array")
-    if config is None:
-        config = resolve_config(
-            seed=seed,
-            embedding_width=embeddings.X.shape[-1] if embeddings is not None else None,
-            weights_shape=(weights.n_heads, weights.d_model) if weights is not None else None,
-        )
+    if embeddings is not None and not np.isfinite(embeddings.X).all():
+        raise AttnvizError("The embeddings hold NaN or infinity; give finite numbers.")
+    config = resolve_config(
+        d_model=d_model,
+        n_heads=n_heads,
+        seed=seed,
+        paper=paper,
+        embedding_width=embeddings.X.shape[-1] if embeddings is not None else None,
+        weights_shape=(weights.n_heads, weights.d_model) if weights is not None else None,
+    )
     if embeddings is None:
         embeddings = Embeddings(
             X=random_embeddings(tokens, config.d_model, config.seed),
             source=f"seeded random vectors (seed {config.seed})",
         )
-    if embeddings.X.ndim != 2 or embeddings.X.shape[1] != config.d_model:
+    if embeddings.X.shape != (len(tokens), config.d_model):
         raise AttnvizError(
-            f"The embeddings have shape {list(embeddings.X.shape)}; with d_model {config.d_model} "
-            f"they must be [{len(tokens)}, {config.d_model}]."
+            f"The embeddings have shape {list(embeddings.X.shape)}; with {len(tokens)} tokens "
+            f"and d_model {config.d_model} they must be [{len(tokens)}, {config.d_model}]."
         )
     if weights is None:
         weights = random_weights(config, np.random.default_rng(config.seed))
-    return multi_head_attention(
+    trace = multi_head_attention(
         tokens,
         embeddings.X,
         weights,
         config=config,
         embeddings_source=embeddings.source,
         weights_source=weights.source,
+    )
+    return Traced(trace, embeddings.notes + _other_embeddings_note(trace, weights))
+
+
+def _other_embeddings_note(trace: AttentionTrace, weights: AttentionWeights) -> tuple[str, ...]:
+    """When --weights is a trace of this very sentence made with other X, say how to reuse it.
+
+    Loading a trace as --weights takes its W matrices only; its numbers come back exactly only
+    with the same X (same seed and embeddings), which is easy to miss.
+    """
+    path = weights.path
+    if path is None:
+        return ()
+    try:
+        their = load_embeddings(path, list(trace.tokens))
+    except FileProblem:
+        return ()  # not a trace, or one of another sentence
+    if np.array_equal(their.X, trace.X):
+        return ()
+    return (
+        f"{path} was made with other embeddings (another --seed or --embeddings), so only its "
+        f"weights are reused; add --embeddings {path} to reuse its X too.",
     )

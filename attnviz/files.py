@@ -110,6 +110,10 @@ def load_json(path: Path, what: str) -> Any:
 
 def finite_matrix(value: Any, *, name: str, source: Path | str, ndim: int) -> np.ndarray:
     """``value`` as a float64 array with ``ndim`` dimensions and only finite numbers."""
+    if np.iscomplexobj(value):
+        raise FileProblem(
+            f"{name} in {source} holds complex numbers; attention needs real numbers."
+        )
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -162,7 +166,10 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     import tempfile
 
     folder = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise OutputProblem(f"Cannot write {path}: {error.strerror or error}.") from None
     os.close(handle)
     temporary_path = Path(temporary)
     try:

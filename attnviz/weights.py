@@ -25,6 +25,7 @@ class AttentionWeights:
     W_V: FloatArray  # [h, d_model, d_k]
     W_O: FloatArray  # [h·d_k, d_model]
     source: str = "given"  # where the matrices came from, for the header of the views
+    path: Path | None = None  # the file they were read from, if any
 
     def __post_init__(self) -> None:
         shape = self.W_Q.shape
@@ -110,6 +111,6 @@ def load_weights(path: Path) -> AttentionWeights:
         for key in WEIGHT_KEYS
     }
     try:
-        return AttentionWeights(**matrices, source=f"loaded from {path}")
+        return AttentionWeights(**matrices, source=f"loaded from {path}", path=path)
     except AttnvizError as error:
         raise FileProblem(f"Weights file {path}: {error.message}") from None
