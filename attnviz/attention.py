@@ -22,6 +22,18 @@ from attnviz.weights import AttentionWeights
 FloatArray = np.ndarray
 
 
+def softmax_parts(scores: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The pieces of a softmax over the last axis, for showing the arithmetic.
+
+    Returns (shifted, exponentials, totals): shifted = s - max(s) per row [..., n],
+    exponentials = exp(shifted) [..., n], totals = their row sums [..., 1].
+    """
+    with np.errstate(over="ignore"):  # e.g. -1e308 - 1e308 = -inf, and exp(-inf) = 0 is right
+        shifted = scores - scores.max(axis=-1, keepdims=True)
+    exponentials = np.exp(shifted)
+    return shifted, exponentials, exponentials.sum(axis=-1, keepdims=True)
+
+
 def softmax(scores: FloatArray) -> FloatArray:
     """Softmax over the last axis: w_ij = exp(s_ij) / Σ_j' exp(s_ij').  [..., n] -> [..., n]
 
@@ -29,10 +41,8 @@ def softmax(scores: FloatArray) -> FloatArray:
     keeps exp() from overflowing: the largest exponent is exp(0) = 1, so every row sums to a
     number in [1, n] and no finite input gives NaN or inf.
     """
-    with np.errstate(over="ignore"):  # e.g. -1e308 - 1e308 = -inf, and exp(-inf) = 0 is right
-        shifted = scores - scores.max(axis=-1, keepdims=True)
-    exponentials = np.exp(shifted)
-    return exponentials / exponentials.sum(axis=-1, keepdims=True)
+    _, exponentials, totals = softmax_parts(scores)
+    return exponentials / totals
 
 
 def project(x: FloatArray, w: FloatArray) -> FloatArray:
@@ -111,15 +121,17 @@ def multi_head_attention(
             f"configuration asks for {config.n_heads} heads and d_model {config.d_model}."
         )
     d_k = config.d_k
-    q = project(x, weights.W_Q)
-    k = project(x, weights.W_K)
-    v = project(x, weights.W_V)
-    scores = attention_scores(q, k)
-    scaled = scale_scores(scores, d_k)
-    attention_weights = softmax(scaled)
-    z = weigh_values(attention_weights, v)
-    concat = concat_heads(z)
-    output = project_out(concat, weights.W_O)
+    # Overflow is detected below and reported as one sentence, not as numpy warnings.
+    with np.errstate(over="ignore", invalid="ignore"):
+        q = project(x, weights.W_Q)
+        k = project(x, weights.W_K)
+        v = project(x, weights.W_V)
+        scores = attention_scores(q, k)
+        scaled = scale_scores(scores, d_k)
+        attention_weights = softmax(scaled)
+        z = weigh_values(attention_weights, v)
+        concat = concat_heads(z)
+        output = project_out(concat, weights.W_O)
     if not (np.isfinite(scores).all() and np.isfinite(output).all()):
         # Finite inputs can still overflow float64 (about 1.8e308) in a dot product.
         largest = max(float(np.abs(x).max()), float(np.abs(weights.W_Q).max()))

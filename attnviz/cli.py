@@ -20,7 +20,7 @@ from rich.text import Text
 from attnviz import __version__
 from attnviz.core import trace_with_options
 from attnviz.embeddings import OutOfVocabulary
-from attnviz.errors import AttnvizError, ExitStatus, OutputProblem
+from attnviz.errors import AttnvizError, OutputProblem
 from attnviz.files import check_output_path
 from attnviz.tokens import Focus, default_focus, find_focus, printable
 from attnviz.trace import EXPORT_EXTENSIONS, AttentionTrace, export_trace
@@ -29,7 +29,8 @@ app = typer.Typer(
     name="attnviz",
     help=(
         "Every number of transformer multi-head self-attention, step by step: "
-        "Z = softmax(Q·Kᵀ/√d_k)·V per head, then Concat·W_O."
+        "Z = softmax(Q·Kᵀ/√d_k)·V per head, then Concat·W_O.\n\n"
+        'Example: attnviz explain "I am good"'
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -234,8 +235,7 @@ def explain(
 ) -> None:
     """Print every step of multi-head self-attention for SENTENCE.
 
-    Tokens and X; per head Q, K, V, the raw scores Q·Kᵀ, the scores ÷ √d_k, the softmax
-    weights and Z = weights·V; then the heads concatenated and projected by W_O.
+    Tokens and X; per head Q, K, V, Q·Kᵀ, ÷ √d_k, softmax and Z = weights·V; then Concat·W_O.
 
     Example: attnviz explain "The animal didn't cross the street because it was tired" --focus it
     """
@@ -303,8 +303,7 @@ def heatmap(
 ) -> None:
     """Save the attention weights of SENTENCE as a heatmap image, one panel per head.
 
-    Rows are query words, columns key words; with a focus word (default "it" when present)
-    a last panel shows that word's attention in every head.
+    Query words are rows, key words columns; a last panel shows where the focus word looks.
 
     Example: attnviz heatmap "The animal didn't cross the street because it was too tired" -o it.png
     """
@@ -363,9 +362,5 @@ def check_per_head_folder(folder: Path) -> None:
 
 
 def run() -> None:
-    """Console-script entry point: the app, with Ctrl-C as a quiet exit 130."""
-    try:
-        app()
-    except KeyboardInterrupt:
-        report("interrupted", label="attnviz")
-        raise SystemExit(int(ExitStatus.INTERRUPTED)) from None
+    """Console-script entry point. Typer turns Ctrl-C into exit 130 (ExitStatus.INTERRUPTED)."""
+    app()

@@ -10,9 +10,9 @@ from attnviz.errors import AttnvizError
 #: magnitude; beyond it the step tables stop being something a person can read.
 MAX_TOKENS = 512
 
-#: Largest d_model accepted: the paper's big model uses 1024; 8192 keeps a mistyped size from
-#: allocating gigabytes.
-MAX_D_MODEL = 8192
+#: Largest d_model accepted. The paper's big model uses 1024; at 2048 the four weight matrices
+#: take 4·2048²·8 bytes = 134 MB, while a mistyped 8192 would take over 2 GB.
+MAX_D_MODEL = 2048
 
 
 @dataclass(frozen=True)
@@ -28,13 +28,16 @@ class AttentionConfig:
     seed: int = 0  # seeds the random embeddings and weights; same seed, same numbers
 
     def __post_init__(self) -> None:
-        for name, value in (("d_model", self.d_model), ("heads", self.n_heads)):
+        for name, value in (
+            ("d_model (--d-model)", self.d_model),
+            ("heads (--heads)", self.n_heads),
+        ):
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise AttnvizError(f"{name} must be a positive whole number, got {value!r}.")
         if self.d_model > MAX_D_MODEL:
             raise AttnvizError(
                 f"d_model {self.d_model} is too large; use at most {MAX_D_MODEL} "
-                "(the paper uses 512)."
+                "(the paper's base model uses 512)."
             )
         if self.d_model % self.n_heads != 0:
             raise AttnvizError(

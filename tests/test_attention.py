@@ -217,11 +217,12 @@ def test_default_random_weights_give_softmax_neither_flat_nor_one_hot(sentence: 
     ("d_model", "n_heads", "message"),
     [
         (10, 3, "not divisible by 3 heads"),
-        (0, 2, "d_model must be a positive"),
-        (-8, 2, "d_model must be a positive"),
-        (8, 0, "heads must be a positive"),
-        (8, -2, "heads must be a positive"),
+        (0, 2, r"d_model \(--d-model\) must be a positive"),
+        (-8, 2, r"d_model \(--d-model\) must be a positive"),
+        (8, 0, r"heads \(--heads\) must be a positive"),
+        (8, -2, r"heads \(--heads\) must be a positive"),
         (100000, 2, "too large"),
+        (4096, 2, "at most 2048"),
     ],
 )
 def test_bad_sizes_are_refused_with_a_message(d_model: int, n_heads: int, message: str) -> None:

@@ -105,7 +105,9 @@ def test_focus_shows_ranked_bars_and_the_weighted_sum() -> None:
     head_1 = focus[focus.index("Head 1") : focus.index("z_it")].splitlines()[1:]
     words = [line.split()[0] for line in head_1]
     weights = [float(line.split()[-1]) for line in head_1]
-    assert sorted(words) == sorted(IT_SENTENCE.split())
+    assert sorted(words) == sorted(
+        ["The:1", "the:2", *IT_SENTENCE.split()[1:4], *IT_SENTENCE.split()[5:]]
+    )
     assert weights == sorted(weights, reverse=True)
     assert abs(sum(weights) - 1) < 0.06  # rounded to 2 decimals
 
@@ -348,3 +350,135 @@ def test_explain_does_not_import_matplotlib() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert "HEAVY []" in result.stdout
+
+
+def test_overflowing_values_are_refused_not_turned_into_nan(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.txt"
+    huge.write_text("i 1e160 1\nam 1 1e160\ngood -1e160 2\n", encoding="utf-8")
+    for command in (["explain"], ["heatmap", "-o", str(tmp_path / "h.png")]):
+        assert_one_line_error(
+            [*command, "I am good", "-e", str(huge)], ExitStatus.BAD_INPUT, "overflow float64"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["huge.txt"]
+
+
+def test_a_million_and_all_zero_embeddings_work(tmp_path: Path) -> None:
+    for name, values in (("big", 1e6), ("zero", 0.0)):
+        path = tmp_path / f"{name}.npy"
+        np.save(path, np.random.default_rng(0).normal(size=(3, 8)) * values)
+        code, stdout, stderr = run(
+            "explain", "I am good", "-e", str(path), "--export", str(tmp_path / f"{name}.npz")
+        )
+        assert code == 0, stderr
+        with np.load(tmp_path / f"{name}.npz") as trace:
+            assert all(np.isfinite(trace[key]).all() for key in trace.files if key != "tokens")
+            np.testing.assert_allclose(trace["weights"].sum(-1), 1.0, atol=1e-9)
+    assert (
+        "e+" in run("explain", "I am good", "-e", str(tmp_path / "big.npy"))[1]
+    )  # 1e6 as 1.23e+06
+
+
+def test_complex_numbers_are_refused(tmp_path: Path) -> None:
+    np.save(tmp_path / "c.npy", np.ones((3, 8), dtype=complex))
+    assert_one_line_error(
+        ["explain", "I am good", "-e", str(tmp_path / "c.npy")], ExitStatus.BAD_FILE, "complex"
+    )
+
+
+def test_heatmap_takes_the_same_options_as_explain(tmp_path: Path) -> None:
+    trace_file = tmp_path / "t.npz"
+    code, stdout, stderr = run(
+        "heatmap",
+        IT_SENTENCE,
+        "-o",
+        str(tmp_path / "a.png"),
+        "--preset",
+        "paper",
+        "--head",
+        "3",
+        "--focus",
+        "it",
+        "--export",
+        str(trace_file),
+    )
+    assert code == 0, stderr
+    assert (tmp_path / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with np.load(trace_file) as data:
+        assert data["weights"].shape == (8, 11, 11)
+    code, _, stderr = run(
+        "heatmap",
+        IT_SENTENCE,
+        "-o",
+        str(tmp_path / "b.svg"),
+        "-w",
+        str(trace_file),
+        "-e",
+        str(trace_file),
+    )
+    assert code == 0, stderr
+    code, _, stderr = run(
+        "heatmap", "I am good", "-o", str(tmp_path / "c.pdf"), "-e", str(SAMPLES / "toy8d.txt")
+    )
+    assert code == 0 and (tmp_path / "c.pdf").read_bytes()[:4] == b"%PDF"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["-o", "out.jpg"], ["'.jpg'", ".png, .svg, .pdf"]),
+        (["-o", "missing/out.png"], ["does not exist"]),
+        (["-o", "out.png", "--per-head", "missing/heads"], ["does not exist"]),
+        (["-o", "out.png", "--export", "t.txt"], ["'.txt'"]),
+        (["-o", "out.png", "--head", "5"], ["numbered 1 to 2"]),
+        (["-o", "out.png", "--cmap", "nosuch"], ["colormap"]),
+    ],
+)
+def test_heatmap_errors_write_nothing(
+    args: list[str], fragments: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, stderr = run("heatmap", "I am good", *args)
+    assert code in (ExitStatus.BAD_INPUT, ExitStatus.CANNOT_WRITE), stderr
+    assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr
+    for fragment in fragments:
+        assert fragment in stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unwritable_folders_are_refused_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Root may write anywhere (CI runs as root), so the permission check itself is faked.
+    import attnviz.cli
+    import attnviz.files
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_access = os.access
+    fake = lambda p, mode: Path(p) != locked and real_access(p, mode)  # noqa: E731
+    monkeypatch.setattr(attnviz.files.os, "access", fake)
+    monkeypatch.setattr(attnviz.cli.os, "access", fake)
+    assert_one_line_error(
+        ["heatmap", "I am good", "-o", str(tmp_path / "ok.png"), "--per-head", str(locked)],
+        ExitStatus.CANNOT_WRITE,
+        "not writable",
+    )
+    assert_one_line_error(
+        ["explain", "I am good", "--export", str(locked / "t.npz")],
+        ExitStatus.CANNOT_WRITE,
+        "not writable",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["locked"]
+    assert list(locked.iterdir()) == []
+
+
+def test_weights_from_a_trace_made_with_another_seed_say_how_to_reuse_its_x(tmp_path: Path) -> None:
+    run("explain", "I am good", "--seed", "5", "--export", str(tmp_path / "s5.npz"))
+    code, _, stderr = run("explain", "I am good", "-w", str(tmp_path / "s5.npz"))
+    assert code == 0 and f"--embeddings {tmp_path / 's5.npz'}" in stderr
+    code, _, stderr = run("explain", "I am good", "-w", str(tmp_path / "s5.npz"), "--seed", "5")
+    assert code == 0 and stderr == ""
+
+
+def test_top_level_help_has_an_example() -> None:
+    assert 'attnviz explain "I am good"' in run("--help")[1]

@@ -70,3 +70,13 @@ def test_error_examples_are_real() -> None:
         result = CliRunner().invoke(app, shlex.split(prompt.removeprefix("$ "))[1:])
         assert result.exit_code != 0
         assert result.stderr.strip() == expected
+
+
+def test_pasted_output_is_real_output() -> None:
+    pasted = README.split("## What you see")[1].split("### An honest note")[0]
+    blocks = re.findall(r"```text\n(.*?)```", pasted, flags=re.DOTALL)
+    assert len(blocks) == 2
+    result = CliRunner().invoke(app, ["explain", "I am good", "--focus", "I"])
+    real = "\n".join(line.rstrip() for line in result.stdout.splitlines())
+    for block in blocks:
+        assert block.rstrip("\n") in real

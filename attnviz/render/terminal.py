@@ -17,6 +17,7 @@ from rich.rule import Rule
 from rich.segment import Segment
 from rich.text import Span, Text
 
+from attnviz.attention import softmax_parts
 from attnviz.tokens import Focus, printable
 from attnviz.trace import AttentionTrace
 
@@ -48,7 +49,10 @@ def subscript(number: int) -> str:
 
 
 def format_number(value: float, decimals: int) -> str:
-    """Fixed-point text with no negative zero: -0.001 at 2 decimals prints as 0.00."""
+    """Fixed-point text with no negative zero (-0.001 at 2 decimals prints as 0.00); scientific
+    notation from a million up, so a huge value never needs a column wider than the screen."""
+    if abs(value) >= 1e6:
+        return f"{value:.{decimals}e}"
     text = f"{value:.{decimals}f}"
     if text.startswith("-") and float(text) == 0.0:
         text = text[1:]
@@ -71,13 +75,17 @@ def weight_style(weight: float) -> str:
 
 
 def fit_label(word: str, width: int = MAX_LABEL_WIDTH) -> str:
-    """A token as a label: control characters escaped, cut to ``width`` cells with an ellipsis."""
+    """A label cut to ``width`` cells with an ellipsis, keeping an occurrence suffix (":2")."""
     text = printable(word)
     if cell_len(text) <= width:
         return text
-    while cell_len(text) > width - 1:
+    stem, colon, number = text.rpartition(":")
+    suffix = f"{ELLIPSIS}:{number}" if colon and stem and number.isdigit() else ELLIPSIS
+    if suffix != ELLIPSIS:
+        text = stem
+    while text and cell_len(text) + cell_len(suffix) > width:
         text = text[:-1]
-    return text + ELLIPSIS
+    return text + suffix
 
 
 def occurrence_labels(tokens: Sequence[str]) -> list[str]:
@@ -283,9 +291,13 @@ class _Lesson:
     def number(self, value: float) -> str:
         return format_number(float(value), self.view.decimals)
 
+    def exact(self, value: float) -> str:
+        """A number in a worked example: at least 2 decimals, or 1 / 2 = 0 would read as wrong."""
+        return format_number(float(value), max(self.view.decimals, 2))
+
     def term(self, value: float) -> str:
         """A number as a factor: negative numbers in parentheses."""
-        text = self.number(value)
+        text = self.exact(value)
         return f"({text})" if text.startswith("-") else text
 
     def emit(self, renderable: RenderableType) -> None:
@@ -373,7 +385,7 @@ class _Lesson:
         self.say(
             "Sentence: ",
             Text(" ".join(printable(token) for token in trace.tokens), style="italic"),
-            f"  ({trace.n_tokens} tokens)",
+            f"  ({trace.n_tokens} token{'s' if trace.n_tokens != 1 else ''})",
         )
         self.say(
             f"Sizes: d_model = {trace.d_model}, h = {trace.n_heads} heads, "
@@ -443,7 +455,10 @@ class _Lesson:
         self.say(
             "  ",
             Text(
-                self.dot_product(q[i], k[j], f"q_{self.word(i)} · k_{self.word(j)}"), style="green"
+                self.dot_product(
+                    q[i], k[j], trace.scores[head, i, j], f"q_{self.word(i)} · k_{self.word(j)}"
+                ),
+                style="green",
             ),
         )
         self.show(
@@ -576,10 +591,10 @@ class _Lesson:
             self.blank()
             self.say(Text(f"Head {head + 1}", style="bold"))
             shown = order[:12]
-            label_width = max(cell_len(fit_label(trace.tokens[index])) for index in shown)
+            label_width = max(cell_len(fit_label(self.tokens[index])) for index in shown)
             lines = []
             for index in shown:
-                line = Text(_pad_right(fit_label(trace.tokens[index]), label_width) + " ")
+                line = Text(_pad_right(fit_label(self.tokens[index]), label_width) + " ")
                 line.append_text(bar(float(weights[index])))
                 line.append(" " + self.number(weights[index]))
                 lines.append(line)
@@ -589,35 +604,40 @@ class _Lesson:
                 self.say(
                     f"{ELLIPSIS} {len(order) - len(shown)} more words, together {self.number(rest)}"
                 )
-            self.say(Text(self.weighted_sum(head, focus.index, limit=len(order)), style="green"))
+            self.say(Text(self.weighted_sum(head, focus.index, limit=12), style="green"))
 
     # -- worked examples -----------------------------------------------------------------------
 
-    def dot_product(self, left: np.ndarray, right: np.ndarray, name: str) -> str:
+    def dot_product(self, left: np.ndarray, right: np.ndarray, score: float, name: str) -> str:
+        """q·k written out term by term; the result is the trace's score, not recomputed."""
         terms = [f"{self.term(a)}×{self.term(b)}" for a, b in zip(left, right, strict=True)]
         if len(terms) > 6:
             terms = [*terms[:3], ELLIPSIS, terms[-1]]
             name += f" ({len(left)} terms)"
-        return f"{name} = {' + '.join(terms)} = {self.number(float(left @ right))}"
+        return f"{name} = {' + '.join(terms)} = {self.exact(score)}"
 
     def softmax_example(self, row: np.ndarray, j: int, weight: float) -> str:
-        shifted = row - row.max()
-        exps = [f"exp({self.number(s)})" for s in shifted]
+        """One weight as exp(shifted) / Σ exp(shifted), from the same pieces softmax() uses."""
+        shifted, exponentials, total = softmax_parts(row)
+        exps = [f"exp({self.exact(s)})" for s in shifted]
         if len(exps) > 5:
             exps = [*exps[:2], ELLIPSIS, exps[-1]]
         return (
-            f"exp({self.number(shifted[j])}) / ({' + '.join(exps)}) = "
-            f"{self.number(np.exp(shifted[j]))} / {self.number(np.exp(shifted).sum())} = "
-            f"{self.number(weight)}"
+            f"exp({self.exact(shifted[j])}) / ({' + '.join(exps)}) = "
+            f"{self.exact(exponentials[j])} / {self.exact(total[0])} = {self.exact(weight)}"
         )
 
     def weighted_sum(self, head: int, i: int, limit: int = 6) -> str:
+        """z_i = Σ_j w_ij·v_j, largest weights first; the result is the trace's Z row."""
         trace = self.trace
         weights = trace.weights[head, i]
         order = np.argsort(-weights, kind="stable")
-        terms = [f"{self.number(weights[j])}·v_{self.word(j)}" for j in order[:limit]]
+        terms = [f"{self.exact(weights[j])}·v_{self.word(j)}" for j in order[:limit]]
         if len(order) > limit:
-            terms.append(f"{ELLIPSIS} ({len(order) - limit} more)")
+            rest = float(weights[order[limit:]].sum())
+            terms.append(
+                f"{ELLIPSIS} ({len(order) - limit} more, weights summing to {self.exact(rest)})"
+            )
         z = trace.Z[head, i]
         return f"z_{self.word(i)} = {' + '.join(terms)} = {self.vector(z)}"
 
