@@ -14,12 +14,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError
 from attnviz.trace import AttentionTrace, frozen_array
 from attnviz.weights import AttentionWeights
-
-FloatArray = np.ndarray
 
 
 def softmax_parts(scores: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:

@@ -20,10 +20,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attnviz.arrays import FloatArray
 from attnviz.errors import FileProblem
 from attnviz.files import finite_matrix, load_json, load_npy, load_npz, require_readable
-
-FloatArray = np.ndarray
 
 TEXT_EXTENSIONS = (".txt", ".vec", ".glove", ".w2v")
 EMBEDDING_EXTENSIONS = (*TEXT_EXTENSIONS, ".npy", ".npz", ".json")

@@ -11,10 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.files import atomic_write
-
-FloatArray = np.ndarray
 
 #: The arrays of a trace, in the order of the computation; also the keys of an exported file.
 ARRAY_KEYS = (

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
+from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, FileProblem
 from attnviz.files import finite_matrix, load_json, load_npz
-
-FloatArray = np.ndarray
 
 WEIGHT_KEYS = ("W_Q", "W_K", "W_V", "W_O")
 
