@@ -3,4 +3,4 @@
 from attnviz.cli import run
 
 if __name__ == "__main__":
-    run()
+    raise SystemExit(run())

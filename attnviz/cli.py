@@ -17,10 +17,14 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+# Typer (0.26 and later) vendors click; its usage errors are caught in run() to print them on
+# one line.
+from typer._click.exceptions import NoArgsIsHelpError, UsageError
+
 from attnviz import __version__
 from attnviz.core import trace_with_options
 from attnviz.embeddings import OutOfVocabulary
-from attnviz.errors import AttnvizError, OutputProblem
+from attnviz.errors import AttnvizError, ExitStatus, OutputProblem
 from attnviz.files import check_output_path
 from attnviz.tokens import Focus, default_focus, find_focus, printable
 from attnviz.trace import EXPORT_EXTENSIONS, AttentionTrace, export_trace
@@ -361,6 +365,29 @@ def check_per_head_folder(folder: Path) -> None:
         )
 
 
-def run() -> None:
-    """Console-script entry point. Typer turns Ctrl-C into exit 130 (ExitStatus.INTERRUPTED)."""
-    app()
+def run(argv: list[str] | None = None) -> int:
+    """Entry point of the ``attnviz`` command and ``python -m attnviz``; returns the exit code.
+
+    Typer's own usage errors (a missing sentence, a misspelt option) are shown as one line, like
+    attnviz's, instead of a framed panel. Ctrl-C gives 130 (ExitStatus.INTERRUPTED).
+    """
+    try:
+        status = app(args=argv, standalone_mode=False)
+    except NoArgsIsHelpError as error:
+        error.show()
+        return int(ExitStatus.USAGE)
+    except UsageError as error:
+        report(usage_sentence(error))
+        return int(ExitStatus.USAGE)
+    except typer.Abort:
+        return int(ExitStatus.INTERRUPTED)
+    return status if isinstance(status, int) else int(ExitStatus.SUCCESS)
+
+
+def usage_sentence(error: UsageError) -> str:
+    """Typer's message for a malformed command line, with the way to fix it."""
+    message = error.format_message().rstrip().rstrip(".") + "."
+    command = error.ctx.command_path if error.ctx is not None else "attnviz"
+    if "unexpected extra argument" in message and command.endswith(("explain", "heatmap")):
+        return f'{message} Put the sentence in quotes: {command} "I am good"'
+    return f"{message} See '{command} --help'."

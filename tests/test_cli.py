@@ -482,3 +482,35 @@ def test_weights_from_a_trace_made_with_another_seed_say_how_to_reuse_its_x(tmp_
 
 def test_top_level_help_has_an_example() -> None:
     assert 'attnviz explain "I am good"' in run("--help")[1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragments"),
+    [
+        (["explain"], ["Missing argument 'SENTENCE'", "explain --help"]),
+        (["explain", "I", "am", "good"], ["(am good)", "in quotes: ", ' explain "I am good"']),
+        (["explain", "I am good", "--fokus", "I"], ["--fokus", "--focus"]),
+        (["heatmap", "I am good"], ["--output"]),
+        (["explain", "I am good", "--heads", "x"], ["'x' is not a valid int"]),
+        (["explain", "I am good", "--preset", "huge"], ["'huge' is not one of 'paper'"]),
+    ],
+)
+def test_typer_usage_errors_are_one_line_too(
+    argv: list[str], fragments: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from attnviz.cli import run as main_entry
+
+    status = main_entry(argv)
+    out, err = capsys.readouterr()
+    assert status == ExitStatus.USAGE and out == ""
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: ")
+    for fragment in fragments:
+        assert fragment in err
+
+
+def test_entry_point_returns_the_commands_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    from attnviz.cli import run as main_entry
+
+    assert main_entry(["--version"]) == 0
+    assert main_entry(["explain", "I am good", "--focus", "cat"]) == ExitStatus.BAD_INPUT
+    assert "error: The focus word 'cat'" in capsys.readouterr().err

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,9 +70,16 @@ def test_error_examples_are_real() -> None:
     block = README.split("### Errors")[1].split("```text\n")[1].split("```")[0]
     lines = block.strip().splitlines()
     for prompt, expected in zip(lines[::2], lines[1::2], strict=True):
-        result = CliRunner().invoke(app, shlex.split(prompt.removeprefix("$ "))[1:])
-        assert result.exit_code != 0
-        assert result.stderr.strip() == expected
+        result = subprocess.run(
+            [sys.executable, "-m", "attnviz", *shlex.split(prompt.removeprefix("$ "))[1:]],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "100"},
+        )
+        assert result.returncode != 0
+        assert result.stderr.strip() == expected.replace(
+            "attnviz explain", "python -m attnviz explain"
+        )
 
 
 def test_pasted_output_is_real_output() -> None:

@@ -120,6 +120,16 @@ def test_weight_style_is_dark_for_zero_bright_for_one_and_readable() -> None:
     assert weight_style(-5.0) == weight_style(0.0) and weight_style(7.0) == weight_style(1.0)
 
 
+def test_weight_style_stays_ordered_on_256_and_16_colour_terminals() -> None:
+    greys = [int(weight_style(w / 20, "256").split("color(")[1].rstrip(")")) for w in range(21)]
+    assert greys == sorted(greys) and greys[0] == 232 and greys[-1] == 255
+    assert weight_style(0.05, "standard") == "dim"
+    assert weight_style(0.2, "standard") == ""
+    assert weight_style(0.4, "standard") == "bold"
+    assert weight_style(0.9, "standard") == "bold reverse"
+    assert weight_style(0.9, None) == ""
+
+
 def test_control_characters_and_markup_in_words_are_shown_not_obeyed() -> None:
     trace = attnviz.trace_attention(["[red]x[/red]", "a\x1b[2Jb", "\x07"])
     text = render(trace, width=100, colour=True)

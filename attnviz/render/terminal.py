@@ -59,9 +59,26 @@ def format_number(value: float, decimals: int) -> str:
     return text
 
 
-def weight_style(weight: float) -> str:
-    """A background from the viridis map for a weight in [0, 1], with readable text on it."""
-    position = min(max(weight, 0.0), 1.0) * (len(_VIRIDIS) - 1)
+def weight_style(weight: float, color_system: str | None = "truecolor") -> str:
+    """How a cell holding ``weight`` in [0, 1] is shaded, for the terminal's colour system.
+
+    truecolor: a viridis background (as in the heatmaps) with black or white text, whichever
+    reads better. 256 colours: the 24-step grey ramp, which stays monotone where viridis would
+    be rounded to unrelated palette colours. 16 colours: no background at all (the 16 colours
+    carry no order), but dim for weights under 0.1, bold from 0.3 and reversed from 0.6.
+    No colour: no style.
+    """
+    weight = min(max(weight, 0.0), 1.0)
+    if color_system is None:
+        return ""
+    if color_system == "256":
+        grey = round(weight * 23)
+        return f"{'black' if grey > 11 else 'white'} on color({232 + grey})"
+    if color_system != "truecolor":
+        if weight >= 0.6:
+            return "bold reverse"
+        return "bold" if weight >= 0.3 else ("dim" if weight < 0.1 else "")
+    position = weight * (len(_VIRIDIS) - 1)
     low = int(np.floor(position))
     high = min(low + 1, len(_VIRIDIS) - 1)
     fraction = position - low
@@ -161,7 +178,12 @@ COLUMN_GAP = 2  # spaces between the columns of a matrix
 
 
 def matrix_block(
-    matrix: Matrix, decimals: int, max_width: int, *, with_row_labels: bool = True
+    matrix: Matrix,
+    decimals: int,
+    max_width: int,
+    *,
+    with_row_labels: bool = True,
+    color_system: str | None = "truecolor",
 ) -> Block:
     """A titled table of ``matrix`` at most ``max_width`` cells wide.
 
@@ -238,7 +260,7 @@ def matrix_block(
             offset += COLUMN_GAP
             if matrix.shade and column is not None:
                 value = float(matrix.values[row, column])
-                spans.append(Span(offset, offset + len(cell), weight_style(value)))
+                spans.append(Span(offset, offset + len(cell), weight_style(value, color_system)))
             offset += len(cell)
         if matrix.row_sums:
             total = gap + _pad_left(sums[position], sum_width - COLUMN_GAP)
@@ -316,7 +338,12 @@ class _Lesson:
         self.emit(Text.assemble(*parts))
 
     def table(self, matrix: Matrix) -> Block:
-        return matrix_block(self.keeping_example(matrix), self.view.decimals, self.width)
+        return matrix_block(
+            self.keeping_example(matrix),
+            self.view.decimals,
+            self.width,
+            color_system=self.console.color_system,
+        )
 
     def keeping_example(self, matrix: Matrix) -> Matrix:
         """Rows of words keep the worked example's word visible when rows are elided."""
@@ -332,7 +359,13 @@ class _Lesson:
         else one under the other, each with its words."""
         decimals = self.view.decimals
         row = [
-            matrix_block(self.keeping_example(m), decimals, self.width, with_row_labels=index == 0)
+            matrix_block(
+                self.keeping_example(m),
+                decimals,
+                self.width,
+                with_row_labels=index == 0,
+                color_system=self.console.color_system,
+            )
             for index, m in enumerate(matrices)
         ]
         arranged = side_by_side(row, gap=3, max_width=self.width)
@@ -450,7 +483,8 @@ class _Lesson:
         self.step(3, "Raw scores Q·Kᵀ")
         self.say(
             "score[i, j] = q_i · k_j: how well the query of word i (row) matches the key of "
-            "word j (column). For example:"
+            "word j (column). For example (worked with the unrounded numbers, so multiplying the "
+            "rounded ones by hand can differ in the last digit; --decimals 4 shows more):"
         )
         self.say(
             "  ",
@@ -517,7 +551,7 @@ class _Lesson:
         self.step(6, f"Z{h} = weights{h}·V{h}")
         self.say(
             "Each word's output is the weighted sum of all value vectors, with its row of "
-            f"weights: z_i = Σ_j w_ij · v_j. Z{h} has shape [n, d_k] = "
+            f"weights: z_i = Σ_j w_ij·v_j. Z{h} has shape [n, d_k] = "
             f"[{trace.n_tokens}, {trace.d_k}]. For example:"
         )
         self.say("  ", Text(self.weighted_sum(head, i), style="green"))
