@@ -42,6 +42,16 @@ def _check_magic(path: Path, what: str, magic: bytes, kind: str) -> None:
         )
 
 
+def _unreadable(path: Path, what: str, kind: str, error: Exception) -> FileProblem:
+    """The message for an array file numpy could not read; pickled objects get their own."""
+    if isinstance(error, ValueError) and "pickle" in str(error).lower():
+        return FileProblem(
+            f"{what} file {path} holds Python objects, which would need pickle to load; "
+            "attnviz refuses pickle. Save plain numbers with np.save or np.savez."
+        )
+    return FileProblem(f"{what} file {path} is not a valid {kind} file ({error}).")
+
+
 def load_npy(path: Path, what: str) -> np.ndarray:
     """Load one array from a ``.npy`` file without pickle."""
     require_readable(path, what)
@@ -49,15 +59,8 @@ def load_npy(path: Path, what: str) -> np.ndarray:
     try:
         with path.open("rb") as handle:
             array = np.load(handle, allow_pickle=False)
-    except ValueError as error:
-        if "pickle" in str(error).lower():
-            raise FileProblem(
-                f"{what} file {path} holds Python objects, which would need pickle to load; "
-                "attnviz refuses pickle. Save plain numbers with np.save(path, float_array)."
-            ) from None
-        raise FileProblem(f"{what} file {path} is not a valid .npy file ({error}).") from None
-    except (OSError, EOFError) as error:
-        raise FileProblem(f"{what} file {path} is not a valid .npy file ({error}).") from None
+    except (ValueError, OSError, EOFError) as error:
+        raise _unreadable(path, what, ".npy", error) from None
     if not isinstance(array, np.ndarray):
         raise FileProblem(f"{what} file {path} is not a .npy array file.")
     return array
@@ -76,17 +79,8 @@ def load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
                     f"{what} file {path} is not a .npz archive; save it with np.savez."
                 )
             return {name: archive[name] for name in archive.files}
-    except FileProblem:
-        raise
-    except ValueError as error:
-        if "pickle" in str(error).lower():
-            raise FileProblem(
-                f"{what} file {path} holds Python objects, which would need pickle to load; "
-                "attnviz refuses pickle. Save plain numbers with np.savez."
-            ) from None
-        raise FileProblem(f"{what} file {path} is not a valid .npz file ({error}).") from None
-    except (OSError, EOFError, KeyError, zipfile.BadZipFile) as error:
-        raise FileProblem(f"{what} file {path} is not a valid .npz file ({error}).") from None
+    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile) as error:
+        raise _unreadable(path, what, ".npz", error) from None
 
 
 def load_json(path: Path, what: str) -> Any:
