@@ -33,6 +33,8 @@ ARRAY_KEYS = (
     "output",
 )
 
+BIAS_KEYS = ("b_Q", "b_K", "b_V", "b_O")
+
 EXPORT_EXTENSIONS = (".npz", ".json")
 
 
@@ -68,6 +70,11 @@ class AttentionTrace:
     config: AttentionConfig
     embeddings_source: str = ""  # where X came from, in words, for the header of the views
     weights_source: str = ""  # where the W matrices came from, in words
+    # Biases, which pretrained encoders have and the random layer has not: Q = X·W_Q + b_Q, …
+    b_Q: FloatArray | None = None  # [h, d_k]
+    b_K: FloatArray | None = None  # [h, d_k]
+    b_V: FloatArray | None = None  # [h, d_k]
+    b_O: FloatArray | None = None  # [d_model]
 
     @property
     def n_tokens(self) -> int:
@@ -86,8 +93,15 @@ class AttentionTrace:
         return self.config.d_k
 
     def arrays(self) -> dict[str, FloatArray]:
-        """The trace's arrays by export key, in the order of the computation."""
-        return {key: getattr(self, key) for key in ARRAY_KEYS}
+        """The trace's arrays by export key, in the order of the computation; biases if any."""
+        arrays = {key: getattr(self, key) for key in ARRAY_KEYS}
+        if self.has_biases:
+            arrays.update({key: getattr(self, key) for key in BIAS_KEYS})
+        return arrays
+
+    @property
+    def has_biases(self) -> bool:
+        return self.b_Q is not None
 
     def config_dict(self) -> dict[str, Any]:
         """The sizes and provenance of the trace, as stored in a JSON export."""

@@ -1,0 +1,212 @@
+"""A BERT-family encoder's forward pass in numpy, one small function per step.
+
+    h₀ = LayerNorm(E_word[ids] + E_position[0..n) + E_type[0])
+    for each layer:
+        a = Concat_i(softmax(Q_i·K_iᵀ / √d_k)·V_i)·W_O + b_O,  Q_i = h·W_Q[i] + b_Q[i], …
+        h' = LayerNorm(h + a)                       # residual, then LayerNorm
+        h  = LayerNorm(h' + GELU(h'·W_1 + b_1)·W_2 + b_2)
+
+(Devlin et al. 2019, as in Hugging Face's BertModel with eager attention.) Pure functions over
+arrays: no files, no printing. Shapes use n tokens, h heads, d_model, d_k = d_model / h, d_ff.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnviz.arrays import FloatArray
+from attnviz.attention import (
+    attention_scores,
+    concat_heads,
+    scale_scores,
+    softmax,
+    weigh_values,
+)
+from attnviz.config import AttentionConfig
+from attnviz.trace import AttentionTrace, frozen_array
+from attnviz.weights import AttentionWeights
+
+# Rational approximations of erf and erfc from the Cephes library (S. L. Moshier, public
+# domain), accurate to about 1e-16 in float64: erf(x) = x·T(x²)/U(x²) for |x| < 1, and
+# erfc(x) = exp(-x²)·P(x)/Q(x) for 1 <= x < 8, exp(-x²)·R(x)/S(x) beyond. Coefficients are
+# listed from the highest power down; Q, S and U have a leading 1.
+_ERF_T = (
+    9.60497373987051638749e0, 9.00260197203842689217e1, 2.23200534594684319226e3,
+    7.00332514112805075473e3, 5.55923013010394962768e4,
+)  # fmt: skip
+_ERF_U = (
+    1.0, 3.35617141647503099647e1, 5.21357949780152679795e2, 4.59432382970980127987e3,
+    2.26290000613890934246e4, 4.92673942608635921086e4,
+)  # fmt: skip
+_ERFC_P = (
+    2.46196981473530512524e-10, 5.64189564831068821977e-1, 7.46321056442269912687e0,
+    4.86371970985681366614e1, 1.96520832956077098242e2, 5.26445194995477358631e2,
+    9.34528527171957607540e2, 1.02755188689515710272e3, 5.57535335369399327526e2,
+)  # fmt: skip
+_ERFC_Q = (
+    1.0, 1.32281951154744992508e1, 8.67072140885989742329e1, 3.54937778887819891062e2,
+    9.75708501743205489753e2, 1.82390916687909736289e3, 2.24633760818710981792e3,
+    1.65666309194161350182e3, 5.57535340817727675546e2,
+)  # fmt: skip
+_ERFC_R = (
+    5.64189583547755073984e-1, 1.27536670759978104416e0, 5.01905042251180477414e0,
+    6.16021097993053585195e0, 7.40974269950448939160e0, 2.97886665372100240670e0,
+)  # fmt: skip
+_ERFC_S = (
+    1.0, 2.26052863220117276590e0, 9.39603524938001434673e0, 1.20489539808096656605e1,
+    1.70814450747565897222e1, 9.60896809063285878198e0, 3.36907645100081516050e0,
+)  # fmt: skip
+
+
+def _polynomial(x: FloatArray, coefficients: Sequence[float]) -> FloatArray:
+    """Horner's rule, coefficients from the highest power down."""
+    result = np.full_like(x, coefficients[0])
+    for coefficient in coefficients[1:]:
+        result = result * x + coefficient
+    return result
+
+
+def erf(x: FloatArray) -> FloatArray:
+    """The error function, elementwise, to float64 accuracy (numpy has none of its own)."""
+    x64 = np.asarray(x, dtype=np.float64)
+    magnitude = np.abs(x64)
+    small = magnitude < 1.0
+    squared = x64 * x64
+    inner = x64 * _polynomial(squared, _ERF_T) / _polynomial(squared, _ERF_U)
+    clipped = np.clip(magnitude, 1.0, 30.0)  # erfc(x) underflows to 0 long before x = 30
+    near = _polynomial(clipped, _ERFC_P) / _polynomial(clipped, _ERFC_Q)
+    far = _polynomial(clipped, _ERFC_R) / _polynomial(clipped, _ERFC_S)
+    complement = np.exp(-clipped * clipped) * np.where(clipped < 8.0, near, far)
+    outer = np.sign(x64) * (1.0 - complement)
+    return np.where(small, inner, outer).astype(np.result_type(x, np.float32))
+
+
+def gelu(x: FloatArray) -> FloatArray:
+    """GELU(x) = x·Φ(x) = ½·x·(1 + erf(x/√2)), the exact form BERT uses (not the tanh one)."""
+    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)).astype(x.dtype))
+
+
+def layer_norm(x: FloatArray, gamma: FloatArray, beta: FloatArray, eps: float) -> FloatArray:
+    """(x - mean) / √(var + ε) · γ + β over the last axis.  [n, d_model] -> [n, d_model]"""
+    mean = x.mean(axis=-1, keepdims=True)
+    variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(variance + eps) * gamma + beta
+
+
+@dataclass(frozen=True)
+class EncoderLayerWeights:
+    """One layer, transposed so every product is x·W (checkpoints store Linear as [out, in])."""
+
+    attention: AttentionWeights  # W_Q, W_K, W_V [h, d_model, d_k], W_O [h·d_k, d_model]
+    b_Q: FloatArray  # [h, d_k]
+    b_K: FloatArray  # [h, d_k]
+    b_V: FloatArray  # [h, d_k]
+    b_O: FloatArray  # [d_model]
+    attention_norm: tuple[FloatArray, FloatArray]  # γ, β [d_model] after attention + residual
+    W_1: FloatArray  # [d_model, d_ff]
+    b_1: FloatArray  # [d_ff]
+    W_2: FloatArray  # [d_ff, d_model]
+    b_2: FloatArray  # [d_model]
+    output_norm: tuple[FloatArray, FloatArray]  # γ, β [d_model] after feed-forward + residual
+
+
+@dataclass(frozen=True)
+class EncoderWeights:
+    """Embedding tables and every layer of the encoder."""
+
+    word_embeddings: FloatArray  # [n_ids, d_model] rows for the sentence's ids only
+    position_embeddings: FloatArray  # [n_positions, d_model]
+    token_type_embedding: FloatArray  # [d_model] the row of token type 0
+    embedding_norm: tuple[FloatArray, FloatArray]  # γ, β [d_model]
+    layers: tuple[EncoderLayerWeights, ...]
+    layer_norm_eps: float
+
+
+@dataclass(frozen=True, eq=False)
+class EncoderTrace:
+    """Every layer's attention trace, and the hidden state between layers."""
+
+    tokens: tuple[str, ...]  # [n] word pieces, [CLS] and [SEP] included
+    layers: tuple[AttentionTrace, ...]  # layer l's X is its input hidden state; biases included
+    hidden_states: FloatArray  # [L + 1, n, d_model]: embeddings, then each layer's output
+
+    @property
+    def last_hidden_state(self) -> FloatArray:
+        return self.hidden_states[-1]
+
+
+def embed(weights: EncoderWeights, n_tokens: int) -> FloatArray:
+    """h₀ = LayerNorm(word + position + token-type embeddings).  -> [n, d_model]"""
+    summed = (
+        weights.word_embeddings[:n_tokens]
+        + weights.position_embeddings[:n_tokens]
+        + weights.token_type_embedding
+    )
+    return layer_norm(summed, *weights.embedding_norm, weights.layer_norm_eps)
+
+
+def run_encoder(tokens: Sequence[str], weights: EncoderWeights, *, model_name: str) -> EncoderTrace:
+    """The forward pass, keeping each layer's attention steps.  tokens [n] -> EncoderTrace
+
+    Computed in the weights' dtype (float32 by default, as the checkpoint stores it); the trace
+    keeps float64 copies for display and export.
+    """
+    hidden = embed(weights, len(tokens))
+    hidden_states = [hidden]
+    layer_traces = []
+    n_layers = len(weights.layers)
+    for index, layer in enumerate(weights.layers):
+        attention = layer.attention
+        n_heads, d_model, d_k = attention.W_Q.shape
+        q = np.matmul(hidden, attention.W_Q) + layer.b_Q[:, None, :]  # [h, n, d_k]
+        k = np.matmul(hidden, attention.W_K) + layer.b_K[:, None, :]
+        v = np.matmul(hidden, attention.W_V) + layer.b_V[:, None, :]
+        scores = attention_scores(q, k)
+        scaled = scale_scores(scores, d_k).astype(hidden.dtype)
+        attention_weights = softmax(scaled)
+        z = weigh_values(attention_weights, v)
+        concat = concat_heads(z)
+        output = np.matmul(concat, attention.W_O) + layer.b_O  # [n, d_model]
+        layer_traces.append(
+            AttentionTrace(
+                tokens=tuple(tokens),
+                X=frozen_array(hidden),
+                W_Q=frozen_array(attention.W_Q),
+                W_K=frozen_array(attention.W_K),
+                W_V=frozen_array(attention.W_V),
+                W_O=frozen_array(attention.W_O),
+                Q=frozen_array(q),
+                K=frozen_array(k),
+                V=frozen_array(v),
+                scores=frozen_array(scores),
+                scaled=frozen_array(scaled),
+                weights=frozen_array(attention_weights),
+                Z=frozen_array(z),
+                concat=frozen_array(concat),
+                output=frozen_array(output),
+                config=AttentionConfig(d_model=d_model, n_heads=n_heads, seed=0),
+                embeddings_source=(
+                    "the model's embeddings (word + position + token type, LayerNorm)"
+                    if index == 0
+                    else f"the output of layer {index} (after its residual and LayerNorm)"
+                ),
+                weights_source=f"{model_name} (pretrained), layer {index + 1} of {n_layers}",
+                b_Q=frozen_array(layer.b_Q),
+                b_K=frozen_array(layer.b_K),
+                b_V=frozen_array(layer.b_V),
+                b_O=frozen_array(layer.b_O),
+            )
+        )
+        eps = weights.layer_norm_eps
+        after_attention = layer_norm(hidden + output, *layer.attention_norm, eps)
+        feed_forward = np.matmul(gelu(np.matmul(after_attention, layer.W_1) + layer.b_1), layer.W_2)
+        hidden = layer_norm(after_attention + feed_forward + layer.b_2, *layer.output_norm, eps)
+        hidden_states.append(hidden)
+    return EncoderTrace(
+        tokens=tuple(tokens),
+        layers=tuple(layer_traces),
+        hidden_states=frozen_array(np.stack(hidden_states)),
+    )

@@ -1,0 +1,49 @@
+"""Sentence -> the encoder's trace: find the checkpoint, tokenize, load, run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnviz.errors import AttnvizError
+from attnviz.model.checkpoint import Encoding, find_model, load_encoder, read_config
+from attnviz.model.checkpoint import tokenize_for_model as tokenize_for_model
+from attnviz.model.encoder import EncoderTrace, run_encoder
+
+DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+@dataclass(frozen=True, eq=False)
+class ModelRun:
+    """The encoder's trace and how the sentence was split for it."""
+
+    trace: EncoderTrace
+    encoding: Encoding
+    model_name: str
+
+
+def trace_model(sentence: str, model: str, *, dtype: str = "float32") -> ModelRun:
+    """Run a pretrained BERT-family encoder on ``sentence`` and keep every layer's attention.
+
+    model: a checkpoint folder, or "minilm" for all-MiniLM-L6-v2. dtype: "float32" (as the
+    checkpoint stores it) or "float64".
+    """
+    if dtype not in DTYPES:
+        raise AttnvizError(f"--dtype {dtype!r}: use float32 or float64.")
+    if not sentence.strip():
+        raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
+    folder = find_model(model)
+    config = read_config(folder)
+    encoding = tokenize_for_model(folder, sentence, config.max_positions)
+    weights = load_encoder(folder, config, encoding.ids, DTYPES[dtype])
+    name = (
+        "all-MiniLM-L6-v2"
+        if model.lower().startswith(("minilm", "all-minilm", "sentence"))
+        else folder.name
+    )
+    return ModelRun(
+        trace=run_encoder(encoding.tokens, weights, model_name=name),
+        encoding=encoding,
+        model_name=name,
+    )
