@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -27,7 +27,13 @@ from attnviz.embeddings import OutOfVocabulary
 from attnviz.errors import AttnvizError, ExitStatus, OutputProblem
 from attnviz.files import check_output_path
 from attnviz.tokens import Focus, default_focus, find_focus, printable
-from attnviz.trace import EXPORT_EXTENSIONS, AttentionTrace, export_trace
+from attnviz.trace import (
+    EXPORT_EXTENSIONS,
+    AttentionTrace,
+    export_layers,
+    export_trace,
+    select_tokens,
+)
 
 app = typer.Typer(
     name="attnviz",
@@ -43,6 +49,13 @@ app = typer.Typer(
 
 MAX_DECIMALS = 8
 IMAGE_EXTENSIONS = (".png", ".svg", ".pdf")
+
+
+class Dtype(str, Enum):
+    """Floating-point precision of the model's forward pass."""
+
+    float32 = "float32"
+    float64 = "float64"
 
 
 class Preset(str, Enum):
@@ -121,6 +134,31 @@ ExportOpt = Annotated[
     ),
 ]
 
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="A pretrained BERT-family encoder: 'minilm' or a checkpoint folder (attnviz[model]).",
+        show_default=False,
+    ),
+]
+LayerOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--layer",
+        help="With --model: the layer to show, from 1 (default: the last).",
+        show_default=False,
+    ),
+]
+DtypeOpt = Annotated[
+    Dtype, typer.Option("--dtype", help="With --model: compute in float32 (as stored) or float64.")
+]
+HideSpecialOpt = Annotated[
+    bool,
+    typer.Option("--hide-special", help="With --model: leave [CLS] and [SEP] out of the views."),
+]
+
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -191,6 +229,61 @@ def build_trace(
     return trace
 
 
+SPECIAL_TOKENS = frozenset({"[CLS]", "[SEP]", "[PAD]"})
+
+
+def build_layers(
+    sentence: str,
+    *,
+    model: str | None,
+    dtype: Dtype,
+    random_options: dict[str, Any],
+) -> tuple[AttentionTrace, ...]:
+    """Every layer's trace: one random layer, or each layer of a pretrained encoder."""
+    if model is None:
+        return (build_trace(sentence, **random_options),)
+    given = [
+        flag
+        for flag, value in (
+            ("--heads", random_options["heads"]),
+            ("--d-model", random_options["d_model"]),
+            ("--preset", random_options["preset"]),
+            ("--embeddings", random_options["embeddings_path"]),
+            ("--weights", random_options["weights_path"]),
+        )
+        if value is not None
+    ]
+    if given:
+        raise AttnvizError(
+            f"--model brings its own sizes, embeddings and weights; drop {', '.join(given)}."
+        )
+    from attnviz.model.run import trace_model
+
+    return trace_model(sentence, model, dtype=dtype.value).trace.layers
+
+
+def choose_layer(
+    layers: tuple[AttentionTrace, ...], layer: int | None, model: str | None
+) -> AttentionTrace:
+    """The layer to show, numbered from 1 as a person types it; the last by default."""
+    if layer is None:
+        return layers[-1]
+    if model is None:
+        raise AttnvizError("--layer needs --model: the random mode has one layer.")
+    if not 1 <= layer <= len(layers):
+        raise AttnvizError(
+            f"--layer {layer} does not exist; layers are numbered 1 to {len(layers)}."
+        )
+    return layers[layer - 1]
+
+
+def hide_special(trace: AttentionTrace) -> AttentionTrace:
+    keep = [i for i, token in enumerate(trace.tokens) if token not in SPECIAL_TOKENS]
+    if not keep:
+        raise AttnvizError("--hide-special would hide every token.")
+    return select_tokens(trace, keep)
+
+
 def choose_heads(trace: AttentionTrace, head: int | None) -> tuple[int, ...]:
     """Heads to show, numbered from 0; ``head`` is numbered from 1 as a person types it."""
     if head is None:
@@ -236,6 +329,10 @@ def explain(
         bool, typer.Option("--show-weights", help="Also print W_Q, W_K, W_V and W_O.")
     ] = False,
     export: ExportOpt = None,
+    model: ModelOpt = None,
+    layer: LayerOpt = None,
+    dtype: DtypeOpt = Dtype.float32,
+    hide_specials: HideSpecialOpt = False,
 ) -> None:
     """Print every step of multi-head self-attention for SENTENCE.
 
@@ -249,25 +346,35 @@ def explain(
         check_decimals(decimals)
         if export is not None:
             check_output_path(export, EXPORT_EXTENSIONS, "--export")
-        trace = build_trace(
+        layers = build_layers(
             sentence,
-            heads=heads,
-            d_model=d_model,
-            seed=seed,
-            preset=preset,
-            embeddings_path=embeddings,
-            oov=oov,
-            weights_path=weights,
+            model=model,
+            dtype=dtype,
+            random_options={
+                "heads": heads,
+                "d_model": d_model,
+                "seed": seed,
+                "preset": preset,
+                "embeddings_path": embeddings,
+                "oov": oov,
+                "weights_path": weights,
+            },
         )
+        trace = choose_layer(layers, layer, model)
+        shown = hide_special(trace) if hide_specials else trace
         view = ExplainView(
-            heads=choose_heads(trace, head),
-            focus=choose_focus(trace, focus),
+            heads=choose_heads(shown, head),
+            focus=choose_focus(shown, focus),
             decimals=decimals,
             show_weights=show_weights,
+            hidden_special=hide_specials,
         )
-        render_explain(trace, Console(highlight=False), view)
+        render_explain(shown, Console(highlight=False), view)
         if export is not None:
-            export_trace(trace, export)
+            if model is None:
+                export_trace(trace, export)
+            else:
+                export_layers(layers, export)
             note(f"trace saved to {export}")
 
 
@@ -304,6 +411,10 @@ def heatmap(
     ] = None,
     cmap: Annotated[str, typer.Option("--cmap", help="A matplotlib colormap name.")] = "viridis",
     export: ExportOpt = None,
+    model: ModelOpt = None,
+    layer: LayerOpt = None,
+    dtype: DtypeOpt = Dtype.float32,
+    hide_specials: HideSpecialOpt = False,
 ) -> None:
     """Save the attention weights of SENTENCE as a heatmap image, one panel per head.
 
@@ -320,16 +431,22 @@ def heatmap(
         from attnviz.render import heatmap as heatmap_render
 
         heatmap_render.check_colormap(cmap)
-        trace = build_trace(
+        layers = build_layers(
             sentence,
-            heads=heads,
-            d_model=d_model,
-            seed=seed,
-            preset=preset,
-            embeddings_path=embeddings,
-            oov=oov,
-            weights_path=weights,
+            model=model,
+            dtype=dtype,
+            random_options={
+                "heads": heads,
+                "d_model": d_model,
+                "seed": seed,
+                "preset": preset,
+                "embeddings_path": embeddings,
+                "oov": oov,
+                "weights_path": weights,
+            },
         )
+        full_trace = choose_layer(layers, layer, model)
+        trace = hide_special(full_trace) if hide_specials else full_trace
         shown = choose_heads(trace, head)
         chosen_focus = choose_focus(trace, focus)
         if per_head is not None:
@@ -346,7 +463,10 @@ def heatmap(
                 heatmap_render.save_heatmap(trace, path, heads=(index,), focus=None, cmap=cmap)
                 typer.echo(f"wrote {printable(str(path))}")
         if export is not None:
-            export_trace(trace, export)
+            if model is None:
+                export_trace(full_trace, export)
+            else:
+                export_layers(layers, export)
             typer.echo(f"wrote {printable(str(export))}")
 
 

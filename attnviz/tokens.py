@@ -104,6 +104,14 @@ def find_focus(tokens: Sequence[str], spec: str) -> Focus:
         raise AttnvizError("--focus is empty; name a word of the sentence, e.g. --focus it.")
     positions = [i for i, token in enumerate(tokens) if token.casefold() == word.casefold()]
     if not positions:
+        # A word a model's tokenizer split into pieces ("token", "##ization"): match the word,
+        # follow its first piece.
+        positions = [
+            start
+            for start, joined in word_piece_words(tokens)
+            if joined.casefold() == word.casefold()
+        ]
+    if not positions:
         shown = " ".join(tokens[:20]) + (" …" if len(tokens) > 20 else "")
         raise AttnvizError(
             f"The focus word {word!r} is not in the sentence; pick one of its words: {shown}"
@@ -116,6 +124,18 @@ def find_focus(tokens: Sequence[str], spec: str) -> Focus:
     chosen = max(occurrence, 1)
     index = positions[chosen - 1]
     return Focus(index=index, word=tokens[index], occurrence=chosen, n_occurrences=len(positions))
+
+
+def word_piece_words(tokens: Sequence[str]) -> list[tuple[int, str]]:
+    """(first piece's position, whole word) for each word of WordPiece tokens ("##" continues)."""
+    words: list[tuple[int, str]] = []
+    for position, token in enumerate(tokens):
+        if token.startswith("##") and words:
+            start, joined = words[-1]
+            words[-1] = (start, joined + token[2:])
+        else:
+            words.append((position, token))
+    return words
 
 
 def default_focus(tokens: Sequence[str]) -> Focus | None:

@@ -5,7 +5,8 @@ Every view (terminal tables, heatmaps, files) is a function of a trace; none rec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -115,29 +116,70 @@ class AttentionTrace:
         }
 
 
+def select_tokens(trace: AttentionTrace, keep: Sequence[int]) -> AttentionTrace:
+    """The trace seen through a subset of its tokens (rows and columns), for display only.
+
+    Nothing is recomputed: the weights stay as computed over every token, so a row's shown
+    weights can sum to less than 1.
+    """
+    rows = np.asarray(keep, dtype=np.intp)
+    return replace(
+        trace,
+        tokens=tuple(trace.tokens[i] for i in rows),
+        X=trace.X[rows],
+        Q=trace.Q[:, rows],
+        K=trace.K[:, rows],
+        V=trace.V[:, rows],
+        scores=trace.scores[:, rows][:, :, rows],
+        scaled=trace.scaled[:, rows][:, :, rows],
+        weights=trace.weights[:, rows][:, :, rows],
+        Z=trace.Z[:, rows],
+        concat=trace.concat[rows],
+        output=trace.output[rows],
+    )
+
+
+def export_layers(traces: Sequence[AttentionTrace], path: Path) -> None:
+    """Write several layers' traces with a leading layer axis: ``weights`` [L, h, n, n], ``X``
+    [L, n, d_model] (each layer's input), …, plus b_Q, b_K, b_V, b_O when the layers have them.
+
+    ``.npz`` or ``.json`` (with a ``config`` object), written atomically.
+    """
+    first = traces[0]
+    stacked = {key: np.stack([t.arrays()[key] for t in traces]) for key in first.arrays()}
+    config = {**first.config_dict(), "n_layers": len(traces), "weights": first.weights_source}
+    _write(path, first.tokens, stacked, config)
+
+
 def export_trace(trace: AttentionTrace, path: Path) -> None:
     """Write the trace to ``.npz`` (arrays, float64; tokens as unicode) or ``.json``.
 
     The file holds exactly: tokens, X, W_Q, W_K, W_V, W_O, Q, K, V, scores, scaled, weights, Z,
     concat, output (and, in JSON, a ``config`` object). Written atomically.
     """
+    _write(path, trace.tokens, trace.arrays(), trace.config_dict())
+
+
+def _write(
+    path: Path, tokens: Sequence[str], arrays: dict[str, FloatArray], config: dict[str, Any]
+) -> None:
     extension = path.suffix.lower()
     if extension == ".npz":
 
         def write(temporary: Path) -> None:
             with temporary.open("wb") as handle:
-                arrays: dict[str, np.ndarray] = {"tokens": np.array(trace.tokens, dtype=np.str_)}
-                arrays.update(trace.arrays())
-                np.savez(handle, allow_pickle=False, **arrays)
+                everything: dict[str, np.ndarray] = {"tokens": np.array(tokens, dtype=np.str_)}
+                everything.update(arrays)
+                np.savez(handle, allow_pickle=False, **everything)
 
     elif extension == ".json":
         import json
 
         # json writes a float with repr(), the shortest text that reads back to the same
         # float64, so a JSON export round-trips bit for bit.
-        document: dict[str, Any] = {"tokens": list(trace.tokens)}
-        document.update({key: array.tolist() for key, array in trace.arrays().items()})
-        document["config"] = trace.config_dict()
+        document: dict[str, Any] = {"tokens": list(tokens)}
+        document.update({key: array.tolist() for key, array in arrays.items()})
+        document["config"] = config
 
         def write(temporary: Path) -> None:
             temporary.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")

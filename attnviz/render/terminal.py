@@ -294,6 +294,7 @@ class ExplainView(NamedTuple):
     focus: Focus | None = None
     decimals: int = 2
     show_weights: bool = False
+    hidden_special: bool = False  # [CLS]/[SEP] were left out of the trace shown
 
 
 class _Lesson:
@@ -321,6 +322,10 @@ class _Lesson:
         """A number as a factor: negative numbers in parentheses."""
         text = self.exact(value)
         return f"({text})" if text.startswith("-") else text
+
+    def bias(self, name: str, head: str = "") -> str:
+        """ " + b_Q₁" in a formula when the trace has biases (a pretrained model), else ""."""
+        return f" + b_{name}{head}" if self.trace.has_biases else ""
 
     def emit(self, renderable: RenderableType) -> None:
         self.pending.append(renderable)
@@ -435,20 +440,48 @@ class _Lesson:
                     style="yellow",
                 )
             )
+        if trace.has_biases:
+            self.say(
+                "In the model this attention is one sublayer, with biases: Q = X·W_Q + b_Q and so "
+                "on. Its output is added back to X and normalised, h' = LayerNorm(X + output); a "
+                "feed-forward block, GELU(h'·W₁ + b₁)·W₂ + b₂, is added and normalised the same "
+                "way to give the next layer's X."
+            )
+        if self.view.hidden_special:
+            self.emit(
+                Text(
+                    "Note: [CLS] and [SEP] are left out of the tables. The weights were computed "
+                    "with them, so a row's weights can sum to less than 1.",
+                    style="yellow",
+                )
+            )
 
     def tokens_and_embeddings(self) -> None:
         trace = self.trace
-        self.step(1, "Tokens and embeddings X")
-        self.say(
-            f"The sentence is split into {trace.n_tokens} tokens. Each token becomes one row of "
-            f"X, its embedding: a vector of d_model = {trace.d_model} numbers. "
-            f"X has shape [n, d_model] = [{trace.n_tokens}, {trace.d_model}]."
-        )
+        if trace.has_biases:
+            self.step(1, "Word pieces and X, this layer's input")
+            self.say(
+                f"The model's tokenizer splits the sentence into {trace.n_tokens} word pieces "
+                "(with [CLS] first and [SEP] last unless hidden). Row i of X is what this layer "
+                f"receives for piece i: {trace.embeddings_source}. "
+                f"X has shape [n, d_model] = [{trace.n_tokens}, {trace.d_model}]."
+            )
+        else:
+            self.step(1, "Tokens and embeddings X")
+            self.say(
+                f"The sentence is split into {trace.n_tokens} tokens. Each token becomes one row "
+                f"of X, its embedding: a vector of d_model = {trace.d_model} numbers. "
+                f"X has shape [n, d_model] = [{trace.n_tokens}, {trace.d_model}]."
+            )
         self.show(self.table(Matrix(trace.X, "X", self.tokens, self.dims(trace.d_model))))
 
     def head(self, head: int) -> None:
         trace = self.trace
         h = subscript(head + 1)
+
+        def b(name: str) -> str:
+            return self.bias(name, h)
+
         self.blank()
         self.emit(Rule(Text(f"Head {head + 1} of {trace.n_heads}", style="bold magenta")))
         q, k, v = trace.Q[head], trace.K[head], trace.V[head]
@@ -459,8 +492,9 @@ class _Lesson:
         self.step(2, f"Queries, keys and values of head {head + 1}")
         self.say(
             f"Head {head + 1} projects X with its own matrices W_Q{h}, W_K{h}, W_V{h}, each "
-            f"[d_model, d_k] = [{trace.d_model}, {trace.d_k}]: Q{h} = X·W_Q{h}, "
-            f"K{h} = X·W_K{h}, V{h} = X·W_V{h}, each [n, d_k] = [{trace.n_tokens}, {trace.d_k}]. "
+            f"[d_model, d_k] = [{trace.d_model}, {trace.d_k}]: Q{h} = X·W_Q{h}{b('Q')}, "
+            f"K{h} = X·W_K{h}{b('K')}, V{h} = X·W_V{h}{b('V')}, each [n, d_k] = "
+            f"[{trace.n_tokens}, {trace.d_k}]. "
             "A query asks what a word is looking for, a key says what it offers, a value is "
             "what it passes on."
         )
@@ -474,9 +508,9 @@ class _Lesson:
             self.blank()
         self.side_by_side(
             [
-                Matrix(q, f"Q{h} = X·W_Q{h}", self.tokens, self.dims(trace.d_k)),
-                Matrix(k, f"K{h} = X·W_K{h}", self.tokens, self.dims(trace.d_k)),
-                Matrix(v, f"V{h} = X·W_V{h}", self.tokens, self.dims(trace.d_k)),
+                Matrix(q, f"Q{h} = X·W_Q{h}{b('Q')}", self.tokens, self.dims(trace.d_k)),
+                Matrix(k, f"K{h} = X·W_K{h}{b('K')}", self.tokens, self.dims(trace.d_k)),
+                Matrix(v, f"V{h} = X·W_V{h}{b('V')}", self.tokens, self.dims(trace.d_k)),
             ]
         )
 
@@ -577,7 +611,8 @@ class _Lesson:
             f"shape [n, h·d_k] = [{trace.n_tokens}, {trace.n_heads * trace.d_k}] "
             f"(columns {blocks}). "
             f"W_O [h·d_k, d_model] = [{trace.n_heads * trace.d_k}, {trace.d_model}] mixes them "
-            f"back into d_model = {trace.d_model} columns: output = Concat·W_O, the layer's "
+            f"back into d_model = {trace.d_model} columns: output = Concat·W_O{self.bias('O')}, "
+            "the layer's "
             "result for each word."
         )
         if self.view.heads != tuple(range(trace.n_heads)):
@@ -606,7 +641,12 @@ class _Lesson:
         self.blank()
         self.show(
             self.table(
-                Matrix(trace.output, "output = Concat·W_O", self.tokens, self.dims(trace.d_model))
+                Matrix(
+                    trace.output,
+                    f"output = Concat·W_O{self.bias('O')}",
+                    self.tokens,
+                    self.dims(trace.d_model),
+                )
             )
         )
 
