@@ -3,6 +3,9 @@
 Each picture is ``attnviz.render.heatmap.save_heatmap`` on a trace with the default sizes
 (d_model 8, 2 heads, seed 0), so it shows exactly what ``attnviz heatmap`` draws. The weights are
 seeded, and the files carry no date, so running the script twice gives the same bytes.
+
+``heatmap_minilm_it.png`` is layer 6, head 12 of all-MiniLM-L6-v2 (``--model minilm``); it is
+made only when the model extra and the model's files are installed.
 """
 
 from __future__ import annotations
@@ -29,11 +32,24 @@ def make_picture(path: Path, sentence: str, focus_word: str | None) -> None:
     save_heatmap(trace, path, heads=tuple(range(trace.n_heads)), focus=focus)
 
 
+def make_model_picture(path: Path) -> None:
+    from attnviz.model.run import trace_model
+
+    run = trace_model("The animal didn't cross the street because it was too tired", "minilm")
+    layer = run.trace.layers[5]  # layer 6, where head 12 links "it" to "animal"
+    save_heatmap(layer, path, heads=(11,), focus=find_focus(layer.tokens, "it"))
+
+
 def main() -> None:
     for name, (sentence, focus_word) in PICTURES.items():
         path = DOCS / name
         make_picture(path, sentence, focus_word)
         print(f"wrote {path}")
+    try:
+        make_model_picture(DOCS / "heatmap_minilm_it.png")
+        print(f"wrote {DOCS / 'heatmap_minilm_it.png'}")
+    except attnviz.AttnvizError as error:
+        print(f"skipped heatmap_minilm_it.png: {error}")
 
 
 if __name__ == "__main__":
