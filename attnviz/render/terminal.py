@@ -729,3 +729,67 @@ def bar(weight: float, width: int = BAR_WIDTH) -> Text:
 def render_explain(trace: AttentionTrace, console: Console, view: ExplainView) -> None:
     """Print the whole step-by-step lesson for ``trace`` on ``console``."""
     _Lesson(trace, console, view).render()
+
+
+def render_heads(
+    layers: Sequence[AttentionTrace],
+    focus: Focus,
+    console: Console,
+    *,
+    per_target: int = 3,
+    top: int = 20,
+) -> None:
+    """Where the focus word's attention goes in every (layer, head): the heads for each target
+    word, and each head's favourite target. Numbers are the focus row of each head's weights."""
+    from attnviz.heads import top_heads_per_target, top_target_per_head
+
+    first = layers[0]
+    labels = occurrence_labels([printable(token) for token in first.tokens])
+    name = printable(focus.label)
+    n_layers, n_heads = len(layers), first.n_heads
+    source = printable(first.weights_source.rsplit(", layer", 1)[0])
+    lines: list[RenderableType] = [
+        Text(f"attnviz · where does {name!r} look, in every head", style="bold"),
+        Text(
+            f"Weights: {source}; {n_layers} layer{'s' if n_layers != 1 else ''} × {n_heads} heads. "
+            f"Each number is the weight {name!r} gives a word in one head (row {name!r} of that "
+            "head's softmax weights; L = layer, H = head, from 1)."
+        ),
+        Text(),
+        Text(f"The heads in which {name!r} looks most at each word", style="bold cyan"),
+    ]
+    ranking = top_heads_per_target(layers, focus.index, per_target)
+    label_width = max(cell_len(fit_label(label)) for label in labels)
+    by_strength = sorted(ranking, key=lambda target: -ranking[target][0].weight)
+    for target in by_strength:
+        cells = "   ".join(
+            f"{'L' + str(link.layer) + ' H' + str(link.head):<7} {format_number(link.weight, 2)}"
+            for link in ranking[target]
+        )
+        lines.append(Text(f"  {_pad_right(fit_label(labels[target]), label_width)}  {cells}"))
+    links = top_target_per_head(layers, focus.index)
+    shown = links[:top]
+    lines += [
+        Text(),
+        Text(
+            f"Each head's favourite word for {name!r}, strongest first"
+            + (f" (top {len(shown)} of {len(links)})" if len(links) > len(shown) else ""),
+            style="bold cyan",
+        ),
+    ]
+    for link in shown:
+        head = f"L{link.layer} H{link.head}"
+        lines.append(
+            Text(
+                f"  {head:<7} {_pad_right(fit_label(labels[link.target]), label_width)}  "
+                f"{format_number(link.weight, 2)}"
+            )
+        )
+    if first.weights_source.startswith("random"):
+        lines.append(
+            Text(
+                "Note: these weights are random, not learned; use --model for a trained model.",
+                style="yellow",
+            )
+        )
+    console.print(Group(*lines))
