@@ -164,7 +164,7 @@ def test_exported_trace_works_as_embeddings_only_for_its_own_tokens(tmp_path: Pa
         load_embeddings(tmp_path / "trace.npz", ["I", "am", "bad"])
 
 
-@pytest.mark.parametrize("name", ["toy8d.txt", "toy8d.json", "toy8d_vocab.npz"])
+@pytest.mark.parametrize("name", ["toy8d.txt", "toy8d.json", "toy8d_vocab.npz", "minilm384d.txt"])
 def test_sample_embeddings_cover_the_seed_sentences(name: str) -> None:
     for sentence in [
         "I am good",
@@ -174,7 +174,8 @@ def test_sample_embeddings_cover_the_seed_sentences(name: str) -> None:
         "the cat jumped over the lazy dog",
     ]:
         tokens = attnviz.tokenize(sentence)
-        assert load_embeddings(SAMPLES / name, tokens).X.shape == (len(tokens), 8)
+        width = 384 if name.startswith("minilm") else 8
+        assert load_embeddings(SAMPLES / name, tokens).X.shape == (len(tokens), width)
 
 
 def test_sample_npy_is_i_am_good() -> None:

@@ -250,3 +250,18 @@ def test_heads_finds_the_heads_where_it_looks_at_animal() -> None:
     assert result.exit_code == 0, result.stderr
     animal = next(line for line in result.stdout.splitlines() if line.strip().startswith("animal"))
     assert animal.split()[1:3] == ["L6", "H12"] and animal.split()[4:6] == ["L4", "H2"]
+
+
+def test_minilm_sample_embeddings_are_the_models_input_table() -> None:
+    from safetensors import safe_open
+
+    from attnviz.embeddings import load_embeddings
+
+    sample = Path(__file__).resolve().parent.parent / "sample_embeddings" / "minilm384d.txt"
+    rows = load_embeddings(sample, ["animal", "it"]).X
+    with safe_open(str(MODEL_DIR / "model.safetensors"), framework="numpy") as tensors:
+        table = tensors.get_slice("embeddings.word_embeddings.weight")
+        for row, token_id in zip(
+            rows, trace_model("animal it", "minilm").encoding.ids[1:3], strict=True
+        ):
+            np.testing.assert_allclose(row, table[token_id : token_id + 1][0], atol=1e-6)
