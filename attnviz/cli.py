@@ -32,6 +32,7 @@ from attnviz.trace import (
     AttentionTrace,
     export_layers,
     export_trace,
+    merge_tokens,
     select_tokens,
 )
 
@@ -154,6 +155,13 @@ LayerOpt = Annotated[
 DtypeOpt = Annotated[
     Dtype, typer.Option("--dtype", help="With --model: compute in float32 (as stored) or float64.")
 ]
+WordsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--words",
+        help="With --model: merge word pieces into words (mean over rows, sum over columns).",
+    ),
+]
 HideSpecialOpt = Annotated[
     bool,
     typer.Option("--hide-special", help="With --model: leave [CLS] and [SEP] out of the views."),
@@ -238,10 +246,17 @@ def build_layers(
     model: str | None,
     dtype: Dtype,
     random_options: dict[str, Any],
-) -> tuple[AttentionTrace, ...]:
-    """Every layer's trace: one random layer, or each layer of a pretrained encoder."""
+    words: bool = False,
+) -> tuple[tuple[AttentionTrace, ...], tuple[AttentionTrace, ...]]:
+    """Every layer's trace as computed, and as shown: one random layer, or each layer of a
+    pretrained encoder. words=True shows a model's word pieces merged into words (see
+    trace.merge_tokens); what is exported stays piece by piece, as computed.
+    """
     if model is None:
-        return (build_trace(sentence, **random_options),)
+        if words:
+            raise AttnvizError("--words needs --model: the random mode's tokens are words already.")
+        layers = (build_trace(sentence, **random_options),)
+        return layers, layers
     given = [
         flag
         for flag, value in (
@@ -259,7 +274,12 @@ def build_layers(
         )
     from attnviz.model.run import trace_model
 
-    return trace_model(sentence, model, dtype=dtype.value).trace.layers
+    run = trace_model(sentence, model, dtype=dtype.value)
+    if not words:
+        return run.trace.layers, run.trace.layers
+    groups, labels = run.encoding.words()
+    merged = tuple(merge_tokens(layer, groups, labels) for layer in run.trace.layers)
+    return run.trace.layers, merged
 
 
 def choose_layer(
@@ -333,6 +353,7 @@ def explain(
     layer: LayerOpt = None,
     dtype: DtypeOpt = Dtype.float32,
     hide_specials: HideSpecialOpt = False,
+    words: WordsOpt = False,
 ) -> None:
     """Print every step of multi-head self-attention for SENTENCE.
 
@@ -346,10 +367,11 @@ def explain(
         check_decimals(decimals)
         if export is not None:
             check_output_path(export, EXPORT_EXTENSIONS, "--export")
-        layers = build_layers(
+        computed, layers = build_layers(
             sentence,
             model=model,
             dtype=dtype,
+            words=words,
             random_options={
                 "heads": heads,
                 "d_model": d_model,
@@ -372,9 +394,9 @@ def explain(
         render_explain(shown, Console(highlight=False), view)
         if export is not None:
             if model is None:
-                export_trace(trace, export)
+                export_trace(computed[0], export)
             else:
-                export_layers(layers, export)
+                export_layers(computed, export)
             note(f"trace saved to {export}")
 
 
@@ -415,6 +437,7 @@ def heatmap(
     layer: LayerOpt = None,
     dtype: DtypeOpt = Dtype.float32,
     hide_specials: HideSpecialOpt = False,
+    words: WordsOpt = False,
 ) -> None:
     """Save the attention weights of SENTENCE as a heatmap image, one panel per head.
 
@@ -431,10 +454,11 @@ def heatmap(
         from attnviz.render import heatmap as heatmap_render
 
         heatmap_render.check_colormap(cmap)
-        layers = build_layers(
+        computed, layers = build_layers(
             sentence,
             model=model,
             dtype=dtype,
+            words=words,
             random_options={
                 "heads": heads,
                 "d_model": d_model,
@@ -464,9 +488,9 @@ def heatmap(
                 typer.echo(f"wrote {printable(str(path))}")
         if export is not None:
             if model is None:
-                export_trace(full_trace, export)
+                export_trace(computed[0], export)
             else:
-                export_layers(layers, export)
+                export_layers(computed, export)
             typer.echo(f"wrote {printable(str(export))}")
 
 
@@ -486,6 +510,7 @@ def heads(
     embeddings: EmbeddingsOpt = None,
     oov: OovOpt = OutOfVocabulary.error,
     weights: WeightsOpt = None,
+    words: WordsOpt = False,
 ) -> None:
     """Rank every (layer, head) by where the focus word's attention goes.
 
@@ -498,10 +523,11 @@ def heads(
     with user_errors():
         if top < 1:
             raise AttnvizError(f"--top {top}: give 1 or more.")
-        layers = build_layers(
+        computed, layers = build_layers(
             sentence,
             model=model,
             dtype=dtype,
+            words=words,
             random_options={
                 "heads": heads_count,
                 "d_model": d_model,

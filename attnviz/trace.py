@@ -144,6 +144,37 @@ def select_tokens(trace: AttentionTrace, keep: Sequence[int]) -> AttentionTrace:
     )
 
 
+def merge_tokens(
+    trace: AttentionTrace, groups: Sequence[Sequence[int]], labels: Sequence[str]
+) -> AttentionTrace:
+    """The trace seen word by word instead of piece by piece, for display only.
+
+    A word's weights row is the mean of its pieces' rows (each sums to 1, so the mean does too),
+    and its column the sum of its pieces' columns (the attention that reaches any of its
+    pieces). Every other row (X, Q, K, V, Z, concat, output) is the mean of the pieces' rows,
+    and scores/scaled take the mean both ways.
+    """
+    n_tokens = trace.n_tokens
+    mean = np.zeros((len(groups), n_tokens))  # [words, pieces], rows sum to 1
+    for word, pieces in enumerate(groups):
+        mean[word, list(pieces)] = 1.0 / len(pieces)
+    total = (mean > 0).astype(float).T  # [pieces, words], 1 where a piece belongs to a word
+    return replace(
+        trace,
+        tokens=tuple(labels),
+        X=mean @ trace.X,
+        Q=mean @ trace.Q,
+        K=mean @ trace.K,
+        V=mean @ trace.V,
+        scores=mean @ trace.scores @ mean.T,
+        scaled=mean @ trace.scaled @ mean.T,
+        weights=mean @ trace.weights @ total,
+        Z=mean @ trace.Z,
+        concat=mean @ trace.concat,
+        output=mean @ trace.output,
+    )
+
+
 def export_layers(traces: Sequence[AttentionTrace], path: Path) -> None:
     """Write several layers' traces with a leading layer axis: ``weights`` [L, h, n, n], ``X``
     [L, n, d_model] (each layer's input), …, plus b_Q, b_K, b_V, b_O when the layers have them.

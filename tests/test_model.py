@@ -265,3 +265,38 @@ def test_minilm_sample_embeddings_are_the_models_input_table() -> None:
             rows, trace_model("animal it", "minilm").encoding.ids[1:3], strict=True
         ):
             np.testing.assert_allclose(row, table[token_id : token_id + 1][0], atol=1e-6)
+
+
+def test_words_merges_pieces_mean_over_rows_sum_over_columns() -> None:
+    from attnviz.trace import merge_tokens
+
+    run = trace_model(IT_SENTENCE, "minilm", dtype="float64")
+    groups, labels = run.encoding.words()
+    assert labels == ["[CLS]", *IT_SENTENCE.split(), "[SEP]"]
+    didnt = labels.index("didn't")
+    assert [run.trace.tokens[i] for i in groups[didnt]] == ["didn", "'", "t"]
+    layer = run.trace.layers[5]
+    merged = merge_tokens(layer, groups, labels)
+    np.testing.assert_allclose(merged.weights.sum(-1), 1.0, atol=1e-12)
+    pieces = groups[didnt]
+    it = labels.index("it")
+    np.testing.assert_allclose(
+        merged.weights[:, it, didnt], layer.weights[:, groups[it][0], pieces].sum(-1), atol=1e-12
+    )
+    np.testing.assert_allclose(merged.weights[:, didnt, :].sum(-1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(merged.X[didnt], layer.X[pieces].mean(0), atol=1e-12)
+
+
+def test_words_on_the_command_line_and_export_stays_in_pieces(tmp_path: Path) -> None:
+    path = tmp_path / "w.npz"
+    result = runner.invoke(
+        app,
+        ["explain", IT_SENTENCE, "-m", "minilm", "--head", "12", "--words", "--export", str(path)],
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "didn't" in result.stdout.split("weights₁₂ = softmax")[1]
+    with np.load(path, allow_pickle=False) as data:
+        assert "didn" in data["tokens"].tolist() and data["weights"].shape[-1] == 15
+    one_line_error(
+        ["explain", "I am good", "--words"], ExitStatus.BAD_INPUT, "--words needs --model"
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,6 +256,33 @@ class Encoding:
     ids: tuple[int, ...]  # [n] vocabulary ids, [CLS] and [SEP] included
     tokens: tuple[str, ...]  # [n] the word pieces, "##" marking a continuation
     word_ids: tuple[int | None, ...]  # [n] which word of the sentence each piece belongs to
+    offsets: tuple[tuple[int, int], ...] = ()  # [n] (start, end) of each piece in the sentence
+    sentence: str = ""
+
+    def words(self) -> tuple[list[list[int]], list[str]]:
+        """Pieces grouped into the sentence's whitespace-separated words, and those words.
+
+        [CLS] and [SEP] stay groups of their own. "didn't", which the tokenizer splits into
+        "didn", "'", "t", is one word here, as it is everywhere else in attnviz.
+        """
+        spans = [match.span() for match in re.finditer(r"\S+", self.sentence)]
+        groups: list[list[int]] = []
+        labels: list[str] = []
+        current: int | None = None
+        for position, (start, end) in enumerate(self.offsets):
+            if start == end:  # special tokens have empty offsets
+                groups.append([position])
+                labels.append(self.tokens[position])
+                current = None
+                continue
+            word = next(i for i, (a, b) in enumerate(spans) if a <= start < b)
+            if word == current:
+                groups[-1].append(position)
+            else:
+                groups.append([position])
+                labels.append(self.sentence[spans[word][0] : spans[word][1]])
+                current = word
+        return groups, labels
 
 
 def tokenize_for_model(folder: Path, sentence: str, max_positions: int) -> Encoding:
@@ -288,7 +316,11 @@ def tokenize_for_model(folder: Path, sentence: str, max_positions: int) -> Encod
             f"has {max_positions} positions. Shorten it."
         )
     return Encoding(
-        ids=tuple(encoded.ids), tokens=tuple(encoded.tokens), word_ids=tuple(encoded.word_ids)
+        ids=tuple(encoded.ids),
+        tokens=tuple(encoded.tokens),
+        word_ids=tuple(encoded.word_ids),
+        offsets=tuple((int(a), int(b)) for a, b in encoded.offsets),
+        sentence=sentence,
     )
 
 
