@@ -390,6 +390,7 @@ def explain(
             decimals=decimals,
             show_weights=show_weights,
             hidden_special=hide_specials,
+            merged_words=words,
         )
         render_explain(shown, Console(highlight=False), view)
         if export is not None:

@@ -1,4 +1,5 @@
-"""Attention weights as heatmap images: one panel per head, and where the focus word looks.
+"""Attention weights as heatmap images: one panel per head, and where the focus word looks;
+or every layer and head of an encoder at once, a small panel each.
 
 Each panel is one head's ``weights`` matrix, softmax(Q·Kᵀ/√d_k): row i is query word i, column j
 is key word j, and every row sums to 1. All panels share one colour scale fixed to 0–1, so the
@@ -12,6 +13,7 @@ running ``attnviz explain``) never loads it.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ from numpy.typing import NDArray
 
 from attnviz.errors import AttnvizError, OutputProblem
 from attnviz.files import atomic_write
-from attnviz.tokens import Focus, printable
+from attnviz.tokens import Focus, printable, word_piece_words
 from attnviz.trace import AttentionTrace
 
 if TYPE_CHECKING:
@@ -400,11 +402,14 @@ def _finish_cells(
         )
 
 
-def _frame_row(axes: Axes, row: int, n_tokens: int) -> None:
-    """Frame the focus word's row, white inside black so it shows on any colormap."""
+def _frame_row(
+    axes: Axes, row: int, n_tokens: int, widths: tuple[float, float] = (2.8, 1.0)
+) -> None:
+    """Frame the focus word's row, white inside black so it shows on any colormap; ``widths``
+    are the black and white line widths in points."""
     from matplotlib.patches import Rectangle
 
-    for colour, width in (("black", 2.8), ("white", 1.0)):
+    for colour, width in zip(("black", "white"), widths, strict=True):
         frame = Rectangle(
             (-0.5, row - 0.5),
             n_tokens,
@@ -430,14 +435,20 @@ def save_heatmap(
     Written atomically, in the format the extension names. Deterministic: no dates, no
     software version and a fixed SVG id salt, so the same trace gives the same bytes.
     """
+    image_format = image_format_of(path)
+    check_colormap(cmap)
+    figure = build_figure(trace, heads=heads, focus=focus, cmap=cmap)
+    atomic_write(path, _writer(figure, image_format))
+
+
+def image_format_of(path: Path) -> str:
+    """The image format ``path``'s extension names (png, svg or pdf); OutputProblem otherwise."""
     image_format = FORMATS.get(path.suffix.lower())
     if image_format is None:
         raise OutputProblem(
             f"{path}: unknown image extension {path.suffix or '(none)'!r}; use .png, .svg or .pdf."
         )
-    check_colormap(cmap)
-    figure = build_figure(trace, heads=heads, focus=focus, cmap=cmap)
-    atomic_write(path, _writer(figure, image_format))
+    return image_format
 
 
 def _writer(figure: Figure, image_format: str) -> Callable[[Path], None]:
@@ -459,3 +470,336 @@ def _writer(figure: Figure, image_format: str) -> Callable[[Path], None]:
             figure.savefig(temporary, format=image_format, dpi=DPI, metadata=metadata)
 
     return write
+
+
+# -- every layer and head in one picture --------------------------------------------------------
+
+MAX_LAYERS_WIDTH = 20.0  # inches: a row of 12 small panels with its labels and colour bar
+MIN_SMALL_PANEL = 1.1  # inches, side of one (layer, head) panel
+MAX_SMALL_PANEL = 1.6
+PANEL_GAP = 0.08  # inches between neighbouring small panels
+MAX_LAYERS_LABEL_TOKENS = 20  # beyond this the words along the panels' edges are not labelled
+SMALL_TICK_FONT = (6.0, 8.0)  # points, smallest and largest word label on a small panel
+ROW_LABEL = 0.3  # inches left of the word labels for "Layer 1"
+HEAD_TITLE = 0.25  # inches above the first row for "Head 1"
+SECTION_GAP = 0.1  # inches between the grid's word labels and the focus panel's title
+SUMMARY_ROW = 0.32  # inches per layer in the "where the focus word looks" panel
+SUMMARY_FONT = 8.0  # points, the word printed in each of its cells
+SUMMARY_LABEL_FONT = 8.0  # points, "Layer 1" and "Head 1" along its edges
+SUMMARY_FOOT = 0.55  # inches under it for "Head 1" and the caption
+LAYER_SUFFIX = re.compile(r",\s*layer \d+ of \d+$")  # "…, layer 6 of 6" in weights_source
+SPECIAL_TOKEN = re.compile(r"\[[A-Z]+\]")  # [CLS], [SEP], [PAD], [UNK]
+CONTRACTION_ENDINGS = frozenset({"t", "s", "d", "m", "ll", "re", "ve"})
+
+
+def pieces_text(tokens: Sequence[str]) -> str:
+    """The sentence a model's word pieces came from, for a title: "##" pieces glued to the word
+    before, "didn", "'", "t" glued into "didn't", [CLS] and [SEP] left out.
+
+    >>> pieces_text(["[CLS]", "token", "##ization", "didn", "'", "t", "work", ".", "[SEP]"])
+    "tokenization didn't work."
+    """
+    kept = [token for token in tokens if not SPECIAL_TOKEN.fullmatch(token)]
+    words = [word for _, word in word_piece_words(kept)]
+    glued: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        following = words[index + 1] if index + 1 < len(words) else ""
+        if word in ("'", "’") and glued and following.lower() in CONTRACTION_ENDINGS:
+            glued[-1] += word + following
+            index += 2
+        else:
+            glued.append(word)
+            index += 1
+    return sentence_text(glued or tokens)
+
+
+def layers_title_lines(layers: Sequence[AttentionTrace], width: float) -> list[str]:
+    """The title of the layers × heads figure, ``width`` inches wide: the sentence (one line),
+    what the panels show, and the model without the ", layer k of L" of each layer's source."""
+    max_chars = int(width * 72 / (CHAR_WIDTH * TITLE_FONT))
+    first = layers[0]
+    sentence = truncate(f"“{pieces_text(first.tokens)}”", max_chars)
+    sources = {LAYER_SUFFIX.sub("", layer.weights_source) for layer in layers}
+    source = sources.pop() if len(sources) == 1 else LAYER_SUFFIX.sub("", first.weights_source)
+    if all(s.startswith("random") for s in (source, *sources)) and sources:
+        source = "random"  # a different seed per layer: no one seed to name
+    if source.startswith("random"):
+        origin = f"random weights{source[len('random') :]}, not a trained model"
+    else:
+        origin = f"weights {printable(source)}"
+    phrases = [
+        f"attention weights of {len(layers)} layers × {first.n_heads} heads",
+        "each panel: query words (rows) × key words (columns)",
+        "each row sums to 1",
+        origin,
+    ]
+    return [sentence, *pack_phrases(phrases, max_chars)]
+
+
+@dataclass(frozen=True)
+class LayersLayout:
+    """Sizes of the layers × heads picture, in inches and points."""
+
+    n_layers: int  # rows of small panels
+    n_heads: int  # columns of small panels
+    n_tokens: int
+    panel: float  # inches, side of one small panel
+    tick_font: float  # points, word labels along the outer panels
+    labelled: bool  # the words are labelled (few enough tokens); else only the focus word
+    x: AxisLabels  # key words under the bottom row
+    y: AxisLabels  # query words left of the first column
+    left: float  # inches left of the first column: "Layer 1" and the word labels
+
+    @property
+    def grid_width(self) -> float:
+        return self.n_heads * self.panel + (self.n_heads - 1) * PANEL_GAP
+
+    @property
+    def grid_height(self) -> float:
+        return self.n_layers * self.panel + (self.n_layers - 1) * PANEL_GAP
+
+    @property
+    def grid_top(self) -> float:
+        """Inches from the top of the picture to the first row, without the title."""
+        return 0.15 + HEAD_TITLE
+
+    @property
+    def x_depth(self) -> float:
+        """Inches the bottom row's word labels take, or a small margin when there are none."""
+        return self.x.depth + 0.1 if self.labelled else 0.1
+
+    @property
+    def width(self) -> float:
+        return round(self.left + self.grid_width + COLOUR_BAR, 2)
+
+    def height(self, title_lines: int, *, summary: bool) -> float:
+        """Inches: title, the grid with its labels, and the focus panel when there is one."""
+        height = title_lines * TITLE_LINE + self.grid_top + self.grid_height + self.x_depth
+        if summary:
+            height += SECTION_GAP + PANEL_TITLE + self.n_layers * SUMMARY_ROW + SUMMARY_FOOT
+        return round(height + 0.1, 2)
+
+
+def plan_layers_layout(tokens: Sequence[str], n_layers: int, n_heads: int) -> LayersLayout:
+    """Small square panels, MIN_SMALL_PANEL to MAX_SMALL_PANEL inches, as large as a row of
+    ``n_heads`` allows within MAX_LAYERS_WIDTH; word labels follow the cell size down to a
+    readable floor, then every k-th word; beyond MAX_LAYERS_LABEL_TOKENS words, none."""
+    n_tokens = len(tokens)
+    longest = max(len(short_label(token)) for token in tokens)
+    layer_labels = text_inches(len(f"Layer {n_layers}"), SUMMARY_LABEL_FONT) + 0.15
+
+    def left_of(y_depth: float) -> float:
+        # The focus panel's "Layer 1" labels share this margin with the grid's.
+        return 0.1 + max(ROW_LABEL + y_depth, layer_labels)
+
+    widest = left_of(text_inches(longest, SMALL_TICK_FONT[1]) + 0.1)
+    room = MAX_LAYERS_WIDTH - widest - COLOUR_BAR - (n_heads - 1) * PANEL_GAP
+    panel = min(max(room / n_heads, MIN_SMALL_PANEL), MAX_SMALL_PANEL)
+    cell = panel / n_tokens
+    font = min(max(0.7 * cell * 72, SMALL_TICK_FONT[0]), SMALL_TICK_FONT[1])
+    y = axis_labels(longest, n_tokens, cell, font, x=False)
+    return LayersLayout(
+        n_layers=n_layers,
+        n_heads=n_heads,
+        n_tokens=n_tokens,
+        panel=panel,
+        tick_font=font,
+        labelled=n_tokens <= MAX_LAYERS_LABEL_TOKENS,
+        x=axis_labels(longest, n_tokens, cell, font, x=True),
+        y=y,
+        left=left_of(y.depth),
+    )
+
+
+def focus_targets(
+    layers: Sequence[AttentionTrace], focus: Focus
+) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+    """Where the focus word looks hardest in each head of each layer.
+
+    weights[layer][head, focus.index, :]: [L, h, n] -> (argmax, max): [L, h] each, the key word
+    the focus word gives its largest weight to, and that weight.
+    """
+    rows = np.stack([np.asarray(layer.weights[:, focus.index, :]) for layer in layers])
+    return rows.argmax(axis=2), rows.max(axis=2).astype(np.float64)
+
+
+def _check_layers(layers: Sequence[AttentionTrace], focus: Focus | None) -> None:
+    """Raise ValueError (a bug, not a user error) unless the layers share tokens and heads."""
+    if not layers:
+        raise ValueError("layers is empty; pass at least one layer's trace")
+    first = layers[0]
+    for layer in layers[1:]:
+        if layer.tokens != first.tokens or layer.n_heads != first.n_heads:
+            raise ValueError("every layer must have the same tokens and number of heads")
+    if focus is not None and not 0 <= focus.index < first.n_tokens:
+        raise ValueError(f"focus index {focus.index} is outside the {first.n_tokens} tokens")
+
+
+def build_layers_figure(
+    layers: Sequence[AttentionTrace], *, focus: Focus | None, cmap: str = "viridis"
+) -> Figure:
+    """A small heatmap per (layer, head): rows of panels are layers, columns heads, each
+    panel weights[head]: [n, n]; a shared 0–1 colour bar; and, when ``focus`` is given, a
+    [layers × heads] panel of the largest weight the focus word gives, naming the word it goes to.
+
+    Panels are placed in inches by LayersLayout rather than by a layout engine: with 72 panels
+    the positions are then exact, fast and the same on every run.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    _check_layers(layers, focus)
+    first = layers[0]
+    layout = plan_layers_layout(first.tokens, len(layers), first.n_heads)
+    title = layers_title_lines(layers, layout.width)
+    width, height = layout.width, layout.height(len(title), summary=focus is not None)
+    figure = Figure(figsize=(width, height), dpi=DPI)
+    FigureCanvasAgg(figure)
+
+    def place(left: float, top: float, box_width: float, box_height: float) -> Axes:
+        """Axes at ``left``, ``top`` inches from the picture's top-left corner."""
+        bottom = height - top - box_height
+        return figure.add_axes(
+            (left / width, bottom / height, box_width / width, box_height / height)
+        )
+
+    grid_top = len(title) * TITLE_LINE + layout.grid_top
+    labels = [short_label(token) for token in first.tokens]
+    focus_row = focus.index if focus is not None else None
+    images: list[AxesImage] = []
+    for layer_index, layer in enumerate(layers):
+        for head in range(layout.n_heads):
+            axes = place(
+                layout.left + head * (layout.panel + PANEL_GAP),
+                grid_top + layer_index * (layout.panel + PANEL_GAP),
+                layout.panel,
+                layout.panel,
+            )
+            image = _draw_small_panel(
+                axes, layer.weights[head], labels, layout, cmap, focus_row, layer_index, head
+            )
+            images.append(image)
+    colour_axes = place(layout.left + layout.grid_width + 0.2, grid_top, 0.15, layout.grid_height)
+    colour_bar = figure.colorbar(images[0], cax=colour_axes)
+    colour_bar.set_label("attention weight", fontsize=10)
+    if focus is not None:
+        summary_top = grid_top + layout.grid_height + layout.x_depth + SECTION_GAP + PANEL_TITLE
+        axes = place(layout.left, summary_top, layout.grid_width, len(layers) * SUMMARY_ROW)
+        _draw_layers_focus(axes, layers, focus, labels, layout, cmap)
+    figure.suptitle(
+        "\n".join(title),
+        fontsize=TITLE_FONT,
+        linespacing=1.5,
+        parse_math=False,
+        y=1 - 0.1 / height,
+        va="top",
+    )
+    return figure
+
+
+def _draw_small_panel(
+    axes: Axes,
+    weights: NDArray[np.float64],
+    labels: Sequence[str],
+    layout: LayersLayout,
+    cmap: str,
+    focus_row: int | None,
+    layer: int,
+    head: int,
+) -> AxesImage:
+    """One head's weights [n, n] in one layer; only the outer panels carry labels: "Head k" on
+    the first row, "Layer k" and the query words left of the first column, key words under the
+    last row."""
+    image = axes.imshow(weights, cmap=cmap, vmin=0.0, vmax=1.0, interpolation="nearest")
+    axes.set_xticks([])
+    axes.set_yticks([])
+    if layer == 0:
+        axes.set_title(f"Head {head + 1}", fontsize=8, fontweight="bold", pad=3)
+    if head == 0:
+        axes.set_ylabel(f"Layer {layer + 1}", fontsize=9, fontweight="bold")
+        if layout.labelled:
+            _label_words(axes, labels, layout.y, layout.tick_font, x=False, keep=focus_row)
+        elif focus_row is not None:
+            # Too many words to label: only the focus word, so the frame can be read.
+            only_focus = AxisLabels(step=layout.n_tokens + 1, rotate=False, depth=layout.y.depth)
+            _label_words(axes, labels, only_focus, layout.tick_font, x=False, keep=focus_row)
+    if layer == layout.n_layers - 1 and layout.labelled:
+        _label_words(axes, labels, layout.x, layout.tick_font, x=True)
+    if focus_row is not None:
+        _frame_row(axes, focus_row, layout.n_tokens, widths=(1.4, 0.6))
+    return image
+
+
+def _draw_layers_focus(
+    axes: Axes,
+    layers: Sequence[AttentionTrace],
+    focus: Focus,
+    labels: Sequence[str],
+    layout: LayersLayout,
+    cmap: str,
+) -> None:
+    """[L, h] cells: the largest weight the focus word gives in that head, and the word it
+    gives it to, printed in black or white, whichever reads better on the cell."""
+    targets, weights = focus_targets(layers, focus)
+    image = axes.imshow(
+        weights, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest"
+    )
+    word = printable(focus.label)
+    axes.set_title(
+        f'Where "{word}" looks, every layer and head', fontsize=12, fontweight="bold", pad=6
+    )
+    axes.set_yticks(
+        range(layout.n_layers),
+        labels=[f"Layer {k + 1}" for k in range(layout.n_layers)],
+        fontsize=SUMMARY_LABEL_FONT,
+    )
+    axes.set_xticks(
+        range(layout.n_heads),
+        labels=[f"Head {k + 1}" for k in range(layout.n_heads)],
+        fontsize=SUMMARY_LABEL_FONT,
+    )
+    axes.tick_params(length=2, pad=2)
+    axes.set_xlabel(
+        f'each cell: the word "{word}" attends to most in that head; '
+        "its colour: that attention weight",
+        fontsize=9,
+        parse_math=False,
+    )
+    axes.set_xticks(np.arange(layout.n_heads + 1) - 0.5, minor=True)
+    axes.set_yticks(np.arange(layout.n_layers + 1) - 0.5, minor=True)
+    axes.grid(which="minor", color="white", linewidth=0.8)
+    axes.tick_params(which="minor", length=0)
+    cell_width = layout.grid_width / layout.n_heads
+    max_chars = max(3, int((cell_width - 0.1) / text_inches(1, SUMMARY_FONT)))
+    colormap = image.get_cmap()
+    for (layer, head), weight in np.ndenumerate(weights):
+        axes.text(
+            head,
+            layer,
+            truncate(labels[targets[layer, head]], max_chars),
+            ha="center",
+            va="center",
+            fontsize=SUMMARY_FONT,
+            color=text_colour(colormap(float(weight))),
+            parse_math=False,
+        )
+
+
+def save_layers_heatmap(
+    layers: Sequence[AttentionTrace],
+    path: Path,
+    *,
+    focus: Focus | None,
+    cmap: str = "viridis",
+) -> None:
+    """Write every layer's heads as one layers × heads grid to ``path`` (.png, .svg or .pdf).
+
+    Same rules as save_heatmap: the format the extension names, written atomically, no dates,
+    a fixed SVG id salt, so the same layers give the same bytes.
+    """
+    image_format = image_format_of(path)
+    check_colormap(cmap)
+    figure = build_layers_figure(layers, focus=focus, cmap=cmap)
+    atomic_write(path, _writer(figure, image_format))

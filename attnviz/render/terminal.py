@@ -295,6 +295,7 @@ class ExplainView(NamedTuple):
     decimals: int = 2
     show_weights: bool = False
     hidden_special: bool = False  # [CLS]/[SEP] were left out of the trace shown
+    merged_words: bool = False  # a model's word pieces were merged into words for display
 
 
 class _Lesson:
@@ -460,10 +461,16 @@ class _Lesson:
         trace = self.trace
         if trace.has_biases:
             self.step(1, "Word pieces and X, this layer's input")
+            pieces = (
+                f"{trace.n_tokens} words (--words: each row is the mean of the rows of the word "
+                "pieces the model saw, and a word's weight column the sum of its pieces')"
+                if self.view.merged_words
+                else f"{trace.n_tokens} word pieces"
+            )
             self.say(
-                f"The model's tokenizer splits the sentence into {trace.n_tokens} word pieces "
-                "(with [CLS] first and [SEP] last unless hidden). Row i of X is what this layer "
-                f"receives for piece i: {trace.embeddings_source}. "
+                f"The model's tokenizer splits the sentence into word pieces, with [CLS] first "
+                f"and [SEP] last; shown here: {pieces}. Row i of X is what this layer receives: "
+                f"{trace.embeddings_source}. "
                 f"X has shape [n, d_model] = [{trace.n_tokens}, {trace.d_model}]."
             )
         else:
