@@ -297,6 +297,14 @@ def choose_layer(
     return layers[layer - 1]
 
 
+def write_export(layers: tuple[AttentionTrace, ...], model: str | None, path: Path) -> None:
+    """The random mode's one layer as is; a model's layers with a leading layer axis."""
+    if model is None:
+        export_trace(layers[0], path)
+    else:
+        export_layers(layers, path)
+
+
 def hide_special(trace: AttentionTrace) -> AttentionTrace:
     keep = [i for i, token in enumerate(trace.tokens) if token not in SPECIAL_TOKENS]
     if not keep:
@@ -394,10 +402,7 @@ def explain(
         )
         render_explain(shown, Console(highlight=False), view)
         if export is not None:
-            if model is None:
-                export_trace(computed[0], export)
-            else:
-                export_layers(computed, export)
+            write_export(computed, model, export)
             note(f"trace saved to {export}")
 
 
@@ -439,6 +444,10 @@ def heatmap(
     dtype: DtypeOpt = Dtype.float32,
     hide_specials: HideSpecialOpt = False,
     words: WordsOpt = False,
+    all_layers: Annotated[
+        bool,
+        typer.Option("--all-layers", help="Every layer and head in one grid (with --model)."),
+    ] = False,
 ) -> None:
     """Save the attention weights of SENTENCE as a heatmap image, one panel per head.
 
@@ -470,6 +479,20 @@ def heatmap(
                 "weights_path": weights,
             },
         )
+        if all_layers:
+            if layer is not None or head is not None or per_head is not None:
+                raise AttnvizError(
+                    "--all-layers draws every layer and head in one figure; "
+                    "drop --layer, --head and --per-head."
+                )
+            grid = tuple(hide_special(t) for t in layers) if hide_specials else layers
+            grid_focus = choose_focus(grid[0], focus)
+            heatmap_render.save_layers_heatmap(grid, output, focus=grid_focus, cmap=cmap)
+            typer.echo(f"wrote {printable(str(output))}")
+            if export is not None:
+                write_export(computed, model, export)
+                typer.echo(f"wrote {printable(str(export))}")
+            return
         full_trace = choose_layer(layers, layer, model)
         trace = hide_special(full_trace) if hide_specials else full_trace
         shown = choose_heads(trace, head)
@@ -488,10 +511,7 @@ def heatmap(
                 heatmap_render.save_heatmap(trace, path, heads=(index,), focus=None, cmap=cmap)
                 typer.echo(f"wrote {printable(str(path))}")
         if export is not None:
-            if model is None:
-                export_trace(computed[0], export)
-            else:
-                export_layers(computed, export)
+            write_export(computed, model, export)
             typer.echo(f"wrote {printable(str(export))}")
 
 

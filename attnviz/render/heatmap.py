@@ -486,7 +486,8 @@ SECTION_GAP = 0.1  # inches between the grid's word labels and the focus panel's
 SUMMARY_ROW = 0.32  # inches per layer in the "where the focus word looks" panel
 SUMMARY_FONT = 8.0  # points, the word printed in each of its cells
 SUMMARY_LABEL_FONT = 8.0  # points, "Layer 1" and "Head 1" along its edges
-SUMMARY_FOOT = 0.55  # inches under it for "Head 1" and the caption
+SUMMARY_TITLE_FONT = 12.0  # points, bold: 'Where "it" looks, every layer and head'
+SUMMARY_CAPTION_FONT = 9.0  # points, what a cell shows, under the panel
 LAYER_SUFFIX = re.compile(r",\s*layer \d+ of \d+$")  # "…, layer 6 of 6" in weights_source
 SPECIAL_TOKEN = re.compile(r"\[[A-Z]+\]")  # [CLS], [SEP], [PAD], [UNK]
 CONTRACTION_ENDINGS = frozenset({"t", "s", "d", "m", "ll", "re", "ve"})
@@ -515,6 +516,11 @@ def pieces_text(tokens: Sequence[str]) -> str:
     return sentence_text(glued or tokens)
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 layer``, ``6 layers``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def layers_title_lines(layers: Sequence[AttentionTrace], width: float) -> list[str]:
     """The title of the layers × heads figure, ``width`` inches wide: the sentence (one line),
     what the panels show, and the model without the ", layer k of L" of each layer's source."""
@@ -530,7 +536,7 @@ def layers_title_lines(layers: Sequence[AttentionTrace], width: float) -> list[s
     else:
         origin = f"weights {printable(source)}"
     phrases = [
-        f"attention weights of {len(layers)} layers × {first.n_heads} heads",
+        f"attention weights of {plural(len(layers), 'layer')} × {plural(first.n_heads, 'head')}",
         "each panel: query words (rows) × key words (columns)",
         "each row sums to 1",
         origin,
@@ -574,12 +580,53 @@ class LayersLayout:
     def width(self) -> float:
         return round(self.left + self.grid_width + COLOUR_BAR, 2)
 
-    def height(self, title_lines: int, *, summary: bool) -> float:
+    @property
+    def summary_room(self) -> float:
+        """Inches a centred line above or below the focus panel may take: the panel's width
+        and as much of the margins either side as the narrower one allows."""
+        return self.grid_width + 2 * min(self.left, COLOUR_BAR) - 0.3
+
+    def height(self, title_lines: int, summary: SummaryText | None) -> float:
         """Inches: title, the grid with its labels, and the focus panel when there is one."""
         height = title_lines * TITLE_LINE + self.grid_top + self.grid_height + self.x_depth
-        if summary:
-            height += SECTION_GAP + PANEL_TITLE + self.n_layers * SUMMARY_ROW + SUMMARY_FOOT
+        if summary is not None:
+            height += SECTION_GAP + summary.title_height + self.n_layers * SUMMARY_ROW
+            height += summary.foot_height
         return round(height + 0.1, 2)
+
+
+@dataclass(frozen=True)
+class SummaryText:
+    """The focus panel's title and caption, broken into lines that fit the panel's width."""
+
+    title: list[str]
+    caption: list[str]
+
+    @property
+    def title_height(self) -> float:
+        return len(self.title) * 1.3 * SUMMARY_TITLE_FONT / 72 + 0.12
+
+    @property
+    def foot_height(self) -> float:
+        """Inches under the panel: "Head 1" labels, then the caption lines."""
+        return 0.3 + len(self.caption) * 1.3 * SUMMARY_CAPTION_FONT / 72 + 0.1
+
+
+def summary_text(focus: Focus, room: float) -> SummaryText:
+    """Title and caption of the focus panel, in lines of at most ``room`` inches."""
+    word = printable(focus.label)
+    bold = 1.1  # bold glyphs are about a tenth wider
+    title_chars = int(room / text_inches(1, bold * SUMMARY_TITLE_FONT))
+    caption_chars = int(room / text_inches(1, SUMMARY_CAPTION_FONT))
+    title = [f'Where "{word}" looks,', "every layer and head"]
+    caption = [
+        f'each cell: the word "{word}" attends to most in that head;',
+        "its colour: that attention weight",
+    ]
+    return SummaryText(
+        title=pack_phrases(title, title_chars, separator=" "),
+        caption=pack_phrases(caption, caption_chars, separator=" "),
+    )
 
 
 def plan_layers_layout(tokens: Sequence[str], n_layers: int, n_heads: int) -> LayersLayout:
@@ -654,7 +701,8 @@ def build_layers_figure(
     first = layers[0]
     layout = plan_layers_layout(first.tokens, len(layers), first.n_heads)
     title = layers_title_lines(layers, layout.width)
-    width, height = layout.width, layout.height(len(title), summary=focus is not None)
+    summary = summary_text(focus, layout.summary_room) if focus is not None else None
+    width, height = layout.width, layout.height(len(title), summary)
     figure = Figure(figsize=(width, height), dpi=DPI)
     FigureCanvasAgg(figure)
 
@@ -684,10 +732,11 @@ def build_layers_figure(
     colour_axes = place(layout.left + layout.grid_width + 0.2, grid_top, 0.15, layout.grid_height)
     colour_bar = figure.colorbar(images[0], cax=colour_axes)
     colour_bar.set_label("attention weight", fontsize=10)
-    if focus is not None:
-        summary_top = grid_top + layout.grid_height + layout.x_depth + SECTION_GAP + PANEL_TITLE
+    if focus is not None and summary is not None:
+        summary_top = grid_top + layout.grid_height + layout.x_depth + SECTION_GAP
+        summary_top += summary.title_height
         axes = place(layout.left, summary_top, layout.grid_width, len(layers) * SUMMARY_ROW)
-        _draw_layers_focus(axes, layers, focus, labels, layout, cmap)
+        _draw_layers_focus(axes, layers, focus, summary, labels, layout, cmap)
     figure.suptitle(
         "\n".join(title),
         fontsize=TITLE_FONT,
@@ -736,6 +785,7 @@ def _draw_layers_focus(
     axes: Axes,
     layers: Sequence[AttentionTrace],
     focus: Focus,
+    text: SummaryText,
     labels: Sequence[str],
     layout: LayersLayout,
     cmap: str,
@@ -746,9 +796,12 @@ def _draw_layers_focus(
     image = axes.imshow(
         weights, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest"
     )
-    word = printable(focus.label)
     axes.set_title(
-        f'Where "{word}" looks, every layer and head', fontsize=12, fontweight="bold", pad=6
+        "\n".join(text.title),
+        fontsize=SUMMARY_TITLE_FONT,
+        fontweight="bold",
+        pad=6,
+        parse_math=False,
     )
     axes.set_yticks(
         range(layout.n_layers),
@@ -761,12 +814,7 @@ def _draw_layers_focus(
         fontsize=SUMMARY_LABEL_FONT,
     )
     axes.tick_params(length=2, pad=2)
-    axes.set_xlabel(
-        f'each cell: the word "{word}" attends to most in that head; '
-        "its colour: that attention weight",
-        fontsize=9,
-        parse_math=False,
-    )
+    axes.set_xlabel("\n".join(text.caption), fontsize=SUMMARY_CAPTION_FONT, parse_math=False)
     axes.set_xticks(np.arange(layout.n_heads + 1) - 0.5, minor=True)
     axes.set_yticks(np.arange(layout.n_layers + 1) - 0.5, minor=True)
     axes.grid(which="minor", color="white", linewidth=0.8)
