@@ -81,7 +81,7 @@ def test_attention_and_hidden_states_match_transformers(
         run.trace.hidden_states,
         golden[f"s{index}_{dtype}_hidden_states"],
         rtol=0,
-        atol=tolerance * 10,
+        atol=tolerance,
     )
 
 
