@@ -305,8 +305,13 @@ def write_export(layers: tuple[AttentionTrace, ...], model: str | None, path: Pa
         export_layers(layers, path)
 
 
+def visible_tokens(trace: AttentionTrace) -> tuple[int, ...]:
+    """Positions of the tokens --hide-special keeps."""
+    return tuple(i for i, token in enumerate(trace.tokens) if token not in SPECIAL_TOKENS)
+
+
 def hide_special(trace: AttentionTrace) -> AttentionTrace:
-    keep = [i for i, token in enumerate(trace.tokens) if token not in SPECIAL_TOKENS]
+    keep = visible_tokens(trace)
     if not keep:
         raise AttnvizError("--hide-special would hide every token.")
     return select_tokens(trace, keep)
@@ -399,6 +404,8 @@ def explain(
             show_weights=show_weights,
             hidden_special=hide_specials,
             merged_words=words,
+            full=trace if hide_specials else None,
+            visible=visible_tokens(trace) if hide_specials else (),
         )
         render_explain(shown, Console(highlight=False), view)
         if export is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -125,6 +126,12 @@ def test_hide_special_leaves_cls_and_sep_out_and_says_so() -> None:
     assert [line.split()[0] for line in x_table[3:6]] == ["i", "am", "good"]
     assert x_table[6].strip() == ""
     assert "can sum to less than 1" in result.stdout
+    # The worked softmax example still adds up: its sum includes the hidden [CLS] and [SEP].
+    flat = " ".join(result.stdout.split())
+    found = re.search(r"\[CLS\] and \[SEP\] included\) = ([\d.]+) / ([\d.]+) = ([\d.]+)", flat)
+    assert found is not None
+    numerator, denominator, weight = (float(x) for x in found.groups())
+    assert abs(numerator / denominator - weight) < 0.01
 
 
 def test_model_export_has_a_layer_axis_and_biases(tmp_path: Path) -> None:

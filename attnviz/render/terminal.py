@@ -296,6 +296,10 @@ class ExplainView(NamedTuple):
     show_weights: bool = False
     hidden_special: bool = False  # [CLS]/[SEP] were left out of the trace shown
     merged_words: bool = False  # a model's word pieces were merged into words for display
+    # When tokens are hidden from the tables, the trace as computed and, for each shown token,
+    # its position there: the worked examples sum over every token, hidden ones included.
+    full: AttentionTrace | None = None
+    visible: tuple[int, ...] = ()
 
 
 class _Lesson:
@@ -309,6 +313,10 @@ class _Lesson:
         self.view = view
         self.tokens = occurrence_labels([printable(token) for token in trace.tokens])
         self.example = view.focus.index if view.focus is not None else 0
+        # The worked examples add up over every token as computed, hidden ones included.
+        self.source = view.full if view.full is not None else trace
+        self.source_tokens = occurrence_labels([printable(t) for t in self.source.tokens])
+        self.to_source = view.visible if view.full is not None else tuple(range(trace.n_tokens))
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -566,7 +574,8 @@ class _Lesson:
         )
 
         self.step(5, "Softmax: attention weights")
-        row = trace.scaled[head, i]
+        source_i, source_j = self.to_source[i], self.to_source[j]
+        row = self.source.scaled[head, source_i]
         self.say(
             "Each row becomes positive weights that sum to 1: w_ij = exp(s_ij) / Σ_j' exp(s_ij'). "
             "(attnviz subtracts the row's maximum first, which changes nothing but keeps exp() "
@@ -574,7 +583,10 @@ class _Lesson:
         )
         self.say(
             "  ",
-            Text(self.softmax_example(row, j, float(trace.weights[head, i, j])), style="green"),
+            Text(
+                self.softmax_example(row, source_j, float(trace.weights[head, i, j])),
+                style="green",
+            ),
         )
         self.show(
             self.table(
@@ -685,6 +697,9 @@ class _Lesson:
                 self.say(
                     f"{ELLIPSIS} {len(order) - len(shown)} more words, together {self.number(rest)}"
                 )
+            if self.view.full is not None:
+                hidden = 1.0 - float(weights.sum())
+                self.say(f"(hidden [CLS] and [SEP], together {self.number(hidden)})")
             self.say(Text(self.weighted_sum(head, focus.index, limit=12), style="green"))
 
     # -- worked examples -----------------------------------------------------------------------
@@ -698,28 +713,44 @@ class _Lesson:
         return f"{name} = {' + '.join(terms)} = {self.exact(score)}"
 
     def softmax_example(self, row: np.ndarray, j: int, weight: float) -> str:
-        """One weight as exp(shifted) / Σ exp(shifted), from the same pieces softmax() uses."""
+        """One weight as exp(shifted) / Σ exp(shifted), from the same pieces softmax() uses.
+
+        ``row`` is a full row as computed, hidden tokens included, so the sum is the real one.
+        """
         shifted, exponentials, total = softmax_parts(row)
         exps = [f"exp({self.exact(s)})" for s in shifted]
         if len(exps) > 5:
             exps = [*exps[:2], ELLIPSIS, exps[-1]]
+        hidden = self.hidden_note()
         return (
-            f"exp({self.exact(shifted[j])}) / ({' + '.join(exps)}) = "
+            f"exp({self.exact(shifted[j])}) / ({' + '.join(exps)}{hidden}) = "
             f"{self.exact(exponentials[j])} / {self.exact(total[0])} = {self.exact(weight)}"
         )
 
+    def hidden_note(self) -> str:
+        """Said inside a sum that runs over tokens the tables do not show."""
+        if self.view.full is None:
+            return ""
+        hidden = [
+            self.source_tokens[p] for p in range(self.source.n_tokens) if p not in self.to_source
+        ]
+        return f", {' and '.join(hidden)} included" if hidden else ""
+
     def weighted_sum(self, head: int, i: int, limit: int = 6) -> str:
-        """z_i = Σ_j w_ij·v_j, largest weights first; the result is the trace's Z row."""
-        trace = self.trace
-        weights = trace.weights[head, i]
+        """z_i = Σ_j w_ij·v_j, largest weights first; the result is the trace's Z row.
+
+        The sum runs over every token as computed, hidden ones ([CLS], [SEP]) included.
+        """
+        source, si = self.source, self.to_source[i]
+        weights = source.weights[head, si]
         order = np.argsort(-weights, kind="stable")
-        terms = [f"{self.exact(weights[j])}·v_{self.word(j)}" for j in order[:limit]]
+        terms = [f"{self.exact(weights[j])}·v_{self.source_tokens[j]}" for j in order[:limit]]
         if len(order) > limit:
             rest = float(weights[order[limit:]].sum())
             terms.append(
                 f"{ELLIPSIS} ({len(order) - limit} more, weights summing to {self.exact(rest)})"
             )
-        z = trace.Z[head, i]
+        z = source.Z[head, si]
         return f"z_{self.word(i)} = {' + '.join(terms)} = {self.vector(z)}"
 
 
