@@ -7,6 +7,7 @@ No math lives here. Heavy modules (matplotlib) are imported inside the command t
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
@@ -172,6 +173,7 @@ stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 def report(message: str, *, label: str = "error", style: str = "bold red") -> None:
     """One line on stderr: ``error: <what is wrong and how to fix it>``."""
+    sys.stdout.flush()  # so the line lands after what was printed before it, when piped too
     stderr.print(Text.assemble((f"{label}: ", style), printable(message)))
 
 
@@ -573,6 +575,53 @@ def heads(
                 "in the sentence)."
             )
         render_heads(layers, chosen, Console(highlight=False), top=top)
+
+
+@app.command()
+def scaling(
+    dk: Annotated[
+        str, typer.Option("--dk", help="The d_k sizes to try, comma-separated (up to 4096).")
+    ] = "4,16,64,256,1024",
+    keys: Annotated[int, typer.Option("--keys", help="Keys each query is scored against.")] = 16,
+    queries: Annotated[int, typer.Option("--queries", help="Random queries per d_k.")] = 400,
+    seed: SeedOpt = 0,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Also save a plot: .png, .svg or .pdf.", readable=False
+        ),
+    ] = None,
+) -> None:
+    """The experiment behind ÷√d_k: softmax of q·k with and without the scaling.
+
+    Variance of q·k, largest weight, entropy and gradient size for each d_k.
+
+    Example: attnviz scaling --dk 4,16,64,256,1024 -o scaling.png
+    """
+    from attnviz.render.terminal import render_scaling
+    from attnviz.scaling import parse_d_ks, scaling_experiment
+
+    with user_errors():
+        d_ks, notes = parse_d_ks(dk)
+        for label, value, low, high in (
+            ("--keys", keys, 2, 4096),
+            ("--queries", queries, 1, 100_000),
+        ):
+            if not low <= value <= high:
+                raise AttnvizError(f"{label} {value} is out of range; use {low} to {high}.")
+        if seed < 0:
+            raise AttnvizError(f"--seed must be 0 or more, got {seed}.")
+        if output is not None:
+            check_output_path(output, IMAGE_EXTENSIONS, "--output")
+        for message in notes:
+            note(message)
+        rows = scaling_experiment(d_ks, n_keys=keys, n_queries=queries, seed=seed)
+        render_scaling(rows, Console(highlight=False), n_keys=keys)
+        if output is not None:
+            from attnviz.render.plots import save_scaling_plot
+
+            save_scaling_plot(rows, output, n_keys=keys)
+            note(f"plot saved to {output}")
 
 
 def check_per_head_folder(folder: Path) -> None:

@@ -43,7 +43,17 @@ def make_model_picture(path: Path) -> None:
     save_layers_heatmap(run.trace.layers, path.with_name("heatmap_minilm_grid.png"), focus=focus)
 
 
+def make_scaling_picture(path: Path) -> None:
+    from attnviz.render.plots import save_scaling_plot
+    from attnviz.scaling import scaling_experiment
+
+    rows = scaling_experiment([4, 16, 64, 256, 1024], n_keys=16, seed=0)
+    save_scaling_plot(rows, path, n_keys=16)
+
+
 def main() -> None:
+    make_scaling_picture(DOCS / "scaling.png")
+    print(f"wrote {DOCS / 'scaling.png'}")
     for name, (sentence, focus_word) in PICTURES.items():
         path = DOCS / name
         make_picture(path, sentence, focus_word)

@@ -18,6 +18,7 @@ from rich.segment import Segment
 from rich.text import Span, Text
 
 from attnviz.attention import softmax_parts
+from attnviz.scaling import ScalingRow
 from attnviz.tokens import Focus, printable
 from attnviz.trace import AttentionTrace
 
@@ -830,4 +831,54 @@ def render_heads(
                 style="yellow",
             )
         )
+    console.print(Group(*lines))
+
+
+def render_scaling(rows: Sequence[ScalingRow], console: Console, *, n_keys: int) -> None:
+    """The √d_k experiment as a table: each statistic without and with the scaling."""
+    from math import log
+
+    flat = log(n_keys)
+    header = ("d_k", "Var(q·k)", "÷√d_k", "max w", "÷√d_k", "entropy", "÷√d_k", "‖∂w/∂s‖", "÷√d_k")
+    table = [list(header)]
+    for row in rows:
+        u, s = row.unscaled, row.scaled
+        table.append(
+            [
+                str(row.d_k),
+                format_number(u.score_variance, 1),
+                format_number(s.score_variance, 2),
+                format_number(u.max_weight, 2),
+                format_number(s.max_weight, 2),
+                format_number(u.entropy, 2),
+                format_number(s.entropy, 2),
+                format_number(u.gradient, 3),
+                format_number(s.gradient, 3),
+            ]
+        )
+    widths = [max(cell_len(line[c]) for line in table) for c in range(len(header))]
+    lines: list[RenderableType] = [
+        Text("attnviz · why divide by √d_k", style="bold"),
+        Text(
+            f"For each d_k, random queries and keys with unit-variance components (seeded); each "
+            f"query scores {n_keys} keys. Without scaling, q·k has variance d_k, so the softmax "
+            "turns one-hot: its largest weight goes to 1, its entropy to 0 (flat would be "
+            f"ln {n_keys} = {flat:.2f}), and its gradient ‖∂w/∂s‖ to 0, so learning stalls. "
+            "Divided by √d_k, the variance stays near 1 and nothing changes with d_k."
+        ),
+        Text(),
+    ]
+    for index, line in enumerate(table):
+        text = "  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True))
+        lines.append(Text(text, style="bold" if index == 0 else ""))
+        if index == 0:
+            lines.append(Text("─" * cell_len(text)))
+    lines += [
+        Text(),
+        Text(
+            "Dividing the scores by √d_k is a softmax temperature: softmax(s / T) with T = √d_k. "
+            "A higher temperature spreads the weights; T = √d_k is exactly the one that undoes "
+            "the growth of q·k with d_k."
+        ),
+    ]
     console.print(Group(*lines))

@@ -1,0 +1,97 @@
+"""The √d_k experiment: the statistics behave as the theory says, and the command shows them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from attnviz.cli import app
+from attnviz.errors import AttnvizError, ExitStatus
+from attnviz.scaling import MAX_D_K, parse_d_ks, scaling_experiment, softmax_stats
+
+runner = CliRunner()
+
+
+def test_unscaled_variance_grows_like_d_k_and_scaled_stays_near_one() -> None:
+    rows = scaling_experiment([4, 64, 1024], n_queries=400, seed=1)
+    for row in rows:
+        assert row.unscaled.score_variance == pytest.approx(row.d_k, rel=0.15)
+        assert row.scaled.score_variance == pytest.approx(1.0, rel=0.15)
+    unscaled_max = [row.unscaled.max_weight for row in rows]
+    unscaled_gradient = [row.unscaled.gradient for row in rows]
+    assert unscaled_max == sorted(unscaled_max) and unscaled_max[-1] > 0.9
+    assert unscaled_gradient == sorted(unscaled_gradient, reverse=True)
+    assert unscaled_gradient[-1] < 0.1
+    scaled_entropy = [row.scaled.entropy for row in rows]
+    assert max(scaled_entropy) - min(scaled_entropy) < 0.15
+
+
+def test_softmax_stats_of_flat_and_one_hot_rows() -> None:
+    flat = softmax_stats(np.zeros((3, 4)))
+    assert flat.max_weight == pytest.approx(0.25) and flat.entropy == pytest.approx(np.log(4))
+    # ∂w/∂s = diag(w) - w·wᵀ for w = 1/4: diagonal 3/16, off-diagonal -1/16
+    assert flat.gradient == pytest.approx(np.sqrt(4 * (3 / 16) ** 2 + 12 * (1 / 16) ** 2))
+    one_hot = softmax_stats(np.array([[1000.0, 0.0, 0.0]]))
+    assert one_hot.max_weight == pytest.approx(1.0)
+    assert one_hot.entropy == pytest.approx(0.0, abs=1e-12)
+    assert one_hot.gradient == pytest.approx(0.0, abs=1e-12)
+
+
+def test_same_seed_same_numbers() -> None:
+    assert scaling_experiment([16], seed=3) == scaling_experiment([16], seed=3)
+
+
+def test_parse_d_ks_caps_and_refuses() -> None:
+    assert parse_d_ks("4, 16,64") == ([4, 16, 64], [])
+    values, notes = parse_d_ks("8,100000")
+    assert values == [8, MAX_D_K] and "capped" in notes[0]
+    for bad, message in (
+        ("0,4", "1 or more"),
+        ("-4", "1 or more"),
+        ("4,x", "not a whole"),
+        ("", "empty"),
+    ):
+        with pytest.raises(AttnvizError, match=message):
+            parse_d_ks(bad)
+
+
+def test_scaling_command_table_and_plot(tmp_path: Path) -> None:
+    plot = tmp_path / "scaling.png"
+    result = runner.invoke(app, ["scaling", "--dk", "4,64", "--queries", "100", "-o", str(plot)])
+    assert result.exit_code == 0, result.stderr
+    assert "softmax temperature" in result.stdout and "T = √d_k" in result.stdout
+    rows = [
+        line.split()
+        for line in result.stdout.splitlines()
+        if line.strip().split(" ")[0] in {"4", "64"}
+    ]
+    assert [row[0] for row in rows] == ["4", "64"]
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--dk", "0,4"], "1 or more"),
+        (["--dk", "4,abc"], "not a whole number"),
+        (["--keys", "1"], "--keys 1 is out of range"),
+        (["-o", "plot.gif"], "'.gif'"),
+    ],
+)
+def test_scaling_errors(
+    args: list[str], fragment: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["scaling", *args])
+    assert result.exit_code in (ExitStatus.BAD_INPUT, ExitStatus.CANNOT_WRITE)
+    assert len(result.stderr.strip().splitlines()) == 1 and fragment in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_absurd_d_k_is_capped_and_said() -> None:
+    result = runner.invoke(app, ["scaling", "--dk", "4,999999", "--queries", "20"])
+    assert result.exit_code == 0
+    assert f"capped at {MAX_D_K}" in result.stderr
