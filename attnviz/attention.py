@@ -17,7 +17,7 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError
-from attnviz.trace import AttentionTrace, frozen_array
+from attnviz.trace import AttentionTrace, frozen_array, frozen_mask
 from attnviz.weights import AttentionWeights
 
 
@@ -67,6 +67,26 @@ def scale_scores(scores: FloatArray, d_k: int) -> FloatArray:
     return scores / np.sqrt(d_k)
 
 
+def causal_mask(n_tokens: int) -> np.ndarray:
+    """Decoder self-attention: word i may attend to words 0..i only.  -> [n, n] bool"""
+    return np.tril(np.ones((n_tokens, n_tokens), dtype=bool))
+
+
+def padding_mask(n_real: int, n_tokens: int) -> np.ndarray:
+    """Every word may attend to the real words, none to the padding after them.  -> [n, n] bool"""
+    mask = np.zeros((n_tokens, n_tokens), dtype=bool)
+    mask[:, :n_real] = True
+    return mask
+
+
+def mask_scores(scaled: FloatArray, mask: np.ndarray) -> FloatArray:
+    """Set the scores of pairs that may not attend to −∞, so softmax gives them exp(−∞) = 0.
+
+    [h, n_q, n_k], [n_q, n_k] bool (True = may attend) -> [h, n_q, n_k]
+    """
+    return np.where(mask, scaled, -np.inf)
+
+
 def weigh_values(weights: FloatArray, v: FloatArray) -> FloatArray:
     """Z = weights · V: each z_i is Σ_j w_ij · v_j.
 
@@ -97,10 +117,13 @@ def multi_head_attention(
     config: AttentionConfig,
     embeddings_source: str = "",
     weights_source: str = "",
+    mask: np.ndarray | None = None,
 ) -> AttentionTrace:
     """Run every step of multi-head self-attention on X and keep each intermediate.
 
     tokens: [n]; x: [n, d_model]; weights: W_Q, W_K, W_V [h, d_model, d_k], W_O [h·d_k, d_model].
+    mask: optional [n, n] bool, True where query i may attend to key j (causal, padding); the
+    others get −∞ before the softmax. Every row must allow at least one key.
     Returns an AttentionTrace with Q, K, V, scores, scaled, weights, Z [h, …], concat, output.
     """
     x = np.asarray(x, dtype=np.float64)
@@ -119,6 +142,8 @@ def multi_head_attention(
             f"The weights are for {weights.n_heads} heads and d_model {weights.d_model}, but the "
             f"configuration asks for {config.n_heads} heads and d_model {config.d_model}."
         )
+    if mask is not None and (mask.shape != (len(tokens), len(tokens)) or not mask.any(-1).all()):
+        raise AttnvizError("The mask must be [n, n] and let every word attend to something.")
     d_k = config.d_k
     # Overflow is detected below and reported as one sentence, not as numpy warnings.
     with np.errstate(over="ignore", invalid="ignore"):
@@ -127,7 +152,7 @@ def multi_head_attention(
         v = project(x, weights.W_V)
         scores = attention_scores(q, k)
         scaled = scale_scores(scores, d_k)
-        attention_weights = softmax(scaled)
+        attention_weights = softmax(scaled if mask is None else mask_scores(scaled, mask))
         z = weigh_values(attention_weights, v)
         concat = concat_heads(z)
         output = project_out(concat, weights.W_O)
@@ -157,4 +182,5 @@ def multi_head_attention(
         config=config,
         embeddings_source=embeddings_source,
         weights_source=weights_source,
+        mask=None if mask is None else frozen_mask(mask),
     )

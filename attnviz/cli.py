@@ -168,6 +168,19 @@ HideSpecialOpt = Annotated[
     typer.Option("--hide-special", help="With --model: leave [CLS] and [SEP] out of the views."),
 ]
 
+CausalOpt = Annotated[
+    bool,
+    typer.Option(
+        "--causal", help="Decoder self-attention: each word sees itself and earlier words."
+    ),
+]
+PadToOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--pad-to", help="Pad with [PAD] tokens to N, masked as keys.", show_default=False
+    ),
+]
+
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -222,6 +235,8 @@ def build_trace(
     embeddings_path: Path | None,
     oov: OutOfVocabulary,
     weights_path: Path | None,
+    causal: bool = False,
+    pad_to: int | None = None,
 ) -> AttentionTrace:
     """The trace the options describe; notes about how it was made go to stderr."""
     trace, notes = trace_with_options(
@@ -233,6 +248,8 @@ def build_trace(
         embeddings=embeddings_path,
         weights=weights_path,
         oov=oov,
+        causal=causal,
+        pad_to=pad_to,
     )
     for message in notes:
         note(message)
@@ -259,6 +276,11 @@ def build_layers(
             raise AttnvizError("--words needs --model: the random mode's tokens are words already.")
         layers = (build_trace(sentence, **random_options),)
         return layers, layers
+    if random_options.get("causal") or random_options.get("pad_to") is not None:
+        raise AttnvizError(
+            "--causal and --pad-to apply to the random layer: a BERT-family encoder attends both "
+            "ways over the sentence it is given. Drop them, or --model."
+        )
     given = [
         flag
         for flag, value in (
@@ -369,6 +391,8 @@ def explain(
     dtype: DtypeOpt = Dtype.float32,
     hide_specials: HideSpecialOpt = False,
     words: WordsOpt = False,
+    causal: CausalOpt = False,
+    pad_to: PadToOpt = None,
 ) -> None:
     """Print every step of multi-head self-attention for SENTENCE.
 
@@ -395,6 +419,8 @@ def explain(
                 "embeddings_path": embeddings,
                 "oov": oov,
                 "weights_path": weights,
+                "causal": causal,
+                "pad_to": pad_to,
             },
         )
         trace = choose_layer(layers, layer, model)
@@ -406,6 +432,7 @@ def explain(
             show_weights=show_weights,
             hidden_special=hide_specials,
             merged_words=words,
+            causal=causal,
             full=trace if hide_specials else None,
             visible=visible_tokens(trace) if hide_specials else (),
         )
@@ -457,6 +484,8 @@ def heatmap(
         bool,
         typer.Option("--all-layers", help="Every layer and head in one grid (with --model)."),
     ] = False,
+    causal: CausalOpt = False,
+    pad_to: PadToOpt = None,
 ) -> None:
     """Save the attention weights of SENTENCE as a heatmap image, one panel per head.
 
@@ -486,6 +515,8 @@ def heatmap(
                 "embeddings_path": embeddings,
                 "oov": oov,
                 "weights_path": weights,
+                "causal": causal,
+                "pad_to": pad_to,
             },
         )
         if all_layers:

@@ -8,13 +8,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from attnviz.attention import multi_head_attention
-from attnviz.config import AttentionConfig, resolve_config
+from attnviz.attention import causal_mask, multi_head_attention, padding_mask
+from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings, random_embeddings
 from attnviz.errors import AttnvizError, FileProblem
 from attnviz.tokens import check_token_count, tokenize
 from attnviz.trace import AttentionTrace
 from attnviz.weights import AttentionWeights, load_weights, random_weights
+
+PAD = "[PAD]"
 
 
 class Traced(NamedTuple):
@@ -70,9 +72,13 @@ def trace_with_options(
     embeddings: Embeddings | np.ndarray | str | Path | None = None,
     weights: AttentionWeights | str | Path | None = None,
     oov: OutOfVocabulary | str = OutOfVocabulary.error,
+    causal: bool = False,
+    pad_to: int | None = None,
 ) -> Traced:
     """The trace from the command line's options: sizes may be left to the files to decide.
 
+    causal: decoder self-attention, each word sees only itself and the words before it.
+    pad_to: append [PAD] tokens (zero embeddings) up to this length and mask them as keys.
     Returns the trace and notes for the user (words given random vectors, and so on).
     """
     tokens = tokenize(sentence) if isinstance(sentence, str) else check_token_count(sentence)
@@ -110,13 +116,31 @@ def trace_with_options(
         )
     if weights is None:
         weights = random_weights(config, np.random.default_rng(config.seed))
+    x, n_real = embeddings.X, len(tokens)
+    if pad_to is not None:
+        if not n_real <= pad_to <= MAX_TOKENS:
+            raise AttnvizError(
+                f"--pad-to {pad_to}: the sentence has {n_real} tokens; pad to {n_real} to "
+                f"{MAX_TOKENS}."
+            )
+        # [PAD] rows are zeros, as a padding embedding usually is; they are masked as keys.
+        tokens = [*tokens, *([PAD] * (pad_to - n_real))]
+        x = np.vstack([x, np.zeros((pad_to - n_real, x.shape[1]))])
+    mask = None
+    if causal or pad_to is not None:
+        mask = np.ones((len(tokens), len(tokens)), dtype=bool)
+        if causal:
+            mask &= causal_mask(len(tokens))
+        if pad_to is not None:
+            mask &= padding_mask(n_real, len(tokens))
     trace = multi_head_attention(
         tokens,
-        embeddings.X,
+        x,
         weights,
         config=config,
         embeddings_source=embeddings.source,
         weights_source=weights.source,
+        mask=mask,
     )
     return Traced(trace, embeddings.notes + _other_embeddings_note(trace, weights))
 

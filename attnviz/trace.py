@@ -39,6 +39,13 @@ BIAS_KEYS = ("b_Q", "b_K", "b_V", "b_O")
 EXPORT_EXTENSIONS = (".npz", ".json")
 
 
+def frozen_mask(mask: np.ndarray) -> np.ndarray:
+    """A read-only boolean copy of a mask."""
+    result = np.array(mask, dtype=bool)
+    result.setflags(write=False)
+    return result
+
+
 def frozen_array(array: FloatArray, *, copy: bool = True) -> FloatArray:
     """A read-only array, so a trace cannot be changed after the fact.
 
@@ -81,6 +88,8 @@ class AttentionTrace:
     b_K: FloatArray | None = None  # [h, d_k]
     b_V: FloatArray | None = None  # [h, d_k]
     b_O: FloatArray | None = None  # [d_model]
+    # [n, n] bool, True where query i may attend to key j; None when every pair may (no mask).
+    mask: np.ndarray | None = None
 
     @property
     def n_tokens(self) -> int:
@@ -103,7 +112,16 @@ class AttentionTrace:
         arrays = {key: getattr(self, key) for key in ARRAY_KEYS}
         if self.has_biases:
             arrays.update({key: getattr(self, key) for key in BIAS_KEYS})
+        if self.mask is not None:
+            arrays["mask"] = self.mask
         return arrays
+
+    @property
+    def masked(self) -> np.ndarray:
+        """[n, n] bool, True where a pair was masked out (−∞ before the softmax)."""
+        if self.mask is None:
+            return np.zeros((self.n_tokens, self.n_tokens), dtype=bool)
+        return ~self.mask
 
     @property
     def has_biases(self) -> bool:
@@ -141,6 +159,7 @@ def select_tokens(trace: AttentionTrace, keep: Sequence[int]) -> AttentionTrace:
         Z=trace.Z[:, rows],
         concat=trace.concat[rows],
         output=trace.output[rows],
+        mask=None if trace.mask is None else trace.mask[rows][:, rows],
     )
 
 
@@ -196,6 +215,11 @@ def export_trace(trace: AttentionTrace, path: Path) -> None:
     _write(path, trace.tokens, trace.arrays(), trace.config_dict())
 
 
+def _export_dtype(array: np.ndarray) -> np.ndarray:
+    """float64 for numbers, as documented; a mask stays boolean."""
+    return array if array.dtype == bool else np.asarray(array, dtype=np.float64)
+
+
 def _write(
     path: Path, tokens: Sequence[str], arrays: dict[str, FloatArray], config: dict[str, Any]
 ) -> None:
@@ -205,7 +229,7 @@ def _write(
         def write(temporary: Path) -> None:
             with temporary.open("wb") as handle:
                 everything: dict[str, np.ndarray] = {"tokens": np.array(tokens, dtype=np.str_)}
-                everything.update({k: np.asarray(a, dtype=np.float64) for k, a in arrays.items()})
+                everything.update({k: _export_dtype(a) for k, a in arrays.items()})
                 np.savez(handle, allow_pickle=False, **everything)
 
     elif extension == ".json":
@@ -214,9 +238,7 @@ def _write(
         # json writes a float with repr(), the shortest text that reads back to the same
         # float64, so a JSON export round-trips bit for bit.
         document: dict[str, Any] = {"tokens": list(tokens)}
-        document.update(
-            {key: np.asarray(array, dtype=np.float64).tolist() for key, array in arrays.items()}
-        )
+        document.update({key: _export_dtype(array).tolist() for key, array in arrays.items()})
         document["config"] = config
 
         def write(temporary: Path) -> None:

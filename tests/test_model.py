@@ -365,3 +365,9 @@ def test_heatmap_all_layers_draws_the_grid(tmp_path: Path) -> None:
         "drop --layer",
     )
     assert not (tmp_path / "x.png").exists()
+
+
+def test_masks_do_not_apply_to_the_encoder() -> None:
+    one_line_error(
+        ["explain", "I am good", "-m", "minilm", "--causal"], ExitStatus.BAD_INPUT, "attends both"
+    )

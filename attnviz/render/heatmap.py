@@ -294,6 +294,8 @@ def build_figure(
         row, column = divmod(position, layout.columns)
         axes = figure.add_subplot(grid[row, column])
         images.append(_draw_head(axes, trace.weights[head], head, labels, layout, cmap, focus_row))
+        if trace.mask is not None:
+            _hatch_masked(axes, trace.masked)
         if column == 0:
             axes.set_ylabel("query word (looking)", fontsize=9)
         panels.append(axes)
@@ -402,6 +404,25 @@ def _finish_cells(
         )
 
 
+def _hatch_masked(axes: Axes, masked: NDArray[np.bool_]) -> None:
+    """Masked pairs [n, n] (−∞ before the softmax) drawn grey and hatched, not as a plain 0."""
+    from matplotlib.patches import Rectangle
+
+    for row, column in zip(*np.nonzero(masked), strict=True):
+        axes.add_patch(
+            Rectangle(
+                (column - 0.5, row - 0.5),
+                1.0,
+                1.0,
+                facecolor="#bdbdbd",
+                edgecolor="#7f7f7f",
+                hatch="///",
+                linewidth=0.0,
+                zorder=4,  # above the cell's printed value, which would read as a real 0
+            )
+        )
+
+
 def _frame_row(
     axes: Axes, row: int, n_tokens: int, widths: tuple[float, float] = (2.8, 1.0)
 ) -> None:
@@ -418,6 +439,7 @@ def _frame_row(
             edgecolor=colour,
             linewidth=width,
             clip_on=False,
+            zorder=5,  # above hatched masked cells
         )
         axes.add_patch(frame)
 

@@ -39,6 +39,7 @@ _VIRIDIS = (
 )
 
 ELLIPSIS = "…"
+MASKED = "−∞"  # a masked score: set to minus infinity before the softmax
 MAX_LABEL_WIDTH = 10  # a longer word is cut to this many cells in headers and row labels
 MAX_TABLE_ROWS = 32  # more rows are elided in the middle; --export has every number
 BAR_WIDTH = 24
@@ -52,6 +53,8 @@ def subscript(number: int) -> str:
 def format_number(value: float, decimals: int) -> str:
     """Fixed-point text with no negative zero (-0.001 at 2 decimals prints as 0.00); scientific
     notation from a million up, so a huge value never needs a column wider than the screen."""
+    if np.isinf(value):
+        return MASKED if value < 0 else "∞"
     if abs(value) >= 1e6:
         return f"{value:.{decimals}e}"
     text = f"{value:.{decimals}f}"
@@ -155,6 +158,7 @@ class Matrix(NamedTuple):
     shade: bool = False  # colour each cell by its value in [0, 1] (attention weights)
     row_sums: bool = False  # add a Σ column (softmax rows sum to 1)
     keep_row: int | None = None  # a row that must stay visible when rows are elided
+    masked: np.ndarray | None = None  # [rows, columns] bool: cells shown as −∞ (masked scores)
 
 
 class Block(NamedTuple):
@@ -200,7 +204,12 @@ def matrix_block(
     rows = _kept_indices(n_rows, MAX_TABLE_ROWS, matrix.keep_row)
     shown_rows = [r for r in rows if r is not None]
     cells = {
-        column: [format_number(float(matrix.values[r, column]), decimals) for r in shown_rows]
+        column: [
+            MASKED
+            if matrix.masked is not None and matrix.masked[r, column]
+            else format_number(float(matrix.values[r, column]), decimals)
+            for r in shown_rows
+        ]
         for column in range(n_columns)
     }
     labels = {column: fit_label(matrix.column_labels[column]) for column in range(n_columns)}
@@ -297,6 +306,7 @@ class ExplainView(NamedTuple):
     show_weights: bool = False
     hidden_special: bool = False  # [CLS]/[SEP] were left out of the trace shown
     merged_words: bool = False  # a model's word pieces were merged into words for display
+    causal: bool = False  # the trace was computed with a causal mask
     # When tokens are hidden from the tables, the trace as computed and, for each shown token,
     # its position there: the worked examples sum over every token, hidden ones included.
     full: AttentionTrace | None = None
@@ -566,10 +576,17 @@ class _Lesson:
                 style="green",
             ),
         )
+        masked = trace.mask is not None
+        if masked:
+            self.say(Text(self.mask_sentence(), style="yellow"))
         self.show(
             self.table(
                 Matrix(
-                    trace.scaled[head], f"scaled{h} = scores{h} / √d_k", self.tokens, self.tokens
+                    trace.scaled[head],
+                    f"scaled{h} = scores{h} / √d_k" + (", masked" if masked else ""),
+                    self.tokens,
+                    self.tokens,
+                    masked=trace.masked if masked else None,
                 )
             )
         )
@@ -577,6 +594,8 @@ class _Lesson:
         self.step(5, "Softmax: attention weights")
         source_i, source_j = self.to_source[i], self.to_source[j]
         row = self.source.scaled[head, source_i]
+        if self.source.mask is not None:
+            row = np.where(self.source.mask[source_i], row, -np.inf)
         self.say(
             "Each row becomes positive weights that sum to 1: w_ij = exp(s_ij) / Σ_j' exp(s_ij'). "
             "(attnviz subtracts the row's maximum first, which changes nothing but keeps exp() "
@@ -727,6 +746,22 @@ class _Lesson:
             f"exp({self.exact(shifted[j])}) / ({' + '.join(exps)}{hidden}) = "
             f"{self.exact(exponentials[j])} / {self.exact(total[0])} = {self.exact(weight)}"
         )
+
+    def mask_sentence(self) -> str:
+        """Why some scores are −∞: the causal mask, the padding mask, or both."""
+        causal, padded = self.view.causal, "[PAD]" in self.trace.tokens
+        parts = []
+        if causal:
+            parts.append(
+                "Causal mask (decoder self-attention): word i may look only at itself and the "
+                "words before it, so every later word is masked."
+            )
+        if padded:
+            parts.append(
+                "Padding mask: the [PAD] tokens only make the sentence a fixed length, so no word "
+                "may look at them; their columns are masked and get zero weight."
+            )
+        return " ".join(parts) + " A masked score is set to −∞ before the softmax, and exp(−∞) = 0."
 
     def hidden_note(self) -> str:
         """Said inside a sum that runs over tokens the tables do not show."""
