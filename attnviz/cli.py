@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -26,7 +26,7 @@ from attnviz import __version__
 from attnviz.core import trace_with_options
 from attnviz.embeddings import OutOfVocabulary
 from attnviz.errors import AttnvizError, ExitStatus, OutputProblem
-from attnviz.files import check_output_path
+from attnviz.files import atomic_write, check_output_path
 from attnviz.tokens import Focus, default_focus, find_focus, printable
 from attnviz.trace import (
     EXPORT_EXTENSIONS,
@@ -36,6 +36,9 @@ from attnviz.trace import (
     merge_tokens,
     select_tokens,
 )
+
+if TYPE_CHECKING:
+    from attnviz.render.terminal import ExplainView
 
 app = typer.Typer(
     name="attnviz",
@@ -321,6 +324,55 @@ def choose_layer(
     return layers[layer - 1]
 
 
+def pacer(console: Console) -> Callable[[str], bool] | None:
+    """--step: wait for Enter between steps; q stops. Never waits unless stdin is a terminal."""
+    if not sys.stdin.isatty():
+        note("--step pauses only at a terminal; showing every step.")
+        return None
+
+    def pause(coming: str) -> bool:
+        prompt = Text(f"⏎ {coming}  ·  q quits ", style="dim")
+        try:
+            answer = console.input(prompt)
+        except EOFError:
+            return False
+        return answer.strip().lower() not in {"q", "quit"}
+
+    return pause
+
+
+def save_recording(
+    trace: AttentionTrace,
+    view: ExplainView,
+    width: int,
+    *,
+    svg: Path | None,
+    html: Path | None,
+) -> None:
+    """The lesson rendered once more into a recording console, saved as SVG and/or HTML."""
+    import io
+
+    from attnviz.render.terminal import render_explain
+
+    recorder = Console(
+        record=True,
+        file=io.StringIO(),
+        width=width,
+        force_terminal=True,
+        color_system="truecolor",
+        highlight=False,
+    )
+    render_explain(trace, recorder, view._replace(pause=None))
+    if svg is not None:
+        text = recorder.export_svg(title="attnviz explain", clear=False)
+        atomic_write(svg, lambda path: path.write_text(text, encoding="utf-8"))
+        note(f"saved {svg}")
+    if html is not None:
+        page = recorder.export_html(inline_styles=True, clear=False)
+        atomic_write(html, lambda path: path.write_text(page, encoding="utf-8"))
+        note(f"saved {html}")
+
+
 def write_export(layers: tuple[AttentionTrace, ...], model: str | None, path: Path) -> None:
     """The random mode's one layer as is; a model's layers with a leading layer axis."""
     if model is None:
@@ -393,6 +445,21 @@ def explain(
     words: WordsOpt = False,
     causal: CausalOpt = False,
     pad_to: PadToOpt = None,
+    step: Annotated[
+        bool, typer.Option("--step", help="Pause after each step until Enter (q quits).")
+    ] = False,
+    svg: Annotated[
+        Path | None,
+        typer.Option(
+            "--svg", help="Also save the rendering, colours included, as SVG.", readable=False
+        ),
+    ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html", help="Also save the rendering, colours included, as HTML.", readable=False
+        ),
+    ] = None,
 ) -> None:
     """Print every step of multi-head self-attention for SENTENCE.
 
@@ -406,6 +473,10 @@ def explain(
         check_decimals(decimals)
         if export is not None:
             check_output_path(export, EXPORT_EXTENSIONS, "--export")
+        if svg is not None:
+            check_output_path(svg, (".svg",), "--svg")
+        if html is not None:
+            check_output_path(html, (".html", ".htm"), "--html")
         computed, layers = build_layers(
             sentence,
             model=model,
@@ -436,7 +507,10 @@ def explain(
             full=trace if hide_specials else None,
             visible=visible_tokens(trace) if hide_specials else (),
         )
-        render_explain(shown, Console(highlight=False), view)
+        console = Console(highlight=False)
+        render_explain(shown, console, view._replace(pause=pacer(console) if step else None))
+        if svg is not None or html is not None:
+            save_recording(shown, view, console.width, svg=svg, html=html)
         if export is not None:
             write_export(computed, model, export)
             note(f"trace saved to {export}")

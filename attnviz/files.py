@@ -151,7 +151,7 @@ def check_output_path(path: Path, extensions: Iterable[str], what: str) -> str:
     return extension
 
 
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     """Call ``write(temporary_path)`` then rename the result onto ``path``.
 
     The temporary file lives in the same folder (so the rename is atomic) and is removed if

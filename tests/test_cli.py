@@ -514,3 +514,24 @@ def test_entry_point_returns_the_commands_exit_status(capsys: pytest.CaptureFixt
     assert main_entry(["--version"]) == 0
     assert main_entry(["explain", "I am good", "--focus", "cat"]) == ExitStatus.BAD_INPUT
     assert "error: The focus word 'cat'" in capsys.readouterr().err
+
+
+def test_step_never_pauses_without_a_terminal() -> None:
+    code, stdout, stderr = run("explain", "I am good", "--step")
+    assert code == 0 and "Step 7" in stdout
+    assert "--step pauses only at a terminal" in stderr
+
+
+def test_svg_and_html_keep_the_colours(tmp_path: Path) -> None:
+    svg, html = tmp_path / "lesson.svg", tmp_path / "lesson.html"
+    code, _, stderr = run("explain", "I am good", "--svg", str(svg), "--html", str(html))
+    assert code == 0, stderr
+    assert svg.read_text(encoding="utf-8").lstrip().startswith("<svg")
+    page = html.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "background-color: #" in page
+    assert "Step 7" in page
+    assert_one_line_error(
+        ["explain", "I am good", "--svg", str(tmp_path / "x.png")],
+        ExitStatus.CANNOT_WRITE,
+        "'.png'",
+    )

@@ -136,3 +136,25 @@ def test_control_characters_and_markup_in_words_are_shown_not_obeyed() -> None:
     assert "[red]x[/red]" in ANSI.sub("", text)
     assert "\\x1b" in text and "\\x07" in text
     assert "\x1b[2J" not in text and "\x07" not in text
+
+
+def test_step_pacing_waits_between_steps_and_q_stops() -> None:
+    from rich.console import Console
+
+    trace = attnviz.trace_attention("I am good")
+    asked: list[str] = []
+
+    def pause(coming: str) -> bool:
+        asked.append(coming)
+        return len(asked) < 3  # the third pause answers q
+
+    console = Console(file=io.StringIO(), width=100, color_system=None)
+    render_explain(trace, console, ExplainView(heads=(0, 1), pause=pause))
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert asked == [
+        "Step 2 · Queries, keys and values of head 1",
+        "Step 3 · Raw scores Q·Kᵀ",
+        "Step 4 · Scale by √d_k = √4 = 2.00",
+    ]
+    assert "Step 3 · Raw scores" in out and "Step 4 ·" not in out
+    assert out.rstrip().endswith("(stopped)")

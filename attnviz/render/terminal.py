@@ -7,7 +7,7 @@ Colour is added only as styles, so NO_COLOR and a piped stdout give plain text.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -307,6 +307,8 @@ class ExplainView(NamedTuple):
     hidden_special: bool = False  # [CLS]/[SEP] were left out of the trace shown
     merged_words: bool = False  # a model's word pieces were merged into words for display
     causal: bool = False  # the trace was computed with a causal mask
+    # Called between steps with the next step's title; returns False to stop (--step pacing).
+    pause: Callable[[str], bool] | None = None
     # When tokens are hidden from the tables, the trace as computed and, for each shown token,
     # its position there: the worked examples sum over every token, hidden ones included.
     full: AttentionTrace | None = None
@@ -321,6 +323,7 @@ class _Lesson:
         self.console = console
         self.width = console.width  # Rich recomputes it on every call; once is enough
         self.pending: list[RenderableType] = []  # printed together by flush(): one render pass
+        self.started = False  # a step has been shown (no pause before the first)
         self.view = view
         self.tokens = occurrence_labels([printable(token) for token in trace.tokens])
         self.example = view.focus.index if view.focus is not None else 0
@@ -402,8 +405,18 @@ class _Lesson:
             self.show(block)
 
     def step(self, number: int, title: str) -> None:
+        self.wait(f"Step {number} · {title}")
         self.blank()
         self.emit(Text(f"Step {number} · {title}", style="bold cyan"))
+
+    def wait(self, coming: str) -> None:
+        """With --step: show what is ready, then wait for the teacher before ``coming``."""
+        if self.view.pause is None or not self.started:
+            self.started = True
+            return
+        self.flush()
+        if not self.view.pause(coming):
+            raise _Stopped
 
     def vector(self, values: np.ndarray, limit: int = 8) -> str:
         shown = [self.number(v) for v in values]
@@ -429,6 +442,7 @@ class _Lesson:
         self.concat_and_project()
         self.flush()
         if self.view.focus is not None:
+            self.wait("Focus")
             self.focus_section(self.view.focus)
             self.flush()
 
@@ -800,9 +814,16 @@ def bar(weight: float, width: int = BAR_WIDTH) -> Text:
     return text
 
 
+class _Stopped(Exception):
+    """The teacher pressed q at a --step pause."""
+
+
 def render_explain(trace: AttentionTrace, console: Console, view: ExplainView) -> None:
     """Print the whole step-by-step lesson for ``trace`` on ``console``."""
-    _Lesson(trace, console, view).render()
+    try:
+        _Lesson(trace, console, view).render()
+    except _Stopped:
+        console.print(Text("(stopped)", style="dim"))
 
 
 def render_heads(
