@@ -118,8 +118,14 @@ def multi_head_attention(
     embeddings_source: str = "",
     weights_source: str = "",
     mask: np.ndarray | None = None,
+    source_tokens: Sequence[str] | None = None,
+    source_x: FloatArray | None = None,
 ) -> AttentionTrace:
     """Run every step of multi-head self-attention on X and keep each intermediate.
+
+    With source_tokens and source_x [n_source, d_model] it is cross-attention (encoder–decoder):
+    queries from X (the target), keys and values from source_x, so Q = X·W_Q but K = S·W_K and
+    V = S·W_V, and the weights are [h, n_target, n_source].
 
     tokens: [n]; x: [n, d_model]; weights: W_Q, W_K, W_V [h, d_model, d_k], W_O [h·d_k, d_model].
     mask: optional [n, n] bool, True where query i may attend to key j (causal, padding); the
@@ -142,14 +148,26 @@ def multi_head_attention(
             f"The weights are for {weights.n_heads} heads and d_model {weights.d_model}, but the "
             f"configuration asks for {config.n_heads} heads and d_model {config.d_model}."
         )
+    if (source_x is None) != (source_tokens is None):
+        raise AttnvizError("Cross-attention needs both the source tokens and their embeddings.")
+    if source_x is not None and source_tokens is not None:
+        source_x = np.asarray(source_x, dtype=np.float64)
+        if source_x.shape != (len(source_tokens), weights.d_model):
+            raise AttnvizError(
+                f"The source embeddings have shape {list(source_x.shape)}; they must be "
+                f"[{len(source_tokens)}, {weights.d_model}]."
+            )
+        if mask is not None:
+            raise AttnvizError("Masks apply to self-attention, not to cross-attention.")
     if mask is not None and (mask.shape != (len(tokens), len(tokens)) or not mask.any(-1).all()):
         raise AttnvizError("The mask must be [n, n] and let every word attend to something.")
     d_k = config.d_k
     # Overflow is detected below and reported as one sentence, not as numpy warnings.
     with np.errstate(over="ignore", invalid="ignore"):
+        keys_from = x if source_x is None else source_x
         q = project(x, weights.W_Q)
-        k = project(x, weights.W_K)
-        v = project(x, weights.W_V)
+        k = project(keys_from, weights.W_K)
+        v = project(keys_from, weights.W_V)
         scores = attention_scores(q, k)
         scaled = scale_scores(scores, d_k)
         attention_weights = softmax(scaled if mask is None else mask_scores(scaled, mask))
@@ -183,4 +201,6 @@ def multi_head_attention(
         embeddings_source=embeddings_source,
         weights_source=weights_source,
         mask=None if mask is None else frozen_mask(mask),
+        source_tokens=None if source_tokens is None else tuple(source_tokens),
+        X_source=None if source_x is None else frozen_array(source_x),
     )

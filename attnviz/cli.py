@@ -630,6 +630,89 @@ def heatmap(
 
 
 @app.command()
+def cross(
+    source: Annotated[
+        str, typer.Argument(help="The source sentence (keys and values).", metavar="SOURCE")
+    ],
+    target: Annotated[str, typer.Argument(help="The target sentence (queries).", metavar="TARGET")],
+    heads: HeadsOpt = None,
+    d_model: DModelOpt = None,
+    seed: SeedOpt = 0,
+    preset: PresetOpt = None,
+    embeddings: EmbeddingsOpt = None,
+    oov: OovOpt = OutOfVocabulary.error,
+    weights: WeightsOpt = None,
+    head: HeadOpt = None,
+    focus: FocusOpt = None,
+    decimals: Annotated[
+        int, typer.Option("--decimals", "-d", help="Digits after the point (0–8).")
+    ] = 2,
+    show_weights: Annotated[
+        bool, typer.Option("--show-weights", help="Also print W_Q, W_K, W_V and W_O.")
+    ] = False,
+    export: ExportOpt = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Also save the heatmap: .png, .svg or .pdf.", readable=False
+        ),
+    ] = None,
+    causal: Annotated[
+        bool, typer.Option("--causal", help="Refused: a causal mask is for self-attention.")
+    ] = False,
+) -> None:
+    """Encoder–decoder (cross) attention: queries from TARGET, keys and values from SOURCE.
+
+    The same steps as explain, with a rectangular attention matrix: target rows, source columns.
+
+    Example: attnviz cross "I am good" "Je vais bien" --focus vais
+    """
+    from attnviz.core import trace_cross
+    from attnviz.render.terminal import ExplainView, render_explain
+
+    with user_errors():
+        if causal:
+            raise AttnvizError(
+                "--causal does not apply to cross: each target word may look at the whole "
+                "source sentence, which is already written; masks belong to self-attention."
+            )
+        check_decimals(decimals)
+        if export is not None:
+            check_output_path(export, EXPORT_EXTENSIONS, "--export")
+        if output is not None:
+            check_output_path(output, IMAGE_EXTENSIONS, "--output")
+        trace, notes = trace_cross(
+            source,
+            target,
+            d_model=d_model,
+            n_heads=heads,
+            seed=seed,
+            paper=preset is Preset.paper,
+            embeddings=embeddings,
+            weights=weights,
+            oov=oov,
+        )
+        for message in notes:
+            note(message)
+        chosen_focus = find_focus(trace.tokens, focus) if focus is not None else None
+        view = ExplainView(
+            heads=choose_heads(trace, head),
+            focus=chosen_focus,
+            decimals=decimals,
+            show_weights=show_weights,
+        )
+        render_explain(trace, Console(highlight=False), view)
+        if output is not None:
+            from attnviz.render import heatmap as heatmap_render
+
+            heatmap_render.save_heatmap(trace, output, heads=view.heads, focus=chosen_focus)
+            note(f"heatmap saved to {output}")
+        if export is not None:
+            export_trace(trace, export)
+            note(f"trace saved to {export}")
+
+
+@app.command()
 def heads(
     sentence: SentenceArg,
     focus: FocusOpt = None,

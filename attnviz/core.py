@@ -164,3 +164,59 @@ def _other_embeddings_note(trace: AttentionTrace, weights: AttentionWeights) -> 
         f"{path} was made with other embeddings (another --seed or --embeddings), so only its "
         f"weights are reused; add --embeddings {path} to reuse its X too.",
     )
+
+
+def trace_cross(
+    source: str | Sequence[str],
+    target: str | Sequence[str],
+    *,
+    d_model: int | None = None,
+    n_heads: int | None = None,
+    seed: int = 0,
+    paper: bool = False,
+    embeddings: str | Path | None = None,
+    weights: AttentionWeights | str | Path | None = None,
+    oov: OutOfVocabulary | str = OutOfVocabulary.error,
+) -> Traced:
+    """Cross-attention (encoder–decoder), as when translating "I am good" into "Je vais bien":
+    queries from the target words, keys and values from the source words.
+    """
+    source_tokens = _side(source, "source")
+    target_tokens = _side(target, "target")
+    traced = trace_with_options(
+        [*target_tokens, *source_tokens],
+        d_model=d_model,
+        n_heads=n_heads,
+        seed=seed,
+        paper=paper,
+        embeddings=embeddings,
+        weights=weights,
+        oov=oov,
+    )
+    both = traced.trace
+    n_target = len(target_tokens)
+    weights_used = AttentionWeights(
+        W_Q=both.W_Q, W_K=both.W_K, W_V=both.W_V, W_O=both.W_O, source=both.weights_source
+    )
+    trace = multi_head_attention(
+        target_tokens,
+        both.X[:n_target],
+        weights_used,
+        config=both.config,
+        embeddings_source=both.embeddings_source,
+        weights_source=both.weights_source,
+        source_tokens=source_tokens,
+        source_x=both.X[n_target:],
+    )
+    return Traced(trace, traced.notes)
+
+
+def _side(words: str | Sequence[str], name: str) -> list[str]:
+    if isinstance(words, str):
+        if not words.strip():
+            raise AttnvizError(
+                f"The {name} sentence is empty; cross needs both, e.g. "
+                'attnviz cross "I am good" "Je vais bien".'
+            )
+        return tokenize(words)
+    return check_token_count(words)

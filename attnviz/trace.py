@@ -90,6 +90,20 @@ class AttentionTrace:
     b_O: FloatArray | None = None  # [d_model]
     # [n, n] bool, True where query i may attend to key j; None when every pair may (no mask).
     mask: np.ndarray | None = None
+    # Cross-attention (encoder–decoder): the source words give the keys and values, ``tokens``
+    # (the target words) the queries; X_source [n_source, d_model] are their embeddings. Then
+    # K, V are [h, n_source, d_k] and scores, scaled, weights [h, n_target, n_source].
+    source_tokens: tuple[str, ...] | None = None
+    X_source: FloatArray | None = None
+
+    @property
+    def key_tokens(self) -> tuple[str, ...]:
+        """The words along the columns of scores and weights: the source words, or tokens."""
+        return self.source_tokens if self.source_tokens is not None else self.tokens
+
+    @property
+    def is_cross(self) -> bool:
+        return self.source_tokens is not None
 
     @property
     def n_tokens(self) -> int:
@@ -114,6 +128,8 @@ class AttentionTrace:
             arrays.update({key: getattr(self, key) for key in BIAS_KEYS})
         if self.mask is not None:
             arrays["mask"] = self.mask
+        if self.X_source is not None:
+            arrays["X_source"] = self.X_source
         return arrays
 
     @property
@@ -210,9 +226,13 @@ def export_trace(trace: AttentionTrace, path: Path) -> None:
     """Write the trace to ``.npz`` (arrays, float64; tokens as unicode) or ``.json``.
 
     The file holds exactly: tokens, X, W_Q, W_K, W_V, W_O, Q, K, V, scores, scaled, weights, Z,
-    concat, output (and, in JSON, a ``config`` object). Written atomically.
+    concat, output (and, in JSON, a ``config`` object); ``mask`` when one was used; and for
+    cross-attention ``X_source``, ``source_tokens`` and ``target_tokens``. Written atomically.
     """
-    _write(path, trace.tokens, trace.arrays(), trace.config_dict())
+    words: dict[str, Sequence[str]] = {}
+    if trace.source_tokens is not None:
+        words = {"source_tokens": trace.source_tokens, "target_tokens": trace.tokens}
+    _write(path, trace.tokens, trace.arrays(), trace.config_dict(), words)
 
 
 def _export_dtype(array: np.ndarray) -> np.ndarray:
@@ -221,8 +241,13 @@ def _export_dtype(array: np.ndarray) -> np.ndarray:
 
 
 def _write(
-    path: Path, tokens: Sequence[str], arrays: dict[str, FloatArray], config: dict[str, Any]
+    path: Path,
+    tokens: Sequence[str],
+    arrays: dict[str, FloatArray],
+    config: dict[str, Any],
+    words: dict[str, Sequence[str]] | None = None,
 ) -> None:
+    words = words or {}
     extension = path.suffix.lower()
     if extension == ".npz":
 
@@ -230,6 +255,7 @@ def _write(
             with temporary.open("wb") as handle:
                 everything: dict[str, np.ndarray] = {"tokens": np.array(tokens, dtype=np.str_)}
                 everything.update({k: _export_dtype(a) for k, a in arrays.items()})
+                everything.update({k: np.array(v, dtype=np.str_) for k, v in words.items()})
                 np.savez(handle, allow_pickle=False, **everything)
 
     elif extension == ".json":
@@ -238,6 +264,7 @@ def _write(
         # json writes a float with repr(), the shortest text that reads back to the same
         # float64, so a JSON export round-trips bit for bit.
         document: dict[str, Any] = {"tokens": list(tokens)}
+        document.update({key: list(value) for key, value in words.items()})
         document.update({key: _export_dtype(array).tolist() for key, array in arrays.items()})
         document["config"] = config
 

@@ -329,8 +329,17 @@ class _Lesson:
         self.example = view.focus.index if view.focus is not None else 0
         # The worked examples add up over every token as computed, hidden ones included.
         self.source = view.full if view.full is not None else trace
-        self.source_tokens = occurrence_labels([printable(t) for t in self.source.tokens])
+        self.source_tokens = occurrence_labels([printable(t) for t in self.source.key_tokens])
+        self.keys = (
+            occurrence_labels([printable(t) for t in trace.key_tokens])
+            if trace.is_cross
+            else self.tokens
+        )
         self.to_source = view.visible if view.full is not None else tuple(range(trace.n_tokens))
+        # Keys are the same tokens in self-attention; cross-attention's source is never hidden.
+        self.key_to_source = (
+            tuple(range(len(trace.key_tokens))) if trace.is_cross else self.to_source
+        )
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -424,6 +433,10 @@ class _Lesson:
             shown = [*shown[: limit // 2], ELLIPSIS, *shown[-(limit // 2) :]]
         return "[" + ", ".join(shown) + "]"
 
+    def key(self, index: int) -> str:
+        """The word of key (column) ``index``: a source word in cross-attention."""
+        return self.keys[index]
+
     def word(self, index: int) -> str:
         return self.tokens[index]
 
@@ -448,14 +461,20 @@ class _Lesson:
 
     def header(self) -> None:
         trace = self.trace
-        title = Text("attnviz · multi-head self-attention, step by step", style="bold")
-        self.emit(title)
+        kind = "cross-attention (encoder–decoder)" if trace.is_cross else "self-attention"
+        self.emit(Text(f"attnviz · multi-head {kind}, step by step", style="bold"))
         self.say(
             Text("Z = softmax(Q·Kᵀ / √d_k) · V", style="bold"),
             " for each head, then Concat(Z₁ … Z_h) · W_O",
         )
+        if trace.is_cross:
+            self.say(
+                "Source (keys and values): ",
+                Text(" ".join(printable(t) for t in trace.key_tokens), style="italic"),
+                f"  ({len(trace.key_tokens)} tokens)",
+            )
         self.say(
-            "Sentence: ",
+            "Target (queries): " if trace.is_cross else "Sentence: ",
             Text(" ".join(printable(token) for token in trace.tokens), style="italic"),
             f"  ({trace.n_tokens} token{'s' if trace.n_tokens != 1 else ''})",
         )
@@ -506,6 +525,19 @@ class _Lesson:
                 f"{trace.embeddings_source}. "
                 f"X has shape [n, d_model] = [{trace.n_tokens}, {trace.d_model}]."
             )
+        elif trace.is_cross and trace.X_source is not None:
+            self.step(1, "Tokens and embeddings of both sentences")
+            self.say(
+                "Cross-attention, as in a translation model's decoder: each target word asks "
+                "(its query comes from X, the target's embeddings) and the source words answer "
+                "(their keys and values come from X_source, the encoder's side). "
+                f"X is [n_target, d_model] = [{trace.n_tokens}, {trace.d_model}], X_source "
+                f"[n_source, d_model] = [{len(self.keys)}, {trace.d_model}]."
+            )
+            self.show(
+                self.table(Matrix(trace.X_source, "X_source", self.keys, self.dims(trace.d_model)))
+            )
+            self.blank()
         else:
             self.step(1, "Tokens and embeddings X")
             self.say(
@@ -533,9 +565,14 @@ class _Lesson:
         self.say(
             f"Head {head + 1} projects X with its own matrices W_Q{h}, W_K{h}, W_V{h}, each "
             f"[d_model, d_k] = [{trace.d_model}, {trace.d_k}]: Q{h} = X·W_Q{h}{b('Q')}, "
-            f"K{h} = X·W_K{h}{b('K')}, V{h} = X·W_V{h}{b('V')}, each [n, d_k] = "
-            f"[{trace.n_tokens}, {trace.d_k}]. "
-            "A query asks what a word is looking for, a key says what it offers, a value is "
+            + (
+                f"[n_target, d_k] = [{trace.n_tokens}, {trace.d_k}]; K{h} = X_source·W_K{h}, "
+                f"V{h} = X_source·W_V{h}, [n_source, d_k] = [{len(self.keys)}, {trace.d_k}]. "
+                if trace.is_cross
+                else f"K{h} = X·W_K{h}{b('K')}, V{h} = X·W_V{h}{b('V')}, each [n, d_k] = "
+                f"[{trace.n_tokens}, {trace.d_k}]. "
+            )
+            + "A query asks what a word is looking for, a key says what it offers, a value is "
             "what it passes on."
         )
         if self.view.show_weights:
@@ -546,13 +583,16 @@ class _Lesson:
                 ]
             )
             self.blank()
-        self.side_by_side(
-            [
-                Matrix(q, f"Q{h} = X·W_Q{h}{b('Q')}", self.tokens, self.dims(trace.d_k)),
-                Matrix(k, f"K{h} = X·W_K{h}{b('K')}", self.tokens, self.dims(trace.d_k)),
-                Matrix(v, f"V{h} = X·W_V{h}{b('V')}", self.tokens, self.dims(trace.d_k)),
-            ]
-        )
+        x_kv = "X_source" if trace.is_cross else "X"
+        queries = Matrix(q, f"Q{h} = X·W_Q{h}{b('Q')}", self.tokens, self.dims(trace.d_k))
+        keys = Matrix(k, f"K{h} = {x_kv}·W_K{h}{b('K')}", self.keys, self.dims(trace.d_k))
+        values = Matrix(v, f"V{h} = {x_kv}·W_V{h}{b('V')}", self.keys, self.dims(trace.d_k))
+        if trace.is_cross:  # queries have the target's rows, keys and values the source's
+            self.show(self.table(queries))
+            self.blank()
+            self.side_by_side([keys, values])
+        else:
+            self.side_by_side([queries, keys, values])
 
         self.step(3, "Raw scores Q·Kᵀ")
         self.say(
@@ -564,14 +604,14 @@ class _Lesson:
             "  ",
             Text(
                 self.dot_product(
-                    q[i], k[j], trace.scores[head, i, j], f"q_{self.word(i)} · k_{self.word(j)}"
+                    q[i], k[j], trace.scores[head, i, j], f"q_{self.word(i)} · k_{self.key(j)}"
                 ),
                 style="green",
             ),
         )
         self.show(
             self.table(
-                Matrix(trace.scores[head], f"scores{h} = Q{h}·K{h}ᵀ", self.tokens, self.tokens)
+                Matrix(trace.scores[head], f"scores{h} = Q{h}·K{h}ᵀ", self.tokens, self.keys)
             )
         )
 
@@ -599,21 +639,21 @@ class _Lesson:
                     trace.scaled[head],
                     f"scaled{h} = scores{h} / √d_k" + (", masked" if masked else ""),
                     self.tokens,
-                    self.tokens,
+                    self.keys,
                     masked=trace.masked if masked else None,
                 )
             )
         )
 
         self.step(5, "Softmax: attention weights")
-        source_i, source_j = self.to_source[i], self.to_source[j]
+        source_i, source_j = self.to_source[i], self.key_to_source[j]
         row = self.source.scaled[head, source_i]
         if self.source.mask is not None:
             row = np.where(self.source.mask[source_i], row, -np.inf)
         self.say(
             "Each row becomes positive weights that sum to 1: w_ij = exp(s_ij) / Σ_j' exp(s_ij'). "
             "(attnviz subtracts the row's maximum first, which changes nothing but keeps exp() "
-            f"from overflowing.) Row {self.word(i)!r}, column {self.word(j)!r}:"
+            f"from overflowing.) Row {self.word(i)!r}, column {self.key(j)!r}:"
         )
         self.say(
             "  ",
@@ -628,7 +668,7 @@ class _Lesson:
                     trace.weights[head],
                     f"weights{h} = softmax(scaled{h})",
                     self.tokens,
-                    self.tokens,
+                    self.keys,
                     shade=True,
                     row_sums=True,
                 )
@@ -718,10 +758,10 @@ class _Lesson:
             self.blank()
             self.say(Text(f"Head {head + 1}", style="bold"))
             shown = order[:12]
-            label_width = max(cell_len(fit_label(self.tokens[index])) for index in shown)
+            label_width = max(cell_len(fit_label(self.keys[index])) for index in shown)
             lines = []
             for index in shown:
-                line = Text(_pad_right(fit_label(self.tokens[index]), label_width) + " ")
+                line = Text(_pad_right(fit_label(self.keys[index]), label_width) + " ")
                 line.append_text(bar(float(weights[index])))
                 line.append(" " + self.number(weights[index]))
                 lines.append(line)
@@ -782,7 +822,9 @@ class _Lesson:
         if self.view.full is None:
             return ""
         hidden = [
-            self.source_tokens[p] for p in range(self.source.n_tokens) if p not in self.to_source
+            self.source_tokens[p]
+            for p in range(len(self.source.key_tokens))
+            if p not in self.key_to_source
         ]
         return f", {' and '.join(hidden)} included" if hidden else ""
 

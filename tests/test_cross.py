@@ -1,0 +1,83 @@
+"""Cross-attention (encoder–decoder): queries from the target, keys and values from the source."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from attnviz.cli import app
+from attnviz.core import trace_cross
+from attnviz.errors import AttnvizError, ExitStatus
+
+runner = CliRunner()
+
+
+def test_cross_attention_equals_the_per_word_textbook_loop() -> None:
+    trace, _ = trace_cross("I am very good", "Je vais bien", d_model=12, n_heads=3, seed=4)
+    assert trace.tokens == ("Je", "vais", "bien")
+    assert trace.key_tokens == ("I", "am", "very", "good")
+    assert trace.Q.shape == (3, 3, 4) and trace.K.shape == (3, 4, 4) and trace.V.shape == (3, 4, 4)
+    assert trace.weights.shape == (3, 3, 4)
+    assert trace.X_source is not None
+    for h in range(3):
+        q = trace.X @ trace.W_Q[h]  # queries from the target
+        k = trace.X_source @ trace.W_K[h]  # keys and values from the source
+        v = trace.X_source @ trace.W_V[h]
+        for i in range(3):
+            scores = [float(q[i] @ k[j]) / math.sqrt(4) for j in range(4)]
+            exps = [math.exp(s - max(scores)) for s in scores]
+            weights = [e / sum(exps) for e in exps]
+            np.testing.assert_allclose(trace.weights[h, i], weights, atol=1e-12)
+            np.testing.assert_allclose(
+                trace.Z[h, i], sum(w * v[j] for j, w in enumerate(weights)), atol=1e-12
+            )
+
+
+def test_a_word_has_the_same_vector_on_both_sides() -> None:
+    trace, _ = trace_cross("good day", "good night")
+    assert trace.X_source is not None
+    np.testing.assert_array_equal(trace.X_source[0], trace.X[0])
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "side"), [("", "Je vais", "source"), ("I am", "  ", "target")]
+)
+def test_an_empty_side_is_refused(source: str, target: str, side: str) -> None:
+    with pytest.raises(AttnvizError, match=f"The {side} sentence is empty"):
+        trace_cross(source, target)
+
+
+def test_cross_command_prints_the_steps_and_exports(tmp_path: Path) -> None:
+    export = tmp_path / "cross.npz"
+    result = runner.invoke(
+        app, ["cross", "I am very good", "Je vais bien", "--focus", "vais", "--export", str(export)]
+    )
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "multi-head cross-attention (encoder–decoder)" in out
+    assert "K₁ = X_source·W_K₁" in out and "X_source  [4 × 8]" in out
+    assert "weights₁ = softmax(scaled₁)  [3 × 4]" in out
+    assert "Focus: where does 'vais' look?" in out
+    with np.load(export) as data:
+        assert data["source_tokens"].tolist() == ["I", "am", "very", "good"]
+        assert data["target_tokens"].tolist() == ["Je", "vais", "bien"]
+        assert data["weights"].shape == (2, 3, 4) and data["K"].shape == (2, 4, 4)
+        assert data["Q"].shape == (2, 3, 4)
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["cross", "I am good", "Je vais bien", "--causal"], "does not apply to cross"),
+        (["cross", "", "Je vais bien"], "source sentence is empty"),
+        (["cross", "I am good", "Je vais bien", "--focus", "good"], "not in the sentence"),
+    ],
+)
+def test_cross_errors(args: list[str], fragment: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == ExitStatus.BAD_INPUT
+    assert len(result.stderr.strip().splitlines()) == 1 and fragment in result.stderr
