@@ -81,3 +81,10 @@ def test_cross_errors(args: list[str], fragment: str) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == ExitStatus.BAD_INPUT
     assert len(result.stderr.strip().splitlines()) == 1 and fragment in result.stderr
+
+
+def test_cross_heatmap_is_rectangular(tmp_path: Path) -> None:
+    out = tmp_path / "cross.png"
+    result = runner.invoke(app, ["cross", "I am very good", "Je vais bien", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert out.read_bytes()[:4] == b"\x89PNG"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from attnviz.render.heatmap import (
     save_heatmap,
     save_layers_heatmap,
     sentence_text,
+    sentences_line,
     short_label,
     text_colour,
     tick_step,
@@ -283,6 +285,173 @@ def test_dollar_signs_are_words_not_math() -> None:
 def test_no_heads_is_a_bug_not_a_picture() -> None:
     with pytest.raises(ValueError, match="heads"):
         build_figure(trace_of("I am"), heads=(), focus=None)
+
+
+# -- cross-attention: rectangular weights ------------------------------------------------------
+
+TARGET = "Le chat noir dormait tranquillement sur le vieux canapé du salon hier".split()
+SOURCE = "The black cat slept yesterday on the old sofa in the living room".split()
+CROSS_PHRASE = "cross-attention: queries from the target, keys and values from the source"
+
+
+def cross_trace(
+    target: Sequence[str], source: Sequence[str], n_heads: int = 2, seed: int = 0
+) -> AttentionTrace:
+    """A trace of target words (rows) attending to source words (columns), by hand: weights
+    [h, n_target, n_source], each row summing to 1."""
+    trace = trace_of(" ".join(target), d_model=4 * n_heads, n_heads=n_heads)
+    weights = np.random.default_rng(seed).random((n_heads, len(target), len(source)))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return replace(trace, source_tokens=tuple(source), weights=weights)
+
+
+def je_vais_bien() -> AttentionTrace:
+    return cross_trace(["Je", "vais", "bien"], ["I", "am", "very", "good"])
+
+
+def test_sentences_line_cuts_each_sentence_to_its_share() -> None:
+    assert sentences_line(["I", "am"], ["Je", "suis"], 80) == "“I am” → “Je suis”"
+    line = sentences_line(WORDS, ["Je", "suis"], 40)
+    assert len(line) <= 40 and line.endswith(" → “Je suis”") and "…" in line
+    line = sentences_line(WORDS, WORDS, 40)
+    assert len(line) <= 40 and line.count("…") == 2
+
+
+def test_rectangular_layout_has_square_cells_and_thins_each_axis_by_its_own_count() -> None:
+    layout = plan_layout(SIXTY.split() * 2, 2, 2, key_tokens=["I", "am", "good"])
+    assert layout.n_tokens == 120 and layout.n_keys == 3
+    assert layout.panel_height == pytest.approx(layout.panel_width * 120 / 3)
+    assert layout.panel_height == heatmap.MAX_PANEL
+    assert layout.y.step > 1  # 120 rows in 8 inches: thinned
+    short_rows = plan_layout(["a", "b"], 2, 0, key_tokens=["tranquillement", "b"])
+    long_rows = plan_layout(["tranquillement", "b"], 2, 0, key_tokens=["a", "b"])
+    assert short_rows.x.rotate and not long_rows.x.rotate  # each axis by its own words
+    assert short_rows.y.depth < long_rows.y.depth
+    assert not layout.annotate  # 120 rows: no values in the cells
+    assert plan_layout(["a", "b", "c"], 2, 0, key_tokens=["d"] * 12).annotate
+    assert not plan_layout(["a", "b", "c"], 2, 0, key_tokens=["d"] * 13).annotate
+    wide = plan_layout(["Je", "vais"], 2, 0, key_tokens=WORDS[:7])
+    assert wide.panel_width == pytest.approx(heatmap.CELL * 7)
+    assert wide.panel_height == pytest.approx(heatmap.CELL * 2)
+    assert (wide.x_title, wide.y_title) == ("source word (looked at)", "target word\n(looking)")
+
+
+def test_square_layout_is_the_same_with_or_without_key_tokens_but_for_axis_titles() -> None:
+    words = IT_SENTENCE.split()
+    square, cross = plan_layout(words, 2, 2), plan_layout(words, 2, 2, key_tokens=words)
+    assert replace(cross, x_title="", y_title="", focus_title="") == replace(
+        square, x_title="", y_title="", focus_title=""
+    )
+    assert square.panel_width == square.panel_height == square.panel
+    assert square.x_title == "key word (looked at)" and cross.x_title == "source word (looked at)"
+
+
+def test_cross_panels_label_rows_with_target_and_columns_with_source_words() -> None:
+    trace = je_vais_bien()
+    figure = build_figure(trace, heads=(0, 1), focus=find_focus(trace.tokens, "vais"))
+    heads = [axes for axes in figure.axes if axes.get_title().startswith("Head")]
+    assert len(heads) == 2
+    for head, axes in enumerate(heads):
+        np.testing.assert_array_equal(axes.get_images()[0].get_array(), trace.weights[head])
+        assert tick_texts(axes, x=True) == ["I", "am", "very", "good"]
+        assert tick_texts(axes, x=False) == ["Je", "vais", "bien"]
+        assert axes.get_xlabel() == "source word (looked at)"
+        width, height = axes.get_position().size * figure.get_size_inches()
+        assert width / height == pytest.approx(4 / 3, rel=0.02)  # square cells
+    assert heads[0].get_ylabel() == "target word (looking)" and heads[1].get_ylabel() == ""
+    bold = [t.get_text() for t in heads[0].get_yticklabels() if t.get_fontweight() == "bold"]
+    assert bold == ["vais"]
+    assert [t.get_text() for t in heads[0].texts] == [f"{w:.2f}" for w in trace.weights[0].ravel()]
+    assert_readable(figure)
+
+
+def test_cross_focus_panel_has_a_column_per_source_word() -> None:
+    trace = je_vais_bien()
+    focus = find_focus(trace.tokens, "vais")
+    panel = summary_panel(build_figure(trace, heads=(0, 1), focus=focus))
+    assert panel.get_title() == 'Where "vais" looks'
+    cells = np.asarray(panel.get_images()[0].get_array())
+    assert cells.shape == (2, 4)
+    np.testing.assert_array_equal(cells, trace.weights[:, focus.index])
+    assert tick_texts(panel, x=True) == ["I", "am", "very", "good"]
+    assert tick_texts(panel, x=False) == ["head 1", "head 2"]
+    assert all(t.get_fontweight() != "bold" for t in panel.get_xticklabels())  # no "vais" there
+    assert panel.get_xlabel() == "source word (looked at)"
+
+
+def test_cross_title_shows_source_then_target_and_the_kind_of_attention() -> None:
+    title = build_figure(je_vais_bien(), heads=(0,), focus=None).get_suptitle()
+    assert title.startswith("“I am very good” → “Je vais bien”\n")
+    assert CROSS_PHRASE in title.replace("\n", " ")
+    assert "d_model 8, 2 heads, d_k 4" in title and "random weights" in title
+    self_title = build_figure(trace_of("Je vais bien"), heads=(0,), focus=None).get_suptitle()
+    assert "cross" not in self_title and "→" not in self_title
+
+
+@pytest.mark.parametrize(
+    ("n_target", "n_source", "n_heads", "focus"),
+    [
+        (3, 4, 2, True),
+        (2, 7, 2, True),
+        (7, 2, 2, True),
+        (7, 2, 1, True),
+        (2, 7, 8, False),
+        (7, 2, 8, True),
+        (12, 5, 2, True),
+        (12, 13, 2, True),
+        (60, 4, 2, True),
+        (3, 60, 2, True),
+    ],
+)
+def test_cross_labels_never_overlap_nor_leave_the_picture(
+    n_target: int, n_source: int, n_heads: int, focus: bool
+) -> None:
+    target = (WORDS * 3)[:n_target]
+    source = [word.upper() for word in (WORDS * 3)[:n_source]]
+    trace = cross_trace(target, source, n_heads)
+    chosen = find_focus(trace.tokens, "bravo") if focus else None
+    figure = build_figure(trace, heads=all_heads(trace), focus=chosen)
+    assert_readable(figure)
+    heads = [axes for axes in figure.axes if axes.get_title().startswith("Head")]
+    for axes in heads:
+        assert np.asarray(axes.get_images()[0].get_array()).shape == (n_target, n_source)
+        width, height = axes.get_position().size * figure.get_size_inches()
+        assert width / height == pytest.approx(n_source / n_target, rel=0.02)  # square cells
+        printed = len(axes.texts)
+        assert printed == (n_target * n_source if max(n_target, n_source) <= 12 else 0)
+    if focus:
+        assert np.asarray(summary_panel(figure).get_images()[0].get_array()).shape == (
+            n_heads,
+            n_source,
+        )
+
+
+def test_cross_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> None:
+    for trace, word in ((je_vais_bien(), "vais"), (cross_trace(TARGET, SOURCE[:5]), "chat")):
+        focus = find_focus(trace.tokens, word)
+        path = tmp_path / "cross.png"
+        save_heatmap(trace, path, heads=(0, 1), focus=focus)
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        pixels = matplotlib.image.imread(path)
+        width, height = build_figure(trace, heads=(0, 1), focus=focus).get_size_inches()
+        assert abs(pixels.shape[1] - width * DPI) <= 1
+        assert abs(pixels.shape[0] - height * DPI) <= 1
+        assert len(np.unique(pixels.reshape(-1, pixels.shape[2]), axis=0)) > 100  # not blank
+
+
+def test_masked_cells_of_a_square_trace_are_hatched() -> None:
+    trace = trace_of("The cat sat on it")
+    causal = replace(trace, mask=np.tril(np.ones((5, 5), dtype=bool)))
+    figure = build_figure(causal, heads=(0, 1), focus=it_focus(causal))
+    for axes in figure.axes[:2]:
+        hatched = [patch for patch in axes.patches if patch.get_hatch() == "///"]
+        assert len(hatched) == 10  # the 10 cells above the diagonal
+        assert {(p.get_x() + 0.5, p.get_y() + 0.5) for p in hatched} == {  # type: ignore[attr-defined]
+            (column, row) for row in range(5) for column in range(row + 1, 5)
+        }
+        assert len(axes.patches) == 10 + 2  # and the focus row's frame
+    assert not any(axes.patches for axes in build_figure(trace, heads=(0,), focus=None).axes)
+    assert_readable(figure)
 
 
 # -- files ----------------------------------------------------------------------------------------

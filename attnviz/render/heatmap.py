@@ -2,8 +2,9 @@
 or every layer and head of an encoder at once, a small panel each.
 
 Each panel is one head's ``weights`` matrix, softmax(Q·Kᵀ/√d_k): row i is query word i, column j
-is key word j, and every row sums to 1. All panels share one colour scale fixed to 0–1, so the
-same colour means the same weight in every head and in every picture.
+is key word j, and every row sums to 1. For cross-attention the matrix is rectangular: rows are
+the target words, columns the source words, cells still square. All panels share one colour
+scale fixed to 0–1, so the same colour means the same weight in every head and in every picture.
 
 Drawn with matplotlib's object API (``Figure`` + the Agg canvas): no pyplot, no window, no
 global figure state. matplotlib is imported inside the functions, so importing this module (and
@@ -153,14 +154,40 @@ def axis_labels(longest: int, n_tokens: int, cell: float, font: float, *, x: boo
     return AxisLabels(step=step, rotate=rotate, depth=depth)
 
 
+#: Axis titles of a head panel: (columns, rows) for self-attention and for cross-attention.
+SELF_AXIS_TITLES = ("key word (looked at)", "query word (looking)")
+CROSS_AXIS_TITLES = ("source word (looked at)", "target word (looking)")
+AXIS_TITLE_FONT = 9.0  # points
+AXIS_TITLE_LINE = 1.2 * AXIS_TITLE_FONT / 72  # inches per extra line of an axis title
+
+
+def axis_title(text: str, room: float) -> str:
+    """``text`` on one line when it fits ``room`` inches, else broken before its "(".
+
+    >>> axis_title("source word (looked at)", 1.0)
+    'source word\\n(looked at)'
+    """
+    if text_inches(len(text), AXIS_TITLE_FONT) <= room:
+        return text
+    return text.replace(" (", "\n(", 1)
+
+
+def title_depth(title: str) -> float:
+    """Inches an axis title of one or more lines takes beside its panel."""
+    return AXIS_LABEL + title.count("\n") * AXIS_TITLE_LINE
+
+
 @dataclass(frozen=True)
 class Layout:
-    """Sizes of the picture, in inches and points, for n words and a number of head panels."""
+    """Sizes of the picture, in inches and points, for a number of head panels of
+    n_tokens rows (query words) × n_keys columns (key words), every cell square."""
 
-    n_tokens: int
+    n_tokens: int  # rows of a head panel: the query (target) words
+    n_keys: int  # columns of a head panel: the key (source) words
     columns: int  # head panels per row
     rows: int  # rows of head panels
-    panel: float  # inches, side of one square heatmap
+    panel_width: float  # inches, width of one heatmap: n_keys cells
+    panel_height: float  # inches, height of one heatmap: n_tokens cells
     tick_font: float  # points, word labels
     value_font: float  # points, the weights printed in cells
     annotate: bool  # print each weight in its cell
@@ -169,16 +196,28 @@ class Layout:
     focus_rows: int  # rows of the focus panel (one per shown head); 0 without a focus word
     focus_x: AxisLabels  # key words under the focus panel, whose cells are wider
     focus_row: float  # inches, height of one row of the focus panel
+    x_title: str = SELF_AXIS_TITLES[0]  # under each heatmap, maybe on two lines
+    y_title: str = SELF_AXIS_TITLES[1]  # left of the first column, maybe on two lines
+    focus_title: str = SELF_AXIS_TITLES[0]  # under the focus panel, one line
+
+    @property
+    def panel(self) -> float:
+        """Inches, the longer side of one heatmap (its side when square)."""
+        return max(self.panel_width, self.panel_height)
 
     @property
     def width(self) -> float:
         """Inches: each column of panels with its word labels, then the colour bar."""
-        return round(self.columns * (AXIS_LABEL + self.y.depth + self.panel + 0.2) + COLOUR_BAR, 2)
+        return round(
+            grid_width(self.columns, self.panel_width, self.y, self.y_title) + COLOUR_BAR, 2
+        )
 
     def height(self, title_lines: int) -> float:
         """Inches: title lines, rows of panels with their labels, the focus panel if any."""
         height = title_lines * TITLE_LINE + 0.3
-        height += self.rows * (PANEL_TITLE + self.panel + self.x.depth + AXIS_LABEL)
+        height += self.rows * (
+            PANEL_TITLE + self.panel_height + self.x.depth + title_depth(self.x_title)
+        )
         if self.focus_rows:
             height += (
                 PANEL_TITLE + self.focus_rows * self.focus_row + self.focus_x.depth + AXIS_LABEL
@@ -186,35 +225,70 @@ class Layout:
         return round(height, 2)
 
 
-def plan_layout(tokens: Sequence[str], n_panels: int, focus_rows: int) -> Layout:
+def grid_width(columns: int, panel_width: float, y: AxisLabels, y_title: str) -> float:
+    """Inches across the columns of panels with their word labels; at least as wide as one
+    MIN_PANEL panel, so that titles still fit above a few narrow (cross-attention) panels."""
+    labels = title_depth(y_title) + y.depth
+    return max(columns * (labels + panel_width + 0.2), labels + MIN_PANEL + 0.2)
+
+
+def plan_layout(
+    tokens: Sequence[str],
+    n_panels: int,
+    focus_rows: int,
+    key_tokens: Sequence[str] | None = None,
+) -> Layout:
     """Choose panel size, fonts and label thinning so that 2 to hundreds of words stay readable.
 
-    A panel grows by CELL inches per word between MIN_PANEL and the largest size that keeps a
-    row of panels within MAX_GRID_WIDTH; fonts follow the cell size, down to a readable floor,
-    after which only every k-th word is labelled.
+    ``tokens`` label the rows (query words); ``key_tokens``, when given, the columns (the
+    source words of cross-attention), else ``tokens`` again. Cells are square: a panel grows by
+    CELL inches per word of its longer side between MIN_PANEL and the largest size that keeps
+    a row of panels within MAX_GRID_WIDTH (and a panel within MAX_PANEL); fonts follow the cell
+    size, down to a readable floor, after which only every k-th word is labelled, each axis by
+    its own count of words.
     """
-    n_tokens = len(tokens)
+    keys = tokens if key_tokens is None else key_tokens
+    n_tokens, n_keys = len(tokens), len(keys)
     columns = min(n_panels, MAX_PANELS_PER_ROW)
-    panel = min(max(CELL * n_tokens, MIN_PANEL), min(MAX_PANEL, MAX_GRID_WIDTH / columns))
-    cell = panel / n_tokens  # inches per word
+    # The panel's width: the rule for a square panel of the longer side, scaled by the width's
+    # share of it (1 when square: min(max(CELL·n, MIN_PANEL), limit)), and the height kept
+    # within MAX_PANEL too.
+    share = n_keys / max(n_tokens, n_keys)
+    panel_width = min(
+        max(CELL * n_keys, MIN_PANEL * share),
+        min(MAX_PANEL, MAX_GRID_WIDTH / columns),
+        MAX_PANEL * n_keys / n_tokens,
+    )
+    cell = panel_width / n_keys  # inches per word
+    panel_height = panel_width if n_keys == n_tokens else cell * n_tokens
     font = min(max(0.6 * cell * 72, 6.5), 10.0)
-    longest = max(len(short_label(token)) for token in tokens)
-    y = axis_labels(longest, n_tokens, cell, font, x=False)
+    longest_row = max(len(short_label(token)) for token in tokens)
+    longest_key = max(len(short_label(token)) for token in keys)
+    x = axis_labels(longest_key, n_keys, cell, font, x=True)
+    y = axis_labels(longest_row, n_tokens, cell, font, x=False)
+    x_text, y_text = SELF_AXIS_TITLES if key_tokens is None else CROSS_AXIS_TITLES
+    y_title = axis_title(y_text, panel_height + 0.2)
     # The focus panel spans every column of panels, so its cells are wider than a heatmap's.
-    focus_cell = columns * (panel + y.depth + AXIS_LABEL) / n_tokens
+    labels = y.depth + title_depth(y_title)
+    focus_cell = max(columns * (panel_width + labels), labels + MIN_PANEL) / n_keys
     return Layout(
         n_tokens=n_tokens,
+        n_keys=n_keys,
         columns=columns,
         rows=math.ceil(n_panels / columns),
-        panel=panel,
+        panel_width=panel_width,
+        panel_height=panel_height,
         tick_font=font,
         value_font=min(max(0.28 * cell * 72, 6.0), 12.0),
-        annotate=n_tokens <= MAX_ANNOTATED_TOKENS,
-        x=axis_labels(longest, n_tokens, cell, font, x=True),
+        annotate=max(n_tokens, n_keys) <= MAX_ANNOTATED_TOKENS,
+        x=x,
         y=y,
         focus_rows=focus_rows,
-        focus_x=axis_labels(longest, n_tokens, focus_cell, font, x=True),
+        focus_x=axis_labels(longest_key, n_keys, focus_cell, font, x=True),
         focus_row=min(max(cell, 0.3), 0.5),
+        x_title=axis_title(x_text, panel_width + 0.3),
+        y_title=y_title,
+        focus_title=x_text,
     )
 
 
@@ -235,11 +309,35 @@ def pack_phrases(phrases: Sequence[str], max_chars: int, separator: str = " · "
     return lines
 
 
+def sentences_line(source: Sequence[str], target: Sequence[str], max_chars: int) -> str:
+    """“source” → “target” in at most ``max_chars`` characters, each sentence cut to its share.
+
+    >>> sentences_line(["I", "am", "good"], ["Je", "vais", "bien"], 80)
+    '“I am good” → “Je vais bien”'
+    """
+    quoted = [f"“{sentence_text(source)}”", f"“{sentence_text(target)}”"]
+    room = max_chars - len(" → ")
+    if sum(map(len, quoted)) > room:
+        # Each sentence gets half the room, and whatever the other one does not need.
+        half = room // 2
+        shares = [max(half, room - len(quoted[1])), max(half, room - len(quoted[0]))]
+        quoted = [truncate(text, max(2, share)) for text, share in zip(quoted, shares, strict=True)]
+    return " → ".join(quoted)
+
+
 def title_lines(trace: AttentionTrace, width: float) -> list[str]:
     """The figure's title for a figure ``width`` inches wide: the sentence (cut to one line),
+    or for cross-attention “source” → “target” and which side gives queries, keys and values;
     then what the colours are, the sizes and where the weights came from."""
     max_chars = int(width * 72 / (CHAR_WIDTH * TITLE_FONT))
-    sentence = truncate(f"“{sentence_text(trace.tokens)}”", max_chars)
+    if trace.source_tokens is not None:
+        cross = ["cross-attention:", "queries from the target,", "keys and values from the source"]
+        heading = [
+            sentences_line(trace.source_tokens, trace.tokens, max_chars),
+            *pack_phrases(cross, max_chars, separator=" "),
+        ]
+    else:
+        heading = [truncate(f"“{sentence_text(trace.tokens)}”", max_chars)]
     if trace.weights_source.startswith("random"):
         origin = f"random weights{trace.weights_source[len('random') :]}, not a trained model"
     else:
@@ -250,7 +348,7 @@ def title_lines(trace: AttentionTrace, width: float) -> list[str]:
         f"d_model {trace.d_model}, {trace.n_heads} heads, d_k {trace.d_k}",
         origin,
     ]
-    return [sentence, *pack_phrases(phrases, max_chars)]
+    return [*heading, *pack_phrases(phrases, max_chars)]
 
 
 # -- drawing ---------------------------------------------------------------------------------
@@ -267,7 +365,9 @@ def build_figure(
     ``focus`` is given, a panel of the focus word's weights in every one of those heads.
 
     trace.weights: [h, n, n] -> panels of [n, n]; the focus panel is
-    weights[heads, focus.index, :]: [len(heads), n].
+    weights[heads, focus.index, :]: [len(heads), n]. For cross-attention the weights are
+    [h, n_target, n_source]: rows are the target words (trace.tokens), columns the source
+    words (trace.key_tokens), and the focus word (a target word) looks at source words.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -275,36 +375,50 @@ def build_figure(
 
     if not heads:
         raise ValueError("heads is empty; pass at least one head index")
-    layout = plan_layout(trace.tokens, len(heads), len(heads) if focus else 0)
+    layout = plan_layout(
+        trace.tokens, len(heads), len(heads) if focus else 0, key_tokens=trace.source_tokens
+    )
     title = title_lines(trace, layout.width)
     # "Compressed" constrained layout packs square panels without gaps; h_pad (inches) keeps a
-    # row's "key word" label off the next row's "Head 5".
-    engine = ConstrainedLayoutEngine(compress=True, h_pad=0.1)
+    # row's "key word" label off the next row's "Head 5". Panels narrower than MIN_PANEL (a
+    # cross-attention panel of few source words) keep their columns' width instead, so the
+    # titles and the focus panel above and below them still have room.
+    compress = layout.panel_width >= MIN_PANEL
+    engine = ConstrainedLayoutEngine(compress=compress, h_pad=0.1)
     figure = Figure(figsize=(layout.width, layout.height(len(title))), dpi=DPI, layout=engine)
     FigureCanvasAgg(figure)
-    ratios = [layout.panel] * layout.rows
+    ratios = [layout.panel_height] * layout.rows
     if focus is not None:
         ratios.append(layout.focus_rows * layout.focus_row)
     grid = figure.add_gridspec(len(ratios), layout.columns, height_ratios=ratios)
-    labels = [short_label(token) for token in trace.tokens]
+    row_labels = [short_label(token) for token in trace.tokens]
+    column_labels = [short_label(token) for token in trace.key_tokens]
     focus_row = focus.index if focus is not None else None
     panels: list[Axes] = []
     images: list[AxesImage] = []
     for position, head in enumerate(heads):
         row, column = divmod(position, layout.columns)
         axes = figure.add_subplot(grid[row, column])
-        images.append(_draw_head(axes, trace.weights[head], head, labels, layout, cmap, focus_row))
-        if trace.mask is not None:
+        image = _draw_head(
+            axes, trace.weights[head], head, (row_labels, column_labels), layout, cmap, focus_row
+        )
+        images.append(image)
+        if trace.mask is not None:  # only self-attention has masks: [n, n]
             _hatch_masked(axes, trace.masked)
         if column == 0:
-            axes.set_ylabel("query word (looking)", fontsize=9)
+            axes.set_ylabel(layout.y_title, fontsize=AXIS_TITLE_FONT)
         panels.append(axes)
     if focus is not None:
         axes = figure.add_subplot(grid[layout.rows, :])
         focus_weights = trace.weights[list(heads), focus.index, :]
-        _draw_focus(axes, focus_weights, heads, focus, labels, layout, cmap)
+        # The focus word is a column too, in bold, unless the columns are another sentence.
+        keep = None if trace.is_cross else focus.index
+        _draw_focus(axes, focus_weights, heads, focus, column_labels, keep, layout, cmap)
         panels.append(axes)
-    colour_bar = figure.colorbar(images[0], ax=panels, shrink=0.9, aspect=30, pad=0.02)
+    # The colour bar pushes its panels to the right (anchor "E"); narrow panels in uncompressed
+    # columns stay centred in them instead (panchor=False), with room for their labels.
+    centred: dict[str, Any] = {} if compress else {"panchor": False}
+    colour_bar = figure.colorbar(images[0], ax=panels, shrink=0.9, aspect=30, pad=0.02, **centred)
     colour_bar.set_label("attention weight", fontsize=10)
     figure.suptitle("\n".join(title), fontsize=TITLE_FONT, linespacing=1.5, parse_math=False)
     return figure
@@ -314,20 +428,21 @@ def _draw_head(
     axes: Axes,
     weights: NDArray[np.float64],
     head: int,
-    labels: Sequence[str],
+    labels: tuple[Sequence[str], Sequence[str]],
     layout: Layout,
     cmap: str,
     focus_row: int | None,
 ) -> AxesImage:
-    """One head's weights [n, n]: rows are query words, columns key words; the focus word's
-    row framed."""
+    """One head's weights [n_query, n_key]: rows are query words, columns key words (``labels``
+    are (rows, columns)); the focus word's row framed. Cells are square (aspect "equal")."""
+    row_labels, column_labels = labels
     image = axes.imshow(weights, cmap=cmap, vmin=0.0, vmax=1.0, interpolation="nearest")
     axes.set_title(f"Head {head + 1}", fontsize=12, fontweight="bold")
-    _label_words(axes, labels, layout.x, layout.tick_font, x=True)
-    _label_words(axes, labels, layout.y, layout.tick_font, x=False, keep=focus_row)
+    _label_words(axes, column_labels, layout.x, layout.tick_font, x=True)
+    _label_words(axes, row_labels, layout.y, layout.tick_font, x=False, keep=focus_row)
     if focus_row is not None:
-        _frame_row(axes, focus_row, layout.n_tokens)
-    axes.set_xlabel("key word (looked at)", fontsize=9)
+        _frame_row(axes, focus_row, layout.n_keys)
+    axes.set_xlabel(layout.x_title, fontsize=AXIS_TITLE_FONT)
     _finish_cells(axes, weights, image, layout)
     return image
 
@@ -338,18 +453,20 @@ def _draw_focus(
     heads: tuple[int, ...],
     focus: Focus,
     labels: Sequence[str],
+    keep: int | None,
     layout: Layout,
     cmap: str,
 ) -> None:
-    """The focus word's row of weights in each shown head: [len(heads), n]."""
+    """The focus word's row of weights in each shown head: [len(heads), n_key]; ``labels`` are
+    the key words, the one at ``keep`` in bold."""
     image = axes.imshow(
         weights, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest"
     )
     axes.set_title(f'Where "{printable(focus.label)}" looks', fontsize=12, fontweight="bold")
-    _label_words(axes, labels, layout.focus_x, layout.tick_font, x=True, keep=focus.index)
+    _label_words(axes, labels, layout.focus_x, layout.tick_font, x=True, keep=keep)
     head_labels = [f"head {head + 1}" for head in heads]
     axes.set_yticks(range(len(heads)), labels=head_labels, fontsize=layout.tick_font)
-    axes.set_xlabel("key word (looked at)", fontsize=9)
+    axes.set_xlabel(layout.focus_title, fontsize=AXIS_TITLE_FONT)
     _finish_cells(axes, weights, image, layout)
 
 
@@ -383,7 +500,7 @@ def _finish_cells(
     """Lines between cells while they are big enough, and each weight [rows, columns] printed
     in its cell in black or white, whichever reads better on the cell's colour."""
     n_rows, n_columns = weights.shape
-    if layout.n_tokens <= MAX_GRID_LINE_TOKENS:
+    if max(layout.n_tokens, layout.n_keys) <= MAX_GRID_LINE_TOKENS:
         axes.set_xticks(np.arange(n_columns + 1) - 0.5, minor=True)
         axes.set_yticks(np.arange(n_rows + 1) - 0.5, minor=True)
         axes.grid(which="minor", color="white", linewidth=0.6)
@@ -424,16 +541,16 @@ def _hatch_masked(axes: Axes, masked: NDArray[np.bool_]) -> None:
 
 
 def _frame_row(
-    axes: Axes, row: int, n_tokens: int, widths: tuple[float, float] = (2.8, 1.0)
+    axes: Axes, row: int, n_columns: int, widths: tuple[float, float] = (2.8, 1.0)
 ) -> None:
-    """Frame the focus word's row, white inside black so it shows on any colormap; ``widths``
-    are the black and white line widths in points."""
+    """Frame the focus word's row of ``n_columns`` cells, white inside black so it shows on any
+    colormap; ``widths`` are the black and white line widths in points."""
     from matplotlib.patches import Rectangle
 
     for colour, width in zip(("black", "white"), widths, strict=True):
         frame = Rectangle(
             (-0.5, row - 0.5),
-            n_tokens,
+            n_columns,
             1,
             fill=False,
             edgecolor=colour,
