@@ -63,6 +63,13 @@ class Dtype(str, Enum):
     float64 = "float64"
 
 
+class Style(str, Enum):
+    """How heatmap draws the weights."""
+
+    grid = "grid"  # a heatmap per head
+    lines = "lines"  # the classic illustration: lines from the focus word, one colour per head
+
+
 class Preset(str, Enum):
     """Named sizes."""
 
@@ -560,6 +567,12 @@ def heatmap(
     ] = False,
     causal: CausalOpt = False,
     pad_to: PadToOpt = None,
+    style: Annotated[
+        Style,
+        typer.Option(
+            "--style", help="grid: heatmaps; lines: the focus word's lines to every word."
+        ),
+    ] = Style.grid,
 ) -> None:
     """Save the attention weights of SENTENCE as a heatmap image, one panel per head.
 
@@ -611,6 +624,20 @@ def heatmap(
         trace = hide_special(full_trace) if hide_specials else full_trace
         shown = choose_heads(trace, head)
         chosen_focus = choose_focus(trace, focus)
+        if style is Style.lines:
+            if chosen_focus is None:
+                raise AttnvizError(
+                    "--style lines follows one word: name it with --focus WORD (the default, "
+                    "'it', is not in the sentence)."
+                )
+            from attnviz.render.plots import save_lines_figure
+
+            save_lines_figure(trace, output, heads=shown, focus=chosen_focus)
+            typer.echo(f"wrote {printable(str(output))}")
+            if export is not None:
+                write_export(computed, model, export)
+                typer.echo(f"wrote {printable(str(export))}")
+            return
         if per_head is not None:
             try:
                 per_head.mkdir(exist_ok=True)

@@ -51,8 +51,18 @@ def make_scaling_picture(path: Path) -> None:
     save_scaling_plot(rows, path, n_keys=16)
 
 
+def make_lines_picture(path: Path) -> None:
+    from attnviz.render.plots import save_lines_figure
+
+    trace = attnviz.trace_attention(
+        "The animal didn't cross the street because it was too tired", config=CONFIG
+    )
+    save_lines_figure(trace, path, heads=(0, 1), focus=find_focus(trace.tokens, "it"))
+
+
 def main() -> None:
     make_scaling_picture(DOCS / "scaling.png")
+    make_lines_picture(DOCS / "lines_it.png")
     print(f"wrote {DOCS / 'scaling.png'}")
     for name, (sentence, focus_word) in PICTURES.items():
         path = DOCS / name

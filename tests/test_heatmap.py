@@ -862,3 +862,34 @@ def test_cli_unknown_colormap_is_one_line_and_writes_nothing(tmp_path: Path) -> 
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "colormap" in lines[0]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_lines_style_draws_one_line_per_word_and_head(tmp_path: Path) -> None:
+    from attnviz.render.plots import save_lines_figure
+
+    trace = attnviz.trace_attention("The animal didn't cross the street because it was too tired")
+    focus = find_focus(trace.tokens, "it")
+    out = tmp_path / "lines.svg"
+    save_lines_figure(trace, out, heads=(0, 1), focus=focus)
+    text = out.read_text(encoding="utf-8")
+    assert text.lstrip().startswith("<?xml") and "head 2" in text
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["heatmap", "I am good", "--style", "lines", "-o", str(tmp_path / "x.png")]
+    )
+    assert result.exit_code == 3 and "--focus WORD" in result.stderr
+    assert not (tmp_path / "x.png").exists()
+    result = runner.invoke(
+        app,
+        [
+            "heatmap",
+            "I am good",
+            "--style",
+            "lines",
+            "--focus",
+            "am",
+            "-o",
+            str(tmp_path / "y.png"),
+        ],
+    )
+    assert result.exit_code == 0 and (tmp_path / "y.png").read_bytes()[:4] == b"\x89PNG"

@@ -1,4 +1,7 @@
-"""Line plots (the √d_k experiment), drawn with matplotlib's object API and imported lazily."""
+"""Line figures (the √d_k experiment, the focus word's lines), with matplotlib's object API.
+
+matplotlib is imported inside the functions, so importing this module costs nothing.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ from pathlib import Path
 from attnviz.errors import OutputProblem
 from attnviz.files import atomic_write
 from attnviz.scaling import ScalingRow
+from attnviz.tokens import Focus, printable
+from attnviz.trace import AttentionTrace
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
@@ -45,6 +50,87 @@ def save_scaling_plot(rows: Sequence[ScalingRow], path: Path, *, n_keys: int) ->
         if index == 0:
             axes.legend()
     figure.suptitle(f"Why divide by √d_k: softmax over {n_keys} keys, random unit-variance q and k")
+    metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
+
+    def write(temporary: Path) -> None:
+        from matplotlib import rc_context
+
+        with rc_context({"svg.hashsalt": "attnviz"}):
+            figure.savefig(temporary, format=image_format, dpi=150, metadata=metadata[image_format])
+
+    atomic_write(path, write)
+
+
+# Okabe–Ito: distinguishable with every common colour-vision deficiency.
+HEAD_COLOURS = (
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+)
+
+
+def save_lines_figure(
+    trace: AttentionTrace, path: Path, *, heads: Sequence[int], focus: Focus
+) -> None:
+    """The classic illustration: the sentence written twice, and from the focus word on the
+    left a line to every word on the right, as thick and as opaque as its attention weight,
+    one colour per head. Written atomically, in the format the extension names."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    image_format = FORMATS.get(path.suffix.lower())
+    if image_format is None:
+        raise OutputProblem(f"{path}: unknown extension; use .png, .svg or .pdf.")
+    queries = [printable(token) for token in trace.tokens]
+    keys = [printable(token) for token in trace.key_tokens]
+    rows = max(len(queries), len(keys))
+    height = min(max(2.5, 0.32 * rows + 1.6), 40.0)
+    figure = Figure(figsize=(6.4, height), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    font = 11 if rows <= 30 else max(5, 11 - (rows - 30) // 10)
+    for row, word in enumerate(queries):
+        weight = "bold" if row == focus.index else "normal"
+        axes.text(0.0, -row, word, ha="right", va="center", fontsize=font, fontweight=weight)
+    for row, word in enumerate(keys):
+        axes.text(1.0, -row, word, ha="left", va="center", fontsize=font)
+    handles = []
+    # Each head's lines end a little apart, so heads going to the same word stay visible.
+    spread = min(0.6 / max(len(heads), 1), 0.15)
+    for rank, head in enumerate(heads):
+        colour = HEAD_COLOURS[rank % len(HEAD_COLOURS)]
+        offset = (rank - (len(heads) - 1) / 2) * spread
+        for column, weight in enumerate(trace.weights[head, focus.index]):
+            if weight < 0.005:
+                continue
+            axes.plot(
+                [0.03, 0.97],
+                [-focus.index + offset, -column + offset],
+                color=colour,
+                linewidth=0.5 + 9.0 * float(weight),
+                alpha=min(1.0, 0.35 + 0.65 * float(weight)),
+                solid_capstyle="round",
+            )
+        handles.append(Line2D([], [], color=colour, linewidth=4, label=f"head {head + 1}"))
+    axes.set_xlim(-0.45, 1.45)
+    axes.set_ylim(-rows + 0.4, 0.8)
+    axes.axis("off")
+    axes.legend(handles=handles, loc="upper center", ncol=min(4, len(handles)), frameon=False,
+                bbox_to_anchor=(0.5, 1.0), fontsize=9)  # fmt: skip
+    kind = "random weights, not learned" if trace.weights_source.startswith("random") else (
+        trace.weights_source
+    )  # fmt: skip
+    figure.suptitle(
+        f"Where “{printable(focus.word)}” looks: line thickness and opacity = attention weight\n"
+        f"({kind})",
+        fontsize=10,
+    )
     metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
 
     def write(temporary: Path) -> None:
