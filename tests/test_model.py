@@ -371,3 +371,9 @@ def test_masks_do_not_apply_to_the_encoder() -> None:
     one_line_error(
         ["explain", "I am good", "-m", "minilm", "--causal"], ExitStatus.BAD_INPUT, "attends both"
     )
+
+
+def test_demo_names_the_head_where_it_looks_at_animal() -> None:
+    result = runner.invoke(app, ["demo"])
+    assert result.exit_code == 0, result.stderr
+    assert "'it' attends most to 'animal' in layer 6, head 12" in result.stdout
