@@ -286,10 +286,10 @@ def build_layers(
             raise AttnvizError("--words needs --model: the random mode's tokens are words already.")
         layers = (build_trace(sentence, **random_options),)
         return layers, layers
-    if random_options.get("causal") or random_options.get("pad_to") is not None:
+    if random_options.get("causal"):
         raise AttnvizError(
-            "--causal and --pad-to apply to the random layer: a BERT-family encoder attends both "
-            "ways over the sentence it is given. Drop them, or --model."
+            "--causal applies to the random layer: a BERT-family encoder attends both ways by "
+            "design. Drop --causal, or --model."
         )
     given = [
         flag
@@ -308,7 +308,7 @@ def build_layers(
         )
     from attnviz.model.run import trace_model
 
-    run = trace_model(sentence, model, dtype=dtype.value)
+    run = trace_model(sentence, model, dtype=dtype.value, pad_to=random_options.get("pad_to"))
     if not words:
         return run.trace.layers, run.trace.layers
     groups, labels = run.encoding.words()

@@ -377,3 +377,20 @@ def test_demo_names_the_head_where_it_looks_at_animal() -> None:
     result = runner.invoke(app, ["demo"])
     assert result.exit_code == 0, result.stderr
     assert "'it' attends most to 'animal' in layer 6, head 12" in result.stdout
+
+
+def test_pad_to_in_the_model_leaves_the_real_words_unchanged() -> None:
+    plain = trace_model("I am good", "minilm", dtype="float64")
+    padded = trace_model("I am good", "minilm", dtype="float64", pad_to=9)
+    assert padded.trace.tokens[-4:] == ("[PAD]",) * 4
+    for before, after in zip(plain.trace.layers, padded.trace.layers, strict=True):
+        assert (after.weights[:, :, 5:] == 0).all()  # nobody looks at the padding
+        np.testing.assert_allclose(after.weights[:, :5, :5], before.weights, atol=1e-12)
+    np.testing.assert_allclose(
+        padded.trace.last_hidden_state[:5], plain.trace.last_hidden_state, atol=1e-10
+    )
+    one_line_error(
+        ["explain", "I am good", "-m", "minilm", "--pad-to", "3"],
+        ExitStatus.BAD_INPUT,
+        "pad to 5 to 512",
+    )

@@ -79,6 +79,7 @@ class EncoderConfig:
     d_ff: int  # intermediate_size
     max_positions: int  # max_position_embeddings
     layer_norm_eps: float
+    pad_token_id: int = 0  # the id of [PAD], for --pad-to
 
     @property
     def d_k(self) -> int:
@@ -119,6 +120,7 @@ def read_config(folder: Path) -> EncoderConfig:
             d_ff=int(data["intermediate_size"]),
             max_positions=int(data["max_position_embeddings"]),
             layer_norm_eps=float(data.get("layer_norm_eps", 1e-12)),
+            pad_token_id=int(data.get("pad_token_id") or 0),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise FileProblem(f"{path} lacks or garbles a size: {error}.") from None

@@ -21,12 +21,13 @@ from attnviz.arrays import FloatArray
 from attnviz.attention import (
     attention_scores,
     concat_heads,
+    mask_scores,
     scale_scores,
     softmax,
     weigh_values,
 )
 from attnviz.config import AttentionConfig
-from attnviz.trace import AttentionTrace, frozen_array
+from attnviz.trace import AttentionTrace, frozen_array, frozen_mask
 from attnviz.weights import AttentionWeights
 
 # Rational approximations of erf and erfc from the Cephes library (S. L. Moshier, public
@@ -150,7 +151,13 @@ def embed(weights: EncoderWeights, n_tokens: int) -> FloatArray:
     return layer_norm(summed, *weights.embedding_norm, weights.layer_norm_eps)
 
 
-def run_encoder(tokens: Sequence[str], weights: EncoderWeights, *, model_name: str) -> EncoderTrace:
+def run_encoder(
+    tokens: Sequence[str],
+    weights: EncoderWeights,
+    *,
+    model_name: str,
+    mask: np.ndarray | None = None,
+) -> EncoderTrace:
     """The forward pass, keeping each layer's attention steps.  tokens [n] -> EncoderTrace
 
     Computed in the weights' dtype (float32 by default, as the checkpoint stores it); the trace
@@ -174,7 +181,7 @@ def run_encoder(tokens: Sequence[str], weights: EncoderWeights, *, model_name: s
         )
         scores = attention_scores(q, k)
         scaled = scale_scores(scores, d_k).astype(hidden.dtype)
-        attention_weights = softmax(scaled)
+        attention_weights = softmax(scaled if mask is None else mask_scores(scaled, mask))
         z = weigh_values(attention_weights, v)
         concat = concat_heads(z)
         output = np.matmul(concat, attention.W_O) + layer.b_O  # [n, d_model]
@@ -206,6 +213,7 @@ def run_encoder(tokens: Sequence[str], weights: EncoderWeights, *, model_name: s
                 b_K=frozen_array(layer.b_K, copy=False),
                 b_V=frozen_array(layer.b_V, copy=False),
                 b_O=frozen_array(layer.b_O, copy=False),
+                mask=None if mask is None else frozen_mask(mask),
             )
         )
         eps = weights.layer_norm_eps

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from attnviz.attention import padding_mask
 from attnviz.errors import AttnvizError
 from attnviz.model.checkpoint import Encoding, find_model, load_encoder, read_config
 from attnviz.model.checkpoint import tokenize_for_model as tokenize_for_model
@@ -23,11 +24,14 @@ class ModelRun:
     model_name: str
 
 
-def trace_model(sentence: str, model: str, *, dtype: str = "float32") -> ModelRun:
+def trace_model(
+    sentence: str, model: str, *, dtype: str = "float32", pad_to: int | None = None
+) -> ModelRun:
     """Run a pretrained BERT-family encoder on ``sentence`` and keep every layer's attention.
 
     model: a checkpoint folder, or "minilm" for all-MiniLM-L6-v2. dtype: "float32" (as the
-    checkpoint stores it) or "float64".
+    checkpoint stores it) or "float64". pad_to: append [PAD] pieces up to this many positions
+    and mask them as keys, as a batch of sentences of different lengths would be.
     """
     if dtype not in DTYPES:
         raise AttnvizError(f"--dtype {dtype!r}: use float32 or float64.")
@@ -36,6 +40,23 @@ def trace_model(sentence: str, model: str, *, dtype: str = "float32") -> ModelRu
     folder = find_model(model)
     config = read_config(folder)
     encoding = tokenize_for_model(folder, sentence, config.max_positions)
+    mask = None
+    if pad_to is not None:
+        n_real = len(encoding.ids)
+        if not n_real <= pad_to <= config.max_positions:
+            raise AttnvizError(
+                f"--pad-to {pad_to}: the model sees {n_real} word pieces with [CLS] and [SEP]; "
+                f"pad to {n_real} to {config.max_positions}."
+            )
+        extra = pad_to - n_real
+        encoding = replace(
+            encoding,
+            ids=encoding.ids + (config.pad_token_id,) * extra,
+            tokens=encoding.tokens + ("[PAD]",) * extra,
+            word_ids=encoding.word_ids + (None,) * extra,
+            offsets=encoding.offsets + ((0, 0),) * extra,
+        )
+        mask = padding_mask(n_real, pad_to)
     weights = load_encoder(folder, config, encoding.ids, DTYPES[dtype])
     name = (
         "all-MiniLM-L6-v2"
@@ -43,7 +64,7 @@ def trace_model(sentence: str, model: str, *, dtype: str = "float32") -> ModelRu
         else folder.name
     )
     return ModelRun(
-        trace=run_encoder(encoding.tokens, weights, model_name=name),
+        trace=run_encoder(encoding.tokens, weights, model_name=name, mask=mask),
         encoding=encoding,
         model_name=name,
     )
