@@ -60,9 +60,21 @@ def make_lines_picture(path: Path) -> None:
     save_lines_figure(trace, path, heads=(0, 1), focus=find_focus(trace.tokens, "it"))
 
 
+def make_mask_and_cross_pictures() -> None:
+    from attnviz.core import trace_cross, trace_with_options
+
+    masked = trace_with_options("The cat sat on the mat", causal=True, pad_to=8).trace
+    save_heatmap(masked, DOCS / "masked.png", heads=(0, 1), focus=find_focus(masked.tokens, "sat"))
+    crossed = trace_cross("I am very good", "Je vais bien").trace
+    save_heatmap(
+        crossed, DOCS / "cross.png", heads=(0, 1), focus=find_focus(crossed.tokens, "vais")
+    )
+
+
 def main() -> None:
     make_scaling_picture(DOCS / "scaling.png")
     make_lines_picture(DOCS / "lines_it.png")
+    make_mask_and_cross_pictures()
     print(f"wrote {DOCS / 'scaling.png'}")
     for name, (sentence, focus_word) in PICTURES.items():
         path = DOCS / name
