@@ -44,7 +44,7 @@ def test_every_command_is_documented() -> None:
 @pytest.mark.parametrize("command", readme_attnviz_commands())
 def test_readme_command_runs(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     arguments = shlex.split(command, comments=True)[1:]
-    if "--model" in arguments:
+    if "--model" in arguments or "-m" in arguments:
         pytest.importorskip("safetensors", reason="--model needs the optional extra attnviz[model]")
         pytest.importorskip("tokenizers", reason="--model needs the optional extra attnviz[model]")
     monkeypatch.chdir(tmp_path)
