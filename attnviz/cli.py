@@ -333,7 +333,7 @@ def choose_layer(
 
 def pacer(console: Console) -> Callable[[str], bool] | None:
     """--step: wait for Enter between steps; q stops. Never waits unless stdin is a terminal."""
-    if not sys.stdin.isatty():
+    if not (sys.stdin.isatty() and console.is_terminal):
         note("--step pauses only at a terminal; showing every step.")
         return None
 
@@ -343,6 +343,9 @@ def pacer(console: Console) -> Callable[[str], bool] | None:
             answer = console.input(prompt)
         except EOFError:
             return False
+        except KeyboardInterrupt:
+            console.print()  # end the prompt's line before the shell's
+            raise
         return answer.strip().lower() not in {"q", "quit"}
 
     return pause

@@ -120,8 +120,8 @@ def trace_with_options(
     if pad_to is not None:
         if not n_real <= pad_to <= MAX_TOKENS:
             raise AttnvizError(
-                f"--pad-to {pad_to}: the sentence has {n_real} tokens; pad to {n_real} to "
-                f"{MAX_TOKENS}."
+                f"--pad-to {pad_to}: the sentence has {n_real} tokens; pad to between {n_real} "
+                f"and {MAX_TOKENS}."
             )
         # [PAD] rows are zeros, as a padding embedding usually is; they are masked as keys.
         tokens = [*tokens, *([PAD] * (pad_to - n_real))]

@@ -19,6 +19,7 @@ from attnviz.attention import softmax
 from attnviz.errors import AttnvizError
 
 MAX_D_K = 4096  # larger sizes are capped: 4096 already shows the effect, and memory grows with d_k
+MAX_NUMBERS = 32_000_000  # queries × keys × d_k drawn at once: 256 MB of float64
 
 
 class SoftmaxStats(NamedTuple):
@@ -61,6 +62,12 @@ def scaling_experiment(
 
     Returns the softmax statistics of q·k and of q·k/√d_k.
     """
+    largest = n_queries * n_keys * max(d_ks)
+    if largest > MAX_NUMBERS:
+        raise AttnvizError(
+            f"{n_queries} queries × {n_keys} keys × d_k {max(d_ks)} is {largest:,} random "
+            f"numbers; keep it under {MAX_NUMBERS:,} with fewer --queries or --keys."
+        )
     rng = np.random.default_rng(seed)
     rows = []
     for d_k in d_ks:

@@ -217,7 +217,13 @@ def export_layers(traces: Sequence[AttentionTrace], path: Path) -> None:
     ``.npz`` or ``.json`` (with a ``config`` object), written atomically.
     """
     first = traces[0]
-    stacked = {key: np.stack([t.arrays()[key] for t in traces]) for key in first.arrays()}
+    stacked = {
+        key: np.stack([t.arrays()[key] for t in traces])
+        for key in first.arrays()
+        if key != "mask"  # the same for every layer: stored once, [n, n]
+    }
+    if first.mask is not None:
+        stacked["mask"] = first.mask
     config = {**first.config_dict(), "n_layers": len(traces), "weights": first.weights_source}
     _write(path, first.tokens, stacked, config)
 

@@ -893,3 +893,14 @@ def test_lines_style_draws_one_line_per_word_and_head(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 0 and (tmp_path / "y.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_lines_style_refuses_more_heads_than_colours(tmp_path: Path) -> None:
+    from attnviz.render.plots import save_lines_figure
+
+    trace = attnviz.trace_attention("it is", config=attnviz.AttentionConfig(d_model=12, n_heads=12))
+    with pytest.raises(AttnvizError, match="pick one with --head"):
+        save_lines_figure(
+            trace, tmp_path / "x.png", heads=tuple(range(12)), focus=find_focus(trace.tokens, "it")
+        )
+    assert not (tmp_path / "x.png").exists()

@@ -46,7 +46,7 @@ def test_both_masks_together() -> None:
 
 
 def test_pad_to_shorter_than_the_sentence_is_refused() -> None:
-    with pytest.raises(AttnvizError, match="the sentence has 3 tokens; pad to 3 to 512"):
+    with pytest.raises(AttnvizError, match="the sentence has 3 tokens; pad to between 3 and 512"):
         trace_with_options("I am good", pad_to=2)
 
 
@@ -76,11 +76,33 @@ def test_heatmap_with_masks(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["explain", "I am good", "--pad-to", "2"], "pad to 3 to 512"),
-        (["explain", "I am good", "--pad-to", "600"], "pad to 3 to 512"),
+        (["explain", "I am good", "--pad-to", "2"], "pad to between 3 and 512"),
+        (["explain", "I am good", "--pad-to", "600"], "pad to between 3 and 512"),
     ],
 )
 def test_mask_errors(args: list[str], fragment: str) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == ExitStatus.BAD_INPUT
     assert len(result.stderr.strip().splitlines()) == 1 and fragment in result.stderr
+
+
+def test_pad_to_the_sentence_length_masks_nothing_and_says_nothing() -> None:
+    result = runner.invoke(app, ["explain", "I am good", "--pad-to", "3", "--head", "1"])
+    assert result.exit_code == 0
+    assert "masked" not in result.stdout and "−∞" not in result.stdout
+
+
+def test_model_export_stores_one_mask() -> None:
+    pytest.importorskip("safetensors")
+    pytest.importorskip("tokenizers")
+    from attnviz.model.run import trace_model
+    from attnviz.trace import export_layers
+
+    run = trace_model("I am good", "minilm", pad_to=7)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "m.npz"
+        export_layers(run.trace.layers, path)
+        with np.load(path) as data:
+            assert data["mask"].shape == (7, 7) and data["weights"].shape == (6, 12, 7, 7)

@@ -392,5 +392,5 @@ def test_pad_to_in_the_model_leaves_the_real_words_unchanged() -> None:
     one_line_error(
         ["explain", "I am good", "-m", "minilm", "--pad-to", "3"],
         ExitStatus.BAD_INPUT,
-        "pad to 5 to 512",
+        "pad to between 5 and 512",
     )

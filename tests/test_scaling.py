@@ -95,3 +95,9 @@ def test_absurd_d_k_is_capped_and_said() -> None:
     result = runner.invoke(app, ["scaling", "--dk", "4,999999", "--queries", "20"])
     assert result.exit_code == 0
     assert f"capped at {MAX_D_K}" in result.stderr
+
+
+def test_too_many_random_numbers_is_one_line_not_a_memory_error() -> None:
+    result = runner.invoke(app, ["scaling", "--dk", "4096", "--keys", "4096"])
+    assert result.exit_code == ExitStatus.BAD_INPUT
+    assert "random numbers; keep it under" in result.stderr

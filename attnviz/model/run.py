@@ -46,7 +46,7 @@ def trace_model(
         if not n_real <= pad_to <= config.max_positions:
             raise AttnvizError(
                 f"--pad-to {pad_to}: the model sees {n_real} word pieces with [CLS] and [SEP]; "
-                f"pad to {n_real} to {config.max_positions}."
+                f"pad to between {n_real} and {config.max_positions}."
             )
         extra = pad_to - n_real
         encoding = replace(

@@ -867,6 +867,8 @@ def build_layers_figure(
             image = _draw_small_panel(
                 axes, layer.weights[head], labels, layout, cmap, focus_row, layer_index, head
             )
+            if layer.mask is not None:
+                _hatch_masked(axes, layer.masked)
             images.append(image)
     colour_axes = place(layout.left + layout.grid_width + 0.2, grid_top, 0.15, layout.grid_height)
     colour_bar = figure.colorbar(images[0], cax=colour_axes)

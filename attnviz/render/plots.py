@@ -5,10 +5,11 @@ matplotlib is imported inside the functions, so importing this module costs noth
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from attnviz.errors import OutputProblem
+from attnviz.errors import AttnvizError, OutputProblem
 from attnviz.files import atomic_write
 from attnviz.scaling import ScalingRow
 from attnviz.tokens import Focus, printable
@@ -27,15 +28,16 @@ def save_scaling_plot(rows: Sequence[ScalingRow], path: Path, *, n_keys: int) ->
     if image_format is None:
         raise OutputProblem(f"{path}: unknown extension; use .png, .svg or .pdf.")
     d_ks = [row.d_k for row in rows]
-    figure = Figure(figsize=(11, 3.6), layout="constrained")
+    figure = Figure(figsize=(14, 3.6), layout="constrained")
     FigureCanvasAgg(figure)
     panels = (
+        ("variance of the scores", "score_variance", None),
         ("largest softmax weight", "max_weight", (0, 1.05)),
-        ("softmax entropy (nats)", "entropy", None),
-        ("gradient size ‖∂w/∂s‖", "gradient", None),
+        ("softmax entropy (nats)", "entropy", (0, 1.08 * math.log(n_keys))),
+        ("gradient size ‖∂w/∂s‖", "gradient", (0, None)),
     )
     for index, (title, field, limits) in enumerate(panels):
-        axes = figure.add_subplot(1, 3, index + 1)
+        axes = figure.add_subplot(1, 4, index + 1)
         axes.plot(d_ks, [getattr(r.unscaled, field) for r in rows], "o-", color="#d95f02",
                   label="q·k")  # fmt: skip
         axes.plot(d_ks, [getattr(r.scaled, field) for r in rows], "s-", color="#1b9e77",
@@ -44,11 +46,15 @@ def save_scaling_plot(rows: Sequence[ScalingRow], path: Path, *, n_keys: int) ->
         axes.set_xticks(d_ks, [str(d) for d in d_ks])
         axes.set_xlabel("d_k")
         axes.set_title(title)
+        if field == "score_variance":
+            axes.set_yscale("log", base=2)
         if limits is not None:
             axes.set_ylim(*limits)
+        if field == "entropy":
+            axes.axhline(math.log(n_keys), color="grey", linestyle=":", label=f"flat: ln {n_keys}")
         axes.grid(alpha=0.3)
-        if index == 0:
-            axes.legend()
+        if index in (0, 2):
+            axes.legend(fontsize=8)
     figure.suptitle(f"Why divide by √d_k: softmax over {n_keys} keys, random unit-variance q and k")
     metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
 
@@ -87,6 +93,11 @@ def save_lines_figure(
     image_format = FORMATS.get(path.suffix.lower())
     if image_format is None:
         raise OutputProblem(f"{path}: unknown extension; use .png, .svg or .pdf.")
+    if len(heads) > len(HEAD_COLOURS):
+        raise AttnvizError(
+            f"--style lines gives each head its own colour and has {len(HEAD_COLOURS)}; this "
+            f"trace has {len(heads)} heads, so pick one with --head."
+        )
     queries = [printable(token) for token in trace.tokens]
     keys = [printable(token) for token in trace.key_tokens]
     rows = max(len(queries), len(keys))
@@ -119,7 +130,7 @@ def save_lines_figure(
             )
         handles.append(Line2D([], [], color=colour, linewidth=4, label=f"head {head + 1}"))
     axes.set_xlim(-0.45, 1.45)
-    axes.set_ylim(-rows + 0.4, 0.8)
+    axes.set_ylim(-rows + 0.4, 1.6)  # room above the first word for the legend
     axes.axis("off")
     axes.legend(handles=handles, loc="upper center", ncol=min(4, len(handles)), frameon=False,
                 bbox_to_anchor=(0.5, 1.0), fontsize=9)  # fmt: skip

@@ -630,7 +630,7 @@ class _Lesson:
                 style="green",
             ),
         )
-        masked = trace.mask is not None
+        masked = trace.mask is not None and not trace.mask.all()
         if masked:
             self.say(Text(self.mask_sentence(), style="yellow"))
         self.show(
@@ -768,8 +768,10 @@ class _Lesson:
             self.show(Block(lines=lines, width=max(line.cell_len for line in lines)))
             if len(order) > len(shown):
                 rest = float(weights[order[len(shown) :]].sum())
+                more = len(order) - len(shown)
                 self.say(
-                    f"{ELLIPSIS} {len(order) - len(shown)} more words, together {self.number(rest)}"
+                    f"{ELLIPSIS} {more} more word{'s' if more != 1 else ''}, "
+                    f"together {self.number(rest)}"
                 )
             if self.view.full is not None:
                 hidden = 1.0 - float(weights.sum())
@@ -803,7 +805,8 @@ class _Lesson:
 
     def mask_sentence(self) -> str:
         """Why some scores are −∞: the causal mask, the padding mask, or both."""
-        causal, padded = self.view.causal, "[PAD]" in self.trace.tokens
+        causal = self.view.causal
+        padded = "[PAD]" in self.trace.tokens and bool(self.trace.masked.any())
         parts = []
         if causal:
             parts.append(
