@@ -414,6 +414,8 @@ def build_figure(
         # The focus word is a column too, in bold, unless the columns are another sentence.
         keep = None if trace.is_cross else focus.index
         _draw_focus(axes, focus_weights, heads, focus, column_labels, keep, layout, cmap)
+        if trace.mask is not None:  # the focus word's masked keys, in every head's row
+            _hatch_masked(axes, np.tile(trace.masked[focus.index], (len(heads), 1)))
         panels.append(axes)
     # The colour bar pushes its panels to the right (anchor "E"); narrow panels in uncompressed
     # columns stay centred in them instead (panchor=False), with room for their labels.
