@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from startup import attnviz_command  # noqa: E402  (the same script lookup as the start-up benchmark)
+
 SENTENCE = "The animal didn't cross the street because it was too tired"
 
 TRANSFORMERS_SCRIPT = """
@@ -62,14 +65,6 @@ for _ in range(3 + runs):
     times.append(time.perf_counter() - start)
 print(statistics.median(times[3:]) * 1000)
 """
-
-
-def attnviz_command() -> list[str]:
-    script = Path(sys.executable).with_name("attnviz")
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("attnviz")
-    return [found] if found else [sys.executable, "-m", "attnviz"]
 
 
 def wall_time(command: list[str]) -> float:
