@@ -136,6 +136,10 @@ FocusOpt = Annotated[
         show_default=False,
     ),
 ]
+DecimalsOpt = Annotated[int, typer.Option("--decimals", "-d", help="Digits after the point (0–8).")]
+ShowWeightsOpt = Annotated[
+    bool, typer.Option("--show-weights", help="Also print W_Q, W_K, W_V and W_O.")
+]
 ExportOpt = Annotated[
     Path | None,
     typer.Option(
@@ -441,12 +445,8 @@ def explain(
     weights: WeightsOpt = None,
     head: HeadOpt = None,
     focus: FocusOpt = None,
-    decimals: Annotated[
-        int, typer.Option("--decimals", "-d", help="Digits after the point (0–8).")
-    ] = 2,
-    show_weights: Annotated[
-        bool, typer.Option("--show-weights", help="Also print W_Q, W_K, W_V and W_O.")
-    ] = False,
+    decimals: DecimalsOpt = 2,
+    show_weights: ShowWeightsOpt = False,
     export: ExportOpt = None,
     model: ModelOpt = None,
     layer: LayerOpt = None,
@@ -674,12 +674,8 @@ def cross(
     weights: WeightsOpt = None,
     head: HeadOpt = None,
     focus: FocusOpt = None,
-    decimals: Annotated[
-        int, typer.Option("--decimals", "-d", help="Digits after the point (0–8).")
-    ] = 2,
-    show_weights: Annotated[
-        bool, typer.Option("--show-weights", help="Also print W_Q, W_K, W_V and W_O.")
-    ] = False,
+    decimals: DecimalsOpt = 2,
+    show_weights: ShowWeightsOpt = False,
     export: ExportOpt = None,
     output: Annotated[
         Path | None,
