@@ -40,8 +40,13 @@ def softmax(scores: FloatArray) -> FloatArray:
     keeps exp() from overflowing: the largest exponent is exp(0) = 1, so every row sums to a
     number in [1, n] and no finite input gives NaN or inf.
     """
-    _, exponentials, totals = softmax_parts(scores)
-    return exponentials / totals
+    # One [..., n] buffer, worked on in place: at 8 heads × 2048² tokens each extra copy would
+    # cost 268 MB. Same operations in the same order as softmax_parts, so the same bits.
+    with np.errstate(over="ignore"):
+        weights = scores - scores.max(axis=-1, keepdims=True)
+    np.exp(weights, out=weights)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights
 
 
 def project(x: FloatArray, w: FloatArray) -> FloatArray:
@@ -188,15 +193,15 @@ def multi_head_attention(
         W_K=frozen_array(weights.W_K),
         W_V=frozen_array(weights.W_V),
         W_O=frozen_array(weights.W_O),
-        Q=frozen_array(q),
-        K=frozen_array(k),
-        V=frozen_array(v),
-        scores=frozen_array(scores),
-        scaled=frozen_array(scaled),
-        weights=frozen_array(attention_weights),
-        Z=frozen_array(z),
-        concat=frozen_array(concat),
-        output=frozen_array(output),
+        Q=frozen_array(q, copy=False),
+        K=frozen_array(k, copy=False),
+        V=frozen_array(v, copy=False),
+        scores=frozen_array(scores, copy=False),
+        scaled=frozen_array(scaled, copy=False),
+        weights=frozen_array(attention_weights, copy=False),
+        Z=frozen_array(z, copy=False),
+        concat=frozen_array(concat, copy=False),
+        output=frozen_array(output, copy=False),
         config=config,
         embeddings_source=embeddings_source,
         weights_source=weights_source,
