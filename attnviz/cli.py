@@ -27,6 +27,7 @@ from attnviz.core import trace_with_options
 from attnviz.embeddings import OutOfVocabulary
 from attnviz.errors import AttnvizError, ExitStatus, OutputProblem
 from attnviz.files import atomic_write, check_output_path
+from attnviz.render.progress import ReadingProgress
 from attnviz.tokens import Focus, default_focus, find_focus, printable
 from attnviz.trace import (
     EXPORT_EXTENSIONS,
@@ -208,6 +209,11 @@ def note(message: str) -> None:
     report(message, label="note", style="bold yellow")
 
 
+def reading_progress(path: Path | None) -> ReadingProgress:
+    """A progress bar on stderr for streaming the word-vector file, if one takes over a second."""
+    return ReadingProgress(stderr, f"Reading {path.name if path else ''}")
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn an AttnvizError into one line on stderr and its exit code; let bugs raise."""
@@ -253,18 +259,20 @@ def build_trace(
     pad_to: int | None = None,
 ) -> AttentionTrace:
     """The trace the options describe; notes about how it was made go to stderr."""
-    trace, notes = trace_with_options(
-        sentence,
-        d_model=d_model,
-        n_heads=heads,
-        seed=seed,
-        paper=preset is Preset.paper,
-        embeddings=embeddings_path,
-        weights=weights_path,
-        oov=oov,
-        causal=causal,
-        pad_to=pad_to,
-    )
+    with reading_progress(embeddings_path) as progress:
+        trace, notes = trace_with_options(
+            sentence,
+            d_model=d_model,
+            n_heads=heads,
+            seed=seed,
+            paper=preset is Preset.paper,
+            embeddings=embeddings_path,
+            weights=weights_path,
+            oov=oov,
+            causal=causal,
+            pad_to=pad_to,
+            progress=progress,
+        )
     for message in notes:
         note(message)
     return trace
@@ -707,17 +715,19 @@ def cross(
             check_output_path(export, EXPORT_EXTENSIONS, "--export")
         if output is not None:
             check_output_path(output, IMAGE_EXTENSIONS, "--output")
-        trace, notes = trace_cross(
-            source,
-            target,
-            d_model=d_model,
-            n_heads=heads,
-            seed=seed,
-            paper=preset is Preset.paper,
-            embeddings=embeddings,
-            weights=weights,
-            oov=oov,
-        )
+        with reading_progress(embeddings) as progress:
+            trace, notes = trace_cross(
+                source,
+                target,
+                d_model=d_model,
+                n_heads=heads,
+                seed=seed,
+                paper=preset is Preset.paper,
+                embeddings=embeddings,
+                weights=weights,
+                oov=oov,
+                progress=progress,
+            )
         for message in notes:
             note(message)
         chosen_focus = find_focus(trace.tokens, focus) if focus is not None else None

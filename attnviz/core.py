@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -74,11 +74,13 @@ def trace_with_options(
     oov: OutOfVocabulary | str = OutOfVocabulary.error,
     causal: bool = False,
     pad_to: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Traced:
     """The trace from the command line's options: sizes may be left to the files to decide.
 
     causal: decoder self-attention, each word sees only itself and the words before it.
     pad_to: append [PAD] tokens (zero embeddings) up to this length and mask them as keys.
+    progress: called with (bytes_read, file_size) while a word-vector text file is streamed.
     Returns the trace and notes for the user (words given random vectors, and so on).
     """
     tokens = tokenize(sentence) if isinstance(sentence, str) else check_token_count(sentence)
@@ -91,7 +93,9 @@ def trace_with_options(
     if isinstance(weights, (str, Path)):
         weights = load_weights(Path(weights))
     if isinstance(embeddings, (str, Path)):
-        embeddings = load_embeddings(Path(embeddings), tokens, oov=oov, seed=seed)
+        embeddings = load_embeddings(
+            Path(embeddings), tokens, oov=oov, seed=seed, progress=progress
+        )
     elif isinstance(embeddings, np.ndarray):
         embeddings = Embeddings(X=np.asarray(embeddings, dtype=np.float64), source="given array")
     if embeddings is not None and not np.isfinite(embeddings.X).all():
@@ -177,6 +181,7 @@ def trace_cross(
     embeddings: str | Path | None = None,
     weights: AttentionWeights | str | Path | None = None,
     oov: OutOfVocabulary | str = OutOfVocabulary.error,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Traced:
     """Cross-attention (encoder–decoder), as when translating "I am good" into "Je vais bien":
     queries from the target words, keys and values from the source words.
@@ -192,6 +197,7 @@ def trace_cross(
         embeddings=embeddings,
         weights=weights,
         oov=oov,
+        progress=progress,
     )
     both = traced.trace
     n_target = len(target_tokens)

@@ -13,7 +13,7 @@ A vocabulary lookup tries the exact token, then its lowercase form.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import NamedTuple
@@ -67,8 +67,12 @@ def load_embeddings(
     *,
     oov: OutOfVocabulary = OutOfVocabulary.error,
     seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Embeddings:
-    """Read X for ``tokens`` from ``path``; see the module docstring for the formats."""
+    """Read X for ``tokens`` from ``path``; see the module docstring for the formats.
+
+    ``progress(bytes_read, file_size)`` is called while a text file is streamed.
+    """
     require_readable(path, "Embeddings")
     extension = path.suffix.lower()
     if extension not in EMBEDDING_EXTENSIONS:
@@ -89,9 +93,21 @@ def load_embeddings(
                     f"Embeddings file {path}: {len(words)} words but {len(vectors)} vectors."
                 )
             vocabulary: dict[str, FloatArray] = {}
-            for word, vector in zip(words, vectors, strict=True):
+            entries_of: dict[str, list[int]] = {}
+            wanted = _lookup_forms(tokens)
+            for entry, (word, vector) in enumerate(zip(words, vectors, strict=True), start=1):
                 vocabulary.setdefault(word, vector)
-            return _from_vocabulary(vocabulary, tokens, path, oov=oov, seed=seed)
+                if word in wanted:
+                    entries_of.setdefault(word, []).append(entry)
+            duplicates = {word: places for word, places in entries_of.items() if len(places) > 1}
+            return _from_vocabulary(
+                vocabulary,
+                tokens,
+                path,
+                oov=oov,
+                seed=seed,
+                notes=_duplicates_note(path, duplicates, "entries"),
+            )
         key: str | None = next((name for name in ("X", "embeddings") if name in arrays), None)
         if key is None and len(arrays) == 1:
             key = next(iter(arrays))
@@ -104,7 +120,7 @@ def load_embeddings(
         file_tokens = [str(t) for t in arrays["tokens"].reshape(-1)] if "tokens" in arrays else None
         return _rows_per_token(rows, tokens, path, file_tokens=file_tokens)
     if extension == ".json":
-        data = load_json(path, "Embeddings")
+        data, repeated_keys = load_json(path, "Embeddings")
         if not isinstance(data, dict) or not data:
             raise FileProblem(
                 f'Embeddings file {path} must hold a JSON object {{"word": [numbers], …}}.'
@@ -117,75 +133,166 @@ def load_embeddings(
             str(word): finite_matrix(vector, name=f"the vector of {word!r}", source=path, ndim=1)
             for word, vector in data.items()
         }
-        return _from_vocabulary(vocabulary, tokens, path, oov=oov, seed=seed)
-    vocabulary = read_text_vectors(path, wanted=_lookup_forms(tokens))
-    return _from_vocabulary(vocabulary, tokens, path, oov=oov, seed=seed)
+        wanted = _lookup_forms(tokens)
+        return _from_vocabulary(
+            vocabulary,
+            tokens,
+            path,
+            oov=oov,
+            seed=seed,
+            notes=_repeated_keys_note(path, [key for key in repeated_keys if key in wanted]),
+        )
+    text = read_text_vectors(path, wanted=_lookup_forms(tokens), progress=progress)
+    return _from_vocabulary(
+        text.vectors,
+        tokens,
+        path,
+        oov=oov,
+        seed=seed,
+        notes=_duplicates_note(path, text.duplicates, "lines"),
+    )
 
 
 def _lookup_forms(tokens: Iterable[str]) -> set[str]:
     return {form for token in tokens for form in (token, token.lower())}
 
 
-def read_text_vectors(path: Path, wanted: set[str]) -> dict[str, FloatArray]:
+class TextVectors(NamedTuple):
+    """The wanted words' vectors from a text file, and the words it lists more than once."""
+
+    vectors: dict[str, FloatArray]
+    duplicates: dict[str, list[int]]  # word -> every line it is on, the first (used) included
+
+
+#: How often, in lines, read_text_vectors reports how far it has read.
+PROGRESS_EVERY = 8192
+
+
+def read_text_vectors(
+    path: Path,
+    wanted: set[str],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> TextVectors:
     """Stream a GloVe/word2vec text file, keeping only the ``wanted`` words' vectors.
 
     Checks every line's length (so a broken file is reported with its line number), but parses
-    numbers only for wanted words, so a large file costs little memory. The first occurrence of a
-    duplicated word wins.
+    numbers only for wanted words, so memory stays near the size of those rows whatever the
+    file's size. The first occurrence of a duplicated word wins. ``progress(bytes_read,
+    file_size)`` is called every PROGRESS_EVERY lines.
     """
     require_readable(path, "Embeddings")
-    vocabulary: dict[str, FloatArray] = {}
+    vectors: dict[str, FloatArray] = {}
+    lines_of: dict[str, list[int]] = {}
     dimension: int | None = None
     try:
+        total = path.stat().st_size
         with path.open("rb") as handle:
             for line_number, raw in enumerate(handle, start=1):
+                if progress is not None and line_number % PROGRESS_EVERY == 0:
+                    progress(handle.tell(), total)
+                if line_number == 1:
+                    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark
+                word, n_values = _word_and_count(raw)
+                if word is None:
+                    continue
                 try:
-                    line = raw.decode("utf-8")
+                    text_word = word.decode("utf-8")
                 except UnicodeDecodeError:
                     raise FileProblem(
-                        f"Embeddings file {path}, line {line_number}: not UTF-8 text; "
-                        "convert the file to UTF-8."
+                        f"Embeddings file {path}, line {line_number}: not UTF-8 text (Latin-1?); "
+                        f"convert the file, e.g. iconv -f latin1 -t utf-8 {path.name} > utf8.txt."
                     ) from None
-                if line_number == 1:
-                    line = line.removeprefix("\ufeff")
-                parts = line.split()
-                if not parts:
-                    continue
-                if dimension is None and len(parts) == 2 and all(p.isdigit() for p in parts):
-                    dimension = int(parts[1])  # word2vec header: "<vocabulary size> <dimension>"
+                if dimension is None and n_values == 1 and word.isdigit() and _is_count(raw):
+                    dimension = int(raw.split()[1])  # word2vec header: "<vocabulary size> <dim>"
                     continue
                 if dimension is None:
-                    dimension = len(parts) - 1
+                    dimension = n_values
                     if dimension == 0:
                         raise FileProblem(
                             f"Embeddings file {path}, line {line_number}: a word with no numbers; "
                             "each line must be 'word v1 v2 …'."
                         )
-                if len(parts) - 1 != dimension:
+                if n_values != dimension:
                     raise FileProblem(
-                        f"Embeddings file {path}, line {line_number}: {len(parts) - 1} values, "
+                        f"Embeddings file {path}, line {line_number}: {n_values} values, "
                         f"expected {dimension} like the lines before; fix or remove that line."
                     )
-                word = parts[0]
-                if word in wanted and word not in vocabulary:
-                    try:
-                        vector = np.array(parts[1:], dtype=np.float64)
-                    except ValueError:
-                        raise FileProblem(
-                            f"Embeddings file {path}, line {line_number}: a value of {word!r} "
-                            "is not a number."
-                        ) from None
-                    if not np.isfinite(vector).all():
-                        raise FileProblem(
-                            f"Embeddings file {path}, line {line_number}: the vector of {word!r} "
-                            "holds NaN or infinity; replace it with finite numbers."
-                        )
-                    vocabulary[word] = vector
+                if text_word not in wanted:
+                    continue
+                lines_of.setdefault(text_word, []).append(line_number)
+                if text_word not in vectors:
+                    vectors[text_word] = _parse_vector(raw, text_word, path, line_number)
+            if progress is not None:
+                progress(total, total)
     except OSError as error:
         raise FileProblem(f"Cannot read embeddings file {path}: {error.strerror}.") from None
     if dimension is None:
         raise FileProblem(f"Embeddings file {path} is empty; it needs lines 'word v1 v2 …'.")
-    return vocabulary
+    duplicates = {word: lines for word, lines in lines_of.items() if len(lines) > 1}
+    return TextVectors(vectors=vectors, duplicates=duplicates)
+
+
+def _word_and_count(raw: bytes) -> tuple[bytes | None, int]:
+    """The first field of a line and how many fields follow it, without splitting the numbers.
+
+    A 300-dimensional GloVe line is ~3 KB; counting its single spaces in C is several times
+    faster than splitting it into 301 strings, which matters for a 1 GB file. Lines with tabs
+    or runs of spaces take the general path.
+    """
+    line = raw.strip()
+    if not line:
+        return None, 0
+    if b"\t" in line or b"  " in line or b"\r" in line or b"\x0b" in line or b"\x0c" in line:
+        parts = line.split()
+        return parts[0], len(parts) - 1
+    first_space = line.find(b" ")
+    if first_space < 0:
+        return line, 0
+    return line[:first_space], line.count(b" ")
+
+
+def _is_count(raw: bytes) -> bool:
+    parts = raw.split()
+    return len(parts) == 2 and all(part.isdigit() for part in parts)
+
+
+def _parse_vector(raw: bytes, word: str, path: Path, line_number: int) -> FloatArray:
+    try:
+        vector = np.array(raw.split()[1:], dtype=np.float64)
+    except ValueError:
+        raise FileProblem(
+            f"Embeddings file {path}, line {line_number}: a value of {word!r} is not a number."
+        ) from None
+    if not np.isfinite(vector).all():
+        raise FileProblem(
+            f"Embeddings file {path}, line {line_number}: the vector of {word!r} holds NaN or "
+            "infinity; replace it with finite numbers."
+        )
+    return vector
+
+
+def _repeated_keys_note(path: Path, keys: list[str]) -> tuple[str, ...]:
+    if not keys:
+        return ()
+    listed = ", ".join(repr(key) for key in keys[:10])
+    return (f"{path.name} has {len(keys)} key(s) more than once; the first is used: {listed}.",)
+
+
+def _duplicates_note(path: Path, duplicates: dict[str, list[int]], where: str) -> tuple[str, ...]:
+    """Tell the user which of their words the file lists more than once, and which one is used."""
+    if not duplicates:
+        return ()
+    shown = "; ".join(
+        f"{word!r} on {where} {', '.join(map(str, places[:5]))}"
+        + (f" and {len(places) - 5} more" if len(places) > 5 else "")
+        for word, places in list(duplicates.items())[:5]
+    )
+    more = f" (and {len(duplicates) - 5} more words)" if len(duplicates) > 5 else ""
+    return (
+        f"{path.name} lists {len(duplicates)} word(s) more than once; the first is used: "
+        f"{shown}{more}.",
+    )
 
 
 def _from_vocabulary(
@@ -195,6 +302,7 @@ def _from_vocabulary(
     *,
     oov: OutOfVocabulary,
     seed: int,
+    notes: tuple[str, ...] = (),
 ) -> Embeddings:
     widths = {len(vector) for vector in vocabulary.values()}
     if len(widths) > 1:
@@ -222,14 +330,14 @@ def _from_vocabulary(
             advice = "add them to the file, or pass --oov random to give them seeded random vectors"
         raise FileProblem(f"{len(unique_missing)} word(s) not in {path}: {listed}; {advice}.")
     d_model = widths.pop()
-    notes: list[str] = []
+    said = list(notes)
     rows: list[FloatArray] = []
     scale = 1.0
     if missing:
         # Random vectors at the file's own scale, so the filled words are not louder or
         # quieter than the real ones.
         scale = float(np.std(np.stack(list(found.values()))))
-        notes.append(
+        said.append(
             f"{len(unique_missing)} word(s) not in {path.name} got seeded random vectors "
             f"(--oov random, seed {seed}): {listed}."
         )
@@ -238,7 +346,7 @@ def _from_vocabulary(
             rows.append(found[index])
         else:
             rows.append(scale * word_vector(token, d_model, seed))
-    return Embeddings(X=np.stack(rows), source=f"word vectors from {path}", notes=tuple(notes))
+    return Embeddings(X=np.stack(rows), source=f"word vectors from {path}", notes=tuple(said))
 
 
 def _rows_per_token(

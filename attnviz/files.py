@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -83,23 +83,50 @@ def load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
         raise _unreadable(path, what, ".npz", error) from None
 
 
-def load_json(path: Path, what: str) -> Any:
-    """Parse a JSON file (UTF-8, with or without a byte-order mark)."""
+class JsonData(NamedTuple):
+    """A parsed JSON file and the object keys it repeats (the first of each is kept)."""
+
+    value: Any
+    repeated_keys: list[str]
+
+
+def load_json(path: Path, what: str) -> JsonData:
+    """Parse a JSON file (UTF-8, with or without a byte-order mark).
+
+    Python's json keeps the last of repeated keys; attnviz keeps the first, as for the other
+    vocabulary formats, and reports the repeated ones so the caller can say so.
+    """
     import json
 
     require_readable(path, what)
+    repeated: list[str] = []
+
+    def first_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        kept: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in kept:
+                repeated.append(key)
+            else:
+                kept[key] = value
+        return kept
+
     try:
         with path.open(encoding="utf-8-sig") as handle:
-            return json.load(handle)
+            value = json.load(handle, object_pairs_hook=first_wins)
     except json.JSONDecodeError as error:
         raise FileProblem(
             f"{what} file {path} is not valid JSON: {error.msg} at line {error.lineno}, "
             f"column {error.colno}."
         ) from None
-    except UnicodeDecodeError:
-        raise FileProblem(f"{what} file {path} is not UTF-8 text; save it as UTF-8.") from None
+    except UnicodeDecodeError as error:
+        raise FileProblem(
+            f"{what} file {path} is not UTF-8 text (byte {error.start}); save it as UTF-8."
+        ) from None
+    except RecursionError:
+        raise FileProblem(f"{what} file {path} nests JSON too deeply to hold arrays.") from None
     except OSError as error:
         raise FileProblem(f"Cannot read {what} file {path}: {error.strerror}.") from None
+    return JsonData(value=value, repeated_keys=list(dict.fromkeys(repeated)))
 
 
 def finite_matrix(value: Any, *, name: str, source: Path | str, ndim: int) -> np.ndarray:

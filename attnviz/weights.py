@@ -88,10 +88,15 @@ def load_weights(path: Path) -> AttentionWeights:
     if extension == ".npz":
         arrays: dict[str, object] = dict(load_npz(path, "Weights"))
     elif extension == ".json":
-        data = load_json(path, "Weights")
+        data, repeated_keys = load_json(path, "Weights")
         if not isinstance(data, dict):
             raise FileProblem(
                 f"Weights file {path} must hold a JSON object with keys W_Q, W_K, W_V, W_O."
+            )
+        twice = [key for key in repeated_keys if key in WEIGHT_KEYS]
+        if twice:  # two different matrices under one name: neither is safe to pick
+            raise FileProblem(
+                f"Weights file {path} gives {', '.join(twice)} more than once; keep one of each."
             )
         arrays = data
     else:

@@ -544,3 +544,24 @@ def test_demo_runs_the_five_examples_in_order() -> None:
     assert [t.split("Example ")[1][0] for t in titles] == ["1", "2", "3", "4", "5"]
     assert "z_I = " in stdout and "cross-attention (encoder–decoder)" in stdout
     assert "softmax temperature" in stdout and "(With random weights.)" in stdout
+
+
+def test_weights_json_giving_a_matrix_twice_is_refused(tmp_path: Path) -> None:
+    code, _, stderr = run("explain", "I am good", "--export", str(tmp_path / "t.json"))
+    assert code == 0, stderr
+    text = (tmp_path / "t.json").read_text(encoding="utf-8")
+    twice = tmp_path / "twice.json"
+    twice.write_text(text.replace('"W_K":', '"W_Q": [[[0]]], "W_K":', 1), encoding="utf-8")
+    assert_one_line_error(
+        ["explain", "I am good", "-w", str(twice)], ExitStatus.BAD_FILE, "W_Q more than once"
+    )
+
+
+def test_duplicate_words_in_the_embeddings_file_are_noted_on_stderr(tmp_path: Path) -> None:
+    path = tmp_path / "dup.txt"
+    path.write_text("i 1 0\nam 0 1\ni 9 9\ngood 1 1\n", encoding="utf-8")
+    code, stdout, stderr = run("explain", "I am good", "-e", str(path), "--heads", "1")
+    assert code == 0, stderr
+    assert "note: dup.txt lists 1 word(s) more than once; the first is used: 'i' on lines 1, 3" in (
+        " ".join(stderr.split())
+    )

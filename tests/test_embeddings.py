@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import attnviz
-from attnviz.embeddings import OutOfVocabulary, load_embeddings, random_embeddings, word_vector
+from attnviz.embeddings import (
+    PROGRESS_EVERY,
+    OutOfVocabulary,
+    load_embeddings,
+    random_embeddings,
+    read_text_vectors,
+    word_vector,
+)
 from attnviz.errors import FileProblem
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_embeddings"
@@ -189,3 +197,105 @@ def test_random_embeddings_shape_and_unit_scale() -> None:
     X = random_embeddings([f"w{i}" for i in range(200)], 16, seed=0)
     assert X.shape == (200, 16)
     assert 0.9 < X.std() < 1.1
+
+
+def test_duplicate_words_first_wins_and_the_note_says_which_lines(tmp_path: Path) -> None:
+    path = tmp_path / "dup.txt"
+    path.write_text("cat 1 1\ndog 5 5\ncat 2 2\nbird 0 0\ncat 3 3\nbird 9 9\n", encoding="utf-8")
+    embeddings = load_embeddings(path, ["cat", "dog"])
+    assert embeddings.X.tolist() == [[1, 1], [5, 5]]
+    # Only the sentence's words are reported: "bird" repeats too, but nobody asked for it.
+    assert embeddings.notes == (
+        "dup.txt lists 1 word(s) more than once; the first is used: 'cat' on lines 1, 3, 5.",
+    )
+
+
+def test_duplicates_in_npz_and_json_vocabularies_first_wins_and_say_so(tmp_path: Path) -> None:
+    npz = tmp_path / "vocab.npz"
+    np.savez(npz, words=np.array(["cat", "cat", "dog"]), vectors=np.array([[1, 1], [2, 2], [3, 3]]))
+    embeddings = load_embeddings(npz, ["cat"])
+    assert embeddings.X.tolist() == [[1, 1]]
+    assert "'cat' on entries 1, 2" in embeddings.notes[0]
+    json_path = tmp_path / "vocab.json"
+    json_path.write_text('{"cat": [1, 1], "dog": [3, 3], "cat": [2, 2]}', encoding="utf-8")
+    embeddings = load_embeddings(json_path, ["cat", "dog"])
+    assert embeddings.X.tolist() == [[1, 1], [3, 3]]  # Python's json alone would keep [2, 2]
+    assert embeddings.notes == (
+        "vocab.json has 1 key(s) more than once; the first is used: 'cat'.",
+    )
+
+
+def test_no_note_without_duplicates(files: dict[str, Path]) -> None:
+    for kind in ("glove", "json", "npz_vocab"):
+        assert load_embeddings(files[kind], TOKENS).notes == ()
+
+
+def test_tabs_runs_of_spaces_and_trailing_spaces_are_read_like_single_spaces(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "spacing.txt"
+    # The original word2vec tool ends every line with a space; some files use tabs.
+    path.write_bytes(b"the 1 2 3 4 \ncat\t0.5\t-1\t0\t2\nsat  -3 1   1 0\r\n")
+    np.testing.assert_array_equal(load_embeddings(path, TOKENS).X, EXPECTED)
+
+
+def test_latin1_file_is_refused_with_its_line_and_how_to_convert(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("the 1 2\ncaf\xe9 3 4\n".encode("latin-1"))
+    with pytest.raises(FileProblem, match=r"latin1.txt, line 2: not UTF-8 .* iconv -f latin1"):
+        load_embeddings(path, ["the"])
+
+
+def test_word2vec_header_is_skipped_and_sets_the_dimension(tmp_path: Path) -> None:
+    path = tmp_path / "w2v.vec"
+    path.write_text("2 3\nthe 1 2 3\ncat 1 2\n", encoding="utf-8")
+    with pytest.raises(FileProblem, match="line 3: 2 values, expected 3"):
+        load_embeddings(path, ["the"])
+
+
+def test_progress_is_reported_up_to_the_file_size(tmp_path: Path) -> None:
+    path = tmp_path / "many.txt"
+    path.write_text("".join(f"w{i} 1 2\n" for i in range(20_000)), encoding="utf-8")
+    calls: list[tuple[int, int]] = []
+    read_text_vectors(path, {"w7"}, progress=lambda done, total: calls.append((done, total)))
+    size = path.stat().st_size
+    assert len(calls) == 20_000 // PROGRESS_EVERY + 1
+    assert all(total == size for _, total in calls)
+    assert [done for done, _ in calls] == sorted(done for done, _ in calls)
+    assert calls[-1] == (size, size)
+
+
+def test_a_large_text_file_is_streamed_keeping_only_the_wanted_rows(tmp_path: Path) -> None:
+    """Memory stays near the size of the rows kept, not of the file (here 40 MB)."""
+    row = " ".join(f"{v:.6f}" for v in np.random.default_rng(0).standard_normal(300))
+    path = tmp_path / "big.txt"
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(15_000):
+            handle.write(f"word{i} {row}\n")
+    assert path.stat().st_size > 30_000_000
+    tracemalloc.start()
+    try:
+        text = read_text_vectors(path, {"word3", "word14999", "absent"})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sorted(text.vectors) == ["word14999", "word3"]
+    assert peak < 1_000_000, f"peak {peak} bytes while streaming"
+
+
+def test_truncated_npz_and_json_are_refused_naming_the_file(tmp_path: Path) -> None:
+    whole = tmp_path / "whole.npz"
+    np.savez(whole, words=np.array(["the"]), vectors=np.ones((1, 4)))
+    for cut in (10, len(whole.read_bytes()) // 2, len(whole.read_bytes()) - 5):
+        broken = tmp_path / f"cut{cut}.npz"
+        broken.write_bytes(whole.read_bytes()[:cut])
+        with pytest.raises(FileProblem, match=f"cut{cut}.npz is not a valid .npz"):
+            load_embeddings(broken, ["the"])
+    cut_json = tmp_path / "cut.json"
+    cut_json.write_text(json.dumps(VOCABULARY)[:-7], encoding="utf-8")
+    with pytest.raises(FileProblem, match=r"cut.json is not valid JSON: .* line 1, column"):
+        load_embeddings(cut_json, ["the"])
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(FileProblem, match="deep.json"):
+        load_embeddings(deep, ["the"])
