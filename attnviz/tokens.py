@@ -5,7 +5,8 @@ apostrophes, so contractions stay one word: "didn't" is one token, as is "it's".
 every other punctuation mark are tokens of their own: "well-known" is "well", "-", "known".
 Case is kept for display; matching a focus word ignores case. The sentence is first put in
 Unicode NFC form, and combining marks, zero-width joiners and emoji modifiers stay attached to the
-character before them, so "é" written as e + U+0301 and "👍🏽" are one token each.
+character before them, so "é" written as e + U+0301, "👍🏽", "👨‍👩‍👧" and the flag "🇫🇷" are one
+token each.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def tokenize(sentence: str) -> list[str]:
 
 def _attaches_to_previous(token: str, previous: str) -> bool:
     """True for marks that belong to the character before: combining marks, ZWJ sequences,
-    variation selectors and emoji skin-tone modifiers (U+1F3FB–U+1F3FF)."""
+    variation selectors, emoji skin-tone modifiers (U+1F3FB–U+1F3FF), and the second letter
+    of a flag (two regional indicators, 🇫 + 🇷 = 🇫🇷)."""
     if previous.endswith("\u200d"):
         return True
     char = token[0]
@@ -47,7 +49,14 @@ def _attaches_to_previous(token: str, previous: str) -> bool:
         unicodedata.category(char).startswith("M")
         or char == "\u200d"
         or "\U0001f3fb" <= char <= "\U0001f3ff"
+        or (
+            _is_regional_indicator(char) and _is_regional_indicator(previous) and len(previous) == 1
+        )
     )
+
+
+def _is_regional_indicator(text: str) -> bool:
+    return "\U0001f1e6" <= text[-1] <= "\U0001f1ff"
 
 
 def _join_marks(pieces: list[str]) -> list[str]:

@@ -20,6 +20,9 @@ from attnviz.tokens import default_focus, find_focus, printable, tokenize
         ),
         ("  Thinking   Machines\n", ["Thinking", "Machines"]),
         ("e\u0301te\u0301 東京 \U0001f44d\U0001f3fd", ["été", "東京", "\U0001f44d\U0001f3fd"]),
+        # Flags are two regional indicators; a third starts the next flag.
+        ("🇫🇷🇩🇪 🇫", ["🇫🇷", "🇩🇪", "🇫"]),
+        ("👨\u200d👩\u200d👧 1\ufe0f\u20e3", ["👨\u200d👩\u200d👧", "1\ufe0f\u20e3"]),
     ],
 )
 def test_tokenize(sentence: str, tokens: list[str]) -> None:
