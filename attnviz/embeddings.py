@@ -51,7 +51,8 @@ def word_vector(word: str, d_model: int, seed: int) -> FloatArray:
     the same on every machine (CRC-32 and numpy's PCG64 are platform-independent; Python's own
     hash() is salted per process and would not be).
     """
-    word_hash = zlib.crc32(word.lower().encode("utf-8"))
+    # "surrogatepass": a lone surrogate (from argv bytes that are not UTF-8) still hashes.
+    word_hash = zlib.crc32(word.lower().encode("utf-8", "surrogatepass"))
     rng = np.random.default_rng([seed, word_hash])
     return rng.standard_normal(d_model)
 

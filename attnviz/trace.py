@@ -274,8 +274,16 @@ def _write(
         document.update({key: _export_dtype(array).tolist() for key, array in arrays.items()})
         document["config"] = config
 
+        text = json.dumps(document, ensure_ascii=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (argv bytes that were not UTF-8) has no UTF-8 form; JSON's
+            # \udcxx escapes keep it, and the file stays valid UTF-8 JSON.
+            text = json.dumps(document, ensure_ascii=True)
+
         def write(temporary: Path) -> None:
-            temporary.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+            temporary.write_text(text, encoding="utf-8")
 
     else:
         raise ValueError(f"unsupported export extension {extension!r}")

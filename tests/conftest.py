@@ -6,6 +6,17 @@ import os
 import sys
 
 import pytest
+from hypothesis import settings
+
+# Property-based tests: 100 examples each by default, 2,000 in CI (scripts/check sets
+# HYPOTHESIS_PROFILE=ci), where the examples are derandomized so that every CI run checks the
+# same ones. Tests that give their own max_examples keep it. No deadline: a slow shared machine
+# must not turn into a failure.
+settings.register_profile("default", max_examples=100, deadline=None)
+settings.register_profile(
+    "ci", max_examples=2000, deadline=None, derandomize=True, database=None, print_blob=True
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 # ATTNVIZ_WITHOUT_EXTRA=1 runs the suite as if attnviz[model] were not installed: the imports of
 # safetensors and tokenizers fail, the model tests skip, and everything else must still pass.
