@@ -49,7 +49,8 @@ def _unreadable(path: Path, what: str, kind: str, error: Exception) -> FileProbl
             f"{what} file {path} holds Python objects, which would need pickle to load; "
             "attnviz refuses pickle. Save plain numbers with np.save or np.savez."
         )
-    return FileProblem(f"{what} file {path} is not a valid {kind} file ({error}).")
+    reason = "it claims an array too large for memory" if isinstance(error, MemoryError) else error
+    return FileProblem(f"{what} file {path} is not a valid {kind} file ({reason}).")
 
 
 def load_npy(path: Path, what: str) -> np.ndarray:
@@ -59,7 +60,7 @@ def load_npy(path: Path, what: str) -> np.ndarray:
     try:
         with path.open("rb") as handle:
             array = np.load(handle, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as error:
+    except Exception as error:  # numpy's reader on bytes from outside: see load_npz
         raise _unreadable(path, what, ".npy", error) from None
     if not isinstance(array, np.ndarray):
         raise FileProblem(f"{what} file {path} is not a .npy array file.")
@@ -68,8 +69,6 @@ def load_npy(path: Path, what: str) -> np.ndarray:
 
 def load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
     """Load every array of a ``.npz`` file, without pickle, into a plain dict."""
-    import zipfile  # here, not at the top: `attnviz explain` without files never needs it
-
     require_readable(path, what)
     _check_magic(path, what, b"PK", ".npz")
     try:
@@ -79,7 +78,13 @@ def load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
                     f"{what} file {path} is not a .npz archive; save it with np.savez."
                 )
             return {name: archive[name] for name in archive.files}
-    except (ValueError, OSError, EOFError, KeyError, zipfile.BadZipFile) as error:
+    except FileProblem:
+        raise
+    except Exception as error:
+        # Only zipfile and numpy's format reader run in this block, on bytes from outside; a
+        # damaged archive makes them raise BadZipFile, zlib.error, NotImplementedError (an
+        # unknown zip version or method), RuntimeError (an "encrypted" entry), MemoryError (a
+        # header claiming terabytes), ValueError, EOFError… All mean one thing: a broken file.
         raise _unreadable(path, what, ".npz", error) from None
 
 

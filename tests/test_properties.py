@@ -1,12 +1,14 @@
 """Property-based tests: any Unicode sentence, any sizes, seeds and option combinations.
 
-Two properties, checked on examples Hypothesis makes up (and shrinks when one fails):
+Three properties, checked on examples Hypothesis makes up (and shrinks when one fails):
   * the command line never shows a traceback: it exits 0, or with a named code (2 usage, 3 bad
     input, 4 bad file, 5 cannot write) after one ``error:`` line on stderr, and never lets a
     control character through to the terminal;
   * every trace it can compute keeps the invariants of attention: shapes, weights that are
     probabilities summing to 1 per row, zeros where masked, and Z, Concat and the output equal
-    to the products they are defined as.
+    to the products they are defined as;
+  * a word-vector or weights file cut short or corrupted loads, or is refused with a message
+    naming it, and nothing else.
 
 HYPOTHESIS_PROFILE=ci (set by scripts/check) runs 2,000 examples of each; the default is 100.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import tempfile
 import unicodedata
@@ -27,7 +30,9 @@ from hypothesis import strategies as st
 from attnviz.attention import concat_heads
 from attnviz.cli import run
 from attnviz.core import trace_cross, trace_with_options
-from attnviz.errors import AttnvizError, ExitStatus
+from attnviz.embeddings import OutOfVocabulary, load_embeddings
+from attnviz.errors import AttnvizError, ExitStatus, FileProblem
+from attnviz.weights import load_weights
 
 NAMED_EXIT_CODES = {int(status) for status in ExitStatus} - {int(ExitStatus.INTERRUPTED)}
 WORDS = ["it", "the", "animal", "street", "I", "am", "good", "[red]x[/]", "東京", "é", "👍🏽"]
@@ -224,3 +229,65 @@ def test_cross_attention_rows_are_over_the_source_words(
     n_target, n_source = len(trace.tokens), len(trace.key_tokens)
     assert trace.weights.shape == (trace.n_heads, n_target, n_source)
     np.testing.assert_allclose(trace.weights.sum(-1), 1.0, rtol=0, atol=1e-9)
+
+
+def valid_files() -> dict[str, bytes]:
+    """One good file of each format, for the fuzzer to cut and corrupt."""
+    vocabulary = {"the": [1.0, 2.0], "cat": [3.0, -4.0]}
+    files: dict[str, bytes] = {
+        ".txt": b"the 1 2\ncat 3 -4\n",
+        ".json": json.dumps(vocabulary).encode(),
+    }
+    for extension, save in ((".npy", np.save), (".npz", np.savez), ("z.npz", np.savez_compressed)):
+        buffer = io.BytesIO()
+        if extension == ".npy":
+            save(buffer, np.array(list(vocabulary.values())))
+        else:
+            save(
+                buffer,
+                words=np.array(list(vocabulary)),
+                vectors=np.array(list(vocabulary.values())),
+            )
+        files[extension] = buffer.getvalue()
+    return files
+
+
+VALID_FILES = valid_files()
+
+
+@st.composite
+def damaged_files(draw: st.DrawFn) -> tuple[str, bytes]:
+    """A valid file cut short, with bytes overwritten, or replaced by random bytes."""
+    kind = draw(st.sampled_from(sorted(VALID_FILES)))
+    content = bytearray(VALID_FILES[kind])
+    damage = draw(st.sampled_from(["cut", "overwrite", "random"]))
+    if damage == "cut":
+        content = content[: draw(st.integers(0, len(content)))]
+    elif damage == "overwrite":
+        for _ in range(draw(st.integers(1, 8))):
+            content[draw(st.integers(0, len(content) - 1))] = draw(st.integers(0, 255))
+    else:
+        content = bytearray(draw(st.binary(max_size=200)))
+    return (".npz" if kind == "z.npz" else kind), bytes(content)
+
+
+@settings(deadline=None)
+@given(damaged=damaged_files())
+def test_a_damaged_file_loads_or_is_refused_with_a_message_never_a_crash(
+    damaged: tuple[str, bytes],
+) -> None:
+    extension, content = damaged
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"vectors{extension}"
+        path.write_bytes(content)
+        try:
+            embeddings = load_embeddings(path, ["the", "cat"], oov=OutOfVocabulary.random)
+        except FileProblem as problem:
+            assert path.name in problem.message
+        else:
+            assert embeddings.X.shape[0] == 2 and np.isfinite(embeddings.X).all()
+        if extension in (".npz", ".json"):
+            try:
+                load_weights(path)
+            except FileProblem as problem:
+                assert path.name in problem.message

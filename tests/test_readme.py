@@ -93,3 +93,18 @@ def test_pasted_output_is_real_output() -> None:
     real = "\n".join(line.rstrip() for line in result.stdout.splitlines())
     for block in blocks:
         assert block.rstrip("\n") in real
+
+
+def test_hostile_input_example_is_real_output() -> None:
+    section = README.split("### Any input, safely")[1].split("\n### ")[0].split("\n## ")[0]
+    block = section.split("```text\n")[1].split("```")[0]
+    lines = [line.strip() for line in block.strip().splitlines()]
+    assert (
+        lines[0] == "$ attnviz explain $'[red]it[/] was \\x1b[2J 東京 👍🏽' --heads 1 --d-model 4"
+    )
+    result = CliRunner().invoke(
+        app, ["explain", "[red]it[/] was \x1b[2J 東京 👍🏽", "--heads", "1", "--d-model", "4"]
+    )
+    real = [line.rstrip() for line in result.stdout.splitlines()]
+    for line in lines[1:]:
+        assert line in real, line
