@@ -4,19 +4,19 @@ No math lives here. Heavy modules (matplotlib) are imported inside the command t
 ``attnviz explain`` starts as fast as numpy and Typer allow.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: Typer reads every command's annotations on each
+# run, and string annotations would be compiled and evaluated anew each time (several ms).
+import copy
 import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 # Typer (0.26 and later) vendors click; its usage errors are caught in run() to print them on
 # one line.
@@ -39,6 +39,8 @@ from attnviz.trace import (
 )
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from attnviz.render.terminal import ExplainView
 
 app = typer.Typer(
@@ -50,7 +52,9 @@ app = typer.Typer(
     ),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
+    # Plain help, as click prints it: Typer's Rich panels would import most of Rich and cost
+    # `attnviz --help` a third more start-up time than the commands themselves need.
+    rich_markup_mode=None,
 )
 
 MAX_DECIMALS = 8
@@ -196,13 +200,26 @@ PadToOpt = Annotated[
     ),
 ]
 
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+def new_console(**options: Any) -> "Console":
+    """A Rich console, imported on first use: `--help` and `--version` never load Rich."""
+    from rich.console import Console
+
+    return Console(highlight=False, **options)
+
+
+@cache
+def error_console() -> "Console":
+    """stderr, for errors, notes and progress; soft wrap keeps each message on one line."""
+    return new_console(stderr=True, soft_wrap=True)
 
 
 def report(message: str, *, label: str = "error", style: str = "bold red") -> None:
     """One line on stderr: ``error: <what is wrong and how to fix it>``."""
+    from rich.text import Text
+
     sys.stdout.flush()  # so the line lands after what was printed before it, when piped too
-    stderr.print(Text.assemble((f"{label}: ", style), printable(message)))
+    error_console().print(Text.assemble((f"{label}: ", style), printable(message)))
 
 
 def note(message: str) -> None:
@@ -211,7 +228,7 @@ def note(message: str) -> None:
 
 def reading_progress(path: Path | None) -> ReadingProgress:
     """A progress bar on stderr for streaming the word-vector file, if one takes over a second."""
-    return ReadingProgress(stderr, f"Reading {path.name if path else ''}")
+    return ReadingProgress(error_console(), f"Reading {path.name if path else ''}")
 
 
 @contextmanager
@@ -343,13 +360,15 @@ def choose_layer(
     return layers[layer - 1]
 
 
-def pacer(console: Console) -> Callable[[str], bool] | None:
+def pacer(console: "Console") -> Callable[[str], bool] | None:
     """--step: wait for Enter between steps; q stops. Never waits unless stdin is a terminal."""
     if not (sys.stdin.isatty() and console.is_terminal):
         note("--step pauses only at a terminal; showing every step.")
         return None
 
     def pause(coming: str) -> bool:
+        from rich.text import Text
+
         prompt = Text(f"⏎ {coming}  ·  q quits ", style="dim")
         try:
             answer = console.input(prompt)
@@ -365,7 +384,7 @@ def pacer(console: Console) -> Callable[[str], bool] | None:
 
 def save_recording(
     trace: AttentionTrace,
-    view: ExplainView,
+    view: "ExplainView",
     width: int,
     *,
     svg: Path | None,
@@ -376,13 +395,12 @@ def save_recording(
 
     from attnviz.render.terminal import render_explain
 
-    recorder = Console(
+    recorder = new_console(
         record=True,
         file=io.StringIO(),
         width=width,
         force_terminal=True,
         color_system="truecolor",
-        highlight=False,
     )
     render_explain(trace, recorder, view._replace(pause=None))
     if svg is not None:
@@ -525,7 +543,7 @@ def explain(
             full=trace if hide_specials else None,
             visible=visible_tokens(trace) if hide_specials else (),
         )
-        console = Console(highlight=False)
+        console = new_console()
         render_explain(shown, console, view._replace(pause=pacer(console) if step else None))
         if svg is not None or html is not None:
             save_recording(shown, view, console.width, svg=svg, html=html)
@@ -534,7 +552,7 @@ def explain(
             note(f"trace saved to {export}")
 
 
-@app.command()
+@app.command(short_help="Save the attention weights as a heatmap image.")
 def heatmap(
     sentence: SentenceArg,
     output: Annotated[
@@ -667,7 +685,7 @@ def heatmap(
             typer.echo(f"wrote {printable(str(export))}")
 
 
-@app.command()
+@app.command(short_help="Cross-attention: queries from TARGET, keys from SOURCE.")
 def cross(
     source: Annotated[
         str, typer.Argument(help="The source sentence (keys and values).", metavar="SOURCE")
@@ -737,7 +755,7 @@ def cross(
             decimals=decimals,
             show_weights=show_weights,
         )
-        render_explain(trace, Console(highlight=False), view)
+        render_explain(trace, new_console(), view)
         if output is not None:
             from attnviz.render import heatmap as heatmap_render
 
@@ -748,7 +766,7 @@ def cross(
             note(f"trace saved to {export}")
 
 
-@app.command()
+@app.command(short_help="Rank every (layer, head) by where the focus word looks.")
 def heads(
     sentence: SentenceArg,
     focus: FocusOpt = None,
@@ -798,10 +816,10 @@ def heads(
                 "heads follows one word: name it with --focus WORD (the default, 'it', is not "
                 "in the sentence)."
             )
-        render_heads(layers, chosen, Console(highlight=False), top=top)
+        render_heads(layers, chosen, new_console(), top=top)
 
 
-@app.command()
+@app.command(short_help="Why ÷√d_k: the softmax with and without the scaling.")
 def scaling(
     dk: Annotated[
         str, typer.Option("--dk", help="The d_k sizes to try, comma-separated (up to 4096).")
@@ -840,7 +858,7 @@ def scaling(
         for message in notes:
             note(message)
         rows = scaling_experiment(d_ks, n_keys=keys, n_queries=queries, seed=seed)
-        render_scaling(rows, Console(highlight=False), n_keys=keys)
+        render_scaling(rows, new_console(), n_keys=keys)
         if output is not None:
             from attnviz.render.plots import save_scaling_plot
 
@@ -872,12 +890,13 @@ def demo(
     Example: attnviz demo --step
     """
     from rich.rule import Rule
+    from rich.text import Text
 
     from attnviz.core import trace_cross
     from attnviz.render.terminal import ExplainView, render_explain, render_scaling
     from attnviz.scaling import scaling_experiment
 
-    console = Console(highlight=False)
+    console = new_console()
     pause = pacer(console) if step else None
 
     def chapter(number: int, title: str, context: str) -> None:
@@ -1004,8 +1023,9 @@ def run(argv: list[str] | None = None) -> int:
     Typer's own usage errors (a missing sentence, a misspelt option) are shown as one line, like
     attnviz's, instead of a framed panel. Ctrl-C gives 130 (ExitStatus.INTERRUPTED).
     """
+    arguments = sys.argv[1:] if argv is None else argv
     try:
-        status = app(args=argv, standalone_mode=False)
+        status = app_for(arguments)(args=arguments, standalone_mode=False)
     except NoArgsIsHelpError as error:
         error.show()
         return int(ExitStatus.USAGE)
@@ -1017,9 +1037,31 @@ def run(argv: list[str] | None = None) -> int:
     return status if isinstance(status, int) else int(ExitStatus.SUCCESS)
 
 
+def app_for(arguments: list[str]) -> typer.Typer:
+    """The app with only the command that ``arguments`` name, when they name one.
+
+    Typer turns the signature of every command into click parameters on each run, about 10 ms
+    for all six (a twentieth of the start-up floor); the command being run is all it needs.
+    """
+    wanted = arguments[0] if arguments else None
+    chosen = [
+        command
+        for command in app.registered_commands
+        if command.callback is not None
+        and (command.name or typer.main.get_command_name(command.callback.__name__)) == wanted
+    ]
+    if not chosen:
+        return app  # --help, --version, a misspelt command: the whole app answers
+    single = copy.copy(app)
+    single.registered_commands = chosen
+    return single
+
+
 def usage_sentence(error: UsageError) -> str:
     """Typer's message for a malformed command line, with the way to fix it."""
-    message = error.format_message().rstrip().rstrip(".") + "."
+    message = error.format_message().rstrip()
+    if not message.endswith((".", "?", "!")):
+        message += "."
     command = error.ctx.command_path if error.ctx is not None else "attnviz"
     if "unexpected extra argument" in message and command.endswith(("explain", "heatmap")):
         return f'{message} Put the sentence in quotes: {command} "I am good"'

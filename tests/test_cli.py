@@ -352,6 +352,21 @@ def test_explain_does_not_import_matplotlib() -> None:
     assert "HEAVY []" in result.stdout
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["explain", "--help"]])
+def test_help_and_version_load_neither_rich_nor_matplotlib(argv: list[str]) -> None:
+    """Plain help, as click prints it: the fastest start-up a Typer command can have."""
+    code = (
+        "import sys; from attnviz.cli import run\n"
+        f"status = run({argv!r})\n"
+        "roots = {m.split('.')[0] for m in sys.modules}\n"
+        "print('STATUS', status, 'HEAVY', sorted(roots & {'rich', 'matplotlib', 'PIL'}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert "STATUS 0 HEAVY []" in result.stdout, result.stdout + result.stderr
+
+
 def test_overflowing_values_are_refused_not_turned_into_nan(tmp_path: Path) -> None:
     huge = tmp_path / "huge.txt"
     huge.write_text("i 1e160 1\nam 1 1e160\ngood -1e160 2\n", encoding="utf-8")
@@ -493,6 +508,7 @@ def test_top_level_help_has_an_example() -> None:
         (["heatmap", "I am good"], ["--output"]),
         (["explain", "I am good", "--heads", "x"], ["'x' is not a valid int"]),
         (["explain", "I am good", "--preset", "huge"], ["'huge' is not one of 'paper'"]),
+        (["explan", "I am good"], ["Did you mean 'explain'? See '"]),
     ],
 )
 def test_typer_usage_errors_are_one_line_too(
