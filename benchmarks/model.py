@@ -12,7 +12,9 @@ Figures (targets from the project's issue in brackets):
   * one float32 forward pass on 128 tokens, numpy against torch eager [<= 1.2x];
   * peak memory (max RSS) of the model ``explain`` [<= 300 MB].
 The reference interpreter needs torch, transformers and the model package; attnviz needs none
-of them. Measure on an idle machine: a busy one slows torch's threads most of all.
+of them. Measure on an idle machine: a busy one slows torch's threads most of all. Without the
+extra ``attnviz[model]`` or the model package the script says what is missing and exits 0.
+``--rows FILE`` also writes the headline figures for ``benchmarks/run.py``'s combined table.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from startup import attnviz_command  # noqa: E402  (the same script lookup as the start-up benchmark)
+from table import Row, judge, milliseconds, write_rows  # noqa: E402
+
+RANDOM = "attnviz explain (random weights)"
+MODEL = "attnviz explain --model minilm"
+TRANSFORMERS = "transformers, fresh process"
 
 SENTENCE = "The animal didn't cross the street because it was too tired"
 
@@ -67,6 +74,28 @@ print(statistics.median(times[3:]) * 1000)
 """
 
 
+MODEL_PROBE = """
+import importlib.util, sys
+missing = [name for name in ("safetensors", "tokenizers") if importlib.util.find_spec(name) is None]
+if missing:
+    sys.exit("the extra attnviz[model] is not installed (no " + ", ".join(missing) + ")")
+from attnviz.errors import AttnvizError
+from attnviz.model.checkpoint import find_model
+try:
+    find_model("minilm")
+except AttnvizError as error:
+    sys.exit(str(error))
+"""
+
+
+def model_missing() -> str | None:
+    """Why model mode cannot run with this Python, or None when it can."""
+    out = subprocess.run([sys.executable, "-c", MODEL_PROBE], capture_output=True, text=True)
+    if out.returncode == 0:
+        return None
+    return out.stderr.strip() or "the model probe failed"
+
+
 def wall_time(command: list[str]) -> float:
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", "HF_HUB_OFFLINE": "1"}
     start = time.perf_counter()
@@ -89,13 +118,8 @@ def peak_memory_mb(command: list[str]) -> float:
     return int(out.stdout.strip()) / 1024  # ru_maxrss is in kilobytes on Linux
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one run each; report, judge nothing")
-    parser.add_argument("--runs", type=int, default=11)
-    parser.add_argument("--reference-python", help="a python with torch and transformers")
-    args = parser.parse_args()
-    runs = 1 if args.quick else args.runs
+def measure(runs: int, reference_python: str | None, *, quick: bool) -> list[Row]:
+    """Print the figures of model mode and return them as rows for the combined table."""
     model_explain = [
         *attnviz_command(),
         "explain",
@@ -108,17 +132,9 @@ def main() -> int:
         "12",
     ]
     random_explain = [*attnviz_command(), "explain", "I am good"]
-    commands = {
-        "attnviz explain (random weights)": random_explain,
-        "attnviz explain --model minilm": model_explain,
-    }
-    if args.reference_python:
-        commands["transformers, fresh process"] = [
-            args.reference_python,
-            "-c",
-            TRANSFORMERS_SCRIPT,
-            SENTENCE,
-        ]
+    commands = {RANDOM: random_explain, MODEL: model_explain}
+    if reference_python:
+        commands[TRANSFORMERS] = [reference_python, "-c", TRANSFORMERS_SCRIPT, SENTENCE]
     for command in commands.values():
         wall_time(command)  # warm the file cache
     times: dict[str, list[float]] = {name: [] for name in commands}
@@ -129,26 +145,83 @@ def main() -> int:
     print(f"{'cold command':40} {'median':>9}")
     for name, seconds in medians.items():
         print(f"{name:40} {seconds * 1000:7.0f}ms")
-    model = medians["attnviz explain --model minilm"]
-    random = medians["attnviz explain (random weights)"]
+    model, random = medians[MODEL], medians[RANDOM]
     print(f"model / random explain: {model / random:.2f}× (target <= 2)")
-    if args.reference_python:
-        reference = medians["transformers, fresh process"]
+    rows = [
+        Row(
+            figure="model: `explain --model minilm` / random `explain`",
+            measured=milliseconds(model),
+            floor=milliseconds(random),
+            ratio=f"{model / random:.2f}×",
+            target="<= 2×",
+            verdict=judge(model / random <= 2, quick=quick),
+        )
+    ]
+    if reference_python:
+        reference = medians[TRANSFORMERS]
         print(f"transformers / model explain: {reference / model:.1f}× (target >= 8)")
+        rows.append(
+            Row(
+                figure="model: transformers, fresh process / `explain --model`",
+                measured=milliseconds(reference),
+                floor=milliseconds(model),
+                ratio=f"{reference / model:.1f}×",
+                target=">= 8×",
+                verdict=judge(reference / model >= 8, quick=quick),
+            )
+        )
     forward = [sys.executable, "-c", NUMPY_FORWARD, SENTENCE, str(max(runs, 3))]
     numpy_ms = float(subprocess.run(forward, check=True, capture_output=True, text=True).stdout)
     print(f"forward, 128 tokens, float32: numpy {numpy_ms:.1f} ms", end="")
-    if args.reference_python:
-        torch_command = [args.reference_python, str(HERE / "torch_reference.py"), "--runs", "10"]
+    forward_row = Row(
+        figure="model: forward, 128 tokens, numpy / torch", measured=f"{numpy_ms:.1f} ms"
+    )
+    if reference_python:
+        torch_command = [reference_python, str(HERE / "torch_reference.py"), "--runs", "10"]
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
         out = subprocess.run(torch_command, check=True, capture_output=True, text=True, env=env)
         median_line = next(line for line in out.stdout.splitlines() if line.startswith("median"))
         torch_ms = float(median_line.split()[1])
         print(f", torch eager {torch_ms:.1f} ms: {numpy_ms / torch_ms:.2f}× (target <= 1.2)")
+        forward_row = Row(
+            figure=forward_row.figure,
+            measured=forward_row.measured,
+            floor=f"{torch_ms:.1f} ms",
+            ratio=f"{numpy_ms / torch_ms:.2f}×",
+            target="<= 1.2×",
+            verdict=judge(numpy_ms / torch_ms <= 1.2, quick=quick),
+        )
     else:
         print()
+    rows.append(forward_row)
     memory = peak_memory_mb(model_explain)
     print(f"peak memory of the model explain: {memory:.0f} MB (target <= 300)")
+    rows.append(
+        Row(
+            figure="model: peak RSS of `explain --model minilm`",
+            measured=f"{memory:.0f} MB",
+            target="<= 300 MB",
+            verdict=judge(memory <= 300, quick=quick),
+        )
+    )
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one run each; report, judge nothing")
+    parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--reference-python", help="a python with torch and transformers")
+    parser.add_argument("--rows", type=Path, help="also write the headline figures here (JSON)")
+    args = parser.parse_args()
+    missing = model_missing()
+    if missing is not None:
+        print(f"model mode not measured: {missing}")
+        rows = [Row(figure="model mode", measured="not installed")]
+    else:
+        rows = measure(1 if args.quick else args.runs, args.reference_python, quick=args.quick)
+    if args.rows:
+        write_rows(rows, args.rows)
     return 0
 
 

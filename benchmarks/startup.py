@@ -12,6 +12,8 @@ an import hook that costs start-up time of its own, and the script says so when 
 
     python benchmarks/startup.py            # 21 runs of each, prints the table
     python benchmarks/startup.py --quick    # 3 runs, checks that it works, asserts nothing
+
+``--rows FILE`` also writes the headline figures for ``benchmarks/run.py``'s combined table.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
+
+from table import Row, judge, milliseconds, write_rows
 
 TARGET_RATIO = 1.3
 
@@ -63,19 +67,16 @@ app()
 """
 
 FLOOR = "floor: python -c 'import numpy, typer'"
+MINIMAL = "minimal Typer + Rich + np.random command"
+HELP = "attnviz --help"
 EXPLAIN = 'attnviz explain "I am good"'
 
 
 def commands(minimal_app: Path) -> dict[str, list[str]]:
     return {
         FLOOR: [sys.executable, "-c", "import numpy, typer"],
-        "minimal Typer + Rich + np.random command": [
-            sys.executable,
-            str(minimal_app),
-            "explain",
-            "x",
-        ],
-        "attnviz --help": [*attnviz_command(), "--help"],
+        MINIMAL: [sys.executable, str(minimal_app), "explain", "x"],
+        HELP: [*attnviz_command(), "--help"],
         EXPLAIN: [*attnviz_command(), "explain", "I am good"],
     }
 
@@ -110,10 +111,32 @@ def measure(runs: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in times.items()}
 
 
+def headline_rows(medians: dict[str, float], *, quick: bool) -> list[Row]:
+    floor = medians[FLOOR]
+
+    def row(name: str, figure: str, target: bool) -> Row:
+        ratio = medians[name] / floor
+        return Row(
+            figure=figure,
+            measured=milliseconds(medians[name]),
+            floor=milliseconds(floor),
+            ratio=f"{ratio:.2f}×",
+            target=f"<= {TARGET_RATIO}×" if target else "",
+            verdict=judge(ratio <= TARGET_RATIO, quick=quick) if target else "",
+        )
+
+    return [
+        row(EXPLAIN, "start-up: `explain` / `import numpy, typer`", target=True),
+        row(HELP, "start-up: `--help` / `import numpy, typer`", target=False),
+        row(MINIMAL, "start-up: minimal Typer+Rich app / same floor", target=False),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 runs; report without judging")
     parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--rows", type=Path, help="also write the headline figures here (JSON)")
     args = parser.parse_args()
     if is_editable_install():
         print("note: attnviz is an editable install; its import hook inflates the figures below")
@@ -125,6 +148,8 @@ def main() -> int:
     ratio = medians[EXPLAIN] / floor
     verdict = "within" if ratio <= TARGET_RATIO else "OVER"
     print(f"explain / floor = {ratio:.2f} ({verdict} the {TARGET_RATIO}× target)")
+    if args.rows:
+        write_rows(headline_rows(medians, quick=args.quick), args.rows)
     return 0
 
 

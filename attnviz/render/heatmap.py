@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.image import AxesImage
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 #: Image formats by file extension.
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
@@ -53,6 +54,8 @@ TITLE_LINE = 1.8 * TITLE_FONT / 72  # inches per title line, at line spacing 1.5
 PANEL_TITLE = 0.4  # inches above a panel for "Head 1"
 AXIS_LABEL = 0.35  # inches for "key word (looked at)" and "query word (looking)"
 COLOUR_BAR = 1.1  # inches right of the panels for the colour bar and its label
+#: matplotlib's warning for a character the bundled font lacks (emoji, CJK), drawn as a box.
+MISSING_GLYPH = "Glyph .* missing from font"
 
 
 def check_colormap(name: str) -> None:
@@ -396,6 +399,7 @@ def build_figure(
     focus_row = focus.index if focus is not None else None
     panels: list[Axes] = []
     images: list[AxesImage] = []
+    cells: list[tuple[Axes, NDArray[np.float64], AxesImage]] = []  # each panel's weights
     for position, head in enumerate(heads):
         row, column = divmod(position, layout.columns)
         axes = figure.add_subplot(grid[row, column])
@@ -403,6 +407,7 @@ def build_figure(
             axes, trace.weights[head], head, (row_labels, column_labels), layout, cmap, focus_row
         )
         images.append(image)
+        cells.append((axes, trace.weights[head], image))
         if trace.mask is not None:  # only self-attention has masks: [n, n]
             _hatch_masked(axes, trace.masked)
         if column == 0:
@@ -413,9 +418,10 @@ def build_figure(
         focus_weights = trace.weights[list(heads), focus.index, :]
         # The focus word is a column too, in bold, unless the columns are another sentence.
         keep = None if trace.is_cross else focus.index
-        _draw_focus(axes, focus_weights, heads, focus, column_labels, keep, layout, cmap)
+        image = _draw_focus(axes, focus_weights, heads, focus, column_labels, keep, layout, cmap)
         if trace.mask is not None:  # the focus word's masked keys, in every head's row
             _hatch_masked(axes, np.tile(trace.masked[focus.index], (len(heads), 1)))
+        cells.append((axes, focus_weights, image))
         panels.append(axes)
     # The colour bar pushes its panels to the right (anchor "E"); narrow panels in uncompressed
     # columns stay centred in them instead (panchor=False), with room for their labels.
@@ -423,7 +429,30 @@ def build_figure(
     colour_bar = figure.colorbar(images[0], ax=panels, shrink=0.9, aspect=30, pad=0.02, **centred)
     colour_bar.set_label("attention weight", fontsize=10)
     figure.suptitle("\n".join(title), fontsize=TITLE_FONT, linespacing=1.5, parse_math=False)
+    _fix_layout(figure, engine)
+    if layout.annotate:
+        # Printed once the layout is fixed: a value inside its cell takes no room of its own,
+        # and the layout engine would otherwise measure every one of them.
+        for axes, weights, image in cells:
+            _print_weights(axes, weights, image, layout)
     return figure
+
+
+def _fix_layout(figure: Figure, engine: ConstrainedLayoutEngine) -> None:
+    """Run the layout engine once, now, and detach it: the panels stay where it put them.
+
+    While an engine is attached, savefig first draws the whole figure without rendering it, to
+    lay it out, and only then draws it for real; for 8 heads of 11 words that first pass took
+    nearly as long as the second.
+    """
+    from matplotlib import rc_context
+
+    with warnings.catch_warnings():  # measuring a word is where a missing glyph is first seen
+        warnings.filterwarnings("ignore", message=MISSING_GLYPH)
+        engine.execute(figure)
+    # None means "the default layout", taken from matplotlibrc; no layout at all is wanted.
+    with rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        figure.set_layout_engine(None)
 
 
 def _draw_head(
@@ -445,7 +474,7 @@ def _draw_head(
     if focus_row is not None:
         _frame_row(axes, focus_row, layout.n_keys)
     axes.set_xlabel(layout.x_title, fontsize=AXIS_TITLE_FONT)
-    _finish_cells(axes, weights, image, layout)
+    _draw_cell_lines(axes, weights.shape, layout)
     return image
 
 
@@ -458,7 +487,7 @@ def _draw_focus(
     keep: int | None,
     layout: Layout,
     cmap: str,
-) -> None:
+) -> AxesImage:
     """The focus word's row of weights in each shown head: [len(heads), n_key]; ``labels`` are
     the key words, the one at ``keep`` in bold."""
     image = axes.imshow(
@@ -469,7 +498,8 @@ def _draw_focus(
     head_labels = [f"head {head + 1}" for head in heads]
     axes.set_yticks(range(len(heads)), labels=head_labels, fontsize=layout.tick_font)
     axes.set_xlabel(layout.focus_title, fontsize=AXIS_TITLE_FONT)
-    _finish_cells(axes, weights, image, layout)
+    _draw_cell_lines(axes, weights.shape, layout)
+    return image
 
 
 def _label_words(
@@ -496,22 +526,35 @@ def _label_words(
     axes.tick_params(length=2, pad=2)
 
 
-def _finish_cells(
+def _draw_cell_lines(axes: Axes, shape: tuple[int, ...], layout: Layout) -> None:
+    """Thin white lines between the cells of a [rows, columns] panel while they are big enough.
+
+    One LineCollection per panel rather than a grid on minor ticks: a tick is two lines and two
+    texts of its own, and 30 words would make 62 of them per panel.
+    """
+    from matplotlib.collections import LineCollection
+
+    if max(layout.n_tokens, layout.n_keys) > MAX_GRID_LINE_TOKENS:
+        return
+    n_rows, n_columns = shape
+    top, bottom, left, right = -0.5, n_rows - 0.5, -0.5, n_columns - 0.5
+    columns = [((x, top), (x, bottom)) for x in np.arange(n_columns + 1) - 0.5]
+    rows = [((left, y), (right, y)) for y in np.arange(n_rows + 1) - 0.5]
+    # Projecting caps and zorder 1.5 are those of matplotlib's grid lines: the same pixels.
+    lines = LineCollection(
+        [*columns, *rows], colors="white", linewidths=0.6, capstyle="projecting", zorder=1.5
+    )
+    axes.add_collection(lines, autolim=False)
+
+
+def _print_weights(
     axes: Axes, weights: NDArray[np.float64], image: AxesImage, layout: Layout
 ) -> None:
-    """Lines between cells while they are big enough, and each weight [rows, columns] printed
-    in its cell in black or white, whichever reads better on the cell's colour."""
-    n_rows, n_columns = weights.shape
-    if max(layout.n_tokens, layout.n_keys) <= MAX_GRID_LINE_TOKENS:
-        axes.set_xticks(np.arange(n_columns + 1) - 0.5, minor=True)
-        axes.set_yticks(np.arange(n_rows + 1) - 0.5, minor=True)
-        axes.grid(which="minor", color="white", linewidth=0.6)
-        axes.tick_params(which="minor", length=0)
-    if not layout.annotate:
-        return
-    colormap = image.get_cmap()
+    """Each weight [rows, columns] printed in its cell in black or white, whichever reads
+    better on the cell's colour."""
+    colours = image.get_cmap()(weights)  # [rows, columns, 4]: each cell's RGBA
     for (row, column), value in np.ndenumerate(weights):
-        colour = text_colour(colormap(float(value)))
+        colour = text_colour(colours[row, column])
         axes.text(
             column,
             row,
@@ -607,7 +650,7 @@ def _writer(figure: Figure, image_format: str) -> Callable[[Path], None]:
         # the bundled font lacks (emoji, CJK) is drawn as boxes; one warning per glyph would
         # only bury the "wrote ..." line, so it is silenced.
         with rc_context({"svg.hashsalt": "attnviz"}), warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+            warnings.filterwarnings("ignore", message=MISSING_GLYPH)
             figure.savefig(temporary, format=image_format, dpi=DPI, metadata=metadata)
 
     return write
