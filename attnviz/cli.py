@@ -501,7 +501,7 @@ def explain(
 
     Tokens and X; per head Q, K, V, Q·Kᵀ, ÷ √d_k, softmax and Z = weights·V; then Concat·W_O.
 
-    Example: attnviz explain "The animal didn't cross the street because it was tired" --focus it
+    Example: attnviz explain "The animal didn't cross the street because it was too tired" -f it
     """
     from attnviz.render.terminal import ExplainView, render_explain
 
@@ -788,7 +788,7 @@ def heads(
 
     For each word, the heads in which the focus word looks at it most; and each head's top word.
 
-    Example: attnviz heads --model minilm "The animal didn't cross the street because it was tired"
+    Example: attnviz heads -m minilm "The animal didn't cross the street because it was too tired"
     """
     from attnviz.render.terminal import render_heads
 
@@ -889,11 +889,12 @@ def demo(
 
     Example: attnviz demo --step
     """
+    from rich.console import Group
     from rich.rule import Rule
     from rich.text import Text
 
     from attnviz.core import trace_cross
-    from attnviz.render.terminal import ExplainView, render_explain, render_scaling
+    from attnviz.render.terminal import ExplainView, render_explain, render_scaling, wrap
     from attnviz.scaling import scaling_experiment
 
     console = new_console()
@@ -904,7 +905,7 @@ def demo(
             raise typer.Exit(int(ExitStatus.SUCCESS))
         console.print()
         console.print(Rule(Text(f"Example {number} · {title}", style="bold green")))
-        console.print(Text(context))
+        console.print(Group(*wrap(Text(context), console.width)))
         console.print()
 
     def lesson(trace: AttentionTrace, **view: Any) -> None:
@@ -944,7 +945,8 @@ def demo(
                 if use_model
                 else ""
             )
-            console.print(Text(f"(With random weights.{hint})", style="yellow"))
+            said = Text(f"(With random weights.{hint})", style="yellow")
+            console.print(Group(*wrap(said, console.width)))
             lesson(random_it, focus=find_focus(random_it.tokens, "it"))
         else:
             from attnviz.heads import top_heads_per_target
@@ -952,13 +954,12 @@ def demo(
             tokens = layers[0].tokens
             it, animal = tokens.index("it"), tokens.index("animal")
             best = top_heads_per_target(layers, it, per_target=1)[animal][0]
-            console.print(
-                Text(
-                    f"In all-MiniLM-L6-v2, 'it' attends most to 'animal' in layer {best.layer}, "
-                    f"head {best.head} (weight {best.weight:.2f}). That head, step by step:",
-                    style="bold",
-                )
+            found = Text(
+                f"In all-MiniLM-L6-v2, 'it' attends most to 'animal' in layer {best.layer}, "
+                f"head {best.head} (weight {best.weight:.2f}). That head, step by step:",
+                style="bold",
             )
+            console.print(Group(*wrap(found, console.width)))
             chosen = hide_special(layers[best.layer - 1])
             lesson(
                 chosen,

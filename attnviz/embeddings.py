@@ -12,6 +12,7 @@ A vocabulary lookup tries the exact token, then its lowercase form.
 
 from __future__ import annotations
 
+import shlex
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
@@ -202,7 +203,8 @@ def read_text_vectors(
                 except UnicodeDecodeError:
                     raise FileProblem(
                         f"Embeddings file {path}, line {line_number}: not UTF-8 text (Latin-1?); "
-                        f"convert the file, e.g. iconv -f latin1 -t utf-8 {path.name} > utf8.txt."
+                        f"convert the file, e.g. iconv -f latin1 -t utf-8 {shlex.quote(str(path))} "
+                        f"> {shlex.quote(str(path.with_name(path.stem + '.utf8' + path.suffix)))}."
                     ) from None
                 if dimension is None and n_values == 1 and word.isdigit() and _is_count(raw):
                     dimension = int(raw.split()[1])  # word2vec header: "<vocabulary size> <dim>"

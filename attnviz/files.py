@@ -136,6 +136,7 @@ def load_json(path: Path, what: str) -> JsonData:
 
 def finite_matrix(value: Any, *, name: str, source: Path | str, ndim: int) -> np.ndarray:
     """``value`` as a float64 array with ``ndim`` dimensions and only finite numbers."""
+    name = name[:1].upper() + name[1:]  # it starts the message: "The array in …"
     if np.iscomplexobj(value):
         raise FileProblem(
             f"{name} in {source} holds complex numbers; attention needs real numbers."
@@ -166,13 +167,14 @@ def check_output_path(path: Path, extensions: Iterable[str], what: str) -> str:
     """
     allowed = tuple(extensions)
     extension = path.suffix.lower()
+    if path.is_dir():
+        example = path / f"out{allowed[0]}"
+        raise OutputProblem(f"{what} {path} is a folder; give a file name in it, e.g. {example}.")
     if extension not in allowed:
         raise OutputProblem(
             f"{what} {path}: unknown extension {extension or '(none)'!r}; "
             f"use one of {', '.join(allowed)}."
         )
-    if path.is_dir():
-        raise OutputProblem(f"{what} {path} is a folder; give a file name ending in {extension}.")
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise OutputProblem(f"{what} {path}: folder {folder} does not exist; create it first.")

@@ -581,3 +581,16 @@ def test_duplicate_words_in_the_embeddings_file_are_noted_on_stderr(tmp_path: Pa
     assert "note: dup.txt lists 1 word(s) more than once; the first is used: 'i' on lines 1, 3" in (
         " ".join(stderr.split())
     )
+
+
+def test_an_existing_folder_as_output_is_named_as_a_folder(tmp_path: Path) -> None:
+    assert_one_line_error(
+        ["heatmap", "I am good", "-o", str(tmp_path)],
+        ExitStatus.CANNOT_WRITE,
+        "is a folder; give a file name in it, e.g.",
+        str(tmp_path / "out.png"),
+    )
+
+
+def test_one_head_is_singular() -> None:
+    assert "h = 1 head, d_k" in run("explain", "I am good", "--heads", "1")[1]

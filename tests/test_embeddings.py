@@ -242,8 +242,10 @@ def test_tabs_runs_of_spaces_and_trailing_spaces_are_read_like_single_spaces(
 def test_latin1_file_is_refused_with_its_line_and_how_to_convert(tmp_path: Path) -> None:
     path = tmp_path / "latin1.txt"
     path.write_bytes("the 1 2\ncaf\xe9 3 4\n".encode("latin-1"))
-    with pytest.raises(FileProblem, match=r"latin1.txt, line 2: not UTF-8 .* iconv -f latin1"):
+    with pytest.raises(FileProblem, match=r"latin1.txt, line 2: not UTF-8 .* iconv -f latin1") as e:
         load_embeddings(path, ["the"])
+    # The command to copy names the file by the path given, and the converted copy beside it.
+    assert f"-t utf-8 {path} > {tmp_path / 'latin1.utf8.txt'}." in e.value.message
 
 
 def test_word2vec_header_is_skipped_and_sets_the_dimension(tmp_path: Path) -> None:

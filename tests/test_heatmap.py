@@ -257,6 +257,15 @@ def test_title_names_the_sentence_and_random_weights() -> None:
     assert "random weights" in title and "d_model 8, 2 heads, d_k 4" in title
 
 
+def test_title_says_what_the_hatching_means_only_when_there_is_a_mask() -> None:
+    trace = trace_of("The cat sat on it")
+    assert "masked" not in build_figure(trace, heads=(0,), focus=None).get_suptitle()
+    causal = replace(trace, mask=np.tril(np.ones((5, 5), dtype=bool)))
+    assert (
+        "hatched: masked, weight 0" in build_figure(causal, heads=(0,), focus=None).get_suptitle()
+    )
+
+
 def test_title_of_given_weights_does_not_say_random() -> None:
     base = trace_of("I am good")
     weights = attnviz.AttentionWeights(

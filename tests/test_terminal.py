@@ -158,3 +158,41 @@ def test_step_pacing_waits_between_steps_and_q_stops() -> None:
     ]
     assert "Step 3 · Raw scores" in out and "Step 4 ·" not in out
     assert out.rstrip().endswith("(stopped)")
+
+
+def test_wrap_keeps_vectors_whole_indents_continuations_and_leaves_no_trailing_spaces() -> None:
+    from rich.text import Text
+
+    from attnviz.render.terminal import wrap
+
+    formula = Text("  z_it = 0.61·v_was + 0.12·v_because + 0.09·v_cross = [0.22, -0.34, -1.17]")
+    formula.stylize("green")
+    lines = wrap(formula, 40)
+    assert [line.plain for line in lines] == [
+        "  z_it = 0.61·v_was + 0.12·v_because +",
+        "    0.09·v_cross = [0.22, -0.34, -1.17]",
+    ]
+    assert [line.plain for line in wrap(formula, 36)][-2:] == [
+        "    + 0.09·v_cross",
+        "    = [0.22, -0.34, -1.17]",
+    ]
+    assert all(line.spans and line.spans[-1].style == "green" for line in lines)
+    prose = wrap(Text("X has shape [n, d_model] = [11, 8] and so on "), 22)
+    assert [line.plain for line in prose] == ["X has shape", "[n, d_model] = [11, 8]", "and so on"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet=st.sampled_from(list("ab [](),=·東👍 ")), max_size=120),
+    width=st.integers(8, 60),
+)
+def test_wrap_never_exceeds_the_width_nor_loses_a_character(text: str, width: int) -> None:
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    from attnviz.render.terminal import wrap
+
+    lines = [line.plain for line in wrap(Text(text), width)]
+    assert all(cell_len(line) <= width for line in lines)
+    assert not any(line.endswith(" ") for line in lines)
+    assert "".join("".join(lines).split()) == "".join(text.split())

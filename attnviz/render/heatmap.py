@@ -348,6 +348,7 @@ def title_lines(trace: AttentionTrace, width: float) -> list[str]:
     phrases = [
         "attention weights softmax(Q·Kᵀ/√d_k)",
         "each row sums to 1",
+        *(["hatched: masked, weight 0"] if trace.mask is not None else []),
         f"d_model {trace.d_model}, {trace.n_heads} heads, d_k {trace.d_k}",
         origin,
     ]

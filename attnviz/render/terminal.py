@@ -43,6 +43,7 @@ MASKED = "−∞"  # a masked score: set to minus infinity before the softmax
 MAX_LABEL_WIDTH = 10  # a longer word is cut to this many cells in headers and row labels
 MAX_TABLE_ROWS = 32  # more rows are elided in the middle; --export has every number
 BAR_WIDTH = 24
+MAX_UNBROKEN_GROUP = 40  # a bracketed group up to this many cells is kept on one line
 
 
 def subscript(number: int) -> str:
@@ -280,6 +281,61 @@ def matrix_block(
     return Block(lines=lines, width=max(width, title.cell_len))
 
 
+def wrap(text: Text, width: int) -> list[Text]:
+    """``text`` in lines of at most ``width`` cells, broken at spaces outside brackets.
+
+    A vector [0.12, -0.34], a shape [n, d_k] or a result "= 0.78" stays whole on its line,
+    and an indented line (a worked example) continues two cells further in, so a formula never
+    restarts at the left margin. No line ends in spaces: piped output has no trailing blanks.
+    """
+    plain = text.plain
+    if cell_len(plain) <= width:
+        whole = text.copy()
+        whole.rstrip()
+        return [whole]
+    indent = len(plain) - len(plain.lstrip(" "))
+    hang = indent + 2 if indent else 0
+    # Spaces inside a short bracketed group (a vector, a shape, "(11 tokens)") are not broken
+    # at; a long parenthesis of prose is, like the text around it.
+    protected = [False] * len(plain)
+    opened: list[int] = []
+    for position, char in enumerate(plain):
+        if char in "([{":
+            opened.append(position)
+        elif char in ")]}" and opened:
+            start = opened.pop()
+            if cell_len(plain[start : position + 1]) <= MAX_UNBROKEN_GROUP:
+                protected[start : position + 1] = [True] * (position + 1 - start)
+    anywhere = [p for p, char in enumerate(plain) if char == " " and p > indent]
+    outside = [p for p in anywhere if not protected[p] and plain[p - 1] != "="]  # "= 0.78" too
+    cuts: list[int] = []
+    start, room = 0, width
+    while cell_len(plain[start:]) > room:
+        fits = [b for b in outside if start < b and cell_len(plain[start:b]) <= room]
+        fits = fits or [b for b in anywhere if start < b and cell_len(plain[start:b]) <= room]
+        cut = fits[-1] if fits else _hard_cut(plain, start, room)
+        cuts.append(cut)
+        start = cut
+        while start < len(plain) and plain[start] == " ":
+            start += 1
+        cuts.append(start)
+        room = width - hang
+    lines = text.divide(cuts)[::2]  # even pieces are the lines, odd ones the spaces between
+    wrapped = []
+    for number, line in enumerate(lines):
+        line.rstrip()
+        wrapped.append(Text(" " * hang) + line if number else line)
+    return wrapped
+
+
+def _hard_cut(plain: str, start: int, room: int) -> int:
+    """Where a line with no space to break at must be cut to fit ``room`` cells."""
+    end = start + 1
+    while end < len(plain) and cell_len(plain[start : end + 1]) <= room:
+        end += 1
+    return end
+
+
 def side_by_side(blocks: Sequence[Block], gap: int, max_width: int) -> list[Block]:
     """Blocks in one row when they fit ``max_width``, else each on its own."""
     if sum(b.width for b in blocks) + gap * (len(blocks) - 1) > max_width:
@@ -372,7 +428,8 @@ class _Lesson:
             self.pending = []
 
     def say(self, *parts: str | Text) -> None:
-        self.emit(Text.assemble(*parts))
+        for line in wrap(Text.assemble(*parts), self.width):
+            self.emit(line)
 
     def table(self, matrix: Matrix) -> Block:
         return matrix_block(
@@ -479,13 +536,14 @@ class _Lesson:
             f"  ({trace.n_tokens} token{'s' if trace.n_tokens != 1 else ''})",
         )
         self.say(
-            f"Sizes: d_model = {trace.d_model}, h = {trace.n_heads} heads, "
+            f"Sizes: d_model = {trace.d_model}, h = {trace.n_heads} head"
+            f"{'' if trace.n_heads == 1 else 's'}, "
             f"d_k = d_model / h = {trace.d_k}"
         )
         self.say("Embeddings: ", Text(printable(trace.embeddings_source)))
         self.say("Weights: ", Text(printable(trace.weights_source)))
         if trace.weights_source.startswith("random"):
-            self.emit(
+            self.say(
                 Text(
                     "Note: the weights are random, not learned. The patterns below come from "
                     "random numbers, not from training: they show how attention is computed, "
@@ -501,7 +559,7 @@ class _Lesson:
                 "way to give the next layer's X."
             )
         if self.view.hidden_special:
-            self.emit(
+            self.say(
                 Text(
                     "Note: [CLS] and [SEP] are left out of the tables. The weights were computed "
                     "with them, so a row's weights can sum to less than 1.",
@@ -888,7 +946,7 @@ def render_heads(
     name = printable(focus.label)
     n_layers, n_heads = len(layers), first.n_heads
     source = printable(first.weights_source.rsplit(", layer", 1)[0])
-    lines: list[RenderableType] = [
+    lines: list[Text] = [
         Text(f"attnviz · where does {name!r} look, in every head", style="bold"),
         Text(
             f"Weights: {source}; {n_layers} layer{'s' if n_layers != 1 else ''} × {n_heads} heads. "
@@ -932,7 +990,7 @@ def render_heads(
                 style="yellow",
             )
         )
-    console.print(Group(*lines))
+    console.print(Group(*(part for line in lines for part in wrap(line, console.width))))
 
 
 def render_scaling(rows: Sequence[ScalingRow], console: Console, *, n_keys: int) -> None:
@@ -958,7 +1016,7 @@ def render_scaling(rows: Sequence[ScalingRow], console: Console, *, n_keys: int)
             ]
         )
     widths = [max(cell_len(line[c]) for line in table) for c in range(len(header))]
-    lines: list[RenderableType] = [
+    lines: list[Text] = [
         Text("attnviz · why divide by √d_k", style="bold"),
         Text(
             f"For each d_k, random queries and keys with unit-variance components (seeded); each "
@@ -982,4 +1040,4 @@ def render_scaling(rows: Sequence[ScalingRow], console: Console, *, n_keys: int)
             "the growth of q·k with d_k."
         ),
     ]
-    console.print(Group(*lines))
+    console.print(Group(*(part for line in lines for part in wrap(line, console.width))))
