@@ -913,3 +913,16 @@ def test_lines_style_refuses_more_heads_than_colours(tmp_path: Path) -> None:
             trace, tmp_path / "x.png", heads=tuple(range(12)), focus=find_focus(trace.tokens, "it")
         )
     assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("style", ["grid", "lines"])
+def test_words_the_font_lacks_give_no_warning_in_either_style(style: str, tmp_path: Path) -> None:
+    """Emoji and CJK are drawn as boxes by the bundled font; the user sees 'wrote …', no noise.
+
+    (The suite turns warnings into errors, so a warning would fail this test.)
+    """
+    result = CliRunner().invoke(
+        app, ["heatmap", "it ⌭ 猫 👍🏽", "--style", style, "-o", str(tmp_path / "glyphs.png")]
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 0 and "Warning" not in result.output + result.stderr

@@ -291,3 +291,50 @@ def test_a_damaged_file_loads_or_is_refused_with_a_message_never_a_crash(
                 load_weights(path)
             except FileProblem as problem:
                 assert path.name in problem.message
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sentence=sentences,
+    sizes=size_options,
+    extra=st.lists(
+        st.sampled_from(
+            [
+                ["--style", "lines"],
+                ["--style", "grid"],
+                ["--cmap", "magma"],
+                ["--cmap", "no-such-map"],
+                ["--causal"],
+                ["--pad-to", "9"],
+                ["--head", "2"],
+                ["--focus", "it"],
+                ["--per-head", "heads"],
+            ]
+        ),
+        max_size=3,
+    ),
+    name=st.sampled_from(["out.png", "out.svg", "out.pdf", "out.gif"]),
+)
+def test_heatmap_never_shows_a_traceback_and_writes_whole_files_or_none(
+    sentence: str, sizes: dict[str, str], extra: list[list[str]], name: str
+) -> None:
+    """Fewer examples: each draws a figure, about a second."""
+    with tempfile.TemporaryDirectory() as folder:
+        argv = ["heatmap", sentence, "-o", str(Path(folder) / name)]
+        for option, value in sizes.items():
+            argv += [option, value]
+        for option in extra:
+            argv += [str(Path(folder) / part) if part == "heads" else part for part in option]
+        if any(option == ["--per-head", "heads"] for option in extra):
+            (Path(folder) / "heads").mkdir()
+        status, stdout, stderr = invoke(argv)
+        assert status in NAMED_EXIT_CODES, (status, argv, stderr)
+        assert "Traceback" not in stdout + stderr
+        assert terminal_controls(stdout + stderr) == set(), argv
+        written = sorted(p.name for p in Path(folder).rglob("*") if p.is_file())
+        if status == ExitStatus.SUCCESS:
+            assert name in written
+            assert (Path(folder) / name).stat().st_size > 0
+        else:
+            assert written == [], (argv, stderr)
+        assert not [n for n in written if n.endswith(".tmp")]

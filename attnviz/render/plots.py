@@ -6,11 +6,13 @@ matplotlib is imported inside the functions, so importing this module costs noth
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 from attnviz.errors import AttnvizError, OutputProblem
 from attnviz.files import atomic_write
+from attnviz.render.heatmap import MISSING_GLYPH
 from attnviz.scaling import ScalingRow
 from attnviz.tokens import Focus, printable
 from attnviz.trace import AttentionTrace
@@ -61,7 +63,10 @@ def save_scaling_plot(rows: Sequence[ScalingRow], path: Path, *, n_keys: int) ->
     def write(temporary: Path) -> None:
         from matplotlib import rc_context
 
-        with rc_context({"svg.hashsalt": "attnviz"}):
+        # A word the bundled font lacks (emoji, CJK) is drawn as a box, as in the heatmaps;
+        # a warning per glyph would bury the "wrote …" line.
+        with rc_context({"svg.hashsalt": "attnviz"}), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=MISSING_GLYPH)
             figure.savefig(temporary, format=image_format, dpi=150, metadata=metadata[image_format])
 
     atomic_write(path, write)
@@ -147,7 +152,10 @@ def save_lines_figure(
     def write(temporary: Path) -> None:
         from matplotlib import rc_context
 
-        with rc_context({"svg.hashsalt": "attnviz"}):
+        # A word the bundled font lacks (emoji, CJK) is drawn as a box, as in the heatmaps;
+        # a warning per glyph would bury the "wrote …" line.
+        with rc_context({"svg.hashsalt": "attnviz"}), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=MISSING_GLYPH)
             figure.savefig(temporary, format=image_format, dpi=150, metadata=metadata[image_format])
 
     atomic_write(path, write)
