@@ -42,6 +42,8 @@ def softmax(scores: FloatArray) -> FloatArray:
     """
     # One [..., n] buffer, worked on in place: at 8 heads × 2048² tokens each extra copy would
     # cost 268 MB. Same operations in the same order as softmax_parts, so the same bits.
+    if not np.issubdtype(scores.dtype, np.inexact):
+        scores = scores.astype(np.float64)  # integer scores: exp() needs a float buffer
     with np.errstate(over="ignore"):
         weights = scores - scores.max(axis=-1, keepdims=True)
     np.exp(weights, out=weights)

@@ -89,7 +89,7 @@ def load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
 
 
 class JsonData(NamedTuple):
-    """A parsed JSON file and the object keys it repeats (the first of each is kept)."""
+    """A parsed JSON file and the keys its outermost object repeats (the first of each is kept)."""
 
     value: Any
     repeated_keys: list[str]
@@ -108,11 +108,15 @@ def load_json(path: Path, what: str) -> JsonData:
 
     def first_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         kept: dict[str, Any] = {}
+        twice: list[str] = []
         for key, value in pairs:
             if key in kept:
-                repeated.append(key)
+                twice.append(key)
             else:
                 kept[key] = value
+        # Objects are decoded innermost first, so the last call is the outermost object: only
+        # its keys (the words, or W_Q … W_O) are reported.
+        repeated[:] = twice
         return kept
 
     try:

@@ -253,3 +253,10 @@ def test_mismatched_weights_and_config_are_refused() -> None:
     weights = random_weights(AttentionConfig(d_model=8, n_heads=4), np.random.default_rng(0))
     with pytest.raises(AttnvizError, match="4 heads"):
         multi_head_attention(["a"], np.zeros((1, 8)), weights, config=config)
+
+
+def test_softmax_of_integer_scores_is_float_and_leaves_them_unchanged() -> None:
+    scores = np.array([[1, 2, 3]])
+    weights = softmax(scores)
+    np.testing.assert_allclose(weights[0], np.exp([1, 2, 3]) / np.exp([1, 2, 3]).sum(), rtol=1e-15)
+    assert scores.tolist() == [[1, 2, 3]]

@@ -594,3 +594,17 @@ def test_an_existing_folder_as_output_is_named_as_a_folder(tmp_path: Path) -> No
 
 def test_one_head_is_singular() -> None:
     assert "h = 1 head, d_k" in run("explain", "I am good", "--heads", "1")[1]
+
+
+def test_repeated_keys_inside_a_nested_object_do_not_count_as_repeated_weights(
+    tmp_path: Path,
+) -> None:
+    code, _, stderr = run("explain", "I am good", "--export", str(tmp_path / "t.json"))
+    assert code == 0, stderr
+    text = (tmp_path / "t.json").read_text(encoding="utf-8")
+    nested = tmp_path / "nested.json"
+    nested.write_text(
+        text.replace('"W_K":', '"notes": {"W_Q": "v1", "W_Q": "v2"}, "W_K":', 1), encoding="utf-8"
+    )
+    code, _, stderr = run("explain", "I am good", "-w", str(nested))
+    assert code == 0, stderr

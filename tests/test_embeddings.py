@@ -301,3 +301,11 @@ def test_truncated_npz_and_json_are_refused_naming_the_file(tmp_path: Path) -> N
     deep.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     with pytest.raises(FileProblem, match="deep.json"):
         load_embeddings(deep, ["the"])
+
+
+def test_a_word_with_a_no_break_space_is_one_word(tmp_path: Path) -> None:
+    """glove.840B has words such as '.\\xa0.\\xa0.': only ASCII whitespace separates fields."""
+    path = tmp_path / "nbsp.txt"
+    path.write_text("the 1 2\n.\xa0.\xa0. 3 4\n", encoding="utf-8")
+    assert load_embeddings(path, ["the"]).X.tolist() == [[1, 2]]
+    assert load_embeddings(path, [".\xa0.\xa0."]).X.tolist() == [[3, 4]]

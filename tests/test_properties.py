@@ -1,9 +1,9 @@
 """Property-based tests: any Unicode sentence, any sizes, seeds and option combinations.
 
 Three properties, checked on examples Hypothesis makes up (and shrinks when one fails):
-  * the command line never shows a traceback: it exits 0, or with a named code (2 usage, 3 bad
-    input, 4 bad file, 5 cannot write) after one ``error:`` line on stderr, and never lets a
-    control character through to the terminal;
+  * the command line never shows a traceback (run() returns, never raises): it exits 0, or with
+    a named code (2 usage, 3 bad input, 4 bad file, 5 cannot write) after one ``error:`` line on
+    stderr, and never lets a control character through to the terminal;
   * every trace it can compute keeps the invariants of attention: shapes, weights that are
     probabilities summing to 1 per row, zeros where masked, and Z, Concat and the output equal
     to the products they are defined as;
@@ -27,7 +27,6 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from attnviz.attention import concat_heads
 from attnviz.cli import run
 from attnviz.core import trace_cross, trace_with_options
 from attnviz.embeddings import OutOfVocabulary, load_embeddings
@@ -128,7 +127,6 @@ def test_the_command_line_never_shows_a_traceback(
             argv += ["--export", str(Path(folder) / export)]
         status, stdout, stderr = invoke(argv)
         assert status in NAMED_EXIT_CODES, (status, argv, stderr)
-        assert "Traceback" not in stdout + stderr
         assert terminal_controls(stdout + stderr) == set(), argv
         lines = stderr.splitlines()
         assert all(line.startswith(("error: ", "note: ")) for line in lines), stderr
@@ -206,7 +204,7 @@ def test_every_trace_keeps_the_invariants_of_attention(
     # Z, Concat and the output are exactly what they are defined as.
     tolerance = {"rtol": 1e-9, "atol": 1e-9 * max(1.0, float(np.abs(trace.V).max()))}
     np.testing.assert_allclose(trace.Z, trace.weights @ trace.V, **tolerance)
-    np.testing.assert_array_equal(trace.concat, concat_heads(np.asarray(trace.Z)))
+    np.testing.assert_array_equal(trace.concat, np.concatenate(list(trace.Z), axis=-1))
     out_scale = max(1.0, float(np.abs(trace.concat).max()) * float(np.abs(trace.W_O).max()))
     np.testing.assert_allclose(
         trace.output, trace.concat @ trace.W_O, rtol=1e-9, atol=1e-9 * out_scale * d_model
@@ -329,7 +327,6 @@ def test_heatmap_never_shows_a_traceback_and_writes_whole_files_or_none(
             (Path(folder) / "heads").mkdir()
         status, stdout, stderr = invoke(argv)
         assert status in NAMED_EXIT_CODES, (status, argv, stderr)
-        assert "Traceback" not in stdout + stderr
         assert terminal_controls(stdout + stderr) == set(), argv
         written = sorted(p.name for p in Path(folder).rglob("*") if p.is_file())
         if status == ExitStatus.SUCCESS:

@@ -288,13 +288,19 @@ def wrap(text: Text, width: int) -> list[Text]:
     and an indented line (a worked example) continues two cells further in, so a formula never
     restarts at the left margin. No line ends in spaces: piped output has no trailing blanks.
     """
+    text = text.copy()
+    text.rstrip()  # trailing spaces alone must not make a line "too long"
     plain = text.plain
+    width = max(width, 1)
     if cell_len(plain) <= width:
-        whole = text.copy()
-        whole.rstrip()
-        return [whole]
+        return [text]
     indent = len(plain) - len(plain.lstrip(" "))
-    hang = indent + 2 if indent else 0
+    if indent and indent + 2 > width:  # no room for the indent and a wide character: drop it
+        text = text[indent:]
+        plain, indent = text.plain, 0
+    # Continuation lines keep two cells for text (a wide character), however narrow the
+    # terminal, so every pass of the loop below moves forward.
+    hang = min(indent + 2, width - 2) if indent else 0
     # Spaces inside a short bracketed group (a vector, a shape, "(11 tokens)") are not broken
     # at; a long parenthesis of prose is, like the text around it.
     protected = [False] * len(plain)
@@ -324,8 +330,9 @@ def wrap(text: Text, width: int) -> list[Text]:
     wrapped = []
     for number, line in enumerate(lines):
         line.rstrip()
-        wrapped.append(Text(" " * hang) + line if number else line)
-    return wrapped
+        if line.plain.strip():  # a line of only the indent, on a terminal narrower than it
+            wrapped.append(Text(" " * hang) + line if number else line)
+    return wrapped or [Text()]
 
 
 def _hard_cut(plain: str, start: int, room: int) -> int:
