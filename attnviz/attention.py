@@ -10,6 +10,7 @@ names: n tokens, h heads, d_model embedding width, d_k = d_model / h per head.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,7 +18,8 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError
-from attnviz.trace import AttentionTrace, frozen_array, frozen_mask
+from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Provenance
+from attnviz.trace import AttentionTrace, frozen_array, frozen_mask, provenance_seed
 from attnviz.weights import AttentionWeights
 
 
@@ -51,9 +53,15 @@ def softmax(scores: FloatArray) -> FloatArray:
     return weights
 
 
-def project(x: FloatArray, w: FloatArray) -> FloatArray:
-    """One projection per head: Q_i = X · W_Q[i].  [n, d_model], [h, d_model, d_k] -> [h, n, d_k]"""
-    return np.matmul(x, w)
+def project(x: FloatArray, w: FloatArray, b: FloatArray | None = None) -> FloatArray:
+    """One projection per head: Q_i = X · W_Q[i] (+ b_Q[i] in a pretrained layer).
+
+    [n, d_model], [h, d_model, d_k], optional [h, d_k] -> [h, n, d_k]
+    """
+    projected = np.matmul(x, w)
+    if b is not None:
+        projected += b[:, np.newaxis, :]
+    return projected
 
 
 def attention_scores(q: FloatArray, k: FloatArray) -> FloatArray:
@@ -71,7 +79,8 @@ def scale_scores(scores: FloatArray, d_k: int) -> FloatArray:
     has variance d_k. Dividing by √d_k brings the variance back to 1, so the softmax does not
     saturate into a one-hot row (with near-zero gradients) as d_k grows.
     """
-    return scores / np.sqrt(d_k)
+    # A Python float keeps float32 scores float32 (numpy's scalar would promote them).
+    return scores / math.sqrt(d_k)
 
 
 def causal_mask(n_tokens: int) -> np.ndarray:
@@ -108,12 +117,15 @@ def concat_heads(z: FloatArray) -> FloatArray:
     return np.transpose(z, (1, 0, 2)).reshape(n_tokens, n_heads * d_k)
 
 
-def project_out(concat: FloatArray, w_o: FloatArray) -> FloatArray:
-    """Mix the heads back into d_model columns: output = Concat · W_O.
+def project_out(concat: FloatArray, w_o: FloatArray, b_o: FloatArray | None = None) -> FloatArray:
+    """Mix the heads back into d_model columns: output = Concat · W_O (+ b_O).
 
-    [n, h·d_k], [h·d_k, d_model] -> [n, d_model]
+    [n, h·d_k], [h·d_k, d_model], optional [d_model] -> [n, d_model]
     """
-    return np.matmul(concat, w_o)
+    output = np.matmul(concat, w_o)
+    if b_o is not None:
+        output += b_o
+    return output
 
 
 def multi_head_attention(
@@ -121,25 +133,34 @@ def multi_head_attention(
     x: FloatArray,
     weights: AttentionWeights,
     *,
-    config: AttentionConfig,
-    embeddings_source: str = "",
-    weights_source: str = "",
+    provenance: Provenance | None = None,
+    config: AttentionConfig | None = None,
     mask: np.ndarray | None = None,
     source_tokens: Sequence[str] | None = None,
     source_x: FloatArray | None = None,
 ) -> AttentionTrace:
-    """Run every step of multi-head self-attention on X and keep each intermediate.
+    """Run every step of multi-head attention on X and keep each intermediate: the one place
+    an AttentionTrace is assembled, for the random layer, cross-attention and every layer of a
+    pretrained model alike.
 
+    tokens: [n]; x: [n, d_model]; weights: W_Q, W_K, W_V [h, d_model, d_k], W_O [h·d_k, d_model],
+    and in a pretrained layer the biases b_Q, b_K, b_V [h, d_k], b_O [d_model].
+    mask: optional [n, n] bool, True where query i may attend to key j (causal, padding); the
+    others get −∞ before the softmax. Every row must allow at least one key.
     With source_tokens and source_x [n_source, d_model] it is cross-attention (encoder–decoder):
     queries from X (the target), keys and values from source_x, so Q = X·W_Q but K = S·W_K and
     V = S·W_V, and the weights are [h, n_target, n_source].
-
-    tokens: [n]; x: [n, d_model]; weights: W_Q, W_K, W_V [h, d_model, d_k], W_O [h·d_k, d_model].
-    mask: optional [n, n] bool, True where query i may attend to key j (causal, padding); the
-    others get −∞ before the softmax. Every row must allow at least one key.
-    Returns an AttentionTrace with Q, K, V, scores, scaled, weights, Z [h, …], concat, output.
+    provenance: how X and the weights were made; by default X is "given" and the weights'
+    origin is theirs.
+    config: the sizes, checked against the weights; by default taken from them.
+    Computed in float32 when X and the weights are float32 (a checkpoint's precision), else in
+    float64. Returns an AttentionTrace with Q, K, V, scores, scaled, weights, Z [h, …], concat,
+    output.
     """
-    x = np.asarray(x, dtype=np.float64)
+    if provenance is None:
+        provenance = Provenance(EmbeddingsOrigin(EmbeddingsKind.GIVEN), weights.origin)
+    dtype = np.float32 if _all_float32(x, weights.W_Q) else np.float64
+    x = np.asarray(x, dtype=dtype)
     if x.ndim != 2 or x.shape[0] != len(tokens):
         raise AttnvizError(
             f"X has shape {list(x.shape)} but there are {len(tokens)} tokens; X needs one row per "
@@ -150,6 +171,10 @@ def multi_head_attention(
             f"The embeddings have {x.shape[1]} columns but the weights expect d_model = "
             f"{weights.d_model}; use embeddings and weights of the same width."
         )
+    if config is None:
+        config = AttentionConfig(
+            d_model=weights.d_model, n_heads=weights.n_heads, seed=provenance_seed(provenance)
+        )
     if (weights.n_heads, weights.d_model) != (config.n_heads, config.d_model):
         raise AttnvizError(
             f"The weights are for {weights.n_heads} heads and d_model {weights.d_model}, but the "
@@ -158,7 +183,7 @@ def multi_head_attention(
     if (source_x is None) != (source_tokens is None):
         raise AttnvizError("Cross-attention needs both the source tokens and their embeddings.")
     if source_x is not None and source_tokens is not None:
-        source_x = np.asarray(source_x, dtype=np.float64)
+        source_x = np.asarray(source_x, dtype=dtype)
         if source_x.shape != (len(source_tokens), weights.d_model):
             raise AttnvizError(
                 f"The source embeddings have shape {list(source_x.shape)}; they must be "
@@ -168,19 +193,18 @@ def multi_head_attention(
             raise AttnvizError("Masks apply to self-attention, not to cross-attention.")
     if mask is not None and (mask.shape != (len(tokens), len(tokens)) or not mask.any(-1).all()):
         raise AttnvizError("The mask must be [n, n] and let every word attend to something.")
-    d_k = config.d_k
     # Overflow is detected below and reported as one sentence, not as numpy warnings.
     with np.errstate(over="ignore", invalid="ignore"):
         keys_from = x if source_x is None else source_x
-        q = project(x, weights.W_Q)
-        k = project(keys_from, weights.W_K)
-        v = project(keys_from, weights.W_V)
+        q = project(x, weights.W_Q, weights.b_Q)
+        k = project(keys_from, weights.W_K, weights.b_K)
+        v = project(keys_from, weights.W_V, weights.b_V)
         scores = attention_scores(q, k)
-        scaled = scale_scores(scores, d_k)
+        scaled = scale_scores(scores, config.d_k)
         attention_weights = softmax(scaled if mask is None else mask_scores(scaled, mask))
         z = weigh_values(attention_weights, v)
         concat = concat_heads(z)
-        output = project_out(concat, weights.W_O)
+        output = project_out(concat, weights.W_O, weights.b_O)
     if not (np.isfinite(scores).all() and np.isfinite(output).all()):
         # Finite inputs can still overflow float64 (about 1.8e308) in a dot product.
         largest = max(float(np.abs(x).max()), float(np.abs(weights.W_Q).max()))
@@ -188,6 +212,10 @@ def multi_head_attention(
             f"The numbers overflow float64: with values up to {largest:.3g} in X and the "
             "weights, Q·Kᵀ reaches infinity. Scale the embeddings or weights down."
         )
+    biases = {
+        key: None if getattr(weights, key) is None else frozen_array(getattr(weights, key))
+        for key in ("b_Q", "b_K", "b_V", "b_O")
+    }
     return AttentionTrace(
         tokens=tuple(tokens),
         X=frozen_array(x),
@@ -205,9 +233,13 @@ def multi_head_attention(
         concat=frozen_array(concat, copy=False),
         output=frozen_array(output, copy=False),
         config=config,
-        embeddings_source=embeddings_source,
-        weights_source=weights_source,
+        provenance=provenance,
+        **biases,
         mask=None if mask is None else frozen_mask(mask),
         source_tokens=None if source_tokens is None else tuple(source_tokens),
         X_source=None if source_x is None else frozen_array(source_x),
     )
+
+
+def _all_float32(*arrays: FloatArray) -> bool:
+    return all(np.asarray(array).dtype == np.float32 for array in arrays)

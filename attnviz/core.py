@@ -1,8 +1,12 @@
-"""The one call that turns a sentence into an AttentionTrace: tokens, X, weights, every step."""
+"""From a sentence to traces: tokens, X, weights, every step; one random layer, or every layer
+of a pretrained model. ``TraceOptions`` is what the command line (and the Python API) asks for.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import NamedTuple
 
@@ -12,6 +16,7 @@ from attnviz.attention import causal_mask, multi_head_attention, padding_mask
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings, random_embeddings
 from attnviz.errors import AttnvizError, FileProblem
+from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Masking, Provenance
 from attnviz.tokens import check_token_count, tokenize
 from attnviz.trace import AttentionTrace
 from attnviz.weights import AttentionWeights, load_weights, random_weights
@@ -24,6 +29,137 @@ class Traced(NamedTuple):
 
     trace: AttentionTrace
     notes: tuple[str, ...]
+
+
+class TracedLayers(NamedTuple):
+    """Every layer's trace (one for the random layer) and what the person should be told."""
+
+    layers: tuple[AttentionTrace, ...]
+    notes: tuple[str, ...]
+
+
+class Preset(str, Enum):
+    """Named sizes."""
+
+    paper = "paper"  # Vaswani et al. 2017, base model: d_model 512, 8 heads, d_k 64
+
+
+class Dtype(str, Enum):
+    """Floating-point precision of a model's forward pass."""
+
+    float32 = "float32"
+    float64 = "float64"
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """How the traces are made: a random (or loaded) layer, or a pretrained model's layers.
+
+    The option combinations that contradict each other are refused on construction, with the
+    sentence that says which to drop.
+    """
+
+    heads: int | None = None  # h; default 2, or the weights file's
+    d_model: int | None = None  # default 8, or the embeddings' width
+    seed: int = 0  # seeds the random embeddings and weights
+    preset: Preset | None = None  # paper: d_model 512, 8 heads
+    embeddings: Path | None = None  # a word-vector file
+    oov: OutOfVocabulary = OutOfVocabulary.error  # words missing from the embeddings file
+    weights: Path | None = None  # W_Q, W_K, W_V, W_O from an .npz/.json
+    model: str | None = None  # a pretrained checkpoint: a folder, "minilm" or "gpt2"
+    dtype: Dtype = Dtype.float32  # the model's precision
+    causal: bool = False  # decoder self-attention for the random layer
+    pad_to: int | None = None  # pad with [PAD] tokens to this length, masked as keys
+
+    def __post_init__(self) -> None:
+        if self.model is None:
+            return
+        given = [
+            flag
+            for flag, value in (
+                ("--heads", self.heads),
+                ("--d-model", self.d_model),
+                ("--preset", self.preset),
+                ("--embeddings", self.embeddings),
+                ("--weights", self.weights),
+            )
+            if value is not None
+        ]
+        if given:
+            raise AttnvizError(
+                f"--model brings its own sizes, embeddings and weights; drop {', '.join(given)}."
+            )
+        if self.causal:
+            raise AttnvizError(
+                "--causal applies to the random layer: a model brings its own mask (a "
+                "BERT-family encoder attends both ways by design, GPT-2 is causal already). "
+                "Drop --causal, or --model."
+            )
+
+
+def trace_layers(
+    sentence: str,
+    options: TraceOptions = TraceOptions(),
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> TracedLayers:
+    """Every layer the options describe: the random (or loaded) layer alone, or each layer of a
+    pretrained model, run on ``sentence``. ``progress`` is called while a word-vector text
+    file is streamed."""
+    if options.model is not None:
+        from attnviz.model.run import trace_model
+
+        run = trace_model(sentence, options.model, dtype=options.dtype.value, pad_to=options.pad_to)
+        return TracedLayers(run.trace.layers, ())
+    trace, notes = trace_with_options(
+        sentence,
+        d_model=options.d_model,
+        n_heads=options.heads,
+        seed=options.seed,
+        paper=options.preset is Preset.paper,
+        embeddings=options.embeddings,
+        weights=options.weights,
+        oov=options.oov,
+        causal=options.causal,
+        pad_to=options.pad_to,
+        progress=progress,
+    )
+    return TracedLayers((trace,), notes)
+
+
+def cross_layers(
+    source: str,
+    target: str,
+    options: TraceOptions = TraceOptions(),
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> TracedLayers:
+    """Cross-attention from the options: queries from ``target``, keys and values from
+    ``source``. A model, a causal mask and padding are refused: they belong to self-attention
+    (and attnviz's models are an encoder or a decoder alone)."""
+    if options.causal:
+        raise AttnvizError(
+            "--causal does not apply to cross: each target word may look at the whole "
+            "source sentence, which is already written; masks belong to self-attention."
+        )
+    if options.model is not None or options.pad_to is not None:
+        raise AttnvizError(
+            "cross runs the random (or loaded) layer; drop --model and --pad-to, which belong "
+            "to self-attention (explain, heatmap)."
+        )
+    trace, notes = trace_cross(
+        source,
+        target,
+        d_model=options.d_model,
+        n_heads=options.heads,
+        seed=options.seed,
+        paper=options.preset is Preset.paper,
+        embeddings=options.embeddings,
+        weights=options.weights,
+        oov=options.oov,
+        progress=progress,
+    )
+    return TracedLayers((trace,), notes)
 
 
 def trace_attention(
@@ -62,6 +198,68 @@ def trace_attention(
     ).trace
 
 
+class LayerInputs(NamedTuple):
+    """What one attention layer is run on: X, the weights, the sizes, and notes for the user."""
+
+    embeddings: Embeddings
+    weights: AttentionWeights
+    config: AttentionConfig
+    notes: tuple[str, ...]
+
+
+def layer_inputs(
+    tokens: Sequence[str],
+    *,
+    d_model: int | None = None,
+    n_heads: int | None = None,
+    seed: int = 0,
+    paper: bool = False,
+    embeddings: Embeddings | np.ndarray | str | Path | None = None,
+    weights: AttentionWeights | str | Path | None = None,
+    oov: OutOfVocabulary | str = OutOfVocabulary.error,
+    progress: Callable[[int, int], None] | None = None,
+) -> LayerInputs:
+    """X for ``tokens`` and the weights, from the options: sizes may be left to the files."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise AttnvizError(f"The seed (--seed) must be a whole number >= 0, got {seed!r}.")
+    try:
+        oov = OutOfVocabulary(oov)
+    except ValueError:
+        raise AttnvizError(f"oov must be 'error' or 'random', got {oov!r}.") from None
+    if isinstance(weights, (str, Path)):
+        weights = load_weights(Path(weights))
+    if isinstance(embeddings, (str, Path)):
+        embeddings = load_embeddings(
+            Path(embeddings), tokens, oov=oov, seed=seed, progress=progress
+        )
+    elif isinstance(embeddings, np.ndarray):
+        given = EmbeddingsOrigin(EmbeddingsKind.GIVEN)
+        embeddings = Embeddings(X=np.asarray(embeddings, dtype=np.float64), origin=given)
+    if embeddings is not None and not np.isfinite(embeddings.X).all():
+        raise AttnvizError("The embeddings hold NaN or infinity; give finite numbers.")
+    config = resolve_config(
+        d_model=d_model,
+        n_heads=n_heads,
+        seed=seed,
+        paper=paper,
+        embedding_width=embeddings.X.shape[-1] if embeddings is not None else None,
+        weights_shape=(weights.n_heads, weights.d_model) if weights is not None else None,
+    )
+    if embeddings is None:
+        embeddings = Embeddings(
+            X=random_embeddings(tokens, config.d_model, config.seed),
+            origin=EmbeddingsOrigin(EmbeddingsKind.RANDOM, seed=config.seed),
+        )
+    if embeddings.X.shape != (len(tokens), config.d_model):
+        raise AttnvizError(
+            f"The embeddings have shape {list(embeddings.X.shape)}; with {len(tokens)} tokens "
+            f"and d_model {config.d_model} they must be [{len(tokens)}, {config.d_model}]."
+        )
+    if weights is None:
+        weights = random_weights(config, np.random.default_rng(config.seed))
+    return LayerInputs(embeddings, weights, config, embeddings.notes)
+
+
 def trace_with_options(
     sentence: str | Sequence[str],
     *,
@@ -84,43 +282,18 @@ def trace_with_options(
     Returns the trace and notes for the user (words given random vectors, and so on).
     """
     tokens = tokenize(sentence) if isinstance(sentence, str) else check_token_count(sentence)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise AttnvizError(f"The seed (--seed) must be a whole number >= 0, got {seed!r}.")
-    try:
-        oov = OutOfVocabulary(oov)
-    except ValueError:
-        raise AttnvizError(f"oov must be 'error' or 'random', got {oov!r}.") from None
-    if isinstance(weights, (str, Path)):
-        weights = load_weights(Path(weights))
-    if isinstance(embeddings, (str, Path)):
-        embeddings = load_embeddings(
-            Path(embeddings), tokens, oov=oov, seed=seed, progress=progress
-        )
-    elif isinstance(embeddings, np.ndarray):
-        embeddings = Embeddings(X=np.asarray(embeddings, dtype=np.float64), source="given array")
-    if embeddings is not None and not np.isfinite(embeddings.X).all():
-        raise AttnvizError("The embeddings hold NaN or infinity; give finite numbers.")
-    config = resolve_config(
+    inputs = layer_inputs(
+        tokens,
         d_model=d_model,
         n_heads=n_heads,
         seed=seed,
         paper=paper,
-        embedding_width=embeddings.X.shape[-1] if embeddings is not None else None,
-        weights_shape=(weights.n_heads, weights.d_model) if weights is not None else None,
+        embeddings=embeddings,
+        weights=weights,
+        oov=oov,
+        progress=progress,
     )
-    if embeddings is None:
-        embeddings = Embeddings(
-            X=random_embeddings(tokens, config.d_model, config.seed),
-            source=f"seeded random vectors (seed {config.seed})",
-        )
-    if embeddings.X.shape != (len(tokens), config.d_model):
-        raise AttnvizError(
-            f"The embeddings have shape {list(embeddings.X.shape)}; with {len(tokens)} tokens "
-            f"and d_model {config.d_model} they must be [{len(tokens)}, {config.d_model}]."
-        )
-    if weights is None:
-        weights = random_weights(config, np.random.default_rng(config.seed))
-    x, n_real = embeddings.X, len(tokens)
+    x, n_real = inputs.embeddings.X, len(tokens)
     if pad_to is not None:
         if not n_real <= pad_to <= MAX_TOKENS:
             raise AttnvizError(
@@ -137,16 +310,16 @@ def trace_with_options(
             mask &= causal_mask(len(tokens))
         if pad_to is not None:
             mask &= padding_mask(n_real, len(tokens))
-    trace = multi_head_attention(
-        tokens,
-        x,
-        weights,
-        config=config,
-        embeddings_source=embeddings.source,
-        weights_source=weights.source,
-        mask=mask,
+    provenance = Provenance(
+        embeddings=inputs.embeddings.origin,
+        weights=inputs.weights.origin,
+        masking=Masking(causal=causal, padding=len(tokens) - n_real),
+        special=tuple(range(n_real, len(tokens))),
     )
-    return Traced(trace, embeddings.notes + _other_embeddings_note(trace, weights))
+    trace = multi_head_attention(
+        tokens, x, inputs.weights, config=inputs.config, provenance=provenance, mask=mask
+    )
+    return Traced(trace, inputs.notes + _other_embeddings_note(trace, inputs.weights))
 
 
 def _other_embeddings_note(trace: AttentionTrace, weights: AttentionWeights) -> tuple[str, ...]:
@@ -188,8 +361,10 @@ def trace_cross(
     """
     source_tokens = _side(source, "source")
     target_tokens = _side(target, "target")
-    traced = trace_with_options(
-        [*target_tokens, *source_tokens],
+    # One lookup for both sentences: a word-vector file is read once, and a row-per-token
+    # file holds the target's rows, then the source's.
+    inputs = layer_inputs(
+        check_token_count([*target_tokens, *source_tokens]),
         d_model=d_model,
         n_heads=n_heads,
         seed=seed,
@@ -199,22 +374,17 @@ def trace_cross(
         oov=oov,
         progress=progress,
     )
-    both = traced.trace
     n_target = len(target_tokens)
-    weights_used = AttentionWeights(
-        W_Q=both.W_Q, W_K=both.W_K, W_V=both.W_V, W_O=both.W_O, source=both.weights_source
-    )
     trace = multi_head_attention(
         target_tokens,
-        both.X[:n_target],
-        weights_used,
-        config=both.config,
-        embeddings_source=both.embeddings_source,
-        weights_source=both.weights_source,
+        inputs.embeddings.X[:n_target],
+        inputs.weights,
+        config=inputs.config,
+        provenance=Provenance(inputs.embeddings.origin, inputs.weights.origin),
         source_tokens=source_tokens,
-        source_x=both.X[n_target:],
+        source_x=inputs.embeddings.X[n_target:],
     )
-    return Traced(trace, traced.notes)
+    return Traced(trace, inputs.notes)
 
 
 def _side(words: str | Sequence[str], name: str) -> list[str]:

@@ -24,6 +24,7 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.errors import FileProblem
 from attnviz.files import finite_matrix, load_json, load_npy, load_npz, require_readable
+from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin
 
 TEXT_EXTENSIONS = (".txt", ".vec", ".glove", ".w2v")
 EMBEDDING_EXTENSIONS = (*TEXT_EXTENSIONS, ".npy", ".npz", ".json")
@@ -40,7 +41,7 @@ class Embeddings(NamedTuple):
     """X and where it came from."""
 
     X: FloatArray  # [n, d_model]
-    source: str  # how the views describe X's origin
+    origin: EmbeddingsOrigin  # how X was made, as the trace's provenance records it
     notes: tuple[str, ...] = ()  # things the user should be told
 
 
@@ -349,7 +350,10 @@ def _from_vocabulary(
             rows.append(found[index])
         else:
             rows.append(scale * word_vector(token, d_model, seed))
-    return Embeddings(X=np.stack(rows), source=f"word vectors from {path}", notes=tuple(said))
+    origin = EmbeddingsOrigin(
+        EmbeddingsKind.FILE, path=str(path), vocabulary=True, seed=seed if missing else None
+    )
+    return Embeddings(X=np.stack(rows), origin=origin, notes=tuple(said))
 
 
 def _rows_per_token(
@@ -367,4 +371,6 @@ def _rows_per_token(
         )
     if rows.shape[1] == 0:
         raise FileProblem(f"Embeddings file {path} has rows of width 0.")
-    return Embeddings(X=rows, source=f"rows of {path}")
+    return Embeddings(
+        X=rows, origin=EmbeddingsOrigin(EmbeddingsKind.FILE, path=str(path), vocabulary=False)
+    )

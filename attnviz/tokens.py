@@ -98,10 +98,12 @@ class Focus:
         return self.word if self.n_occurrences == 1 else f"{self.word}:{self.occurrence}"
 
 
-def find_focus(tokens: Sequence[str], spec: str) -> Focus:
+def find_focus(tokens: Sequence[str], spec: str, *, words: Sequence[tuple[int, str]] = ()) -> Focus:
     """Find the token named by ``spec``: ``WORD`` (first occurrence) or ``WORD:N`` (N-th).
 
-    Matching ignores case. Raises AttnvizError naming the sentence's words when it is absent.
+    Matching ignores case. ``words`` are (position, word) pairs for a tokenizer that splits
+    words into pieces: a word that is no token is looked for there, at its first piece's
+    position. Raises AttnvizError naming the sentence's words when it is absent.
     """
     word, occurrence = spec, 0
     head, sep, tail = spec.rpartition(":")
@@ -115,11 +117,7 @@ def find_focus(tokens: Sequence[str], spec: str) -> Focus:
     if not positions:
         # A word a model's tokenizer split into pieces ("token", "##ization"): match the word,
         # follow its first piece.
-        positions = [
-            start
-            for start, joined in word_piece_words(tokens)
-            if joined.casefold() == word.casefold()
-        ]
+        positions = [start for start, whole in words if whole.casefold() == word.casefold()]
     if not positions:
         shown = " ".join(tokens[:20]) + (" …" if len(tokens) > 20 else "")
         raise AttnvizError(
@@ -133,18 +131,6 @@ def find_focus(tokens: Sequence[str], spec: str) -> Focus:
     chosen = max(occurrence, 1)
     index = positions[chosen - 1]
     return Focus(index=index, word=tokens[index], occurrence=chosen, n_occurrences=len(positions))
-
-
-def word_piece_words(tokens: Sequence[str]) -> list[tuple[int, str]]:
-    """(first piece's position, whole word) for each word of WordPiece tokens ("##" continues)."""
-    words: list[tuple[int, str]] = []
-    for position, token in enumerate(tokens):
-        if token.startswith("##") and words:
-            start, joined = words[-1]
-            words[-1] = (start, joined + token[2:])
-        else:
-            words.append((position, token))
-    return words
 
 
 def default_focus(tokens: Sequence[str]) -> Focus | None:

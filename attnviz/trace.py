@@ -1,12 +1,14 @@
-"""AttentionTrace: every intermediate of one multi-head attention run, and its export.
+"""AttentionTrace: every intermediate of one multi-head attention run, its export and import.
 
 Every view (terminal tables, heatmaps, files) is a function of a trace; none recomputes math.
+Where the trace came from is typed data (``trace.provenance``, see attnviz.provenance), written
+into every export and restored by ``load_trace``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,16 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
-from attnviz.files import atomic_write
+from attnviz.errors import AttnvizError, FileProblem
+from attnviz.files import atomic_write, finite_matrix, load_json, load_npz
+from attnviz.provenance import (
+    EmbeddingsKind,
+    EmbeddingsOrigin,
+    Masking,
+    Provenance,
+    WeightsKind,
+    WeightsOrigin,
+)
 
 #: The arrays of a trace, in the order of the computation; also the keys of an exported file.
 ARRAY_KEYS = (
@@ -49,11 +60,17 @@ def frozen_mask(mask: np.ndarray) -> np.ndarray:
 def frozen_array(array: FloatArray, *, copy: bool = True) -> FloatArray:
     """A read-only array, so a trace cannot be changed after the fact.
 
-    copy=True gives a float64 copy, for arrays a caller may still hold and change. copy=False
-    gives a read-only view in the array's own dtype (float32 in the model's default mode), for
-    arrays made for the trace that nobody else holds: no time or memory spent copying.
+    float32 stays float32 (the model's default precision); any other type becomes float64.
+    copy=True copies an array that can still be written to (a caller may hold and change it);
+    an array that is already read-only is taken as it is. copy=False gives a read-only view,
+    for arrays made for the trace that nobody else holds: no time or memory spent copying.
     """
-    result = np.array(array, dtype=np.float64) if copy else np.asarray(array).view()
+    array = np.asarray(array)
+    dtype = np.float32 if array.dtype == np.float32 else np.float64
+    if copy and (array.flags.writeable or array.dtype != dtype):
+        result = np.array(array, dtype=dtype)
+    else:
+        result = np.asarray(array, dtype=dtype).view()
     result.setflags(write=False)
     return result
 
@@ -81,9 +98,8 @@ class AttentionTrace:
     concat: FloatArray  # [n, h·d_k] [Z_1 | … | Z_h]
     output: FloatArray  # [n, d_model] concat·W_O
     config: AttentionConfig
-    embeddings_source: str = ""  # where X came from, in words, for the header of the views
-    weights_source: str = ""  # where the W matrices came from, in words
-    # Biases, which pretrained encoders have and the random layer has not: Q = X·W_Q + b_Q, …
+    provenance: Provenance  # how X and the weights were made, masks, special tokens, words
+    # Biases, which pretrained layers have and the random layer has not: Q = X·W_Q + b_Q, …
     b_Q: FloatArray | None = None  # [h, d_k]
     b_K: FloatArray | None = None  # [h, d_k]
     b_V: FloatArray | None = None  # [h, d_k]
@@ -95,6 +111,13 @@ class AttentionTrace:
     # K, V are [h, n_source, d_k] and scores, scaled, weights [h, n_target, n_source].
     source_tokens: tuple[str, ...] | None = None
     X_source: FloatArray | None = None
+
+    def __repr__(self) -> str:
+        kind = "cross-attention" if self.is_cross else "self-attention"
+        return (
+            f"<AttentionTrace {kind}: {self.n_tokens} tokens, {self.n_heads} heads, "
+            f"d_model {self.d_model}; weights {self.provenance.weights.describe()}>"
+        )
 
     @property
     def key_tokens(self) -> tuple[str, ...]:
@@ -144,77 +167,26 @@ class AttentionTrace:
         return self.b_Q is not None
 
     def config_dict(self) -> dict[str, Any]:
-        """The sizes and provenance of the trace, as stored in a JSON export."""
+        """The sizes and provenance of the trace, as stored in an export's ``config``."""
         return {
             "d_model": self.d_model,
             "n_heads": self.n_heads,
             "d_k": self.d_k,
             "seed": self.config.seed,
-            "embeddings": self.embeddings_source,
-            "weights": self.weights_source,
+            "embeddings": self.provenance.embeddings.describe(),
+            "weights": self.provenance.weights.describe(),
+            "provenance": self.provenance.to_dict(),
         }
 
 
-def select_tokens(trace: AttentionTrace, keep: Sequence[int]) -> AttentionTrace:
-    """The trace seen through a subset of its tokens (rows and columns), for display only.
-
-    Nothing is recomputed: the weights stay as computed over every token, so a row's shown
-    weights can sum to less than 1.
-    """
-    rows = np.asarray(keep, dtype=np.intp)
-    return replace(
-        trace,
-        tokens=tuple(trace.tokens[i] for i in rows),
-        X=trace.X[rows],
-        Q=trace.Q[:, rows],
-        K=trace.K[:, rows],
-        V=trace.V[:, rows],
-        scores=trace.scores[:, rows][:, :, rows],
-        scaled=trace.scaled[:, rows][:, :, rows],
-        weights=trace.weights[:, rows][:, :, rows],
-        Z=trace.Z[:, rows],
-        concat=trace.concat[rows],
-        output=trace.output[rows],
-        mask=None if trace.mask is None else trace.mask[rows][:, rows],
-    )
-
-
-def merge_tokens(
-    trace: AttentionTrace, groups: Sequence[Sequence[int]], labels: Sequence[str]
-) -> AttentionTrace:
-    """The trace seen word by word instead of piece by piece, for display only.
-
-    A word's weights row is the mean of its pieces' rows (each sums to 1, so the mean does too),
-    and its column the sum of its pieces' columns (the attention that reaches any of its
-    pieces). Every other row (X, Q, K, V, Z, concat, output) is the mean of the pieces' rows,
-    and scores/scaled take the mean both ways.
-    """
-    n_tokens = trace.n_tokens
-    mean = np.zeros((len(groups), n_tokens))  # [words, pieces], rows sum to 1
-    for word, pieces in enumerate(groups):
-        mean[word, list(pieces)] = 1.0 / len(pieces)
-    total = (mean > 0).astype(float).T  # [pieces, words], 1 where a piece belongs to a word
-    return replace(
-        trace,
-        tokens=tuple(labels),
-        X=mean @ trace.X,
-        Q=mean @ trace.Q,
-        K=mean @ trace.K,
-        V=mean @ trace.V,
-        scores=mean @ trace.scores @ mean.T,
-        scaled=mean @ trace.scaled @ mean.T,
-        weights=mean @ trace.weights @ total,
-        Z=mean @ trace.Z,
-        concat=mean @ trace.concat,
-        output=mean @ trace.output,
-    )
+# -- export ----------------------------------------------------------------------------------
 
 
 def export_layers(traces: Sequence[AttentionTrace], path: Path) -> None:
     """Write several layers' traces with a leading layer axis: ``weights`` [L, h, n, n], ``X``
     [L, n, d_model] (each layer's input), …, plus b_Q, b_K, b_V, b_O when the layers have them.
 
-    ``.npz`` or ``.json`` (with a ``config`` object), written atomically.
+    ``.npz`` or ``.json``, written atomically; the ``config`` holds each layer's provenance.
     """
     first = traces[0]
     stacked = {
@@ -224,7 +196,11 @@ def export_layers(traces: Sequence[AttentionTrace], path: Path) -> None:
     }
     if first.mask is not None:
         stacked["mask"] = first.mask
-    config = {**first.config_dict(), "n_layers": len(traces), "weights": first.weights_source}
+    config = {
+        **first.config_dict(),
+        "n_layers": len(traces),
+        "layers": [trace.provenance.to_dict() for trace in traces],
+    }
     _write(path, first.tokens, stacked, config)
 
 
@@ -232,7 +208,8 @@ def export_trace(trace: AttentionTrace, path: Path) -> None:
     """Write the trace to ``.npz`` (arrays, float64; tokens as unicode) or ``.json``.
 
     The file holds exactly: tokens, X, W_Q, W_K, W_V, W_O, Q, K, V, scores, scaled, weights, Z,
-    concat, output (and, in JSON, a ``config`` object); ``mask`` when one was used; and for
+    concat, output and ``config`` (sizes and provenance: a JSON object, or in ``.npz`` the same
+    object as JSON text); ``mask`` when one was used; biases when the layer has them; and for
     cross-attention ``X_source``, ``source_tokens`` and ``target_tokens``. Written atomically.
     """
     words: dict[str, Sequence[str]] = {}
@@ -253,6 +230,7 @@ def _write(
     config: dict[str, Any],
     words: dict[str, Sequence[str]] | None = None,
 ) -> None:
+
     words = words or {}
     extension = path.suffix.lower()
     if extension == ".npz":
@@ -262,25 +240,18 @@ def _write(
                 everything: dict[str, np.ndarray] = {"tokens": np.array(tokens, dtype=np.str_)}
                 everything.update({k: _export_dtype(a) for k, a in arrays.items()})
                 everything.update({k: np.array(v, dtype=np.str_) for k, v in words.items()})
+                # The metadata as JSON text in a 0-d unicode array: read back without pickle.
+                everything["config"] = np.array(_json_text(config), dtype=np.str_)
                 np.savez(handle, allow_pickle=False, **everything)
 
     elif extension == ".json":
-        import json
-
         # json writes a float with repr(), the shortest text that reads back to the same
         # float64, so a JSON export round-trips bit for bit.
         document: dict[str, Any] = {"tokens": list(tokens)}
         document.update({key: list(value) for key, value in words.items()})
         document.update({key: _export_dtype(array).tolist() for key, array in arrays.items()})
         document["config"] = config
-
-        text = json.dumps(document, ensure_ascii=False)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            # A lone surrogate (argv bytes that were not UTF-8) has no UTF-8 form; JSON's
-            # \udcxx escapes keep it, and the file stays valid UTF-8 JSON.
-            text = json.dumps(document, ensure_ascii=True)
+        text = _json_text(document)
 
         def write(temporary: Path) -> None:
             temporary.write_text(text, encoding="utf-8")
@@ -288,3 +259,168 @@ def _write(
     else:
         raise ValueError(f"unsupported export extension {extension!r}")
     atomic_write(path, write)
+
+
+def _json_text(value: Any) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (argv bytes that were not UTF-8) has no UTF-8 form; JSON's \udcxx
+        # escapes keep it, and the file stays valid UTF-8 JSON.
+        text = json.dumps(value, ensure_ascii=True)
+    return text
+
+
+# -- import ----------------------------------------------------------------------------------
+
+
+def read_provenance(config: Any, path: Path | None = None) -> tuple[Provenance, ...]:
+    """The provenance an export's ``config`` records, one per layer; () when it records none.
+
+    ``config`` is the JSON object of a ``.json`` export or the 0-d text array of an ``.npz``.
+    """
+    import json
+
+    if isinstance(config, np.ndarray):
+        if config.dtype.kind != "U" or config.ndim != 0:
+            return ()
+        try:
+            config = json.loads(str(config))
+        except (json.JSONDecodeError, RecursionError):
+            raise FileProblem(f"{path}: its config is not valid JSON.") from None
+    if not isinstance(config, dict):
+        return ()
+    try:
+        if isinstance(config.get("layers"), list):
+            return tuple(Provenance.from_dict(layer) for layer in config["layers"])
+        if "provenance" in config:
+            return (Provenance.from_dict(config["provenance"]),)
+    except AttnvizError as error:
+        raise FileProblem(f"{path}: {error.message}") from None
+    return ()
+
+
+def load_trace(path: Path) -> tuple[AttentionTrace, ...]:
+    """Read a trace written by ``export_trace`` (one layer) or ``export_layers`` (a leading
+    layer axis) back, provenance included: one AttentionTrace per layer.
+
+    A file without attnviz's provenance (made by hand, or by an older attnviz) is read too; its
+    provenance then says only that X and the weights came from ``path``.
+    """
+    extension = path.suffix.lower()
+    if extension == ".npz":
+        data: dict[str, Any] = dict(load_npz(path, "Trace"))
+    elif extension == ".json":
+        value = load_json(path, "Trace").value
+        if not isinstance(value, dict):
+            raise FileProblem(f"Trace file {path} must hold a JSON object, as --export writes.")
+        data = value
+    else:
+        raise FileProblem(f"Trace file {path}: use an .npz or .json made with --export.")
+    missing = [key for key in ("tokens", *ARRAY_KEYS) if key not in data]
+    if missing:
+        raise FileProblem(f"Trace file {path} lacks {', '.join(missing)}; export it with --export.")
+    tokens = tuple(str(token) for token in np.asarray(data["tokens"]).reshape(-1))
+    layered = np.asarray(data["X"]).ndim == 3
+    arrays = {
+        key: finite_matrix(data[key], name=key, source=path, ndim=_ndim(key) + layered)
+        for key in (*ARRAY_KEYS, *BIAS_KEYS, "X_source")
+        if key in data
+    }
+    mask = None if "mask" not in data else np.asarray(data["mask"], dtype=bool)
+    n_layers = arrays["X"].shape[0] if layered else 1
+    provenances = read_provenance(data.get("config"), path) or tuple(
+        _file_provenance(path) for _ in range(n_layers)
+    )
+    if len(provenances) != n_layers:
+        raise FileProblem(f"Trace file {path}: its config describes another number of layers.")
+    source_tokens = None
+    if "source_tokens" in data:
+        source_tokens = tuple(str(t) for t in np.asarray(data["source_tokens"]).reshape(-1))
+    traces = []
+    for layer, provenance in enumerate(provenances):
+        layer_arrays = {key: a[layer] if layered else a for key, a in arrays.items()}
+        traces.append(_trace_from(path, tokens, layer_arrays, provenance, mask, source_tokens))
+    return tuple(traces)
+
+
+_MATRICES = frozenset({"X", "W_O", "concat", "output", "b_Q", "b_K", "b_V", "X_source"})
+
+
+def _ndim(key: str) -> int:
+    """Dimensions of a one-layer trace's array: b_O is a vector, heads add an axis."""
+    return 1 if key == "b_O" else 2 if key in _MATRICES else 3
+
+
+def _file_provenance(path: Path) -> Provenance:
+    return Provenance(
+        embeddings=EmbeddingsOrigin(EmbeddingsKind.FILE, path=str(path), vocabulary=False),
+        weights=WeightsOrigin(WeightsKind.FILE, path=str(path)),
+        masking=Masking(),
+    )
+
+
+def _trace_from(
+    path: Path,
+    tokens: tuple[str, ...],
+    arrays: dict[str, FloatArray],
+    provenance: Provenance,
+    mask: np.ndarray | None,
+    source_tokens: tuple[str, ...] | None,
+) -> AttentionTrace:
+    """One layer's arrays as a trace, every shape checked against the others."""
+    n_heads, d_model, d_k = arrays["W_Q"].shape
+    n_queries = len(tokens)
+    n_keys = len(source_tokens) if source_tokens is not None else n_queries
+    expected = {
+        "X": (n_queries, d_model),
+        "W_Q": (n_heads, d_model, d_k),
+        "W_K": (n_heads, d_model, d_k),
+        "W_V": (n_heads, d_model, d_k),
+        "W_O": (n_heads * d_k, d_model),
+        "Q": (n_heads, n_queries, d_k),
+        "K": (n_heads, n_keys, d_k),
+        "V": (n_heads, n_keys, d_k),
+        "scores": (n_heads, n_queries, n_keys),
+        "scaled": (n_heads, n_queries, n_keys),
+        "weights": (n_heads, n_queries, n_keys),
+        "Z": (n_heads, n_queries, d_k),
+        "concat": (n_queries, n_heads * d_k),
+        "output": (n_queries, d_model),
+        "b_Q": (n_heads, d_k),
+        "b_K": (n_heads, d_k),
+        "b_V": (n_heads, d_k),
+        "b_O": (d_model,),
+        "X_source": (n_keys, d_model),
+    }
+    for key, array in arrays.items():
+        if array.shape != expected[key]:
+            raise FileProblem(
+                f"Trace file {path}: {key} has shape {list(array.shape)}, expected "
+                f"{list(expected[key])} from its tokens and W_Q."
+            )
+    if mask is not None and mask.shape != (n_queries, n_keys):
+        raise FileProblem(f"Trace file {path}: mask has shape {list(mask.shape)}.")
+    try:
+        config = AttentionConfig(d_model=d_model, n_heads=n_heads, seed=provenance_seed(provenance))
+    except AttnvizError as error:
+        raise FileProblem(f"Trace file {path}: {error.message}") from None
+    return AttentionTrace(
+        tokens=tokens,
+        **{key: frozen_array(array) for key, array in arrays.items()},
+        config=config,
+        provenance=provenance,
+        mask=None if mask is None else frozen_mask(mask),
+        source_tokens=source_tokens,
+    )
+
+
+def provenance_seed(provenance: Provenance) -> int:
+    """The seed a trace's config records: that of its random weights or embeddings, else 0."""
+    for seed in (provenance.weights.seed, provenance.embeddings.seed):
+        if seed is not None:
+            return seed
+    return 0

@@ -11,20 +11,29 @@ from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, FileProblem
 from attnviz.files import finite_matrix, load_json, load_npz
+from attnviz.provenance import WeightsKind, WeightsOrigin
 
 WEIGHT_KEYS = ("W_Q", "W_K", "W_V", "W_O")
+BIAS_KEYS = ("b_Q", "b_K", "b_V", "b_O")
 
 
 @dataclass(frozen=True)
 class AttentionWeights:
-    """The learned (here: random or loaded) matrices of one multi-head attention layer."""
+    """The learned (here: random or loaded) matrices of one multi-head attention layer.
+
+    Pretrained layers add biases: Q_i = X·W_Q[i] + b_Q[i], …, output = Concat·W_O + b_O.
+    """
 
     W_Q: FloatArray  # [h, d_model, d_k]
     W_K: FloatArray  # [h, d_model, d_k]
     W_V: FloatArray  # [h, d_model, d_k]
     W_O: FloatArray  # [h·d_k, d_model]
-    source: str = "given"  # where the matrices came from, for the header of the views
+    origin: WeightsOrigin = WeightsOrigin(WeightsKind.GIVEN)  # how they were made
     path: Path | None = None  # the file they were read from, if any
+    b_Q: FloatArray | None = None  # [h, d_k]
+    b_K: FloatArray | None = None  # [h, d_k]
+    b_V: FloatArray | None = None  # [h, d_k]
+    b_O: FloatArray | None = None  # [d_model]
 
     def __post_init__(self) -> None:
         shape = self.W_Q.shape
@@ -49,6 +58,21 @@ class AttentionWeights:
                 f"W_Q has shape {list(shape)}: heads·d_k = {n_heads * d_k} must equal "
                 f"d_model = {d_model}."
             )
+        biases = [getattr(self, key) for key in BIAS_KEYS]
+        if any(b is not None for b in biases):
+            if any(b is None for b in biases):
+                raise AttnvizError("Give all four biases b_Q, b_K, b_V, b_O, or none.")
+            for key, expected in zip(BIAS_KEYS, [(n_heads, d_k)] * 3 + [(d_model,)], strict=True):
+                got = getattr(self, key).shape
+                if got != expected:
+                    raise AttnvizError(
+                        f"{key} has shape {list(got)}; with W_Q of shape {list(shape)} it must be "
+                        f"{list(expected)}."
+                    )
+
+    @property
+    def has_biases(self) -> bool:
+        return self.b_Q is not None
 
     @property
     def n_heads(self) -> int:
@@ -74,9 +98,8 @@ def random_weights(config: AttentionConfig, rng: np.random.Generator) -> Attenti
     w_k = rng.normal(0.0, std_query_key, size=(h, d_model, d_k))
     w_v = rng.normal(0.0, 1.0 / np.sqrt(d_model), size=(h, d_model, d_k))
     w_o = rng.normal(0.0, 1.0 / np.sqrt(h * d_k), size=(h * d_k, d_model))
-    return AttentionWeights(
-        W_Q=w_q, W_K=w_k, W_V=w_v, W_O=w_o, source=f"random (seed {config.seed})"
-    )
+    origin = WeightsOrigin(WeightsKind.RANDOM, seed=config.seed)
+    return AttentionWeights(W_Q=w_q, W_K=w_k, W_V=w_v, W_O=w_o, origin=origin)
 
 
 def load_weights(path: Path) -> AttentionWeights:
@@ -85,8 +108,10 @@ def load_weights(path: Path) -> AttentionWeights:
     An exported trace is such a file: its other keys are ignored.
     """
     extension = path.suffix.lower()
+    config: object = None
     if extension == ".npz":
         arrays: dict[str, object] = dict(load_npz(path, "Weights"))
+        config = arrays.get("config")
     elif extension == ".json":
         data, repeated_keys = load_json(path, "Weights")
         if not isinstance(data, dict):
@@ -99,6 +124,7 @@ def load_weights(path: Path) -> AttentionWeights:
                 f"Weights file {path} gives {', '.join(twice)} more than once; keep one of each."
             )
         arrays = data
+        config = data.get("config")
     else:
         raise FileProblem(
             f"Weights file {path} has extension {extension or '(none)'!r}; use an .npz (or .json) "
@@ -115,6 +141,24 @@ def load_weights(path: Path) -> AttentionWeights:
         for key in WEIGHT_KEYS
     }
     try:
-        return AttentionWeights(**matrices, source=f"loaded from {path}", path=path)
+        return AttentionWeights(**matrices, origin=_file_origin(path, config), path=path)
     except AttnvizError as error:
         raise FileProblem(f"Weights file {path}: {error.message}") from None
+
+
+def _file_origin(path: Path, config: object) -> WeightsOrigin:
+    """Weights read from ``path``; an attnviz export also says what they were made from (a seed,
+    a model), so a random trace fed back is still called random."""
+    from attnviz.trace import read_provenance
+
+    made = read_provenance(config)
+    before = made[0].weights if made else None
+    if before is None:
+        return WeightsOrigin(WeightsKind.FILE, path=str(path))
+    return WeightsOrigin(
+        WeightsKind.FILE,
+        path=str(path),
+        seed=before.seed,
+        model=before.model,
+        architecture=before.architecture,
+    )

@@ -93,13 +93,14 @@ import json, statistics, sys, time
 from pathlib import Path
 from attnviz.core import trace_with_options
 from attnviz.render.heatmap import build_figure, plan_layout, save_heatmap
-from attnviz.tokens import default_focus
+from attnviz.selection import select
 
 folder, runs, floor_script = Path(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
 words = (sys.argv[4].split() * 512)[:512]
 trace = trace_with_options(words, d_model=64, n_heads=8).trace
-heads, focus = tuple(range(8)), default_focus(trace.tokens)
-figure = build_figure(trace, heads=heads, focus=focus)  # also warms the font and colour caches
+selection = select(trace)  # every head; "it", the default focus word, when the words have it
+heads = selection.heads
+figure = build_figure(trace, selection)  # also warms the font and colour caches
 cell_texts = sum(len(axes.texts) for axes in figure.axes)  # axes.text: the printed weights
 word_labels = sum(
     1 for axes in figure.axes for text in axes.get_xticklabels() + axes.get_yticklabels()
@@ -112,7 +113,7 @@ step = plan_layout(trace.tokens, len(heads), len(heads)).x.step
 times = {"attnviz": [], "floor": []}
 for _ in range(runs):
     start = time.perf_counter()
-    save_heatmap(trace, folder / "attnviz-512.png", heads=heads, focus=focus)
+    save_heatmap(trace, selection, folder / "attnviz-512.png")
     times["attnviz"].append(time.perf_counter() - start)
     start = time.perf_counter()
     floor["draw"](folder / "floor-512.png", words, width, height, step, False)

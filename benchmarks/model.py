@@ -58,7 +58,13 @@ NUMPY_FORWARD = """
 import statistics, sys, time
 from attnviz.model.checkpoint import find_model, load_encoder, read_config, tokenize_for_model
 from attnviz.model.encoder import run_encoder
+from attnviz.provenance import (
+    EmbeddingsKind, EmbeddingsOrigin, Provenance, WeightsKind, WeightsOrigin
+)
 folder = find_model("minilm")
+provenance = Provenance(
+    EmbeddingsOrigin(EmbeddingsKind.MODEL), WeightsOrigin(WeightsKind.PRETRAINED, model="minilm")
+)
 config = read_config(folder)
 encoding = tokenize_for_model(folder, (sys.argv[1] + ". ") * 12, 512)
 ids = list(encoding.ids[:127]) + [encoding.ids[-1]]
@@ -68,7 +74,7 @@ runs = int(sys.argv[2])
 times = []
 for _ in range(3 + runs):
     start = time.perf_counter()
-    run_encoder(tokens, weights, model_name="minilm")
+    run_encoder(tokens, weights, provenance=provenance)
     times.append(time.perf_counter() - start)
 print(statistics.median(times[3:]) * 1000)
 """

@@ -14,8 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import attnviz
-from attnviz.render.heatmap import save_heatmap, save_layers_heatmap
-from attnviz.tokens import find_focus
+from attnviz.core import TraceOptions, cross_layers, trace_layers
+from attnviz.render.grid import save_layers_heatmap
+from attnviz.render.heatmap import save_heatmap
+from attnviz.selection import ViewOptions, select
 
 DOCS = Path(__file__).resolve().parent
 CONFIG = attnviz.AttentionConfig(d_model=8, n_heads=2, seed=0)
@@ -29,23 +31,21 @@ PICTURES = {
 
 def make_picture(path: Path, sentence: str, focus_word: str | None) -> None:
     trace = attnviz.trace_attention(sentence, config=CONFIG)
-    focus = find_focus(trace.tokens, focus_word) if focus_word is not None else None
-    save_heatmap(trace, path, heads=tuple(range(trace.n_heads)), focus=focus)
+    save_heatmap(trace, select(trace, ViewOptions(focus=focus_word)), path)
 
 
 def make_model_picture(path: Path) -> None:
-    from attnviz.model.run import trace_model
-
-    run = trace_model("The animal didn't cross the street because it was too tired", "minilm")
-    layer = run.trace.layers[5]  # layer 6, where head 12 links "it" to "animal"
-    focus = find_focus(layer.tokens, "it")
-    save_heatmap(layer, path, heads=(11,), focus=focus)
-    save_layers_heatmap(run.trace.layers, path.with_name("heatmap_minilm_grid.png"), focus=focus)
+    sentence = "The animal didn't cross the street because it was too tired"
+    layers = trace_layers(sentence, TraceOptions(model="minilm")).layers
+    layer = layers[5]  # layer 6, where head 12 links "it" to "animal"
+    save_heatmap(layer, select(layer, ViewOptions(head=12, focus="it")), path)
+    grid = path.with_name("heatmap_minilm_grid.png")
+    save_layers_heatmap(layers, select(layers[0], ViewOptions(focus="it")), grid)
 
 
 def make_scaling_picture(path: Path) -> None:
+    from attnviz.analysis.scaling import scaling_experiment
     from attnviz.render.plots import save_scaling_plot
-    from attnviz.scaling import scaling_experiment
 
     rows = scaling_experiment([4, 16, 64, 256, 1024], n_keys=16, seed=0)
     save_scaling_plot(rows, path, n_keys=16)
@@ -57,18 +57,14 @@ def make_lines_picture(path: Path) -> None:
     trace = attnviz.trace_attention(
         "The animal didn't cross the street because it was too tired", config=CONFIG
     )
-    save_lines_figure(trace, path, heads=(0, 1), focus=find_focus(trace.tokens, "it"))
+    save_lines_figure(trace, select(trace, ViewOptions(focus="it")), path)
 
 
 def make_mask_and_cross_pictures() -> None:
-    from attnviz.core import trace_cross, trace_with_options
-
-    masked = trace_with_options("The cat sat on the mat", causal=True, pad_to=8).trace
-    save_heatmap(masked, DOCS / "masked.png", heads=(0, 1), focus=find_focus(masked.tokens, "sat"))
-    crossed = trace_cross("I am very good", "Je vais bien").trace
-    save_heatmap(
-        crossed, DOCS / "cross.png", heads=(0, 1), focus=find_focus(crossed.tokens, "vais")
-    )
+    (masked,) = trace_layers("The cat sat on the mat", TraceOptions(causal=True, pad_to=8)).layers
+    save_heatmap(masked, select(masked, ViewOptions(focus="sat")), DOCS / "masked.png")
+    (crossed,) = cross_layers("I am very good", "Je vais bien").layers
+    save_heatmap(crossed, select(crossed, ViewOptions(focus="vais")), DOCS / "cross.png")
 
 
 def main() -> None:

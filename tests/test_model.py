@@ -275,23 +275,25 @@ def test_minilm_sample_embeddings_are_the_models_input_table() -> None:
 
 
 def test_words_merges_pieces_mean_over_rows_sum_over_columns() -> None:
-    from attnviz.trace import merge_tokens
+    from attnviz.selection import ViewOptions, select
 
     run = trace_model(IT_SENTENCE, "minilm", dtype="float64")
-    groups, labels = run.encoding.words()
-    assert labels == ["[CLS]", *IT_SENTENCE.split(), "[SEP]"]
+    layer = run.trace.layers[5]
+    groups, labels = layer.provenance.word_groups, layer.provenance.words
+    assert labels == ("[CLS]", *IT_SENTENCE.split(), "[SEP]")
     didnt = labels.index("didn't")
     assert [run.trace.tokens[i] for i in groups[didnt]] == ["didn", "'", "t"]
-    layer = run.trace.layers[5]
-    merged = merge_tokens(layer, groups, labels)
-    np.testing.assert_allclose(merged.weights.sum(-1), 1.0, atol=1e-12)
-    pieces = groups[didnt]
+    merged = select(layer, ViewOptions(words=True))
+    assert merged.row_words == labels and merged.row_groups == groups
+    weights = np.stack([merged.pairs(layer.weights[h], total=True) for h in range(12)])
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-12)
+    pieces = list(groups[didnt])
     it = labels.index("it")
     np.testing.assert_allclose(
-        merged.weights[:, it, didnt], layer.weights[:, groups[it][0], pieces].sum(-1), atol=1e-12
+        weights[:, it, didnt], layer.weights[:, groups[it][0], pieces].sum(-1), atol=1e-12
     )
-    np.testing.assert_allclose(merged.weights[:, didnt, :].sum(-1), 1.0, atol=1e-12)
-    np.testing.assert_allclose(merged.X[didnt], layer.X[pieces].mean(0), atol=1e-12)
+    np.testing.assert_allclose(weights[:, didnt, :].sum(-1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(merged.rows(layer.X)[didnt], layer.X[pieces].mean(0), atol=1e-12)
 
 
 def test_words_on_the_command_line_and_export_stays_in_pieces(tmp_path: Path) -> None:

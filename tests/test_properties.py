@@ -129,7 +129,7 @@ def test_the_command_line_never_shows_a_traceback(
         assert status in NAMED_EXIT_CODES, (status, argv, stderr)
         assert terminal_controls(stdout + stderr) == set(), argv
         lines = stderr.splitlines()
-        assert all(line.startswith(("error: ", "note: ")) for line in lines), stderr
+        assert all(line.startswith(("error: ", "note: ", "wrote ")) for line in lines), stderr
         if status == ExitStatus.SUCCESS:
             assert stdout.strip(), argv
             assert not any(line.startswith("error: ") for line in lines), stderr

@@ -11,22 +11,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attnviz
-from attnviz.render.terminal import (
-    ExplainView,
-    Matrix,
-    _kept_indices,
-    format_number,
-    matrix_block,
-    occurrence_labels,
-    render_explain,
-    weight_style,
-)
-from attnviz.tokens import find_focus
+from attnviz.render.labels import format_number, occurrence_labels
+from attnviz.render.lesson import Matrix
+from attnviz.render.terminal import render_explain
+from attnviz.render.text import _kept_indices, matrix_block, weight_style
+from attnviz.tokens import Focus, find_focus
+
+from support import shown
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def render(trace: attnviz.AttentionTrace, *, width: int, colour: bool, **view: object) -> str:
+def render(
+    trace: attnviz.AttentionTrace, *, width: int, colour: bool, focus: Focus | None = None
+) -> str:
     from rich.console import Console
 
     console = Console(
@@ -37,8 +35,7 @@ def render(trace: attnviz.AttentionTrace, *, width: int, colour: bool, **view: o
         no_color=not colour,  # the suite runs with NO_COLOR=1; this test wants colour
         highlight=False,
     )
-    heads = tuple(range(trace.n_heads))
-    render_explain(trace, console, ExplainView(heads=heads, **view))  # type: ignore[arg-type]
+    render_explain(trace, shown(trace, focus=focus), console)
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 
@@ -149,7 +146,7 @@ def test_step_pacing_waits_between_steps_and_q_stops() -> None:
         return len(asked) < 3  # the third pause answers q
 
     console = Console(file=io.StringIO(), width=100, color_system=None)
-    render_explain(trace, console, ExplainView(heads=(0, 1), pause=pause))
+    render_explain(trace, shown(trace), console, pause=pause)
     out = console.file.getvalue()  # type: ignore[attr-defined]
     assert asked == [
         "Step 2 · Queries, keys and values of head 1",
@@ -163,7 +160,7 @@ def test_step_pacing_waits_between_steps_and_q_stops() -> None:
 def test_wrap_keeps_vectors_whole_indents_continuations_and_leaves_no_trailing_spaces() -> None:
     from rich.text import Text
 
-    from attnviz.render.terminal import wrap
+    from attnviz.render.text import wrap
 
     formula = Text("  z_it = 0.61·v_was + 0.12·v_because + 0.09·v_cross = [0.22, -0.34, -1.17]")
     formula.stylize("green")
@@ -193,7 +190,7 @@ def test_wrap_never_exceeds_the_width_nor_loses_a_character(
     from rich.cells import cell_len
     from rich.text import Text
 
-    from attnviz.render.terminal import wrap
+    from attnviz.render.text import wrap
 
     lines = [line.plain for line in wrap(Text(" " * indent + text), width)]
     if width >= 2:  # narrower, a wide character cannot fit at all

@@ -43,10 +43,12 @@ def test_npz_export_has_exactly_the_documented_keys_shapes_and_dtypes(tmp_path: 
     trace = attnviz.trace_attention(SENTENCE, config=AttentionConfig(d_model=12, n_heads=3))
     export_trace(trace, tmp_path / "t.npz")
     with np.load(tmp_path / "t.npz", allow_pickle=False) as data:
-        assert set(data.files) == EXPORT_KEYS
+        assert set(data.files) == EXPORT_KEYS | {"config"}
+        config = json.loads(str(data["config"]))  # JSON text, read without pickle
+        assert config["provenance"]["weights"] == {"kind": "random", "seed": 0}
         for key, shape in shapes(11, 3, 12).items():
             assert data[key].shape == shape, key
-            expected_kind = "U" if key == "tokens" else "f"
+            expected_kind = "U" if key == "tokens" else "f"  # config: checked above
             assert data[key].dtype.kind == expected_kind, key
             if key != "tokens":
                 assert data[key].dtype == np.float64

@@ -54,6 +54,14 @@ def find_model(name_or_dir: str) -> Path:
     return folder
 
 
+def checkpoint_name(name_or_dir: str, folder: Path) -> str:
+    """The model's name for titles and headers: all-MiniLM-L6-v2 when it was asked for by one
+    of its names, else the checkpoint folder's own name."""
+    if name_or_dir.lower() in MINILM_NAMES:
+        return "all-MiniLM-L6-v2"
+    return folder.resolve().name
+
+
 def _hub_snapshots() -> list[Path]:
     """Snapshots of all-MiniLM-L6-v2 in a local Hugging Face cache, newest first."""
     roots = [os.environ.get("HF_HUB_CACHE"), os.environ.get("HUGGINGFACE_HUB_CACHE")]
@@ -167,7 +175,9 @@ def load_encoder(
                     f"{folder}/model.safetensors: {full} has shape {list(array.shape)}, "
                     f"config.json implies {list(shape)}."
                 )
-            return np.asarray(array, dtype=dtype)
+            result: FloatArray = np.asarray(array, dtype=dtype)
+            result.setflags(write=False)  # a trace can share it without a defensive copy
+            return result
 
         d, h, d_k, d_ff = config.d_model, config.n_heads, config.d_k, config.d_ff
         word_name = prefix + "embeddings.word_embeddings.weight"
@@ -202,20 +212,21 @@ def load_encoder(
             b_qkv = np.concatenate(
                 [layer_tensor(f"attention.self.{part}.bias", (d,)) for part in QKV]
             )
+            w_qkv.setflags(write=False)
+            b_qkv.setflags(write=False)
             attention = AttentionWeights(
                 W_Q=heads_in(w_qkv[:, :d]),
                 W_K=heads_in(w_qkv[:, d : 2 * d]),
                 W_V=heads_in(w_qkv[:, 2 * d :]),
                 W_O=layer_tensor("attention.output.dense.weight", (d, d)).T,
-                source="pretrained",
+                b_Q=b_qkv[:d].reshape(h, d_k),
+                b_K=b_qkv[d : 2 * d].reshape(h, d_k),
+                b_V=b_qkv[2 * d :].reshape(h, d_k),
+                b_O=layer_tensor("attention.output.dense.bias", (d,)),
             )
             layers.append(
                 EncoderLayerWeights(
                     attention=attention,
-                    b_Q=b_qkv[:d].reshape(h, d_k),
-                    b_K=b_qkv[d : 2 * d].reshape(h, d_k),
-                    b_V=b_qkv[2 * d :].reshape(h, d_k),
-                    b_O=layer_tensor("attention.output.dense.bias", (d,)),
                     attention_norm=(
                         layer_tensor("attention.output.LayerNorm.weight", (d,)),
                         layer_tensor("attention.output.LayerNorm.bias", (d,)),
@@ -230,8 +241,6 @@ def load_encoder(
                         layer_tensor("output.LayerNorm.weight", (d,)),
                         layer_tensor("output.LayerNorm.bias", (d,)),
                     ),
-                    W_QKV=w_qkv,
-                    b_QKV=b_qkv,
                 )
             )
         type_name = prefix + "embeddings.token_type_embeddings.weight"
@@ -260,6 +269,7 @@ class Encoding:
     word_ids: tuple[int | None, ...]  # [n] which word of the sentence each piece belongs to
     offsets: tuple[tuple[int, int], ...] = ()  # [n] (start, end) of each piece in the sentence
     sentence: str = ""
+    special: tuple[int, ...] = ()  # positions of the special tokens ([CLS], [SEP], [PAD])
 
     def words(self) -> tuple[list[list[int]], list[str]]:
         """Pieces grouped into the sentence's whitespace-separated words, and those words.
@@ -323,6 +333,7 @@ def tokenize_for_model(folder: Path, sentence: str, max_positions: int) -> Encod
         word_ids=tuple(encoded.word_ids),
         offsets=tuple((int(a), int(b)) for a, b in encoded.offsets),
         sentence=sentence,
+        special=tuple(i for i, flag in enumerate(encoded.special_tokens_mask) if flag),
     )
 
 

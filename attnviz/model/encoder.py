@@ -18,16 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.attention import (
-    attention_scores,
-    concat_heads,
-    mask_scores,
-    scale_scores,
-    softmax,
-    weigh_values,
-)
-from attnviz.config import AttentionConfig
-from attnviz.trace import AttentionTrace, frozen_array, frozen_mask
+from attnviz.attention import multi_head_attention
+from attnviz.provenance import EmbeddingsKind, Provenance
+from attnviz.trace import AttentionTrace, frozen_array
 from attnviz.weights import AttentionWeights
 
 # Rational approximations of erf and erfc from the Cephes library (S. L. Moshier, public
@@ -99,21 +92,13 @@ def layer_norm(x: FloatArray, gamma: FloatArray, beta: FloatArray, eps: float) -
 class EncoderLayerWeights:
     """One layer, transposed so every product is x·W (checkpoints store Linear as [out, in])."""
 
-    attention: AttentionWeights  # W_Q, W_K, W_V [h, d_model, d_k], W_O [h·d_k, d_model]
-    b_Q: FloatArray  # [h, d_k]
-    b_K: FloatArray  # [h, d_k]
-    b_V: FloatArray  # [h, d_k]
-    b_O: FloatArray  # [d_model]
+    attention: AttentionWeights  # W_Q, W_K, W_V [h, d_model, d_k], W_O, and the biases
     attention_norm: tuple[FloatArray, FloatArray]  # γ, β [d_model] after attention + residual
     W_1: FloatArray  # [d_model, d_ff]
     b_1: FloatArray  # [d_ff]
     W_2: FloatArray  # [d_ff, d_model]
     b_2: FloatArray  # [d_model]
     output_norm: tuple[FloatArray, FloatArray]  # γ, β [d_model] after feed-forward + residual
-    # [W_Q | W_K | W_V] as one [d_model, 3·d_model] matrix and its bias [3·d_model]: one matrix
-    # product for all heads' queries, keys and values instead of 3·h small ones.
-    W_QKV: FloatArray
-    b_QKV: FloatArray
 
 
 @dataclass(frozen=True)
@@ -155,69 +140,28 @@ def run_encoder(
     tokens: Sequence[str],
     weights: EncoderWeights,
     *,
-    model_name: str,
+    provenance: Provenance,
     mask: np.ndarray | None = None,
 ) -> EncoderTrace:
     """The forward pass, keeping each layer's attention steps.  tokens [n] -> EncoderTrace
 
-    Computed in the weights' dtype (float32 by default, as the checkpoint stores it); the trace
-    keeps float64 copies for display and export.
+    Computed in the weights' dtype (float32 by default, as the checkpoint stores it).
+    ``provenance`` is the first layer's; each later layer's is the same but for its number.
     """
     hidden = embed(weights, len(tokens))
     hidden_states = [hidden]
     layer_traces = []
-    n_layers = len(weights.layers)
     for index, layer in enumerate(weights.layers):
-        attention = layer.attention
-        n_heads, d_model, d_k = attention.W_Q.shape
-        n_tokens = hidden.shape[0]
-        # Q_i = h·W_Q[i] + b_Q[i] for every head i at once: [n, 3·d_model], then split by head.
-        qkv = np.matmul(hidden, layer.W_QKV) + layer.b_QKV
-        q, k, v = (
-            qkv[:, part * d_model : (part + 1) * d_model]
-            .reshape(n_tokens, n_heads, d_k)
-            .transpose(1, 0, 2)  # [h, n, d_k]
-            for part in range(3)
+        trace = multi_head_attention(
+            tokens,
+            hidden,
+            layer.attention,
+            provenance=for_layer(provenance, index + 1),
+            mask=mask,
         )
-        scores = attention_scores(q, k)
-        scaled = scale_scores(scores, d_k).astype(hidden.dtype)
-        attention_weights = softmax(scaled if mask is None else mask_scores(scaled, mask))
-        z = weigh_values(attention_weights, v)
-        concat = concat_heads(z)
-        output = np.matmul(concat, attention.W_O) + layer.b_O  # [n, d_model]
-        layer_traces.append(
-            AttentionTrace(
-                tokens=tuple(tokens),
-                X=frozen_array(hidden, copy=False),
-                W_Q=frozen_array(attention.W_Q, copy=False),
-                W_K=frozen_array(attention.W_K, copy=False),
-                W_V=frozen_array(attention.W_V, copy=False),
-                W_O=frozen_array(attention.W_O, copy=False),
-                Q=frozen_array(q, copy=False),
-                K=frozen_array(k, copy=False),
-                V=frozen_array(v, copy=False),
-                scores=frozen_array(scores, copy=False),
-                scaled=frozen_array(scaled, copy=False),
-                weights=frozen_array(attention_weights, copy=False),
-                Z=frozen_array(z, copy=False),
-                concat=frozen_array(concat, copy=False),
-                output=frozen_array(output, copy=False),
-                config=AttentionConfig(d_model=d_model, n_heads=n_heads, seed=0),
-                embeddings_source=(
-                    "the model's embeddings (word + position + token type, LayerNorm)"
-                    if index == 0
-                    else f"the output of layer {index} (after its residual and LayerNorm)"
-                ),
-                weights_source=f"{model_name} (pretrained), layer {index + 1} of {n_layers}",
-                b_Q=frozen_array(layer.b_Q, copy=False),
-                b_K=frozen_array(layer.b_K, copy=False),
-                b_V=frozen_array(layer.b_V, copy=False),
-                b_O=frozen_array(layer.b_O, copy=False),
-                mask=None if mask is None else frozen_mask(mask),
-            )
-        )
+        layer_traces.append(trace)
         eps = weights.layer_norm_eps
-        after_attention = layer_norm(hidden + output, *layer.attention_norm, eps)
+        after_attention = layer_norm(hidden + trace.output, *layer.attention_norm, eps)
         feed_forward = np.matmul(gelu(np.matmul(after_attention, layer.W_1) + layer.b_1), layer.W_2)
         hidden = layer_norm(after_attention + feed_forward + layer.b_2, *layer.output_norm, eps)
         hidden_states.append(hidden)
@@ -225,4 +169,14 @@ def run_encoder(
         tokens=tuple(tokens),
         layers=tuple(layer_traces),
         hidden_states=frozen_array(np.stack(hidden_states), copy=False),
+    )
+
+
+def for_layer(provenance: Provenance, layer: int) -> Provenance:
+    """The provenance of layer ``layer`` (from 1): its number in both origins; X is the model's
+    embeddings in layer 1 and the previous layer's output after that."""
+    kind = EmbeddingsKind.MODEL if layer == 1 else EmbeddingsKind.LAYER
+    return provenance._replace(
+        embeddings=provenance.embeddings._replace(kind=kind, layer=layer),
+        weights=provenance.weights._replace(layer=layer),
     )

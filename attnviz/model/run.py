@@ -8,9 +8,23 @@ import numpy as np
 
 from attnviz.attention import padding_mask
 from attnviz.errors import AttnvizError
-from attnviz.model.checkpoint import Encoding, find_model, load_encoder, read_config
+from attnviz.model.checkpoint import (
+    Encoding,
+    checkpoint_name,
+    find_model,
+    load_encoder,
+    read_config,
+)
 from attnviz.model.checkpoint import tokenize_for_model as tokenize_for_model
 from attnviz.model.encoder import EncoderTrace, run_encoder
+from attnviz.provenance import (
+    EmbeddingsKind,
+    EmbeddingsOrigin,
+    Masking,
+    Provenance,
+    WeightsKind,
+    WeightsOrigin,
+)
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
 
@@ -40,9 +54,9 @@ def trace_model(
     folder = find_model(model)
     config = read_config(folder)
     encoding = tokenize_for_model(folder, sentence, config.max_positions)
+    n_real = len(encoding.ids)
     mask = None
     if pad_to is not None:
-        n_real = len(encoding.ids)
         if not n_real <= pad_to <= config.max_positions:
             raise AttnvizError(
                 f"--pad-to {pad_to}: the model sees {n_real} word pieces with [CLS] and [SEP]; "
@@ -55,16 +69,28 @@ def trace_model(
             tokens=encoding.tokens + ("[PAD]",) * extra,
             word_ids=encoding.word_ids + (None,) * extra,
             offsets=encoding.offsets + ((0, 0),) * extra,
+            special=encoding.special + tuple(range(n_real, pad_to)),
         )
         mask = padding_mask(n_real, pad_to)
     weights = load_encoder(folder, config, encoding.ids, DTYPES[dtype])
-    name = (
-        "all-MiniLM-L6-v2"
-        if model.lower().startswith(("minilm", "all-minilm", "sentence"))
-        else folder.name
+    name = checkpoint_name(model, folder)
+    groups, words = encoding.words()
+    provenance = Provenance(
+        embeddings=EmbeddingsOrigin(EmbeddingsKind.MODEL, architecture=config.model_type, layer=1),
+        weights=WeightsOrigin(
+            WeightsKind.PRETRAINED,
+            model=name,
+            architecture=config.model_type,
+            layer=1,
+            n_layers=config.n_layers,
+        ),
+        masking=Masking(padding=len(encoding.ids) - n_real),
+        special=encoding.special,
+        word_groups=tuple(tuple(group) for group in groups),
+        words=tuple(words),
     )
     return ModelRun(
-        trace=run_encoder(encoding.tokens, weights, model_name=name, mask=mask),
+        trace=run_encoder(encoding.tokens, weights, provenance=provenance, mask=mask),
         encoding=encoding,
         model_name=name,
     )

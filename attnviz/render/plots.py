@@ -6,32 +6,23 @@ matplotlib is imported inside the functions, so importing this module costs noth
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from attnviz.errors import AttnvizError, OutputProblem
-from attnviz.files import atomic_write
-from attnviz.render.heatmap import MISSING_GLYPH
-from attnviz.scaling import ScalingRow
-from attnviz.tokens import Focus, printable
+from attnviz.analysis.scaling import ScalingRow
+from attnviz.errors import AttnvizError
+from attnviz.render.figures import image_format_of, new_figure, save_figure
+from attnviz.selection import Selection
+from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
-
-FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
 
 def save_scaling_plot(rows: Sequence[ScalingRow], path: Path, *, n_keys: int) -> None:
     """Three panels against d_k (log scale): largest weight, entropy, gradient size; each with
     and without ÷√d_k. Written atomically, in the format the extension names."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    image_format = FORMATS.get(path.suffix.lower())
-    if image_format is None:
-        raise OutputProblem(f"{path}: unknown extension; use .png, .svg or .pdf.")
+    image_format_of(path)
     d_ks = [row.d_k for row in rows]
-    figure = Figure(figsize=(14, 3.6), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = new_figure(14, 3.6, layout="constrained")
     panels = (
         ("variance of the scores", "score_variance", None),
         ("largest softmax weight", "max_weight", (0, 1.05)),
@@ -58,18 +49,7 @@ def save_scaling_plot(rows: Sequence[ScalingRow], path: Path, *, n_keys: int) ->
         if index in (0, 2):
             axes.legend(fontsize=8)
     figure.suptitle(f"Why divide by √d_k: softmax over {n_keys} keys, random unit-variance q and k")
-    metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
-
-    def write(temporary: Path) -> None:
-        from matplotlib import rc_context
-
-        # A word the bundled font lacks (emoji, CJK) is drawn as a box, as in the heatmaps;
-        # a warning per glyph would bury the "wrote …" line.
-        with rc_context({"svg.hashsalt": "attnviz"}), warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=MISSING_GLYPH)
-            figure.savefig(temporary, format=image_format, dpi=150, metadata=metadata[image_format])
-
-    atomic_write(path, write)
+    save_figure(figure, path)
 
 
 # Okabe–Ito: distinguishable with every common colour-vision deficiency.
@@ -85,34 +65,35 @@ HEAD_COLOURS = (
 )
 
 
-def save_lines_figure(
-    trace: AttentionTrace, path: Path, *, heads: Sequence[int], focus: Focus
-) -> None:
+def save_lines_figure(trace: AttentionTrace, selection: Selection, path: Path) -> None:
     """The classic illustration: the sentence written twice, and from the focus word on the
     left a line to every word on the right, as thick and as opaque as its attention weight,
-    one colour per head. Written atomically, in the format the extension names."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    one colour per head of the selection. Written atomically, in the format the extension
+    names."""
     from matplotlib.lines import Line2D
 
-    image_format = FORMATS.get(path.suffix.lower())
-    if image_format is None:
-        raise OutputProblem(f"{path}: unknown extension; use .png, .svg or .pdf.")
+    image_format_of(path)
+    heads, focus, focus_row = selection.heads, selection.focus, selection.focus_row
+    if focus is None or focus_row is None:
+        raise AttnvizError(
+            "--style lines follows one word: name it with --focus WORD (the default, "
+            "'it', is not in the sentence)."
+        )
     if len(heads) > len(HEAD_COLOURS):
         raise AttnvizError(
             f"--style lines gives each head its own colour and has {len(HEAD_COLOURS)}; this "
             f"trace has {len(heads)} heads, so pick one with --head."
         )
-    queries = [printable(token) for token in trace.tokens]
-    keys = [printable(token) for token in trace.key_tokens]
+    weights = selection.focus_weights(trace.weights)
+    queries = [printable(word) for word in selection.row_words]
+    keys = [printable(word) for word in selection.column_words]
     rows = max(len(queries), len(keys))
     height = min(max(2.5, 0.32 * rows + 1.6), 40.0)
-    figure = Figure(figsize=(6.4, height), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure = new_figure(6.4, height, layout="constrained")
     axes = figure.add_subplot()
     font = 11 if rows <= 30 else max(5, 11 - (rows - 30) // 10)
     for row, word in enumerate(queries):
-        weight = "bold" if row == focus.index else "normal"
+        weight = "bold" if row == focus_row else "normal"
         axes.text(0.0, -row, word, ha="right", va="center", fontsize=font, fontweight=weight)
     for row, word in enumerate(keys):
         axes.text(1.0, -row, word, ha="left", va="center", fontsize=font)
@@ -122,12 +103,12 @@ def save_lines_figure(
     for rank, head in enumerate(heads):
         colour = HEAD_COLOURS[rank % len(HEAD_COLOURS)]
         offset = (rank - (len(heads) - 1) / 2) * spread
-        for column, weight in enumerate(trace.weights[head, focus.index]):
+        for column, weight in enumerate(weights[head]):
             if weight < 0.005:
                 continue
             axes.plot(
                 [0.03, 0.97],
-                [-focus.index + offset, -column + offset],
+                [-focus_row + offset, -column + offset],
                 color=colour,
                 linewidth=0.5 + 9.0 * float(weight),
                 alpha=min(1.0, 0.35 + 0.65 * float(weight)),
@@ -139,23 +120,11 @@ def save_lines_figure(
     axes.axis("off")
     axes.legend(handles=handles, loc="upper center", ncol=min(4, len(handles)), frameon=False,
                 bbox_to_anchor=(0.5, 1.0), fontsize=9)  # fmt: skip
-    kind = "random weights, not learned" if trace.weights_source.startswith("random") else (
-        trace.weights_source
-    )  # fmt: skip
+    origin = trace.provenance.weights
+    kind = "random weights, not learned" if origin.is_random else printable(origin.describe())
     figure.suptitle(
         f"Where “{printable(focus.word)}” looks: line thickness and opacity = attention weight\n"
         f"({kind})",
         fontsize=10,
     )
-    metadata = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
-
-    def write(temporary: Path) -> None:
-        from matplotlib import rc_context
-
-        # A word the bundled font lacks (emoji, CJK) is drawn as a box, as in the heatmaps;
-        # a warning per glyph would bury the "wrote …" line.
-        with rc_context({"svg.hashsalt": "attnviz"}), warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=MISSING_GLYPH)
-            figure.savefig(temporary, format=image_format, dpi=150, metadata=metadata[image_format])
-
-    atomic_write(path, write)
+    save_figure(figure, path)

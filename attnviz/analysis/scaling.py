@@ -62,6 +62,14 @@ def scaling_experiment(
 
     Returns the softmax statistics of q·k and of q·k/√d_k.
     """
+    for label, value, low, high in (
+        ("--keys", n_keys, 2, 4096),
+        ("--queries", n_queries, 1, 100_000),
+    ):
+        if not low <= value <= high:
+            raise AttnvizError(f"{label} {value} is out of range; use {low} to {high}.")
+    if seed < 0:
+        raise AttnvizError(f"--seed must be 0 or more, got {seed}.")
     largest = n_queries * n_keys * max(d_ks)
     if largest > MAX_NUMBERS:
         raise AttnvizError(

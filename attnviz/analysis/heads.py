@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
 
@@ -19,16 +20,19 @@ class HeadLink(NamedTuple):
     weight: float
 
 
-def focus_rows(layers: Sequence[AttentionTrace], focus: int) -> np.ndarray:
-    """The focus word's weights in every layer and head.  -> [L, h, n]"""
-    return np.stack([layer.weights[:, focus, :] for layer in layers])
+def focus_rows(layers: Sequence[AttentionTrace], selection: Selection) -> np.ndarray:
+    """The focus word's shown weights in every layer and head.  -> [L, h, columns]
+
+    Every layer is seen through the same selection (the layers share their tokens).
+    """
+    return np.stack([selection.focus_weights(layer.weights) for layer in layers])
 
 
-def top_heads_per_target(
-    layers: Sequence[AttentionTrace], focus: int, per_target: int = 3
-) -> dict[int, list[HeadLink]]:
-    """For each target word, the heads in which the focus word gives it the most weight."""
-    rows = focus_rows(layers, focus)
+def top_heads_per_target(rows: np.ndarray, per_target: int = 3) -> dict[int, list[HeadLink]]:
+    """For each target word, the heads in which the focus word gives it the most weight.
+
+    rows: [L, h, n] the focus word's weights (focus_rows); ties go to the earlier head.
+    """
     n_layers, n_heads, n_tokens = rows.shape
     ranking: dict[int, list[HeadLink]] = {}
     for target in range(n_tokens):
@@ -41,9 +45,8 @@ def top_heads_per_target(
     return ranking
 
 
-def top_target_per_head(layers: Sequence[AttentionTrace], focus: int) -> list[HeadLink]:
-    """Each head's favourite target for the focus word, strongest first."""
-    rows = focus_rows(layers, focus)
+def top_target_per_head(rows: np.ndarray) -> list[HeadLink]:
+    """Each head's favourite target for the focus word, strongest first.  rows: [L, h, n]"""
     links = [
         HeadLink(
             layer + 1, head + 1, int(np.argmax(rows[layer, head])), float(rows[layer, head].max())

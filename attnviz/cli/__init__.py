@@ -1,0 +1,111 @@
+"""The ``attnviz`` command: a Typer app of thin commands (cli/commands.py) over the library.
+
+``run()`` builds only the command being run: Typer turns every registered command's signature
+into click parameters on each run, about 10 ms for all six, a twentieth of the start-up floor.
+"""
+
+# No `from __future__ import annotations`: Typer reads these annotations on every run.
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from attnviz import __version__
+from attnviz.cli import commands
+from attnviz.cli.console import report
+from attnviz.cli.options import command
+from attnviz.errors import ExitStatus
+
+#: Every command, by name, with its short help for ``attnviz --help``.
+COMMANDS: dict[str, tuple[Callable[..., Any], str | None]] = {
+    "explain": (commands.explain, None),
+    "heatmap": (commands.heatmap, "Save the attention weights as a heatmap image."),
+    "cross": (commands.cross, "Cross-attention: queries from TARGET, keys from SOURCE."),
+    "heads": (commands.heads, "Rank every (layer, head) by where the focus word looks."),
+    "scaling": (commands.scaling, "Why ÷√d_k: the softmax with and without the scaling."),
+    "demo": (commands.demo, None),
+}
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"attnviz {__version__}")
+        raise typer.Exit()
+
+
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Show the version and exit.", callback=version_callback, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """Every number of transformer multi-head self-attention, step by step.
+
+    Z = softmax(Q·Kᵀ/√d_k)·V for each head, then the heads concatenated and projected by W_O.
+    """
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The attnviz app with every command, or with only the command named ``only``."""
+    app = typer.Typer(
+        name="attnviz",
+        help=(
+            "Every number of transformer multi-head self-attention, step by step: "
+            "Z = softmax(Q·Kᵀ/√d_k)·V per head, then Concat·W_O.\n\n"
+            'Example: attnviz explain "I am good"'
+        ),
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        # Plain help, as click prints it: Typer's Rich panels would import most of Rich and
+        # cost `attnviz --help` a third more start-up time than the commands themselves need.
+        rich_markup_mode=None,
+    )
+    app.callback()(main)
+    for name, (function, short_help) in COMMANDS.items():
+        if only is None or name == only:
+            app.command(name, short_help=short_help)(command(function))
+    return app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``attnviz.cli.app``, the whole app, for tests and documentation tools (CliRunner, help
+    output); built when asked for, so that running one command builds only that one."""
+    if name == "app":
+        return build_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Entry point of the ``attnviz`` command and ``python -m attnviz``; returns the exit code.
+
+    Typer's own usage errors (a missing sentence, a misspelt option) are shown as one line, like
+    attnviz's, instead of a framed panel. Ctrl-C gives 130 (ExitStatus.INTERRUPTED).
+    """
+    arguments = sys.argv[1:] if argv is None else argv
+    wanted = arguments[0] if arguments and arguments[0] in COMMANDS else None
+    try:
+        status = build_app(wanted)(args=arguments, standalone_mode=False)
+    except typer.TyperException as error:  # click's exceptions, as Typer vendors them
+        if not arguments:
+            typer.echo(error.format_message(), err=True)  # no arguments: the help, exit 2
+        else:
+            report(usage_sentence(error))
+        return int(ExitStatus.USAGE)
+    except typer.Abort:
+        return int(ExitStatus.INTERRUPTED)
+    return status if isinstance(status, int) else int(ExitStatus.SUCCESS)
+
+
+def usage_sentence(error: typer.TyperException) -> str:
+    """Typer's message for a malformed command line, with the way to fix it."""
+    message = error.format_message().rstrip()
+    if not message.endswith((".", "?", "!")):
+        message += "."
+    context = getattr(error, "ctx", None)
+    command_path = context.command_path if context is not None else "attnviz"
+    if "unexpected extra argument" in message and command_path.endswith(("explain", "heatmap")):
+        return f'{message} Put the sentence in quotes: {command_path} "I am good"'
+    return f"{message} See '{command_path} --help'."

@@ -1,0 +1,261 @@
+"""The commands. Each parses its options, hands the work to the library and picks the exit
+code; errors become one line on stderr (see options.command). Heavy modules (matplotlib, the
+model's safetensors and tokenizers) are imported inside the commands that need them."""
+
+# No `from __future__ import annotations`: Typer reads every command's annotations on each
+# run, and string annotations would be compiled and evaluated anew each time (several ms).
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from attnviz.cli.console import new_console, note, pacer, reading_progress, wrote
+from attnviz.cli.options import Export, Leave, Seed, Sentence, image_option
+from attnviz.core import TraceOptions, cross_layers, trace_layers
+from attnviz.errors import AttnvizError
+from attnviz.outputs import check_export, check_folder, check_image, write_export
+from attnviz.render.images import ImageOptions, Style
+from attnviz.render.lesson import LessonOptions
+from attnviz.selection import Selection, ViewOptions, choose_layer, select
+from attnviz.trace import AttentionTrace
+
+
+def traced(sentence: str, options: TraceOptions) -> tuple[AttentionTrace, ...]:
+    """The layers the options describe; notes about how they were made go to stderr."""
+    with reading_progress(options.embeddings) as progress:
+        layers, notes = trace_layers(sentence, options, progress=progress)
+    for message in notes:
+        note(message)
+    return layers
+
+
+def selected(trace: AttentionTrace, view: ViewOptions) -> Selection:
+    """What the view shows of ``trace``; notes about the focus word go to stderr."""
+    selection = select(trace, view)
+    for message in selection.notes:
+        note(message)
+    return selection
+
+
+def check_outputs(export: Path | None, *images: tuple[Path | None, str]) -> None:
+    """Refuse unwritable outputs before any work is done."""
+    if export is not None:
+        check_export(export)
+    for path, what in images:
+        if path is not None:
+            check_image(path, what)
+
+
+def explain(
+    sentence: Sentence,
+    trace_options: TraceOptions,
+    view: ViewOptions,
+    lesson: LessonOptions,
+    step: Annotated[
+        bool, typer.Option("--step", help="Pause after each step until Enter (q quits).")
+    ] = False,
+    svg: Annotated[
+        Path | None,
+        typer.Option(
+            "--svg", help="Also save the rendering, colours included, as SVG.", readable=False
+        ),
+    ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html", help="Also save the rendering, colours included, as HTML.", readable=False
+        ),
+    ] = None,
+    export: Export = None,
+) -> None:
+    """Print every step of multi-head self-attention for SENTENCE.
+
+    Tokens and X; per head Q, K, V, Q·Kᵀ, ÷ √d_k, softmax and Z = weights·V; then Concat·W_O.
+
+    Example: attnviz explain "The animal didn't cross the street because it was too tired" -f it
+    """
+    from attnviz.files import check_output_path
+    from attnviz.render.terminal import render_explain, save_lesson
+
+    check_outputs(export)
+    for path, extensions, what in ((svg, (".svg",), "--svg"), (html, (".html", ".htm"), "--html")):
+        if path is not None:
+            check_output_path(path, extensions, what)
+    layers = traced(sentence, trace_options)
+    trace = choose_layer(layers, view.layer)
+    selection = selected(trace, view)
+    console = new_console()
+    render_explain(trace, selection, console, lesson, pause=pacer(console) if step else None)
+    for path in save_lesson(trace, selection, lesson, console.width, svg=svg, html=html):
+        wrote(path)
+    if export is not None:
+        write_export(layers, export)
+        wrote(export)
+
+
+def heatmap(
+    sentence: Sentence,
+    output: image_option("Image to write: .png, .svg or .pdf.", required=True),  # type: ignore[valid-type]
+    trace_options: TraceOptions,
+    view: ViewOptions,
+    per_head: Annotated[
+        Path | None,
+        typer.Option(
+            "--per-head",
+            help="Also write one image per head into this folder.",
+            show_default=False,
+            readable=False,
+        ),
+    ] = None,
+    cmap: Annotated[str, typer.Option("--cmap", help="A matplotlib colormap name.")] = "viridis",
+    export: Export = None,
+    all_layers: Annotated[
+        bool,
+        typer.Option("--all-layers", help="Every layer and head in one grid (with --model)."),
+    ] = False,
+    style: Annotated[
+        Style,
+        typer.Option(
+            "--style", help="grid: heatmaps; lines: the focus word's lines to every word."
+        ),
+    ] = Style.grid,
+) -> None:
+    """Save the attention weights of SENTENCE as a heatmap image, one panel per head.
+
+    Query words are rows, key words columns; a last panel shows where the focus word looks.
+
+    Example: attnviz heatmap "The animal didn't cross the street because it was too tired" -o it.png
+    """
+    from attnviz.render.images import save_images
+
+    check_outputs(export, (output, "--output"))
+    if per_head is not None:
+        check_folder(per_head, "--per-head")
+    layers = traced(sentence, trace_options)
+    options = ImageOptions(style=style, cmap=cmap, all_layers=all_layers, per_head=per_head)
+    written, notes = save_images(layers, view, output, options)
+    for message in notes:
+        note(message)
+    for path in written:
+        wrote(path)
+    if export is not None:
+        write_export(layers, export)
+        wrote(export)
+
+
+def cross(
+    source: Annotated[
+        str, typer.Argument(help="The source sentence (keys and values).", metavar="SOURCE")
+    ],
+    target: Annotated[str, typer.Argument(help="The target sentence (queries).", metavar="TARGET")],
+    trace_options: Annotated[TraceOptions, Leave("model", "dtype", "pad_to")],
+    view: Annotated[ViewOptions, Leave("layer", "hide_special", "words")],
+    lesson: LessonOptions,
+    export: Export = None,
+    output: image_option("Also save the heatmap: .png, .svg or .pdf.") = None,  # type: ignore[valid-type]
+) -> None:
+    """Encoder–decoder (cross) attention: queries from TARGET, keys and values from SOURCE.
+
+    The same steps as explain, with a rectangular attention matrix: target rows, source columns.
+
+    Example: attnviz cross "I am good" "Je vais bien" --focus vais
+    """
+    from attnviz.render.terminal import render_explain
+
+    check_outputs(export, (output, "--output"))
+    with reading_progress(trace_options.embeddings) as progress:
+        (trace,), notes = cross_layers(source, target, trace_options, progress=progress)
+    for message in notes:
+        note(message)
+    selection = selected(trace, view)
+    render_explain(trace, selection, new_console(), lesson)
+    if output is not None:
+        from attnviz.render.heatmap import save_heatmap
+
+        save_heatmap(trace, selection, output)
+        wrote(output)
+    if export is not None:
+        write_export((trace,), export)
+        wrote(export)
+
+
+def heads(
+    sentence: Sentence,
+    trace_options: TraceOptions,
+    view: Annotated[ViewOptions, Leave("layer", "head")],
+    top: Annotated[int, typer.Option("--top", help="How many heads to list by strength.")] = 20,
+) -> None:
+    """Rank every (layer, head) by where the focus word's attention goes.
+
+    For each word, the heads in which the focus word looks at it most; and each head's top word.
+
+    Example: attnviz heads -m minilm "The animal didn't cross the street because it was too tired"
+    """
+    from attnviz.render.reports import render_heads
+
+    if top < 1:
+        raise AttnvizError(f"--top {top}: give 1 or more.")
+    layers = traced(sentence, trace_options)
+    selection = selected(layers[0], view)
+    if selection.focus is None:
+        raise AttnvizError(
+            "heads follows one word: name it with --focus WORD (the default, 'it', is not "
+            "in the sentence)."
+        )
+    render_heads(layers, selection, new_console(), top=top)
+
+
+def scaling(
+    dk: Annotated[
+        str, typer.Option("--dk", help="The d_k sizes to try, comma-separated (up to 4096).")
+    ] = "4,16,64,256,1024",
+    keys: Annotated[int, typer.Option("--keys", help="Keys each query is scored against.")] = 16,
+    queries: Annotated[int, typer.Option("--queries", help="Random queries per d_k.")] = 400,
+    seed: Seed = 0,
+    output: image_option("Also save a plot: .png, .svg or .pdf.") = None,  # type: ignore[valid-type]
+) -> None:
+    """The experiment behind ÷√d_k: softmax of q·k with and without the scaling.
+
+    Variance of q·k, largest weight, entropy and gradient size for each d_k.
+
+    Example: attnviz scaling --dk 4,16,64,256,1024 -o scaling.png
+    """
+    from attnviz.analysis.scaling import parse_d_ks, scaling_experiment
+    from attnviz.render.reports import render_scaling
+
+    d_ks, notes = parse_d_ks(dk)
+    check_outputs(None, (output, "--output"))
+    for message in notes:
+        note(message)
+    rows = scaling_experiment(d_ks, n_keys=keys, n_queries=queries, seed=seed)
+    render_scaling(rows, new_console(), n_keys=keys)
+    if output is not None:
+        from attnviz.render.plots import save_scaling_plot
+
+        save_scaling_plot(rows, output, n_keys=keys)
+        wrote(output)
+
+
+def demo(
+    step: Annotated[
+        bool, typer.Option("--step", help="Pause between steps and examples until Enter.")
+    ] = False,
+    use_model: Annotated[
+        bool,
+        typer.Option(
+            "--model/--no-model",
+            help="Use all-MiniLM-L6-v2 for the 'it' example when installed.",
+        ),
+    ] = True,
+) -> None:
+    """The classic examples in order, each with a sentence of context.
+
+    "I am good" step by step; "Thinking Machines"; "it" in "The animal didn't cross the street
+    because it was too tired"; a cross-attention example; the √d_k experiment.
+
+    Example: attnviz demo --step
+    """
+    from attnviz.render.demo import run_demo
+
+    console = new_console()
+    run_demo(console, pause=pacer(console) if step else None, use_model=use_model)

@@ -1,0 +1,93 @@
+"""What the command line prints besides the lesson: one-line errors and notes on stderr, the
+files it wrote, the progress of a long read, and the --step prompt."""
+
+# No `from __future__ import annotations`: this module is imported by the command line, whose
+# annotations Typer reads.
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from attnviz.errors import AttnvizError
+from attnviz.render.progress import ReadingProgress
+from attnviz.tokens import printable
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from attnviz.render.terminal import Pacer
+
+
+def new_console(**options: Any) -> "Console":
+    """A Rich console, imported on first use: `--help` and `--version` never load Rich."""
+    from rich.console import Console
+
+    return Console(highlight=False, **options)
+
+
+@cache
+def error_console() -> "Console":
+    """stderr, for errors, notes and progress; soft wrap keeps each message on one line."""
+    return new_console(stderr=True, soft_wrap=True)
+
+
+def report(message: str, *, label: str = "error", style: str = "bold red") -> None:
+    """One line on stderr: ``error: <what is wrong and how to fix it>``."""
+    from rich.text import Text
+
+    sys.stdout.flush()  # so the line lands after what was printed before it, when piped too
+    error_console().print(Text.assemble((f"{label}: ", style), printable(message)))
+
+
+def note(message: str) -> None:
+    """``note: …`` on stderr: something the person should know about how the numbers were made."""
+    report(message, label="note", style="bold yellow")
+
+
+def wrote(path: Path) -> None:
+    """``wrote PATH`` on stderr, the same for every file every command writes."""
+    from rich.text import Text
+
+    sys.stdout.flush()
+    error_console().print(Text(f"wrote {printable(str(path))}"))
+
+
+def reading_progress(path: Path | None) -> ReadingProgress:
+    """A progress bar on stderr for streaming the word-vector file, if one takes over a second."""
+    return ReadingProgress(error_console(), f"Reading {path.name if path else ''}")
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn an AttnvizError into one line on stderr and its exit code; let bugs raise."""
+    try:
+        yield
+    except AttnvizError as error:
+        report(error.message)
+        raise typer.Exit(int(error.exit_status)) from None
+
+
+def pacer(console: "Console") -> "Pacer | None":
+    """--step: wait for Enter between steps; q stops. Never waits unless stdin is a terminal."""
+    if not (sys.stdin.isatty() and console.is_terminal):
+        note("--step pauses only at a terminal; showing every step.")
+        return None
+
+    def pause(coming: str) -> bool:
+        from rich.text import Text
+
+        prompt = Text(f"⏎ {coming}  ·  q quits ", style="dim")
+        try:
+            answer = console.input(prompt)
+        except EOFError:
+            return False
+        except KeyboardInterrupt:
+            console.print()  # end the prompt's line before the shell's
+            raise
+        return answer.strip().lower() not in {"q", "quit"}
+
+    return pause

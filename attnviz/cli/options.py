@@ -1,0 +1,248 @@
+"""Every command-line option, declared once, and the groups they make.
+
+A group is a frozen options type of the library (TraceOptions, ViewOptions, LessonOptions); a
+command takes one as a parameter, and ``command()`` turns that parameter into the group's
+options on the command line, then hands the command the group built from them. So --heads or
+--focus is declared here only, whichever commands take it.
+"""
+
+# No `from __future__ import annotations`: Typer reads these annotations on every run.
+import dataclasses
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from attnviz.cli.console import user_errors
+from attnviz.core import Dtype, Preset, TraceOptions
+from attnviz.embeddings import OutOfVocabulary
+from attnviz.render.lesson import LessonOptions
+from attnviz.selection import ViewOptions
+
+# -- each option once ---------------------------------------------------------------------------
+
+# Also taken on its own, by scaling.
+Seed = Annotated[int, typer.Option("--seed", help="Seed of the random embeddings and weights.")]
+
+DECLARATIONS: dict[str, Any] = {
+    # How the traces are made: TraceOptions.
+    "heads": Annotated[
+        int | None,
+        typer.Option(
+            "--heads",
+            help="Number of heads h (default: 2, or the weights file's).",
+            show_default=False,
+        ),
+    ],
+    "d_model": Annotated[
+        int | None,
+        typer.Option(
+            "--d-model",
+            help="Embedding width d_model (default: 8, or the files').",
+            show_default=False,
+        ),
+    ],
+    "seed": Annotated[
+        int, typer.Option("--seed", help="Seed of the random embeddings and weights.")
+    ],
+    "preset": Annotated[
+        Preset | None,
+        typer.Option(
+            "--preset",
+            help="paper: d_model 512, 8 heads, d_k 64, as in the paper.",
+            show_default=False,
+        ),
+    ],
+    "embeddings": Annotated[
+        Path | None,
+        typer.Option(
+            "--embeddings",
+            "-e",
+            help="Word vectors: GloVe/word2vec text, .npy/.npz (one row per token) or .json.",
+            show_default=False,
+            readable=False,  # attnviz checks readability itself, with a one-line message
+        ),
+    ],
+    "oov": Annotated[
+        OutOfVocabulary,
+        typer.Option(
+            "--oov", help="Words missing from --embeddings: error, or seeded random vectors."
+        ),
+    ],
+    "weights": Annotated[
+        Path | None,
+        typer.Option(
+            "--weights",
+            "-w",
+            help="An .npz/.json with W_Q, W_K, W_V, W_O (an exported trace works).",
+            show_default=False,
+            readable=False,
+        ),
+    ],
+    "model": Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="A pretrained model: 'minilm', 'gpt2' or a checkpoint folder (attnviz[model]).",
+            show_default=False,
+        ),
+    ],
+    "dtype": Annotated[
+        Dtype,
+        typer.Option("--dtype", help="With --model: compute in float32 (as stored) or float64."),
+    ],
+    "causal": Annotated[
+        bool,
+        typer.Option(
+            "--causal", help="Decoder self-attention: each word sees itself and earlier words."
+        ),
+    ],
+    "pad_to": Annotated[
+        int | None,
+        typer.Option(
+            "--pad-to", help="Pad with [PAD] tokens to N, masked as keys.", show_default=False
+        ),
+    ],
+    # What is shown: ViewOptions.
+    "layer": Annotated[
+        int | None,
+        typer.Option(
+            "--layer",
+            help="With --model: the layer to show, from 1 (default: the last).",
+            show_default=False,
+        ),
+    ],
+    "head": Annotated[
+        int | None,
+        typer.Option("--head", help="Show only head N (numbered from 1).", show_default=False),
+    ],
+    "focus": Annotated[
+        str | None,
+        typer.Option(
+            "--focus",
+            "-f",
+            help='Word to follow: it, or it:2 for its second occurrence (default: "it" if '
+            "present).",
+            show_default=False,
+        ),
+    ],
+    "hide_special": Annotated[
+        bool,
+        typer.Option("--hide-special", help="Leave [CLS], [SEP] and [PAD] out of the views."),
+    ],
+    "words": Annotated[
+        bool,
+        typer.Option(
+            "--words",
+            help="With --model: merge word pieces into words (mean over rows, sum over columns).",
+        ),
+    ],
+    # How the lesson is told: LessonOptions.
+    "decimals": Annotated[
+        int, typer.Option("--decimals", "-d", help="Digits after the point (0–8).")
+    ],
+    "show_weights": Annotated[
+        bool, typer.Option("--show-weights", help="Also print W_Q, W_K, W_V and W_O.")
+    ],
+}
+
+GROUPS = (TraceOptions, ViewOptions, LessonOptions)
+
+# Arguments and options that are not part of a group, shared by several commands.
+Sentence = Annotated[
+    str, typer.Argument(help="The sentence, in quotes.", show_default=False, metavar="SENTENCE")
+]
+Export = Annotated[
+    Path | None,
+    typer.Option(
+        "--export",
+        help="Save every intermediate to FILE.npz or FILE.json.",
+        show_default=False,
+        readable=False,
+    ),
+]
+
+
+def image_option(help_text: str, *, required: bool = False) -> Any:
+    """``--output/-o``: an image file (.png, .svg or .pdf)."""
+    option = typer.Option("--output", "-o", help=help_text, show_default=False, readable=False)
+    return Annotated[Path if required else Path | None, option]
+
+
+class Leave:
+    """``Annotated[TraceOptions, Leave("model")]``: a command that takes a group without some
+    of its options; those keep their defaults."""
+
+    def __init__(self, *names: str) -> None:
+        self.names = frozenset(names)
+
+
+# -- groups to options and back -------------------------------------------------------------------
+
+
+def command(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` with each group parameter spread into the group's options for Typer; when
+    Typer calls it, the options are gathered back into the group (validated on construction).
+    An AttnvizError, from a group or the command, becomes one line on stderr and its exit code.
+    """
+    hints = typing.get_type_hints(function, include_extras=True)
+    parameters: list[inspect.Parameter] = []
+    groups: dict[str, tuple[type, list[str]]] = {}
+    for name, parameter in inspect.signature(function).parameters.items():
+        annotation, left_out = _group_of(hints[name])
+        if annotation is None:
+            # Keyword-only, like the spread options: Typer passes every value by name.
+            parameters.append(
+                parameter.replace(annotation=hints[name], kind=inspect.Parameter.KEYWORD_ONLY)
+            )
+            continue
+        names = []
+        for option, default in _options_of(annotation):
+            if option in left_out:
+                continue
+            names.append(option)
+            parameters.append(
+                inspect.Parameter(
+                    option,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=default,
+                    annotation=DECLARATIONS[option],
+                )
+            )
+        groups[name] = (annotation, names)
+
+    @functools.wraps(function)
+    def gathered(**values: Any) -> Any:
+        with user_errors():  # a group refuses contradicting options as it is built
+            for name, (group, names) in groups.items():
+                values[name] = group(**{option: values.pop(option) for option in names})
+            return function(**values)
+
+    gathered.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    gathered.__annotations__ = {p.name: p.annotation for p in parameters}
+    del gathered.__wrapped__  # Typer must see the spread signature, not the function's
+    return gathered
+
+
+def _group_of(annotation: Any) -> tuple[type | None, frozenset[str]]:
+    """The options group an annotation names, and the options it leaves out."""
+    left_out: frozenset[str] = frozenset()
+    if typing.get_origin(annotation) is Annotated:
+        annotation, *extras = typing.get_args(annotation)
+        for extra in extras:
+            if isinstance(extra, Leave):
+                left_out = extra.names
+    return (annotation if annotation in GROUPS else None), left_out
+
+
+def _options_of(group: type) -> list[tuple[str, Any]]:
+    """A group's options and their defaults: a frozen dataclass's fields, a NamedTuple's."""
+    if dataclasses.is_dataclass(group):
+        return [(field.name, field.default) for field in dataclasses.fields(group)]
+    defaults: dict[str, Any] = group._field_defaults  # type: ignore[attr-defined]
+    return [(name, defaults[name]) for name in group._fields]  # type: ignore[attr-defined]

@@ -1,0 +1,61 @@
+"""The files a command writes: checked before any work is done, named the same way each time.
+
+``check_*`` raise OutputProblem with the fix before anything is computed, so a bad path costs
+nothing and leaves nothing behind; writing itself is atomic (attnviz.files.atomic_write).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from attnviz.errors import OutputProblem
+from attnviz.files import check_output_path
+from attnviz.trace import EXPORT_EXTENSIONS, AttentionTrace, export_layers, export_trace
+
+IMAGE_EXTENSIONS = (".png", ".svg", ".pdf")
+
+
+def check_image(path: Path, what: str = "--output") -> str:
+    """An image path attnviz can write (.png, .svg or .pdf); its extension."""
+    return check_output_path(path, IMAGE_EXTENSIONS, what)
+
+
+def check_export(path: Path) -> str:
+    """A trace export path attnviz can write (.npz or .json); its extension."""
+    return check_output_path(path, EXPORT_EXTENSIONS, "--export")
+
+
+def check_folder(folder: Path, what: str) -> None:
+    """Refuse a folder that cannot be written (or created), before any image is drawn."""
+    if folder.exists() and not folder.is_dir():
+        raise OutputProblem(f"{what} {folder} is a file; give a folder name.")
+    existing = folder if folder.exists() else folder.parent
+    if not existing.is_dir():
+        raise OutputProblem(f"{what} {folder}: folder {existing} does not exist; create it first.")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OutputProblem(f"{what} {folder}: folder {existing} is not writable; choose another.")
+
+
+def make_folder(folder: Path) -> None:
+    """Create ``folder`` (its parent exists: check_folder said so)."""
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as error:
+        raise OutputProblem(f"Cannot create {folder}: {error.strerror}.") from None
+
+
+def per_head_paths(folder: Path, heads: Sequence[int], n_heads: int, extension: str) -> list[Path]:
+    """One file per head in ``folder``: head_1.png … head_8.png, zero-padded to sort in order
+    (head_01 … head_12). ``heads`` are numbered from 0, the names from 1."""
+    width = len(str(n_heads))
+    return [folder / f"head_{head + 1:0{width}d}{extension}" for head in heads]
+
+
+def write_export(layers: Sequence[AttentionTrace], path: Path) -> None:
+    """A random layer as it is; a pretrained model's layers with a leading layer axis."""
+    if layers[0].provenance.weights.is_pretrained:
+        export_layers(layers, path)
+    else:
+        export_trace(layers[0], path)

@@ -1,0 +1,227 @@
+"""Where a trace came from, as typed data: how X and the weights were made, which masks were
+applied, which tokens are special and which pieces make one word.
+
+Every view reads these fields (``provenance.weights.is_random``, ``provenance.masking.causal``,
+``provenance.special``); none parses a display string. Exports write them (``to_dict``) and
+reading an export back restores them (``from_dict``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Any, NamedTuple
+
+from attnviz.errors import AttnvizError
+
+
+class EmbeddingsKind(str, Enum):
+    """How the rows of X were made."""
+
+    RANDOM = "random"  # seeded random word vectors
+    FILE = "file"  # read from a word-vector file (with --oov random, some drawn at random)
+    GIVEN = "given"  # an array passed to the Python API
+    MODEL = "model"  # a pretrained model's input embeddings: the input of its first layer
+    LAYER = "layer"  # a pretrained model's hidden state entering a later layer
+
+
+class WeightsKind(str, Enum):
+    """How W_Q, W_K, W_V and W_O were made."""
+
+    RANDOM = "random"  # drawn from a seeded generator
+    FILE = "file"  # read from an .npz/.json (an exported trace, say)
+    GIVEN = "given"  # passed to the Python API
+    PRETRAINED = "pretrained"  # one layer of a pretrained checkpoint
+
+
+#: How each architecture's layer input is described, by layer (1 = the embeddings' layer).
+_LAYER_INPUT = {
+    "bert": (
+        "the model's embeddings (word + position + token type, LayerNorm)",
+        "the output of layer {previous} (after its residual and LayerNorm)",
+    ),
+    "gpt2": (
+        "ln_1 of the model's embeddings (token + position), LayerNorm'd before attention",
+        "ln_1 of the residual stream after layer {previous}, LayerNorm'd before attention",
+    ),
+}
+
+
+class EmbeddingsOrigin(NamedTuple):
+    """How X was made. Fields other than ``kind`` are set where they apply."""
+
+    kind: EmbeddingsKind
+    seed: int | None = None  # RANDOM: the seed; FILE: the seed of words drawn with --oov random
+    path: str | None = None  # FILE: the file, as the user named it
+    # FILE: True when looked up word by word in a vocabulary, False for one row per token.
+    vocabulary: bool | None = None
+    architecture: str | None = None  # MODEL, LAYER: the model_type, e.g. "bert" or "gpt2"
+    layer: int | None = None  # MODEL, LAYER: the layer whose input X is, from 1
+
+    def describe(self) -> str:
+        """X's origin in words, for the header of the views and the exports."""
+        if self.kind is EmbeddingsKind.RANDOM:
+            return f"seeded random vectors (seed {self.seed})"
+        if self.kind is EmbeddingsKind.FILE:
+            if self.vocabulary is False:
+                return f"rows of {self.path}"
+            return f"word vectors from {self.path}"
+        if self.kind is EmbeddingsKind.GIVEN:
+            return "given array"
+        first, later = _LAYER_INPUT.get(self.architecture or "", _LAYER_INPUT["bert"])
+        layer = self.layer or 1
+        return first if layer == 1 else later.format(previous=layer - 1)
+
+
+class WeightsOrigin(NamedTuple):
+    """How the attention matrices were made. Fields other than ``kind`` are set where they
+    apply; a FILE exported by attnviz keeps the seed or model it was made from."""
+
+    kind: WeightsKind
+    seed: int | None = None  # RANDOM, or a FILE made from random weights
+    path: str | None = None  # FILE
+    model: str | None = None  # PRETRAINED, or a FILE exported from a model: its name
+    architecture: str | None = None  # the model's model_type ("bert", "gpt2")
+    layer: int | None = None  # the layer, from 1
+    n_layers: int | None = None  # how many layers the model has
+
+    @property
+    def is_random(self) -> bool:
+        """Random numbers, not learned: drawn here, or read back from a file that was."""
+        return self.seed is not None and self.model is None
+
+    @property
+    def is_pretrained(self) -> bool:
+        return self.model is not None
+
+    def describe(self, *, with_layer: bool = True) -> str:
+        """The weights' origin in words: "random (seed 0)", "all-MiniLM-L6-v2 (pretrained),
+        layer 6 of 6", "loaded from trace.npz"; ``with_layer=False`` leaves out the layer."""
+        if self.kind is WeightsKind.RANDOM:
+            return f"random (seed {self.seed})"
+        if self.kind is WeightsKind.GIVEN:
+            return "given"
+        if self.kind is WeightsKind.FILE:
+            return f"loaded from {self.path}"
+        text = f"{self.model} (pretrained)"
+        if with_layer and self.layer is not None and self.n_layers is not None:
+            text += f", layer {self.layer} of {self.n_layers}"
+        return text
+
+
+class Masking(NamedTuple):
+    """Which masks were applied before the softmax (the trace's ``mask`` holds the result)."""
+
+    causal: bool = False  # word i may attend to words 0..i only (decoder self-attention)
+    padding: int = 0  # this many padding tokens at the end, masked as keys
+
+    @property
+    def any(self) -> bool:
+        return self.causal or self.padding > 0
+
+
+class Provenance(NamedTuple):
+    """Everything a view needs to know about how a trace was made, as data."""
+
+    embeddings: EmbeddingsOrigin
+    weights: WeightsOrigin
+    masking: Masking = Masking()
+    # Positions of the tokenizer's special tokens ([CLS], [SEP], [PAD]); a view may hide them.
+    special: tuple[int, ...] = ()
+    # The tokenizer's pieces of each word, in order, every position in exactly one group; empty
+    # when every token is a word of its own (attnviz's own tokenizer).
+    word_groups: tuple[tuple[int, ...], ...] = ()
+    words: tuple[str, ...] = ()  # the word each group spells, for labels
+
+    def groups(self, n_tokens: int) -> tuple[tuple[int, ...], ...]:
+        """The word groups, or every token its own group."""
+        return self.word_groups or tuple((i,) for i in range(n_tokens))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data; ``Provenance.from_dict`` reads it back."""
+        return {
+            "embeddings": _fields(self.embeddings),
+            "weights": _fields(self.weights),
+            "masking": {"causal": self.masking.causal, "padding": self.masking.padding},
+            "special": list(self.special),
+            "word_groups": [list(group) for group in self.word_groups],
+            "words": list(self.words),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Provenance:
+        """The inverse of ``to_dict``; AttnvizError naming the field when ``data`` is not one."""
+        try:
+            mapping = _mapping(data, "provenance")
+            embeddings = _mapping(mapping["embeddings"], "embeddings")
+            weights = _mapping(mapping["weights"], "weights")
+            masking = _mapping(mapping.get("masking", {}), "masking")
+            provenance = cls(
+                embeddings=EmbeddingsOrigin(
+                    kind=EmbeddingsKind(embeddings["kind"]),
+                    seed=_optional(embeddings.get("seed"), int),
+                    path=_optional(embeddings.get("path"), str),
+                    vocabulary=_optional(embeddings.get("vocabulary"), bool),
+                    architecture=_optional(embeddings.get("architecture"), str),
+                    layer=_optional(embeddings.get("layer"), int),
+                ),
+                weights=WeightsOrigin(
+                    kind=WeightsKind(weights["kind"]),
+                    seed=_optional(weights.get("seed"), int),
+                    path=_optional(weights.get("path"), str),
+                    model=_optional(weights.get("model"), str),
+                    architecture=_optional(weights.get("architecture"), str),
+                    layer=_optional(weights.get("layer"), int),
+                    n_layers=_optional(weights.get("n_layers"), int),
+                ),
+                masking=Masking(
+                    causal=_exact(masking.get("causal", False), bool),
+                    padding=_exact(masking.get("padding", 0), int),
+                ),
+                special=_integers(mapping.get("special", [])),
+                word_groups=tuple(_integers(group) for group in _list(mapping.get("word_groups"))),
+                words=tuple(_exact(word, str) for word in _list(mapping.get("words"))),
+            )
+            if len(provenance.words) != len(provenance.word_groups):
+                raise ValueError("words and word_groups differ in length")
+            return provenance
+        except (KeyError, ValueError, TypeError) as error:
+            raise AttnvizError(f"its provenance is not one attnviz wrote ({error}).") from None
+
+
+def _fields(origin: EmbeddingsOrigin | WeightsOrigin) -> dict[str, Any]:
+    """An origin's fields, the kind by name, unset ones left out."""
+    data: dict[str, Any] = {"kind": origin.kind.value}
+    for name, value in origin._asdict().items():
+        if name != "kind" and value is not None:
+            data[name] = value
+    return data
+
+
+def _mapping(value: Any, name: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} is not an object")
+    return value
+
+
+def _list(value: Any) -> Sequence[Any]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise TypeError("expected a list")
+    return value
+
+
+def _exact(value: Any, kind: type) -> Any:
+    """``value`` if it is of ``kind`` (an int is not a bool, nor a bool an int)."""
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TypeError(f"{value!r} is not a {kind.__name__}")
+    return value
+
+
+def _optional(value: Any, kind: type) -> Any:
+    return None if value is None else _exact(value, kind)
+
+
+def _integers(values: Any) -> tuple[int, ...]:
+    return tuple(_exact(value, int) for value in _list(values))

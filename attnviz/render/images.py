@@ -1,0 +1,80 @@
+"""Which pictures ``attnviz heatmap`` draws of the computed layers, and where they go: one
+figure of the chosen heads, the lines illustration, or every layer and head at once; with
+--per-head, one more file per head. matplotlib is imported by the modules that draw."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+from pathlib import Path
+from typing import NamedTuple
+
+from attnviz.errors import AttnvizError
+from attnviz.outputs import make_folder, per_head_paths
+from attnviz.selection import Selection, ViewOptions, choose_layer, select
+from attnviz.trace import AttentionTrace
+
+
+class Style(str, Enum):
+    """How heatmap draws the weights."""
+
+    grid = "grid"  # a heatmap per head
+    lines = "lines"  # the classic illustration: lines from the focus word, one colour per head
+
+
+class ImageOptions(NamedTuple):
+    """The pictures asked for, besides what the view shows."""
+
+    style: Style = Style.grid
+    cmap: str = "viridis"  # a matplotlib colormap name
+    all_layers: bool = False  # every layer and head in one grid
+    per_head: Path | None = None  # also one image per head in this folder
+
+
+def save_images(
+    layers: Sequence[AttentionTrace], view: ViewOptions, output: Path, options: ImageOptions
+) -> tuple[list[Path], tuple[str, ...]]:
+    """Draw what ``options`` ask of ``layers`` as ``view`` shows them; the files written, in
+    order, and notes for the person (from choosing the focus word)."""
+    from attnviz.render.figures import check_colormap
+
+    check_colormap(options.cmap)
+    if options.all_layers:
+        if view.layer is not None or view.head is not None or options.per_head is not None:
+            raise AttnvizError(
+                "--all-layers draws every layer and head in one figure; "
+                "drop --layer, --head and --per-head."
+            )
+        from attnviz.render.grid import save_layers_heatmap
+
+        selection = select(layers[0], view)
+        save_layers_heatmap(layers, selection, output, cmap=options.cmap)
+        return [output], selection.notes
+    trace = choose_layer(layers, view.layer)
+    selection = select(trace, view)
+    if options.style is Style.lines:
+        from attnviz.render.plots import save_lines_figure
+
+        save_lines_figure(trace, selection, output)
+        return [output], selection.notes
+    return save_heads(trace, selection, output, options), selection.notes
+
+
+def save_heads(
+    trace: AttentionTrace, selection: Selection, output: Path, options: ImageOptions
+) -> list[Path]:
+    """The heads' heatmaps in one figure, and with --per-head one file per head."""
+    from attnviz.render.heatmap import save_heatmap
+
+    written = [output]
+    if options.per_head is not None:
+        make_folder(options.per_head)
+    save_heatmap(trace, selection, output, cmap=options.cmap)
+    if options.per_head is not None:
+        extension = output.suffix.lower()
+        paths = per_head_paths(options.per_head, selection.heads, trace.n_heads, extension)
+        for head, path in zip(selection.heads, paths, strict=True):
+            one = selection._replace(heads=(head,), focus=None)
+            save_heatmap(trace, one, path, cmap=options.cmap)
+            written.append(path)
+    return written

@@ -1,0 +1,154 @@
+"""The reports of ``attnviz heads`` and ``attnviz scaling``: Rich tables of a few dozen cells,
+where rich.table's speed does not matter (the lesson's tables are laid out by hand instead)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import log
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from attnviz.analysis.heads import focus_rows, top_heads_per_target, top_target_per_head
+from attnviz.analysis.scaling import ScalingRow
+from attnviz.render.labels import fit_label, format_number, occurrence_labels, plural
+from attnviz.render.text import wrap
+from attnviz.selection import Selection
+from attnviz.tokens import printable
+from attnviz.trace import AttentionTrace
+
+
+def _paragraphs(console: Console, *texts: Text) -> list[RenderableType]:
+    return [line for text in texts for line in wrap(text, console.width)]
+
+
+def _table(*columns: tuple[str, str]) -> Table:
+    """A table without borders: a rule under the header, columns (header, justify)."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, header_style="bold")
+    for header, justify in columns:
+        table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    return table
+
+
+def render_heads(
+    layers: Sequence[AttentionTrace],
+    selection: Selection,
+    console: Console,
+    *,
+    per_target: int = 3,
+    top: int = 20,
+) -> None:
+    """Where the focus word's attention goes in every (layer, head): the heads for each target
+    word, and each head's favourite target. Numbers are the focus row of each head's weights."""
+    focus = selection.focus
+    if focus is None:
+        raise ValueError("render_heads follows a focus word; the selection has none")
+    first = layers[0]
+    labels = occurrence_labels([printable(word) for word in selection.column_words])
+    name = printable(focus.label)
+    rows = focus_rows(layers, selection)
+    n_layers, n_heads = len(layers), first.n_heads
+    source = printable(first.provenance.weights.describe(with_layer=False))
+    parts: list[RenderableType] = _paragraphs(
+        console,
+        Text(f"attnviz · where does {name!r} look, in every head", style="bold"),
+        Text(
+            f"Weights: {source}; {plural(n_layers, 'layer')} × {plural(n_heads, 'head')}. "
+            f"Each number is the weight {name!r} gives a word in one head (row {name!r} of that "
+            "head's softmax weights; L = layer, H = head, from 1)."
+        ),
+    )
+    parts.append(Text())
+    parts += _paragraphs(
+        console, Text(f"The heads in which {name!r} looks most at each word", style="bold cyan")
+    )
+    ranking = top_heads_per_target(rows, per_target)
+    by_strength = sorted(ranking, key=lambda target: -ranking[target][0].weight)
+    ordinals = ("most", "2nd", "3rd", *(f"{k}th" for k in range(4, per_target + 1)))
+    # Each rank is a head and its weight, the rank's name over the weight (right-aligned, so
+    # that no line ends in spaces).
+    columns = [(header, justify) for k in range(per_target) for header, justify in
+               (("", "left"), (ordinals[k], "right"))]  # fmt: skip
+    table = _table(("word", "left"), *columns)
+    for target in by_strength:
+        cells = [
+            cell
+            for link in ranking[target]
+            for cell in (f"L{link.layer} H{link.head}", format_number(link.weight, 2))
+        ]
+        table.add_row(Text(fit_label(labels[target])), *cells)
+    parts += [table, Text()]
+    links = top_target_per_head(rows)
+    shown = links[:top]
+    title = f"Each head's favourite word for {name!r}, strongest first"
+    if len(links) > len(shown):
+        title += f" (top {len(shown)} of {len(links)})"
+    parts += _paragraphs(console, Text(title, style="bold cyan"))
+    table = _table(("head", "left"), ("word", "left"), ("weight", "right"))
+    for link in shown:
+        table.add_row(
+            f"L{link.layer} H{link.head}",
+            Text(fit_label(labels[link.target])),
+            format_number(link.weight, 2),
+        )
+    parts.append(table)
+    if first.provenance.weights.is_random:
+        parts += _paragraphs(
+            console,
+            Text(
+                "Note: these weights are random, not learned; use --model for a trained model.",
+                style="yellow",
+            ),
+        )
+    console.print(Group(*parts))
+
+
+def render_scaling(rows: Sequence[ScalingRow], console: Console, *, n_keys: int) -> None:
+    """The √d_k experiment as a table: each statistic without and with the scaling."""
+    flat = log(n_keys)
+    parts: list[RenderableType] = _paragraphs(
+        console,
+        Text("attnviz · why divide by √d_k", style="bold"),
+        Text(
+            f"For each d_k, random queries and keys with unit-variance components (seeded); each "
+            f"query scores {n_keys} keys. Without scaling, q·k has variance d_k, so the softmax "
+            "turns one-hot: its largest weight goes to 1, its entropy to 0 (flat would be "
+            f"ln {n_keys} = {flat:.2f}), and its gradient ‖∂w/∂s‖ to 0, so learning stalls. "
+            "Divided by √d_k, the variance stays near 1 and nothing changes with d_k."
+        ),
+    )
+    parts.append(Text())
+    table = _table(
+        ("d_k", "right"),
+        *(
+            (header, "right")
+            for header in ("Var(q·k)", "÷√d_k", "max w", "÷√d_k", "entropy", "÷√d_k")
+        ),
+        ("‖∂w/∂s‖", "right"),
+        ("÷√d_k", "right"),
+    )
+    for row in rows:
+        u, s = row.unscaled, row.scaled
+        table.add_row(
+            str(row.d_k),
+            format_number(u.score_variance, 1),
+            format_number(s.score_variance, 2),
+            format_number(u.max_weight, 2),
+            format_number(s.max_weight, 2),
+            format_number(u.entropy, 2),
+            format_number(s.entropy, 2),
+            format_number(u.gradient, 3),
+            format_number(s.gradient, 3),
+        )
+    parts.append(table)
+    parts += _paragraphs(
+        console,
+        Text(
+            "Dividing the scores by √d_k is a softmax temperature: softmax(s / T) with T = √d_k. "
+            "A higher temperature spreads the weights; T = √d_k is exactly the one that undoes "
+            "the growth of q·k with d_k."
+        ),
+    )
+    console.print(Group(*parts))

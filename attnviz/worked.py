@@ -1,0 +1,243 @@
+"""Worked examples as data: one number of each step, with the terms that make it, taken from
+a trace. Every renderer (the terminal lesson, a notebook, a page) formats these records and
+computes nothing itself.
+
+    Step 2  Q[h][i, c] = Σ_m X[i, m]·W_Q[h][m, c] (+ b_Q[h][c])
+    Step 3  scores[h][i, j] = q_i · k_j = Σ_c q_i[c]·k_j[c]
+    Step 4  scaled[h][i, j] = scores[h][i, j] / √d_k
+    Step 5  w_ij = exp(s_ij − m_i) / Σ_j' exp(s_ij' − m_i), m_i the row's largest allowed score;
+            a masked key's score is −∞, and exp(−∞) = 0
+    Step 6  z_i = Σ_j w_ij·v_j
+    Step 7  output[i, c] = Σ_m Concat[i, m]·W_O[m, c] (+ b_O[c])
+                         = Σ_h Z_h[i]·W_O^(h)[:, c] (+ b_O[c]),  W_O^(h) = head h's rows of W_O
+
+The result of each record is the trace's own number, never recomputed: the terms are there to
+be added up by hand (and by the tests) to that result. Positions are the trace's own (word
+pieces as computed, hidden tokens included); heads are numbered from 0.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from attnviz.arrays import FloatArray
+from attnviz.attention import softmax_parts
+from attnviz.selection import Selection
+from attnviz.trace import AttentionTrace
+
+
+class ProjectionExample(NamedTuple):
+    """Step 2: one element of Q, K or V as a sum over X's row times a column of W."""
+
+    matrix: str  # "Q", "K" or "V"
+    head: int
+    token: int  # the row of X (of X_source for K and V in cross-attention)
+    column: int  # the column of W[head], from 0
+    x: FloatArray  # [d_model] the token's row of X
+    w: FloatArray  # [d_model] column ``column`` of W[head]
+    bias: float | None  # b[head][column] in a pretrained layer
+    result: float  # the trace's Q[head, token, column] (or K, V)
+
+
+class DotProductExample(NamedTuple):
+    """Step 3: one raw score as q·k, term by term."""
+
+    head: int
+    query: int
+    key: int
+    q: FloatArray  # [d_k]
+    k: FloatArray  # [d_k]
+    result: float  # the trace's scores[head, query, key]
+
+
+class ScalingExample(NamedTuple):
+    """Step 4: one score divided by √d_k."""
+
+    head: int
+    query: int
+    key: int
+    score: float
+    sqrt_d_k: float
+    result: float  # the trace's scaled[head, query, key]
+
+
+class SoftmaxExample(NamedTuple):
+    """Step 5: one weight as exp(shifted score) over the sum of its row's exponentials."""
+
+    head: int
+    query: int
+    key: int
+    shifted: FloatArray  # [n_keys] the row minus its largest allowed score; −∞ where masked
+    exponentials: FloatArray  # [n_keys] exp(shifted), 0 where masked
+    masked: np.ndarray  # [n_keys] bool, True where the pair was masked
+    total: float  # Σ exponentials
+    result: float  # the trace's weights[head, query, key]
+
+
+class WeightedSumExample(NamedTuple):
+    """Step 6: one word's output z as the weighted sum of every value vector."""
+
+    head: int
+    query: int
+    weights: FloatArray  # [n_keys] the query's row of weights
+    order: tuple[int, ...]  # the keys by weight, largest first (ties: earlier first)
+    values: FloatArray  # [n_keys, d_k] the value vectors v_j
+    result: FloatArray  # [d_k] the trace's Z[head, query]
+
+
+class OutputExample(NamedTuple):
+    """Step 7: one element of the output, as Concat's row times a column of W_O, and as the sum
+    of each head's block Z_h[i]·W_O^(h)[:, c]."""
+
+    token: int
+    column: int
+    concat_row: FloatArray  # [h·d_k]
+    w_o_column: FloatArray  # [h·d_k]
+    head_blocks: FloatArray  # [h] Z_h[token]·W_O^(h)[:, column], one number per head
+    bias: float | None  # b_O[column] in a pretrained layer
+    result: float  # the trace's output[token, column]
+
+
+def projection(
+    trace: AttentionTrace, head: int, token: int, column: int = 0, matrix: str = "Q"
+) -> ProjectionExample:
+    """Step 2: Q[head][token, column] = Σ_m X[token, m]·W_Q[head][m, column] (+ bias)."""
+    if matrix not in ("Q", "K", "V"):
+        raise ValueError(f"matrix must be Q, K or V, not {matrix!r}")
+    rows = trace.X if matrix == "Q" or trace.X_source is None else trace.X_source
+    bias = getattr(trace, f"b_{matrix}")
+    return ProjectionExample(
+        matrix=matrix,
+        head=head,
+        token=token,
+        column=column,
+        x=rows[token],
+        w=getattr(trace, f"W_{matrix}")[head][:, column],
+        bias=None if bias is None else float(bias[head, column]),
+        result=float(getattr(trace, matrix)[head, token, column]),
+    )
+
+
+def dot_product(trace: AttentionTrace, head: int, query: int, key: int) -> DotProductExample:
+    """Step 3: scores[head][query, key] = q_query · k_key."""
+    return DotProductExample(
+        head=head,
+        query=query,
+        key=key,
+        q=trace.Q[head, query],
+        k=trace.K[head, key],
+        result=float(trace.scores[head, query, key]),
+    )
+
+
+def scaling(trace: AttentionTrace, head: int, query: int, key: int) -> ScalingExample:
+    """Step 4: scaled[head][query, key] = scores[head][query, key] / √d_k."""
+    return ScalingExample(
+        head=head,
+        query=query,
+        key=key,
+        score=float(trace.scores[head, query, key]),
+        sqrt_d_k=float(np.sqrt(trace.d_k)),
+        result=float(trace.scaled[head, query, key]),
+    )
+
+
+def softmax_example(trace: AttentionTrace, head: int, query: int, key: int) -> SoftmaxExample:
+    """Step 5: weights[head][query, key] from the pieces softmax() itself computes: the row of
+    scaled scores (masked keys −∞), minus its maximum, exponentiated, and their sum."""
+    masked = (
+        trace.masked[query] if trace.mask is not None else np.zeros(len(trace.key_tokens), bool)
+    )
+    row = np.where(masked, -np.inf, trace.scaled[head, query])
+    shifted, exponentials, total = softmax_parts(row)
+    return SoftmaxExample(
+        head=head,
+        query=query,
+        key=key,
+        shifted=shifted,
+        exponentials=exponentials,
+        masked=masked,
+        total=float(total[0]),
+        result=float(trace.weights[head, query, key]),
+    )
+
+
+def weighted_sum(trace: AttentionTrace, head: int, query: int) -> WeightedSumExample:
+    """Step 6: Z[head][query] = Σ_j weights[head][query, j]·V[head][j]."""
+    weights = trace.weights[head, query]
+    return WeightedSumExample(
+        head=head,
+        query=query,
+        weights=weights,
+        order=tuple(int(j) for j in np.argsort(-weights, kind="stable")),
+        values=trace.V[head],
+        result=trace.Z[head, query],
+    )
+
+
+def head_blocks(trace: AttentionTrace) -> FloatArray:
+    """Concat·W_O split by head: Z_h·W_O^(h), where W_O^(h) are W_O's rows h·d_k … (h+1)·d_k − 1.
+
+    [h, n, d_k], [h·d_k, d_model] -> [h, n, d_model]; summed over heads (plus b_O) it is the
+    output, which is why Concat·W_O mixes the heads.
+    """
+    rows_per_head = trace.W_O.reshape(trace.n_heads, trace.d_k, trace.d_model)
+    blocks: FloatArray = np.matmul(trace.Z, rows_per_head)
+    return blocks
+
+
+def output_element(trace: AttentionTrace, token: int, column: int = 0) -> OutputExample:
+    """Step 7: output[token, column] = Concat[token]·W_O[:, column] (+ b_O[column])."""
+    rows_per_head = trace.W_O.reshape(trace.n_heads, trace.d_k, trace.d_model)
+    blocks = np.einsum("hk,hk->h", trace.Z[:, token], rows_per_head[:, :, column])
+    return OutputExample(
+        token=token,
+        column=column,
+        concat_row=trace.concat[token],
+        w_o_column=trace.W_O[:, column],
+        head_blocks=blocks,
+        bias=None if trace.b_O is None else float(trace.b_O[column]),
+        result=float(trace.output[token, column]),
+    )
+
+
+class HeadExamples(NamedTuple):
+    """The worked examples of steps 2 to 6 for one head, about one query word and the key it
+    attends to most."""
+
+    projection: ProjectionExample
+    dot_product: DotProductExample
+    scaling: ScalingExample
+    softmax: SoftmaxExample
+    weighted_sum: WeightedSumExample
+
+
+def example_query(trace: AttentionTrace, selection: Selection) -> int:
+    """The query position the worked examples follow: the focus word's, else the first shown
+    row's first piece."""
+    if selection.focus is not None:
+        return selection.focus.index
+    return selection.row_groups[0][0]
+
+
+def example_key(trace: AttentionTrace, selection: Selection, head: int, query: int) -> int:
+    """The key position the worked examples use: the shown key that ``query`` attends to most
+    (the earliest of equals)."""
+    shown = np.asarray(selection.shown_columns)
+    weights = np.asarray(trace.weights[head, query])[shown]
+    return int(shown[int(np.argmax(weights))])
+
+
+def head_examples(trace: AttentionTrace, selection: Selection, head: int) -> HeadExamples:
+    """Every worked example of one head, for the selection's example query and key."""
+    query = example_query(trace, selection)
+    key = example_key(trace, selection, head, query)
+    return HeadExamples(
+        projection=projection(trace, head, query),
+        dot_product=dot_product(trace, head, query, key),
+        scaling=scaling(trace, head, query, key),
+        softmax=softmax_example(trace, head, query, key),
+        weighted_sum=weighted_sum(trace, head, query),
+    )
