@@ -56,8 +56,10 @@ print(out.attentions[5][0, 11].numpy().round(2))
 
 NUMPY_FORWARD = """
 import statistics, sys, time
-from attnviz.model.checkpoint import find_model, load_encoder, read_config, tokenize_for_model
-from attnviz.model.encoder import run_encoder
+import numpy as np
+from attnviz.model.checkpoint import find_model, open_tensors, read_config
+from attnviz.model.run import PREFIXES
+from attnviz.model.tokenizer import encode, load_tokenizer
 from attnviz.provenance import (
     EmbeddingsKind, EmbeddingsOrigin, Provenance, WeightsKind, WeightsOrigin
 )
@@ -65,16 +67,17 @@ folder = find_model("minilm")
 provenance = Provenance(
     EmbeddingsOrigin(EmbeddingsKind.MODEL), WeightsOrigin(WeightsKind.PRETRAINED, model="minilm")
 )
-config = read_config(folder)
-encoding = tokenize_for_model(folder, (sys.argv[1] + ". ") * 12, 512)
+config, architecture = read_config(folder)
+encoding = encode(load_tokenizer(folder), (sys.argv[1] + ". ") * 12, 512)
 ids = list(encoding.ids[:127]) + [encoding.ids[-1]]
 tokens = list(encoding.tokens[:127]) + [encoding.tokens[-1]]
-weights = load_encoder(folder, config, ids)
+with open_tensors(folder, np.float32, PREFIXES) as tensors:
+    weights = architecture.load(tensors, config, ids)
 runs = int(sys.argv[2])
 times = []
 for _ in range(3 + runs):
     start = time.perf_counter()
-    run_encoder(tokens, weights, provenance=provenance)
+    architecture.forward(weights, tokens, provenance=provenance, mask=None)
     times.append(time.perf_counter() - start)
 print(statistics.median(times[3:]) * 1000)
 """

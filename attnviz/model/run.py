@@ -1,22 +1,17 @@
-"""Sentence -> the encoder's trace: find the checkpoint, tokenize, load, run."""
+"""Sentence -> every layer of a pretrained model: find the checkpoint, read its config, pick the
+architecture, tokenize, load what the sentence needs, run."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from attnviz.attention import padding_mask
 from attnviz.errors import AttnvizError
-from attnviz.model.checkpoint import (
-    Encoding,
-    checkpoint_name,
-    find_model,
-    load_encoder,
-    read_config,
-)
-from attnviz.model.checkpoint import tokenize_for_model as tokenize_for_model
-from attnviz.model.encoder import EncoderTrace, run_encoder
+from attnviz.model.base import ModelTrace
+from attnviz.model.checkpoint import checkpoint_name, find_model, open_tensors, read_config
+from attnviz.model.tokenizer import Encoding, encode, load_tokenizer, token_text
 from attnviz.provenance import (
     EmbeddingsKind,
     EmbeddingsOrigin,
@@ -27,13 +22,15 @@ from attnviz.provenance import (
 )
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
+#: Name prefixes checkpoints put before every tensor: a task model around the base model.
+PREFIXES = ("bert.", "transformer.")
 
 
 @dataclass(frozen=True, eq=False)
 class ModelRun:
-    """The encoder's trace and how the sentence was split for it."""
+    """The model's trace and how the sentence was split for it."""
 
-    trace: EncoderTrace
+    trace: ModelTrace
     encoding: Encoding
     model_name: str
 
@@ -41,38 +38,37 @@ class ModelRun:
 def trace_model(
     sentence: str, model: str, *, dtype: str = "float32", pad_to: int | None = None
 ) -> ModelRun:
-    """Run a pretrained BERT-family encoder on ``sentence`` and keep every layer's attention.
+    """Run a pretrained model (BERT family or GPT-2) on ``sentence``; keep every layer's attention.
 
-    model: a checkpoint folder, or "minilm" for all-MiniLM-L6-v2. dtype: "float32" (as the
-    checkpoint stores it) or "float64". pad_to: append [PAD] pieces up to this many positions
-    and mask them as keys, as a batch of sentences of different lengths would be.
+    model: a checkpoint folder, or a known model's name ("minilm", "gpt2"). dtype: "float32"
+    (as checkpoints store it) or "float64". pad_to: append padding tokens up to this many
+    positions and mask them as keys, as a batch of sentences of different lengths would be.
     """
     if dtype not in DTYPES:
         raise AttnvizError(f"--dtype {dtype!r}: use float32 or float64.")
     if not sentence.strip():
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
     folder = find_model(model)
-    config = read_config(folder)
-    encoding = tokenize_for_model(folder, sentence, config.max_positions)
+    config, architecture = read_config(folder)
+    tokenizer = load_tokenizer(folder)
+    encoding = encode(tokenizer, sentence, config.max_positions)
     n_real = len(encoding.ids)
     mask = None
     if pad_to is not None:
+        if config.pad_token_id is None:
+            raise AttnvizError(
+                f"--pad-to: {folder.name}'s config.json names no padding (or end-of-text) token."
+            )
         if not n_real <= pad_to <= config.max_positions:
             raise AttnvizError(
-                f"--pad-to {pad_to}: the model sees {n_real} word pieces with [CLS] and [SEP]; "
+                f"--pad-to {pad_to}: the model sees {n_real} tokens (special tokens included); "
                 f"pad to between {n_real} and {config.max_positions}."
             )
-        extra = pad_to - n_real
-        encoding = replace(
-            encoding,
-            ids=encoding.ids + (config.pad_token_id,) * extra,
-            tokens=encoding.tokens + ("[PAD]",) * extra,
-            word_ids=encoding.word_ids + (None,) * extra,
-            offsets=encoding.offsets + ((0, 0),) * extra,
-            special=encoding.special + tuple(range(n_real, pad_to)),
-        )
+        pad = token_text(tokenizer, config.pad_token_id)
+        encoding = encoding.padded(pad_to, config.pad_token_id, pad)
         mask = padding_mask(n_real, pad_to)
-    weights = load_encoder(folder, config, encoding.ids, DTYPES[dtype])
+    with open_tensors(folder, DTYPES[dtype], PREFIXES) as tensors:
+        weights = architecture.load(tensors, config, encoding.ids)
     name = checkpoint_name(model, folder)
     groups, words = encoding.words()
     provenance = Provenance(
@@ -84,13 +80,10 @@ def trace_model(
             layer=1,
             n_layers=config.n_layers,
         ),
-        masking=Masking(padding=len(encoding.ids) - n_real),
+        masking=Masking(causal=architecture.causal, padding=len(encoding.ids) - n_real),
         special=encoding.special,
-        word_groups=tuple(tuple(group) for group in groups),
-        words=tuple(words),
+        word_groups=groups,
+        words=words,
     )
-    return ModelRun(
-        trace=run_encoder(encoding.tokens, weights, provenance=provenance, mask=mask),
-        encoding=encoding,
-        model_name=name,
-    )
+    trace = architecture.forward(weights, encoding.tokens, provenance=provenance, mask=mask)
+    return ModelRun(trace=trace, encoding=encoding, model_name=name)

@@ -609,9 +609,11 @@ class _Writer:
                 "words before it, so every later word is masked."
             )
         if masking.padding:
+            pad = printable(self.trace.tokens[-1])
             parts.append(
-                "Padding mask: the [PAD] tokens only make the sentence a fixed length, so no word "
-                "may look at them; their columns are masked and get zero weight."
+                f"Padding mask: the {pad} tokens at the end only make the sentence a fixed "
+                "length, so no word may look at them; their columns are masked and get zero "
+                "weight."
             )
         return " ".join(parts) + " A masked score is set to −∞ before the softmax, and exp(−∞) = 0."
 

@@ -1,0 +1,152 @@
+"""What every pretrained architecture provides, and the registry that picks one by the
+``model_type`` of a checkpoint's config.json.
+
+An architecture reads its sizes from config.json, maps the checkpoint's tensors to attnviz's
+names (transposed so every product reads x·W, every shape checked), and runs the forward pass,
+each layer's attention through ``attention.multi_head_attention``. Adding one is a module with
+an ``ARCHITECTURE`` and a line in ``MODULES``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from attnviz.arrays import FloatArray
+from attnviz.errors import AttnvizError, FileProblem
+from attnviz.provenance import EmbeddingsKind, Provenance
+from attnviz.trace import AttentionTrace
+
+if TYPE_CHECKING:
+    from attnviz.model.checkpoint import Tensors
+
+#: model_type -> the module whose ARCHITECTURE runs it.
+MODULES = {
+    "bert": "attnviz.model.bert",
+    "gpt2": "attnviz.model.gpt2",
+}
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The sizes a checkpoint's config.json gives, validated on construction."""
+
+    model_type: str
+    d_model: int  # hidden size
+    n_heads: int
+    n_layers: int
+    d_ff: int  # the feed-forward block's inner width
+    max_positions: int
+    layer_norm_eps: float
+    pad_token_id: int | None = None  # the token --pad-to appends, if the model has one
+
+    def __post_init__(self) -> None:
+        for name, value in (
+            ("the hidden size", self.d_model),
+            ("the number of heads", self.n_heads),
+            ("the number of layers", self.n_layers),
+            ("the feed-forward width", self.d_ff),
+            ("the number of positions", self.max_positions),
+        ):
+            if value <= 0:
+                raise AttnvizError(f"{name} must be positive, got {value}")
+        if self.d_model % self.n_heads:
+            raise AttnvizError(
+                f"the hidden size {self.d_model} is not divisible by {self.n_heads} heads"
+            )
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.n_heads
+
+
+@dataclass(frozen=True, eq=False)
+class ModelTrace:
+    """Every layer's attention trace, and the hidden states between layers."""
+
+    tokens: tuple[str, ...]  # [n] the tokens as shown, special tokens included
+    layers: tuple[AttentionTrace, ...]  # layer l's X is what its attention reads
+    # [L + 1, n, d_model], as Hugging Face's output_hidden_states: the embeddings, then each
+    # layer's output (a decoder's last one after its final LayerNorm).
+    hidden_states: FloatArray
+
+    @property
+    def last_hidden_state(self) -> FloatArray:
+        return self.hidden_states[-1]
+
+
+class Architecture(ABC):
+    """One family of pretrained transformers, as attnviz runs it in numpy."""
+
+    model_type: ClassVar[str]  # config.json's model_type
+    description: ClassVar[str]  # what it is, for messages: "BERT-family encoder"
+    causal: ClassVar[bool]  # a decoder: each word attends to itself and the words before it
+
+    @abstractmethod
+    def read_config(self, data: Mapping[str, Any]) -> ModelConfig:
+        """The sizes from config.json's object; KeyError, TypeError or ValueError (or an
+        AttnvizError naming the setting) when they are missing or unusable."""
+
+    @abstractmethod
+    def load(self, tensors: Tensors, config: ModelConfig, ids: Sequence[int]) -> Any:
+        """The weights a sentence of ``ids`` needs (only those rows of the token table)."""
+
+    @abstractmethod
+    def forward(
+        self,
+        weights: Any,
+        tokens: Sequence[str],
+        *,
+        provenance: Provenance,
+        mask: np.ndarray | None,
+    ) -> ModelTrace:
+        """Run every layer; ``provenance`` is the first layer's, ``mask`` the padding mask."""
+
+
+def architecture_for(model_type: str, path: Path) -> Architecture:
+    """The architecture of ``model_type``; FileProblem naming the supported ones otherwise."""
+    module = MODULES.get(model_type)
+    if module is None:
+        supported = ", ".join(f"'{name}'" for name in MODULES)
+        raise FileProblem(
+            f"{path} is a {model_type!r} model; attnviz runs model_type {supported} "
+            "(BERT-family encoders such as all-MiniLM-L6-v2, and GPT-2)."
+        )
+    architecture: Architecture = importlib.import_module(module).ARCHITECTURE
+    return architecture
+
+
+def for_layer(provenance: Provenance, layer: int) -> Provenance:
+    """The provenance of layer ``layer`` (from 1): its number in both origins; X comes from the
+    model's embeddings in layer 1 and from the layer before after that."""
+    kind = EmbeddingsKind.MODEL if layer == 1 else EmbeddingsKind.LAYER
+    return provenance._replace(
+        embeddings=provenance.embeddings._replace(kind=kind, layer=layer),
+        weights=provenance.weights._replace(layer=layer),
+    )
+
+
+def integer(data: Mapping[str, Any], *names: str, default: int | None = None) -> int:
+    """The first of ``names`` config.json sets, as a whole number (a bool is not one)."""
+    for name in names:
+        value = data.get(name)
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} is {value!r}, not a whole number")
+            return value
+    if default is not None:
+        return default
+    raise KeyError(names[0])
+
+
+def number(data: Mapping[str, Any], name: str, default: float) -> float:
+    value = data.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} is {value!r}, not a number")
+    return float(value)

@@ -1,0 +1,205 @@
+"""BERT-family encoders (BERT, MiniLM, all-MiniLM-L6-v2): config.json's model_type "bert".
+
+    h₀ = LayerNorm(E_word[ids] + E_position[0..n) + E_type[0])
+    for each layer:
+        a = Concat_i(softmax(Q_i·K_iᵀ / √d_k)·V_i)·W_O + b_O,  Q_i = h·W_Q[i] + b_Q[i], …
+        h' = LayerNorm(h + a)                       # residual, then LayerNorm (post-LN)
+        h  = LayerNorm(h' + GELU(h'·W_1 + b_1)·W_2 + b_2)
+
+(Devlin et al. 2019, as in Hugging Face's BertModel with eager attention.) Linear weights are
+stored [out, in]; they are transposed to [in, out] so that every product reads x·W.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from attnviz.arrays import FloatArray
+from attnviz.attention import multi_head_attention
+from attnviz.errors import AttnvizError
+from attnviz.model.base import Architecture, ModelConfig, ModelTrace, for_layer, integer, number
+from attnviz.model.checkpoint import Tensors
+from attnviz.model.functional import gelu, layer_norm
+from attnviz.provenance import Provenance
+from attnviz.trace import frozen_array
+from attnviz.weights import AttentionWeights
+
+QKV = ("query", "key", "value")
+Norm = tuple[FloatArray, FloatArray]  # γ, β [d_model]
+
+
+@dataclass(frozen=True)
+class BertLayer:
+    """One layer's weights, in x·W form."""
+
+    attention: AttentionWeights  # W_Q, W_K, W_V [h, d_model, d_k], W_O, and the biases
+    attention_norm: Norm  # after attention + residual
+    W_1: FloatArray  # [d_model, d_ff]
+    b_1: FloatArray  # [d_ff]
+    W_2: FloatArray  # [d_ff, d_model]
+    b_2: FloatArray  # [d_model]
+    output_norm: Norm  # after feed-forward + residual
+
+
+@dataclass(frozen=True)
+class BertWeights:
+    """Embedding tables (only the sentence's rows of the word table) and every layer."""
+
+    word_embeddings: FloatArray  # [n, d_model] the rows of the sentence's ids
+    position_embeddings: FloatArray  # [max_positions, d_model]
+    token_type_embedding: FloatArray  # [d_model] the row of token type 0
+    embedding_norm: Norm
+    layers: tuple[BertLayer, ...]
+    layer_norm_eps: float
+
+
+def embed(weights: BertWeights, n_tokens: int) -> FloatArray:
+    """h₀ = LayerNorm(word + position + token-type embeddings).  -> [n, d_model]"""
+    summed = (
+        weights.word_embeddings[:n_tokens]
+        + weights.position_embeddings[:n_tokens]
+        + weights.token_type_embedding
+    )
+    return layer_norm(summed, *weights.embedding_norm, weights.layer_norm_eps)
+
+
+def split_heads(w: FloatArray, n_heads: int) -> FloatArray:
+    """[d_model, d_model] in x·W form -> [h, d_model, d_k]: head i's columns i·d_k … (i+1)·d_k."""
+    d_in, d_out = w.shape
+    return w.reshape(d_in, n_heads, d_out // n_heads).transpose(1, 0, 2)
+
+
+class Bert(Architecture):
+    model_type = "bert"
+    causal = False
+    description = "BERT-family encoder"
+
+    def read_config(self, data: Mapping[str, Any]) -> ModelConfig:
+        if (
+            data.get("hidden_act", "gelu") != "gelu"
+            or data.get("position_embedding_type", "absolute") != "absolute"
+        ):
+            raise AttnvizError(
+                "attnviz runs BERT with hidden_act 'gelu' and absolute positions, not "
+                f"{data.get('hidden_act')!r} / {data.get('position_embedding_type')!r}"
+            )
+        return ModelConfig(
+            model_type=self.model_type,
+            d_model=integer(data, "hidden_size"),
+            n_heads=integer(data, "num_attention_heads"),
+            n_layers=integer(data, "num_hidden_layers"),
+            d_ff=integer(data, "intermediate_size"),
+            max_positions=integer(data, "max_position_embeddings"),
+            layer_norm_eps=number(data, "layer_norm_eps", 1e-12),
+            pad_token_id=integer(data, "pad_token_id", default=0),
+        )
+
+    def load(self, tensors: Tensors, config: ModelConfig, ids: Sequence[int]) -> BertWeights:
+        d, h, d_ff = config.d_model, config.n_heads, config.d_ff
+
+        def linear(name: str, n_out: int, n_in: int) -> tuple[FloatArray, FloatArray]:
+            """W [in, out] (stored [out, in]) and b [out]."""
+            return (tensors.get(f"{name}.weight", (n_out, n_in)).T,
+                    tensors.get(f"{name}.bias", (n_out,)))  # fmt: skip
+
+        def norm(name: str) -> Norm:
+            return tensors.get(f"{name}.weight", (d,)), tensors.get(f"{name}.bias", (d,))
+
+        layers = []
+        for index in range(config.n_layers):
+            base = f"encoder.layer.{index}."
+            (w_q, b_q), (w_k, b_k), (w_v, b_v) = (
+                linear(f"{base}attention.self.{part}", d, d) for part in QKV
+            )
+            w_o, b_o = linear(f"{base}attention.output.dense", d, d)
+            w_1, b_1 = linear(f"{base}intermediate.dense", d_ff, d)
+            w_2, b_2 = linear(f"{base}output.dense", d, d_ff)
+            attention = AttentionWeights(
+                W_Q=split_heads(w_q, h),
+                W_K=split_heads(w_k, h),
+                W_V=split_heads(w_v, h),
+                W_O=w_o,
+                b_Q=b_q.reshape(h, -1),
+                b_K=b_k.reshape(h, -1),
+                b_V=b_v.reshape(h, -1),
+                b_O=b_o,
+            )
+            layers.append(
+                BertLayer(
+                    attention=attention,
+                    attention_norm=norm(f"{base}attention.output.LayerNorm"),
+                    W_1=np.ascontiguousarray(w_1),
+                    b_1=b_1,
+                    W_2=np.ascontiguousarray(w_2),
+                    b_2=b_2,
+                    output_norm=norm(f"{base}output.LayerNorm"),
+                )
+            )
+        types = tensors.get(
+            "embeddings.token_type_embeddings.weight",
+            (integer_rows(tensors, "embeddings.token_type_embeddings.weight"), d),
+        )
+        return BertWeights(
+            word_embeddings=tensors.rows("embeddings.word_embeddings.weight", ids, d),
+            position_embeddings=tensors.get(
+                "embeddings.position_embeddings.weight", (config.max_positions, d)
+            ),
+            token_type_embedding=types[0],
+            embedding_norm=norm("embeddings.LayerNorm"),
+            layers=tuple(layers),
+            layer_norm_eps=config.layer_norm_eps,
+        )
+
+    def forward(
+        self,
+        weights: BertWeights,
+        tokens: Sequence[str],
+        *,
+        provenance: Provenance,
+        mask: np.ndarray | None,
+    ) -> ModelTrace:
+        """Every layer, keeping each one's attention; in the weights' dtype (float32 as the
+        checkpoint stores it, or float64)."""
+        hidden = embed(weights, len(tokens))
+        hidden_states = [hidden]
+        traces = []
+        eps = weights.layer_norm_eps
+        for index, layer in enumerate(weights.layers):
+            trace = multi_head_attention(
+                tokens,
+                hidden,
+                layer.attention,
+                provenance=for_layer(provenance, index + 1),
+                mask=mask,
+            )
+            traces.append(trace)
+            after_attention = layer_norm(hidden + trace.output, *layer.attention_norm, eps)
+            inner = np.matmul(after_attention, layer.W_1)
+            inner += layer.b_1
+            feed_forward = np.matmul(gelu(inner), layer.W_2)
+            feed_forward += after_attention
+            feed_forward += layer.b_2
+            hidden = layer_norm(feed_forward, *layer.output_norm, eps)
+            hidden_states.append(hidden)
+        return ModelTrace(
+            tokens=tuple(tokens),
+            layers=tuple(traces),
+            hidden_states=frozen_array(np.stack(hidden_states), copy=False),
+        )
+
+
+def integer_rows(tensors: Tensors, name: str) -> int:
+    """How many rows a table has (the token types: 2 in BERT, 1 in some checkpoints); the
+    width is checked when it is read."""
+    full = tensors.prefix + name
+    if full not in tensors.names:
+        return 2  # its absence is reported by get(), naming the tensor
+    shape = tensors.handle.get_slice(full).get_shape()
+    return int(shape[0]) if shape and shape[0] > 0 else 2
+
+
+ARCHITECTURE = Bert()

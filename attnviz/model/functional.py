@@ -1,0 +1,123 @@
+"""The elementwise functions of a transformer layer that numpy lacks: erf, GELU (exact and tanh)
+and LayerNorm. Pure functions over arrays, in the input's precision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from attnviz.arrays import FloatArray
+
+# float64: rational approximations of erf and erfc from the Cephes library (S. L. Moshier,
+# public domain), accurate to about 1e-16: erf(x) = x·T(x²)/U(x²) for |x| < 1, and
+# erfc(x) = exp(-x²)·P(x)/Q(x) for 1 <= x < 8. Coefficients from the highest power down; Q and U
+# have a leading 1.
+_ERF_T = (
+    9.60497373987051638749e0, 9.00260197203842689217e1, 2.23200534594684319226e3,
+    7.00332514112805075473e3, 5.55923013010394962768e4,
+)  # fmt: skip
+_ERF_U = (
+    1.0, 3.35617141647503099647e1, 5.21357949780152679795e2, 4.59432382970980127987e3,
+    2.26290000613890934246e4, 4.92673942608635921086e4,
+)  # fmt: skip
+_ERFC_P = (
+    2.46196981473530512524e-10, 5.64189564831068821977e-1, 7.46321056442269912687e0,
+    4.86371970985681366614e1, 1.96520832956077098242e2, 5.26445194995477358631e2,
+    9.34528527171957607540e2, 1.02755188689515710272e3, 5.57535335369399327526e2,
+)  # fmt: skip
+_ERFC_Q = (
+    1.0, 1.32281951154744992508e1, 8.67072140885989742329e1, 3.54937778887819891062e2,
+    9.75708501743205489753e2, 1.82390916687909736289e3, 2.24633760818710981792e3,
+    1.65666309194161350182e3, 5.57535340817727675546e2,
+)  # fmt: skip
+
+# float32: erf(x) = x·P(x²)/Q(x²) on |x| <= 4 (beyond, erf rounds to ±1 in float32), fitted by
+# scripts/fit_erf32.py to a relative error of 6.5e-8 (half a float32 ulp); evaluated in float32
+# it is within a few ulps of the true erf. Coefficients from the highest power down.
+_ERF32_P = (
+    1.9110160176664416e-08, -1.942223065234886e-06, 0.00014727662665636355,
+    0.003990267830256912, 0.05152398280145478, 0.20711892909086624, 1.1283790943157435,
+)  # fmt: skip
+_ERF32_Q = (
+    0.001021030412440577, 0.014957483286572159, 0.11796807284727054, 0.5168856229186669, 1.0,
+)  # fmt: skip
+_ERF32_LIMIT = 4.0
+
+
+def _polynomial(x: FloatArray, coefficients: Sequence[float]) -> FloatArray:
+    """Horner's rule, coefficients from the highest power down, in place after the first step;
+    the coefficients are cast to x's precision, so float32 stays float32."""
+    dtype = x.dtype.type
+    result = x * dtype(coefficients[0]) + dtype(coefficients[1])
+    for coefficient in coefficients[2:]:
+        result *= x
+        result += dtype(coefficient)
+    return result
+
+
+def erf(x: FloatArray) -> FloatArray:
+    """The error function, elementwise, in x's precision (numpy has none of its own).
+
+    float32: one rational function, x·P(x²)/Q(x²) with |x| clipped to 4, accurate to a few
+    float32 ulps. float64 (and anything else, computed in float64): Cephes' two ranges,
+    x·T(x²)/U(x²) for |x| < 1 and 1 - exp(-x²)·P(|x|)/Q(|x|) up to |x| = 6, accurate to 4e-16;
+    beyond 6, erfc(x) < 2e-17 is below float64's resolution at 1, so erf is ±1 exactly.
+    """
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        clipped = np.clip(x, -_ERF32_LIMIT, _ERF32_LIMIT)
+        squared = clipped * clipped
+        result = _polynomial(squared, _ERF32_P)
+        result *= clipped
+        result /= _polynomial(squared, _ERF32_Q)
+        # Near |x| = 4 the rational function's last rounding can pass 1 by an ulp.
+        np.clip(result, -1.0, 1.0, out=result)
+        return result
+    if x.dtype != np.float64:
+        x = x.astype(np.float64)
+    squared = x * x
+    inner = x * _polynomial(squared, _ERF_T) / _polynomial(squared, _ERF_U)
+    clipped = np.clip(np.abs(x), 1.0, 6.0)
+    complement = np.exp(-clipped * clipped) * _polynomial(clipped, _ERFC_P)
+    complement /= _polynomial(clipped, _ERFC_Q)
+    outer = np.copysign(1.0 - complement, x)
+    return np.where(np.abs(x) < 1.0, inner, outer)
+
+
+def gelu(x: FloatArray) -> FloatArray:
+    """GELU(x) = x·Φ(x) = ½·x·(1 + erf(x/√2)), the exact form BERT uses (not the tanh one)."""
+    dtype = x.dtype.type
+    result = erf(x * dtype(1 / np.sqrt(2.0)))
+    result += dtype(1.0)
+    result *= x
+    result *= dtype(0.5)
+    return result
+
+
+def gelu_tanh(x: FloatArray) -> FloatArray:
+    """GPT-2's GELU ("gelu_new"): ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
+    dtype = x.dtype.type
+    inner = x * x
+    inner *= dtype(0.044715)
+    inner += dtype(1.0)
+    inner *= x
+    inner *= dtype(np.sqrt(2.0 / np.pi))
+    np.tanh(inner, out=inner)
+    inner += dtype(1.0)
+    inner *= x
+    inner *= dtype(0.5)
+    return inner
+
+
+def layer_norm(x: FloatArray, gamma: FloatArray, beta: FloatArray, eps: float) -> FloatArray:
+    """(x - mean) / √(var + ε) · γ + β over the last axis.  [n, d_model] -> [n, d_model]"""
+    centred = x - x.mean(axis=-1, keepdims=True)
+    variance = np.mean(centred * centred, axis=-1, keepdims=True)
+    variance += x.dtype.type(eps)
+    np.sqrt(variance, out=variance)
+    centred /= variance
+    centred *= gamma
+    centred += beta
+    return centred

@@ -1,0 +1,183 @@
+"""GPT-2 decoders: config.json's model_type "gpt2".
+
+    h₀ = E_token[ids] + E_position[0..n)
+    for each block:
+        X  = LayerNorm₁(h)                                         # pre-LN
+        h  = h + Concat_i(softmax(mask(Q_i·K_iᵀ / √d_k))·V_i)·W_O + b_O,  Q_i = X·W_Q[i] + b_Q[i]
+        h  = h + GELU_tanh(LayerNorm₂(h)·W_fc + b_fc)·W_proj + b_proj
+    output = LayerNorm_f(h)
+
+The mask is causal: word i attends to words 0..i only. (Radford et al. 2019, as in Hugging
+Face's GPT2Model with eager attention.) GPT-2's Conv1D layers store their weights [in, out]
+already, so no transpose; c_attn holds W_Q | W_K | W_V side by side and is split in three.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from attnviz.arrays import FloatArray
+from attnviz.attention import causal_mask, multi_head_attention
+from attnviz.errors import AttnvizError
+from attnviz.model.base import Architecture, ModelConfig, ModelTrace, for_layer, integer, number
+from attnviz.model.bert import split_heads
+from attnviz.model.checkpoint import Tensors
+from attnviz.model.functional import gelu_tanh, layer_norm
+from attnviz.provenance import Provenance
+from attnviz.trace import frozen_array
+from attnviz.weights import AttentionWeights
+
+Norm = tuple[FloatArray, FloatArray]  # γ, β [d_model]
+
+
+@dataclass(frozen=True)
+class GPT2Block:
+    """One block's weights, in x·W form."""
+
+    norm_1: Norm  # ln_1, before attention
+    attention: AttentionWeights  # from c_attn (split into Q, K, V) and c_proj
+    norm_2: Norm  # ln_2, before the feed-forward block
+    W_fc: FloatArray  # [d_model, d_ff]
+    b_fc: FloatArray  # [d_ff]
+    W_proj: FloatArray  # [d_ff, d_model]
+    b_proj: FloatArray  # [d_model]
+
+
+@dataclass(frozen=True)
+class GPT2Weights:
+    """The token table's rows for the sentence, the positions, every block, the final norm."""
+
+    token_embeddings: FloatArray  # [n, d_model] the rows of the sentence's ids
+    position_embeddings: FloatArray  # [max_positions, d_model]
+    blocks: tuple[GPT2Block, ...]
+    final_norm: Norm  # ln_f
+    layer_norm_eps: float
+
+
+class GPT2(Architecture):
+    model_type = "gpt2"
+    causal = True
+    description = "GPT-2 decoder"
+
+    def read_config(self, data: Mapping[str, Any]) -> ModelConfig:
+        activation = data.get("activation_function", "gelu_new")
+        if activation not in ("gelu_new", "gelu_pytorch_tanh"):
+            raise AttnvizError(
+                f"attnviz runs GPT-2 with activation_function 'gelu_new', not {activation!r}"
+            )
+        if data.get("scale_attn_by_inverse_layer_idx") or data.get("scale_attn_weights") is False:
+            raise AttnvizError(
+                "attnviz runs GPT-2 with its scores scaled by √d_k only "
+                "(scale_attn_weights true, scale_attn_by_inverse_layer_idx false)"
+            )
+        d_model = integer(data, "n_embd", "hidden_size")
+        # GPT-2 has no padding token; its end-of-text token pads a batch.
+        pad = data.get("pad_token_id")
+        if pad is None:
+            pad = data.get("eos_token_id")
+        return ModelConfig(
+            model_type=self.model_type,
+            d_model=d_model,
+            n_heads=integer(data, "n_head", "num_attention_heads"),
+            n_layers=integer(data, "n_layer", "num_hidden_layers"),
+            d_ff=integer(data, "n_inner", default=4 * d_model),
+            max_positions=integer(data, "n_positions", "n_ctx", "max_position_embeddings"),
+            layer_norm_eps=number(data, "layer_norm_epsilon", 1e-5),
+            pad_token_id=pad if isinstance(pad, int) and not isinstance(pad, bool) else None,
+        )
+
+    def load(self, tensors: Tensors, config: ModelConfig, ids: Sequence[int]) -> GPT2Weights:
+        d, h, d_ff = config.d_model, config.n_heads, config.d_ff
+
+        def conv1d(name: str, n_in: int, n_out: int) -> tuple[FloatArray, FloatArray]:
+            """W [in, out], as GPT-2 stores it, and b [out]."""
+            return (tensors.get(f"{name}.weight", (n_in, n_out)),
+                    tensors.get(f"{name}.bias", (n_out,)))  # fmt: skip
+
+        def norm(name: str) -> Norm:
+            return tensors.get(f"{name}.weight", (d,)), tensors.get(f"{name}.bias", (d,))
+
+        blocks = []
+        for index in range(config.n_layers):
+            base = f"h.{index}."
+            w_qkv, b_qkv = conv1d(f"{base}attn.c_attn", d, 3 * d)
+            w_o, b_o = conv1d(f"{base}attn.c_proj", d, d)
+            w_fc, b_fc = conv1d(f"{base}mlp.c_fc", d, d_ff)
+            w_proj, b_proj = conv1d(f"{base}mlp.c_proj", d_ff, d)
+            # c_attn = [W_Q | W_K | W_V]: columns 0…d, d…2d, 2d…3d.
+            attention = AttentionWeights(
+                W_Q=split_heads(w_qkv[:, :d], h),
+                W_K=split_heads(w_qkv[:, d : 2 * d], h),
+                W_V=split_heads(w_qkv[:, 2 * d :], h),
+                W_O=w_o,
+                b_Q=b_qkv[:d].reshape(h, -1),
+                b_K=b_qkv[d : 2 * d].reshape(h, -1),
+                b_V=b_qkv[2 * d :].reshape(h, -1),
+                b_O=b_o,
+            )
+            blocks.append(
+                GPT2Block(
+                    norm_1=norm(f"{base}ln_1"),
+                    attention=attention,
+                    norm_2=norm(f"{base}ln_2"),
+                    W_fc=w_fc,
+                    b_fc=b_fc,
+                    W_proj=w_proj,
+                    b_proj=b_proj,
+                )
+            )
+        return GPT2Weights(
+            token_embeddings=tensors.rows("wte.weight", ids, d),
+            position_embeddings=tensors.get("wpe.weight", (config.max_positions, d)),
+            blocks=tuple(blocks),
+            final_norm=norm("ln_f"),
+            layer_norm_eps=config.layer_norm_eps,
+        )
+
+    def forward(
+        self,
+        weights: GPT2Weights,
+        tokens: Sequence[str],
+        *,
+        provenance: Provenance,
+        mask: np.ndarray | None,
+    ) -> ModelTrace:
+        """Every block, keeping each one's attention (on ln_1 of the residual stream), with the
+        causal mask (and ``mask``, the padding mask, when given)."""
+        n = len(tokens)
+        allowed = causal_mask(n) if mask is None else causal_mask(n) & mask
+        hidden = weights.token_embeddings[:n] + weights.position_embeddings[:n]
+        hidden_states = [hidden]
+        traces = []
+        eps = weights.layer_norm_eps
+        for index, block in enumerate(weights.blocks):
+            x = layer_norm(hidden, *block.norm_1, eps)
+            trace = multi_head_attention(
+                tokens,
+                x,
+                block.attention,
+                provenance=for_layer(provenance, index + 1),
+                mask=allowed,
+            )
+            traces.append(trace)
+            hidden = hidden + trace.output
+            inner = np.matmul(layer_norm(hidden, *block.norm_2, eps), block.W_fc)
+            inner += block.b_fc
+            feed_forward = np.matmul(gelu_tanh(inner), block.W_proj)
+            feed_forward += block.b_proj
+            hidden = hidden + feed_forward
+            hidden_states.append(hidden)
+        # As Hugging Face reports it: the last hidden state after the final LayerNorm.
+        hidden_states[-1] = layer_norm(hidden, *weights.final_norm, eps)
+        return ModelTrace(
+            tokens=tuple(tokens),
+            layers=tuple(traces),
+            hidden_states=frozen_array(np.stack(hidden_states), copy=False),
+        )
+
+
+ARCHITECTURE = GPT2()

@@ -1,0 +1,201 @@
+"""A sentence as a pretrained model sees it: token ids, the tokens as shown, which pieces make
+one word, which tokens are special.
+
+tokenizer.json (any model the ``tokenizers`` library reads: WordPiece, byte-level BPE, …) or a
+BERT vocab.txt. Byte-level BPE pieces ("Ġit", the Ġ standing for a space) are shown as text,
+without the space that begins a word: "it".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from attnviz.errors import AttnvizError, FileProblem
+from attnviz.model.checkpoint import INSTALL_EXTRA
+
+#: How a piece that is only spaces is shown, so that it has a visible label.
+SPACE = "␣"
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """A sentence as the model sees it."""
+
+    ids: tuple[int, ...]  # [n] vocabulary ids, special tokens included
+    tokens: tuple[str, ...]  # [n] the tokens as shown: "##ization", "it", "[CLS]"
+    offsets: tuple[tuple[int, int], ...]  # [n] (start, end) of each piece in the sentence
+    sentence: str
+    special: tuple[int, ...] = ()  # positions of the special tokens ([CLS], [SEP], padding)
+
+    def words(self) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]:
+        """Pieces grouped into the sentence's whitespace-separated words, and those words.
+
+        A special token is a group of its own. "didn't", which a tokenizer splits into "didn",
+        "'", "t", is one word here, as it is everywhere else in attnviz.
+        """
+        spans = [match.span() for match in re.finditer(r"\S+", self.sentence)]
+
+        def word_at(position: int) -> int | None:
+            return next((i for i, (a, b) in enumerate(spans) if a <= position < b), None)
+
+        words: list[int | None] = []
+        for position, (start, end) in enumerate(self.offsets):
+            text = self.sentence[start:end]
+            first = start + len(text) - len(text.lstrip())  # a piece may carry its space
+            words.append(None if position in self.special or not text.strip() else word_at(first))
+        for position, (start, end) in enumerate(self.offsets):
+            # A piece that is only a space (byte-level BPE before a rare character) begins the
+            # word that follows it.
+            text = self.sentence[start:end]
+            following = words[position + 1] if position + 1 < len(words) else None
+            if not text.strip() and position not in self.special:
+                if following is not None and following == word_at(end):
+                    words[position] = following
+        groups: list[list[int]] = []
+        labels: list[str] = []
+        for position, word in enumerate(words):
+            if word is not None and position and words[position - 1] == word:
+                groups[-1].append(position)
+            else:
+                groups.append([position])
+                labels.append(
+                    self.tokens[position]
+                    if word is None
+                    else self.sentence[spans[word][0] : spans[word][1]]
+                )
+        return tuple(tuple(group) for group in groups), tuple(labels)
+
+    def padded(self, length: int, pad_id: int, pad_token: str) -> Encoding:
+        """The encoding with ``pad_token`` appended up to ``length`` tokens, as special tokens."""
+        extra = length - len(self.ids)
+        n = len(self.ids)
+        return replace(
+            self,
+            ids=self.ids + (pad_id,) * extra,
+            tokens=self.tokens + (pad_token,) * extra,
+            offsets=self.offsets + ((0, 0),) * extra,
+            special=self.special + tuple(range(n, length)),
+        )
+
+
+def load_tokenizer(folder: Path) -> Any:
+    """The folder's tokenizer: tokenizer.json (padding and truncation off), else vocab.txt."""
+    try:
+        from tokenizers import Tokenizer
+        from tokenizers.implementations import (  # type: ignore[attr-defined]
+            BertWordPieceTokenizer,
+        )
+    except ImportError:
+        raise AttnvizError(f"--model needs the optional extra: {INSTALL_EXTRA}") from None
+    if (folder / "tokenizer.json").exists():
+        try:
+            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        except Exception as error:  # tokenizers raises a bare Exception
+            raise FileProblem(f"{folder}/tokenizer.json cannot be read ({error}).") from None
+        # A shipped tokenizer.json may pad and truncate to 128 tokens; the model sees neither.
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        return tokenizer
+    if (folder / "vocab.txt").exists():
+        return BertWordPieceTokenizer(str(folder / "vocab.txt"), lowercase=_lowercase(folder))
+    raise FileProblem(f"{folder} has no tokenizer.json or vocab.txt; add the tokenizer files.")
+
+
+def encode(tokenizer: Any, sentence: str, max_positions: int) -> Encoding:
+    """``sentence`` as ids and shown tokens; AttnvizError when it needs more positions than the
+    model has (it is refused, not truncated)."""
+    encoded = tokenizer.encode(sentence)
+    if len(encoded.ids) > max_positions:
+        raise AttnvizError(
+            f"The sentence is {len(encoded.ids)} tokens as the model splits it (special tokens "
+            f"included); the model has {max_positions} positions. Shorten it."
+        )
+    if _byte_level(tokenizer):
+        tokens = tuple(token_text(tokenizer, i) for i in encoded.ids)
+    else:
+        tokens = tuple(encoded.tokens)
+    special_ids = _special_ids(tokenizer)
+    return Encoding(
+        ids=tuple(encoded.ids),
+        tokens=tokens,
+        offsets=tuple((int(a), int(b)) for a, b in encoded.offsets),
+        sentence=sentence,
+        # Added by the tokenizer ([CLS], [SEP]), or written in the sentence (<|endoftext|>).
+        special=tuple(
+            i
+            for i, (flag, token_id) in enumerate(
+                zip(encoded.special_tokens_mask, encoded.ids, strict=True)
+            )
+            if flag or token_id in special_ids
+        ),
+    )
+
+
+def token_text(tokenizer: Any, token_id: int) -> str:
+    """How the token ``token_id`` is shown: as the tokenizer writes it, or for byte-level BPE
+    the text its bytes spell ("Ġit" is " it", shown "it"), or its bytes in hex when they are
+    only part of a character ("<e2 80>")."""
+    token = str(tokenizer.id_to_token(token_id))
+    if not _byte_level(tokenizer) or token_id in _special_ids(tokenizer):
+        return token
+    characters = _byte_characters()
+    if any(character not in characters for character in token):
+        return token
+    raw = bytes(characters[character] for character in token)
+    try:
+        return _shown(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "<" + " ".join(f"{byte:02x}" for byte in raw) + ">"
+
+
+def _special_ids(tokenizer: Any) -> set[int]:
+    return {int(i) for i, added in tokenizer.get_added_tokens_decoder().items() if added.special}
+
+
+@cache
+def _byte_characters() -> dict[str, int]:
+    """Byte-level BPE's alphabet, character -> byte: GPT-2 writes each byte as a printable
+    character, the printable ASCII and Latin-1 ones as themselves and the others (space,
+    control bytes, …) as the characters from U+0100 on, in byte order (so a space is "Ġ")."""
+    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
+    kept += range(ord("®"), ord("ÿ") + 1)
+    characters = {chr(byte): byte for byte in kept}
+    shifted = 0
+    for byte in range(256):
+        if byte not in kept:
+            characters[chr(256 + shifted)] = byte
+            shifted += 1
+    return characters
+
+
+def _byte_level(tokenizer: Any) -> bool:
+    """Whether the tokenizer works on bytes (GPT-2's BPE): its pieces are shown decoded."""
+    from tokenizers import decoders
+
+    return isinstance(getattr(tokenizer, "decoder", None), decoders.ByteLevel)
+
+
+def _shown(text: str) -> str:
+    """A decoded piece as a label: without the space that begins a word; spaces made visible
+    when the piece is nothing else."""
+    if text.startswith(" ") and text.strip():
+        return text[1:]
+    if text and not text.strip(" "):
+        return SPACE * len(text)
+    return text
+
+
+def _lowercase(folder: Path) -> bool:
+    path = folder / "tokenizer_config.json"
+    if path.exists():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, OSError):
+            return True
+        return bool(data.get("do_lower_case", True)) if isinstance(data, dict) else True
+    return True
