@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,26 @@ class AttentionWeights:
     @property
     def has_biases(self) -> bool:
         return self.b_Q is not None
+
+    @cached_property
+    def side_by_side(self) -> tuple[FloatArray, FloatArray | None]:
+        """[W_Q | W_K | W_V] with each head's columns side by side, [d_model, 3·h·d_k], and the
+        biases alike, [3·h·d_k] (None without biases): Q, K and V of every head in one matrix
+        product (attention.project_together). Made once per layer's weights."""
+        n_heads, d_model, d_k = self.W_Q.shape
+        matrix = np.concatenate(
+            [
+                w.transpose(1, 0, 2).reshape(d_model, n_heads * d_k)
+                for w in (self.W_Q, self.W_K, self.W_V)
+            ],
+            axis=1,
+        )
+        bias = None
+        if self.b_Q is not None and self.b_K is not None and self.b_V is not None:
+            bias = np.concatenate(
+                [self.b_Q.reshape(-1), self.b_K.reshape(-1), self.b_V.reshape(-1)]
+            )
+        return matrix, bias
 
     @property
     def n_heads(self) -> int:

@@ -168,6 +168,9 @@ class Bert(Architecture):
         hidden_states = [hidden]
         traces = []
         eps = weights.layer_norm_eps
+        # The feed-forward block's [n, d_ff] activations, which no view shows: one buffer for
+        # every layer, GELU computed in place.
+        inner = np.empty((len(tokens), weights.layers[0].W_1.shape[1]), hidden.dtype)
         for index, layer in enumerate(weights.layers):
             trace = multi_head_attention(
                 tokens,
@@ -178,9 +181,8 @@ class Bert(Architecture):
             )
             traces.append(trace)
             after_attention = layer_norm(hidden + trace.output, *layer.attention_norm, eps)
-            inner = np.matmul(after_attention, layer.W_1)
-            inner += layer.b_1
-            feed_forward = np.matmul(gelu(inner), layer.W_2)
+            np.matmul(after_attention, layer.W_1, out=inner)
+            feed_forward = np.matmul(gelu(inner, out=inner, bias=layer.b_1), layer.W_2)
             feed_forward += after_attention
             feed_forward += layer.b_2
             hidden = layer_norm(feed_forward, *layer.output_norm, eps)

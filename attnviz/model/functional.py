@@ -4,7 +4,7 @@ and LayerNorm. Pure functions over arrays, in the input's precision.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -50,7 +50,8 @@ def _polynomial(x: FloatArray, coefficients: Sequence[float]) -> FloatArray:
     """Horner's rule, coefficients from the highest power down, in place after the first step;
     the coefficients are cast to x's precision, so float32 stays float32."""
     dtype = x.dtype.type
-    result = x * dtype(coefficients[0]) + dtype(coefficients[1])
+    result = x * dtype(coefficients[0])
+    result += dtype(coefficients[1])
     for coefficient in coefficients[2:]:
         result *= x
         result += dtype(coefficient)
@@ -86,8 +87,47 @@ def erf(x: FloatArray) -> FloatArray:
     return np.where(np.abs(x) < 1.0, inner, outer)
 
 
-def gelu(x: FloatArray) -> FloatArray:
-    """GELU(x) = x·Φ(x) = ½·x·(1 + erf(x/√2)), the exact form BERT uses (not the tanh one)."""
+#: Elementwise functions work through large arrays in blocks of this many elements: a block's
+#: temporaries (64 KB in float32) stay in the processor's cache and in the allocator's free
+#: lists, where whole-array temporaries (768 KB for 128 tokens × 1536) would be mapped fresh
+#: from the system and faulted in page by page, every time. 4x faster GELU for a BERT layer.
+BLOCK = 16_384
+
+
+def blockwise(
+    function: Callable[[FloatArray], FloatArray],
+    x: FloatArray,
+    out: FloatArray | None = None,
+    bias: FloatArray | None = None,
+) -> FloatArray:
+    """``function(x + bias)`` computed a block of rows at a time, into ``out`` (may be ``x``).
+
+    [n, d], optional [d] -> [n, d]; ``function`` must be elementwise.
+    """
+    x = np.ascontiguousarray(x)
+    if out is None:
+        out = np.empty_like(x)
+    rows = x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1)
+    target = out.reshape(rows.shape)
+    step = max(1, BLOCK // rows.shape[1])
+    for start in range(0, rows.shape[0], step):
+        block = rows[start : start + step]
+        if bias is not None:
+            block = block + bias
+        target[start : start + step] = function(block)
+    return out
+
+
+def gelu(
+    x: FloatArray, out: FloatArray | None = None, bias: FloatArray | None = None
+) -> FloatArray:
+    """GELU(x + bias) = x·Φ(x) = ½·x·(1 + erf(x/√2)), the exact form BERT uses (not the tanh
+    one). ``out`` may be ``x``, to compute in place; ``bias`` [d] is added to each row first.
+    """
+    return blockwise(_gelu32 if x.dtype == np.float32 else _gelu, x, out, bias)
+
+
+def _gelu(x: FloatArray) -> FloatArray:
     dtype = x.dtype.type
     result = erf(x * dtype(1 / np.sqrt(2.0)))
     result += dtype(1.0)
@@ -96,8 +136,36 @@ def gelu(x: FloatArray) -> FloatArray:
     return result
 
 
-def gelu_tanh(x: FloatArray) -> FloatArray:
-    """GPT-2's GELU ("gelu_new"): ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
+# Φ(x) - ½ = ½·erf(x/√2) = x·P̃(x²)/Q̃(x²) with P̃(t) = P(t/2)/(2√2) and Q̃(t) = Q(t/2): the float32
+# erf with the GELU's own scalings folded into its coefficients, four fewer passes over x.
+_PHI32_P = tuple(c / (2 * np.sqrt(2.0)) / 2.0**k for k, c in enumerate(reversed(_ERF32_P)))[::-1]
+_PHI32_Q = tuple(c / 2.0**k for k, c in enumerate(reversed(_ERF32_Q)))[::-1]
+_PHI32_LIMIT = float(_ERF32_LIMIT * np.sqrt(2.0))  # a Python float keeps float32 float32
+
+
+def _gelu32(x: FloatArray) -> FloatArray:
+    """float32 GELU: x·(½ + z·P̃(z²)/Q̃(z²)), z = x clipped where Φ is 0 or 1 in float32."""
+    clipped = np.clip(x, -_PHI32_LIMIT, _PHI32_LIMIT)
+    squared = clipped * clipped
+    result = _polynomial(squared, _PHI32_P)
+    result *= clipped
+    result /= _polynomial(squared, _PHI32_Q)
+    result += np.float32(0.5)
+    result *= x
+    return result
+
+
+def gelu_tanh(
+    x: FloatArray, out: FloatArray | None = None, bias: FloatArray | None = None
+) -> FloatArray:
+    """GPT-2's GELU ("gelu_new") of x + bias: ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+
+    ``out`` may be ``x``, to compute in place; ``bias`` [d] is added to each row first.
+    """
+    return blockwise(_gelu_tanh, x, out, bias)
+
+
+def _gelu_tanh(x: FloatArray) -> FloatArray:
     dtype = x.dtype.type
     inner = x * x
     inner *= dtype(0.044715)

@@ -154,6 +154,9 @@ class GPT2(Architecture):
         hidden_states = [hidden]
         traces = []
         eps = weights.layer_norm_eps
+        # The feed-forward block's [n, d_ff] activations, which no view shows: one buffer for
+        # every block, GELU computed in place.
+        inner = np.empty((n, weights.blocks[0].W_fc.shape[1]), hidden.dtype)
         for index, block in enumerate(weights.blocks):
             x = layer_norm(hidden, *block.norm_1, eps)
             trace = multi_head_attention(
@@ -165,9 +168,8 @@ class GPT2(Architecture):
             )
             traces.append(trace)
             hidden = hidden + trace.output
-            inner = np.matmul(layer_norm(hidden, *block.norm_2, eps), block.W_fc)
-            inner += block.b_fc
-            feed_forward = np.matmul(gelu_tanh(inner), block.W_proj)
+            np.matmul(layer_norm(hidden, *block.norm_2, eps), block.W_fc, out=inner)
+            feed_forward = np.matmul(gelu_tanh(inner, out=inner, bias=block.b_fc), block.W_proj)
             feed_forward += block.b_proj
             hidden = hidden + feed_forward
             hidden_states.append(hidden)
