@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attnviz
+from attnviz.render.blocks import Matrix
 from attnviz.render.labels import format_number, occurrence_labels
-from attnviz.render.lesson import Matrix
 from attnviz.render.terminal import render_explain
 from attnviz.render.text import _kept_indices, matrix_block, weight_style
 from attnviz.tokens import Focus, find_focus

@@ -10,84 +10,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
 from attnviz import worked
 from attnviz.errors import AttnvizError
 from attnviz.provenance import EmbeddingsKind
-from attnviz.render.labels import ELLIPSIS, format_number, occurrence_labels, plural, subscript
+from attnviz.render.blocks import (
+    Bars,
+    Blank,
+    Block,
+    Heading,
+    Matrix,
+    Paragraph,
+    Pause,
+    SectionEnd,
+    Span,
+    Tables,
+)
+from attnviz.render.examples import ExampleText
+from attnviz.render.labels import ELLIPSIS, occurrence_labels, plural, subscript
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
-
-
-class Span(NamedTuple):
-    """A run of text with a style: "" (plain), "bold", "italic", "note" (a caveat to notice),
-    "example" (a worked example), "dim"."""
-
-    text: str
-    style: str = ""
-
-
-class Paragraph(NamedTuple):
-    """Text to be wrapped to the page width; an indented one is a worked example."""
-
-    spans: tuple[Span, ...]
-
-
-class Heading(NamedTuple):
-    """A title: "title" (the lesson's first line), "section" (a rule: a head, the focus),
-    "step" (Step n · …) or "head" (a head's name above its focus bars)."""
-
-    text: str
-    level: str
-
-
-class Matrix(NamedTuple):
-    """A table of numbers: values, a title and labels."""
-
-    values: np.ndarray  # [rows, columns]
-    title: str
-    row_labels: Sequence[str]
-    column_labels: Sequence[str]
-    shade: bool = False  # colour each cell by its value in [0, 1] (attention weights)
-    row_sums: bool = False  # add a Σ column (softmax rows sum to 1)
-    keep_row: int | None = None  # a row that must stay visible when rows are elided
-    masked: np.ndarray | None = None  # [rows, columns] bool: cells shown as −∞ (masked scores)
-
-
-class Tables(NamedTuple):
-    """Tables with the same rows, set side by side when the page is wide enough."""
-
-    matrices: tuple[Matrix, ...]
-
-
-class Bars(NamedTuple):
-    """Weights drawn as horizontal bars, one per labelled word."""
-
-    labels: tuple[str, ...]
-    weights: tuple[float, ...]
-    texts: tuple[str, ...]  # each weight as printed
-
-
-class Blank(NamedTuple):
-    """An empty line."""
-
-
-class Pause(NamedTuple):
-    """Where --step waits before going on to ``coming``."""
-
-    coming: str
-
-
-class SectionEnd(NamedTuple):
-    """The end of a part of the lesson: a renderer may print what it has so far."""
-
-
-Block = Paragraph | Heading | Matrix | Tables | Bars | Blank | Pause | SectionEnd
-
 
 MAX_DECIMALS = 8
 
@@ -157,27 +102,14 @@ class _Writer:
         self.example = worked.example_query(trace, selection)
         self.example_row = selection.row_of(self.example)
         self.pretrained = trace.provenance.weights.is_pretrained
+        hidden = self.hidden_names() if selection.hidden else ""
+        self.text = ExampleText(options.decimals, self.all_queries, self.all_keys, hidden)
         self.architecture = trace.provenance.weights.architecture or "bert"
 
     # -- helpers -------------------------------------------------------------------------------
 
     def number(self, value: float) -> str:
-        return format_number(float(value), self.options.decimals)
-
-    def exact(self, value: float) -> str:
-        """A number in a worked example: at least 2 decimals, or 1 / 2 = 0 would read as wrong."""
-        return format_number(float(value), max(self.options.decimals, 2))
-
-    def term(self, value: float) -> str:
-        """A number as a factor: negative numbers in parentheses."""
-        text = self.exact(value)
-        return f"({text})" if text.startswith("-") else text
-
-    def vector(self, values: np.ndarray, limit: int = 8) -> str:
-        shown = [self.number(v) for v in values]
-        if len(shown) > limit:
-            shown = [*shown[: limit // 2], ELLIPSIS, *shown[-(limit // 2) :]]
-        return "[" + ", ".join(shown) + "]"
+        return self.text.number(value)
 
     def bias(self, name: str, head: str = "") -> str:
         """ " + b_Q₁" in a formula when the trace has biases (a pretrained model), else ""."""
@@ -350,7 +282,7 @@ class _Writer:
             f"what it passes on. Each number of Q{h} is a row of X times a column of W_Q{h}; the "
             f"first of q_{self.all_queries[examples.projection.token]}:"
         )
-        self.example_line(self.projection(examples.projection, h))
+        self.example_line(self.text.projection(examples.projection))
         if self.options.show_weights:
             self.side_by_side(
                 [
@@ -380,7 +312,7 @@ class _Writer:
             "rounded ones by hand can differ in the last digit; --decimals 4 shows more):"
         )
         name = f"q_{self.all_queries[dot.query]} · k_{self.all_keys[dot.key]}"
-        self.example_line(self.dot_product(dot.q, dot.k, dot.result, name))
+        self.example_line(self.text.dot_product(dot.q, dot.k, dot.result, name))
         scores = selection.pairs(trace.scores[head])
         self.show(Matrix(scores, f"scores{h} = Q{h}·K{h}ᵀ", self.tokens, self.keys))
 
@@ -416,7 +348,7 @@ class _Writer:
             f"from overflowing.) Row {self.all_queries[softmax.query]!r}, column "
             f"{self.all_keys[softmax.key]!r}:"
         )
-        self.example_line(self.softmax(softmax))
+        self.example_line(self.text.softmax(softmax))
         self.show(
             Matrix(
                 selection.pairs(trace.weights[head], total=True),
@@ -434,7 +366,7 @@ class _Writer:
             f"weights: z_i = Σ_j w_ij·v_j. Z{h} has shape [n, d_k] = "
             f"[{n}, {trace.d_k}]. For example:"
         )
-        self.example_line(self.weighted_sum(examples.weighted_sum))
+        self.example_line(self.text.weighted_sum(examples.weighted_sum))
         z = selection.rows(trace.Z[head])
         self.show(Matrix(z, f"Z{h} = weights{h}·V{h}", self.tokens, self.dims(trace.d_k)))
 
@@ -480,7 +412,7 @@ class _Writer:
             f"Σ_h Z_h·W_O^(h){self.bias('O')}. For example, the first number of the output of "
             f"{self.all_queries[example.token]!r}, head by head:"
         )
-        self.example_line(self.output_sum(example))
+        self.example_line(self.text.output_sum(example))
         self.show(
             Matrix(
                 self.selection.rows(trace.output),
@@ -523,81 +455,7 @@ class _Writer:
                 hidden = 1.0 - float(weights.sum())
                 self.say(f"(hidden {self.hidden_names()}, together {self.number(hidden)})")
             example = worked.weighted_sum(trace, head, focus.index)
-            self.say(Span(self.weighted_sum(example, limit=12), "example"))
-
-    # -- worked examples as text -----------------------------------------------------------------
-
-    def terms(self, left: np.ndarray, right: np.ndarray) -> list[str]:
-        """a×b terms of a dot product; past 6 terms, the first 3, an ellipsis and the last."""
-        terms = [f"{self.term(a)}×{self.term(b)}" for a, b in zip(left, right, strict=True)]
-        if len(terms) > 6:
-            terms = [*terms[:3], ELLIPSIS, terms[-1]]
-        return terms
-
-    def projection(self, example: worked.ProjectionExample, h: str) -> str:
-        """One number of Q as the row of X times the column of W_Q, term by term (+ bias)."""
-        name = f"q_{self.all_queries[example.token]}[{example.column + 1}]"
-        counted = [f"{len(example.x)} terms"] if len(example.x) > 6 else []
-        terms = self.terms(example.x, example.w)
-        if example.bias is not None:
-            counted.append(f"the last b_Q{h}[{example.column + 1}]")
-            terms.append(self.term(example.bias))
-        if counted:
-            name += f" ({', '.join(counted)})"
-        return f"{name} = {' + '.join(terms)} = {self.exact(example.result)}"
-
-    def dot_product(self, left: np.ndarray, right: np.ndarray, score: float, name: str) -> str:
-        """q·k written out term by term; the result is the trace's score, not recomputed."""
-        if len(left) > 6:
-            name += f" ({len(left)} terms)"
-        return f"{name} = {' + '.join(self.terms(left, right))} = {self.exact(score)}"
-
-    def softmax(self, example: worked.SoftmaxExample) -> str:
-        """One weight as exp(shifted) / Σ exp(shifted), from the same pieces softmax() uses."""
-        exps = [f"exp({self.exact(s)})" for s in example.shifted]
-        if len(exps) > 5:
-            exps = [*exps[:2], ELLIPSIS, exps[-1]]
-        hidden = f", {self.hidden_names()} included" if self.selection.hidden else ""
-        j = example.key
-        return (
-            f"exp({self.exact(example.shifted[j])}) / ({' + '.join(exps)}{hidden}) = "
-            f"{self.exact(example.exponentials[j])} / {self.exact(example.total)} = "
-            f"{self.exact(example.result)}"
-        )
-
-    def weighted_sum(self, example: worked.WeightedSumExample, limit: int = 6) -> str:
-        """z_i = Σ_j w_ij·v_j, largest weights first; the result is the trace's Z row.
-
-        The sum runs over every token as computed, hidden ones ([CLS], [SEP]) included.
-        """
-        weights = example.weights
-        order = example.order
-        terms = [f"{self.exact(weights[j])}·v_{self.all_keys[j]}" for j in order[:limit]]
-        if len(order) > limit:
-            rest = float(weights[list(order[limit:])].sum())
-            terms.append(
-                f"{ELLIPSIS} ({len(order) - limit} more, weights summing to {self.exact(rest)})"
-            )
-        word = self.all_queries[example.query]
-        return f"z_{word} = {' + '.join(terms)} = {self.vector(example.result)}"
-
-    def output_sum(self, example: worked.OutputExample) -> str:
-        """One output number as the sum of the heads' parts (and the bias), at the fewest
-        decimals (from the lesson's) at which the printed parts add up to the printed result."""
-        parts = [*example.head_blocks, *([] if example.bias is None else [example.bias])]
-        decimals = max(self.options.decimals, 2)
-        if len(example.head_blocks) <= 6:  # every part is shown: make the printed sum hold
-            decimals = adding_up(parts, example.result, decimals)
-        values = [format_number(float(v), decimals) for v in example.head_blocks]
-        values = [f"({v})" if v.startswith("-") else v for v in values]
-        if len(values) > 6:
-            values = [*values[:3], ELLIPSIS, values[-1]]
-        name = f"Σ_h (Z_h·W_O^(h))[{self.all_queries[example.token]}, {example.column + 1}]"
-        if example.bias is not None:
-            name += f" + b_O[{example.column + 1}]"
-            bias = format_number(example.bias, decimals)
-            values.append(f"({bias})" if bias.startswith("-") else bias)
-        return f"{name} = {' + '.join(values)} = {format_number(example.result, decimals)}"
+            self.say(Span(self.text.weighted_sum(example, limit=12), "example"))
 
     def mask_sentence(self) -> str:
         """Why some scores are −∞: the causal mask, the padding mask, or both."""
@@ -616,14 +474,3 @@ class _Writer:
                 "weight."
             )
         return " ".join(parts) + " A masked score is set to −∞ before the softmax, and exp(−∞) = 0."
-
-
-def adding_up(parts: Sequence[float], total: float, decimals: int, most: int = 8) -> int:
-    """The fewest decimals, from ``decimals`` up to ``most``, at which ``parts`` printed add up
-    to ``total`` printed: -0.0849 + -0.1649 = -0.2498 reads -0.08 + -0.16 = -0.25 at two
-    decimals, but -0.085 + -0.165 = -0.250 at three."""
-    for candidate in range(decimals, most + 1):
-        printed = sum(float(format_number(float(part), candidate)) for part in parts)
-        if format_number(printed, candidate) == format_number(float(total), candidate):
-            return candidate
-    return most

@@ -15,20 +15,19 @@ from rich.console import Console, Group, RenderableType
 from rich.rule import Rule
 from rich.text import Text
 
-from attnviz.render.labels import fit_label
-from attnviz.render.lesson import (
+from attnviz.render.blocks import (
     Bars,
     Blank,
     Block,
     Heading,
-    LessonOptions,
     Matrix,
     Paragraph,
     Pause,
     SectionEnd,
     Tables,
-    lesson,
 )
+from attnviz.render.labels import fit_label
+from attnviz.render.lesson import LessonOptions, lesson
 from attnviz.render.text import Block as TextBlock
 from attnviz.render.text import bar, matrix_block, pad_right, side_by_side, wrap
 from attnviz.selection import Selection

@@ -17,8 +17,8 @@ from rich.console import Console, ConsoleOptions
 from rich.segment import Segment
 from rich.text import Span, Text
 
+from attnviz.render.blocks import Matrix
 from attnviz.render.labels import ELLIPSIS, MASKED, fit_label, format_number
-from attnviz.render.lesson import Matrix
 
 # matplotlib's viridis at nine evenly spaced points: perceptually uniform and colour-blind safe,
 # the same map the heatmaps use, hard-coded so the terminal path never imports matplotlib.

@@ -1,0 +1,77 @@
+"""The lesson's building blocks: headings, paragraphs of styled spans, tables of numbers, focus
+bars and pauses. render/lesson.py says what the lesson is in these terms; a renderer (Rich in
+render/terminal.py) draws them, so every renderer shows the same lesson.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Span(NamedTuple):
+    """A run of text with a style: "" (plain), "bold", "italic", "note" (a caveat to notice),
+    "example" (a worked example), "dim"."""
+
+    text: str
+    style: str = ""
+
+
+class Paragraph(NamedTuple):
+    """Text to be wrapped to the page width; an indented one is a worked example."""
+
+    spans: tuple[Span, ...]
+
+
+class Heading(NamedTuple):
+    """A title: "title" (the lesson's first line), "section" (a rule: a head, the focus),
+    "step" (Step n · …) or "head" (a head's name above its focus bars)."""
+
+    text: str
+    level: str
+
+
+class Matrix(NamedTuple):
+    """A table of numbers: values, a title and labels."""
+
+    values: np.ndarray  # [rows, columns]
+    title: str
+    row_labels: Sequence[str]
+    column_labels: Sequence[str]
+    shade: bool = False  # colour each cell by its value in [0, 1] (attention weights)
+    row_sums: bool = False  # add a Σ column (softmax rows sum to 1)
+    keep_row: int | None = None  # a row that must stay visible when rows are elided
+    masked: np.ndarray | None = None  # [rows, columns] bool: cells shown as −∞ (masked scores)
+
+
+class Tables(NamedTuple):
+    """Tables with the same rows, set side by side when the page is wide enough."""
+
+    matrices: tuple[Matrix, ...]
+
+
+class Bars(NamedTuple):
+    """Weights drawn as horizontal bars, one per labelled word."""
+
+    labels: tuple[str, ...]
+    weights: tuple[float, ...]
+    texts: tuple[str, ...]  # each weight as printed
+
+
+class Blank(NamedTuple):
+    """An empty line."""
+
+
+class Pause(NamedTuple):
+    """Where --step waits before going on to ``coming``."""
+
+    coming: str
+
+
+class SectionEnd(NamedTuple):
+    """The end of a part of the lesson: a renderer may print what it has so far."""
+
+
+Block = Paragraph | Heading | Matrix | Tables | Bars | Blank | Pause | SectionEnd
