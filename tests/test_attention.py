@@ -260,3 +260,75 @@ def test_softmax_of_integer_scores_is_float_and_leaves_them_unchanged() -> None:
     weights = softmax(scores)
     np.testing.assert_allclose(weights[0], np.exp([1, 2, 3]) / np.exp([1, 2, 3]).sum(), rtol=1e-15)
     assert scores.tolist() == [[1, 2, 3]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_tokens=st.integers(1, 9),
+    n_heads=st.integers(1, 6),
+    d_k=st.integers(1, 8),
+    biases=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_projecting_together_gives_the_numbers_of_each_projection(
+    n_tokens: int, n_heads: int, d_k: int, biases: bool, seed: int
+) -> None:
+    from attnviz.attention import project, project_together
+
+    config = AttentionConfig(d_model=n_heads * d_k, n_heads=n_heads, seed=seed)
+    rng = np.random.default_rng(seed)
+    drawn = random_weights(config, rng)
+    bias = {key: rng.normal(size=(n_heads, d_k)) for key in ("b_Q", "b_K", "b_V")} if biases else {}
+    weights = AttentionWeights(
+        W_Q=drawn.W_Q,
+        W_K=drawn.W_K,
+        W_V=drawn.W_V,
+        W_O=drawn.W_O,
+        **bias,
+        **({"b_O": rng.normal(size=config.d_model)} if biases else {}),
+    )
+    x = rng.normal(size=(n_tokens, config.d_model))
+    matrix, stacked_bias = weights.side_by_side
+    together = project_together(x, matrix, stacked_bias, n_heads, d_k)
+    for got, name in zip(together, "QKV", strict=True):
+        expected = project(x, getattr(weights, f"W_{name}"), getattr(weights, f"b_{name}"))
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_a_pretrained_layer_is_multi_head_attention_with_biases() -> None:
+    """The one builder: recomputing a GPT-2 layer's attention from its X, weights, biases and
+    mask with multi_head_attention gives every array of the layer's trace exactly."""
+    pytest.importorskip("safetensors", reason="needs the optional extra attnviz[model]")
+    pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")
+    from pathlib import Path
+
+    from attnviz.model.run import trace_model
+
+    model = Path(__file__).resolve().parent / "model" / "tiny_gpt2"
+    layer = trace_model("it was tired", str(model), dtype="float64").trace.layers[1]
+    weights = AttentionWeights(
+        **{key: getattr(layer, key) for key in ("W_Q", "W_K", "W_V", "W_O")},
+        **{key: getattr(layer, key) for key in ("b_Q", "b_K", "b_V", "b_O")},
+    )
+    again = multi_head_attention(
+        layer.tokens, layer.X, weights, provenance=layer.provenance, mask=layer.mask
+    )
+    for key, array in layer.arrays().items():
+        np.testing.assert_array_equal(getattr(again, key), array, err_msg=key)
+
+
+def test_cross_attention_runs_one_attention_not_a_self_attention_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import attnviz.core
+
+    calls: list[int] = []
+    real = attnviz.core.multi_head_attention
+
+    def counted(*args: object, **kwargs: object) -> attnviz.AttentionTrace:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(attnviz.core, "multi_head_attention", counted)
+    trace = attnviz.core.trace_cross("I am good", "Je vais bien").trace
+    assert len(calls) == 1 and trace.is_cross and trace.weights.shape == (2, 3, 3)

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnviz import __version__
-from attnviz.cli import app
+from attnviz.cli import COMMANDS, app
 from attnviz.errors import ExitStatus
 from attnviz.provenance import WeightsKind
 from attnviz.trace import load_trace
@@ -46,7 +46,7 @@ def test_version() -> None:
     assert code == 0 and stdout.strip() == f"attnviz {__version__}"
 
 
-@pytest.mark.parametrize("command", [[], ["explain"], ["heatmap"]])
+@pytest.mark.parametrize("command", [[], *([name] for name in COMMANDS)])
 def test_help_of_every_command_has_an_example(command: list[str]) -> None:
     code, stdout, _ = run(*command, "--help")
     assert code == 0
@@ -347,7 +347,7 @@ def test_python_dash_m_and_the_console_script_agree() -> None:
 
 def test_explain_does_not_import_matplotlib() -> None:
     code = (
-        "import sys; from attnviz.cli import app\n"
+        "import sys; from attnviz.cli import COMMANDS, app\n"
         "try:\n    app(['explain', 'I am good', '--focus', 'I'])\nexcept SystemExit:\n    pass\n"
         "roots = {m.split('.')[0] for m in sys.modules}\n"
         "heavy = sorted(roots & {'matplotlib', 'PIL', 'torch'})\n"
@@ -616,3 +616,36 @@ def test_repeated_keys_inside_a_nested_object_do_not_count_as_repeated_weights(
     )
     code, _, stderr = run("explain", "I am good", "-w", str(nested))
     assert code == 0, stderr
+
+
+def test_every_command_reports_the_files_it_wrote_the_same_way(tmp_path: Path) -> None:
+    """'wrote PATH' on stderr, one line per file, whatever the command; stdout keeps only what
+    the command shows (nothing, for heatmap)."""
+    out = tmp_path
+    writing = {
+        "explain": ["explain", "I am good", "--svg", str(out / "e.svg"),
+                    "--html", str(out / "e.html"), "--export", str(out / "e.npz")],
+        "heatmap": ["heatmap", "I am good", "-o", str(out / "h.png"),
+                    "--per-head", str(out / "heads"), "--export", str(out / "h.json")],
+        "cross": ["cross", "I am good", "Je vais bien", "-o", str(out / "c.svg"),
+                  "--export", str(out / "c.npz")],
+        "scaling": ["scaling", "--queries", "20", "-o", str(out / "s.svg")],
+    }  # fmt: skip
+    for name, arguments in writing.items():
+        result = CliRunner().invoke(app, arguments)
+        assert result.exit_code == 0, result.stderr
+        paths = [a for a in arguments if a.startswith(str(out)) and a != str(out / "heads")]
+        if name == "heatmap":
+            paths[1:1] = [str(out / "heads" / "head_1.png"), str(out / "heads" / "head_2.png")]
+        assert result.stderr.splitlines() == [f"wrote {path}" for path in paths], name
+        assert all(Path(path).stat().st_size > 0 for path in paths)
+        if name == "heatmap":
+            assert result.stdout == ""
+
+
+def test_the_command_line_uses_only_typers_public_interface() -> None:
+    source = "\n".join(
+        path.read_text(encoding="utf-8")
+        for path in (Path(__file__).resolve().parent.parent / "attnviz" / "cli").glob("*.py")
+    )
+    assert "_click" not in source and "registered_commands" not in source

@@ -62,6 +62,16 @@ def trace_of(sentence: str, d_model: int = 8, n_heads: int = 2) -> AttentionTrac
     )
 
 
+def distinct_colours(pixels: np.ndarray) -> int:
+    """How many colours an image [height, width, channels] of 0–1 floats has: each pixel packed
+    into one integer (a row-wise np.unique over millions of pixels takes seconds)."""
+    channels = np.round(pixels * 255).astype(np.uint32).reshape(-1, pixels.shape[2])
+    packed = np.zeros(len(channels), dtype=np.uint32)
+    for channel in range(pixels.shape[2]):
+        packed = (packed << 8) | channels[:, channel]
+    return len(np.unique(packed))
+
+
 def all_heads(trace: AttentionTrace) -> tuple[int, ...]:
     return tuple(range(trace.n_heads))
 
@@ -164,7 +174,7 @@ def visible_tick_labels(figure: Figure) -> list[tuple[str, list[Text]]]:
 
 def assert_readable(figure: Figure) -> None:
     """No two word labels of an axis overlap, and no text leaves the picture."""
-    figure.canvas.draw()
+    figure.draw_without_rendering()  # layout and text extents, without rasterising pixels
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
     page = figure.bbox
     for name, texts in visible_tick_labels(figure):
@@ -448,7 +458,7 @@ def test_cross_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> N
         width, height = build_figure(trace, shown(trace, (0, 1), focus)).get_size_inches()
         assert abs(pixels.shape[1] - width * DPI) <= 1
         assert abs(pixels.shape[0] - height * DPI) <= 1
-        assert len(np.unique(pixels.reshape(-1, pixels.shape[2]), axis=0)) > 100  # not blank
+        assert distinct_colours(pixels) > 100  # not blank
 
 
 def test_masked_cells_of_a_square_trace_are_hatched() -> None:
@@ -478,11 +488,12 @@ def test_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> None:
     width, height = build_figure(trace, shown(trace, (0, 1), it_focus(trace))).get_size_inches()
     assert abs(pixels.shape[1] - width * DPI) <= 1 and abs(pixels.shape[0] - height * DPI) <= 1
     assert pixels.shape[1] > 1500 and pixels.shape[0] > 1000  # two 5-inch panels at 150 dpi
-    assert len(np.unique(pixels.reshape(-1, pixels.shape[2]), axis=0)) > 100  # not blank
+    assert distinct_colours(pixels) > 100  # not blank
 
 
 @pytest.mark.parametrize(
-    ("sentence", "d_model", "n_heads"), [("I am", 8, 2), (SIXTY, 8, 2), (SIXTY, 16, 8)]
+    ("sentence", "d_model", "n_heads"),
+    [("I am", 8, 2), (SIXTY, 8, 2), pytest.param(SIXTY, 16, 8, marks=pytest.mark.slow)],
 )
 def test_tiny_and_long_sentences_render(
     tmp_path: Path, sentence: str, d_model: int, n_heads: int
@@ -791,7 +802,7 @@ def test_layers_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> 
         layers, shown(layers[0], None, it_focus(layers[0]))
     ).get_size_inches()
     assert abs(pixels.shape[1] - width * DPI) <= 1 and abs(pixels.shape[0] - height * DPI) <= 1
-    assert len(np.unique(pixels.reshape(-1, pixels.shape[2]), axis=0)) > 100  # not blank
+    assert distinct_colours(pixels) > 100  # not blank
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,7 @@ import unicodedata
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -291,6 +292,7 @@ def test_a_damaged_file_loads_or_is_refused_with_a_message_never_a_crash(
                 assert path.name in problem.message
 
 
+@pytest.mark.slow  # draws a figure for each of its 60 examples
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     sentence=sentences,
