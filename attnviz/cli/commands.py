@@ -14,8 +14,7 @@ from attnviz.cli.options import Export, Leave, Seed, Sentence, image_option
 from attnviz.core import TraceOptions, cross_layers, trace_layers
 from attnviz.errors import AttnvizError
 from attnviz.outputs import check_export, check_folder, check_image, write_export
-from attnviz.render.images import ImageOptions, Style
-from attnviz.render.lesson import LessonOptions
+from attnviz.render.options import ImageOptions, LessonOptions, Style
 from attnviz.selection import Selection, ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
 

@@ -20,7 +20,7 @@ import typer
 from attnviz.cli.console import user_errors
 from attnviz.core import Dtype, Preset, TraceOptions
 from attnviz.embeddings import OutOfVocabulary
-from attnviz.render.lesson import LessonOptions
+from attnviz.render.options import LessonOptions
 from attnviz.selection import ViewOptions
 
 # -- each option once ---------------------------------------------------------------------------

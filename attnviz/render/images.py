@@ -5,30 +5,13 @@ figure of the chosen heads, the lines illustration, or every layer and head at o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
 from pathlib import Path
-from typing import NamedTuple
 
 from attnviz.errors import AttnvizError
 from attnviz.outputs import make_folder, per_head_paths
+from attnviz.render.options import ImageOptions, Style
 from attnviz.selection import Selection, ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
-
-
-class Style(str, Enum):
-    """How heatmap draws the weights."""
-
-    grid = "grid"  # a heatmap per head
-    lines = "lines"  # the classic illustration: lines from the focus word, one colour per head
-
-
-class ImageOptions(NamedTuple):
-    """The pictures asked for, besides what the view shows."""
-
-    style: Style = Style.grid
-    cmap: str = "viridis"  # a matplotlib colormap name
-    all_layers: bool = False  # every layer and head in one grid
-    per_head: Path | None = None  # also one image per head in this folder
 
 
 def save_images(

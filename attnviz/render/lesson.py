@@ -9,12 +9,10 @@ table layout, colour) is the renderer's business: render/terminal.py for Rich.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from attnviz import worked
-from attnviz.errors import AttnvizError
 from attnviz.provenance import EmbeddingsKind
 from attnviz.render.blocks import (
     Bars,
@@ -30,26 +28,10 @@ from attnviz.render.blocks import (
 )
 from attnviz.render.examples import ExampleText
 from attnviz.render.labels import ELLIPSIS, occurrence_labels, plural, subscript
+from attnviz.render.options import LessonOptions
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
-
-MAX_DECIMALS = 8
-
-
-@dataclass(frozen=True)
-class LessonOptions:
-    """How the lesson is told."""
-
-    decimals: int = 2  # digits after the point in tables; worked examples use at least 2
-    show_weights: bool = False  # also print W_Q, W_K, W_V and W_O
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.decimals <= MAX_DECIMALS:
-            raise AttnvizError(
-                f"--decimals {self.decimals} is out of range; use 0 to {MAX_DECIMALS}."
-            )
-
 
 #: The tokenizer, and the sublayer around attention, of each architecture, in words.
 TOKENIZER_SENTENCE = {

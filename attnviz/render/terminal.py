@@ -27,7 +27,8 @@ from attnviz.render.blocks import (
     Tables,
 )
 from attnviz.render.labels import fit_label
-from attnviz.render.lesson import LessonOptions, lesson
+from attnviz.render.lesson import lesson
+from attnviz.render.options import LessonOptions
 from attnviz.render.text import Block as TextBlock
 from attnviz.render.text import bar, matrix_block, pad_right, side_by_side, wrap
 from attnviz.selection import Selection
