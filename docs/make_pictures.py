@@ -4,9 +4,10 @@ Each picture is ``attnviz.render.heatmap.save_heatmap`` on a trace with the defa
 (d_model 8, 2 heads, seed 0), so it shows exactly what ``attnviz heatmap`` draws. The weights are
 seeded, and the files carry no date, so running the script twice gives the same bytes.
 
-``heatmap_minilm_it.png`` is layer 6, head 12 of all-MiniLM-L6-v2 (``--model minilm``) and
-``heatmap_minilm_grid.png`` all its layers and heads (``--all-layers``); they are made only when
-the model extra and the model's files are installed.
+``heatmap_minilm_it.png`` is layer 6, head 12 of all-MiniLM-L6-v2 (``--model minilm``),
+``heatmap_minilm_grid.png`` all its layers and heads (``--all-layers``) and
+``heatmap_gpt2_grid.png`` those of the tests' tiny GPT-2, words merged; they are made only when
+the model extra (and all-MiniLM-L6-v2's files) are installed.
 """
 
 from __future__ import annotations
@@ -41,6 +42,14 @@ def make_model_picture(path: Path) -> None:
     save_heatmap(layer, select(layer, ViewOptions(head=12, focus="it")), path)
     grid = path.with_name("heatmap_minilm_grid.png")
     save_layers_heatmap(layers, select(layers[0], ViewOptions(focus="it")), grid)
+
+
+def make_gpt2_picture(path: Path) -> None:
+    """The tiny random GPT-2 of the tests, every layer and head: the causal mask hatched."""
+    model = DOCS.parent / "tests" / "model" / "tiny_gpt2"
+    sentence = "The animal didn't cross the street because it was too tired"
+    layers = trace_layers(sentence, TraceOptions(model=str(model))).layers
+    save_layers_heatmap(layers, select(layers[0], ViewOptions(focus="it", words=True)), path)
 
 
 def make_scaling_picture(path: Path) -> None:
@@ -79,8 +88,10 @@ def main() -> None:
     try:
         make_model_picture(DOCS / "heatmap_minilm_it.png")
         print(f"wrote {DOCS / 'heatmap_minilm_it.png'} and heatmap_minilm_grid.png")
+        make_gpt2_picture(DOCS / "heatmap_gpt2_grid.png")
+        print(f"wrote {DOCS / 'heatmap_gpt2_grid.png'}")
     except attnviz.AttnvizError as error:
-        print(f"skipped heatmap_minilm_it.png: {error}")
+        print(f"skipped the model pictures: {error}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -49,6 +51,7 @@ def test_readme_command_runs(command: str, tmp_path: Path, monkeypatch: pytest.M
         pytest.importorskip("tokenizers", reason="--model needs the optional extra attnviz[model]")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sample_embeddings").symlink_to(ROOT / "sample_embeddings")
+    (tmp_path / "tests").symlink_to(ROOT / "tests")  # the tiny GPT-2 of the GPT-2 examples
     if "--weights" in arguments:  # the round-trip example reads the file the line before wrote
         first = CliRunner().invoke(
             app,
@@ -60,13 +63,17 @@ def test_readme_command_runs(command: str, tmp_path: Path, monkeypatch: pytest.M
     assert "Traceback" not in result.output
 
 
-def test_python_api_example_runs() -> None:
-    example = re.search(r"```python\n(.*?)```", README, flags=re.DOTALL)
-    assert example is not None
-    namespace: dict[str, object] = {}
-    exec(example.group(1), namespace)  # noqa: S102 - the README's own example
-    trace = namespace["trace"]
-    assert trace.weights.shape == (2, 11, 11)  # type: ignore[attr-defined]
+def test_python_api_examples_run() -> None:
+    first, library = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
+    namespace: dict[str, Any] = {}
+    exec(first, namespace)  # noqa: S102 - the README's own example
+    assert namespace["trace"].weights.shape == (2, 11, 11)
+    namespace = {}
+    exec(library, namespace)  # noqa: S102
+    example, trace = namespace["example"], namespace["trace"]
+    assert trace.n_heads == 4 and namespace["view"].heads == (1,)
+    assert example.result == trace.scores[1, 1, 0]
+    np.testing.assert_allclose(example.q @ example.k, example.result)
 
 
 def test_error_examples_are_real() -> None:

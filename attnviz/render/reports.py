@@ -142,7 +142,7 @@ def render_scaling(rows: Sequence[ScalingRow], console: Console, *, n_keys: int)
             format_number(u.gradient, 3),
             format_number(s.gradient, 3),
         )
-    parts.append(table)
+    parts += [table, Text()]
     parts += _paragraphs(
         console,
         Text(

@@ -102,7 +102,10 @@ def _draw(
         return [Text()]
     if isinstance(block, Paragraph):
         text = Text.assemble(*((s.text, SPAN_STYLES.get(s.style, s.style)) for s in block.spans))
-        return list(wrap(text, width))
+        lines = wrap(text, width)
+        for line in lines:
+            line.no_wrap = True  # wrapped already: Rich need not measure it again
+        return list(lines)
     if isinstance(block, Heading):
         if block.level == "section":
             return [Rule(Text(block.text, style=HEADING_STYLES["section"]))]

@@ -243,11 +243,26 @@ def wrap(text: Text, width: int) -> list[Text]:
                 protected[start : position + 1] = [True] * (position + 1 - start)
     anywhere = [p for p, char in enumerate(plain) if char == " " and p > indent]
     outside = [p for p in anywhere if not protected[p] and plain[p - 1] != "="]  # "= 0.78" too
+    # The width of plain[:p] at every space and after it, measured a word at a time: no
+    # grapheme spans a space, so the widths add up, and a paragraph is measured once (not once
+    # per line and candidate break, which grew with the square of its length).
+    measured = {0: 0}
+    previous = 0
+    for position in sorted({*anywhere, *(p + 1 for p in anywhere), len(plain)}):
+        measured[position] = measured[previous] + cell_len(plain[previous:position])
+        previous = position
+
+    def width_of(start: int, end: int) -> int:
+        for position in (start, end):
+            if position not in measured:  # after a hard cut inside a word
+                measured[position] = cell_len(plain[:position])
+        return measured[end] - measured[start]
+
     cuts: list[int] = []
     start, room = 0, width
-    while cell_len(plain[start:]) > room:
-        fits = [b for b in outside if start < b and cell_len(plain[start:b]) <= room]
-        fits = fits or [b for b in anywhere if start < b and cell_len(plain[start:b]) <= room]
+    while width_of(start, len(plain)) > room:
+        fits = [b for b in outside if start < b and width_of(start, b) <= room]
+        fits = fits or [b for b in anywhere if start < b and width_of(start, b) <= room]
         cut = fits[-1] if fits else _hard_cut(plain, start, room)
         cuts.append(cut)
         start = cut
@@ -265,11 +280,17 @@ def wrap(text: Text, width: int) -> list[Text]:
 
 
 def _hard_cut(plain: str, start: int, room: int) -> int:
-    """Where a line with no space to break at must be cut to fit ``room`` cells."""
-    end = start + 1
-    while end < len(plain) and cell_len(plain[start : end + 1]) <= room:
-        end += 1
-    return end
+    """Where a line with no space to break at must be cut to fit ``room`` cells: the longest
+    piece from ``start`` that fits, found by bisection (the width only grows with the piece),
+    but always one character at least."""
+    low, high = start + 1, len(plain)  # plain[start:low] is the shortest piece allowed
+    while low < high:
+        middle = (low + high + 1) // 2
+        if cell_len(plain[start:middle]) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def side_by_side(blocks: Sequence[Block], gap: int, max_width: int) -> list[Block]:
