@@ -20,8 +20,9 @@ from attnviz.config import AttentionConfig
 from attnviz.core import trace_attention
 from attnviz.embeddings import Embeddings, load_embeddings, random_embeddings
 from attnviz.errors import AttnvizError, ExitStatus
+from attnviz.provenance import Provenance
 from attnviz.tokens import tokenize
-from attnviz.trace import AttentionTrace, export_trace
+from attnviz.trace import AttentionTrace, export_trace, load_trace
 from attnviz.weights import AttentionWeights, load_weights, random_weights
 
 __version__ = "0.1.0"
@@ -38,10 +39,12 @@ __all__ = [
     "concat_heads",
     "export_trace",
     "load_embeddings",
+    "load_trace",
     "load_weights",
     "multi_head_attention",
     "project",
     "project_out",
+    "Provenance",
     "random_embeddings",
     "random_weights",
     "scale_scores",
