@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -96,6 +96,18 @@ class TraceOptions:
                 "Drop --causal, or --model."
             )
 
+    def layer_arguments(self) -> dict[str, Any]:
+        """The options that make one random (or loaded) layer, as layer_inputs() names them."""
+        return {
+            "d_model": self.d_model,
+            "n_heads": self.heads,
+            "seed": self.seed,
+            "paper": self.preset is Preset.paper,
+            "embeddings": self.embeddings,
+            "weights": self.weights,
+            "oov": self.oov,
+        }
+
 
 def trace_layers(
     sentence: str,
@@ -113,13 +125,7 @@ def trace_layers(
         return TracedLayers(run.trace.layers, ())
     trace, notes = trace_with_options(
         sentence,
-        d_model=options.d_model,
-        n_heads=options.heads,
-        seed=options.seed,
-        paper=options.preset is Preset.paper,
-        embeddings=options.embeddings,
-        weights=options.weights,
-        oov=options.oov,
+        **options.layer_arguments(),
         causal=options.causal,
         pad_to=options.pad_to,
         progress=progress,
@@ -147,18 +153,7 @@ def cross_layers(
             "cross runs the random (or loaded) layer; drop --model and --pad-to, which belong "
             "to self-attention (explain, heatmap)."
         )
-    trace, notes = trace_cross(
-        source,
-        target,
-        d_model=options.d_model,
-        n_heads=options.heads,
-        seed=options.seed,
-        paper=options.preset is Preset.paper,
-        embeddings=options.embeddings,
-        weights=options.weights,
-        oov=options.oov,
-        progress=progress,
-    )
+    trace, notes = trace_cross(source, target, **options.layer_arguments(), progress=progress)
     return TracedLayers((trace,), notes)
 
 

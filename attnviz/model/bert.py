@@ -100,14 +100,10 @@ class Bert(Architecture):
 
     def load(self, tensors: Tensors, config: ModelConfig, ids: Sequence[int]) -> BertWeights:
         d, h, d_ff = config.d_model, config.n_heads, config.d_ff
-
-        def linear(name: str, n_out: int, n_in: int) -> tuple[FloatArray, FloatArray]:
-            """W [in, out] (stored [out, in]) and b [out]."""
-            return (tensors.get(f"{name}.weight", (n_out, n_in)).T,
-                    tensors.get(f"{name}.bias", (n_out,)))  # fmt: skip
+        linear = tensors.linear
 
         def norm(name: str) -> Norm:
-            return tensors.get(f"{name}.weight", (d,)), tensors.get(f"{name}.bias", (d,))
+            return tensors.norm(name, d)
 
         layers = []
         for index in range(config.n_layers):
@@ -116,8 +112,8 @@ class Bert(Architecture):
                 linear(f"{base}attention.self.{part}", d, d) for part in QKV
             )
             w_o, b_o = linear(f"{base}attention.output.dense", d, d)
-            w_1, b_1 = linear(f"{base}intermediate.dense", d_ff, d)
-            w_2, b_2 = linear(f"{base}output.dense", d, d_ff)
+            w_1, b_1 = linear(f"{base}intermediate.dense", d, d_ff)
+            w_2, b_2 = linear(f"{base}output.dense", d_ff, d)
             attention = AttentionWeights(
                 W_Q=split_heads(w_q, h),
                 W_K=split_heads(w_k, h),

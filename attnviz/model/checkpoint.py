@@ -171,6 +171,20 @@ class Tensors:
             )
         return self._frozen(array)
 
+    def linear(self, name: str, n_in: int, n_out: int) -> tuple[FloatArray, FloatArray]:
+        """A torch Linear layer ``name``: W [in, out] (stored [out, in], transposed so that the
+        product reads x·W) and b [out]."""
+        weight = self.get(f"{name}.weight", (n_out, n_in)).T
+        return weight, self.get(f"{name}.bias", (n_out,))
+
+    def conv1d(self, name: str, n_in: int, n_out: int) -> tuple[FloatArray, FloatArray]:
+        """A GPT-2 Conv1D layer ``name``: W [in, out], as it is stored, and b [out]."""
+        return self.get(f"{name}.weight", (n_in, n_out)), self.get(f"{name}.bias", (n_out,))
+
+    def norm(self, name: str, width: int) -> tuple[FloatArray, FloatArray]:
+        """A LayerNorm ``name``: γ and β [width]."""
+        return self.get(f"{name}.weight", (width,)), self.get(f"{name}.bias", (width,))
+
     def rows(self, name: str, ids: Sequence[int], width: int) -> FloatArray:
         """Rows ``ids`` of an embedding table [vocabulary, width], read without loading the
         whole table (safetensors maps the file)."""

@@ -92,14 +92,10 @@ class GPT2(Architecture):
 
     def load(self, tensors: Tensors, config: ModelConfig, ids: Sequence[int]) -> GPT2Weights:
         d, h, d_ff = config.d_model, config.n_heads, config.d_ff
-
-        def conv1d(name: str, n_in: int, n_out: int) -> tuple[FloatArray, FloatArray]:
-            """W [in, out], as GPT-2 stores it, and b [out]."""
-            return (tensors.get(f"{name}.weight", (n_in, n_out)),
-                    tensors.get(f"{name}.bias", (n_out,)))  # fmt: skip
+        conv1d = tensors.conv1d
 
         def norm(name: str) -> Norm:
-            return tensors.get(f"{name}.weight", (d,)), tensors.get(f"{name}.bias", (d,))
+            return tensors.norm(name, d)
 
         blocks = []
         for index in range(config.n_layers):
