@@ -41,8 +41,10 @@ _LAYER_INPUT = {
         "the output of layer {previous} (after its residual and LayerNorm)",
     ),
     "gpt2": (
-        "ln_1 of the model's embeddings (token + position), LayerNorm'd before attention",
-        "ln_1 of the residual stream after layer {previous}, LayerNorm'd before attention",
+        "the model's embeddings (token + position) normalised by ln_1, the LayerNorm before "
+        "attention",
+        "the residual stream after layer {previous} normalised by ln_1, the LayerNorm before "
+        "attention",
     ),
 }
 

@@ -303,13 +303,14 @@ def read_provenance(config: Any, path: Path | None = None) -> tuple[Provenance, 
     return ()
 
 
-def load_trace(path: Path) -> tuple[AttentionTrace, ...]:
+def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
     """Read a trace written by ``export_trace`` (one layer) or ``export_layers`` (a leading
     layer axis) back, provenance included: one AttentionTrace per layer.
 
     A file without attnviz's provenance (made by hand, or by an older attnviz) is read too; its
     provenance then says only that X and the weights came from ``path``.
     """
+    path = Path(path)
     extension = path.suffix.lower()
     if extension == ".npz":
         data: dict[str, Any] = dict(load_npz(path, "Trace"))

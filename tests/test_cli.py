@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -649,3 +650,19 @@ def test_the_command_line_uses_only_typers_public_interface() -> None:
         for path in (Path(__file__).resolve().parent.parent / "attnviz" / "cli").glob("*.py")
     )
     assert "_click" not in source and "registered_commands" not in source
+
+
+def test_nothing_attnviz_writes_loads_anything_remote(tmp_path: Path) -> None:
+    """No web font, script or image from a network in any SVG or HTML attnviz writes: a lesson
+    saved for slides opens offline exactly as it was drawn."""
+    outputs = [tmp_path / name for name in ("lesson.svg", "lesson.html", "h.svg", "s.svg")]
+    for arguments in (
+        ["explain", "I am good", "--svg", str(outputs[0]), "--html", str(outputs[1])],
+        ["heatmap", "I am good", "-o", str(outputs[2])],
+        ["scaling", "--queries", "20", "-o", str(outputs[3])],
+    ):
+        assert CliRunner().invoke(app, arguments).exit_code == 0
+    remote = re.compile(r"""(url\(|src=|href=|@import)\s*["']?\s*(https?:)?//""", re.IGNORECASE)
+    for path in outputs:
+        text = path.read_text(encoding="utf-8")
+        assert not remote.search(text), (path.name, remote.search(text))

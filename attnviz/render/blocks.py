@@ -43,6 +43,7 @@ class Matrix(NamedTuple):
     shade: bool = False  # colour each cell by its value in [0, 1] (attention weights)
     row_sums: bool = False  # add a Σ column (softmax rows sum to 1)
     keep_row: int | None = None  # a row that must stay visible when rows are elided
+    keep_column: int | None = None  # a column that must stay visible when columns are elided
     masked: np.ndarray | None = None  # [rows, columns] bool: cells shown as −∞ (masked scores)
 
 

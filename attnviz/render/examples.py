@@ -53,10 +53,10 @@ class ExampleText:
     def projection(self, example: worked.ProjectionExample) -> str:
         """One number of Q as the row of X times the column of W_Q, term by term (+ bias)."""
         name = f"q_{self.queries[example.token]}[{example.column + 1}]"
-        counted = [f"{len(example.x)} terms"] if len(example.x) > 6 else []
+        counted = [f"{len(example.x)} products"] if len(example.x) > 6 else []
         terms = self.terms(example.x, example.w)
         if example.bias is not None:
-            counted.append(f"the last b_Q{subscript(example.head + 1)}[{example.column + 1}]")
+            counted.append(f"then b_Q{subscript(example.head + 1)}[{example.column + 1}]")
             terms.append(self.term(example.bias))
         if counted:
             name += f" ({', '.join(counted)})"

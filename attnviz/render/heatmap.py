@@ -37,6 +37,7 @@ from attnviz.render.figures import (
     label_words,
     new_figure,
     pack_phrases,
+    pieces_text,
     save_figure,
     sentence_text,
     short_label,
@@ -231,7 +232,7 @@ def title_lines(trace: AttentionTrace, selection: Selection, width: float) -> li
             *pack_phrases(cross, max_chars, separator=" "),
         ]
     else:
-        heading = [truncate(f"“{sentence_text(selection.row_words)}”", max_chars)]
+        heading = [truncate(f"“{pieces_text(trace)}”", max_chars)]
     phrases = [
         "attention weights softmax(Q·Kᵀ/√d_k)",
         "each row sums to 1",

@@ -83,6 +83,7 @@ class _Writer:
         )
         self.example = worked.example_query(trace, selection)
         self.example_row = selection.row_of(self.example)
+        self.example_column: int | None = None  # the example's key, set for each head
         self.pretrained = trace.provenance.weights.is_pretrained
         hidden = self.hidden_names() if selection.hidden else ""
         self.text = ExampleText(options.decimals, self.all_queries, self.all_keys, hidden)
@@ -117,9 +118,12 @@ class _Writer:
         self.blocks.append(Tables(tuple(self.keeping_example(m) for m in matrices)))
 
     def keeping_example(self, matrix: Matrix) -> Matrix:
-        """Rows of words keep the worked example's word visible when rows are elided."""
+        """Tables of words keep the worked example's row (and column: the key it attends to)
+        visible when the middle is elided."""
         if matrix.row_labels is self.tokens:
-            return matrix._replace(keep_row=self.example_row)
+            matrix = matrix._replace(keep_row=self.example_row)
+        if matrix.column_labels is self.keys and self.example_column is not None:
+            matrix = matrix._replace(keep_column=self.example_column)
         return matrix
 
     def step(self, number: int, title: str) -> None:
@@ -212,6 +216,8 @@ class _Writer:
                 else f"{n} word pieces"
             )
             tokenizer = TOKENIZER_SENTENCE.get(self.architecture, TOKENIZER_SENTENCE["bert"])
+            if trace.provenance.masking.padding:
+                tokenizer += f", then the padding ({printable(trace.tokens[-1])})"
             self.say(
                 f"{tokenizer}; shown here: {pieces}. Row i of X is what this layer receives: "
                 f"{embeddings.describe()}. X has shape [n, d_model] = [{n}, {trace.d_model}]."
@@ -242,6 +248,7 @@ class _Writer:
         trace, selection = self.trace, self.selection
         h = subscript(head + 1)
         examples = worked.head_examples(trace, selection, head)
+        self.example_column = selection.column_of(examples.dot_product.key)
 
         def b(name: str) -> str:
             return self.bias(name, h)
@@ -291,7 +298,8 @@ class _Writer:
         self.say(
             "score[i, j] = q_i · k_j: how well the query of word i (row) matches the key of "
             "word j (column). For example (worked with the unrounded numbers, so multiplying the "
-            "rounded ones by hand can differ in the last digit; --decimals 4 shows more):"
+            "rounded ones by hand can differ in the last digit"
+            + ("; --decimals 4 shows more):" if self.options.decimals < 4 else "):")
         )
         name = f"q_{self.all_queries[dot.query]} · k_{self.all_keys[dot.key]}"
         self.example_line(self.text.dot_product(dot.q, dot.k, dot.result, name))
@@ -306,8 +314,8 @@ class _Writer:
             "Dividing by √d_k keeps the scores' variance near 1. For example:"
         )
         self.example_line(
-            f"{self.number(scaling.score)} / {self.number(scaling.sqrt_d_k)} = "
-            f"{self.number(scaling.result)}"
+            f"{self.text.exact(scaling.score)} / {self.text.exact(scaling.sqrt_d_k)} = "
+            f"{self.text.exact(scaling.result)}"
         )
         masked = trace.mask is not None and not trace.mask.all()
         if masked:
@@ -437,6 +445,11 @@ class _Writer:
                 hidden = 1.0 - float(weights.sum())
                 self.say(f"(hidden {self.hidden_names()}, together {self.number(hidden)})")
             example = worked.weighted_sum(trace, head, focus.index)
+            if selection.merged and len(selection.row_groups[selection.focus_row or 0]) > 1:
+                self.say(
+                    f"The bars above average the rows of the pieces of {name!r}; each piece has "
+                    "its own z, as computed; the first piece's is:"
+                )
             self.say(Span(self.text.weighted_sum(example, limit=12), "example"))
 
     def mask_sentence(self) -> str:

@@ -7,6 +7,7 @@ stdout give plain text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -151,6 +152,16 @@ def _bars(bars: Bars) -> TextBlock:
     return TextBlock(lines=lines, width=max(line.cell_len for line in lines))
 
 
+#: A web font's remote source in Rich's SVG template: url("https://…") format("woff2").
+_REMOTE_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
+
+
+def offline(svg: str) -> str:
+    """Rich's SVG without the web fonts it would fetch from a CDN: the font is the viewer's own
+    Fira Code if installed (``local()``), else its monospace font; nothing is loaded remotely."""
+    return _REMOTE_FONT.sub("", svg)
+
+
 def save_lesson(
     trace: AttentionTrace,
     selection: Selection,
@@ -179,7 +190,7 @@ def save_lesson(
     render_explain(trace, selection, recorder, options)
     written = []
     if svg is not None:
-        text = recorder.export_svg(title="attnviz explain", clear=False)
+        text = offline(recorder.export_svg(title="attnviz explain", clear=False))
         atomic_write(svg, lambda path: path.write_text(text, encoding="utf-8"))
         written.append(svg)
     if html is not None:

@@ -90,7 +90,8 @@ def _kept_indices(count: int, keep: int, must: int | None = None) -> list[int | 
     tail = keep - head
     if must is None or must < head or must >= count - tail:
         return [*range(head), None, *range(count - tail, count)]
-    return [*range(head - 1), None, must, None, *range(count - tail + 1, count)]
+    # The first and the last stay too, however few are kept.
+    return [*range(max(head - 1, 1)), None, must, None, *range(count - max(tail - 1, 1), count)]
 
 
 class Block(NamedTuple):
@@ -162,12 +163,14 @@ def matrix_block(
         )
 
     keep = n_columns
-    columns = _kept_indices(n_columns, keep)
+    must = matrix.keep_column
+    columns = _kept_indices(n_columns, keep, must)
     if total_width(columns) > max_width:
-        # Drop columns from the middle until the rest fits; first and last always stay.
-        while keep > 2 and total_width(_kept_indices(n_columns, keep)) > max_width:
+        # Drop columns from the middle until the rest fits; first and last always stay, and
+        # the worked example's column.
+        while keep > 2 and total_width(_kept_indices(n_columns, keep, must)) > max_width:
             keep -= 1
-        columns = _kept_indices(n_columns, keep)
+        columns = _kept_indices(n_columns, keep, must)
     elided = None in columns or None in rows
 
     title = Text(matrix.title, style="bold")
@@ -242,7 +245,9 @@ def wrap(text: Text, width: int) -> list[Text]:
             if cell_len(plain[start : position + 1]) <= MAX_UNBROKEN_GROUP:
                 protected[start : position + 1] = [True] * (position + 1 - start)
     anywhere = [p for p, char in enumerate(plain) if char == " " and p > indent]
-    outside = [p for p in anywhere if not protected[p] and plain[p - 1] != "="]  # "= 0.78" too
+    # "= 0.78" stays on one line too; so does "L = layer" while the line can break elsewhere.
+    outside = [p for p in anywhere if not protected[p] and plain[p - 1] != "="]
+    preferred = {p for p in outside if plain[p + 1 : p + 2] != "="}
     # The width of plain[:p] at every space and after it, measured a word at a time: no
     # grapheme spans a space, so the widths add up, and a paragraph is measured once (not once
     # per line and candidate break, which grew with the square of its length).
@@ -263,6 +268,9 @@ def wrap(text: Text, width: int) -> list[Text]:
     while width_of(start, len(plain)) > room:
         fits = [b for b in outside if start < b and width_of(start, b) <= room]
         fits = fits or [b for b in anywhere if start < b and width_of(start, b) <= room]
+        better = [b for b in fits if b in preferred]
+        if better and fits and width_of(start, better[-1]) >= 0.6 * width_of(start, fits[-1]):
+            fits = better  # not next to an "=", unless that would leave the line short
         cut = fits[-1] if fits else _hard_cut(plain, start, room)
         cuts.append(cut)
         start = cut
