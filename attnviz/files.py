@@ -177,7 +177,7 @@ def check_output_path(path: Path, extensions: Iterable[str], what: str) -> str:
     if extension not in allowed:
         raise OutputProblem(
             f"{what} {path}: unknown extension {extension or '(none)'!r}; "
-            f"use one of {', '.join(allowed)}."
+            + (f"use {allowed[0]}." if len(allowed) == 1 else f"use one of {', '.join(allowed)}.")
         )
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():

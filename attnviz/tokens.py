@@ -32,9 +32,7 @@ def tokenize(sentence: str) -> list[str]:
     """
     tokens = _join_marks(_TOKEN.findall(unicodedata.normalize("NFC", sentence)))
     if not tokens:
-        raise AttnvizError(
-            'The sentence is empty; give some words, e.g. attnviz explain "I am good".'
-        )
+        raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
     return check_token_count(tokens)
 
 
@@ -72,9 +70,7 @@ def _join_marks(pieces: list[str]) -> list[str]:
 def check_token_count(tokens: Sequence[str]) -> list[str]:
     """Refuse an empty token list or one longer than MAX_TOKENS; return the tokens as a list."""
     if len(tokens) == 0:
-        raise AttnvizError(
-            'The sentence is empty; give some words, e.g. attnviz explain "I am good".'
-        )
+        raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
     if len(tokens) > MAX_TOKENS:
         raise AttnvizError(
             f"The sentence has {len(tokens)} tokens; attnviz takes at most {MAX_TOKENS}. "
