@@ -179,7 +179,8 @@ def multi_head_attention(
     """
     if provenance is None:
         provenance = Provenance(EmbeddingsOrigin(EmbeddingsKind.GIVEN), weights.origin)
-    dtype = np.float32 if _all_float32(x, weights.W_Q) else np.float64
+    matrices = (weights.W_Q, weights.W_K, weights.W_V, weights.W_O)
+    dtype = np.float32 if _all_float32(x, *matrices) else np.float64
     x = np.asarray(x, dtype=dtype)
     if x.ndim != 2 or x.shape[0] != len(tokens):
         raise AttnvizError(

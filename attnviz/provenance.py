@@ -94,7 +94,8 @@ class WeightsOrigin(NamedTuple):
 
     @property
     def is_pretrained(self) -> bool:
-        return self.model is not None
+        """One layer of a pretrained model, as run here (not its weights read from a file)."""
+        return self.kind is WeightsKind.PRETRAINED
 
     def describe(self, *, with_layer: bool = True) -> str:
         """The weights' origin in words: "random (seed 0)", "all-MiniLM-L6-v2 (pretrained),

@@ -12,6 +12,7 @@ examples (attnviz.worked) always use the trace's own positions.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -87,14 +88,31 @@ class Selection(NamedTuple):
         """Rows of a per-key array (K, V, X_source) as shown: [n_k, …] -> [columns, …]."""
         return _gather(array, self.column_groups, axis=0)
 
-    def pairs(self, matrix: FloatArray, *, total: bool = False) -> FloatArray:
+    def pairs(
+        self, matrix: FloatArray, *, total: bool = False, masked: np.ndarray | None = None
+    ) -> FloatArray:
         """A query × key matrix as shown: [n_q, n_k] -> [rows, columns].
 
         Rows: the mean of a word's pieces. Columns: the mean too, or with ``total`` (attention
         weights) the sum, so that a shown row of weights still sums to what reaches its words.
+        ``masked`` [n_q, n_k] bool: pairs left out of a word's mean (masked scores, −∞ before
+        the softmax); a cell with none left is NaN.
         """
+        if masked is not None and not self.is_whole and not total:
+            # The mean of the pairs behind each cell that were allowed: their sum over their
+            # count (0 / 0, every pair masked, is NaN).
+            allowed = (~masked).astype(np.float64)
+            sums = self._sum_both(np.where(masked, 0.0, matrix))
+            counts = self._sum_both(allowed)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means: FloatArray = sums / counts
+            return means
         by_rows = _gather(matrix, self.row_groups, axis=0)
         return _gather(by_rows, self.column_groups, axis=1, total=total)
+
+    def _sum_both(self, matrix: FloatArray) -> FloatArray:
+        by_rows = _gather(matrix, self.row_groups, axis=0, total=True)
+        return _gather(by_rows, self.column_groups, axis=1, total=True)
 
     def masked_pairs(self, masked: np.ndarray) -> np.ndarray:
         """Which shown cells are masked: [n_q, n_k] bool -> [rows, columns], True where every
@@ -206,31 +224,30 @@ def _focus(
 ) -> tuple[Focus | None, tuple[str, ...]]:
     """The focus word among the shown rows, and a note when its word occurs more than once.
 
-    A word a model's tokenizer split into pieces ("token", "##ization") is matched as the word
-    the tokenizer's groups spell, and followed at its first piece.
+    With a model's tokenizer the focus is a word of the sentence (its punctuation aside),
+    followed at its first piece: "it" is not the piece "it" inside "sit", and "tokenization" is
+    found though the tokenizer split it. A piece that is no word ("[CLS]", "##ization") is found
+    too.
     """
-    if spec is None:
+    starts = {group[0]: row for row, group in enumerate(row_groups)}
+    words = [(starts[start], word) for start, word in _words(trace) if start in starts]
+    shown: Focus | None
+    if words:  # found among the words first, then among the pieces
+        word_list = [word for _, word in words]
+        try:
+            found = default_focus(word_list) if spec is None else find_focus(word_list, spec)
+            shown = None if found is None else replace(found, index=words[found.index][0])
+        except AttnvizError:
+            shown = find_focus(row_words, spec or "")  # a piece; else its error names them
+    elif spec is None:
         # "it" by default in self-attention, the classic question; cross follows no word unless
         # asked to.
         shown = None if trace.is_cross else default_focus(row_words)
     else:
-        starts = {group[0]: row for row, group in enumerate(row_groups)}
-        words = [
-            (starts[group[0]], word)
-            for group, word in zip(
-                trace.provenance.word_groups, trace.provenance.words, strict=True
-            )
-            if group[0] in starts
-        ]
-        shown = find_focus(row_words, spec, words=words)
+        shown = find_focus(row_words, spec)
     if shown is None:
         return None, ()
-    focus = Focus(
-        index=row_groups[shown.index][0],  # the trace's position of the word's first piece
-        word=shown.word,
-        occurrence=shown.occurrence,
-        n_occurrences=shown.n_occurrences,
-    )
+    focus = replace(shown, index=row_groups[shown.index][0])  # the trace's position, 1st piece
     notes: tuple[str, ...] = ()
     if spec is not None and ":" not in spec and focus.n_occurrences > 1:
         notes = (
@@ -238,3 +255,20 @@ def _focus(
             f"Use --focus {focus.word}:2 for the second.",
         )
     return focus, notes
+
+
+#: Punctuation a word of the sentence may carry that a --focus word does not: "it." is "it".
+_PUNCTUATION = "\"'.,;:!?()[]{}«»“”‘’…—–-"
+
+
+def _words(trace: AttentionTrace) -> list[tuple[int, str]]:
+    """(first piece's position, word) for each word the tokenizer's groups spell, special tokens
+    left out and the word's own punctuation stripped."""
+    provenance = trace.provenance
+    special = set(provenance.special)
+    found = []
+    for group, word in zip(provenance.word_groups, provenance.words, strict=True):
+        bare = word.strip(_PUNCTUATION)
+        if bare and not special.issuperset(group):
+            found.append((group[0], bare))
+    return found

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -61,18 +61,29 @@ def frozen_array(array: FloatArray, *, copy: bool = True) -> FloatArray:
     """A read-only array, so a trace cannot be changed after the fact.
 
     float32 stays float32 (the model's default precision); any other type becomes float64.
-    copy=True copies an array that can still be written to (a caller may hold and change it);
-    an array that is already read-only is taken as it is. copy=False gives a read-only view,
-    for arrays made for the trace that nobody else holds: no time or memory spent copying.
+    copy=True copies an array that can still be written to, through itself or through the
+    array it views (a caller may hold and change it); one read-only all the way down is taken as
+    it is. copy=False gives a read-only view, for arrays made for the trace that nobody else
+    holds: no time or memory spent copying.
     """
     array = np.asarray(array)
     dtype = np.float32 if array.dtype == np.float32 else np.float64
-    if copy and (array.flags.writeable or array.dtype != dtype):
+    if copy and (_writable(array) or array.dtype != dtype):
         result = np.array(array, dtype=dtype)
     else:
         result = np.asarray(array, dtype=dtype).view()
     result.setflags(write=False)
     return result
+
+
+def _writable(array: np.ndarray) -> bool:
+    """Whether ``array``'s numbers can change: it, or an array it is a view of, is writable."""
+    current: object = array
+    while isinstance(current, np.ndarray):
+        if current.flags.writeable:
+            return True
+        current = current.base
+    return False
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,7 +170,7 @@ class AttentionTrace:
     def masked(self) -> np.ndarray:
         """[n, n] bool, True where a pair was masked out (−∞ before the softmax)."""
         if self.mask is None:
-            return np.zeros((self.n_tokens, self.n_tokens), dtype=bool)
+            return np.zeros((self.n_tokens, len(self.key_tokens)), dtype=bool)
         return ~self.mask
 
     @property
@@ -182,7 +193,7 @@ class AttentionTrace:
 # -- export ----------------------------------------------------------------------------------
 
 
-def export_layers(traces: Sequence[AttentionTrace], path: Path) -> None:
+def export_layers(traces: Sequence[AttentionTrace], path: Path | str) -> None:
     """Write several layers' traces with a leading layer axis: ``weights`` [L, h, n, n], ``X``
     [L, n, d_model] (each layer's input), …, plus b_Q, b_K, b_V, b_O when the layers have them.
 
@@ -204,7 +215,7 @@ def export_layers(traces: Sequence[AttentionTrace], path: Path) -> None:
     _write(path, first.tokens, stacked, config)
 
 
-def export_trace(trace: AttentionTrace, path: Path) -> None:
+def export_trace(trace: AttentionTrace, path: Path | str) -> None:
     """Write the trace to ``.npz`` (arrays, float64; tokens as unicode) or ``.json``.
 
     The file holds exactly: tokens, X, W_Q, W_K, W_V, W_O, Q, K, V, scores, scaled, weights, Z,
@@ -224,7 +235,7 @@ def _export_dtype(array: np.ndarray) -> np.ndarray:
 
 
 def _write(
-    path: Path,
+    path: Path | str,
     tokens: Sequence[str],
     arrays: dict[str, FloatArray],
     config: dict[str, Any],
@@ -232,6 +243,7 @@ def _write(
 ) -> None:
 
     words = words or {}
+    path = Path(path)
     extension = path.suffix.lower()
     if extension == ".npz":
 
@@ -242,7 +254,8 @@ def _write(
                 everything.update({k: np.array(v, dtype=np.str_) for k, v in words.items()})
                 # The metadata as JSON text in a 0-d unicode array: read back without pickle.
                 everything["config"] = np.array(_json_text(config), dtype=np.str_)
-                np.savez(handle, allow_pickle=False, **everything)
+                # Numbers and unicode text only, which np.savez writes without pickle.
+                np.savez(handle, **cast(dict[str, Any], everything))
 
     elif extension == ".json":
         # json writes a float with repr(), the shortest text that reads back to the same
@@ -324,14 +337,22 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
     missing = [key for key in ("tokens", *ARRAY_KEYS) if key not in data]
     if missing:
         raise FileProblem(f"Trace file {path} lacks {', '.join(missing)}; export it with --export.")
-    tokens = tuple(str(token) for token in np.asarray(data["tokens"]).reshape(-1))
-    layered = np.asarray(data["X"]).ndim == 3
+    tokens = _words(data["tokens"], "tokens", path)
+    try:
+        layered = np.asarray(data["X"], dtype=np.float64).ndim == 3  # a model's layers
+    except (TypeError, ValueError, OverflowError):
+        raise FileProblem(f"Trace file {path}: X is not an array of numbers.") from None
     arrays = {
         key: finite_matrix(data[key], name=key, source=path, ndim=_ndim(key) + layered)
         for key in (*ARRAY_KEYS, *BIAS_KEYS, "X_source")
         if key in data
     }
-    mask = None if "mask" not in data else np.asarray(data["mask"], dtype=bool)
+    mask = None
+    if "mask" in data:
+        try:
+            mask = np.asarray(data["mask"], dtype=bool)
+        except (TypeError, ValueError):
+            raise FileProblem(f"Trace file {path}: mask is not an array of true/false.") from None
     n_layers = arrays["X"].shape[0] if layered else 1
     provenances = read_provenance(data.get("config"), path) or tuple(
         _file_provenance(path) for _ in range(n_layers)
@@ -340,12 +361,23 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
         raise FileProblem(f"Trace file {path}: its config describes another number of layers.")
     source_tokens = None
     if "source_tokens" in data:
-        source_tokens = tuple(str(t) for t in np.asarray(data["source_tokens"]).reshape(-1))
+        source_tokens = _words(data["source_tokens"], "source_tokens", path)
     traces = []
     for layer, provenance in enumerate(provenances):
         layer_arrays = {key: a[layer] if layered else a for key, a in arrays.items()}
         traces.append(_trace_from(path, tokens, layer_arrays, provenance, mask, source_tokens))
     return tuple(traces)
+
+
+def _words(value: Any, name: str, path: Path) -> tuple[str, ...]:
+    """A list of words from a file: strings, one dimension."""
+    try:
+        words = np.asarray(value)
+    except (TypeError, ValueError):
+        words = np.asarray(None)
+    if words.ndim != 1 or words.dtype.kind not in "US":
+        raise FileProblem(f"Trace file {path}: {name} is not a list of words.")
+    return tuple(str(word) for word in words)
 
 
 _MATRICES = frozenset({"X", "W_O", "concat", "output", "b_Q", "b_K", "b_V", "X_source"})
@@ -405,6 +437,19 @@ def _trace_from(
             )
     if mask is not None and mask.shape != (n_queries, n_keys):
         raise FileProblem(f"Trace file {path}: mask has shape {list(mask.shape)}.")
+    if n_heads * d_k != d_model:
+        raise FileProblem(
+            f"Trace file {path}: W_Q has shape {[n_heads, d_model, d_k]}; heads·d_k must equal "
+            "d_model."
+        )
+    positions = [*provenance.special, *(p for group in provenance.word_groups for p in group)]
+    grouped = sorted(p for group in provenance.word_groups for p in group)
+    if any(not 0 <= p < n_queries for p in positions) or (
+        provenance.word_groups and grouped != list(range(n_queries))
+    ):
+        raise FileProblem(
+            f"Trace file {path}: its provenance names token positions it does not have."
+        )
     try:
         config = AttentionConfig(d_model=d_model, n_heads=n_heads, seed=provenance_seed(provenance))
     except AttnvizError as error:

@@ -37,6 +37,13 @@ class AttentionWeights:
     b_O: FloatArray | None = None  # [d_model]
 
     def __post_init__(self) -> None:
+        # Read-only (copied when the caller could still change them): side_by_side is made once
+        # from them, and a trace records them as they were used.
+        from attnviz.trace import frozen_array
+
+        for key in (*WEIGHT_KEYS, *BIAS_KEYS):
+            if getattr(self, key) is not None:
+                object.__setattr__(self, key, frozen_array(getattr(self, key)))
         shape = self.W_Q.shape
         if len(shape) != 3:
             raise AttnvizError(f"W_Q must have shape [heads, d_model, d_k], got {list(shape)}.")
@@ -124,9 +131,11 @@ def random_weights(config: AttentionConfig, rng: np.random.Generator) -> Attenti
 
 
 def load_weights(path: Path) -> AttentionWeights:
-    """Read W_Q, W_K, W_V [h, d_model, d_k] and W_O [h·d_k, d_model] from ``.npz`` or ``.json``.
+    """Read W_Q, W_K, W_V [h, d_model, d_k] and W_O [h·d_k, d_model] from ``.npz`` or ``.json``,
+    and the biases b_Q, b_K, b_V [h, d_k] and b_O [d_model] when the file has all four.
 
-    An exported trace is such a file: its other keys are ignored.
+    An exported trace is such a file (a pretrained layer's export has the biases): its other
+    keys are ignored.
     """
     extension = path.suffix.lower()
     config: object = None
@@ -161,6 +170,15 @@ def load_weights(path: Path) -> AttentionWeights:
         key: finite_matrix(arrays[key], name=key, source=path, ndim=2 if key == "W_O" else 3)
         for key in WEIGHT_KEYS
     }
+    if all(key in arrays for key in BIAS_KEYS):
+        matrices.update(
+            {
+                key: finite_matrix(
+                    arrays[key], name=key, source=path, ndim=1 if key == "b_O" else 2
+                )
+                for key in BIAS_KEYS
+            }
+        )
     try:
         return AttentionWeights(**matrices, origin=_file_origin(path, config), path=path)
     except AttnvizError as error:
@@ -172,7 +190,10 @@ def _file_origin(path: Path, config: object) -> WeightsOrigin:
     a model), so a random trace fed back is still called random."""
     from attnviz.trace import read_provenance
 
-    made = read_provenance(config)
+    try:
+        made = read_provenance(config, path)
+    except FileProblem:
+        made = ()  # a config it cannot read: the weights themselves are all it needs
     before = made[0].weights if made else None
     if before is None:
         return WeightsOrigin(WeightsKind.FILE, path=str(path))

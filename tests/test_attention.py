@@ -332,3 +332,20 @@ def test_cross_attention_runs_one_attention_not_a_self_attention_first(
     monkeypatch.setattr(attnviz.core, "multi_head_attention", counted)
     trace = attnviz.core.trace_cross("I am good", "Je vais bien").trace
     assert len(calls) == 1 and trace.is_cross and trace.weights.shape == (2, 3, 3)
+
+
+def test_a_trace_cannot_change_after_the_fact_through_the_callers_arrays() -> None:
+    config = AttentionConfig()
+    weights = random_weights(config, np.random.default_rng(0))
+    x = np.random.default_rng(1).normal(size=(3, 8))
+    view = x.view()
+    view.flags.writeable = False  # read-only, but x can still change it
+    trace = multi_head_attention(["a", "b", "c"], view, weights)
+    x[:] = 0
+    assert not np.shares_memory(trace.X, x) and trace.X.any()
+    with pytest.raises(ValueError):
+        weights.W_Q[0, 0, 0] = 1.0  # the weights a trace records are read-only too
+    original = np.ones((2, 8, 4))
+    given = AttentionWeights(W_Q=original, W_K=original, W_V=original, W_O=np.ones((8, 8)))
+    original[:] = 5.0
+    assert (given.W_Q == 1.0).all() and (given.side_by_side[0] == 1.0).all()

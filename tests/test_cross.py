@@ -88,3 +88,13 @@ def test_cross_heatmap_is_rectangular(tmp_path: Path) -> None:
     result = runner.invoke(app, ["cross", "I am very good", "Je vais bien", "-o", str(out)])
     assert result.exit_code == 0, result.stderr
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cross_help_says_causal_is_refused_and_it_is() -> None:
+    result = CliRunner().invoke(app, ["cross", "--help"])
+    assert "Refused: a causal mask is for self-attention." in " ".join(result.stdout.split())
+    result = CliRunner().invoke(app, ["cross", "I am good", "Je vais bien", "--causal"])
+    assert (
+        result.exit_code == ExitStatus.BAD_INPUT
+        and "masks belong to self-attention" in result.stderr
+    )

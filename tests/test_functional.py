@@ -44,8 +44,9 @@ def test_float32_erf_coefficients_are_the_ones_the_fitting_script_derives() -> N
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     p, q, error = script.fit()
-    np.testing.assert_allclose(functional._ERF32_P, p, rtol=1e-9)
-    np.testing.assert_allclose(functional._ERF32_Q, q, rtol=1e-9)
+    # Close, not equal: another LAPACK may take another path to the same minimum.
+    np.testing.assert_allclose(functional._ERF32_P, p, rtol=1e-6)
+    np.testing.assert_allclose(functional._ERF32_Q, q, rtol=1e-6)
     assert error < 1e-7  # below a float32 ulp (1.2e-7 relative at most)
 
 
@@ -86,3 +87,18 @@ def test_layer_norm_centres_scales_then_applies_gamma_and_beta() -> None:
     ones = layer_norm(x, np.ones(16), np.zeros(16), 1e-5)
     np.testing.assert_allclose(ones.mean(-1), 0, atol=1e-12)
     np.testing.assert_allclose(ones.std(-1), 1, atol=1e-5)
+
+
+def test_float32_gelu_of_large_negative_numbers_is_zero_not_positive() -> None:
+    x = np.array([-5.66, -6.0, -10.0, -100.0, -1e30], dtype=np.float32)
+    got = gelu(x)
+    assert (got <= 0).all() and np.abs(got).max() < 1e-6
+
+
+def test_gelu_into_a_buffer_that_is_not_contiguous_fills_it() -> None:
+    x = np.random.default_rng(0).normal(size=(2, 3, 4)).astype(np.float32)
+    out = np.empty((4, 3, 2), np.float32).transpose(2, 1, 0)
+    assert gelu(x, out=out) is out
+    np.testing.assert_array_equal(out, gelu(np.ascontiguousarray(x)))
+    bias = np.arange(4, dtype=np.float32)
+    np.testing.assert_allclose(gelu(x, bias=bias), gelu(x + bias), rtol=1e-6)

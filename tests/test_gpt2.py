@@ -185,3 +185,33 @@ def test_configs_attnviz_cannot_run_are_refused_in_one_line(
     assert result.exit_code == ExitStatus.BAD_FILE, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and fragment in lines[0], result.stderr
+
+
+def test_the_focus_is_a_word_not_a_piece_inside_another_word() -> None:
+    from attnviz.selection import select
+
+    run = trace_model("I sit and it waits", str(MODEL))
+    layer = run.trace.layers[0]
+    pieces = layer.tokens
+    assert pieces.count("it") >= 2  # the piece inside "sit" and the word "it"
+    selection = select(layer)  # the default focus, "it"
+    assert selection.focus is not None
+    group = layer.provenance.words.index("it")
+    assert selection.focus.index == layer.provenance.word_groups[group][0]
+    assert selection.focus.label == "it"  # one word "it", however many pieces spell "it"
+
+
+def test_merged_masked_scores_average_only_the_pairs_that_were_allowed() -> None:
+    from attnviz.selection import ViewOptions, select
+
+    layer = trace_model("The cat sat", str(MODEL)).trace.layers[0]
+    selection = select(layer, ViewOptions(words=True))
+    scaled = selection.pairs(layer.scaled[0], masked=layer.masked)
+    masked = selection.masked_pairs(layer.masked)
+    for row, queries in enumerate(selection.row_groups):
+        for column, keys in enumerate(selection.column_groups):
+            allowed = [layer.scaled[0, q, k] for q in queries for k in keys if layer.mask[q, k]]
+            if masked[row, column]:
+                assert not allowed
+            else:
+                np.testing.assert_allclose(scaled[row, column], np.mean(allowed))

@@ -170,7 +170,8 @@ def test_a_focus_word_split_into_pieces_is_matched_as_a_word() -> None:
         ],
     )
     assert result.exit_code == 0, result.stderr
-    assert "Focus: where does 'token' look?" in result.stdout
+    assert "Focus: where does 'Tokenization' look?" in result.stdout  # the word as written
+    assert "Row 'token' (the first piece of 'Tokenization')" in " ".join(result.stdout.split())
 
 
 def one_line_error(args: list[str], status: ExitStatus, fragment: str) -> None:
@@ -400,3 +401,30 @@ def test_pad_to_in_the_model_leaves_the_real_words_unchanged() -> None:
         ExitStatus.BAD_INPUT,
         "pad to between 5 and 512",
     )
+
+
+def test_punctuation_on_a_word_does_not_hide_it_from_focus() -> None:
+    for args in (
+        ["explain", "The dog chased it.", "-m", "minilm", "--words", "--head", "1"],
+        ["explain", "The dog chased it.", "-m", "minilm", "--head", "1", "--focus", "it"],
+        ["heads", "The dog chased it.", "-m", "minilm", "--words"],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, (args, result.stderr)
+        assert "where does 'it' look" in result.stdout
+
+
+def test_weights_of_one_model_layer_fed_back_keep_their_biases(tmp_path: Path) -> None:
+    from attnviz.core import TraceOptions, trace_layers
+    from attnviz.trace import export_trace
+
+    layer = trace_model("I am good", "minilm", dtype="float64").trace.layers[2]
+    path = tmp_path / "layer3.npz"
+    export_trace(layer, path)
+    options = TraceOptions(weights=path, embeddings=path)
+    (again,) = trace_layers("[CLS] i am good [SEP]".split(), options).layers
+    assert again.has_biases and not again.provenance.weights.is_pretrained
+    assert again.provenance.weights.model == "all-MiniLM-L6-v2"  # what the file was made from
+    np.testing.assert_allclose(again.output, layer.output, atol=1e-12)
+    result = runner.invoke(app, ["explain", "I am good", "--weights", str(path), "--layer", "1"])
+    assert result.exit_code == ExitStatus.BAD_INPUT and "--layer needs --model" in result.stderr

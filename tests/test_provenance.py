@@ -127,3 +127,32 @@ def test_no_view_parses_a_display_string_to_learn_where_a_trace_came_from() -> N
         r"startswith\(\"##\"\)",
     ):
         assert not re.search(pattern, source), pattern
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"X": [[1.0], [1.0, 2.0]]}, "X is not an array of numbers"),
+        ({"tokens": [["a"], "b", "c"]}, "tokens is not a list of words"),
+        ({"mask": [[True], [True, False]]}, "mask is not an array"),
+    ],
+)
+def test_malformed_exports_are_refused_in_one_sentence(
+    tmp_path: Path, change: dict[str, object], message: str
+) -> None:
+    path = tmp_path / "t.json"
+    export_trace(attnviz.trace_attention("I am good"), path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**document, **change}), encoding="utf-8")
+    with pytest.raises(FileProblem, match=message):
+        load_trace(path)
+
+
+def test_an_export_whose_provenance_names_positions_it_lacks_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    export_trace(attnviz.trace_attention("I am good"), path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["config"]["provenance"]["special"] = [99]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(FileProblem, match="names token positions it does not have"):
+        load_trace(path)

@@ -4,6 +4,7 @@ model's safetensors and tokenizers) are imported inside the commands that need t
 
 # No `from __future__ import annotations`: Typer reads every command's annotations on each
 # run, and string annotations would be compiled and evaluated anew each time (several ms).
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -147,11 +148,14 @@ def cross(
         str, typer.Argument(help="The source sentence (keys and values).", metavar="SOURCE")
     ],
     target: Annotated[str, typer.Argument(help="The target sentence (queries).", metavar="TARGET")],
-    trace_options: Annotated[TraceOptions, Leave("model", "dtype", "pad_to")],
+    trace_options: Annotated[TraceOptions, Leave("model", "dtype", "pad_to", "causal")],
     view: Annotated[ViewOptions, Leave("layer", "hide_special", "words")],
     lesson: LessonOptions,
     export: Export = None,
     output: image_option("Also save the heatmap: .png, .svg or .pdf.") = None,  # type: ignore[valid-type]
+    causal: Annotated[
+        bool, typer.Option("--causal", help="Refused: a causal mask is for self-attention.")
+    ] = False,
 ) -> None:
     """Encoder–decoder (cross) attention: queries from TARGET, keys and values from SOURCE.
 
@@ -162,6 +166,7 @@ def cross(
     from attnviz.render.terminal import render_explain
 
     check_outputs(export, (output, "--output"))
+    trace_options = replace(trace_options, causal=causal)  # refused by cross_layers, with why
     with reading_progress(trace_options.embeddings) as progress:
         (trace,), notes = cross_layers(source, target, trace_options, progress=progress)
     for message in notes:

@@ -70,7 +70,9 @@ def embed(weights: BertWeights, n_tokens: int) -> FloatArray:
 def split_heads(w: FloatArray, n_heads: int) -> FloatArray:
     """[d_model, d_model] in x·W form -> [h, d_model, d_k]: head i's columns i·d_k … (i+1)·d_k."""
     d_in, d_out = w.shape
-    return w.reshape(d_in, n_heads, d_out // n_heads).transpose(1, 0, 2)
+    heads = w.reshape(d_in, n_heads, d_out // n_heads).transpose(1, 0, 2)
+    heads.setflags(write=False)  # a copy when w was a transposed view: nobody writes to it
+    return heads
 
 
 class Bert(Architecture):

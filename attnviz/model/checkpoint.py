@@ -163,7 +163,13 @@ class Tensors:
         full = self.prefix + name
         if full not in self.names:
             raise FileProblem(f"{self.path} lacks {full}.")
-        array = self.handle.get_tensor(full)
+        try:
+            array = self.handle.get_tensor(full)
+        except (TypeError, ValueError) as error:  # bfloat16, which numpy has no type for
+            raise FileProblem(
+                f"{self.path}: {full} cannot be read as numbers ({error}); attnviz reads "
+                "float16, float32 and float64 checkpoints."
+            ) from None
         if tuple(array.shape) != shape:
             raise FileProblem(
                 f"{self.path}: {full} has shape {list(array.shape)}, config.json implies "

@@ -105,6 +105,9 @@ def blockwise(
     [n, d], optional [d] -> [n, d]; ``function`` must be elementwise.
     """
     x = np.ascontiguousarray(x)
+    if out is not None and not out.flags.c_contiguous:  # reshape() would write to a copy
+        out[...] = blockwise(function, x, None, bias)
+        return out
     if out is None:
         out = np.empty_like(x)
     rows = x.reshape(-1, x.shape[-1]) if x.ndim else x.reshape(1, 1)
@@ -151,6 +154,9 @@ def _gelu32(x: FloatArray) -> FloatArray:
     result *= clipped
     result /= _polynomial(squared, _PHI32_Q)
     result += np.float32(0.5)
+    # At the clip the last rounding can leave Φ an ulp outside [0, 1]: -1e-7 · x would turn a
+    # large negative x's GELU (about 0) positive, and growing with |x|.
+    np.clip(result, 0.0, 1.0, out=result)
     result *= x
     return result
 

@@ -150,6 +150,8 @@ def token_text(tokenizer: Any, token_id: int) -> str:
     try:
         return _shown(raw.decode("utf-8"))
     except UnicodeDecodeError:
+        if raw.startswith(b" ") and len(raw) > 1:
+            raw = raw[1:]  # the space that begins a word, left out as for whole characters
         return "<" + " ".join(f"{byte:02x}" for byte in raw) + ">"
 
 

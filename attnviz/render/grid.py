@@ -80,7 +80,7 @@ def layers_title_lines(layers: Sequence[AttentionTrace], width: float) -> list[s
         f"attention weights of {plural(len(layers), 'layer')} × {plural(first.n_heads, 'head')}",
         "each panel: query words (rows) × key words (columns)",
         "each row sums to 1",
-        *(["hatched: masked, weight 0"] if first.mask is not None else []),
+        *(["hatched: masked, weight 0"] if first.masked.any() else []),
         origin,
     ]
     return [sentence, *pack_phrases(phrases, max_chars)]

@@ -236,7 +236,7 @@ def title_lines(trace: AttentionTrace, selection: Selection, width: float) -> li
     phrases = [
         "attention weights softmax(Q·Kᵀ/√d_k)",
         "each row sums to 1",
-        *(["hatched: masked, weight 0"] if trace.mask is not None else []),
+        *(["hatched: masked, weight 0"] if trace.masked.any() else []),
         f"d_model {trace.d_model}, {trace.n_heads} heads, d_k {trace.d_k}",
         weights_phrase(trace.provenance.weights),
     ]

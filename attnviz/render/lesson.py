@@ -322,7 +322,7 @@ class _Writer:
             self.note(self.mask_sentence())
         self.show(
             Matrix(
-                selection.pairs(trace.scaled[head]),
+                selection.pairs(trace.scaled[head], masked=trace.masked if masked else None),
                 f"scaled{h} = scores{h} / √d_k" + (", masked" if masked else ""),
                 self.tokens,
                 self.keys,
@@ -419,9 +419,13 @@ class _Writer:
         self.blank()
         name = printable(focus.label)
         self.blocks.append(Heading(f"Focus: where does {name!r} look?", "section"))
+        row, owner = repr(name), name
+        piece = self.all_queries[focus.index]
+        if not selection.merged and trace.tokens[focus.index].casefold() != focus.word.casefold():
+            row, owner = f"{piece!r} (the first piece of {name!r})", piece
         self.say(
-            f"Row {name!r} of each head's weights, largest first: the share of each word's value "
-            f"vector in the output z of {name!r}."
+            f"Row {row} of each head's weights, largest first: the share of each word's value "
+            f"vector in the output z of {owner!r}."
         )
         rows = selection.focus_weights(trace.weights)
         for head in selection.heads:

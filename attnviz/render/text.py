@@ -246,9 +246,12 @@ def wrap(text: Text, width: int) -> list[Text]:
             if cell_len(plain[start : position + 1]) <= MAX_UNBROKEN_GROUP:
                 protected[start : position + 1] = [True] * (position + 1 - start)
     anywhere = [p for p, char in enumerate(plain) if char == " " and p > indent]
-    # "= 0.78" stays on one line too; so does "L = layer" while the line can break elsewhere.
+    # "= 0.78" stays on one line too; so do "L = layer" and "0.08 / 1.15" while the line can
+    # break elsewhere.
     outside = [p for p in anywhere if not protected[p] and plain[p - 1] != "="]
-    preferred = {p for p in outside if plain[p + 1 : p + 2] != "="}
+    preferred = {
+        p for p in outside if plain[p + 1 : p + 2] not in ("=", "/") and plain[p - 1] != "/"
+    }
     # The width of plain[:p] at every space and after it, measured a word at a time: no
     # grapheme spans a space, so the widths add up, and a paragraph is measured once (not once
     # per line and candidate break, which grew with the square of its length).
