@@ -18,6 +18,7 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError
+from attnviz.positions import Positions
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Provenance
 from attnviz.trace import AttentionTrace, frozen_array, frozen_mask, provenance_seed
 from attnviz.weights import AttentionWeights
@@ -158,6 +159,8 @@ def multi_head_attention(
     mask: np.ndarray | None = None,
     source_tokens: Sequence[str] | None = None,
     source_x: FloatArray | None = None,
+    positional_encoding: FloatArray | None = None,
+    source_positional_encoding: FloatArray | None = None,
 ) -> AttentionTrace:
     """Run every step of multi-head attention on X and keep each intermediate: the one place
     an AttentionTrace is assembled, for the random layer, cross-attention and every layer of a
@@ -170,6 +173,10 @@ def multi_head_attention(
     With source_tokens and source_x [n_source, d_model] it is cross-attention (encoder–decoder):
     queries from X (the target), keys and values from source_x, so Q = X·W_Q but K = S·W_K and
     V = S·W_V, and the weights are [h, n_target, n_source].
+    positional_encoding: PE [n, d_model] (attnviz.positions): x then holds the token embeddings
+    E and attention runs on X = E + PE (Vaswani et al. §3.5); the trace keeps E, PE and X. In
+    cross-attention source_positional_encoding [n_source, d_model] is added to source_x alike.
+    The provenance must say so (embeddings.positions), as the default one then does.
     provenance: how X and the weights were made; by default X is "given" and the weights'
     origin is theirs.
     config: the sizes, checked against the weights; by default taken from them.
@@ -177,8 +184,21 @@ def multi_head_attention(
     float64. Returns an AttentionTrace with Q, K, V, scores, scaled, weights, Z [h, …], concat,
     output.
     """
+    positioned = positional_encoding is not None
     if provenance is None:
-        provenance = Provenance(EmbeddingsOrigin(EmbeddingsKind.GIVEN), weights.origin)
+        positions = Positions.sinusoidal if positioned else Positions.none
+        given = EmbeddingsOrigin(EmbeddingsKind.GIVEN, positions=positions)
+        provenance = Provenance(given, weights.origin)
+    if positioned != (provenance.embeddings.positions is not Positions.none):
+        raise AttnvizError(
+            "A positional encoding goes with provenance.embeddings.positions saying which; "
+            "give both or neither."
+        )
+    if (source_positional_encoding is not None) != (positioned and source_x is not None):
+        raise AttnvizError(
+            "Cross-attention with positions needs the encoding of both sentences; give "
+            "source_positional_encoding too (or neither)."
+        )
     matrices = (weights.W_Q, weights.W_K, weights.W_V, weights.W_O)
     dtype = np.float32 if _all_float32(x, *matrices) else np.float64
     x = np.asarray(x, dtype=dtype)
@@ -192,6 +212,10 @@ def multi_head_attention(
             f"The embeddings have {x.shape[1]} columns but the weights expect d_model = "
             f"{weights.d_model}; use embeddings and weights of the same width."
         )
+    token_embeddings = source_embeddings = None
+    if positional_encoding is not None:
+        token_embeddings, positional_encoding = x, _encoding(positional_encoding, x, dtype)
+        x = token_embeddings + positional_encoding  # X = E + PE
     if config is None:
         config = AttentionConfig(
             d_model=weights.d_model, n_heads=weights.n_heads, seed=provenance_seed(provenance)
@@ -212,6 +236,10 @@ def multi_head_attention(
             )
         if mask is not None:
             raise AttnvizError("Masks apply to self-attention, not to cross-attention.")
+        if source_positional_encoding is not None:
+            source_embeddings = source_x
+            source_positional_encoding = _encoding(source_positional_encoding, source_x, dtype)
+            source_x = source_embeddings + source_positional_encoding
     if mask is not None and (mask.shape != (len(tokens), len(tokens)) or not mask.any(-1).all()):
         raise AttnvizError("The mask must be [n, n] and let every word attend to something.")
     # Overflow is detected below and reported as one sentence, not as numpy warnings.
@@ -266,7 +294,26 @@ def multi_head_attention(
         mask=None if mask is None else frozen_mask(mask),
         source_tokens=None if source_tokens is None else tuple(source_tokens),
         X_source=None if source_x is None else frozen_array(source_x),
+        E=_frozen_or_none(token_embeddings),
+        PE=_frozen_or_none(positional_encoding),
+        E_source=_frozen_or_none(source_embeddings),
+        PE_source=_frozen_or_none(source_positional_encoding),
     )
+
+
+def _encoding(encoding: FloatArray, embeddings: FloatArray, dtype: type) -> FloatArray:
+    """A positional encoding checked against the embeddings it is added to.  -> [n, d_model]"""
+    encoding = np.asarray(encoding, dtype=dtype)
+    if encoding.shape != embeddings.shape or not np.isfinite(encoding).all():
+        raise AttnvizError(
+            f"The positional encoding has shape {list(encoding.shape)}; it must be finite and "
+            f"[n, d_model] = {list(embeddings.shape)}, like the embeddings it is added to."
+        )
+    return encoding
+
+
+def _frozen_or_none(array: FloatArray | None) -> FloatArray | None:
+    return None if array is None else frozen_array(array)
 
 
 def _all_float32(*arrays: FloatArray) -> bool:

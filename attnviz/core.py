@@ -16,9 +16,10 @@ from attnviz.attention import causal_mask, multi_head_attention, padding_mask
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings, random_embeddings
 from attnviz.errors import AttnvizError, FileProblem
+from attnviz.positions import Positions, sinusoidal_positions
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Masking, Provenance
 from attnviz.tokens import check_token_count, tokenize
-from attnviz.trace import AttentionTrace
+from attnviz.trace import AttentionTrace, load_trace
 from attnviz.weights import AttentionWeights, load_weights, random_weights
 
 PAD = "[PAD]"
@@ -69,6 +70,7 @@ class TraceOptions:
     model: str | None = None  # a pretrained checkpoint: a folder, "minilm" or "gpt2"
     dtype: Dtype = Dtype.float32  # the model's precision
     causal: bool = False  # decoder self-attention for the random layer
+    positions: Positions = Positions.none  # sinusoidal: X = E + PE for the random layer
     pad_to: int | None = None  # pad with [PAD] tokens to this length, masked as keys
 
     def __post_init__(self) -> None:
@@ -94,6 +96,11 @@ class TraceOptions:
                 "--causal applies to the random layer: a model brings its own mask (a "
                 "BERT-family encoder attends both ways by design, GPT-2 is causal already). "
                 "Drop --causal, or --model."
+            )
+        if _positions(self.positions) is not Positions.none:
+            raise AttnvizError(
+                "--positions applies to the random layer: a model adds its own learned position "
+                "embeddings before layer 1. Drop --positions, or --model."
             )
 
     def layer_arguments(self) -> dict[str, Any]:
@@ -127,6 +134,7 @@ def trace_layers(
         sentence,
         **options.layer_arguments(),
         causal=options.causal,
+        positions=options.positions,
         pad_to=options.pad_to,
         progress=progress,
     )
@@ -153,7 +161,13 @@ def cross_layers(
             "cross runs the random (or loaded) layer; drop --model and --pad-to, which belong "
             "to self-attention (explain, heatmap)."
         )
-    trace, notes = trace_cross(source, target, **options.layer_arguments(), progress=progress)
+    trace, notes = trace_cross(
+        source,
+        target,
+        **options.layer_arguments(),
+        positions=options.positions,
+        progress=progress,
+    )
     return TracedLayers((trace,), notes)
 
 
@@ -164,6 +178,7 @@ def trace_attention(
     embeddings: Embeddings | np.ndarray | str | Path | None = None,
     weights: AttentionWeights | str | Path | None = None,
     oov: OutOfVocabulary | str = OutOfVocabulary.error,
+    positions: Positions | str = Positions.none,
 ) -> AttentionTrace:
     """Compute multi-head self-attention on ``sentence`` and return every intermediate.
 
@@ -175,13 +190,16 @@ def trace_attention(
     weights:    None for seeded random W_Q, W_K, W_V, W_O, an AttentionWeights, or an .npz/.json
                 file with those keys (an exported trace works).
     oov:        "error" (default) or "random": what to do with words a vocabulary file lacks.
+    positions:  "none" (default) or "sinusoidal": X = E + PE, the paper's positional encoding.
 
     >>> trace = trace_attention("I am good")
     >>> trace.weights.shape   # [heads, n_tokens, n_tokens]
     (2, 3, 3)
     """
     if config is None:
-        return trace_with_options(sentence, embeddings=embeddings, weights=weights, oov=oov).trace
+        return trace_with_options(
+            sentence, embeddings=embeddings, weights=weights, oov=oov, positions=positions
+        ).trace
     return trace_with_options(
         sentence,
         d_model=config.d_model,
@@ -190,6 +208,7 @@ def trace_attention(
         embeddings=embeddings,
         weights=weights,
         oov=oov,
+        positions=positions,
     ).trace
 
 
@@ -266,16 +285,20 @@ def trace_with_options(
     weights: AttentionWeights | str | Path | None = None,
     oov: OutOfVocabulary | str = OutOfVocabulary.error,
     causal: bool = False,
+    positions: Positions | str = Positions.none,
     pad_to: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Traced:
     """The trace from the command line's options: sizes may be left to the files to decide.
 
     causal: decoder self-attention, each word sees only itself and the words before it.
+    positions: sinusoidal adds the paper's positional encoding, X = E + PE (the [PAD] tokens
+    too: they have positions like any token).
     pad_to: append [PAD] tokens (zero embeddings) up to this length and mask them as keys.
     progress: called with (bytes_read, file_size) while a word-vector text file is streamed.
     Returns the trace and notes for the user (words given random vectors, and so on).
     """
+    positions = _positions(positions)
     tokens = tokenize(sentence) if isinstance(sentence, str) else check_token_count(sentence)
     inputs = layer_inputs(
         tokens,
@@ -306,36 +329,80 @@ def trace_with_options(
         if pad_to is not None:
             mask &= padding_mask(n_real, len(tokens))
     provenance = Provenance(
-        embeddings=inputs.embeddings.origin,
+        embeddings=inputs.embeddings.origin._replace(positions=positions),
         weights=inputs.weights.origin,
         masking=Masking(causal=causal, padding=len(tokens) - n_real),
         special=tuple(range(n_real, len(tokens))),
     )
     trace = multi_head_attention(
-        tokens, x, inputs.weights, config=inputs.config, provenance=provenance, mask=mask
+        tokens,
+        x,
+        inputs.weights,
+        config=inputs.config,
+        provenance=provenance,
+        mask=mask,
+        positional_encoding=_encoding(positions, len(tokens), inputs.config.d_model),
     )
     return Traced(trace, inputs.notes + _other_embeddings_note(trace, inputs.weights))
+
+
+def _positions(positions: Positions | str) -> Positions:
+    try:
+        return Positions(positions)
+    except ValueError:
+        raise AttnvizError(
+            f"positions must be 'none' or 'sinusoidal', got {positions!r}."
+        ) from None
+
+
+def _encoding(positions: Positions, n_tokens: int, d_model: int) -> np.ndarray | None:
+    """PE for positions 0 … n_tokens − 1, or None when no positions are added."""
+    if positions is Positions.sinusoidal:
+        return sinusoidal_positions(n_tokens, d_model)
+    return None
 
 
 def _other_embeddings_note(trace: AttentionTrace, weights: AttentionWeights) -> tuple[str, ...]:
     """When --weights is a trace of this very sentence made with other X, say how to reuse it.
 
     Loading a trace as --weights takes its W matrices only; its numbers come back exactly only
-    with the same X (same seed and embeddings), which is easy to miss.
+    with the same X (same seed, embeddings and --positions), which is easy to miss.
     """
     path = weights.path
     if path is None:
         return ()
     try:
-        their = load_embeddings(path, list(trace.tokens))
+        their = load_embeddings(path, list(trace.tokens))  # a trace's E when it has positions
     except FileProblem:
         return ()  # not a trace, or one of another sentence
-    if np.array_equal(their.X, trace.X):
+    other_vectors = not np.array_equal(their.X, trace.X if trace.E is None else trace.E)
+    # Positions the trace was made with and this run leaves out. (Positions added to a trace
+    # made without them change X as asked; that needs no note.)
+    theirs = _recorded_positions(path)
+    ours = trace.provenance.embeddings.positions
+    left_out = theirs if theirs not in (None, Positions.none, ours) else None
+    if not other_vectors and left_out is None:
         return ()
+    made, fixes = [], []
+    if other_vectors:
+        made.append("other embeddings (another --seed or --embeddings)")
+        fixes.append(f"--embeddings {path}")
+    if left_out is not None:
+        made.append(f"--positions {left_out.value}")
+        fixes.append(f"--positions {left_out.value}")
     return (
-        f"{path} was made with other embeddings (another --seed or --embeddings), so only its "
-        f"weights are reused; add --embeddings {path} to reuse its X too.",
+        f"{path} was made with {' and '.join(made)}, so only its weights are reused; add "
+        f"{' '.join(fixes)} to reuse its X too.",
     )
+
+
+def _recorded_positions(path: Path) -> Positions | None:
+    """The --positions a trace file records; None for a file that is not an attnviz trace."""
+    try:
+        first, *_ = load_trace(path)
+    except AttnvizError:
+        return None
+    return first.provenance.embeddings.positions
 
 
 def trace_cross(
@@ -349,11 +416,16 @@ def trace_cross(
     embeddings: str | Path | None = None,
     weights: AttentionWeights | str | Path | None = None,
     oov: OutOfVocabulary | str = OutOfVocabulary.error,
+    positions: Positions | str = Positions.none,
     progress: Callable[[int, int], None] | None = None,
 ) -> Traced:
     """Cross-attention (encoder–decoder), as when translating "I am good" into "Je vais bien":
     queries from the target words, keys and values from the source words.
+
+    positions: sinusoidal adds the paper's positional encoding to each sentence's embeddings,
+    each counting from 0, as the paper does at the bottom of the encoder and of the decoder.
     """
+    positions = _positions(positions)
     source_tokens = _side(source, "source")
     target_tokens = _side(target, "target")
     # One lookup for both sentences: a word-vector file is read once, and a row-per-token
@@ -369,15 +441,19 @@ def trace_cross(
         oov=oov,
         progress=progress,
     )
-    n_target = len(target_tokens)
+    n_target, d_model = len(target_tokens), inputs.config.d_model
     trace = multi_head_attention(
         target_tokens,
         inputs.embeddings.X[:n_target],
         inputs.weights,
         config=inputs.config,
-        provenance=Provenance(inputs.embeddings.origin, inputs.weights.origin),
+        provenance=Provenance(
+            inputs.embeddings.origin._replace(positions=positions), inputs.weights.origin
+        ),
         source_tokens=source_tokens,
         source_x=inputs.embeddings.X[n_target:],
+        positional_encoding=_encoding(positions, n_target, d_model),
+        source_positional_encoding=_encoding(positions, len(source_tokens), d_model),
     )
     return Traced(trace, inputs.notes)
 

@@ -7,6 +7,9 @@ Formats:
     vocabulary as ``words`` [V] and ``vectors`` [V, d];
   * ``.json``: a vocabulary ``{"word": [v1, …, v_d], …}`` (or an exported trace).
 
+An exported trace made with --positions gives its token embeddings E, without the positions
+(X = E + PE): run with the same --positions, it gets the same X back.
+
 A vocabulary lookup tries the exact token, then its lowercase form.
 """
 
@@ -112,6 +115,8 @@ def load_embeddings(
                 notes=_duplicates_note(path, duplicates, "entries"),
             )
         key: str | None = next((name for name in ("X", "embeddings") if name in arrays), None)
+        if "E" in arrays and "PE" in arrays:
+            key = "E"  # a trace with positions: its token embeddings
         if key is None and len(arrays) == 1:
             key = next(iter(arrays))
         if key is None:
@@ -130,7 +135,8 @@ def load_embeddings(
             )
         tokens_in_file = data.get("tokens")
         if "X" in data and isinstance(tokens_in_file, list):
-            rows = finite_matrix(data["X"], name="X", source=path, ndim=2)
+            key = "E" if "E" in data and "PE" in data else "X"  # E: a trace with positions
+            rows = finite_matrix(data[key], name=key, source=path, ndim=2)
             return _rows_per_token(rows, tokens, path, file_tokens=[str(t) for t in tokens_in_file])
         vocabulary = {
             str(word): finite_matrix(vector, name=f"the vector of {word!r}", source=path, ndim=1)

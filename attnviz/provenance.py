@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Any, NamedTuple
 
 from attnviz.errors import AttnvizError
+from attnviz.positions import Positions
 
 
 class EmbeddingsKind(str, Enum):
@@ -59,9 +60,17 @@ class EmbeddingsOrigin(NamedTuple):
     vocabulary: bool | None = None
     architecture: str | None = None  # MODEL, LAYER: the model_type, e.g. "bert" or "gpt2"
     layer: int | None = None  # MODEL, LAYER: the layer whose input X is, from 1
+    # RANDOM, FILE, GIVEN: sinusoidal when X = E + PE (the trace keeps E and PE). A model's
+    # learned positions are part of its embeddings (MODEL, LAYER) and are not recorded here.
+    positions: Positions = Positions.none
 
     def describe(self) -> str:
         """X's origin in words, for the header of the views and the exports."""
+        if self.positions is Positions.sinusoidal:
+            return f"{self._describe_vectors()} + sinusoidal positional encoding"
+        return self._describe_vectors()
+
+    def _describe_vectors(self) -> str:
         if self.kind is EmbeddingsKind.RANDOM:
             return f"seeded random vectors (seed {self.seed})"
         if self.kind is EmbeddingsKind.FILE:
@@ -135,6 +144,7 @@ class Provenance(NamedTuple):
     # when every token is a word of its own (attnviz's own tokenizer).
     word_groups: tuple[tuple[int, ...], ...] = ()
     words: tuple[str, ...] = ()  # the word each group spells, for labels
+    sentence: str = ""  # the sentence as written, when a tokenizer cut it into pieces
 
     def groups(self, n_tokens: int) -> tuple[tuple[int, ...], ...]:
         """The word groups, or every token its own group."""
@@ -149,6 +159,7 @@ class Provenance(NamedTuple):
             "special": list(self.special),
             "word_groups": [list(group) for group in self.word_groups],
             "words": list(self.words),
+            "sentence": self.sentence,
         }
 
     @classmethod
@@ -167,6 +178,7 @@ class Provenance(NamedTuple):
                     vocabulary=_optional(embeddings.get("vocabulary"), bool),
                     architecture=_optional(embeddings.get("architecture"), str),
                     layer=_optional(embeddings.get("layer"), int),
+                    positions=Positions(_exact(embeddings.get("positions", "none"), str)),
                 ),
                 weights=WeightsOrigin(
                     kind=WeightsKind(weights["kind"]),
@@ -184,6 +196,7 @@ class Provenance(NamedTuple):
                 special=_integers(mapping.get("special", [])),
                 word_groups=tuple(_integers(group) for group in _list(mapping.get("word_groups"))),
                 words=tuple(_exact(word, str) for word in _list(mapping.get("words"))),
+                sentence=_exact(mapping.get("sentence", ""), str),
             )
             if len(provenance.words) != len(provenance.word_groups):
                 raise ValueError("words and word_groups differ in length")
@@ -193,11 +206,13 @@ class Provenance(NamedTuple):
 
 
 def _fields(origin: EmbeddingsOrigin | WeightsOrigin) -> dict[str, Any]:
-    """An origin's fields, the kind by name, unset ones left out."""
+    """An origin's fields, enums by name, unset ones (left at their defaults) left out: an
+    export made without --positions reads as it did before the option existed."""
     data: dict[str, Any] = {"kind": origin.kind.value}
+    defaults = origin._field_defaults
     for name, value in origin._asdict().items():
-        if name != "kind" and value is not None:
-            data[name] = value
+        if name != "kind" and value is not None and value != defaults.get(name):
+            data[name] = value.value if isinstance(value, Enum) else value
     return data
 
 

@@ -18,6 +18,7 @@ from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, FileProblem
 from attnviz.files import atomic_write, finite_matrix, load_json, load_npz
+from attnviz.positions import Positions
 from attnviz.provenance import (
     EmbeddingsKind,
     EmbeddingsOrigin,
@@ -46,6 +47,10 @@ ARRAY_KEYS = (
 )
 
 BIAS_KEYS = ("b_Q", "b_K", "b_V", "b_O")
+
+#: X = E + PE with --positions sinusoidal: the token embeddings and the positional encoding,
+#: of the target and of the source in cross-attention.
+POSITION_KEYS = ("E", "PE", "E_source", "PE_source")
 
 EXPORT_EXTENSIONS = (".npz", ".json")
 
@@ -122,6 +127,14 @@ class AttentionTrace:
     # K, V are [h, n_source, d_k] and scores, scaled, weights [h, n_target, n_source].
     source_tokens: tuple[str, ...] | None = None
     X_source: FloatArray | None = None
+    # With a positional encoding (provenance.embeddings.positions), X = E + PE: E [n, d_model]
+    # the token embeddings, PE [n, d_model] the encoding of positions 0 … n−1; and in
+    # cross-attention X_source = E_source + PE_source, the source counting from 0 as well.
+    # None when X holds no positions of attnviz's making (a model's are inside its X).
+    E: FloatArray | None = None
+    PE: FloatArray | None = None
+    E_source: FloatArray | None = None
+    PE_source: FloatArray | None = None
 
     def __repr__(self) -> str:
         kind = "cross-attention" if self.is_cross else "self-attention"
@@ -164,6 +177,9 @@ class AttentionTrace:
             arrays["mask"] = self.mask
         if self.X_source is not None:
             arrays["X_source"] = self.X_source
+        for key in POSITION_KEYS:
+            if getattr(self, key) is not None:
+                arrays[key] = getattr(self, key)
         return arrays
 
     @property
@@ -220,8 +236,10 @@ def export_trace(trace: AttentionTrace, path: Path | str) -> None:
 
     The file holds exactly: tokens, X, W_Q, W_K, W_V, W_O, Q, K, V, scores, scaled, weights, Z,
     concat, output and ``config`` (sizes and provenance: a JSON object, or in ``.npz`` the same
-    object as JSON text); ``mask`` when one was used; biases when the layer has them; and for
-    cross-attention ``X_source``, ``source_tokens`` and ``target_tokens``. Written atomically.
+    object as JSON text); ``mask`` when one was used; biases when the layer has them; ``E`` and
+    ``PE`` (X = E + PE) with a positional encoding; and for cross-attention ``X_source``,
+    ``source_tokens`` and ``target_tokens`` (and ``E_source``, ``PE_source``). Written
+    atomically.
     """
     words: dict[str, Sequence[str]] = {}
     if trace.source_tokens is not None:
@@ -344,7 +362,7 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
         raise FileProblem(f"Trace file {path}: X is not an array of numbers.") from None
     arrays = {
         key: finite_matrix(data[key], name=key, source=path, ndim=_ndim(key) + layered)
-        for key in (*ARRAY_KEYS, *BIAS_KEYS, "X_source")
+        for key in (*ARRAY_KEYS, *BIAS_KEYS, "X_source", *POSITION_KEYS)
         if key in data
     }
     mask = None
@@ -380,7 +398,9 @@ def _words(value: Any, name: str, path: Path) -> tuple[str, ...]:
     return tuple(str(word) for word in words)
 
 
-_MATRICES = frozenset({"X", "W_O", "concat", "output", "b_Q", "b_K", "b_V", "X_source"})
+_MATRICES = frozenset(
+    {"X", "W_O", "concat", "output", "b_Q", "b_K", "b_V", "X_source", *POSITION_KEYS}
+)
 
 
 def _ndim(key: str) -> int:
@@ -428,6 +448,10 @@ def _trace_from(
         "b_V": (n_heads, d_k),
         "b_O": (d_model,),
         "X_source": (n_keys, d_model),
+        "E": (n_queries, d_model),
+        "PE": (n_queries, d_model),
+        "E_source": (n_keys, d_model),
+        "PE_source": (n_keys, d_model),
     }
     for key, array in arrays.items():
         if array.shape != expected[key]:
@@ -435,6 +459,16 @@ def _trace_from(
                 f"Trace file {path}: {key} has shape {list(array.shape)}, expected "
                 f"{list(expected[key])} from its tokens and W_Q."
             )
+    positional = {key for key in POSITION_KEYS if key in arrays}
+    wanted = set()
+    if provenance.embeddings.positions is not Positions.none:
+        wanted = {"E", "PE", "E_source", "PE_source"} if "X_source" in arrays else {"E", "PE"}
+    if positional != wanted:
+        said = f"--positions {provenance.embeddings.positions.value}"
+        raise FileProblem(
+            f"Trace file {path}: its provenance says {said} but it holds "
+            f"{', '.join(sorted(positional)) or 'no E and PE'}; export it anew with --export."
+        )
     if mask is not None and mask.shape != (n_queries, n_keys):
         raise FileProblem(f"Trace file {path}: mask has shape {list(mask.shape)}.")
     if n_heads * d_k != d_model:

@@ -568,7 +568,12 @@ def test_demo_runs_the_five_examples_in_order() -> None:
     titles = [line for line in stdout.splitlines() if "Example " in line and "·" in line]
     assert [t.split("Example ")[1][0] for t in titles] == ["1", "2", "3", "4", "5"]
     assert "z_I = " in stdout and "cross-attention (encoder–decoder)" in stdout
-    assert "softmax temperature" in stdout and "(With random weights.)" in stdout
+    assert "softmax temperature" in stdout
+    text = " ".join(stdout.split())
+    # Random weights link nothing: the demo says so, and claims no head for "it" → "animal".
+    assert "(With random weights, not learned: where 'it' looks below is chance" in text
+    assert 'one way a trained model can carry information from "animal" into "it"' in text
+    assert "selectivity" not in text and "head 12" not in text
 
 
 def test_weights_json_giving_a_matrix_twice_is_refused(tmp_path: Path) -> None:

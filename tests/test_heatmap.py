@@ -30,8 +30,10 @@ from attnviz.render.figures import (
     label_positions,
     pack_phrases,
     pieces_text,
+    row_sums_phrase,
     sentence_text,
     short_label,
+    shown_row_sums,
     text_colour,
     tick_step,
 )
@@ -42,6 +44,7 @@ from attnviz.render.grid import (
     save_layers_heatmap,
 )
 from attnviz.render.heatmap import build_figure, plan_layout, save_heatmap, sentences_line
+from attnviz.selection import ViewOptions, select
 from attnviz.tokens import Focus, find_focus
 from attnviz.trace import AttentionTrace
 
@@ -284,6 +287,55 @@ def test_title_of_given_weights_does_not_say_random() -> None:
     weights = attnviz.AttentionWeights(W_Q=base.W_Q, W_K=base.W_K, W_V=base.W_V, W_O=base.W_O)
     trace = attnviz.trace_attention("I am good", weights=weights)
     assert "random" not in build_figure(trace, shown(trace, (0,), None)).get_suptitle()
+
+
+def with_special_tokens() -> AttentionTrace:
+    """ "[CLS] zoo ##keeper slept [SEP]" as a model's tokenizer marks it: [CLS] and [SEP]
+    special, "zoo ##keeper" one word of two pieces."""
+    trace = attnviz.trace_attention(["[CLS]", "zoo", "##keeper", "slept", "[SEP]"])
+    provenance = trace.provenance._replace(
+        special=(0, 4),
+        word_groups=((0,), (1, 2), (3,), (4,)),
+        words=("[CLS]", "zookeeper", "slept", "[SEP]"),
+    )
+    return replace(trace, provenance=provenance)
+
+
+@pytest.mark.parametrize(("hide_special", "words"), [(False, False), (False, True)])
+def test_title_says_rows_sum_to_1_when_the_drawn_rows_do(hide_special: bool, words: bool) -> None:
+    # Merged words: a row is the mean of its pieces' rows, a column the sum of its pieces'
+    # columns, so every drawn row still sums to 1.
+    trace = with_special_tokens()
+    selection = select(trace, ViewOptions(hide_special=hide_special, words=words))
+    np.testing.assert_allclose(shown_row_sums(trace.weights, selection), 1.0, atol=1e-12)
+    title = " ".join(build_figure(trace, selection).get_suptitle().split())
+    assert "each row sums to 1" in title and "less than 1" not in title
+
+
+@pytest.mark.parametrize("words", [False, True])
+def test_title_says_rows_sum_to_less_than_1_when_special_tokens_are_hidden(words: bool) -> None:
+    trace = with_special_tokens()
+    selection = select(trace, ViewOptions(hide_special=True, words=words, focus="slept"))
+    sums = shown_row_sums(trace.weights, selection)
+    assert sums.shape == (2, 3 if not words else 2) and (sums < 1).all()
+    figure = build_figure(trace, selection)
+    title = figure.get_suptitle()
+    assert "each row sums to 1" not in title
+    phrase = "[CLS]/[SEP] hidden: rows sum to less than 1"
+    assert any(phrase in line for line in title.splitlines())  # on one line
+    assert_readable(figure)  # the longer phrase still fits the picture
+    layers = [trace, replace(trace, weights=trace.weights[::-1].copy())]
+    grid_title = build_layers_figure(layers, selection).get_suptitle()
+    assert "each row sums to 1" not in grid_title
+    assert phrase in grid_title
+
+
+def test_row_sums_phrase_names_the_hidden_tokens_once() -> None:
+    assert row_sums_phrase(np.array([[1.0, 1 - 1e-7]]), ["[PAD]"]) == "each row sums to 1"
+    assert (
+        row_sums_phrase(np.array([0.9, 0.5]), ["[CLS]", "[SEP]", "[SEP]"])
+        == "[CLS]/[SEP] hidden: rows sum to less than 1"
+    )
 
 
 def test_long_sentence_title_is_cut_to_the_picture_width() -> None:

@@ -256,11 +256,21 @@ def test_without_the_extra_model_mode_names_what_to_install(
     )
 
 
-def test_heads_finds_the_heads_where_it_looks_at_animal() -> None:
-    result = runner.invoke(app, ["heads", IT_SENTENCE, "--model", "minilm"])
+@pytest.mark.parametrize(
+    ("rank_by", "first", "second"),
+    [
+        # Layer 4, head 2 singles "it" out; in layer 6, head 12 most words look at "animal".
+        ("selectivity", ["L4", "H2", "0.64", "+0.55"], ["L6", "H12", "0.65", "+0.25"]),
+        ("weight", ["L6", "H12", "0.65", "+0.25"], ["L4", "H2", "0.64", "+0.55"]),
+    ],
+)
+def test_heads_finds_the_heads_where_it_looks_at_animal(
+    rank_by: str, first: list[str], second: list[str]
+) -> None:
+    result = runner.invoke(app, ["heads", IT_SENTENCE, "--model", "minilm", "--rank-by", rank_by])
     assert result.exit_code == 0, result.stderr
     animal = next(line for line in result.stdout.splitlines() if line.strip().startswith("animal"))
-    assert animal.split()[1:3] == ["L6", "H12"] and animal.split()[4:6] == ["L4", "H2"]
+    assert animal.split()[1:5] == first and animal.split()[5:9] == second
 
 
 def test_minilm_sample_embeddings_are_the_models_input_table() -> None:
@@ -281,35 +291,38 @@ def test_minilm_sample_embeddings_are_the_models_input_table() -> None:
 def test_words_merges_pieces_mean_over_rows_sum_over_columns() -> None:
     from attnviz.selection import ViewOptions, select
 
-    run = trace_model(IT_SENTENCE, "minilm", dtype="float64")
+    sentence = "The zookeeper said it, unbelievably."
+    run = trace_model(sentence, "minilm", dtype="float64")
     layer = run.trace.layers[5]
     groups, labels = layer.provenance.word_groups, layer.provenance.words
-    assert labels == ("[CLS]", *IT_SENTENCE.split(), "[SEP]")
-    didnt = labels.index("didn't")
-    assert [run.trace.tokens[i] for i in groups[didnt]] == ["didn", "'", "t"]
+    # Continuation pieces (##…) join their word; punctuation stays a word of its own.
+    assert labels == ("[CLS]", "The", "zookeeper", "said", "it", ",", "unbelievably", ".", "[SEP]")
+    zookeeper = labels.index("zookeeper")
+    assert [run.trace.tokens[i] for i in groups[zookeeper]] == ["zoo", "##keeper"]
     merged = select(layer, ViewOptions(words=True))
     assert merged.row_words == labels and merged.row_groups == groups
     weights = np.stack([merged.pairs(layer.weights[h], total=True) for h in range(12)])
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-12)
-    pieces = list(groups[didnt])
+    pieces = list(groups[zookeeper])
     it = labels.index("it")
     np.testing.assert_allclose(
-        weights[:, it, didnt], layer.weights[:, groups[it][0], pieces].sum(-1), atol=1e-12
+        weights[:, it, zookeeper], layer.weights[:, groups[it][0], pieces].sum(-1), atol=1e-12
     )
-    np.testing.assert_allclose(weights[:, didnt, :].sum(-1), 1.0, atol=1e-12)
-    np.testing.assert_allclose(merged.rows(layer.X)[didnt], layer.X[pieces].mean(0), atol=1e-12)
+    np.testing.assert_allclose(weights[:, zookeeper, :].sum(-1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(merged.rows(layer.X)[zookeeper], layer.X[pieces].mean(0), atol=1e-12)
 
 
 def test_words_on_the_command_line_and_export_stays_in_pieces(tmp_path: Path) -> None:
     path = tmp_path / "w.npz"
     result = runner.invoke(
         app,
-        ["explain", IT_SENTENCE, "-m", "minilm", "--head", "12", "--words", "--export", str(path)],
+        ["explain", "The zookeeper slept.", "-m", "minilm", "--head", "12", "--words"]
+        + ["--export", str(path)],
     )
     assert result.exit_code == 0, result.stderr
-    assert "didn't" in result.stdout.split("weights₁₂ = softmax")[1]
+    assert "zookeeper" in result.stdout.split("weights₁₂ = softmax")[1]
     with np.load(path, allow_pickle=False) as data:
-        assert "didn" in data["tokens"].tolist() and data["weights"].shape[-1] == 15
+        assert "##keeper" in data["tokens"].tolist() and data["weights"].shape[-1] == 7
     one_line_error(
         ["explain", "I am good", "--words"], ExitStatus.BAD_INPUT, "--words needs --model"
     )
@@ -380,10 +393,21 @@ def test_masks_do_not_apply_to_the_encoder() -> None:
     )
 
 
-def test_demo_names_the_head_where_it_looks_at_animal() -> None:
+def test_demo_names_the_strongest_and_the_most_selective_head_for_it_and_animal() -> None:
     result = runner.invoke(app, ["demo"])
     assert result.exit_code == 0, result.stderr
-    assert "'it' attends most to 'animal' in layer 6, head 12" in result.stdout
+    text = " ".join(result.stdout.split())
+    # Layer 6, head 12 gives "animal" the most weight, but every word looks at "animal" there;
+    # layer 4, head 2 is the selective one, and the one walked through.
+    assert "'it' gives 'animal' its largest weight in layer 6, head 12: 0.65." in text
+    assert "the other words give 'animal' 0.38 on average there too" in text
+    assert "selectivity (weight − the others' mean) is 0.27" in text
+    assert "In layer 4, head 2, 'it' gives 'animal' 0.64 and the others 0.09 on average" in text
+    assert "selectivity 0.55, the most selective head for 'it' → 'animal'" in text
+    assert "not that the model has resolved what 'it' refers to" in text
+    assert "Attention is not Explanation" in text
+    assert "Layer 4, head 2, step by step:" in text
+    assert "Weights: all-MiniLM-L6-v2 (pretrained), layer 4 of 6" in text
 
 
 def test_pad_to_in_the_model_leaves_the_real_words_unchanged() -> None:

@@ -21,7 +21,7 @@ from attnviz.errors import ExitStatus
 COMMANDS: dict[str, tuple[Callable[..., Any], str | None]] = {
     "explain": (commands.explain, None),
     "heatmap": (commands.heatmap, "Save the attention weights as a heatmap image."),
-    "cross": (commands.cross, "Cross-attention: queries from TARGET, keys from SOURCE."),
+    "cross": (commands.cross, "Cross-attention: queries from TARGET, keys and values from SOURCE."),
     "heads": (commands.heads, "Rank every (layer, head) by where the focus word looks."),
     "scaling": (commands.scaling, "Why ÷√d_k: the softmax with and without the scaling."),
     "demo": (commands.demo, None),

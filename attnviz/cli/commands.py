@@ -10,8 +10,9 @@ from typing import Annotated
 
 import typer
 
+from attnviz.analysis.heads import RankBy
 from attnviz.cli.console import new_console, note, pacer, reading_progress, wrote
-from attnviz.cli.options import Export, Leave, Seed, Sentence, image_option
+from attnviz.cli.options import Export, Leave, Sentence, image_option
 from attnviz.core import TraceOptions, cross_layers, trace_layers
 from attnviz.errors import AttnvizError
 from attnviz.outputs import check_export, check_folder, check_image, write_export
@@ -187,11 +188,20 @@ def heads(
     sentence: Sentence,
     trace_options: TraceOptions,
     view: Annotated[ViewOptions, Leave("layer", "head")],
-    top: Annotated[int, typer.Option("--top", help="How many heads to list by strength.")] = 20,
+    top: Annotated[int, typer.Option("--top", help="How many heads to list.")] = 20,
+    rank_by: Annotated[
+        RankBy,
+        typer.Option(
+            "--rank-by",
+            help="selectivity: the focus word's weight minus the other words' mean weight; "
+            "weight: the focus word's weight alone.",
+        ),
+    ] = RankBy.selectivity,
 ) -> None:
     """Rank every (layer, head) by where the focus word's attention goes.
 
-    For each word, the heads in which the focus word looks at it most; and each head's top word.
+    For each word, the heads in which the focus word looks at it most selectively (or, with
+    --rank-by weight, most); and each head's top word.
 
     Example: attnviz heads -m minilm "The animal didn't cross the street because it was too tired"
     """
@@ -206,7 +216,7 @@ def heads(
             "heads follows one word: name it with --focus WORD (the default, 'it', is not "
             "in the sentence)."
         )
-    render_heads(layers, selection, new_console(), top=top)
+    render_heads(layers, selection, new_console(), top=top, rank_by=rank_by)
 
 
 def scaling(
@@ -215,7 +225,9 @@ def scaling(
     ] = "4,16,64,256,1024",
     keys: Annotated[int, typer.Option("--keys", help="Keys each query is scored against.")] = 16,
     queries: Annotated[int, typer.Option("--queries", help="Random queries per d_k.")] = 400,
-    seed: Seed = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the random q and k (standard normal components).")
+    ] = 0,
     output: image_option("Also save a plot: .png, .svg or .pdf.") = None,  # type: ignore[valid-type]
 ) -> None:
     """The experiment behind ÷√d_k: softmax of q·k with and without the scaling.

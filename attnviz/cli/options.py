@@ -20,13 +20,12 @@ import typer
 from attnviz.cli.console import user_errors
 from attnviz.core import Dtype, Preset, TraceOptions
 from attnviz.embeddings import OutOfVocabulary
+from attnviz.positions import Positions
 from attnviz.render.options import LessonOptions
 from attnviz.selection import ViewOptions
 
 # -- each option once ---------------------------------------------------------------------------
 
-# Also taken on its own, by scaling.
-Seed = Annotated[int, typer.Option("--seed", help="Seed of the random embeddings and weights.")]
 
 DECLARATIONS: dict[str, Any] = {
     # How the traces are made: TraceOptions.
@@ -102,6 +101,14 @@ DECLARATIONS: dict[str, Any] = {
             "--causal", help="Decoder self-attention: each word sees itself and earlier words."
         ),
     ],
+    "positions": Annotated[
+        Positions,
+        typer.Option(
+            "--positions",
+            help="Word order for the random layer: none (attention sees a set of words) or "
+            "sinusoidal (X = E + PE, the paper's positional encoding).",
+        ),
+    ],
     "pad_to": Annotated[
         int | None,
         typer.Option(
@@ -139,7 +146,8 @@ DECLARATIONS: dict[str, Any] = {
         bool,
         typer.Option(
             "--words",
-            help="With --model: merge word pieces into words (mean over rows, sum over columns).",
+            help="With --model: merge continuation pieces into their words (mean over rows, "
+            "sum over columns); punctuation stays apart.",
         ),
     ],
     # How the lesson is told: LessonOptions.

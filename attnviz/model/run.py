@@ -84,6 +84,7 @@ def trace_model(
         special=encoding.special,
         word_groups=groups,
         words=words,
+        sentence=sentence,
     )
     trace = architecture.forward(weights, encoding.tokens, provenance=provenance, mask=mask)
     return ModelRun(trace=trace, encoding=encoding, model_name=name)

@@ -9,7 +9,6 @@ without the space that begins a word: "it".
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -31,44 +30,46 @@ class Encoding:
     offsets: tuple[tuple[int, int], ...]  # [n] (start, end) of each piece in the sentence
     sentence: str
     special: tuple[int, ...] = ()  # positions of the special tokens ([CLS], [SEP], padding)
+    # [n] the pre-tokenized word each piece comes from (None for special tokens)
+    word_ids: tuple[int | None, ...] = ()
 
     def words(self) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]:
-        """Pieces grouped into the sentence's whitespace-separated words, and those words.
+        """The pieces grouped into words as the tokenizer's own pre-tokenizer cut the sentence,
+        and those words as written in the sentence.
 
-        A special token is a group of its own. "didn't", which a tokenizer splits into "didn",
-        "'", "t", is one word here, as it is everywhere else in attnviz.
+        A group is a word and its continuation pieces: WordPiece's "un", "##bel", "##ie",
+        "##vable"; byte-level BPE's " un", "bel", "iev", "able". Punctuation is a word of its
+        own, as both tokenizers treat it ("unbelievable," is "unbelievable" and ","; BERT's
+        "didn't" is "didn", "'", "t"). A special token is a group of its own; a piece that is only
+        a space (byte-level BPE before a rare character) joins the word that follows it.
         """
-        spans = [match.span() for match in re.finditer(r"\S+", self.sentence)]
-
-        def word_at(position: int) -> int | None:
-            return next((i for i, (a, b) in enumerate(spans) if a <= position < b), None)
-
-        words: list[int | None] = []
-        for position, (start, end) in enumerate(self.offsets):
-            text = self.sentence[start:end]
-            first = start + len(text) - len(text.lstrip())  # a piece may carry its space
-            words.append(None if position in self.special or not text.strip() else word_at(first))
-        for position, (start, end) in enumerate(self.offsets):
-            # A piece that is only a space (byte-level BPE before a rare character) begins the
-            # word that follows it.
-            text = self.sentence[start:end]
-            following = words[position + 1] if position + 1 < len(words) else None
-            if not text.strip() and position not in self.special:
-                if following is not None and following == word_at(end):
-                    words[position] = following
         groups: list[list[int]] = []
-        labels: list[str] = []
-        for position, word in enumerate(words):
-            if word is not None and position and words[position - 1] == word:
+        previous: int | None = None
+        for position, word in enumerate(self.word_ids or (None,) * len(self.ids)):
+            if word is not None and word == previous and position not in self.special:
                 groups[-1].append(position)
             else:
                 groups.append([position])
-                labels.append(
-                    self.tokens[position]
-                    if word is None
-                    else self.sentence[spans[word][0] : spans[word][1]]
-                )
-        return tuple(tuple(group) for group in groups), tuple(labels)
+            previous = None if position in self.special else word
+        merged: list[list[int]] = []
+        for group in groups:
+            if merged and self._only_space(merged[-1]) and group[0] not in self.special:
+                merged[-1].extend(group)
+            else:
+                merged.append(group)
+        labels = [
+            self.tokens[group[0]]
+            if group[0] in self.special
+            else self.sentence[self.offsets[group[0]][0] : self.offsets[group[-1]][1]].strip()
+            for group in merged
+        ]
+        return tuple(tuple(group) for group in merged), tuple(labels)
+
+    def _only_space(self, group: list[int]) -> bool:
+        """Whether the pieces of ``group`` are only whitespace (and not special)."""
+        if group[0] in self.special:
+            return False
+        return not "".join(self.sentence[a:b] for a, b in (self.offsets[i] for i in group)).strip()
 
     def padded(self, length: int, pad_id: int, pad_token: str) -> Encoding:
         """The encoding with ``pad_token`` appended up to ``length`` tokens, as special tokens."""
@@ -79,6 +80,7 @@ class Encoding:
             ids=self.ids + (pad_id,) * extra,
             tokens=self.tokens + (pad_token,) * extra,
             offsets=self.offsets + ((0, 0),) * extra,
+            word_ids=self.word_ids + (None,) * extra,
             special=self.special + tuple(range(n, length)),
         )
 
@@ -125,6 +127,7 @@ def encode(tokenizer: Any, sentence: str, max_positions: int) -> Encoding:
         tokens=tokens,
         offsets=tuple((int(a), int(b)) for a, b in encoded.offsets),
         sentence=sentence,
+        word_ids=tuple(None if word is None else int(word) for word in encoded.word_ids),
         # Added by the tokenizer ([CLS], [SEP]), or written in the sentence (<|endoftext|>).
         special=tuple(
             i

@@ -11,7 +11,7 @@ from rich.console import Console, Group
 from rich.rule import Rule
 from rich.text import Text
 
-from attnviz.analysis.heads import focus_rows, top_heads_per_target
+from attnviz.analysis.heads import HeadLink, RankBy, head_weights, top_heads_per_target
 from attnviz.analysis.scaling import scaling_experiment
 from attnviz.core import cross_layers, trace_layers
 from attnviz.errors import AttnvizError
@@ -76,8 +76,8 @@ class _Demo:
         self.chapter(
             3,
             'What does "it" refer to?',
-            f'"{IT_SENTENCE}": a person knows "it" is the animal. Attention is how a trained '
-            "model can link the two.",
+            f'"{IT_SENTENCE}": a person knows "it" is the animal. Attention is one way a '
+            'trained model can carry information from "animal" into "it".',
         )
         self.it_example(use_model)
         self.chapter(
@@ -97,28 +97,76 @@ class _Demo:
         render_scaling(scaling_experiment([4, 16, 64, 256, 1024]), self.console, n_keys=16)
 
     def it_example(self, use_model: bool) -> None:
-        """The head of all-MiniLM-L6-v2 in which "it" attends most to "animal", or the random
-        layer when the model is not installed (or not wanted)."""
+        """all-MiniLM-L6-v2's heads for "it" → "animal": the one with the largest weight and,
+        if another, the most selective one, walked through step by step; or the random layer
+        when the model is not installed (or not wanted)."""
         layers = _model_layers(IT_SENTENCE) if use_model else None
         if layers is None:
             hint = INSTALL_HINT if use_model else ""
-            self.say(Text(f"(With random weights.{hint})", style="yellow"))
+            self.say(
+                Text(
+                    "(With random weights, not learned: where 'it' looks below is chance, not "
+                    f"a link to 'animal'.{hint})",
+                    style="yellow",
+                )
+            )
             self.lesson(trace_layers(IT_SENTENCE).layers[0], ViewOptions(focus="it"))
             return
         view = ViewOptions(focus="it", hide_special=True)
         selection = select(layers[0], view)
         animal = selection.column_words.index("animal")
-        best = top_heads_per_target(focus_rows(layers, selection), per_target=1)[animal][0]
+        weights = head_weights(layers, selection)
+        strongest = top_heads_per_target(weights, 1, rank_by=RankBy.weight)[animal][0]
+        selective = top_heads_per_target(weights, 1, rank_by=RankBy.selectivity)[animal][0]
+        self.say(Text(it_heads_text(strongest, selective), style="bold"))
+        self.console.print()
+        self.say(Text(ATTENTION_CAVEAT))
+        self.console.print()
         self.say(
-            Text(
-                f"In all-MiniLM-L6-v2, 'it' attends most to 'animal' in layer {best.layer}, "
-                f"head {best.head} (weight {best.weight:.2f}). That head, step by step:",
-                style="bold",
-            )
+            Text(f"Layer {selective.layer}, head {selective.head}, step by step:", style="bold")
         )
         self.lesson(
-            layers[best.layer - 1], ViewOptions(head=best.head, focus="it", hide_special=True)
+            layers[selective.layer - 1],
+            ViewOptions(head=selective.head, focus="it", hide_special=True),
         )
+
+
+ATTENTION_CAVEAT = (
+    "A caution: a high weight shows where the vector of 'it' reads information from in one "
+    "head, not why, and not that the model has resolved what 'it' refers to; the other heads "
+    'and layers mix that information further (Jain & Wallace 2019, "Attention is not '
+    'Explanation").'
+)
+
+
+def it_heads_text(strongest: HeadLink, selective: HeadLink) -> str:
+    """What the heads say about 'it' → 'animal', from the numbers: the head with the largest
+    weight and, when it is another head, the most selective one. The other words' mean weight
+    is weight − selectivity; in the strongest head it is at least the selective head's (a
+    larger weight with a smaller selectivity), so "more" below is always true."""
+
+    def where(link: HeadLink) -> str:
+        return f"layer {link.layer}, head {link.head}"
+
+    strong_others = strongest.weight - strongest.selectivity
+    text = (
+        f"In all-MiniLM-L6-v2, 'it' gives 'animal' its largest weight in {where(strongest)}: "
+        f"{strongest.weight:.2f}."
+    )
+    if (selective.layer, selective.head) == (strongest.layer, strongest.head):
+        return (
+            f"{text} The other words give 'animal' {strong_others:.2f} on average there, so "
+            f"its selectivity (weight − the others' mean) is {strongest.selectivity:.2f}, the "
+            "highest of any head for 'it' → 'animal'."
+        )
+    selective_others = selective.weight - selective.selectivity
+    return (
+        f"{text} But the other words give 'animal' {strong_others:.2f} on average there too, "
+        f"so that head is less about 'it': its selectivity (weight − the others' mean) is "
+        f"{strongest.selectivity:.2f}. In {where(selective)}, 'it' gives 'animal' "
+        f"{selective.weight:.2f} and the others {selective_others:.2f} on average: selectivity "
+        f"{selective.selectivity:.2f}, the most selective head for 'it' → 'animal'."
+    )
 
 
 def _model_layers(sentence: str) -> tuple[AttentionTrace, ...] | None:

@@ -5,17 +5,74 @@ nothing but the decimals to print them with.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from attnviz import worked
-from attnviz.render.labels import ELLIPSIS, format_number, subscript
+from attnviz.render.labels import ELLIPSIS, MASKED, format_number, subscript
+
+#: The most terms a sum is written out with; past that, the first three, an ellipsis, the last.
+MOST_TERMS = 8
+#: The most decimals a worked example is printed with to make its arithmetic hold.
+MOST_DECIMALS = 8
+
+
+def rounds_to(value: float, printed: str) -> bool:
+    """Whether ``value`` rounds to ``printed``: it lies within half a unit of the printed last
+    digit (either way at an exact half, as a reader may round a tie either way)."""
+    if printed == MASKED:
+        return value == -np.inf
+    decimals = len(printed.partition(".")[2])
+    return abs(value - float(printed)) <= 0.5 * 10.0**-decimals + 1e-12
+
+
+def read_back(printed: str) -> float:
+    """The value a reader takes from a printed number: −∞ for a masked score."""
+    return -np.inf if printed == MASKED else float(printed)
+
+
+def fewest_decimals(holds: Callable[[int], bool], start: int) -> int:
+    """The fewest decimals from ``start`` (up to MOST_DECIMALS) for an example's terms at which
+    ``holds``: at which they give its printed result when a reader works it by hand. The result
+    keeps the tables' decimals; only the terms get more, which makes the error of the rounded
+    terms as small as needed (more decimals on both sides would not: the result's rounding
+    shrinks as fast as the terms')."""
+    for decimals in range(start, MOST_DECIMALS + 1):
+        if holds(decimals):
+            return decimals
+    return MOST_DECIMALS
+
+
+def sum_of_products_holds(
+    left: Sequence[float] | np.ndarray,
+    right: Sequence[float] | np.ndarray,
+    added: Sequence[float],
+    result: str,
+) -> Callable[[int], bool]:
+    """Whether Σ a×b (+ the ``added`` terms), worked from the terms printed at the decimals
+    given, rounds to the printed ``result``."""
+
+    def holds(decimals: int) -> bool:
+        def printed(value: float) -> float:
+            return float(format_number(float(value), decimals))
+
+        total = sum(printed(a) * printed(b) for a, b in zip(left, right, strict=True))
+        total += sum(printed(value) for value in added)
+        return rounds_to(total, result)
+
+    return holds
 
 
 class ExampleText:
     """Worked examples as text, for one lesson: its decimals and the labels of the trace's own
-    positions (``queries``, ``keys``), and the names of hidden tokens a sum includes."""
+    positions (``queries``, ``keys``), and the names of hidden tokens a sum includes.
+
+    An example's result is printed at the tables' decimals (at least 2). Where every term is
+    written out, the terms are printed at the fewest decimals (from the same) at which they give
+    that result by hand: 0.61×0.06 + … is worked from the numbers as shown. Where a sum is too
+    long to write out, its terms are elided and printed at the result's decimals.
+    """
 
     def __init__(
         self, decimals: int, queries: Sequence[str], keys: Sequence[str], hidden: str = ""
@@ -24,17 +81,18 @@ class ExampleText:
         self.queries = queries
         self.keys = keys
         self.hidden = hidden
+        self.least = max(decimals, 2)  # 1 / 2 = 0 would read as wrong
 
     def number(self, value: float) -> str:
         return format_number(float(value), self.decimals)
 
-    def exact(self, value: float) -> str:
-        """A number in a worked example: at least 2 decimals, or 1 / 2 = 0 would read as wrong."""
-        return format_number(float(value), max(self.decimals, 2))
+    def exact(self, value: float, decimals: int | None = None) -> str:
+        """A number in a worked example: at least 2 decimals."""
+        return format_number(float(value), self.least if decimals is None else decimals)
 
-    def term(self, value: float) -> str:
+    def term(self, value: float, decimals: int | None = None) -> str:
         """A number as a factor: negative numbers in parentheses."""
-        text = self.exact(value)
+        text = self.exact(value, decimals)
         return f"({text})" if text.startswith("-") else text
 
     def vector(self, values: np.ndarray, limit: int = 8) -> str:
@@ -43,42 +101,98 @@ class ExampleText:
             shown = [*shown[: limit // 2], ELLIPSIS, *shown[-(limit // 2) :]]
         return "[" + ", ".join(shown) + "]"
 
-    def terms(self, left: np.ndarray, right: np.ndarray) -> list[str]:
-        """a×b terms of a dot product; past 6 terms, the first 3, an ellipsis and the last."""
-        terms = [f"{self.term(a)}×{self.term(b)}" for a, b in zip(left, right, strict=True)]
-        if len(terms) > 6:
+    def products(
+        self,
+        left: Sequence[float] | np.ndarray,
+        right: Sequence[float] | np.ndarray,
+        result: float,
+        added: Sequence[float] = (),
+        limit: int = MOST_TERMS,
+    ) -> str:
+        """Σ a×b (+ added) = result, written out; past ``limit`` products, elided."""
+        written_out = len(left) <= limit
+        printed = self.exact(result)
+        decimals = (
+            fewest_decimals(sum_of_products_holds(left, right, added, printed), self.least)
+            if written_out
+            else self.least
+        )
+        terms = [
+            f"{self.term(a, decimals)}×{self.term(b, decimals)}"
+            for a, b in zip(left, right, strict=True)
+        ]
+        if not written_out:
             terms = [*terms[:3], ELLIPSIS, terms[-1]]
-        return terms
+        terms += [self.term(value, decimals) for value in added]
+        return f"{' + '.join(terms)} = {printed}"
 
     def projection(self, example: worked.ProjectionExample) -> str:
         """One number of Q as the row of X times the column of W_Q, term by term (+ bias)."""
         name = f"q_{self.queries[example.token]}[{example.column + 1}]"
-        counted = [f"{len(example.x)} products"] if len(example.x) > 6 else []
-        terms = self.terms(example.x, example.w)
+        counted = [f"{len(example.x)} products"] if len(example.x) > MOST_TERMS else []
+        added: list[float] = []
         if example.bias is not None:
             counted.append(f"then b_Q{subscript(example.head + 1)}[{example.column + 1}]")
-            terms.append(self.term(example.bias))
+            added.append(example.bias)
         if counted:
             name += f" ({', '.join(counted)})"
-        return f"{name} = {' + '.join(terms)} = {self.exact(example.result)}"
+        return f"{name} = {self.products(example.x, example.w, example.result, added)}"
 
-    def dot_product(self, left: np.ndarray, right: np.ndarray, score: float, name: str) -> str:
+    def dot_product(self, example: worked.DotProductExample) -> str:
         """q·k written out term by term; the result is the trace's score, not recomputed."""
-        if len(left) > 6:
-            name += f" ({len(left)} terms)"
-        return f"{name} = {' + '.join(self.terms(left, right))} = {self.exact(score)}"
+        name = f"q_{self.queries[example.query]} · k_{self.keys[example.key]}"
+        if len(example.q) > MOST_TERMS:
+            name += f" ({len(example.q)} terms)"
+        return f"{name} = {self.products(example.q, example.k, example.result)}"
 
-    def softmax(self, example: worked.SoftmaxExample) -> str:
-        """One weight as exp(shifted) / Σ exp(shifted), from the same pieces softmax() uses."""
-        exps = [f"exp({self.exact(s)})" for s in example.shifted]
-        if len(exps) > 5:
-            exps = [*exps[:2], ELLIPSIS, exps[-1]]
-        hidden = f", {self.hidden} included" if self.hidden else ""
-        j = example.key
+    def scaling(self, example: worked.ScalingExample) -> str:
+        """score / √d_k = scaled, at the decimals at which the printed division holds."""
+
+        result = self.exact(example.result)
+
+        def holds(decimals: int) -> bool:
+            score = float(self.exact(example.score, decimals))
+            root = float(self.exact(example.sqrt_d_k, decimals))
+            return rounds_to(score / root, result)
+
+        decimals = fewest_decimals(holds, self.least)
         return (
-            f"exp({self.exact(example.shifted[j])}) / ({' + '.join(exps)}{hidden}) = "
-            f"{self.exact(example.exponentials[j])} / {self.exact(example.total)} = "
-            f"{self.exact(example.result)}"
+            f"{self.exact(example.score, decimals)} / {self.exact(example.sqrt_d_k, decimals)} = "
+            f"{result}"
+        )
+
+    def softmax(self, example: worked.SoftmaxExample, limit: int = MOST_TERMS) -> str:
+        """One weight as exp(shifted) / Σ exp(shifted), from the same pieces softmax() uses, at
+        the decimals at which exp of each printed number, the printed sum (when every term is
+        written out) and the printed division all hold."""
+        j = example.key
+        written_out = len(example.shifted) <= limit and not self.hidden
+        result = self.exact(example.result)
+
+        def holds(decimals: int) -> bool:
+            def shown(value: float) -> float:
+                return read_back(self.exact(value, decimals))
+
+            numerator = self.exact(example.exponentials[j], decimals)
+            total = self.exact(example.total, decimals)
+            return (
+                rounds_to(float(np.exp(shown(example.shifted[j]))), numerator)
+                and rounds_to(float(numerator) / float(total), result)
+                and (
+                    not written_out
+                    or rounds_to(sum(float(np.exp(shown(s))) for s in example.shifted), total)
+                )
+            )
+
+        decimals = fewest_decimals(holds, self.least)
+        exps = [f"exp({self.exact(s, decimals)})" for s in example.shifted]
+        if len(exps) > limit:
+            exps = [*exps[:3], ELLIPSIS, exps[-1]]
+        hidden = f", {self.hidden} included" if self.hidden else ""
+        return (
+            f"exp({self.exact(example.shifted[j], decimals)}) / ({' + '.join(exps)}{hidden}) = "
+            f"{self.exact(example.exponentials[j], decimals)} / "
+            f"{self.exact(example.total, decimals)} = {result}"
         )
 
     def weighted_sum(self, example: worked.WeightedSumExample, limit: int = 6) -> str:
@@ -97,31 +211,39 @@ class ExampleText:
         word = self.queries[example.query]
         return f"z_{word} = {' + '.join(terms)} = {self.vector(example.result)}"
 
-    def output_sum(self, example: worked.OutputExample) -> str:
+    def weighted_sum_element(
+        self, example: worked.WeightedSumExample, column: int = 0, limit: int = 12
+    ) -> str:
+        """One number of z_i, Σ_j w_ij×v_j[column], in the weighted sum's order: the vector
+        sum above, worked by hand for its first number."""
+        order = list(example.order)
+        values = example.values[order, column]
+        name = f"z_{self.queries[example.query]}[{column + 1}]"
+        if len(order) > limit:
+            name += f" ({len(order)} terms)"
+        sum_text = self.products(
+            example.weights[order], values, float(example.result[column]), limit=limit
+        )
+        return f"{name} = {sum_text}"
+
+    def output_sum(self, example: worked.OutputExample, limit: int = 16) -> str:
         """One output number as the sum of the heads' parts (and the bias), at the fewest
-        decimals (from the lesson's) at which the printed parts add up to the printed result."""
+        decimals at which the printed parts add up to the printed result."""
         parts = [*example.head_blocks, *([] if example.bias is None else [example.bias])]
-        decimals = max(self.decimals, 2)
-        if len(example.head_blocks) <= 6:  # every part is shown: make the printed sum hold
-            decimals = adding_up(parts, example.result, decimals)
-        values = [format_number(float(v), decimals) for v in example.head_blocks]
-        values = [f"({v})" if v.startswith("-") else v for v in values]
-        if len(values) > 6:
+        written_out = len(example.head_blocks) <= limit
+        result = self.exact(example.result)
+        decimals = (
+            fewest_decimals(
+                sum_of_products_holds([1.0] * len(parts), parts, (), result), self.least
+            )
+            if written_out
+            else self.least
+        )
+        values = [self.term(v, decimals) for v in example.head_blocks]
+        if not written_out:
             values = [*values[:3], ELLIPSIS, values[-1]]
         name = f"Σ_h (Z_h·W_O^(h))[{self.queries[example.token]}, {example.column + 1}]"
         if example.bias is not None:
             name += f" + b_O[{example.column + 1}]"
-            bias = format_number(example.bias, decimals)
-            values.append(f"({bias})" if bias.startswith("-") else bias)
-        return f"{name} = {' + '.join(values)} = {format_number(example.result, decimals)}"
-
-
-def adding_up(parts: Sequence[float], total: float, decimals: int, most: int = 8) -> int:
-    """The fewest decimals, from ``decimals`` up to ``most``, at which ``parts`` printed add up
-    to ``total`` printed: -0.0849 + -0.1649 = -0.2498 reads -0.08 + -0.16 = -0.25 at two
-    decimals, but -0.085 + -0.165 = -0.250 at three."""
-    for candidate in range(decimals, most + 1):
-        printed = sum(float(format_number(float(part), candidate)) for part in parts)
-        if format_number(printed, candidate) == format_number(float(total), candidate):
-            return candidate
-    return most
+            values.append(self.term(example.bias, decimals))
+        return f"{name} = {' + '.join(values)} = {result}"

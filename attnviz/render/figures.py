@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, OutputProblem
 from attnviz.files import atomic_write
 from attnviz.provenance import WeightsKind, WeightsOrigin
+from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
 
@@ -37,6 +39,9 @@ CHAR_WIDTH = 0.62  # average width of a DejaVu Sans glyph, in font sizes
 TITLE_FONT = 10.0  # points, the figure's title lines
 TITLE_LINE = 1.8 * TITLE_FONT / 72  # inches per title line, at line spacing 1.5
 COLOUR_BAR = 1.1  # inches right of the panels for the colour bar and its label
+#: A row of float32 weights sums to 1 within about 1e-6; a total further off than this has
+#: lost weight to hidden columns.
+ROW_SUM_TOLERANCE = 1e-4
 #: matplotlib's warning for a character the bundled font lacks (emoji, CJK), drawn as a box.
 MISSING_GLYPH = "Glyph .* missing from font"
 
@@ -164,10 +169,29 @@ def weights_phrase(origin: WeightsOrigin, *, with_layer: bool = True) -> str:
     return f"weights {described}"
 
 
+def shown_row_sums(weights: FloatArray, selection: Selection) -> FloatArray:
+    """Each row's total as drawn: [h, n_q, n_k] -> [h, rows]. A word's row is the mean of its
+    pieces' rows and its column the sum of its pieces' columns, so merging keeps a total of 1;
+    a hidden column ([CLS], [SEP]) takes its weight out of every row's total."""
+    return np.stack([selection.pairs(head, total=True).sum(axis=1) for head in weights])
+
+
+def row_sums_phrase(row_sums: FloatArray, hidden: Sequence[str]) -> str:
+    """What the drawn rows of weights add up to, for a title: "each row sums to 1" when every
+    total in ``row_sums`` [...] does (within ROW_SUM_TOLERANCE); otherwise which ``hidden``
+    tokens took part of it, e.g. "[CLS]/[SEP] hidden: rows sum to less than 1"."""
+    if np.all(np.abs(row_sums - 1.0) <= ROW_SUM_TOLERANCE):
+        return "each row sums to 1"
+    names = "/".join(dict.fromkeys(printable(token) for token in hidden))
+    return f"{names} hidden: rows sum to less than 1" if names else "rows sum to less than 1"
+
+
 def pieces_text(trace: AttentionTrace) -> str:
     """The sentence a trace's tokens came from, for a title: a model's words as the tokenizer
     grouped its pieces, special tokens left out; attnviz's own tokens joined as a sentence."""
     provenance = trace.provenance
+    if provenance.sentence:
+        return printable(provenance.sentence)
     if not provenance.word_groups:
         kept = [t for i, t in enumerate(trace.tokens) if i not in provenance.special]
         return sentence_text(kept or trace.tokens)

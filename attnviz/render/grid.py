@@ -32,8 +32,10 @@ from attnviz.render.figures import (
     new_figure,
     pack_phrases,
     pieces_text,
+    row_sums_phrase,
     save_figure,
     short_label,
+    shown_row_sums,
     text_colour,
     text_inches,
     truncate,
@@ -65,9 +67,12 @@ SUMMARY_TITLE_FONT = 12.0  # points, bold: 'Where "it" looks, every layer and he
 SUMMARY_CAPTION_FONT = 9.0  # points, what a cell shows, under the panel
 
 
-def layers_title_lines(layers: Sequence[AttentionTrace], width: float) -> list[str]:
+def layers_title_lines(
+    layers: Sequence[AttentionTrace], selection: Selection, width: float
+) -> list[str]:
     """The title of the layers × heads figure, ``width`` inches wide: the sentence (one line),
-    what the panels show, and the model without the ", layer k of L" of each layer's source."""
+    what the panels show as ``selection`` shows them, and the model without the ", layer k of
+    L" of each layer's source."""
     max_chars = int(width * 72 / (CHAR_WIDTH * TITLE_FONT))
     first = layers[0]
     sentence = truncate(f"“{pieces_text(first)}”", max_chars)
@@ -79,7 +84,10 @@ def layers_title_lines(layers: Sequence[AttentionTrace], width: float) -> list[s
     phrases = [
         f"attention weights of {plural(len(layers), 'layer')} × {plural(first.n_heads, 'head')}",
         "each panel: query words (rows) × key words (columns)",
-        "each row sums to 1",
+        row_sums_phrase(
+            np.stack([shown_row_sums(layer.weights, selection) for layer in layers]),
+            [first.tokens[position] for position in selection.hidden],
+        ),
         *(["hatched: masked, weight 0"] if first.masked.any() else []),
         origin,
     ]
@@ -236,7 +244,7 @@ def build_layers_figure(
     _check_layers(layers)
     first, focus = layers[0], selection.focus
     layout = plan_layers_layout(selection.row_words, len(layers), first.n_heads)
-    title = layers_title_lines(layers, layout.width)
+    title = layers_title_lines(layers, selection, layout.width)
     summary = summary_text(focus.label, layout.summary_room) if focus is not None else None
     width, height = layout.width, layout.height(len(title), summary)
     figure = new_figure(width, height)

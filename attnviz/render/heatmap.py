@@ -1,7 +1,8 @@
 """Attention weights as heatmap images: one panel per head, and where the focus word looks.
 
 Each panel is one head's ``weights`` matrix, softmax(Q·Kᵀ/√d_k): row i is query word i, column j
-is key word j, and every row sums to 1. For cross-attention the matrix is rectangular: rows are
+is key word j, and every row sums to 1 (less as drawn when --hide-special leaves out [CLS] and
+[SEP], and the title then says so). For cross-attention the matrix is rectangular: rows are
 the target words, columns the source words, cells still square. All panels share one colour
 scale fixed to 0–1, so the same colour means the same weight in every head and in every picture.
 
@@ -38,9 +39,11 @@ from attnviz.render.figures import (
     new_figure,
     pack_phrases,
     pieces_text,
+    row_sums_phrase,
     save_figure,
     sentence_text,
     short_label,
+    shown_row_sums,
     text_colour,
     text_inches,
     truncate,
@@ -235,7 +238,10 @@ def title_lines(trace: AttentionTrace, selection: Selection, width: float) -> li
         heading = [truncate(f"“{pieces_text(trace)}”", max_chars)]
     phrases = [
         "attention weights softmax(Q·Kᵀ/√d_k)",
-        "each row sums to 1",
+        row_sums_phrase(
+            shown_row_sums(trace.weights[list(selection.heads)], selection),
+            [trace.tokens[position] for position in selection.hidden],
+        ),
         *(["hatched: masked, weight 0"] if trace.masked.any() else []),
         f"d_model {trace.d_model}, {trace.n_heads} heads, d_k {trace.d_k}",
         weights_phrase(trace.provenance.weights),

@@ -53,6 +53,14 @@ SUBLAYER_SENTENCE = {
 }
 
 
+def _folded(word: str) -> str:
+    """A word as an uncased BERT tokenizer sees it: lowercased, accents stripped."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFD", word.lower())
+    return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+
+
 def lesson(
     trace: AttentionTrace, selection: Selection, options: LessonOptions | None = None
 ) -> list[Block]:
@@ -137,6 +145,111 @@ class _Writer:
     def n_shown(self) -> int:
         return self.selection.n_rows
 
+    @property
+    def n(self) -> int:
+        """n as computed: every token, hidden ones included; word pieces, not merged words."""
+        return len(self.trace.tokens)
+
+    def shown_rows(self) -> str:
+        """ " (9 rows shown)" after a shape when the tables show fewer rows than were computed."""
+        if self.n_shown == self.n:
+            return ""
+        return f" ({plural(self.n_shown, 'row')} shown)"
+
+    def scaling_sentence(self, head: int) -> str:
+        """Why ÷√d_k, and what this head's numbers show: the paper's argument holds under its
+        assumption (q, k components independent, mean 0, variance 1), which the numbers on
+        screen need not meet."""
+        trace = self.trace
+        allowed = ~trace.masked if trace.mask is not None else np.ones(trace.scores.shape[1:], bool)
+        raw = float(np.var(trace.scores[head][allowed]))
+        scaled = float(np.var(trace.scaled[head][allowed]))
+        count = int(allowed.sum())
+        why = (
+            f"Why: if the components of q and k were independent with mean 0 and variance 1 "
+            f"(the paper's assumption), q·k, a sum of d_k = {trace.d_k} products, would have "
+            f"variance d_k = {trace.d_k}; the larger d_k, the larger the scores, pushing the "
+            "softmax towards one-hot rows with vanishing gradients. Dividing by √d_k brings "
+            "that variance back to 1. "
+        )
+        shown = (
+            f"This head's {count} {'allowed ' if trace.mask is not None else ''}scores have "
+            f"variance {raw:.2f}, the scaled ones {scaled:.2f} (= {raw:.2f} / {trace.d_k})"
+        )
+        if trace.provenance.weights.is_random:
+            shown += (
+                ": attnviz draws W_Q and W_K so that q and k have components of variance about "
+                "2, not 1, which makes the scaled scores' variance about 4 and the softmax rows "
+                "neither flat nor one-hot."
+            )
+        elif self.pretrained:
+            shown += ": a trained model's q and k need not meet the assumption."
+        else:
+            shown += "."
+        return why + shown
+
+    def special_tokens_sentence(self, head: int) -> str:
+        """What [CLS] and [SEP] are, and how much of this head's attention they receive: trained
+        BERT models park attention on them (Clark et al. 2019, "What does BERT look at?")."""
+        trace = self.trace
+        masked = set(range(len(trace.tokens) - trace.provenance.masking.padding, len(trace.tokens)))
+        special = [p for p in trace.provenance.special if p not in masked]
+        names = {trace.tokens[p] for p in special}
+        if not self.pretrained or not {"[CLS]", "[SEP]"} <= names:
+            return ""
+        real = [p for p in range(len(trace.tokens)) if p not in trace.provenance.special]
+        share = float(trace.weights[head][np.ix_(real, special)].sum(axis=1).mean())
+        return (
+            "[CLS] and [SEP] are added to every input by the tokenizer: [CLS] first (its final "
+            "vector stands for the whole input when the model is trained to classify) and [SEP] "
+            "at the end (it separates sentences). They are not words of the sentence, yet trained "
+            "models often send much attention to them, [SEP] above all, in heads that have "
+            "nothing to do for a word: a common no-op pattern. In this head the words' rows "
+            f"give them {self.number(share)} of their weight on average."
+        )
+
+    def after_attention(self) -> str:
+        """What a transformer layer does with the attention's output, in this trace's model."""
+        if self.pretrained and self.architecture == "gpt2":
+            return (
+                "In the model it is then added to the residual stream, h' = h + output, and the "
+                "feed-forward block follows (as described at the top)."
+            )
+        if self.pretrained:
+            return (
+                "In the model it is then added back to X and normalised, LayerNorm(X + output), "
+                "and the feed-forward block follows (as described at the top)."
+            )
+        into = "the decoder's X" if self.trace.is_cross else "X, this layer's input"
+        return (
+            f"In a full transformer layer it is then added back to {into} (a residual "
+            "connection) and normalised, LayerNorm(X + output), and a feed-forward block "
+            "follows; attnviz shows the attention sublayer."
+        )
+
+    def counted(self) -> str:
+        """How many tokens were computed, and how many rows the tables show."""
+        unit = "word piece" if self.pretrained else "token"
+        computed = plural(self.n, unit)
+        if self.selection.merged:
+            return f"{computed}, shown as {plural(self.n_shown, 'word')}"
+        if self.n_shown != self.n:
+            return f"{computed}, {self.n_shown} shown"
+        return computed
+
+    def lowercased(self) -> str:
+        """ "'The' is 'the'" when the tokenizer changed the case (or accents) of a shown word."""
+        if self.selection.merged:  # --words shows the words as written
+            return ""
+        provenance = self.trace.provenance
+        for word, group in zip(provenance.words, provenance.word_groups, strict=False):
+            if group[0] in provenance.special:
+                continue
+            pieces = "".join(self.trace.tokens[p].removeprefix("##") for p in group)
+            if pieces != word and pieces == _folded(word):
+                return f"{printable(word)!r} is {printable(pieces)!r}"
+        return ""
+
     def hidden_names(self) -> str:
         """The hidden tokens' names, each once: "[CLS] and [SEP]"."""
         names = list(dict.fromkeys(printable(self.trace.tokens[p]) for p in self.selection.hidden))
@@ -176,7 +289,7 @@ class _Writer:
         self.say(
             "Target (queries): " if trace.is_cross else "Sentence: ",
             Span(" ".join(printable(t) for t in self.selection.row_words), "italic"),
-            f"  ({plural(self.n_shown, 'token')})",
+            f"  ({self.counted()})",
         )
         self.say(
             f"Sizes: d_model = {trace.d_model}, h = {plural(trace.n_heads, 'head')}, "
@@ -194,14 +307,28 @@ class _Writer:
             self.say(SUBLAYER_SENTENCE.get(self.architecture, SUBLAYER_SENTENCE["bert"]))
         if self.selection.hidden:
             self.note(
-                f"Note: {self.hidden_names()} are left out of the tables. The weights were "
-                "computed with them, so a row's weights can sum to less than 1."
+                f"Note: {plural(len(self.selection.hidden), 'token')} ({self.hidden_names()}) "
+                f"{'is' if len(self.selection.hidden) == 1 else 'are'} left out of the tables. "
+                + (
+                    "The weights were computed with them, so a row's weights can sum to less "
+                    "than 1."
+                    if float(self.trace.weights[..., list(self.selection.hidden)].max(initial=0))
+                    > 0
+                    else "They are masked and get no weight, so the rows still sum to 1."
+                )
             )
         if self.selection.merged:
             self.note(
                 "Note: --words shows each word as the mean of its pieces' rows (a weights "
-                "column: the sum of its pieces' columns). The worked examples use the word "
-                "pieces as computed, so their sums hold exactly."
+                "column: the sum of its pieces' columns). The merged tables are averages for "
+                "display: softmax and Z = weights·V hold for the word pieces as computed, not "
+                "between merged tables, so the worked examples use the pieces."
+            )
+        lowered = self.lowercased()
+        if lowered:
+            self.note(
+                "Note: the model's tokenizer lowercases the sentence (and strips accents) "
+                f"before splitting it, so {lowered} in the tables."
             )
 
     def tokens_and_embeddings(self) -> None:
@@ -220,29 +347,166 @@ class _Writer:
                 tokenizer += f", then the padding ({printable(trace.tokens[-1])})"
             self.say(
                 f"{tokenizer}; shown here: {pieces}. Row i of X is what this layer receives: "
-                f"{embeddings.describe()}. X has shape [n, d_model] = [{n}, {trace.d_model}]."
+                f"{embeddings.describe()}. X has shape [n, d_model] = "
+                f"[{self.n}, {trace.d_model}]{self.shown_rows()}."
             )
         elif trace.is_cross and trace.X_source is not None:
             self.step(1, "Tokens and embeddings of both sentences")
             self.say(
-                "Cross-attention, as in a translation model's decoder: each target word asks "
-                "(its query comes from X, the target's embeddings) and the source words answer "
-                "(their keys and values come from X_source, the encoder's side). "
+                "Cross-attention, as in a translation model's decoder: each target word asks (its "
+                "query) and the source words answer (their keys and values). In the paper the "
+                "queries come from the decoder's previous sublayer and the keys and values from "
+                "the encoder's final output; here the target's embeddings X and the source's "
+                "embeddings X_source stand in for those two. "
                 f"X is [n_target, d_model] = [{n}, {trace.d_model}], X_source "
                 f"[n_source, d_model] = [{len(self.keys)}, {trace.d_model}]."
             )
+            self.word_order()
             x_source = self.selection.key_rows(trace.X_source)
-            self.show(Matrix(x_source, "X_source", self.keys, self.dims(trace.d_model)))
+            if trace.E_source is not None and trace.PE_source is not None:
+                self.side_by_side(
+                    [
+                        Matrix(m, name, self.keys, self.dims(trace.d_model))
+                        for m, name in (
+                            (self.selection.key_rows(trace.E_source), "E_source"),
+                            (self.selection.key_rows(trace.PE_source), "PE_source"),
+                            (x_source, "X_source = E_source + PE_source"),
+                        )
+                    ]
+                )
+            else:
+                self.show(Matrix(x_source, "X_source", self.keys, self.dims(trace.d_model)))
             self.blank()
         else:
             self.step(1, "Tokens and embeddings X")
-            self.say(
-                f"The sentence is split into {n} tokens. Each token becomes one row "
-                f"of X, its embedding: a vector of d_model = {trace.d_model} numbers. "
-                f"X has shape [n, d_model] = [{n}, {trace.d_model}]."
+            padding = trace.provenance.masking.padding
+            padded = (
+                f", then padded with {padding} {printable(trace.tokens[-1])}" if padding else ""
             )
+            self.say(
+                f"The sentence is split into {plural(self.n - padding, 'token')}{padded}. "
+                "Each token becomes one row "
+                f"of X, its embedding: a vector of d_model = {trace.d_model} numbers. "
+                f"X has shape [n, d_model] = [{self.n}, {trace.d_model}]{self.shown_rows()}."
+            )
+        if not trace.is_cross:
+            self.word_order()
         x = self.selection.rows(trace.X)
-        self.show(Matrix(x, "X", self.tokens, self.dims(trace.d_model)))
+        if trace.E is not None and trace.PE is not None:
+            self.side_by_side(
+                [
+                    Matrix(m, name, self.tokens, self.dims(trace.d_model))
+                    for m, name in (
+                        (self.selection.rows(trace.E), "E (tokens)"),
+                        (self.selection.rows(trace.PE), "PE (positions)"),
+                        (x, "X = E + PE"),
+                    )
+                ]
+            )
+        else:
+            self.show(Matrix(x, "X", self.tokens, self.dims(trace.d_model)))
+
+    def word_order(self) -> None:
+        """Where word order comes from: learned position embeddings inside a model's X, the
+        sinusoidal encoding added here (X = E + PE), or nowhere; each sentence true of this
+        trace (the words named are the first two shown with the same row of E, or of X)."""
+        trace = self.trace
+        embeddings = trace.provenance.embeddings
+        if embeddings.kind in (EmbeddingsKind.MODEL, EmbeddingsKind.LAYER):
+            reaches = "."
+            if (embeddings.layer or 1) > 1:
+                reaches = "; the order reaches this layer through the layers before it."
+            if self.architecture == "gpt2":
+                self.say(
+                    "Word order is already in X: GPT-2 adds learned position embeddings (wpe, "
+                    "one row per position from 0) to the token embeddings (wte) before layer 1"
+                    + reaches
+                )
+            else:
+                self.say(
+                    "Word order is already in X: before layer 1 the model adds learned position "
+                    "embeddings (position_embeddings, one row per position from 0) and the "
+                    "token-type embedding to the word embeddings, then applies a LayerNorm"
+                    + reaches
+                )
+            return
+
+        def same_rows(rows: np.ndarray | None) -> tuple[int, int] | None:
+            """The first two shown words (not special tokens) with equal rows: positions."""
+            if rows is None:
+                return None
+            seen: dict[bytes, int] = {}
+            for position in range(trace.n_tokens):
+                if position in trace.provenance.special or self.selection.row_of(position) is None:
+                    continue
+                key = np.ascontiguousarray(rows[position]).tobytes()
+                if key in seen:
+                    return seen[key], position
+                seen[key] = position
+            return None
+
+        paper = "as the paper does (Vaswani et al. 2017, §3.5)"
+        if trace.PE is not None:
+            x_names = "X = E + PE"
+            if trace.is_cross:
+                x_names += " and X_source = E_source + PE_source"
+            origin = (
+                "counted from 0 in each sentence (the paper adds PE at the bottom of its encoder "
+                "and of its decoder)"
+                if trace.is_cross
+                else "counted from 0"
+            )
+            text = (
+                "Attention alone ignores word order, so each token's embedding E gets its "
+                f"position added, {x_names}, {paper}: with positions pos {origin}, "
+                "PE[pos, 2i] = sin(pos / 10000^(2i/d_model)) in columns 1, 3, … and "
+                "PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model)) in columns 2, 4, …, so the first "
+                "row of PE is [0, 1, 0, 1, …]."
+            )
+            twins = same_rows(trace.E)
+            if twins is not None:
+                first, second = twins
+                weights_differ = not np.array_equal(
+                    trace.weights[:, first], trace.weights[:, second]
+                )
+                text += (
+                    f" {self.all_queries[first]!r} and {self.all_queries[second]!r} share E but "
+                    "not PE, so their rows of X differ"
+                    + (", and so do their weights." if weights_differ else ".")
+                )
+            self.say(text)
+            return
+        twins = same_rows(trace.X)
+        if trace.is_cross:
+            text = (
+                "Attention alone ignores word order: permuting the target words only permutes "
+                "the rows of every result below, and permuting the source words only permutes "
+                "the columns of the weights, leaving Z and the output as they are"
+            )
+        elif trace.provenance.masking.causal:
+            text = (
+                "Attention alone ignores word order; here only the causal mask tells positions "
+                "apart"
+            )
+        else:
+            text = (
+                "Attention alone ignores word order: it treats the sentence as a set of words, "
+                "and permuting the words only permutes the rows of every result below"
+            )
+        if twins is not None:
+            pair = f"{self.all_queries[twins[0]]!r} and {self.all_queries[twins[1]]!r}"
+            if trace.provenance.masking.causal:
+                text += (
+                    f", so {pair} get identical rows of X, Q, K and V and only the mask gives "
+                    "them different weights"
+                )
+            else:
+                text += (
+                    f", which is why {pair} get identical rows of X and so identical weights and "
+                    "outputs"
+                )
+        x_names = "X and X_source" if trace.is_cross else "X"
+        self.say(f"{text}. --positions sinusoidal adds each word's position to {x_names}, {paper}.")
 
     def head(self, head: int) -> None:
         trace, selection = self.trace, self.selection
@@ -256,22 +520,32 @@ class _Writer:
         self.blank()
         self.blocks.append(Heading(f"Head {head + 1} of {trace.n_heads}", "section"))
         self.step(2, f"Queries, keys and values of head {head + 1}")
-        n, n_keys = self.n_shown, len(self.keys)
+        n_keys = len(self.trace.key_tokens)
         self.say(
             f"Head {head + 1} projects X with its own matrices W_Q{h}, W_K{h}, W_V{h}, each "
             f"[d_model, d_k] = [{trace.d_model}, {trace.d_k}]: Q{h} = X·W_Q{h}{b('Q')}, "
             + (
-                f"[n_target, d_k] = [{n}, {trace.d_k}]; K{h} = X_source·W_K{h}, "
+                f"[n_target, d_k] = [{self.n}, {trace.d_k}]; K{h} = X_source·W_K{h}, "
                 f"V{h} = X_source·W_V{h}, [n_source, d_k] = [{n_keys}, {trace.d_k}]. "
                 if trace.is_cross
                 else f"K{h} = X·W_K{h}{b('K')}, V{h} = X·W_V{h}{b('V')}, each [n, d_k] = "
-                f"[{n}, {trace.d_k}]. "
+                f"[{self.n}, {trace.d_k}]{self.shown_rows()}. "
             )
+            + f"(V's width d_v equals d_k = {trace.d_k} here, as in the paper.) "
             + "A query asks what a word is looking for, a key says what it offers, a value is "
             f"what it passes on. Each number of Q{h} is a row of X times a column of W_Q{h}; the "
             f"first of q_{self.all_queries[examples.projection.token]}:"
         )
         self.example_line(self.text.projection(examples.projection))
+        if head == self.selection.heads[0]:
+            self.say(
+                Span(
+                    "(A worked example's result is rounded as in the tables; where every term is "
+                    "written out, the terms carry as many decimals as it takes for them to give "
+                    "that result by hand.)",
+                    "dim",
+                )
+            )
         if self.options.show_weights:
             self.side_by_side(
                 [
@@ -297,26 +571,16 @@ class _Writer:
         self.step(3, "Raw scores Q·Kᵀ")
         self.say(
             "score[i, j] = q_i · k_j: how well the query of word i (row) matches the key of "
-            "word j (column). For example (worked with the unrounded numbers, so multiplying the "
-            "rounded ones by hand can differ in the last digit"
-            + ("; --decimals 4 shows more):" if self.options.decimals < 4 else "):")
+            "word j (column). For example:"
         )
-        name = f"q_{self.all_queries[dot.query]} · k_{self.all_keys[dot.key]}"
-        self.example_line(self.text.dot_product(dot.q, dot.k, dot.result, name))
+        self.example_line(self.text.dot_product(dot))
         scores = selection.pairs(trace.scores[head])
         self.show(Matrix(scores, f"scores{h} = Q{h}·K{h}ᵀ", self.tokens, self.keys))
 
         scaling = examples.scaling
         self.step(4, f"Scale by √d_k = √{trace.d_k} = {self.number(scaling.sqrt_d_k)}")
-        self.say(
-            f"A dot product of d_k = {trace.d_k} terms grows with d_k (its variance is about "
-            "d_k), which would push the softmax towards one-hot rows with vanishing gradients. "
-            "Dividing by √d_k keeps the scores' variance near 1. For example:"
-        )
-        self.example_line(
-            f"{self.text.exact(scaling.score)} / {self.text.exact(scaling.sqrt_d_k)} = "
-            f"{self.text.exact(scaling.result)}"
-        )
+        self.say(self.scaling_sentence(head), " For example:")
+        self.example_line(self.text.scaling(scaling))
         masked = trace.mask is not None and not trace.mask.all()
         if masked:
             self.note(self.mask_sentence())
@@ -333,12 +597,18 @@ class _Writer:
         softmax = examples.softmax
         self.step(5, "Softmax: attention weights")
         self.say(
-            "Each row becomes positive weights that sum to 1: w_ij = exp(s_ij) / Σ_j' exp(s_ij'). "
-            "(attnviz subtracts the row's maximum first, which changes nothing but keeps exp() "
+            "Each row becomes non-negative weights that sum to 1: "
+            "w_ij = exp(s_ij) / Σ_j' exp(s_ij')"
+            + (", and a masked pair's weight is exactly 0. " if masked else ". ")
+            + "(attnviz subtracts the row's maximum first, which changes nothing but keeps exp() "
             f"from overflowing.) Row {self.all_queries[softmax.query]!r}, column "
             f"{self.all_keys[softmax.key]!r}:"
         )
         self.example_line(self.text.softmax(softmax))
+        if head == self.selection.heads[0]:
+            special = self.special_tokens_sentence(head)
+            if special:
+                self.say(special)
         self.show(
             Matrix(
                 selection.pairs(trace.weights[head], total=True),
@@ -353,15 +623,17 @@ class _Writer:
         self.step(6, f"Z{h} = weights{h}·V{h}")
         self.say(
             "Each word's output is the weighted sum of all value vectors, with its row of "
-            f"weights: z_i = Σ_j w_ij·v_j. Z{h} has shape [n, d_k] = "
-            f"[{n}, {trace.d_k}]. For example:"
+            f"weights: z_i = Σ_j w_ij·v_j. Z{h} has shape [n, d_v] = "
+            f"[{self.n}, {trace.d_k}]{self.shown_rows()}. For example, and its first number "
+            "worked out:"
         )
         self.example_line(self.text.weighted_sum(examples.weighted_sum))
+        self.example_line(self.text.weighted_sum_element(examples.weighted_sum))
         z = selection.rows(trace.Z[head])
         self.show(Matrix(z, f"Z{h} = weights{h}·V{h}", self.tokens, self.dims(trace.d_k)))
 
     def concat_and_project(self) -> None:
-        trace, n = self.trace, self.n_shown
+        trace, n = self.trace, self.n
         self.blank()
         self.blocks.append(Heading("All heads", "section"))
         self.step(7, "Concatenate the heads and project with W_O")
@@ -373,12 +645,20 @@ class _Writer:
             blocks += ", …"
         self.say(
             f"The {trace.n_heads} heads' outputs are put side by side: Concat = [Z₁ | … | Z_h], "
-            f"shape [n, h·d_k] = [{n}, {trace.n_heads * trace.d_k}] "
+            f"shape [n, h·d_k] = [{n}, {trace.n_heads * trace.d_k}]{self.shown_rows()} "
             f"(columns {blocks}). "
             f"W_O [h·d_k, d_model] = [{trace.n_heads * trace.d_k}, {trace.d_model}] mixes them "
             f"back into d_model = {trace.d_model} columns: output = Concat·W_O{self.bias('O')}, "
-            "the layer's "
-            "result for each word."
+            "the attention sublayer's output for each word. "
+            f"{self.after_attention()}"
+            + (
+                " Why several heads: each has its own W_Q, W_K and W_V, so each can look for "
+                'something different ("different representation subspaces", in the paper\'s '
+                f"words), and with d_k = d_model / h the {trace.n_heads} heads together cost "
+                "about as much as one head of full width."
+                if trace.n_heads > 1
+                else ""
+            )
         )
         if self.selection.heads != tuple(range(trace.n_heads)):
             self.say(Span("(Concat always uses every head, also those not shown above.)", "dim"))
@@ -463,13 +743,16 @@ class _Writer:
         if masking.causal:
             parts.append(
                 "Causal mask (decoder self-attention): word i may look only at itself and the "
-                "words before it, so every later word is masked."
+                "words before it, so every later word is masked. Why: a decoder is trained to "
+                "predict each next word, so it must not see the words it is predicting; the mask "
+                "also lets training predict every position of a sentence at once."
             )
         if masking.padding:
             pad = printable(self.trace.tokens[-1])
             parts.append(
                 f"Padding mask: the {pad} tokens at the end only make the sentence a fixed "
                 "length, so no word may look at them; their columns are masked and get zero "
-                "weight."
+                "weight. Why padding: sentences of different lengths are computed together in "
+                "one batch, as one array, so the shorter ones are filled up to the longest."
             )
         return " ".join(parts) + " A masked score is set to −∞ before the softmax, and exp(−∞) = 0."

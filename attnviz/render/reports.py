@@ -11,7 +11,12 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnviz.analysis.heads import focus_rows, top_heads_per_target, top_target_per_head
+from attnviz.analysis.heads import (
+    RankBy,
+    head_weights,
+    top_heads_per_target,
+    top_target_per_head,
+)
 from attnviz.analysis.scaling import ScalingRow
 from attnviz.render.labels import fit_label, format_number, occurrence_labels, plural
 from attnviz.render.text import wrap
@@ -24,12 +29,27 @@ def _paragraphs(console: Console, *texts: Text) -> list[RenderableType]:
     return [line for text in texts for line in wrap(text, console.width)]
 
 
-def _table(*columns: tuple[str, str]) -> Table:
-    """A table without borders: a rule under the header, columns (header, justify)."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, header_style="bold")
+def _table(*columns: tuple[str, str], narrow: bool = False) -> Table:
+    """A table without borders: a rule under the header, columns (header, justify); with
+    ``narrow``, two spaces between columns instead of three."""
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+        header_style="bold",
+        collapse_padding=narrow,
+    )
     for header, justify in columns:
         table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     return table
+
+
+def _signed(value: float) -> str:
+    """A selectivity as text: +0.55, −0.02 (a true minus sign), — when there is none."""
+    if value != value:  # NaN: no other row to compare with
+        return "—"
+    text = format_number(value, 2)
+    return text.replace("-", "−") if text.startswith("-") else "+" + text
 
 
 def render_heads(
@@ -39,59 +59,89 @@ def render_heads(
     *,
     per_target: int = 3,
     top: int = 20,
+    rank_by: RankBy = RankBy.selectivity,
 ) -> None:
     """Where the focus word's attention goes in every (layer, head): the heads for each target
-    word, and each head's favourite target. Numbers are the focus row of each head's weights."""
+    word, and each head's top target, ranked by ``rank_by``. Numbers are the focus row of each
+    head's weights and its selectivity (analysis.heads)."""
     focus = selection.focus
     if focus is None:
         raise ValueError("render_heads follows a focus word; the selection has none")
     first = layers[0]
     labels = occurrence_labels([printable(word) for word in selection.column_words])
     name = printable(focus.label)
-    rows = focus_rows(layers, selection)
+    weights = head_weights(layers, selection)
     n_layers, n_heads = len(layers), first.n_heads
     source = printable(first.provenance.weights.describe(with_layer=False))
+    by_selectivity = rank_by is RankBy.selectivity
+    ranked = (
+        "Ranked by selectivity (--rank-by weight ranks by w alone)."
+        if by_selectivity
+        else "Ranked by w alone (--rank-by selectivity ranks by sel)."
+    )
     parts: list[RenderableType] = _paragraphs(
         console,
         Text(f"attnviz · where does {name!r} look, in every head", style="bold"),
         Text(
             f"Weights: {source}; {plural(n_layers, 'layer')} × {plural(n_heads, 'head')}. "
-            f"Each number is the weight {name!r} gives a word in one head (row {name!r} of that "
-            "head's softmax weights; L = layer, H = head, from 1)."
+            f"w is the weight {name!r} gives a word in one head (row {name!r} of that head's "
+            "softmax weights; L = layer, H = head, from 1)."
+        ),
+        Text(
+            f"sel, the selectivity, is w minus the mean weight the other words give that word "
+            f"in the same head: near 0, the others look there as much as {name!r} does, so "
+            f"even a large w says nothing about {name!r}; high, {name!r} looks there and the "
+            f"others do not. {ranked}"
         ),
     )
     parts.append(Text())
-    parts += _paragraphs(
-        console, Text(f"The heads in which {name!r} looks most at each word", style="bold cyan")
+    heading = (
+        f"The heads in which {name!r} looks at each word more than the others do"
+        if by_selectivity
+        else f"The heads in which {name!r} looks most at each word"
     )
-    ranking = top_heads_per_target(rows, per_target)
-    by_strength = sorted(ranking, key=lambda target: -ranking[target][0].weight)
-    ordinals = ("most", "2nd", "3rd", *(f"{k}th" for k in range(4, per_target + 1)))
-    # Each rank is a head and its weight, the rank's name over the weight (right-aligned, so
-    # that no line ends in spaces).
+    parts += _paragraphs(console, Text(heading, style="bold cyan"))
+    per_target = min(per_target, n_layers * n_heads)  # no empty ranks when there are few heads
+    ranking = top_heads_per_target(weights, per_target, rank_by=rank_by)
+    key = weights.key(rank_by)
+    by_rank = sorted(
+        ranking, key=lambda t: -key[ranking[t][0].layer - 1, ranking[t][0].head - 1, t]
+    )
+    ordinals = ("1st", "2nd", "3rd", *(f"{k}th" for k in range(4, per_target + 1)))
+    # Each rank is a head, its w and its sel; the last column is right-aligned, so that no line
+    # ends in spaces. Narrow: 3 ranks of "L12 H12" (GPT-2's 12 layers) fit in 80 columns.
     columns = [(header, justify) for k in range(per_target) for header, justify in
-               (("", "left"), (ordinals[k], "right"))]  # fmt: skip
-    table = _table(("word", "left"), *columns)
-    for target in by_strength:
+               ((ordinals[k], "left"), ("w", "right"), ("sel", "right"))]  # fmt: skip
+    table = _table(("word", "left"), *columns, narrow=True)
+    for target in by_rank:
         cells = [
             cell
             for link in ranking[target]
-            for cell in (f"L{link.layer} H{link.head}", format_number(link.weight, 2))
+            for cell in (
+                f"L{link.layer} H{link.head}",
+                format_number(link.weight, 2),
+                _signed(link.selectivity),
+            )
         ]
         table.add_row(Text(fit_label(labels[target])), *cells)
     parts += [table, Text()]
-    links = top_target_per_head(rows)
+    links = top_target_per_head(weights, rank_by=rank_by)
     shown = links[:top]
-    title = f"Each head's favourite word for {name!r}, strongest first"
+    title = (
+        f"Each head's most selective word for {name!r}, most selective first"
+        if by_selectivity
+        else f"Each head's favourite word for {name!r}, strongest first"
+    )
     if len(links) > len(shown):
         title += f" (top {len(shown)} of {len(links)})"
     parts += _paragraphs(console, Text(title, style="bold cyan"))
-    table = _table(("head", "left"), ("word", "left"), ("weight", "right"))
+    table = _table(("head", "left"), ("word", "left"), ("w", "right"), ("sel", "right"))
     for link in shown:
         table.add_row(
             f"L{link.layer} H{link.head}",
             Text(fit_label(labels[link.target])),
             format_number(link.weight, 2),
+            _signed(link.selectivity),
         )
     parts.append(table)
     if first.provenance.weights.is_random:

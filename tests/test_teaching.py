@@ -1,0 +1,182 @@
+"""What the lesson says is true for the numbers it prints: the √d_k argument and its
+assumption, the sublayer around attention, shapes as computed, and the concepts a class asks
+about, each where it arises."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from attnviz.cli import app
+from attnviz.trace import load_trace
+
+runner = CliRunner()
+IT = "The animal didn't cross the street because it was too tired"
+TINY_GPT2 = str(Path(__file__).resolve().parent / "model" / "tiny_gpt2")
+
+
+def _model_extra() -> bool:
+    try:
+        import safetensors  # noqa: F401
+        import tokenizers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_model = pytest.mark.skipif(not _model_extra(), reason="needs the extra attnviz[model]")
+
+
+def lesson(*args: str) -> str:
+    result = runner.invoke(app, list(args), env={"COLUMNS": "3000"})
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["explain", IT],
+        ["explain", IT, "--preset", "paper", "--head", "3"],
+        ["explain", IT, "--causal", "--head", "2"],
+        ["cross", "I am good", "Je vais bien"],
+    ],
+)
+def test_step_4_states_the_assumption_and_prints_this_heads_true_variances(
+    args: list[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "t.npz"
+    out = lesson(*args, "--export", str(path))
+    trace = load_trace(path)[0]
+    assert "keeps the scores' variance near 1" not in out  # untrue for attnviz's random weights
+    assert "the paper's assumption" in out and "variance d_k" in out
+    found = re.findall(
+        r"Head (\d+) of .*?This head's (\d+) (?:allowed )?scores have variance ([\d.]+), the "
+        r"scaled ones ([\d.]+) \(= [\d.]+ / (\d+)\)",
+        out,
+        flags=re.S,
+    )
+    assert found
+    allowed = ~trace.masked if trace.mask is not None else np.ones(trace.scores.shape[1:], bool)
+    for head, count, raw, scaled, d_k in found:
+        scores = trace.scores[int(head) - 1][allowed]
+        assert int(count) == scores.size and int(d_k) == trace.d_k
+        assert float(raw) == pytest.approx(np.var(scores), abs=0.006)
+        assert float(scaled) == pytest.approx(np.var(scores / np.sqrt(trace.d_k)), abs=0.006)
+    # The random weights break the assumption on purpose, and the lesson says by how much.
+    assert "components of variance about 2, not 1" in out
+
+
+def test_the_random_weights_give_q_and_k_components_of_variance_about_2() -> None:
+    """The sentence above is about the weights attnviz draws: check it over many seeds."""
+    from attnviz.config import AttentionConfig
+    from attnviz.weights import random_weights
+
+    config = AttentionConfig(d_model=64, n_heads=4)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2000, 64))
+    weights = random_weights(config, np.random.default_rng(1))
+    q = x @ weights.W_Q[0]
+    k = x @ weights.W_K[0]
+    assert np.var(q) == pytest.approx(2.0, rel=0.25) and np.var(k) == pytest.approx(2.0, rel=0.25)
+
+
+def test_step_7_calls_the_output_the_attention_sublayers_and_names_what_follows() -> None:
+    for out in (lesson("explain", "I am good"), lesson("cross", "I am good", "Je vais bien")):
+        assert "the layer's result" not in out
+        assert "the attention sublayer's output" in out
+        assert "residual connection" in out and "LayerNorm(X + output)" in out
+        assert "feed-forward block" in out
+        assert "different representation subspaces" in out  # why several heads, once
+        assert out.count("different representation subspaces") == 1
+
+
+def test_one_head_has_no_why_several_heads() -> None:
+    assert "Why several heads" not in lesson("explain", "I am good", "--heads", "1")
+
+
+def test_d_v_is_named_where_v_has_its_shape() -> None:
+    out = lesson("explain", "I am good")
+    assert "d_v equals d_k = 4" in out and "Z₁ has shape [n, d_v] = [3, 4]" in out
+
+
+def test_weights_are_non_negative_and_masked_ones_exactly_zero() -> None:
+    assert "positive weights" not in lesson("explain", "I am good")
+    assert "non-negative weights" in lesson("explain", "I am good")
+    causal = lesson("explain", "I am good", "--causal")
+    assert "a masked pair's weight is exactly 0" in causal
+
+
+def test_the_masks_say_why_they_exist() -> None:
+    causal = lesson("explain", "I am good", "--causal")
+    assert "predict each next word" in causal and "every position of a sentence at once" in causal
+    padded = lesson("explain", "I am good", "--pad-to", "5")
+    assert "different lengths are computed together in one batch" in padded
+
+
+def test_cross_says_its_embeddings_stand_in_for_the_decoder_and_encoder_states() -> None:
+    out = lesson("cross", "I am good", "Je vais bien")
+    assert "the target's embeddings" in out and "stand in for those two" in out
+    assert "encoder's final output" in out and "decoder's previous sublayer" in out
+
+
+def test_hidden_padding_is_counted_and_shapes_stay_as_computed() -> None:
+    out = lesson("explain", "I am good", "--pad-to", "5", "--hide-special")
+    assert "(5 tokens, 3 shown)" in out
+    assert "X has shape [n, d_model] = [5, 8] (3 rows shown)" in out
+    assert "They are masked and get no weight, so the rows still sum to 1." in out
+
+
+def test_help_says_what_each_command_draws() -> None:
+    assert "keys and values from SOURCE" in runner.invoke(app, ["--help"]).stdout
+    scaling = runner.invoke(app, ["scaling", "--help"]).stdout
+    assert "embeddings" not in scaling and "random q and k" in scaling
+
+
+@needs_model
+def test_hide_special_states_the_computed_shape_and_the_rows_shown() -> None:
+    out = lesson("explain", "-m", "minilm", IT, "--hide-special", "--head", "1")
+    # 13 pieces: [CLS], the, animal, didn, ', t, cross, the, street, …, tired, [SEP]
+    assert "(15 word pieces, 13 shown)" in out
+    assert "X has shape [n, d_model] = [15, 384] (13 rows shown)" in out
+    assert "[13, 384]" not in out
+    assert (
+        "Q₁ = X·W_Q₁ + b_Q₁, K₁ = X·W_K₁ + b_K₁, V₁ = X·W_V₁ + b_V₁, each [n, d_k] = [15, 32]"
+        in out
+    )
+
+
+@needs_model
+def test_cls_and_sep_are_explained_once_with_this_heads_share() -> None:
+    out = lesson("explain", "-m", "minilm", IT, "--head", "1")
+    assert out.count("[CLS] and [SEP] are added to every input") == 1
+    share = re.search(r"In this head the words' rows give them ([\d.]+) of their weight", out)
+    assert share is not None
+    from attnviz.model.run import trace_model
+
+    layer = trace_model(IT, "minilm").trace.layers[-1]
+    real = list(range(1, len(layer.tokens) - 1))
+    expected = layer.weights[0][np.ix_(real, [0, len(layer.tokens) - 1])].sum(1).mean()
+    assert float(share.group(1)) == pytest.approx(expected, abs=0.006)
+    gpt2 = lesson("explain", "-m", TINY_GPT2, IT, "--head", "1")
+    assert "[CLS] and [SEP] are added" not in gpt2  # GPT-2 adds no special tokens
+
+
+@needs_model
+def test_lowercasing_is_said_only_when_it_changes_a_word_shown() -> None:
+    assert "lowercases the sentence" in lesson("explain", "-m", "minilm", "The Café is good")
+    assert "'The' is 'the'" in lesson("explain", "-m", "minilm", "The Café is good")
+    assert "lowercases" not in lesson("explain", "-m", "minilm", "the cafe is good")
+    assert "lowercases" not in lesson("explain", "-m", "minilm", "The Café", "--words")
+
+
+@needs_model
+def test_step_7_in_model_mode_names_the_models_own_sublayer() -> None:
+    bert = lesson("explain", "-m", "minilm", "I am good", "--head", "1")
+    assert "added back to X and normalised, LayerNorm(X + output)" in bert
+    gpt2 = lesson("explain", "-m", TINY_GPT2, "I am good", "--head", "1")
+    assert "residual stream, h' = h + output" in gpt2
