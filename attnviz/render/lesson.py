@@ -178,9 +178,10 @@ class _Writer:
         )
         if trace.provenance.weights.is_random:
             shown += (
-                ": attnviz draws W_Q and W_K so that q and k have components of variance about "
-                "2, not 1, which makes the scaled scores' variance about 4 and the softmax rows "
-                "neither flat nor one-hot."
+                ". attnviz's random W_Q and W_K break the assumption on purpose: they give q and "
+                "k components of variance about 2, not 1, so that over many sentences the "
+                "scaled scores' variance is about 4 and the softmax rows come out neither flat "
+                "nor one-hot; the few scores of one sentence can be far from that."
             )
         elif self.pretrained:
             shown += ": a trained model's q and k need not meet the assumption."
@@ -203,9 +204,10 @@ class _Writer:
             "[CLS] and [SEP] are added to every input by the tokenizer: [CLS] first (its final "
             "vector stands for the whole input when the model is trained to classify) and [SEP] "
             "at the end (it separates sentences). They are not words of the sentence, yet trained "
-            "models often send much attention to them, [SEP] above all, in heads that have "
-            "nothing to do for a word: a common no-op pattern. In this head the words' rows "
-            f"give them {self.number(share)} of their weight on average."
+            "models often send much attention to them in heads that have nothing to do for a "
+            "word: a common no-op pattern (in BERT, Clark et al. 2019 found [SEP] receiving much "
+            "of it in the middle layers). In this head the words' rows give them "
+            f"{self.number(share)} of their weight on average."
         )
 
     def after_attention(self) -> str:
@@ -288,7 +290,12 @@ class _Writer:
             )
         self.say(
             "Target (queries): " if trace.is_cross else "Sentence: ",
-            Span(" ".join(printable(t) for t in self.selection.row_words), "italic"),
+            Span(
+                printable(trace.provenance.sentence)
+                if trace.provenance.sentence
+                else " ".join(printable(t) for t in self.selection.row_words),
+                "italic",
+            ),
             f"  ({self.counted()})",
         )
         self.say(
@@ -645,8 +652,8 @@ class _Writer:
             blocks += ", …"
         self.say(
             f"The {trace.n_heads} heads' outputs are put side by side: Concat = [Z₁ | … | Z_h], "
-            f"shape [n, h·d_k] = [{n}, {trace.n_heads * trace.d_k}]{self.shown_rows()} "
-            f"(columns {blocks}). "
+            f"shape [n, h·d_k] = [{n}, {trace.n_heads * trace.d_k}] "
+            f"(columns {blocks}){self.shown_rows()}. "
             f"W_O [h·d_k, d_model] = [{trace.n_heads * trace.d_k}, {trace.d_model}] mixes them "
             f"back into d_model = {trace.d_model} columns: output = Concat·W_O{self.bias('O')}, "
             "the attention sublayer's output for each word. "
