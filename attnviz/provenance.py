@@ -95,10 +95,19 @@ class WeightsOrigin(NamedTuple):
     architecture: str | None = None  # the model's model_type ("bert", "gpt2")
     layer: int | None = None  # the layer, from 1
     n_layers: int | None = None  # how many layers the model has
+    # False for a checkpoint whose config.json says its weights are random, never trained
+    # ("attnviz_untrained": true), such as the tiny GPT-2 the tests run.
+    trained: bool = True
 
     @property
     def is_random(self) -> bool:
-        """Random numbers, not learned: drawn here, or read back from a file that was."""
+        """Random numbers, not learned: drawn here, read back from a file that was, or an
+        untrained checkpoint."""
+        return (self.seed is not None and self.model is None) or not self.trained
+
+    @property
+    def is_drawn(self) -> bool:
+        """Drawn by attnviz's random_weights (here, or in the file it was exported to)."""
         return self.seed is not None and self.model is None
 
     @property
@@ -115,7 +124,7 @@ class WeightsOrigin(NamedTuple):
             return "given"
         if self.kind is WeightsKind.FILE:
             return f"loaded from {self.path}"
-        text = f"{self.model} (pretrained)"
+        text = f"{self.model} ({'pretrained' if self.trained else 'random, untrained checkpoint'})"
         if with_layer and self.layer is not None and self.n_layers is not None:
             text += f", layer {self.layer} of {self.n_layers}"
         return text
@@ -188,6 +197,7 @@ class Provenance(NamedTuple):
                     architecture=_optional(weights.get("architecture"), str),
                     layer=_optional(weights.get("layer"), int),
                     n_layers=_optional(weights.get("n_layers"), int),
+                    trained=_exact(weights.get("trained", True), bool),
                 ),
                 masking=Masking(
                     causal=_exact(masking.get("causal", False), bool),

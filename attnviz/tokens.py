@@ -120,9 +120,11 @@ def find_focus(tokens: Sequence[str], spec: str, *, words: Sequence[tuple[int, s
             f"The focus word {word!r} is not in the sentence; pick one of its words: {shown}"
         )
     if occurrence > len(positions):
+        times = "once" if len(positions) == 1 else f"{len(positions)} times"
+        fix = f"drop ':{occurrence}'" if len(positions) == 1 else f"use 1 to {len(positions)}"
         raise AttnvizError(
-            f"{word!r} occurs {len(positions)} time(s); --focus {word}:{occurrence} asks for "
-            f"occurrence {occurrence}. Use 1 to {len(positions)}."
+            f"{word!r} occurs {times}; --focus {word}:{occurrence} asks for occurrence "
+            f"{occurrence}: {fix}."
         )
     chosen = max(occurrence, 1)
     index = positions[chosen - 1]

@@ -223,11 +223,15 @@ def export_layers(traces: Sequence[AttentionTrace], path: Path | str) -> None:
     }
     if first.mask is not None:
         stacked["mask"] = first.mask
-    config = {
-        **first.config_dict(),
-        "n_layers": len(traces),
-        "layers": [trace.provenance.to_dict() for trace in traces],
-    }
+    config = {key: value for key, value in first.config_dict().items() if key != "provenance"}
+    # The file holds every layer: its summary names the model, not layer 1; each layer's own
+    # provenance is under "layers". A model has no seed.
+    config["weights"] = first.provenance.weights.describe(with_layer=False)
+    config["embeddings"] = "each layer's input X (see layers)"
+    if not first.provenance.weights.is_drawn:
+        del config["seed"]
+    config["n_layers"] = len(traces)
+    config["layers"] = [trace.provenance.to_dict() for trace in traces]
     _write(path, first.tokens, stacked, config)
 
 

@@ -44,8 +44,9 @@ def decimals(text: str) -> int:
 
 
 def rounds_to(computed: float, printed: str) -> bool:
-    """``computed`` lies within half a unit of ``printed``'s last digit."""
-    return abs(computed - value(printed)) <= 0.5 * 10.0 ** -decimals(printed) + 1e-9
+    """``computed`` lies less than half a unit of ``printed``'s last digit away: an exact tie
+    (0.01 / 2.00 = 0.005) is refused, since readers round ties differently."""
+    return abs(computed - value(printed)) < 0.5 * 10.0 ** -decimals(printed) * (1 - 1e-9)
 
 
 def sum_of_terms(text: str) -> float:
@@ -67,6 +68,9 @@ def check(line: str) -> bool:
     """Check one worked example; True when it was written out in full and so checked."""
     if "…" in line:  # an elided sum cannot be worked by hand; its parts are checked elsewhere
         return False
+    if "·v_" in line:  # Step 6 as vectors names the value vectors; its numbers come next line
+        assert line.count(" = ") == 1, line  # no rounded vector claimed as the sum
+        return False
     if line.startswith("exp("):  # Step 5: exp(s) / (exp(s₁) + …) = e / total = w
         formula, numerator, rest = line.split(" = ")
         e, total = numerator.split(" / ")
@@ -80,8 +84,6 @@ def check(line: str) -> bool:
             assert rounds_to(sum(math.exp(value(s)) for s in exps), total), line
         return True
     name, *middle, result = line.split(" = ")
-    if result.startswith("["):  # Step 6 as vectors: w·v_j names the value vectors only
-        return False
     if not middle:  # Step 4: a / b = c
         a, b = name.split(" / ")
         assert rounds_to(value(a) / value(b), result), line
@@ -164,6 +166,10 @@ def test_the_checker_catches_a_wrong_line() -> None:
         check("q_I · k_am = 0.50×0.50 + 1.00×1.00 = 1.26")
     with pytest.raises(AssertionError):
         check("3.06 / 2.00 = 1.54")
+    with pytest.raises(AssertionError):  # a tie: 0.005 reads 0.01 at school, 0.00 to even
+        check("0.01 / 2.00 = 0.00")
+    with pytest.raises(AssertionError):
+        check("z_I = 0.56·v_good + 0.44·v_am = [0.12, 0.30]")
     with pytest.raises(AssertionError):
         check("exp(0.00) / (exp(0.00) + exp(-1.00)) = 1.00 / 1.37 = 0.74")
     with pytest.raises(AssertionError):

@@ -114,7 +114,9 @@ def test_explain_shows_the_causal_mask_as_random_causal_does() -> None:
     out = result.stdout
     assert "Causal mask (decoder self-attention)" in out and "−∞" in out
     assert "scaled₁ = scores₁ / √d_k, masked" in out
-    assert "Weights: tiny_gpt2 (pretrained), layer 2 of 2" in " ".join(out.split())
+    assert "Weights: tiny_gpt2 (random, untrained checkpoint), layer 2 of 2" in " ".join(
+        out.split()
+    )
     assert "byte-level BPE" in out and "ln_1" in out
     assert "Focus: where does 'it' look?" in out
 
@@ -167,7 +169,10 @@ def test_gpt2_is_found_in_a_local_cache_and_never_downloaded(
     assert find_model("openai-community/gpt2") == snapshot
     result = runner.invoke(app, ["explain", "-m", "gpt2", "I am good", "--head", "1"])
     assert result.exit_code == 0, result.stderr
-    assert "Weights: gpt2 (pretrained), layer 2 of 2" in " ".join(result.stdout.split())
+    # The name is the one asked for; the tiny checkpoint behind it still says it is untrained.
+    assert "Weights: gpt2 (random, untrained checkpoint), layer 2 of 2" in " ".join(
+        result.stdout.split()
+    )
 
 
 @pytest.mark.parametrize(

@@ -209,7 +209,7 @@ def test_heads_command_in_random_mode() -> None:
     assert "weights are random" in text
     assert "sel, the selectivity, is w minus the mean weight the other words give" in text
     assert "Ranked by selectivity" in text
-    assert "looks at each word more than the others do" in text
+    assert "looks at it most beyond what the others do" in text
     assert all(line == line.rstrip() for line in result.stdout.splitlines())
 
 
@@ -256,7 +256,7 @@ def test_demo_names_the_strongest_and_the_most_selective_head() -> None:
     selective = HeadLink(4, 2, 1, 0.640, 0.554)
     text = it_heads_text(strongest, selective)
     assert "largest weight in layer 6, head 12: 0.65" in text
-    assert "the other words give 'animal' 0.38 on average there too" in text
+    assert "the other words ([CLS] and [SEP] not counted) give 'animal' 0.38 on average" in text
     assert "selectivity (weight − the others' mean) is 0.27" in text
     assert "In layer 4, head 2, 'it' gives 'animal' 0.64 and the others 0.09" in text
     assert "selectivity 0.55, the most selective head" in text

@@ -139,8 +139,8 @@ def test_short_label_cuts_long_words_with_an_ellipsis() -> None:
 
 
 def test_pack_phrases_breaks_only_between_phrases() -> None:
-    assert pack_phrases(["d_model 8", "2 heads", "d_k 4"], 20) == ["d_model 8 · 2 heads", "d_k 4"]
-    assert pack_phrases(["d_model 8", "2 heads"], 100) == ["d_model 8 · 2 heads"]
+    assert pack_phrases(["d_model 8", "2 heads", "d_k 4"], 20) == ["d_model 8; 2 heads", "d_k 4"]
+    assert pack_phrases(["d_model 8", "2 heads"], 100) == ["d_model 8; 2 heads"]
     assert pack_phrases(["a very long phrase indeed"], 10) == ["a very lo…"]
 
 
@@ -1020,3 +1020,16 @@ def test_words_the_font_lacks_give_no_warning_in_either_style(style: str, tmp_pa
     )
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code == 0 and "Warning" not in result.output + result.stderr
+
+
+def test_a_title_claims_hatching_and_hidden_weight_only_where_the_picture_has_them() -> None:
+    from attnviz.core import TraceOptions, trace_layers
+
+    (padded,), _ = trace_layers("I am good", TraceOptions(pad_to=5))
+    hidden = select(padded, ViewOptions(hide_special=True))
+    title = " ".join(heatmap.title_lines(padded, hidden, 8.0))
+    assert "hatched" not in title  # the masked [PAD] columns are not drawn
+    assert "each row sums to 1" in title  # the hidden [PAD] takes no weight
+    title = " ".join(heatmap.title_lines(padded, select(padded, ViewOptions()), 8.0))
+    assert "hatched: masked, weight 0" in title
+    assert "softmax(Q·Kᵀ/√d_k);" in title  # "·" is the product sign, not a separator

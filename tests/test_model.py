@@ -123,9 +123,13 @@ def test_hide_special_leaves_cls_and_sep_out_and_says_so() -> None:
     assert [line.split()[0] for line in x_table[3:6]] == ["i", "am", "good"]
     assert x_table[6].strip() == ""
     assert "can sum to less than 1" in result.stdout
-    # The worked softmax example still adds up: its sum includes the hidden [CLS] and [SEP].
+    # The worked softmax example still adds up: its sum includes the hidden [CLS] and [SEP],
+    # and the lesson says so.
     flat = " ".join(result.stdout.split())
-    found = re.search(r"\[CLS\] and \[SEP\] included\) = ([\d.]+) / ([\d.]+) = ([\d.]+)", flat)
+    assert "every sum runs over all keys as computed, [CLS] and [SEP] included" in flat
+    found = re.search(r"exp\(([-\d.]+)\) / \(((?:exp\([-\d.]+\)(?: \+ )?){5})\) = ", flat)
+    assert found is not None  # 5 terms: [CLS], i, am, good, [SEP]
+    found = re.search(r"\) = ([\d.]+) / ([\d.]+) = ([\d.]+)", flat)
     assert found is not None
     numerator, denominator, weight = (float(x) for x in found.groups())
     assert abs(numerator / denominator - weight) < 0.01
@@ -400,7 +404,7 @@ def test_demo_names_the_strongest_and_the_most_selective_head_for_it_and_animal(
     # Layer 6, head 12 gives "animal" the most weight, but every word looks at "animal" there;
     # layer 4, head 2 is the selective one, and the one walked through.
     assert "'it' gives 'animal' its largest weight in layer 6, head 12: 0.65." in text
-    assert "the other words give 'animal' 0.38 on average there too" in text
+    assert "the other words ([CLS] and [SEP] not counted) give 'animal' 0.38 on average" in text
     assert "selectivity (weight − the others' mean) is 0.27" in text
     assert "In layer 4, head 2, 'it' gives 'animal' 0.64 and the others 0.09 on average" in text
     assert "selectivity 0.55, the most selective head for 'it' → 'animal'" in text

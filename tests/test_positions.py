@@ -218,7 +218,8 @@ def test_explain_without_positions_says_attention_ignores_word_order() -> None:
     text = flat(stdout)
     assert "Attention alone ignores word order: it treats the sentence as a set of words" in text
     assert (
-        "'The:1' and 'the:2' get identical rows of X and so identical weights and outputs" in text
+        "'The:1' and 'the:2' (one word once case is ignored, as embeddings are looked up) get "
+        "identical rows of X and so identical weights and outputs" in text
     )
     assert "--positions sinusoidal adds each word's position to X" in text
     assert "PE" not in stdout.split("Step 2")[0]

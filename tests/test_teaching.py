@@ -55,20 +55,23 @@ def test_step_4_states_the_assumption_and_prints_this_heads_true_variances(
     assert "keeps the scores' variance near 1" not in out  # untrue for attnviz's random weights
     assert "the paper's assumption" in out and "variance d_k" in out
     found = re.findall(
-        r"Head (\d+) of .*?This head's (\d+) (?:allowed )?scores have variance ([\d.]+), the "
-        r"scaled ones ([\d.]+) \(= [\d.]+ / (\d+)\)",
-        out,
-        flags=re.S,
+        r"Head (\d+) of .*?Here q and k have components of variance ([\d.]+) and ([\d.]+), "
+        r"and this head's (\d+) scores(?: \([^)]*\))? have variance ([\d.]+), the scaled "
+        r"ones ([\d.]+) \(= [\d.]+ / (\d+);",
+        " ".join(out.split()),
     )
     assert found
     allowed = ~trace.masked if trace.mask is not None else np.ones(trace.scores.shape[1:], bool)
-    for head, count, raw, scaled, d_k in found:
-        scores = trace.scores[int(head) - 1][allowed]
+    for head, q_variance, k_variance, count, raw, scaled, d_k in found:
+        h = int(head) - 1
+        scores = trace.scores[h][allowed]
         assert int(count) == scores.size and int(d_k) == trace.d_k
+        assert float(q_variance) == pytest.approx(np.var(trace.Q[h]), abs=0.006)
+        assert float(k_variance) == pytest.approx(np.var(trace.K[h]), abs=0.006)
         assert float(raw) == pytest.approx(np.var(scores), abs=0.006)
         assert float(scaled) == pytest.approx(np.var(scores / np.sqrt(trace.d_k)), abs=0.006)
     # The random weights break the assumption on purpose, and the lesson says by how much.
-    assert "components of variance about 2, not 1" in out
+    assert "components of variance about 2" in out and "embeddings of variance 1" in out
 
 
 def test_the_random_weights_give_q_and_k_components_of_variance_about_2() -> None:
@@ -154,7 +157,7 @@ def test_hide_special_states_the_computed_shape_and_the_rows_shown() -> None:
 def test_cls_and_sep_are_explained_once_with_this_heads_share() -> None:
     out = lesson("explain", "-m", "minilm", IT, "--head", "1")
     assert out.count("[CLS] and [SEP] are added to every input") == 1
-    share = re.search(r"In this head the words' rows give them ([\d.]+) of their weight", out)
+    share = re.search(r"the sentence's words give them ([\d.]+) of their weight", out)
     assert share is not None
     from attnviz.model.run import trace_model
 
@@ -169,9 +172,10 @@ def test_cls_and_sep_are_explained_once_with_this_heads_share() -> None:
 @needs_model
 def test_lowercasing_is_said_only_when_it_changes_a_word_shown() -> None:
     assert "lowercases the sentence" in lesson("explain", "-m", "minilm", "The Café is good")
-    assert "'The' is 'the'" in lesson("explain", "-m", "minilm", "The Café is good")
+    assert "'The' is 'the' in the tables" in lesson("explain", "-m", "minilm", "The Café is good")
     assert "lowercases" not in lesson("explain", "-m", "minilm", "the cafe is good")
-    assert "lowercases" not in lesson("explain", "-m", "minilm", "The Café", "--words")
+    words = lesson("explain", "-m", "minilm", "The Café", "--words")
+    assert "'The' is 'the' in the worked examples" in words  # the tables show words as written
 
 
 @needs_model
@@ -180,3 +184,78 @@ def test_step_7_in_model_mode_names_the_models_own_sublayer() -> None:
     assert "added back to X and normalised, LayerNorm(X + output)" in bert
     gpt2 = lesson("explain", "-m", TINY_GPT2, "I am good", "--head", "1")
     assert "residual stream, h' = h + output" in gpt2
+
+
+def test_step_4_leaves_padding_rows_out_and_says_which_rows_it_measured(tmp_path: Path) -> None:
+    out = " ".join(lesson("explain", "I am good", "--pad-to", "5", "--hide-special").split())
+    plain = " ".join(lesson("explain", "I am good").split())
+    # The padding rows are filler: the 9 scores of the 3 words, as without padding.
+    found = re.search(
+        r"this head's 9 scores \(the \[PAD\] rows left out\) have variance ([\d.]+)", out
+    )
+    unpadded = re.search(r"this head's 9 scores have variance ([\d.]+)", plain)
+    assert found is not None and unpadded is not None
+    assert found.group(1) == unpadded.group(1)
+    assert "÷N" in out
+
+
+def test_step_4_says_when_small_embeddings_make_the_rows_flat() -> None:
+    sample = Path(__file__).resolve().parent.parent / "sample_embeddings" / "minilm384d.txt"
+    out = " ".join(
+        lesson("explain", "--embeddings", str(sample), "A dog ate the food", "--head", "1").split()
+    )
+    assert "for embeddings of variance 1, such as its random ones" in out
+    assert "the softmax rows come out nearly flat" in out
+    assert "0.00 /" not in out.split("Step 4")[1].split("Step 5")[0].split("For example")[0]
+    assert "nearly flat" not in lesson("explain", "A dog ate the food")
+
+
+def test_the_z_line_claims_no_rounded_vector_and_its_first_number_adds_up() -> None:
+    out = lesson("explain", "I am good", "--focus", "I")
+    z_lines = [line.strip() for line in out.splitlines() if line.strip().startswith("z_I ")]
+    assert z_lines and all("[" not in line for line in z_lines)
+    assert sum(line.strip().startswith("z_I[1] = ") for line in out.splitlines()) == 4
+
+
+def test_hidden_tokens_are_named_for_the_softmax_sums_and_the_sigma_column() -> None:
+    out = " ".join(lesson("explain", "I am good", "--pad-to", "5", "--hide-special").split())
+    assert "The Σ column adds the unrounded weights" in out
+    assert "every sum runs over all keys as computed, [PAD] included" in out
+    assert "included)" not in out  # no note inside the formula's parentheses
+
+
+@needs_model
+def test_an_untrained_checkpoint_is_called_random_everywhere(tmp_path: Path) -> None:
+    out = lesson("explain", "-m", TINY_GPT2, "The animal didn't cross", "--head", "1")
+    assert "pretrained" not in out and "trained model's" not in out
+    assert "tiny_gpt2 (random, untrained checkpoint)" in out
+    assert "the weights are random, not learned" in out
+    from attnviz.model.run import trace_model
+    from attnviz.render.figures import weights_phrase
+
+    origin = trace_model("The animal", TINY_GPT2).trace.layers[0].provenance.weights
+    assert not origin.trained and origin.is_random and not origin.is_drawn
+    assert weights_phrase(origin).endswith("not a trained model")
+    path = tmp_path / "t.npz"
+    lesson("explain", "-m", TINY_GPT2, "The animal", "--export", str(path))
+    assert not load_trace(path)[0].provenance.weights.trained  # the export keeps it
+
+
+@needs_model
+def test_with_words_the_cls_sep_share_is_over_the_rows_shown() -> None:
+    from attnviz.model.run import trace_model
+    from attnviz.selection import ViewOptions, select
+
+    sentence = "The zookeeper said it, unbelievably."
+    out = " ".join(lesson("explain", "-m", "minilm", sentence, "--words", "--head", "1").split())
+    share = re.search(r"the sentence's words give them ([\d.]+) of their weight", out)
+    assert share is not None
+    layer = trace_model(sentence, "minilm").trace.layers[-1]
+    selection = select(layer, ViewOptions(words=True))
+    columns = [selection.column_words.index("[CLS]"), selection.column_words.index("[SEP]")]
+    rows = [i for i, word in enumerate(selection.row_words) if word not in ("[CLS]", "[SEP]")]
+    merged = selection.pairs(layer.weights[0], total=True)
+    assert float(share.group(1)) == pytest.approx(
+        merged[np.ix_(rows, columns)].sum(1).mean(), abs=0.006
+    )
+    assert "shown as 7 words, [CLS] and [SEP]" in out

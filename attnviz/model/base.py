@@ -45,6 +45,7 @@ class ModelConfig:
     max_positions: int
     layer_norm_eps: float
     pad_token_id: int | None = None  # the token --pad-to appends, if the model has one
+    trained: bool = True  # False when config.json says "attnviz_untrained": true
 
     def __post_init__(self) -> None:
         for name, value in (

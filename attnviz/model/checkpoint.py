@@ -10,7 +10,7 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +140,8 @@ def read_config(folder: Path) -> tuple[ModelConfig, Architecture]:
         raise FileProblem(f"{path}: {error}.") from None
     except AttnvizError as error:
         raise FileProblem(f"{path}: {error.message}.") from None
+    if data.get("attnviz_untrained") is True:  # random weights, made for tests and demos
+        config = replace(config, trained=False)
     return config, architecture
 
 

@@ -79,6 +79,7 @@ def trace_model(
             architecture=config.model_type,
             layer=1,
             n_layers=config.n_layers,
+            trained=config.trained,
         ),
         masking=Masking(causal=architecture.causal, padding=len(encoding.ids) - n_real),
         special=encoding.special,

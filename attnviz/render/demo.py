@@ -155,13 +155,15 @@ def it_heads_text(strongest: HeadLink, selective: HeadLink) -> str:
     )
     if (selective.layer, selective.head) == (strongest.layer, strongest.head):
         return (
-            f"{text} The other words give 'animal' {strong_others:.2f} on average there, so "
+            f"{text} The other words ([CLS] and [SEP] not counted) give 'animal' "
+            f"{strong_others:.2f} on average there, so "
             f"its selectivity (weight − the others' mean) is {strongest.selectivity:.2f}, the "
             "highest of any head for 'it' → 'animal'."
         )
     selective_others = selective.weight - selective.selectivity
     return (
-        f"{text} But the other words give 'animal' {strong_others:.2f} on average there too, "
+        f"{text} But the other words ([CLS] and [SEP] not counted) give 'animal' "
+        f"{strong_others:.2f} on average there too, "
         f"so that head is less about 'it': its selectivity (weight − the others' mean) is "
         f"{strongest.selectivity:.2f}. In {where(selective)}, 'it' gives 'animal' "
         f"{selective.weight:.2f} and the others {selective_others:.2f} on average: selectivity "

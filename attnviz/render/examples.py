@@ -19,12 +19,13 @@ MOST_DECIMALS = 8
 
 
 def rounds_to(value: float, printed: str) -> bool:
-    """Whether ``value`` rounds to ``printed``: it lies within half a unit of the printed last
-    digit (either way at an exact half, as a reader may round a tie either way)."""
+    """Whether ``value`` rounds to ``printed``: it lies less than half a unit of the printed
+    last digit away. An exact half is refused, as readers round a tie differently (0.01 / 2.00
+    is 0.005: 0.01 at school, 0.00 to even), so the example gets more decimals instead."""
     if printed == MASKED:
         return value == -np.inf
     decimals = len(printed.partition(".")[2])
-    return abs(value - float(printed)) <= 0.5 * 10.0**-decimals + 1e-12
+    return abs(value - float(printed)) < 0.5 * 10.0**-decimals * (1 - 1e-9)
 
 
 def read_back(printed: str) -> float:
@@ -66,7 +67,7 @@ def sum_of_products_holds(
 
 class ExampleText:
     """Worked examples as text, for one lesson: its decimals and the labels of the trace's own
-    positions (``queries``, ``keys``), and the names of hidden tokens a sum includes.
+    positions (``queries``, ``keys``).
 
     An example's result is printed at the tables' decimals (at least 2). Where every term is
     written out, the terms are printed at the fewest decimals (from the same) at which they give
@@ -74,13 +75,10 @@ class ExampleText:
     long to write out, its terms are elided and printed at the result's decimals.
     """
 
-    def __init__(
-        self, decimals: int, queries: Sequence[str], keys: Sequence[str], hidden: str = ""
-    ) -> None:
+    def __init__(self, decimals: int, queries: Sequence[str], keys: Sequence[str]) -> None:
         self.decimals = decimals
         self.queries = queries
         self.keys = keys
-        self.hidden = hidden
         self.least = max(decimals, 2)  # 1 / 2 = 0 would read as wrong
 
     def number(self, value: float) -> str:
@@ -94,12 +92,6 @@ class ExampleText:
         """A number as a factor: negative numbers in parentheses."""
         text = self.exact(value, decimals)
         return f"({text})" if text.startswith("-") else text
-
-    def vector(self, values: np.ndarray, limit: int = 8) -> str:
-        shown = [self.number(v) for v in values]
-        if len(shown) > limit:
-            shown = [*shown[: limit // 2], ELLIPSIS, *shown[-(limit // 2) :]]
-        return "[" + ", ".join(shown) + "]"
 
     def products(
         self,
@@ -161,12 +153,12 @@ class ExampleText:
             f"{result}"
         )
 
-    def softmax(self, example: worked.SoftmaxExample, limit: int = MOST_TERMS) -> str:
+    def softmax(self, example: worked.SoftmaxExample, limit: int = 12) -> str:
         """One weight as exp(shifted) / Σ exp(shifted), from the same pieces softmax() uses, at
         the decimals at which exp of each printed number, the printed sum (when every term is
         written out) and the printed division all hold."""
         j = example.key
-        written_out = len(example.shifted) <= limit and not self.hidden
+        written_out = len(example.shifted) <= limit
         result = self.exact(example.result)
 
         def holds(decimals: int) -> bool:
@@ -188,15 +180,16 @@ class ExampleText:
         exps = [f"exp({self.exact(s, decimals)})" for s in example.shifted]
         if len(exps) > limit:
             exps = [*exps[:3], ELLIPSIS, exps[-1]]
-        hidden = f", {self.hidden} included" if self.hidden else ""
         return (
-            f"exp({self.exact(example.shifted[j], decimals)}) / ({' + '.join(exps)}{hidden}) = "
+            f"exp({self.exact(example.shifted[j], decimals)}) / ({' + '.join(exps)}) = "
             f"{self.exact(example.exponentials[j], decimals)} / "
             f"{self.exact(example.total, decimals)} = {result}"
         )
 
     def weighted_sum(self, example: worked.WeightedSumExample, limit: int = 6) -> str:
-        """z_i = Σ_j w_ij·v_j, largest weights first; the result is the trace's Z row.
+        """z_i = Σ_j w_ij·v_j, largest weights first, naming the value vectors; no numbers on
+        the right, since rounded weights times the rounded rows of V need not give Z's rounded
+        row: weighted_sum_element works one number out exactly.
 
         The sum runs over every token as computed, hidden ones ([CLS], [SEP]) included.
         """
@@ -209,7 +202,7 @@ class ExampleText:
                 f"{ELLIPSIS} ({len(order) - limit} more, weights summing to {self.exact(rest)})"
             )
         word = self.queries[example.query]
-        return f"z_{word} = {' + '.join(terms)} = {self.vector(example.result)}"
+        return f"z_{word} = {' + '.join(terms)}"
 
     def weighted_sum_element(
         self, example: worked.WeightedSumExample, column: int = 0, limit: int = 12
@@ -243,7 +236,7 @@ class ExampleText:
         if not written_out:
             values = [*values[:3], ELLIPSIS, values[-1]]
         name = f"Σ_h (Z_h·W_O^(h))[{self.queries[example.token]}, {example.column + 1}]"
-        if example.bias is not None:
-            name += f" + b_O[{example.column + 1}]"
-            values.append(self.term(example.bias, decimals))
+        if example.bias is not None:  # the bias first, so that it is told from the heads' parts
+            name = f"b_O[{example.column + 1}] + {name}"
+            values.insert(0, self.term(example.bias, decimals))
         return f"{name} = {' + '.join(values)} = {result}"

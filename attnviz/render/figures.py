@@ -142,7 +142,7 @@ def axis_labels(longest: int, n_tokens: int, cell: float, font: float, *, x: boo
     return AxisLabels(step=step, rotate=rotate, depth=depth)
 
 
-def pack_phrases(phrases: Sequence[str], max_chars: int, separator: str = " · ") -> list[str]:
+def pack_phrases(phrases: Sequence[str], max_chars: int, separator: str = "; ") -> list[str]:
     """Lines of at most ``max_chars`` characters, breaking only between phrases (a phrase
     longer than a line is cut), so "d_k 4" is never split across lines.
 
@@ -164,8 +164,10 @@ def weights_phrase(origin: WeightsOrigin, *, with_layer: bool = True) -> str:
     if origin.kind is WeightsKind.RANDOM:
         return f"random weights (seed {origin.seed}), not a trained model"
     described = printable(origin.describe(with_layer=with_layer))
-    if origin.is_random:
+    if origin.is_drawn:
         return f"weights {described} (random, seed {origin.seed}), not a trained model"
+    if origin.is_random:
+        return f"weights {described}, not a trained model"
     return f"weights {described}"
 
 
@@ -174,6 +176,23 @@ def shown_row_sums(weights: FloatArray, selection: Selection) -> FloatArray:
     pieces' rows and its column the sum of its pieces' columns, so merging keeps a total of 1;
     a hidden column ([CLS], [SEP]) takes its weight out of every row's total."""
     return np.stack([selection.pairs(head, total=True).sum(axis=1) for head in weights])
+
+
+def hidden_taking_weight(
+    weights: FloatArray, selection: Selection, tokens: Sequence[str]
+) -> list[str]:
+    """The hidden tokens that receive weight in the shown heads' rows ([CLS], [SEP]), not the
+    masked padding, which receives none.  weights: [..., n_q, n_k]"""
+    return [
+        tokens[position]
+        for position in selection.hidden
+        if float(weights[..., position].max(initial=0.0)) > 0
+    ]
+
+
+def masked_shown(masked: np.ndarray, selection: Selection) -> bool:
+    """Whether any cell drawn is masked (hidden padding columns are not drawn)."""
+    return bool(masked.any() and selection.masked_pairs(masked).any())
 
 
 def row_sums_phrase(row_sums: FloatArray, hidden: Sequence[str]) -> str:

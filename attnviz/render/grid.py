@@ -27,8 +27,10 @@ from attnviz.render.figures import (
     check_colormap,
     frame_row,
     hatch_masked,
+    hidden_taking_weight,
     image_format_of,
     label_words,
+    masked_shown,
     new_figure,
     pack_phrases,
     pieces_text,
@@ -86,9 +88,11 @@ def layers_title_lines(
         "each panel: query words (rows) × key words (columns)",
         row_sums_phrase(
             np.stack([shown_row_sums(layer.weights, selection) for layer in layers]),
-            [first.tokens[position] for position in selection.hidden],
+            hidden_taking_weight(
+                np.stack([layer.weights for layer in layers]), selection, first.tokens
+            ),
         ),
-        *(["hatched: masked, weight 0"] if first.masked.any() else []),
+        *(["hatched: masked, weight 0"] if masked_shown(first.masked, selection) else []),
         origin,
     ]
     return [sentence, *pack_phrases(phrases, max_chars)]

@@ -34,8 +34,10 @@ from attnviz.render.figures import (
     check_colormap,
     frame_row,
     hatch_masked,
+    hidden_taking_weight,
     image_format_of,
     label_words,
+    masked_shown,
     new_figure,
     pack_phrases,
     pieces_text,
@@ -228,6 +230,7 @@ def title_lines(trace: AttentionTrace, selection: Selection, width: float) -> li
     or for cross-attention “source” → “target” and which side gives queries, keys and values;
     then what the colours are, the sizes and where the weights came from."""
     max_chars = int(width * 72 / (CHAR_WIDTH * TITLE_FONT))
+    origin = trace.provenance.weights
     if trace.is_cross:
         cross = ["cross-attention:", "queries from the target,", "keys and values from the source"]
         heading = [
@@ -240,11 +243,17 @@ def title_lines(trace: AttentionTrace, selection: Selection, width: float) -> li
         "attention weights softmax(Q·Kᵀ/√d_k)",
         row_sums_phrase(
             shown_row_sums(trace.weights[list(selection.heads)], selection),
-            [trace.tokens[position] for position in selection.hidden],
+            hidden_taking_weight(trace.weights[list(selection.heads)], selection, trace.tokens),
         ),
-        *(["hatched: masked, weight 0"] if trace.masked.any() else []),
+        *(["hatched: masked, weight 0"] if masked_shown(trace.masked, selection) else []),
         f"d_model {trace.d_model}, {trace.n_heads} heads, d_k {trace.d_k}",
-        weights_phrase(trace.provenance.weights),
+        weights_phrase(origin, with_layer=False),
+        # its own phrase, so that a narrow figure breaks the title here rather than cutting it
+        *(
+            [f"layer {origin.layer} of {origin.n_layers}"]
+            if origin.layer and origin.n_layers
+            else []
+        ),
     ]
     return [*heading, *pack_phrases(phrases, max_chars)]
 

@@ -61,6 +61,16 @@ def _folded(word: str) -> str:
     return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
 
 
+def _amount(value: float) -> str:
+    """A measured amount in prose: 2 decimals, or 2 significant digits below 0.1, so that a
+    small variance does not read as 0.00 (0.0132 -> "0.013")."""
+    value = float(value)
+    if value == 0 or abs(value) >= 0.1:
+        return f"{value:.2f}"
+    decimals = 1 - int(np.floor(np.log10(abs(value))))
+    return f"{value:.{decimals}f}"
+
+
 def lesson(
     trace: AttentionTrace, selection: Selection, options: LessonOptions | None = None
 ) -> list[Block]:
@@ -93,8 +103,7 @@ class _Writer:
         self.example_row = selection.row_of(self.example)
         self.example_column: int | None = None  # the example's key, set for each head
         self.pretrained = trace.provenance.weights.is_pretrained
-        hidden = self.hidden_names() if selection.hidden else ""
-        self.text = ExampleText(options.decimals, self.all_queries, self.all_keys, hidden)
+        self.text = ExampleText(options.decimals, self.all_queries, self.all_keys)
         self.architecture = trace.provenance.weights.architecture or "bert"
 
     # -- helpers -------------------------------------------------------------------------------
@@ -159,12 +168,30 @@ class _Writer:
     def scaling_sentence(self, head: int) -> str:
         """Why ÷√d_k, and what this head's numbers show: the paper's argument holds under its
         assumption (q, k components independent, mean 0, variance 1), which the numbers on
-        screen need not meet."""
+        screen need not meet. Padding rows (filler) and masked pairs are left out of the
+        measured variances; hidden [CLS] and [SEP] are not, and the sentence says so."""
         trace = self.trace
+        padding = trace.provenance.masking.padding
+        n_queries = len(trace.tokens) - padding
+        n_keys = len(trace.key_tokens) - (0 if trace.is_cross else padding)
         allowed = ~trace.masked if trace.mask is not None else np.ones(trace.scores.shape[1:], bool)
-        raw = float(np.var(trace.scores[head][allowed]))
-        scaled = float(np.var(trace.scaled[head][allowed]))
-        count = int(allowed.sum())
+        allowed = allowed[:n_queries, :n_keys]
+        scores = trace.scores[head][:n_queries, :n_keys][allowed]
+        scaled = trace.scaled[head][:n_queries, :n_keys][allowed]
+        q_variance = float(np.var(trace.Q[head][:n_queries]))
+        k_variance = float(np.var(trace.K[head][:n_keys]))
+        notes = []
+        if trace.mask is not None and not allowed.all():
+            notes.append("masked pairs left out")
+        if padding:
+            notes.append(f"the {printable(trace.tokens[-1])} rows left out")
+        hidden = [p for p in self.selection.hidden if p < n_queries]
+        if hidden:
+            names = list(dict.fromkeys(printable(trace.tokens[p]) for p in hidden))
+            notes.append(" and ".join(names) + " included")
+        if self.selection.merged:
+            notes.append("word pieces as computed")
+        counted = f"{scores.size} scores" + (f" ({'; '.join(notes)})" if notes else "")
         why = (
             f"Why: if the components of q and k were independent with mean 0 and variance 1 "
             f"(the paper's assumption), q·k, a sum of d_k = {trace.d_k} products, would have "
@@ -173,20 +200,36 @@ class _Writer:
             "that variance back to 1. "
         )
         shown = (
-            f"This head's {count} {'allowed ' if trace.mask is not None else ''}scores have "
-            f"variance {raw:.2f}, the scaled ones {scaled:.2f} (= {raw:.2f} / {trace.d_k})"
+            f"Here q and k have components of variance {_amount(q_variance)} and "
+            f"{_amount(k_variance)}, and this head's {counted} have variance "
+            f"{_amount(scores.var())}, the scaled ones {_amount(scaled.var())} "
+            f"(= {_amount(scores.var())} / {trace.d_k}; a variance here is the mean squared "
+            "distance from the mean, ÷N)"
         )
-        if trace.provenance.weights.is_random:
+        if trace.provenance.weights.is_drawn:
             shown += (
-                ". attnviz's random W_Q and W_K break the assumption on purpose: they give q and "
-                "k components of variance about 2, not 1, so that over many sentences the "
-                "scaled scores' variance is about 4 and the softmax rows come out neither flat "
-                "nor one-hot; the few scores of one sentence can be far from that."
+                ". attnviz's random W_Q and W_K break the assumption on purpose: for embeddings "
+                "of variance 1, such as its random ones, they give q and k components of "
+                "variance about 2, so that over many sentences the scaled scores' variance is "
+                "about 4 and the softmax rows come out neither flat nor one-hot; the few scores "
+                "of one sentence can be far from that."
             )
+        elif self.pretrained and not trace.provenance.weights.trained:
+            shown += ": this checkpoint's untrained weights need not meet the assumption."
         elif self.pretrained:
-            shown += ": a trained model's q and k need not meet the assumption."
+            shown += ": this model's q and k need not meet the assumption."
         else:
             shown += "."
+        spread = [
+            np.ptp(trace.scaled[head][i, :n_keys][allowed[i]])
+            for i in range(n_queries)
+            if allowed[i].any()
+        ]
+        if spread and max(spread) < 0.1:
+            shown += (
+                " Every row's scaled scores lie within 0.1 of each other, so the softmax rows "
+                "come out nearly flat, every weight near 1 / (the row's number of keys)."
+            )
         return why + shown
 
     def special_tokens_sentence(self, head: int) -> str:
@@ -198,16 +241,19 @@ class _Writer:
         names = {trace.tokens[p] for p in special}
         if not self.pretrained or not {"[CLS]", "[SEP]"} <= names:
             return ""
-        real = [p for p in range(len(trace.tokens)) if p not in trace.provenance.special]
-        share = float(trace.weights[head][np.ix_(real, special)].sum(axis=1).mean())
+        # The mean over the rows shown for the sentence's words (a merged word's row is the
+        # mean of its pieces' rows), so that it can be checked against the table.
+        received = trace.weights[head][:, special].sum(axis=1)  # [n] each row's share
+        groups = [g for g in self.selection.row_groups if g[0] not in trace.provenance.special]
+        share = float(np.mean([received[list(group)].mean() for group in groups]))
         return (
             "[CLS] and [SEP] are added to every input by the tokenizer: [CLS] first (its final "
             "vector stands for the whole input when the model is trained to classify) and [SEP] "
             "at the end (it separates sentences). They are not words of the sentence, yet trained "
             "models often send much attention to them in heads that have nothing to do for a "
             "word: a common no-op pattern (in BERT, Clark et al. 2019 found [SEP] receiving much "
-            "of it in the middle layers). In this head the words' rows give them "
-            f"{self.number(share)} of their weight on average."
+            "of it in the middle layers). In this head the rows shown for the sentence's "
+            f"words give them {self.number(share)} of their weight on average."
         )
 
     def after_attention(self) -> str:
@@ -234,22 +280,35 @@ class _Writer:
         unit = "word piece" if self.pretrained else "token"
         computed = plural(self.n, unit)
         if self.selection.merged:
-            return f"{computed}, shown as {plural(self.n_shown, 'word')}"
+            return f"{computed}, shown as {self.shown_words()}"
         if self.n_shown != self.n:
             return f"{computed}, {self.n_shown} shown"
         return computed
 
+    def shown_words(self) -> str:
+        """The rows of a --words view: "7 words, [CLS] and [SEP]"."""
+        special = set(self.trace.provenance.special)
+        groups = self.selection.row_groups
+        words = sum(1 for group in groups if group[0] not in special)
+        names = list(
+            dict.fromkeys(printable(self.trace.tokens[g[0]]) for g in groups if g[0] in special)
+        )
+        if not names:
+            return plural(words, "word")
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        return f"{plural(words, 'word')}, {listed}"
+
     def lowercased(self) -> str:
-        """ "'The' is 'the'" when the tokenizer changed the case (or accents) of a shown word."""
-        if self.selection.merged:  # --words shows the words as written
-            return ""
+        """ "'The' is 'the'" when the tokenizer changed the case (or accents) of a word: in
+        the tables, or with --words (which shows words as written) in the worked examples."""
         provenance = self.trace.provenance
         for word, group in zip(provenance.words, provenance.word_groups, strict=False):
             if group[0] in provenance.special:
                 continue
             pieces = "".join(self.trace.tokens[p].removeprefix("##") for p in group)
             if pieces != word and pieces == _folded(word):
-                return f"{printable(word)!r} is {printable(pieces)!r}"
+                where = "the worked examples" if self.selection.merged else "the tables"
+                return f"{printable(word)!r} is {printable(pieces)!r} in {where}"
         return ""
 
     def hidden_names(self) -> str:
@@ -335,7 +394,7 @@ class _Writer:
         if lowered:
             self.note(
                 "Note: the model's tokenizer lowercases the sentence (and strips accents) "
-                f"before splitting it, so {lowered} in the tables."
+                f"before splitting it, so {lowered}."
             )
 
     def tokens_and_embeddings(self) -> None:
@@ -344,7 +403,7 @@ class _Writer:
         if embeddings.kind in (EmbeddingsKind.MODEL, EmbeddingsKind.LAYER):
             self.step(1, "Word pieces and X, this layer's input")
             pieces = (
-                f"{n} words (--words: each row is the mean of the rows of the word "
+                f"{self.shown_words()} (--words: each row is the mean of the rows of the word "
                 "pieces the model saw, and a word's weight column the sum of its pieces')"
                 if self.selection.merged
                 else f"{n} word pieces"
@@ -488,7 +547,8 @@ class _Writer:
             text = (
                 "Attention alone ignores word order: permuting the target words only permutes "
                 "the rows of every result below, and permuting the source words only permutes "
-                "the columns of the weights, leaving Z and the output as they are"
+                "the rows of K and V and the columns of the scores and weights, leaving Z and "
+                "the output as they are"
             )
         elif trace.provenance.masking.causal:
             text = (
@@ -497,11 +557,15 @@ class _Writer:
             )
         else:
             text = (
-                "Attention alone ignores word order: it treats the sentence as a set of words, "
-                "and permuting the words only permutes the rows of every result below"
+                "Attention alone ignores word order: it treats the sentence as a set of words. "
+                "Permuting the words permutes the rows of X, Q, K, V, Z and the output, and the "
+                "rows and the columns of the scores and weights, alike: no number changes, "
+                "only where it stands"
             )
         if twins is not None:
             pair = f"{self.all_queries[twins[0]]!r} and {self.all_queries[twins[1]]!r}"
+            if trace.tokens[twins[0]] != trace.tokens[twins[1]]:
+                pair += " (one word once case is ignored, as embeddings are looked up)"
             if trace.provenance.masking.causal:
                 text += (
                     f", so {pair} get identical rows of X, Q, K and V and only the mask gives "
@@ -509,8 +573,8 @@ class _Writer:
                 )
             else:
                 text += (
-                    f", which is why {pair} get identical rows of X and so identical weights and "
-                    "outputs"
+                    f". Nothing in X says where a word is, so {pair} get identical rows of X and "
+                    "so identical weights and outputs"
                 )
         x_names = "X and X_source" if trace.is_cross else "X"
         self.say(f"{text}. --positions sinusoidal adds each word's position to {x_names}, {paper}.")
@@ -608,7 +672,14 @@ class _Writer:
             "w_ij = exp(s_ij) / Σ_j' exp(s_ij')"
             + (", and a masked pair's weight is exactly 0. " if masked else ". ")
             + "(attnviz subtracts the row's maximum first, which changes nothing but keeps exp() "
-            f"from overflowing.) Row {self.all_queries[softmax.query]!r}, column "
+            "from overflowing.) The Σ column adds the unrounded weights"
+            + (
+                f"; every sum runs over all keys as computed, {self.hidden_names()} included, "
+                "though the tables leave them out"
+                if self.selection.hidden
+                else ""
+            )
+            + f". Row {self.all_queries[softmax.query]!r}, column "
             f"{self.all_keys[softmax.key]!r}:"
         )
         self.example_line(self.text.softmax(softmax))
@@ -628,11 +699,13 @@ class _Writer:
         )
 
         self.step(6, f"Z{h} = weights{h}·V{h}")
+        n_rows = "n_target" if trace.is_cross else "n"
         self.say(
             "Each word's output is the weighted sum of all value vectors, with its row of "
-            f"weights: z_i = Σ_j w_ij·v_j. Z{h} has shape [n, d_v] = "
-            f"[{self.n}, {trace.d_k}]{self.shown_rows()}. For example, and its first number "
-            "worked out:"
+            f"weights: z_i = Σ_j w_ij·v_j. Z{h} has shape [{n_rows}, d_v] = "
+            f"[{self.n}, {trace.d_k}]{self.shown_rows()}. For example, z of "
+            f"{self.all_queries[examples.weighted_sum.query]!r} is the sum below of rows of "
+            f"V{h}, and its first number, worked out, is the first number of its row of Z{h}:"
         )
         self.example_line(self.text.weighted_sum(examples.weighted_sum))
         self.example_line(self.text.weighted_sum_element(examples.weighted_sum))
@@ -653,7 +726,7 @@ class _Writer:
         self.say(
             f"The {trace.n_heads} heads' outputs are put side by side: Concat = [Z₁ | … | Z_h], "
             f"shape [n, h·d_k] = [{n}, {trace.n_heads * trace.d_k}] "
-            f"(columns {blocks}){self.shown_rows()}. "
+            f"(columns {blocks}{self.shown_rows().replace(' (', '; ').rstrip(')')}). "
             f"W_O [h·d_k, d_model] = [{trace.n_heads * trace.d_k}, {trace.d_model}] mixes them "
             f"back into d_model = {trace.d_model} columns: output = Concat·W_O{self.bias('O')}, "
             "the attention sublayer's output for each word. "
@@ -668,7 +741,9 @@ class _Writer:
             )
         )
         if self.selection.heads != tuple(range(trace.n_heads)):
-            self.say(Span("(Concat always uses every head, also those not shown above.)", "dim"))
+            self.say(
+                Span("(Concat always uses every head, including those not shown above.)", "dim")
+            )
         self.show(
             Matrix(
                 self.selection.rows(trace.concat),
@@ -741,7 +816,8 @@ class _Writer:
                     f"The bars above average the rows of the pieces of {name!r}; each piece has "
                     "its own z, as computed; the first piece's is:"
                 )
-            self.say(Span(self.text.weighted_sum(example, limit=12), "example"))
+            self.example_line(self.text.weighted_sum(example, limit=12))
+            self.example_line(self.text.weighted_sum_element(example))
 
     def mask_sentence(self) -> str:
         """Why some scores are −∞: the causal mask, the padding mask, or both."""

@@ -90,13 +90,14 @@ def render_heads(
         Text(
             f"sel, the selectivity, is w minus the mean weight the other words give that word "
             f"in the same head: near 0, the others look there as much as {name!r} does, so "
-            f"even a large w says nothing about {name!r}; high, {name!r} looks there and the "
-            f"others do not. {ranked}"
+            f"even a large w says little that is specific to {name!r}; high, {name!r} looks "
+            f"there and the others do not; below 0, {name!r} looks there less than the others "
+            f"do. {ranked}"
         ),
     )
     parts.append(Text())
     heading = (
-        f"The heads in which {name!r} looks at each word more than the others do"
+        f"For each word, the heads in which {name!r} looks at it most beyond what the others do"
         if by_selectivity
         else f"The heads in which {name!r} looks most at each word"
     )

@@ -91,6 +91,12 @@ def build_model() -> None:
             centre = 1.0 if "ln_" in name and name.endswith("weight") else 0.0
             parameter.copy_(centre + scale * torch.randn(parameter.shape, generator=generator))
     model.save_pretrained(str(FOLDER), safe_serialization=True)
+    # Say in the checkpoint itself that its weights are random, so attnviz never calls them
+    # pretrained or trained.
+    config_path = FOLDER / "config.json"
+    saved = json.loads(config_path.read_text(encoding="utf-8"))
+    saved["attnviz_untrained"] = True
+    config_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def golden() -> None:
