@@ -139,6 +139,9 @@ class _Writer:
         visible when the middle is elided."""
         if matrix.row_labels is self.tokens:
             matrix = matrix._replace(keep_row=self.example_row)
+            if self.selection.merged and any(len(g) > 1 for g in self.selection.row_groups):
+                # The formula in the title holds for the pieces; these rows are their means.
+                matrix = matrix._replace(title=f"{matrix.title}, pieces merged into words")
         if matrix.column_labels is self.keys and self.example_column is not None:
             matrix = matrix._replace(keep_column=self.example_column)
         return matrix
