@@ -1,11 +1,15 @@
 """attnviz: every number of transformer multi-head self-attention, step by step.
 
 >>> import attnviz
->>> trace = attnviz.trace_attention("I am good")
+>>> trace = attnviz.explain("I am good")
 >>> trace.weights.sum(axis=-1).round(12).tolist()   # every softmax row sums to 1
 [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+
+``explain``, ``cross``, ``lesson`` and ``heatmap`` are the command line's commands as functions
+(attnviz.api); the step functions and ``trace_attention`` are the math underneath.
 """
 
+from attnviz.api import cross, explain, heatmap, lesson
 from attnviz.attention import (
     attention_scores,
     concat_heads,
@@ -37,7 +41,11 @@ __all__ = [
     "__version__",
     "attention_scores",
     "concat_heads",
+    "cross",
+    "explain",
     "export_trace",
+    "heatmap",
+    "lesson",
     "load_embeddings",
     "load_trace",
     "load_weights",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -290,7 +291,7 @@ def multi_head_attention(
         output=frozen_array(output, copy=False),
         config=config,
         provenance=provenance,
-        **biases,
+        **cast(dict[str, Any], biases),
         mask=None if mask is None else frozen_mask(mask),
         source_tokens=None if source_tokens is None else tuple(source_tokens),
         X_source=None if source_x is None else frozen_array(source_x),

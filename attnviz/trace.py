@@ -8,9 +8,9 @@ into every export and restored by ``load_trace``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from attnviz.provenance import (
     WeightsKind,
     WeightsOrigin,
 )
+
+if TYPE_CHECKING:
+    from attnviz.selection import ViewOptions
 
 #: The arrays of a trace, in the order of the computation; also the keys of an exported file.
 ARRAY_KEYS = (
@@ -135,6 +138,11 @@ class AttentionTrace:
     PE: FloatArray | None = None
     E_source: FloatArray | None = None
     PE_source: FloatArray | None = None
+    # What attnviz.explain (or cross) was asked to show of this trace: heads, focus word, hidden
+    # and merged tokens; a notebook display, the lesson and the heatmap start from it. And
+    # every layer of the model run this layer belongs to, for overviews (None: one layer).
+    view: ViewOptions | None = field(default=None, repr=False)
+    model_layers: tuple[AttentionTrace, ...] | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         kind = "cross-attention" if self.is_cross else "self-attention"
@@ -142,6 +150,13 @@ class AttentionTrace:
             f"<AttentionTrace {kind}: {self.n_tokens} tokens, {self.n_heads} heads, "
             f"d_model {self.d_model}; weights {self.provenance.weights.describe()}>"
         )
+
+    def _repr_html_(self) -> str:
+        """The notebook view (Jupyter, VS Code, Colab): the sentence and provenance, the shown
+        heads' weights, the focus word's weights and z, the heatmap; see render/notebook.py."""
+        from attnviz.render.notebook import trace_html
+
+        return trace_html(self)
 
     @property
     def key_tokens(self) -> tuple[str, ...]:
@@ -494,7 +509,7 @@ def _trace_from(
         raise FileProblem(f"Trace file {path}: {error.message}") from None
     return AttentionTrace(
         tokens=tokens,
-        **{key: frozen_array(array) for key, array in arrays.items()},
+        **cast(dict[str, Any], {key: frozen_array(array) for key, array in arrays.items()}),
         config=config,
         provenance=provenance,
         mask=None if mask is None else frozen_mask(mask),

@@ -64,15 +64,25 @@ def test_readme_command_runs(command: str, tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_python_api_examples_run() -> None:
-    first, library = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
+    first, model, library = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
     namespace: dict[str, Any] = {}
     exec(first, namespace)  # noqa: S102 - the README's own example
     assert namespace["trace"].weights.shape == (2, 11, 11)
-    namespace = {}
+    assert namespace["text"].startswith("attnviz · multi-head self-attention")
+    assert namespace["pair"].is_cross
+    try:
+        import safetensors  # noqa: F401
+        import tokenizers  # noqa: F401
+    except ImportError:  # without the extra, the model example is not run
+        pass
+    else:
+        exec(model, namespace)  # noqa: S102
+        assert namespace["real"].provenance.weights.layer == 6
+        assert len(namespace["real"].model_layers) == 6
+    namespace = {"attnviz": namespace["attnviz"]}
     exec(library, namespace)  # noqa: S102
     example, trace = namespace["example"], namespace["trace"]
-    assert trace.n_heads == 4 and namespace["view"].heads == (1,)
-    assert example.result == trace.scores[1, 1, 0]
+    assert example.result == trace.scores[0, 1, 0]
     np.testing.assert_allclose(example.q @ example.k, example.result)
 
 

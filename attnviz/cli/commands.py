@@ -11,13 +11,14 @@ from typing import Annotated
 import typer
 
 from attnviz.analysis.heads import RankBy
+from attnviz.api import crossed, explained
 from attnviz.cli.console import new_console, note, pacer, reading_progress, wrote
 from attnviz.cli.options import Export, Leave, Sentence, image_option
-from attnviz.core import TraceOptions, cross_layers, trace_layers
+from attnviz.core import TraceOptions, trace_layers
 from attnviz.errors import AttnvizError
 from attnviz.outputs import check_export, check_folder, check_image, write_export
 from attnviz.render.options import ImageOptions, LessonOptions, Style
-from attnviz.selection import Selection, ViewOptions, choose_layer, select
+from attnviz.selection import Selection, ViewOptions, select
 from attnviz.trace import AttentionTrace
 
 
@@ -82,15 +83,16 @@ def explain(
     for path, extensions, what in ((svg, (".svg",), "--svg"), (html, (".html", ".htm"), "--html")):
         if path is not None:
             check_output_path(path, extensions, what)
-    layers = traced(sentence, trace_options)
-    trace = choose_layer(layers, view.layer)
-    selection = selected(trace, view)
+    with reading_progress(trace_options.embeddings) as progress:
+        trace, selection, notes = explained(sentence, trace_options, view, progress=progress)
+    for message in notes:
+        note(message)
     console = new_console()
     render_explain(trace, selection, console, lesson, pause=pacer(console) if step else None)
     for path in save_lesson(trace, selection, lesson, console.width, svg=svg, html=html):
         wrote(path)
     if export is not None:
-        write_export(layers, export)
+        write_export(trace.model_layers or (trace,), export)
         wrote(export)
 
 
@@ -169,10 +171,9 @@ def cross(
     check_outputs(export, (output, "--output"))
     trace_options = replace(trace_options, causal=causal)  # refused by cross_layers, with why
     with reading_progress(trace_options.embeddings) as progress:
-        (trace,), notes = cross_layers(source, target, trace_options, progress=progress)
+        trace, selection, notes = crossed(source, target, trace_options, view, progress=progress)
     for message in notes:
         note(message)
-    selection = selected(trace, view)
     render_explain(trace, selection, new_console(), lesson)
     if output is not None:
         from attnviz.render.heatmap import save_heatmap

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attnviz.analysis.scaling import ScalingRow
 from attnviz.errors import AttnvizError
@@ -15,6 +16,9 @@ from attnviz.render.figures import image_format_of, new_figure, save_figure
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def save_scaling_plot(rows: Sequence[ScalingRow], path: Path, *, n_keys: int) -> None:
@@ -66,13 +70,17 @@ HEAD_COLOURS = (
 
 
 def save_lines_figure(trace: AttentionTrace, selection: Selection, path: Path) -> None:
+    """build_lines_figure, written atomically in the format the extension names."""
+    image_format_of(path)
+    save_figure(build_lines_figure(trace, selection), path)
+
+
+def build_lines_figure(trace: AttentionTrace, selection: Selection) -> Figure:
     """The classic illustration: the sentence written twice, and from the focus word on the
     left a line to every word on the right, as thick and as opaque as its attention weight,
-    one colour per head of the selection. Written atomically, in the format the extension
-    names."""
+    one colour per head of the selection."""
     from matplotlib.lines import Line2D
 
-    image_format_of(path)
     heads, focus, focus_row = selection.heads, selection.focus, selection.focus_row
     if focus is None or focus_row is None:
         raise AttnvizError(
@@ -127,4 +135,4 @@ def save_lines_figure(trace: AttentionTrace, selection: Selection, path: Path) -
         f"({kind})",
         fontsize=10,
     )
-    save_figure(figure, path)
+    return figure

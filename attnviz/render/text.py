@@ -58,6 +58,14 @@ def weight_style(weight: float, color_system: str | None = "truecolor") -> str:
         if weight >= 0.6:
             return "bold reverse"
         return "bold" if weight >= 0.3 else ("dim" if weight < 0.1 else "")
+    foreground, background = weight_colours(weight)
+    return f"{foreground} on {background}"
+
+
+def weight_colours(weight: float) -> tuple[str, str]:
+    """The text colour ("black" or "white") and the viridis background ("#rrggbb") of a cell
+    holding ``weight`` in [0, 1]: the terminal's and the notebook's shading."""
+    weight = min(max(weight, 0.0), 1.0)
     position = weight * (len(_VIRIDIS) - 1)
     low = int(np.floor(position))
     high = min(low + 1, len(_VIRIDIS) - 1)
@@ -67,8 +75,7 @@ def weight_style(weight: float, color_system: str | None = "truecolor") -> str:
     )
     # Relative luminance decides black or white text (WCAG's coefficients).
     luminance = 0.2126 * red + 0.7152 * green + 0.0722 * blue
-    foreground = "black" if luminance > 120 else "white"
-    return f"{foreground} on #{red:02x}{green:02x}{blue:02x}"
+    return ("black" if luminance > 120 else "white"), f"#{red:02x}{green:02x}{blue:02x}"
 
 
 def pad_left(text: str, width: int) -> str:

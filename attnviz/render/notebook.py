@@ -1,0 +1,262 @@
+"""A trace as HTML for a notebook cell (Jupyter, VS Code, Colab): what ``trace._repr_html_``
+shows.
+
+One self-contained fragment: a scoped style element, tables, inline bars and the heatmap as an
+embedded PNG. No script, no external style sheet, font or image, so it renders the same in every
+front end, offline, without an extension. Every word and file name is escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Sequence
+
+import numpy as np
+
+from attnviz import worked
+from attnviz.render.examples import ExampleText
+from attnviz.render.labels import MASKED, format_number, occurrence_labels, plural
+from attnviz.render.text import weight_colours
+from attnviz.selection import Selection, ViewOptions, select
+from attnviz.tokens import printable
+from attnviz.trace import AttentionTrace
+
+#: Styles scoped to the fragment's own class, so that they neither leak into the notebook nor
+#: depend on its theme (a dark theme keeps the fragment's own light panel).
+STYLE = """
+.attnviz{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;
+ background:#fff;padding:10px 12px;border:1px solid #ddd;border-radius:6px;max-width:100%;
+ overflow-x:auto;line-height:1.4}
+.attnviz h3{font-size:1.05em;margin:0.2em 0 0.4em}
+.attnviz h4{font-size:0.95em;margin:0.9em 0 0.3em}
+.attnviz p{margin:0.2em 0}
+.attnviz .note{color:#8a4b00}
+.attnviz .formula{font-family:ui-monospace,Menlo,Consolas,monospace}
+.attnviz table{border-collapse:collapse;font-family:ui-monospace,Menlo,Consolas,monospace;
+ font-size:0.85em;margin:0.2em 0.8em 0.6em 0;display:inline-table;vertical-align:top}
+.attnviz caption{font-family:system-ui,sans-serif;font-weight:600;text-align:left;
+ padding-bottom:2px}
+.attnviz th{font-weight:600;padding:2px 6px;text-align:right;white-space:nowrap}
+.attnviz td{padding:2px 6px;text-align:right;min-width:3.2em}
+.attnviz td.masked{background:repeating-linear-gradient(45deg,#ccc 0 4px,#e6e6e6 4px 8px);
+ color:#555}
+.attnviz td.chosen{outline:2px solid #d62728;outline-offset:-2px}
+.attnviz .bars td{text-align:left}
+.attnviz .bar{display:inline-block;height:0.8em;background:#21908d;vertical-align:middle}
+.attnviz img{max-width:100%;height:auto;display:block;margin-top:0.4em}
+.attnviz .example{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:0.85em;
+ white-space:pre-wrap;margin:0.1em 0 0.1em 1.2em}
+"""
+
+
+def trace_html(
+    trace: AttentionTrace,
+    selection: Selection | None = None,
+    *,
+    decimals: int = 2,
+    image: bool = True,
+) -> str:
+    """The notebook view of ``trace`` as ``selection`` shows it (by default, ``trace.view``):
+    the sentence, sizes and provenance; each shown head's weights as a shaded table; the focus
+    word's weights as bars and its z as the weighted sum of value vectors, its first number
+    worked out; for a model run, where the focus word looks in every layer and head; and the
+    heatmap as an embedded PNG (``image=False`` leaves it out)."""
+    if selection is None:
+        selection = select(trace, trace.view or ViewOptions())
+    parts = [f"<style>{STYLE}</style>", '<div class="attnviz">']
+    parts += _header(trace, selection)
+    rows = occurrence_labels([printable(word) for word in selection.row_words])
+    columns = occurrence_labels([printable(word) for word in selection.column_words])
+    masked = selection.masked_pairs(trace.masked) if trace.mask is not None else None
+    parts.append("<div>")
+    for head in selection.heads:
+        weights = selection.pairs(trace.weights[head], total=True)
+        parts.append(
+            _weights_table(
+                f"Head {head + 1}: softmax weights", weights, rows, columns, decimals, masked
+            )
+        )
+    parts.append("</div>")
+    if selection.focus is not None:
+        parts += _focus(trace, selection, columns, decimals)
+    if trace.model_layers is not None:
+        parts += _overview(trace, selection, decimals)
+    if image:
+        parts.append(_figure_png(trace, selection))
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def _header(trace: AttentionTrace, selection: Selection) -> list[str]:
+    provenance = trace.provenance
+    kind = "cross-attention" if trace.is_cross else "self-attention"
+    sentence = provenance.sentence or " ".join(printable(w) for w in selection.row_words)
+    lines = [
+        f"<h3>attnviz · multi-head {kind}: "
+        f"<span class='formula'>Z = softmax(Q·Kᵀ / √d_k) · V</span>, then Concat · W_O</h3>",
+    ]
+    if trace.is_cross:
+        source = " ".join(printable(w) for w in selection.column_words)
+        lines.append(f"<p>Source (keys and values): <i>{_escape(source)}</i></p>")
+        lines.append(f"<p>Target (queries): <i>{_escape(sentence)}</i></p>")
+    else:
+        lines.append(
+            f"<p>Sentence: <i>{_escape(printable(sentence))}</i> "
+            f"({plural(trace.n_tokens, 'token')})</p>"
+        )
+    lines.append(
+        f"<p>d_model = {trace.d_model}, h = {plural(trace.n_heads, 'head')}, "
+        f"d_k = d_model / h = {trace.d_k}. Embeddings: "
+        f"{_escape(printable(provenance.embeddings.describe()))}. Weights: "
+        f"{_escape(printable(provenance.weights.describe()))}.</p>"
+    )
+    if provenance.weights.is_random:
+        lines.append(
+            "<p class='note'>The weights are random, not learned: the patterns show how "
+            "attention is computed, not what a trained model attends to.</p>"
+        )
+    if selection.hidden:
+        names = sorted({printable(trace.tokens[p]) for p in selection.hidden})
+        lines.append(
+            f"<p class='note'>{_escape(', '.join(names))} left out of the tables; the weights "
+            "were computed with them.</p>"
+        )
+    return lines
+
+
+def _weights_table(
+    title: str,
+    weights: np.ndarray,
+    rows: Sequence[str],
+    columns: Sequence[str],
+    decimals: int,
+    masked: np.ndarray | None,
+) -> str:
+    """A table of weights [rows, columns] shaded by value, with each row's Σ."""
+    head = "".join(f"<th>{_escape(c)}</th>" for c in columns) + "<th>Σ</th>"
+    body = []
+    for i, label in enumerate(rows):
+        cells = []
+        for j, weight in enumerate(weights[i]):
+            if masked is not None and masked[i, j]:
+                cells.append(
+                    f"<td class='masked' title='masked: −∞ before the softmax'>{MASKED}</td>"
+                )
+                continue
+            text, background = weight_colours(float(weight))
+            cells.append(
+                f"<td style='background:{background};color:{text}'>"
+                f"{format_number(float(weight), decimals)}</td>"
+            )
+        total = format_number(float(weights[i].sum()), decimals)
+        body.append(f"<tr><th>{_escape(label)}</th>{''.join(cells)}<td>{total}</td></tr>")
+    return (
+        f"<table><caption>{_escape(title)}</caption><tr><th></th>{head}</tr>"
+        + "".join(body)
+        + "</table>"
+    )
+
+
+def _focus(
+    trace: AttentionTrace, selection: Selection, columns: Sequence[str], decimals: int
+) -> list[str]:
+    """Where the focus word looks in each shown head, and its z written out."""
+    focus = selection.focus
+    assert focus is not None
+    name = printable(focus.label)
+    queries = occurrence_labels([printable(token) for token in trace.tokens])
+    keys = (
+        occurrence_labels([printable(token) for token in trace.key_tokens])
+        if trace.is_cross
+        else queries
+    )
+    text = ExampleText(decimals, queries, keys)
+    rows = selection.focus_weights(trace.weights)
+    parts = [
+        f"<h4>Where does {_escape(repr(name))} look?</h4>",
+        f"<p>Its row of each head's weights, largest first: the share of each word's value "
+        f"vector in the output z of {_escape(repr(name))}.</p>",
+    ]
+    for head in selection.heads:
+        order = np.argsort(-rows[head], kind="stable")[:12]
+        bars = "".join(
+            f"<tr><th>{_escape(columns[j])}</th><td><span class='bar' "
+            f"style='width:{max(1.0, 160 * float(rows[head][j])):.0f}px'></span> "
+            f"{format_number(float(rows[head][j]), decimals)}</td></tr>"
+            for j in order
+        )
+        example = worked.weighted_sum(trace, head, focus.index)
+        parts.append(
+            f"<table class='bars'><caption>Head {head + 1}</caption>{bars}</table>"
+            f"<p class='example'>{_escape(text.weighted_sum(example, limit=12))}\n"
+            f"{_escape(text.weighted_sum_element(example))}</p>"
+        )
+    return parts
+
+
+def _overview(trace: AttentionTrace, selection: Selection, decimals: int) -> list[str]:
+    """Every layer and head of the model run: the word the focus word (else, on average, every
+    shown word) gives the most weight, shaded by that weight; the shown layer's heads
+    outlined."""
+    layers = trace.model_layers
+    assert layers is not None
+    shown_layer = next(
+        (i for i, layer in enumerate(layers) if layer.weights is trace.weights), None
+    )
+    if shown_layer is None:
+        shown_layer = (trace.provenance.weights.layer or len(layers)) - 1
+    words = occurrence_labels([printable(word) for word in selection.column_words])
+    focus = selection.focus
+    what = (
+        f"the word {_escape(repr(printable(focus.label)))} gives the most weight"
+        if focus is not None
+        else "the word the shown words give the most weight on average"
+    )
+    header = "".join(f"<th>H{h + 1}</th>" for h in range(trace.n_heads))
+    body = []
+    for index, layer in enumerate(layers):
+        view = select(layer, selection_view(trace))
+        if focus is not None:
+            rows = view.focus_weights(layer.weights)  # [h, columns]
+        else:
+            rows = np.stack([view.pairs(w, total=True).mean(axis=0) for w in layer.weights])
+        cells = []
+        for head in range(layer.n_heads):
+            best = int(np.argmax(rows[head]))
+            weight = float(rows[head][best])
+            text, background = weight_colours(weight)
+            chosen = " class='chosen'" if index == shown_layer and head in selection.heads else ""
+            cells.append(
+                f"<td{chosen} style='background:{background};color:{text}' "
+                f"title='{format_number(weight, decimals)}'>{_escape(words[best])}</td>"
+            )
+        body.append(f"<tr><th>L{index + 1}</th>{''.join(cells)}</tr>")
+    return [
+        f"<h4>Every layer and head: {what} (colour: that weight; outlined: shown above)</h4>",
+        f"<table><tr><th></th>{header}</tr>{''.join(body)}</table>",
+    ]
+
+
+def selection_view(trace: AttentionTrace) -> ViewOptions:
+    """The trace's view without its head and layer: what every layer of the overview shows."""
+    view = trace.view or ViewOptions()
+    return view._replace(head=None, layer=None)
+
+
+def _figure_png(trace: AttentionTrace, selection: Selection) -> str:
+    """The heatmap of the shown heads as an embedded PNG."""
+    from attnviz.render.heatmap import build_figure
+
+    figure = build_figure(trace, selection)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
+    encoded = base64.b64encode(buffer.getvalue()).decode("ascii")
+    alt = "Heatmap of the attention weights of the heads shown"
+    return f"<img alt='{alt}' src='data:image/png;base64,{encoded}'>"
+
+
+def _escape(text: str) -> str:
+    """Text from a person or a file, as element content (never put in an attribute here)."""
+    return html.escape(text, quote=False)

@@ -1,0 +1,156 @@
+"""The Python API: the command line's commands as functions, with the same options, the same
+refusals in the same words, and the same lesson."""
+
+from __future__ import annotations
+
+import doctest
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+from typer.testing import CliRunner
+
+import attnviz
+import attnviz.api
+from attnviz.cli import app
+
+runner = CliRunner()
+IT = "The animal didn't cross the street because it was too tired"
+
+
+def _model_extra() -> bool:
+    try:
+        import safetensors  # noqa: F401
+        import tokenizers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_model = pytest.mark.skipif(not _model_extra(), reason="needs the extra attnviz[model]")
+
+
+def test_every_docstring_example_runs() -> None:
+    for module in (attnviz, attnviz.api):
+        failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert attempted > 0 and failed == 0, module.__name__
+
+
+def test_explain_returns_the_trace_and_remembers_what_to_show() -> None:
+    trace = attnviz.explain(IT, head=2, focus="it", seed=3, heads=4, d_model=16)
+    assert isinstance(trace, attnviz.AttentionTrace)
+    assert trace.n_heads == 4 and trace.d_model == 16 and trace.config.seed == 3
+    assert trace.view is not None and trace.view.head == 2 and trace.view.focus == "it"
+    assert trace.model_layers is None  # one random layer
+    same = attnviz.trace_attention(IT, config=attnviz.AttentionConfig(16, 4, 3))
+    np.testing.assert_array_equal(trace.weights, same.weights)
+
+
+def test_the_lesson_is_what_the_terminal_prints() -> None:
+    for arguments, options in (
+        (["explain", IT, "--head", "1"], {"head": 1}),
+        (
+            ["explain", "I am good", "--causal", "--positions", "sinusoidal"],
+            {"causal": True, "positions": "sinusoidal"},
+        ),
+        (
+            ["explain", "I am good", "--pad-to", "5", "--hide-special"],
+            {"pad_to": 5, "hide_special": True},
+        ),
+    ):
+        printed = runner.invoke(app, arguments, env={"COLUMNS": "90"}).stdout
+        trace = attnviz.explain(arguments[1], **options)
+        assert attnviz.lesson(trace, width=90) == printed
+
+
+def test_lesson_prints_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    text = attnviz.lesson(attnviz.explain("I am good"), show=True, decimals=3)
+    assert capsys.readouterr().out == text
+    weights = text.split("weights₁ = softmax(scaled₁)")[1].splitlines()[3]
+    assert all(len(value.split(".")[1]) == 3 for value in weights.split()[1:4])  # 3 decimals
+    assert "\x1b[" in attnviz.lesson(attnviz.explain("I am good"), color=True)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "options"),
+    [
+        (["explain", "I am good", "--head", "3"], {"head": 3}),
+        (["explain", "I am good", "--focus", "cat"], {"focus": "cat"}),
+        (["explain", "I am good", "--focus", "am:2"], {"focus": "am:2"}),
+        (["explain", "I am good", "--pad-to", "2"], {"pad_to": 2}),
+        (["explain", "", "--heads", "2"], {"heads": 2}),
+        (["explain", "I am good", "--heads", "3"], {"heads": 3}),
+        (["explain", "I am good", "--embeddings", "missing.txt"], {"embeddings": "missing.txt"}),
+        (["explain", "I am good", "-m", "minilm", "--causal"], {"model": "minilm", "causal": True}),
+        (["explain", "I am good", "--words"], {"words": True}),
+    ],
+)
+def test_the_api_refuses_what_the_command_line_refuses_in_the_same_words(
+    arguments: list[str], options: dict[str, object]
+) -> None:
+    result = runner.invoke(app, arguments)
+    assert result.exit_code != 0
+    message = result.stderr.strip().removeprefix("error: ")
+    with pytest.raises(attnviz.AttnvizError) as raised:
+        attnviz.explain(arguments[1], **options)  # type: ignore[arg-type]
+    assert raised.value.message == message
+
+
+def test_a_choice_that_does_not_exist_names_the_choices() -> None:
+    with pytest.raises(
+        attnviz.AttnvizError,
+        match="positions='banana' is not a choice; use one of 'none', 'sinusoidal'",
+    ):
+        attnviz.explain("I am good", positions="banana")
+    with pytest.raises(attnviz.AttnvizError, match="style='dots'"):
+        attnviz.heatmap(attnviz.explain("I am good"), style="dots")
+    with pytest.raises(attnviz.AttnvizError, match="--decimals 9 is out of range"):
+        attnviz.lesson(attnviz.explain("I am good"), decimals=9)
+
+
+def test_notes_become_warnings() -> None:
+    with pytest.warns(UserWarning, match="occurs 2 times; following the first"):
+        attnviz.explain("the cat saw the dog", focus="the")
+
+
+def test_heatmap_returns_a_figure_of_the_heads_asked_for() -> None:
+    trace = attnviz.explain(IT, focus="it")
+    figure = attnviz.heatmap(trace)
+    assert isinstance(figure, Figure)
+    titles = [axes.get_title() for axes in figure.axes]
+    assert "Head 1" in titles and "Head 2" in titles and 'Where "it" looks' in titles
+    assert [a.get_title() for a in attnviz.heatmap(trace, head=2).axes][0] == "Head 2"
+    lines = attnviz.heatmap(trace, style="lines")
+    assert lines.get_suptitle().startswith("Where “it” looks")
+
+
+def test_cross_takes_the_cross_options() -> None:
+    trace = attnviz.cross("I am very good", "Je vais bien", focus="vais", head=1)
+    assert trace.is_cross and trace.weights.shape == (2, 3, 4)
+    assert trace.view is not None and trace.view.focus == "vais"
+    assert "cross-attention (encoder–decoder)" in attnviz.lesson(trace)
+
+
+@needs_model
+def test_model_mode_returns_the_layer_asked_for_and_every_layer() -> None:
+    trace = attnviz.explain(IT, model="minilm", layer=6, head=12, focus="it")
+    assert trace.model_layers is not None and len(trace.model_layers) == 6
+    np.testing.assert_array_equal(trace.weights, trace.model_layers[5].weights)
+    assert trace.provenance.weights.layer == 6
+    grid = attnviz.heatmap(trace, all_layers=True)
+    assert isinstance(grid, Figure) and len(grid.axes) > 72
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text = attnviz.lesson(trace)
+    assert "Head 12 of 12" in text and "Head 11 of 12" not in text
+    assert "Focus: where does 'it' look?" in text
+
+
+def test_the_api_is_typed_and_documented() -> None:
+    for name in ("explain", "cross", "lesson", "heatmap"):
+        function = getattr(attnviz, name)
+        assert function.__doc__ and ">>> " in function.__doc__, name
+        assert function.__annotations__.get("return"), name
+    assert Path(attnviz.api.__file__).name == "api.py"

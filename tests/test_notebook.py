@@ -1,0 +1,130 @@
+"""The notebook view of a trace (``_repr_html_``): self-contained, escaped, and made of the
+trace's own numbers."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+
+import attnviz
+from attnviz.render.labels import format_number
+from attnviz.render.notebook import trace_html
+
+IT = "The animal didn't cross the street because it was too tired"
+
+
+def _model_extra() -> bool:
+    try:
+        import safetensors  # noqa: F401
+        import tokenizers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_model = pytest.mark.skipif(not _model_extra(), reason="needs the extra attnviz[model]")
+
+
+class Tables(HTMLParser):
+    """The tables of a fragment: caption and cell texts, row by row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[tuple[str, list[list[str]]]] = []
+        self.tags: list[str] = []
+        self.text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if tag == "table":
+            self.tables.append(("", []))
+        elif tag == "tr":
+            self.tables[-1][1].append([])
+        if tag in ("td", "th", "caption"):
+            self.text = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th"):
+            self.tables[-1][1][-1].append(self.text.strip())
+        elif tag == "caption":
+            caption, rows = self.tables[-1]
+            self.tables[-1] = (self.text.strip(), rows)
+
+    def handle_data(self, data: str) -> None:
+        self.text += data
+
+
+def tables_of(fragment: str) -> dict[str, list[list[str]]]:
+    parser = Tables()
+    parser.feed(fragment)
+    return dict(parser.tables)
+
+
+def test_repr_is_one_line_and_the_html_shows_every_head_with_the_traces_numbers() -> None:
+    trace = attnviz.explain(IT, focus="it")
+    assert "\n" not in repr(trace) and len(repr(trace)) < 120
+    fragment = trace._repr_html_()
+    tables = tables_of(fragment)
+    for head in range(2):
+        rows = tables[f"Head {head + 1}: softmax weights"]
+        assert rows[0][1:-1] == [
+            "The:1",
+            "animal",
+            "didn't",
+            "cross",
+            "the:2",
+            "street",
+            "because",
+            "it",
+            "was",
+            "too",
+            "tired",
+        ]
+        it = rows[1 + trace.tokens.index("it")]
+        assert it[0] == "it"
+        assert it[1:-1] == [
+            format_number(w, 2) for w in trace.weights[head, trace.tokens.index("it")]
+        ]
+        assert it[-1] == "1.00"
+    assert "Where does 'it' look?" in fragment
+    assert "z_it = " in fragment and "z_it[1] = " in fragment
+    assert re.search(r"<img alt='[^']+' src='data:image/png;base64,[A-Za-z0-9+/=]+'>", fragment)
+
+
+def test_the_fragment_is_self_contained_and_escapes_every_word() -> None:
+    trace = attnviz.explain("<script>alert(1)</script> & <b>bold</b>", causal=True, focus="bold")
+    fragment = trace_html(trace)
+    assert "<script" not in fragment.lower() and "<b>" not in fragment
+    assert "&lt;" in fragment and "&gt;" in fragment and "&amp;" in fragment
+    assert "bold" in tables_of(fragment)["Head 1: softmax weights"][0]
+    sources = re.findall(r"(?:src|href)=['\"]([^'\"]*)", fragment)
+    assert sources and all(source.startswith("data:image/png;base64,") for source in sources)
+    text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", fragment)
+    assert not re.search(r"(?:https?:)?//[a-z]", text)
+    assert "@import" not in fragment and "url(" not in fragment
+    assert "−∞" in fragment and "class='masked'" in fragment  # the causal mask, as in the terminal
+
+
+def test_the_view_decides_the_heads_and_the_hidden_tokens() -> None:
+    one = tables_of(attnviz.explain("I am good", head=2)._repr_html_())
+    assert "Head 2: softmax weights" in one and "Head 1: softmax weights" not in one
+    padded = attnviz.explain("I am good", pad_to=5, hide_special=True)
+    rows = tables_of(trace_html(padded, image=False))["Head 1: softmax weights"]
+    assert rows[0][1:-1] == ["I", "am", "good"] and len(rows) == 4
+
+
+@needs_model
+def test_a_model_trace_shows_every_layer_and_head_with_the_chosen_one_outlined() -> None:
+    trace = attnviz.explain(IT, model="minilm", layer=6, head=12, focus="it")
+    fragment = trace_html(trace, image=False)
+    overview = tables_of(fragment)[""]
+    assert [row[0] for row in overview[1:]] == [f"L{i}" for i in range(1, 7)]
+    assert overview[0][1:] == [f"H{h}" for h in range(1, 13)]
+    assert overview[6][12] == "animal"  # layer 6, head 12: 'it' looks most at 'animal'
+    assert fragment.count("class='chosen'") == 1
+    layer_4 = trace.model_layers[3]
+    it = trace.tokens.index("it")
+    assert overview[4][2] == trace.tokens[int(np.argmax(layer_4.weights[1, it]))]
