@@ -208,6 +208,7 @@ def lesson(
         color_system="truecolor" if color else None,
         no_color=not color,
         highlight=False,
+        force_jupyter=False,  # text, also in a notebook, where Rich would display HTML instead
     )
     render_explain(trace, _selection(trace), console, options)
     text: str = console.file.getvalue()  # type: ignore[attr-defined]

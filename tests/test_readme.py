@@ -64,7 +64,8 @@ def test_readme_command_runs(command: str, tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_python_api_examples_run() -> None:
-    first, model, library = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
+    # The fourth block is a notebook cell (%matplotlib): tests/test_notebook_lesson.py runs it.
+    first, model, library, _ = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
     namespace: dict[str, Any] = {}
     exec(first, namespace)  # noqa: S102 - the README's own example
     assert namespace["trace"].weights.shape == (2, 11, 11)
