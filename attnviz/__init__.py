@@ -9,7 +9,7 @@
 (attnviz.api); the step functions and ``trace_attention`` are the math underneath.
 """
 
-from attnviz.api import cross, explain, heatmap, lesson
+from attnviz.api import cross, explain, heatmap, lesson, page
 from attnviz.attention import (
     attention_scores,
     concat_heads,
@@ -46,6 +46,7 @@ __all__ = [
     "export_trace",
     "heatmap",
     "lesson",
+    "page",
     "load_embeddings",
     "load_trace",
     "load_weights",

@@ -262,6 +262,50 @@ def heatmap(
     return build_figure(trace, selection, cmap=cmap)
 
 
+class Page:
+    """The interactive lesson page of a trace (``attnviz page``): ``html`` is the document,
+    ``save(path)`` writes it, and in a notebook it displays itself in an isolated frame."""
+
+    def __init__(self, html: str) -> None:
+        self.html = html
+
+    def __repr__(self) -> str:
+        return f"<attnviz page: {len(self.html):,} characters of HTML; .save(path) writes it>"
+
+    def _repr_html_(self) -> str:
+        """The page in an iframe of its own: its script and style stay inside it (the page's own
+        Content-Security-Policy still applies), and it cannot reach the notebook."""
+        import html as markup
+
+        return (
+            '<iframe sandbox="allow-scripts" style="width:100%;height:760px;border:1px solid #ddd" '
+            f'title="attnviz lesson page" srcdoc="{markup.escape(self.html, quote=True)}"></iframe>'
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the page to ``path`` (.html), atomically; AttnvizError for a folder, another
+        extension or an unwritable place, with nothing written."""
+        from attnviz.files import atomic_write, check_output_path
+
+        target = Path(path)
+        check_output_path(target, (".html", ".htm"), "page")
+        atomic_write(target, lambda temporary: temporary.write_text(self.html, encoding="utf-8"))
+        return target
+
+
+def page(trace: AttentionTrace, *, decimals: int = 2) -> Page:
+    """The interactive lesson page of ``trace``: click a word to see where it looks and every
+    number of its steps; step by step with the arrow keys. Display it in a notebook, or
+    ``.save("lesson.html")``.
+
+    >>> import attnviz
+    >>> lesson_page = attnviz.page(attnviz.explain("I am good"))
+    >>> lesson_page.html.lower().startswith("<!doctype html>")
+    True
+    """
+    return Page(trace.to_html(decimals=decimals))
+
+
 # -- helpers ---------------------------------------------------------------------------------
 
 

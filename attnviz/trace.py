@@ -158,6 +158,20 @@ class AttentionTrace:
 
         return trace_html(self)
 
+    def to_html(self, *, decimals: int = 2) -> str:
+        """The interactive lesson page of this trace, as ``attnviz page`` writes it: one
+        self-contained HTML document (inline script and style, nothing loaded from a network),
+        showing ``self.view`` and, for a model run, every layer."""
+        from attnviz.render.options import LessonOptions
+        from attnviz.render.page import page_html
+        from attnviz.selection import ViewOptions, select
+
+        if not self.tokens:
+            raise AttnvizError("This trace has no words, so there is no page to draw.")
+        LessonOptions(decimals=decimals)  # refuses the decimals the command line refuses
+        selection = select(self, self.view or ViewOptions())
+        return page_html(self.model_layers or (self,), self, selection, decimals)
+
     @property
     def key_tokens(self) -> tuple[str, ...]:
         """The words along the columns of scores and weights: the source words, or tokens."""

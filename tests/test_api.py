@@ -154,3 +154,29 @@ def test_the_api_is_typed_and_documented() -> None:
         assert function.__doc__ and ">>> " in function.__doc__, name
         assert function.__annotations__.get("return"), name
     assert Path(attnviz.api.__file__).name == "api.py"
+
+
+def test_page_is_the_interactive_page_and_refuses_bad_places(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    trace = attnviz.explain("I am good", focus="am")
+    lesson_page = attnviz.page(trace)
+    assert lesson_page.html == trace.to_html()
+    assert "Content-Security-Policy" in lesson_page.html
+    framed = lesson_page._repr_html_()
+    assert framed.startswith('<iframe sandbox="allow-scripts"') and "<script" not in framed
+    assert (
+        lesson_page.save(tmp_path / "lesson.html").read_text(encoding="utf-8") == lesson_page.html
+    )
+    for bad, message in (
+        (tmp_path, "is a folder"),
+        (tmp_path / "missing" / "x.html", "does not exist"),
+        (tmp_path / "lesson.png", "unknown extension"),
+    ):
+        with pytest.raises(attnviz.AttnvizError, match=message):
+            lesson_page.save(bad)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lesson.html"]  # nothing partial
+    with pytest.raises(attnviz.AttnvizError, match="no words"):
+        replace(trace, tokens=()).to_html()
+    with pytest.raises(attnviz.AttnvizError, match="--decimals 9 is out of range"):
+        attnviz.page(trace, decimals=9)

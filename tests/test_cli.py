@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+import attnviz
 from attnviz import __version__
 from attnviz.cli import COMMANDS, app
 from attnviz.errors import ExitStatus
@@ -668,14 +669,29 @@ def test_the_command_line_uses_only_typers_public_interface() -> None:
 def test_nothing_attnviz_writes_loads_anything_remote(tmp_path: Path) -> None:
     """No web font, script or image from a network in any SVG or HTML attnviz writes: a lesson
     saved for slides opens offline exactly as it was drawn."""
-    outputs = [tmp_path / name for name in ("lesson.svg", "lesson.html", "h.svg", "s.svg")]
+    names = ("lesson.svg", "lesson.html", "h.svg", "s.svg", "page.html")
+    outputs = [tmp_path / name for name in names]
     for arguments in (
         ["explain", "I am good", "--svg", str(outputs[0]), "--html", str(outputs[1])],
         ["heatmap", "I am good", "-o", str(outputs[2])],
         ["scaling", "--queries", "20", "-o", str(outputs[3])],
+        ["page", "I am good", "--causal", "-o", str(outputs[4])],
     ):
         assert CliRunner().invoke(app, arguments).exit_code == 0
     remote = re.compile(r"""(url\(|src=|href=|@import)\s*["']?\s*(https?:)?//""", re.IGNORECASE)
     for path in outputs:
         text = path.read_text(encoding="utf-8")
         assert not remote.search(text), (path.name, remote.search(text))
+    # The lesson page names no address at all (its script fetches nothing either), and its
+    # Content-Security-Policy forbids every load but data: images.
+    page = outputs[4].read_text(encoding="utf-8").replace('http-equiv="', "")
+    assert not re.search(r"https?:|ftp:|wss?:|//[\w.-]+\.[a-z]", page, re.IGNORECASE)
+    assert re.findall(r"""(?:src|href)=["']([^"']*)""", page) == ["data:,"]
+    assert "default-src 'none'" in page and "fetch(" not in page and "XMLHttpRequest" not in page
+    # The notebook display too: every source it names is an embedded image.
+    fragment = attnviz.explain("I am good", causal=True)._repr_html_()
+    assert not remote.search(fragment)
+    assert all(
+        source.startswith("data:image/png;base64,")
+        for source in re.findall(r"""(?:src|href)=["']([^"']*)""", fragment)
+    )

@@ -55,6 +55,8 @@ def test_the_lesson_notebook_runs_and_shows_its_displays(tmp_path: Path) -> None
     ]
     assert images and all(base64.b64decode(image)[:4] == b"\x89PNG" for image in images)
     assert all("data:image/png;base64," in html for html in displays)
+    pages = [html for html in htmls if html.startswith('<iframe sandbox="allow-scripts"')]
+    assert len(pages) == 1 and "srcdoc=" in pages[0]  # the interactive page, in its own frame
 
 
 @pytest.mark.slow

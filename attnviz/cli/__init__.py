@@ -21,6 +21,7 @@ from attnviz.errors import ExitStatus
 COMMANDS: dict[str, tuple[Callable[..., Any], str | None]] = {
     "explain": (commands.explain, None),
     "heatmap": (commands.heatmap, "Save the attention weights as a heatmap image."),
+    "page": (commands.page, "Save an interactive lesson page: one HTML file, offline."),
     "cross": (commands.cross, "Cross-attention: queries from TARGET, keys and values from SOURCE."),
     "heads": (commands.heads, "Rank every (layer, head) by where the focus word looks."),
     "scaling": (commands.scaling, "Why ÷√d_k: the softmax with and without the scaling."),
@@ -106,6 +107,7 @@ def usage_sentence(error: typer.TyperException) -> str:
         message += "."
     context = getattr(error, "ctx", None)
     command_path = context.command_path if context is not None else "attnviz"
-    if "unexpected extra argument" in message and command_path.endswith(("explain", "heatmap")):
+    takes_a_sentence = command_path.endswith(("explain", "heatmap", "page"))
+    if "unexpected extra argument" in message and takes_a_sentence:
         return f'{message} Put the sentence in quotes: {command_path} "I am good"'
     return f"{message} See '{command_path} --help'."

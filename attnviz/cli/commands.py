@@ -146,6 +146,41 @@ def heatmap(
         wrote(export)
 
 
+def page(
+    sentence: Sentence,
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output",
+            "-o",
+            help="The page to write: .html (one file; opens offline).",
+            show_default=False,
+            readable=False,
+        ),
+    ],
+    trace_options: TraceOptions,
+    view: ViewOptions,
+    lesson: Annotated[LessonOptions, Leave("show_weights")],
+) -> None:
+    """Save an interactive lesson page for SENTENCE: one HTML file, offline.
+
+    Click a word: lines to every word, and each step's numbers worked out for it; a step-by-step
+    mode for a projector. With --model, every layer; --layer picks the first shown.
+
+    Example: attnviz page "The animal didn't cross the street because it was too tired" -o it.html
+    """
+    from attnviz.files import check_output_path
+    from attnviz.render.page import save_page
+
+    check_output_path(output, (".html", ".htm"), "--output")
+    with reading_progress(trace_options.embeddings) as progress:
+        trace, selection, notes = explained(sentence, trace_options, view, progress=progress)
+    for message in notes:
+        note(message)
+    save_page(output, trace.model_layers or (trace,), trace, selection, lesson.decimals)
+    wrote(output)
+
+
 def cross(
     source: Annotated[
         str, typer.Argument(help="The source sentence (keys and values).", metavar="SOURCE")

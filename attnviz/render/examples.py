@@ -93,6 +93,21 @@ class ExampleText:
         text = self.exact(value, decimals)
         return f"({text})" if text.startswith("-") else text
 
+    def products_decimals(
+        self,
+        left: Sequence[float] | np.ndarray,
+        right: Sequence[float] | np.ndarray,
+        result: float,
+        added: Sequence[float] = (),
+        limit: int = MOST_TERMS,
+    ) -> int:
+        """The decimals ``products`` prints its terms with: the fewest at which the written-out
+        sum gives the printed result; the result's own when the sum is elided."""
+        if len(left) > limit:
+            return self.least
+        holds = sum_of_products_holds(left, right, added, self.exact(result))
+        return fewest_decimals(holds, self.least)
+
     def products(
         self,
         left: Sequence[float] | np.ndarray,
@@ -104,17 +119,15 @@ class ExampleText:
         """Σ a×b (+ added) = result, written out; past ``limit`` products, elided."""
         written_out = len(left) <= limit
         printed = self.exact(result)
-        decimals = (
-            fewest_decimals(sum_of_products_holds(left, right, added, printed), self.least)
-            if written_out
-            else self.least
-        )
+        decimals = self.products_decimals(left, right, result, added, limit)
+        pairs = list(zip(left, right, strict=True))
+        # Only the terms written are formatted: a page writes thousands of these sums.
         terms = [
             f"{self.term(a, decimals)}×{self.term(b, decimals)}"
-            for a, b in zip(left, right, strict=True)
+            for a, b in (pairs if written_out else [*pairs[:3], pairs[-1]])
         ]
         if not written_out:
-            terms = [*terms[:3], ELLIPSIS, terms[-1]]
+            terms.insert(3, ELLIPSIS)
         terms += [self.term(value, decimals) for value in added]
         return f"{' + '.join(terms)} = {printed}"
 
@@ -137,9 +150,8 @@ class ExampleText:
             name += f" ({len(example.q)} terms)"
         return f"{name} = {self.products(example.q, example.k, example.result)}"
 
-    def scaling(self, example: worked.ScalingExample) -> str:
-        """score / √d_k = scaled, at the decimals at which the printed division holds."""
-
+    def scaling_decimals(self, example: worked.ScalingExample) -> int:
+        """The fewest decimals at which the printed score / √d_k gives the printed result."""
         result = self.exact(example.result)
 
         def holds(decimals: int) -> bool:
@@ -147,16 +159,20 @@ class ExampleText:
             root = float(self.exact(example.sqrt_d_k, decimals))
             return rounds_to(score / root, result)
 
-        decimals = fewest_decimals(holds, self.least)
+        return fewest_decimals(holds, self.least)
+
+    def scaling(self, example: worked.ScalingExample) -> str:
+        """score / √d_k = scaled, at the decimals at which the printed division holds."""
+        result = self.exact(example.result)
+        decimals = self.scaling_decimals(example)
         return (
             f"{self.exact(example.score, decimals)} / {self.exact(example.sqrt_d_k, decimals)} = "
             f"{result}"
         )
 
-    def softmax(self, example: worked.SoftmaxExample, limit: int = 12) -> str:
-        """One weight as exp(shifted) / Σ exp(shifted), from the same pieces softmax() uses, at
-        the decimals at which exp of each printed number, the printed sum (when every term is
-        written out) and the printed division all hold."""
+    def softmax_decimals(self, example: worked.SoftmaxExample, limit: int = 12) -> int:
+        """The fewest decimals at which exp of each printed number, the printed sum (when every
+        term is written out) and the printed division of ``softmax`` all hold."""
         j = example.key
         written_out = len(example.shifted) <= limit
         result = self.exact(example.result)
@@ -176,7 +192,15 @@ class ExampleText:
                 )
             )
 
-        decimals = fewest_decimals(holds, self.least)
+        return fewest_decimals(holds, self.least)
+
+    def softmax(self, example: worked.SoftmaxExample, limit: int = 12) -> str:
+        """One weight as exp(shifted) / Σ exp(shifted), from the same pieces softmax() uses, at
+        the decimals at which exp of each printed number, the printed sum (when every term is
+        written out) and the printed division all hold."""
+        j = example.key
+        result = self.exact(example.result)
+        decimals = self.softmax_decimals(example, limit)
         exps = [f"exp({self.exact(s, decimals)})" for s in example.shifted]
         if len(exps) > limit:
             exps = [*exps[:3], ELLIPSIS, exps[-1]]

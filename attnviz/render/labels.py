@@ -7,9 +7,8 @@ the figures and the page.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-
-import numpy as np
 
 from attnviz.tokens import printable
 
@@ -28,7 +27,7 @@ def subscript(number: int) -> str:
 def format_number(value: float, decimals: int) -> str:
     """Fixed-point text with no negative zero (-0.001 at 2 decimals prints as 0.00); scientific
     notation from a million up, so a huge value never needs a column wider than the screen."""
-    if np.isinf(value):
+    if math.isinf(value):
         return MASKED if value < 0 else "∞"
     if abs(value) >= 1e6:
         return f"{value:.{decimals}e}"

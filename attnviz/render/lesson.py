@@ -78,6 +78,16 @@ def lesson(
     return _Writer(trace, selection, options or LessonOptions()).write()
 
 
+def header(
+    trace: AttentionTrace, selection: Selection, options: LessonOptions | None = None
+) -> list[Block]:
+    """The lesson's opening alone: its title, the formula, the sentence, the sizes, where X and
+    the weights come from, and its notes (hidden tokens, merged pieces, lowercasing)."""
+    writer = _Writer(trace, selection, options or LessonOptions())
+    writer.header()
+    return writer.blocks
+
+
 class _Writer:
     """Writes the lesson's blocks; each method is one part of the explanation."""
 
@@ -823,22 +833,26 @@ class _Writer:
             self.example_line(self.text.weighted_sum_element(example))
 
     def mask_sentence(self) -> str:
-        """Why some scores are −∞: the causal mask, the padding mask, or both."""
-        masking = self.trace.provenance.masking
-        parts = []
-        if masking.causal:
-            parts.append(
-                "Causal mask (decoder self-attention): word i may look only at itself and the "
-                "words before it, so every later word is masked. Why: a decoder is trained to "
-                "predict each next word, so it must not see the words it is predicting; the mask "
-                "also lets training predict every position of a sentence at once."
-            )
-        if masking.padding:
-            pad = printable(self.trace.tokens[-1])
-            parts.append(
-                f"Padding mask: the {pad} tokens at the end only make the sentence a fixed "
-                "length, so no word may look at them; their columns are masked and get zero "
-                "weight. Why padding: sentences of different lengths are computed together in "
-                "one batch, as one array, so the shorter ones are filled up to the longest."
-            )
-        return " ".join(parts) + " A masked score is set to −∞ before the softmax, and exp(−∞) = 0."
+        return mask_sentence(self.trace)
+
+
+def mask_sentence(trace: AttentionTrace) -> str:
+    """Why some scores are −∞: the causal mask, the padding mask, or both."""
+    masking = trace.provenance.masking
+    parts = []
+    if masking.causal:
+        parts.append(
+            "Causal mask (decoder self-attention): word i may look only at itself and the "
+            "words before it, so every later word is masked. Why: a decoder is trained to "
+            "predict each next word, so it must not see the words it is predicting; the mask "
+            "also lets training predict every position of a sentence at once."
+        )
+    if masking.padding:
+        pad = printable(trace.tokens[-1])
+        parts.append(
+            f"Padding mask: the {pad} tokens at the end only make the sentence a fixed "
+            "length, so no word may look at them; their columns are masked and get zero "
+            "weight. Why padding: sentences of different lengths are computed together in "
+            "one batch, as one array, so the shorter ones are filled up to the longest."
+        )
+    return " ".join(parts) + " A masked score is set to −∞ before the softmax, and exp(−∞) = 0."
