@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from attnviz.core import Dtype, Preset, TraceOptions, cross_layers, trace_layers
 from attnviz.embeddings import OutOfVocabulary
@@ -117,18 +117,18 @@ def explain(
     Traceback (most recent call last):
     attnviz.errors.AttnvizError: --head 3 does not exist; heads are numbered 1 to 2.
     """
-    trace_options = TraceOptions(
+    trace_options = _trace_options(
         heads=heads,
         d_model=d_model,
         seed=seed,
-        preset=_choice(Preset, preset, "preset") if preset is not None else None,
-        embeddings=Path(embeddings) if embeddings is not None else None,
-        oov=_choice(OutOfVocabulary, oov, "oov"),
-        weights=Path(weights) if weights is not None else None,
+        preset=preset,
+        embeddings=embeddings,
+        oov=oov,
+        weights=weights,
+        positions=positions,
         model=model,
         dtype=_choice(Dtype, dtype, "dtype"),
         causal=causal,
-        positions=_choice(Positions, positions, "positions"),
         pad_to=pad_to,
     )
     view = ViewOptions(layer=layer, head=head, focus=focus, hide_special=hide_special, words=words)
@@ -160,15 +160,15 @@ def cross(
     >>> trace.weights.shape                      # [heads, target words, source words]
     (2, 3, 4)
     """
-    trace_options = TraceOptions(
+    trace_options = _trace_options(
         heads=heads,
         d_model=d_model,
         seed=seed,
-        preset=_choice(Preset, preset, "preset") if preset is not None else None,
-        embeddings=Path(embeddings) if embeddings is not None else None,
-        oov=_choice(OutOfVocabulary, oov, "oov"),
-        weights=Path(weights) if weights is not None else None,
-        positions=_choice(Positions, positions, "positions"),
+        preset=preset,
+        embeddings=embeddings,
+        oov=oov,
+        weights=weights,
+        positions=positions,
     )
     trace, _, notes = crossed(source, target, trace_options, ViewOptions(head=head, focus=focus))
     _tell(notes)
@@ -307,6 +307,33 @@ def page(trace: AttentionTrace, *, decimals: int = 2) -> Page:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+
+def _trace_options(
+    *,
+    heads: int | None,
+    d_model: int | None,
+    seed: int,
+    preset: str | None,
+    embeddings: str | Path | None,
+    oov: str,
+    weights: str | Path | None,
+    positions: str,
+    **model_options: Any,
+) -> TraceOptions:
+    """The command line's TraceOptions from keyword arguments: names as strings, paths as
+    str or Path; its contradictions refused as it refuses them."""
+    return TraceOptions(
+        heads=heads,
+        d_model=d_model,
+        seed=seed,
+        preset=_choice(Preset, preset, "preset") if preset is not None else None,
+        embeddings=Path(embeddings) if embeddings is not None else None,
+        oov=_choice(OutOfVocabulary, oov, "oov"),
+        weights=Path(weights) if weights is not None else None,
+        positions=_choice(Positions, positions, "positions"),
+        **model_options,
+    )
 
 
 def _remembering(

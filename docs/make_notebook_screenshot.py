@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -19,6 +20,10 @@ import nbclient
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the browser as the tests start it
+
+from browser import CHROMIUM, FLAGS  # noqa: E402
+
 NOTEBOOK = ROOT / "examples" / "attention_lesson.ipynb"
 OUTPUT = ROOT / "docs" / "notebook.png"
 FIRST_CODE_CELL = 2  # "I am good": the cell after the title and the introduction
@@ -59,14 +64,8 @@ def main() -> None:
         page.write_text(PAGE.format(cells=cells), encoding="utf-8")
         subprocess.run(
             [
-                "chromium",
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
+                CHROMIUM,
+                *FLAGS,
                 f"--user-data-dir={folder}/profile",
                 "--hide-scrollbars",
                 "--window-size=1000,1240",

@@ -9,17 +9,20 @@ chromedriver (scripts/install-browser); nothing is downloaded.
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 from attnviz.cli import run
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the browser as the tests start it
+
+from browser import new_driver  # noqa: E402
+
 OUTPUT = ROOT / "docs" / "page.png"
 SENTENCE = "The animal didn't cross the street because it was too tired"
 
@@ -28,26 +31,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         page = Path(folder) / "it.html"
         assert run(["page", "-m", "minilm", SENTENCE, "-o", str(page)]) == 0
-        options = webdriver.ChromeOptions()
-        options.binary_location = "/usr/bin/chromium"
-        for argument in (
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--hide-scrollbars",
-            f"--user-data-dir={folder}/profile",
-        ):
-            options.add_argument(argument)
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        driver = new_driver(f"{folder}/profile", "--hide-scrollbars")
         try:
-            driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride",
-                {"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": False},
-            )
             driver.get(page.as_uri())
             Select(driver.find_element(By.ID, "head")).select_by_visible_text("Head 12")
             for _ in range(5):

@@ -16,20 +16,10 @@ import attnviz
 import attnviz.api
 from attnviz.cli import app
 
+from support import needs_model
+
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"
-
-
-def _model_extra() -> bool:
-    try:
-        import safetensors  # noqa: F401
-        import tokenizers  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_model = pytest.mark.skipif(not _model_extra(), reason="needs the extra attnviz[model]")
 
 
 def test_every_docstring_example_runs() -> None:

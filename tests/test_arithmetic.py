@@ -16,17 +16,7 @@ from typer.testing import CliRunner
 
 from attnviz.cli import app
 
-
-def _model_extra() -> bool:
-    try:
-        import safetensors  # noqa: F401
-        import tokenizers  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_model = pytest.mark.skipif(not _model_extra(), reason="needs the extra attnviz[model]")
+from support import needs_model
 
 runner = CliRunner()
 TINY_GPT2 = str(Path(__file__).resolve().parent / "model" / "tiny_gpt2")

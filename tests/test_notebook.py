@@ -7,25 +7,14 @@ import re
 from html.parser import HTMLParser
 
 import numpy as np
-import pytest
 
 import attnviz
 from attnviz.render.labels import format_number
 from attnviz.render.notebook import trace_html
 
+from support import needs_model
+
 IT = "The animal didn't cross the street because it was too tired"
-
-
-def _model_extra() -> bool:
-    try:
-        import safetensors  # noqa: F401
-        import tokenizers  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_model = pytest.mark.skipif(not _model_extra(), reason="needs the extra attnviz[model]")
 
 
 class Tables(HTMLParser):

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from support import has_model_extra
+
 nbclient = pytest.importorskip("nbclient", reason="needs the test extra (nbclient, ipykernel)")
 nbformat = pytest.importorskip("nbformat", reason="needs the test extra (nbformat)")
 
@@ -15,17 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "examples" / "attention_lesson.ipynb"
 
 
-def _model_extra() -> bool:
-    try:
-        import safetensors  # noqa: F401
-        import tokenizers  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not _model_extra(), reason="its last part runs all-MiniLM-L6-v2")
+@pytest.mark.skipif(not has_model_extra(), reason="its last part runs all-MiniLM-L6-v2")
 def test_the_lesson_notebook_runs_and_shows_its_displays(tmp_path: Path) -> None:
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code")

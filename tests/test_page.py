@@ -334,33 +334,12 @@ def test_a_failed_write_leaves_no_partial_file(
 def browser() -> Iterator[Any]:
     """Headless Chromium from Debian's packages, driven by its chromedriver: nothing is
     downloaded (a driver path given to Service skips Selenium Manager)."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    from browser import CHROMEDRIVER, CHROMIUM, new_driver
 
-    for path in ("/usr/bin/chromium", "/usr/bin/chromedriver"):
+    for path in (CHROMIUM, CHROMEDRIVER):
         assert Path(path).exists(), f"{path} is missing: run scripts/install-browser"
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
     with tempfile.TemporaryDirectory() as profile:
-        for argument in (
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--window-size=1280,720",
-            f"--user-data-dir={profile}",
-        ):
-            options.add_argument(argument)
-        options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        # The page as a 1280 × 720 screen shows it (the window's size includes its frame).
-        driver.execute_cdp_cmd(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": False},
-        )
+        driver = new_driver(profile, "--window-size=1280,720", logs=True)
         try:
             yield driver
         finally:

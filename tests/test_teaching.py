@@ -14,21 +14,11 @@ from typer.testing import CliRunner
 from attnviz.cli import app
 from attnviz.trace import load_trace
 
+from support import needs_model
+
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"
 TINY_GPT2 = str(Path(__file__).resolve().parent / "model" / "tiny_gpt2")
-
-
-def _model_extra() -> bool:
-    try:
-        import safetensors  # noqa: F401
-        import tokenizers  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_model = pytest.mark.skipif(not _model_extra(), reason="needs the extra attnviz[model]")
 
 
 def lesson(*args: str) -> str:

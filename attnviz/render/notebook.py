@@ -17,7 +17,7 @@ import numpy as np
 
 from attnviz import worked
 from attnviz.render.examples import ExampleText
-from attnviz.render.labels import MASKED, format_number, occurrence_labels, plural
+from attnviz.render.labels import MASKED, format_number, occurrence_labels
 from attnviz.render.text import weight_colours
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.tokens import printable
@@ -90,39 +90,25 @@ def trace_html(
 
 
 def _header(trace: AttentionTrace, selection: Selection) -> list[str]:
-    provenance = trace.provenance
-    kind = "cross-attention" if trace.is_cross else "self-attention"
-    sentence = provenance.sentence or " ".join(printable(w) for w in selection.row_words)
-    lines = [
-        f"<h3>attnviz · multi-head {kind}: "
-        f"<span class='formula'>Z = softmax(Q·Kᵀ / √d_k) · V</span>, then Concat · W_O</h3>",
-    ]
-    if trace.is_cross:
-        source = " ".join(printable(w) for w in selection.column_words)
-        lines.append(f"<p>Source (keys and values): <i>{_escape(source)}</i></p>")
-        lines.append(f"<p>Target (queries): <i>{_escape(sentence)}</i></p>")
-    else:
-        lines.append(
-            f"<p>Sentence: <i>{_escape(printable(sentence))}</i> "
-            f"({plural(trace.n_tokens, 'token')})</p>"
-        )
-    lines.append(
-        f"<p>d_model = {trace.d_model}, h = {plural(trace.n_heads, 'head')}, "
-        f"d_k = d_model / h = {trace.d_k}. Embeddings: "
-        f"{_escape(printable(provenance.embeddings.describe()))}. Weights: "
-        f"{_escape(printable(provenance.weights.describe()))}.</p>"
-    )
-    if provenance.weights.is_random:
-        lines.append(
-            "<p class='note'>The weights are random, not learned: the patterns show how "
-            "attention is computed, not what a trained model attends to.</p>"
-        )
-    if selection.hidden:
-        names = sorted({printable(trace.tokens[p]) for p in selection.hidden})
-        lines.append(
-            f"<p class='note'>{_escape(', '.join(names))} left out of the tables; the weights "
-            "were computed with them.</p>"
-        )
+    """The lesson's own opening (title, formula, sentence, sizes, provenance and its notes),
+    as HTML: the same sentences the terminal prints."""
+    from attnviz.render.blocks import Heading, Paragraph
+    from attnviz.render.lesson import header
+
+    styles = {"bold": "strong", "italic": "em"}  # not <b>: a word "<b>" must show as text
+    lines = []
+    for block in header(trace, selection):
+        if isinstance(block, Heading):
+            lines.append(f"<h3>{_escape(block.text)}</h3>")
+        elif isinstance(block, Paragraph):
+            note = any(span.style == "note" for span in block.spans)
+            text = "".join(
+                f"<{styles[span.style]}>{_escape(span.text)}</{styles[span.style]}>"
+                if span.style in styles
+                else _escape(span.text)
+                for span in block.spans
+            )
+            lines.append(f"<p class='note'>{text}</p>" if note else f"<p>{text}</p>")
     return lines
 
 
