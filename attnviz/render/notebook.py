@@ -98,8 +98,8 @@ def _header(trace: AttentionTrace, selection: Selection) -> list[str]:
     styles = {"bold": "strong", "italic": "em"}  # not <b>: a word "<b>" must show as text
     lines = []
     for block in header(trace, selection):
-        if isinstance(block, Heading):
-            lines.append(f"<h3>{_escape(block.text)}</h3>")
+        if isinstance(block, Heading):  # this view is not the step-by-step lesson itself
+            lines.append(f"<h3>{_escape(block.text.removesuffix(', step by step'))}</h3>")
         elif isinstance(block, Paragraph):
             note = any(span.style == "note" for span in block.spans)
             text = "".join(
