@@ -117,6 +117,9 @@ def explain(
     Traceback (most recent call last):
     attnviz.errors.AttnvizError: --head 3 does not exist; heads are numbered 1 to 2.
     """
+    _whole(layer=layer, head=head, pad_to=pad_to, seed=seed)
+    _flags(words=words, hide_special=hide_special, causal=causal)
+    _text(focus=focus, model=model)
     trace_options = _trace_options(
         heads=heads,
         d_model=d_model,
@@ -160,6 +163,8 @@ def cross(
     >>> trace.weights.shape                      # [heads, target words, source words]
     (2, 3, 4)
     """
+    _whole(head=head, seed=seed)
+    _text(focus=focus)
     trace_options = _trace_options(
         heads=heads,
         d_model=d_model,
@@ -198,6 +203,9 @@ def lesson(
 
     from attnviz.render.terminal import render_explain
 
+    _trace_given(trace, "lesson")
+    _whole(decimals=decimals, width=width)
+    _flags(show_weights=show_weights, color=color, show=show)
     options = LessonOptions(decimals=decimals, show_weights=show_weights)
     if width < 40:
         raise AttnvizError(f"width={width} is too narrow for the tables; give 40 or more.")
@@ -238,6 +246,10 @@ def heatmap(
     """
     from attnviz.render.figures import check_colormap
 
+    _trace_given(trace, "heatmap")
+    _whole(head=head)
+    _text(focus=focus)
+    _flags(all_layers=all_layers)
     check_colormap(cmap)
     chosen = _choice(Style, style, "style")
     view = trace.view or ViewOptions()
@@ -288,7 +300,7 @@ class Page:
         from attnviz.files import atomic_write, check_output_path
 
         target = Path(path)
-        check_output_path(target, (".html", ".htm"), "page")
+        check_output_path(target, (".html", ".htm"), "The page")
         atomic_write(target, lambda temporary: temporary.write_text(self.html, encoding="utf-8"))
         return target
 
@@ -303,6 +315,8 @@ def page(trace: AttentionTrace, *, decimals: int = 2) -> Page:
     >>> lesson_page.html.lower().startswith("<!doctype html>")
     True
     """
+    _trace_given(trace, "page")
+    _whole(decimals=decimals)
     return Page(trace.to_html(decimals=decimals))
 
 
@@ -334,6 +348,35 @@ def _trace_options(
         positions=_choice(Positions, positions, "positions"),
         **model_options,
     )
+
+
+def _whole(**values: object) -> None:
+    """AttnvizError for an option that must be a whole number (or None) and is not."""
+    for name, value in values.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise AttnvizError(f"{name}={value!r}: give a whole number.")
+
+
+def _flags(**values: object) -> None:
+    """AttnvizError for an option that must be True or False and is not ("no" would count as
+    true)."""
+    for name, value in values.items():
+        if not isinstance(value, bool):
+            raise AttnvizError(f"{name}={value!r}: give True or False.")
+
+
+def _text(**values: object) -> None:
+    for name, value in values.items():
+        if value is not None and not isinstance(value, str):
+            raise AttnvizError(f'{name}={value!r}: give a string, e.g. {name}="it".')
+
+
+def _trace_given(trace: object, function: str) -> None:
+    if not isinstance(trace, AttentionTrace):
+        raise AttnvizError(
+            f"{function}() takes a trace, as attnviz.explain(sentence) returns it; "
+            f"got {type(trace).__name__}."
+        )
 
 
 def _remembering(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import doctest
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -170,3 +171,27 @@ def test_page_is_the_interactive_page_and_refuses_bad_places(tmp_path: Path) -> 
         replace(trace, tokens=()).to_html()
     with pytest.raises(attnviz.AttnvizError, match="--decimals 9 is out of range"):
         attnviz.page(trace, decimals=9)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: attnviz.explain("I am good", head=1.5), "head=1.5: give a whole number."),
+        (lambda: attnviz.explain("I am good", head="1"), "head='1': give a whole number."),
+        (lambda: attnviz.explain("I am good", layer=6.0), "layer=6.0: give a whole number."),
+        (lambda: attnviz.explain("I am good", pad_to=8.0), "pad_to=8.0: give a whole number."),
+        (lambda: attnviz.explain("I am good", focus=3), 'focus=3: give a string, e.g. focus="it".'),
+        (lambda: attnviz.explain("I am good", causal="no"), "causal='no': give True or False."),
+        (lambda: attnviz.cross("I am", "Je suis", head=True), "head=True: give a whole number."),
+        (lambda: attnviz.page("I am good"), "page() takes a trace, as attnviz.explain"),
+        (lambda: attnviz.lesson("I am good"), "lesson() takes a trace"),
+        (
+            lambda: attnviz.lesson(attnviz.explain("I am good"), decimals=2.5),
+            "decimals=2.5: give a whole number.",
+        ),
+    ],
+)
+def test_options_of_the_wrong_type_are_refused_in_one_sentence(call: Any, message: str) -> None:
+    with pytest.raises(attnviz.AttnvizError) as raised:
+        call()
+    assert raised.value.message.startswith(message)

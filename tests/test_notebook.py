@@ -94,7 +94,11 @@ def test_the_fragment_is_self_contained_and_escapes_every_word() -> None:
     text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", fragment)
     assert not re.search(r"(?:https?:)?//[a-z]", text)
     assert "@import" not in fragment and "url(" not in fragment
-    assert "−∞" in fragment and "class='masked'" in fragment  # the causal mask, as in the terminal
+    # The causal mask: masked weights are exactly 0, hatched; −∞ is a score, never a weight.
+    assert "class='masked'" in fragment
+    weights = tables_of(fragment)["Head 1: softmax weights"]
+    assert all("−∞" not in cell for row in weights for cell in row)
+    assert weights[1][2:-1] == ["0.00"] * (len(weights[1]) - 3)  # the first word sees itself
 
 
 def test_the_view_decides_the_heads_and_the_hidden_tokens() -> None:
@@ -117,3 +121,14 @@ def test_a_model_trace_shows_every_layer_and_head_with_the_chosen_one_outlined()
     layer_4 = trace.model_layers[3]
     it = trace.tokens.index("it")
     assert overview[4][2] == trace.tokens[int(np.argmax(layer_4.weights[1, it]))]
+
+
+@needs_model
+def test_the_focus_bars_say_what_they_leave_out_as_the_terminal_does() -> None:
+    trace = attnviz.explain(IT, model="minilm", layer=4, head=2, focus="it", hide_special=True)
+    fragment = trace_html(trace, image=False)
+    it = trace.tokens.index("it")
+    hidden = trace.weights[1, it, [0, len(trace.tokens) - 1]].sum()
+    assert f"(hidden [CLS] and [SEP], together {format_number(hidden, 2)})" in fragment
+    assert "… 1 more word, together" in fragment  # 13 words shown, 12 bars
+    assert "among the words shown ([CLS] and [SEP] hidden)" in fragment

@@ -627,3 +627,23 @@ def test_the_notebook_display_runs_the_page_in_its_own_frame(browser: Any, tmp_p
         browser.switch_to.default_content()
     assert browser.find_element(By.ID, "notebook").text == "a notebook cell"
     assert not browser.find_elements(By.CSS_SELECTOR, "body > script")
+
+
+@pytest.mark.browser
+def test_real_pointer_clicks_select_the_word_under_the_pointer(
+    browser: Any, model_page: Any
+) -> None:
+    """A mouse moved onto each word and clicked, at 1280 × 720, selects that word: the layout
+    does not move under the pointer when the title changes with the word."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    path, layers = model_page
+    open_page(browser, path)
+    names = [b.text.split("\n")[0].split(" ")[0] for b in words(browser, "queries")]
+    for name in names:
+        target = button(browser, "queries", name)
+        ActionChains(browser).move_to_element(target).pause(0.05).click().perform()
+        title = browser.find_element(By.ID, "picture-title").text
+        assert f"“{name}”" in title, (name, title)
+        assert button(browser, "queries", name).get_attribute("aria-pressed") == "true"

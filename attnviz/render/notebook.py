@@ -17,7 +17,7 @@ import numpy as np
 
 from attnviz import worked
 from attnviz.render.examples import ExampleText
-from attnviz.render.labels import MASKED, format_number, occurrence_labels
+from attnviz.render.labels import format_number, occurrence_labels, plural
 from attnviz.render.text import weight_colours
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.tokens import printable
@@ -127,8 +127,10 @@ def _weights_table(
         cells = []
         for j, weight in enumerate(weights[i]):
             if masked is not None and masked[i, j]:
+                # A weight, not a score: exactly 0 (its score was −∞ before the softmax).
                 cells.append(
-                    f"<td class='masked' title='masked: −∞ before the softmax'>{MASKED}</td>"
+                    "<td class='masked' title='masked: its score was −∞ before the softmax'>"
+                    f"{format_number(0.0, decimals)}</td>"
                 )
                 continue
             text, background = weight_colours(float(weight))
@@ -166,7 +168,16 @@ def _focus(
         f"vector in the output z of {_escape(repr(name))}.</p>",
     ]
     for head in selection.heads:
-        order = np.argsort(-rows[head], kind="stable")[:12]
+        ranked = np.argsort(-rows[head], kind="stable")
+        order = ranked[:12]
+        rest = ""  # what the bars leave out, as the terminal says it
+        if len(ranked) > len(order):
+            together = format_number(float(rows[head][ranked[len(order) :]].sum()), decimals)
+            rest += f"<p>… {plural(len(ranked) - len(order), 'more word')}, together {together}</p>"
+        if selection.hidden:
+            names = " and ".join(sorted({printable(trace.tokens[p]) for p in selection.hidden}))
+            hidden = format_number(1.0 - float(rows[head].sum()), decimals)
+            rest += f"<p>(hidden {_escape(names)}, together {hidden})</p>"
         bars = "".join(
             f"<tr><th>{_escape(columns[j])}</th><td><span class='bar' "
             f"style='width:{max(1.0, 160 * float(rows[head][j])):.0f}px'></span> "
@@ -175,7 +186,7 @@ def _focus(
         )
         example = worked.weighted_sum(trace, head, focus.index)
         parts.append(
-            f"<table class='bars'><caption>Head {head + 1}</caption>{bars}</table>"
+            f"<table class='bars'><caption>Head {head + 1}</caption>{bars}</table>{rest}"
             f"<p class='example'>{_escape(text.weighted_sum(example, limit=12))}\n"
             f"{_escape(text.weighted_sum_element(example))}</p>"
         )
@@ -196,10 +207,13 @@ def _overview(trace: AttentionTrace, selection: Selection, decimals: int) -> lis
     words = occurrence_labels([printable(word) for word in selection.column_words])
     focus = selection.focus
     what = (
-        f"the word {_escape(repr(printable(focus.label)))} gives the most weight"
+        f"the word that {_escape(repr(printable(focus.label)))} gives the most weight to"
         if focus is not None
-        else "the word the shown words give the most weight on average"
+        else "the word that the shown words give the most weight to on average"
     )
+    if selection.hidden:
+        names = sorted({printable(trace.tokens[p]) for p in selection.hidden})
+        what += f", among the words shown ({_escape(' and '.join(names))} hidden)"
     header = "".join(f"<th>H{h + 1}</th>" for h in range(trace.n_heads))
     body = []
     for index, layer in enumerate(layers):

@@ -224,6 +224,14 @@ def _layer_data(
         if embeddings.kind in (EmbeddingsKind.MODEL, EmbeddingsKind.LAYER)
         else f"Each token is one row of X, its embedding: {embeddings.describe()}."
     )
+    padding = trace.provenance.masking.padding
+    if padding and embeddings.kind not in (EmbeddingsKind.MODEL, EmbeddingsKind.LAYER):
+        pad = trace.tokens[-1]
+        rows_of_x += (
+            f" The {pad} rows of E are zero vectors, so their rows of X are their positions alone."
+            if trace.PE is not None
+            else f" The {pad} rows are zero vectors."
+        )
     return {
         "name": name,
         "input": printable(rows_of_x),  # what the rows of X are, in a sentence
@@ -397,7 +405,7 @@ _TEMPLATE = """<!DOCTYPE html>
 <button type="button" id="previous">◀ Previous</button>
 <span id="step-label" aria-live="polite">All steps</span>
 <button type="button" id="next">Next ▶</button>
-<button type="button" id="all-steps">All steps</button></span>
+<button type="button" id="all-steps">Show all</button></span>
 </nav>
 <main>
 <section id="picture" aria-labelledby="picture-title">
