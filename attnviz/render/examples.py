@@ -10,7 +10,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from attnviz import worked
-from attnviz.render.labels import ELLIPSIS, MASKED, format_number, subscript
+from attnviz.render.labels import ELLIPSIS, MASKED, format_number, occurrence_labels, subscript
+from attnviz.tokens import printable
+from attnviz.trace import AttentionTrace
 
 #: The most terms a sum is written out with; past that, the first three, an ellipsis, the last.
 MOST_TERMS = 8
@@ -63,6 +65,18 @@ def sum_of_products_holds(
         return rounds_to(total, result)
 
     return holds
+
+
+def position_labels(trace: AttentionTrace) -> tuple[list[str], list[str]]:
+    """The labels of the trace's own positions, queries and keys, as every worked example names
+    them: word pieces as computed, hidden tokens included, repeats numbered ("the:1")."""
+    queries = occurrence_labels([printable(token) for token in trace.tokens])
+    keys = (
+        occurrence_labels([printable(token) for token in trace.key_tokens])
+        if trace.is_cross
+        else queries
+    )
+    return queries, keys
 
 
 class ExampleText:

@@ -26,7 +26,7 @@ from attnviz.render.blocks import (
     Span,
     Tables,
 )
-from attnviz.render.examples import ExampleText
+from attnviz.render.examples import ExampleText, position_labels
 from attnviz.render.labels import ELLIPSIS, occurrence_labels, plural, subscript
 from attnviz.render.options import LessonOptions
 from attnviz.selection import Selection
@@ -103,12 +103,7 @@ class _Writer:
             else self.tokens
         )
         # The worked examples name the trace's own positions: pieces, hidden tokens included.
-        self.all_queries = occurrence_labels([printable(token) for token in trace.tokens])
-        self.all_keys = (
-            occurrence_labels([printable(token) for token in trace.key_tokens])
-            if trace.is_cross
-            else self.all_queries
-        )
+        self.all_queries, self.all_keys = position_labels(trace)
         self.example = worked.example_query(trace, selection)
         self.example_row = selection.row_of(self.example)
         self.example_column: int | None = None  # the example's key, set for each head

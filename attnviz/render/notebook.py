@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from attnviz import worked
-from attnviz.render.examples import ExampleText
+from attnviz.render.examples import ExampleText, position_labels
 from attnviz.render.labels import format_number, occurrence_labels, plural
 from attnviz.render.text import weight_colours
 from attnviz.selection import Selection, ViewOptions, select
@@ -154,13 +154,7 @@ def _focus(
     focus = selection.focus
     assert focus is not None
     name = printable(focus.label)
-    queries = occurrence_labels([printable(token) for token in trace.tokens])
-    keys = (
-        occurrence_labels([printable(token) for token in trace.key_tokens])
-        if trace.is_cross
-        else queries
-    )
-    text = ExampleText(decimals, queries, keys)
+    text = ExampleText(decimals, *position_labels(trace))
     rows = selection.focus_weights(trace.weights)
     parts = [
         f"<h4>Where does {_escape(repr(name))} look?</h4>",

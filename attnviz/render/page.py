@@ -34,7 +34,7 @@ import numpy as np
 from attnviz import __version__, worked
 from attnviz.provenance import EmbeddingsKind
 from attnviz.render.blocks import Heading, Paragraph
-from attnviz.render.examples import MOST_TERMS, ExampleText
+from attnviz.render.examples import MOST_TERMS, ExampleText, position_labels
 from attnviz.render.labels import ELLIPSIS, occurrence_labels
 from attnviz.render.lesson import header, mask_sentence
 from attnviz.render.options import LessonOptions
@@ -139,12 +139,7 @@ def page_data(
         raise ValueError("page_data needs at least one layer")
     start = _index_of(layers, trace)
     options = LessonOptions(decimals=decimals)
-    queries = occurrence_labels([printable(token) for token in trace.tokens])
-    keys = (
-        occurrence_labels([printable(token) for token in trace.key_tokens])
-        if trace.is_cross
-        else queries
-    )
+    queries, keys = position_labels(trace)
     text = ExampleText(decimals, queries, keys)
     special = set(trace.provenance.special)
     rows = [group[0] for group in selection.row_groups]  # the pieces the worked examples follow
