@@ -18,7 +18,7 @@ line calls ``explained`` and ``crossed``, the same functions with its options ty
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
@@ -28,7 +28,7 @@ from attnviz.core import Dtype, Preset, TraceOptions, cross_layers, trace_layers
 from attnviz.embeddings import OutOfVocabulary
 from attnviz.errors import AttnvizError
 from attnviz.positions import Positions
-from attnviz.render.options import LessonOptions, Style
+from attnviz.render.options import LessonOptions, Scale, Style
 from attnviz.selection import Selection, ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
 
@@ -57,7 +57,7 @@ def explained(
 ) -> Explained:
     """Trace ``sentence`` as ``trace_options`` say and choose what ``view`` shows: the command
     line's ``explain``, with its options types."""
-    layers, notes = trace_layers(sentence, trace_options, progress=progress)
+    layers, notes = trace_layers(sentence, trace_options, layer=view.layer, progress=progress)
     trace = _remembering(choose_layer(layers, view.layer), view, layers)
     selection = select(trace, view)
     return Explained(trace, selection, (*notes, *selection.notes))
@@ -73,7 +73,9 @@ def crossed(
 ) -> Explained:
     """Cross-attention as the command line's ``cross`` makes it: queries from ``target``, keys
     and values from ``source``."""
-    (trace,), notes = cross_layers(source, target, trace_options, progress=progress)
+    (trace,), notes = cross_layers(
+        source, target, trace_options, layer=view.layer, progress=progress
+    )
     trace = _remembering(trace, view, (trace,))
     selection = select(trace, view)
     return Explained(trace, selection, (*notes, *selection.notes))
@@ -144,6 +146,7 @@ def cross(
     source: str,
     target: str,
     *,
+    layer: int | None = None,
     head: int | None = None,
     focus: str | None = None,
     heads: int | None = None,
@@ -156,14 +159,15 @@ def cross(
     positions: str = "none",
 ) -> AttentionTrace:
     """Encoder–decoder (cross) attention, as ``attnviz cross`` computes it: the queries come
-    from ``target``, the keys and values from ``source``.
+    from ``target``, the keys and values from ``source``. ``layer`` picks a layer of a model's
+    export given as ``weights``.
 
     >>> import attnviz
     >>> trace = attnviz.cross("I am very good", "Je vais bien", focus="vais")
     >>> trace.weights.shape                      # [heads, target words, source words]
     (2, 3, 4)
     """
-    _whole(head=head, seed=seed)
+    _whole(layer=layer, head=head, seed=seed)
     _text(focus=focus)
     trace_options = _trace_options(
         heads=heads,
@@ -175,7 +179,8 @@ def cross(
         weights=weights,
         positions=positions,
     )
-    trace, _, notes = crossed(source, target, trace_options, ViewOptions(head=head, focus=focus))
+    view = ViewOptions(layer=layer, head=head, focus=focus)
+    trace, _, notes = crossed(source, target, trace_options, view)
     _tell(notes)
     return trace
 
@@ -185,17 +190,22 @@ def lesson(
     *,
     decimals: int = 2,
     show_weights: bool = False,
+    steps: str | int | Iterable[int] | None = None,
     width: int = 100,
     color: bool = False,
     show: bool = False,
 ) -> str:
     """The step-by-step lesson of ``trace`` as ``attnviz explain`` prints it, as text (with ANSI
-    colours when ``color``); ``show=True`` also prints it. What it shows is ``trace.view``.
+    colours when ``color``); ``show=True`` also prints it. What it shows is ``trace.view``;
+    ``steps`` ("4-6", "1,3-5", 4 or [4, 5, 6]) keeps only those steps, as --steps does.
 
     >>> import attnviz
     >>> text = attnviz.lesson(attnviz.explain("I am good"), width=80)
     >>> text.splitlines()[0]
     'attnviz · multi-head self-attention, step by step'
+    >>> scaled = attnviz.lesson(attnviz.explain("I am good"), steps="4")
+    >>> "Step 4 ·" in scaled, "Step 3 ·" in scaled
+    (True, False)
     """
     import io
 
@@ -206,7 +216,7 @@ def lesson(
     _trace_given(trace, "lesson")
     _whole(decimals=decimals, width=width)
     _flags(show_weights=show_weights, color=color, show=show)
-    options = LessonOptions(decimals=decimals, show_weights=show_weights)
+    options = LessonOptions(decimals=decimals, show_weights=show_weights, steps=_steps(steps))
     if width < 40:
         raise AttnvizError(f"width={width} is too narrow for the tables; give 40 or more.")
     console = Console(
@@ -233,11 +243,14 @@ def heatmap(
     all_layers: bool = False,
     style: str = "grid",
     cmap: str = "viridis",
+    scale: str | None = None,
 ) -> Figure:
     """The attention weights of ``trace`` as a matplotlib Figure, as ``attnviz heatmap`` draws
     them: one panel per head (``head`` for one), the focus word's row outlined;
     ``style="lines"`` for lines from the focus word; ``all_layers=True`` for every layer and
-    head of a model run. ``head`` and ``focus`` override what ``trace.view`` says.
+    head of a model run; ``scale`` "fixed" (colours 0–1), "row" (each row to its largest) or
+    "auto" (to the largest shown), by default fixed up to 16 words. ``head`` and ``focus``
+    override what ``trace.view`` says.
 
     >>> import attnviz
     >>> figure = attnviz.heatmap(attnviz.explain("I am good"), head=2)
@@ -252,6 +265,7 @@ def heatmap(
     _flags(all_layers=all_layers)
     check_colormap(cmap)
     chosen = _choice(Style, style, "style")
+    colours = None if scale is None else _choice(Scale, scale, "scale")
     view = trace.view or ViewOptions()
     view = view._replace(
         head=head if head is not None else view.head,
@@ -263,7 +277,9 @@ def heatmap(
         layers = trace.model_layers or (trace,)
         if head is not None:
             raise AttnvizError("all_layers draws every layer and head; drop head.")
-        return build_layers_figure(layers, select(layers[0], view._replace(head=None)), cmap=cmap)
+        return build_layers_figure(
+            layers, select(layers[0], view._replace(head=None)), cmap=cmap, scale=colours
+        )
     selection = select(trace, view)
     if chosen is Style.lines:
         from attnviz.render.plots import build_lines_figure
@@ -271,7 +287,7 @@ def heatmap(
         return build_lines_figure(trace, selection)
     from attnviz.render.heatmap import build_figure
 
-    return build_figure(trace, selection, cmap=cmap)
+    return build_figure(trace, selection, cmap=cmap, scale=colours)
 
 
 class Page:
@@ -369,6 +385,19 @@ def _text(**values: object) -> None:
     for name, value in values.items():
         if value is not None and not isinstance(value, str):
             raise AttnvizError(f'{name}={value!r}: give a string, e.g. {name}="it".')
+
+
+def _steps(steps: object) -> str | None:
+    """``steps`` as the command line's --steps: "4-6" as it is, 4 as "4", [4, 5, 6] as
+    "4,5,6"."""
+    if steps is None or isinstance(steps, str):
+        return steps
+    numbers = list(steps) if isinstance(steps, Iterable) else [steps]
+    if any(isinstance(n, bool) or not isinstance(n, int) for n in numbers):
+        raise AttnvizError(
+            f'steps={steps!r}: give step numbers, e.g. steps="4-6" or steps=[4, 5, 6].'
+        )
+    return ",".join(str(number) for number in numbers)
 
 
 def _trace_given(trace: object, function: str) -> None:

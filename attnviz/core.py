@@ -15,11 +15,24 @@ import numpy as np
 from attnviz.attention import causal_mask, multi_head_attention, padding_mask
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings, random_embeddings
-from attnviz.errors import AttnvizError, FileProblem
+from attnviz.errors import AttnvizError
 from attnviz.positions import Positions, sinusoidal_positions
-from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Masking, Provenance
+from attnviz.provenance import (
+    EmbeddingsKind,
+    EmbeddingsOrigin,
+    Masking,
+    Provenance,
+    WeightsOrigin,
+)
+from attnviz.selection import NO_LAYERS
 from attnviz.tokens import check_token_count, tokenize
-from attnviz.trace import AttentionTrace, load_trace
+from attnviz.trace import (
+    AttentionTrace,
+    Pieces,
+    load_trace,
+    recorded_pieces,
+    recorded_sentence,
+)
 from attnviz.weights import AttentionWeights, load_weights, random_weights
 
 PAD = "[PAD]"
@@ -120,11 +133,13 @@ def trace_layers(
     sentence: str,
     options: TraceOptions = TraceOptions(),
     *,
+    layer: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> TracedLayers:
     """Every layer the options describe: the random (or loaded) layer alone, or each layer of a
-    pretrained model, run on ``sentence``. ``progress`` is called while a word-vector text
-    file is streamed."""
+    pretrained model, run on ``sentence``. ``layer`` (--layer, from 1) picks the layer to read
+    from a model's export given as weights or embeddings (a model runs every layer; the view
+    picks one). ``progress`` is called while a word-vector text file is streamed."""
     if options.model is not None:
         from attnviz.model.run import trace_model
 
@@ -136,6 +151,7 @@ def trace_layers(
         causal=options.causal,
         positions=options.positions,
         pad_to=options.pad_to,
+        layer=layer,
         progress=progress,
     )
     return TracedLayers((trace,), notes)
@@ -146,11 +162,13 @@ def cross_layers(
     target: str,
     options: TraceOptions = TraceOptions(),
     *,
+    layer: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> TracedLayers:
     """Cross-attention from the options: queries from ``target``, keys and values from
     ``source``. A model, a causal mask and padding are refused: they belong to self-attention
-    (and attnviz's models are an encoder or a decoder alone)."""
+    (and attnviz's models are an encoder or a decoder alone). ``layer`` picks the layer of a
+    model's export given as weights."""
     if options.causal:
         raise AttnvizError(
             "--causal does not apply to cross: each target word may look at the whole "
@@ -166,6 +184,7 @@ def cross_layers(
         target,
         **options.layer_arguments(),
         positions=options.positions,
+        layer=layer,
         progress=progress,
     )
     return TracedLayers((trace,), notes)
@@ -232,23 +251,33 @@ def layer_inputs(
     weights: AttentionWeights | str | Path | None = None,
     oov: OutOfVocabulary | str = OutOfVocabulary.error,
     progress: Callable[[int, int], None] | None = None,
+    layer: int | None = None,
 ) -> LayerInputs:
-    """X for ``tokens`` and the weights, from the options: sizes may be left to the files."""
+    """X for ``tokens`` and the weights, from the options: sizes may be left to the files.
+
+    ``layer`` (from 1) picks one layer of a model's export given as weights or embeddings; it
+    is refused when no file given holds a model's layers.
+    """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise AttnvizError(f"The seed (--seed) must be a whole number >= 0, got {seed!r}.")
     try:
         oov = OutOfVocabulary(oov)
     except ValueError:
         raise AttnvizError(f"oov must be 'error' or 'random', got {oov!r}.") from None
+    layered = False  # whether a file given held a model's layers, of which ``layer`` was read
     if isinstance(weights, (str, Path)):
-        weights = load_weights(Path(weights))
+        weights = load_weights(Path(weights), layer=layer)
+        layered = layer is not None  # load_weights refuses a layer of a one-layer file
     if isinstance(embeddings, (str, Path)):
         embeddings = load_embeddings(
-            Path(embeddings), tokens, oov=oov, seed=seed, progress=progress
+            Path(embeddings), tokens, oov=oov, seed=seed, progress=progress, layer=layer
         )
+        layered = layered or embeddings.origin.layer is not None
     elif isinstance(embeddings, np.ndarray):
         given = EmbeddingsOrigin(EmbeddingsKind.GIVEN)
         embeddings = Embeddings(X=np.asarray(embeddings, dtype=np.float64), origin=given)
+    if layer is not None and not layered:
+        raise AttnvizError(NO_LAYERS)
     if embeddings is not None and not np.isfinite(embeddings.X).all():
         raise AttnvizError("The embeddings hold NaN or infinity; give finite numbers.")
     config = resolve_config(
@@ -288,6 +317,7 @@ def trace_with_options(
     positions: Positions | str = Positions.none,
     pad_to: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    layer: int | None = None,
 ) -> Traced:
     """The trace from the command line's options: sizes may be left to the files to decide.
 
@@ -296,10 +326,17 @@ def trace_with_options(
     too: they have positions like any token).
     pad_to: append [PAD] tokens (zero embeddings) up to this length and mask them as keys.
     progress: called with (bytes_read, file_size) while a word-vector text file is streamed.
+    layer: the layer (from 1) to read from a model's export given as weights or embeddings.
     Returns the trace and notes for the user (words given random vectors, and so on).
     """
     positions = _positions(positions)
-    tokens = tokenize(sentence) if isinstance(sentence, str) else check_token_count(sentence)
+    pieces = _model_pieces(sentence, embeddings)
+    if pieces is not None:
+        tokens = list(pieces.tokens)
+    elif isinstance(sentence, str):
+        tokens = tokenize(sentence)
+    else:
+        tokens = check_token_count(sentence)
     inputs = layer_inputs(
         tokens,
         d_model=d_model,
@@ -310,6 +347,7 @@ def trace_with_options(
         weights=weights,
         oov=oov,
         progress=progress,
+        layer=layer,
     )
     x, n_real = inputs.embeddings.X, len(tokens)
     if pad_to is not None:
@@ -332,7 +370,8 @@ def trace_with_options(
         embeddings=inputs.embeddings.origin._replace(positions=positions),
         weights=inputs.weights.origin,
         masking=Masking(causal=causal, padding=len(tokens) - n_real),
-        special=tuple(range(n_real, len(tokens))),
+        special=(*(pieces.special if pieces else ()), *range(n_real, len(tokens))),
+        sentence=sentence if pieces is not None and isinstance(sentence, str) else "",
     )
     trace = multi_head_attention(
         tokens,
@@ -344,6 +383,20 @@ def trace_with_options(
         positional_encoding=_encoding(positions, len(tokens), inputs.config.d_model),
     )
     return Traced(trace, inputs.notes + _other_embeddings_note(trace, inputs.weights))
+
+
+def _model_pieces(
+    sentence: str | Sequence[str], embeddings: Embeddings | np.ndarray | str | Path | None
+) -> Pieces | None:
+    """When the embeddings are a model's export of this very sentence, the pieces its
+    tokenizer cut it into ("[CLS] i am good [SEP]"): the rows of X belong to those, not to
+    the words attnviz's own tokenizer would make. None otherwise."""
+    if isinstance(sentence, str) and isinstance(embeddings, (str, Path)):
+        pieces = recorded_pieces(Path(embeddings), sentence)
+        if pieces is not None:
+            check_token_count(pieces.tokens)
+        return pieces
+    return None
 
 
 def _positions(positions: Positions | str) -> Positions:
@@ -371,9 +424,11 @@ def _other_embeddings_note(trace: AttentionTrace, weights: AttentionWeights) -> 
     path = weights.path
     if path is None:
         return ()
+    if weights.origin.model is not None:
+        return _model_layer_note(trace, weights.origin, path)
     try:
         their = load_embeddings(path, list(trace.tokens))  # a trace's E when it has positions
-    except FileProblem:
+    except AttnvizError:
         return ()  # not a trace, or one of another sentence
     other_vectors = not np.array_equal(their.X, trace.X if trace.E is None else trace.E)
     # Positions the trace was made with and this run leaves out. (Positions added to a trace
@@ -393,6 +448,24 @@ def _other_embeddings_note(trace: AttentionTrace, weights: AttentionWeights) -> 
     return (
         f"{path} was made with {' and '.join(made)}, so only its weights are reused; add "
         f"{' '.join(fixes)} to reuse its X too.",
+    )
+
+
+def _model_layer_note(trace: AttentionTrace, origin: WeightsOrigin, path: Path) -> tuple[str, ...]:
+    """When --weights is a model's layer run on other X than the model gave it, say how to run
+    it on that X: only then are its numbers the model's (up to the attention's output)."""
+    try:
+        their = load_embeddings(path, list(trace.tokens), layer=origin.layer)
+    except AttnvizError:
+        their = None  # another sentence, or a file without the layer's X
+    if their is not None and np.array_equal(their.X, trace.X):
+        return ()
+    sentence = recorded_sentence(path)
+    made_for = f' and the sentence it was made for, "{sentence}"' if sentence else ""
+    return (
+        f"{path} holds layer {origin.layer} of {origin.model}; here its weights run on other X "
+        f"({trace.provenance.embeddings.describe()}). For that layer's attention as the model "
+        f"computed it, add --embeddings {path}{made_for}.",
     )
 
 
@@ -418,6 +491,7 @@ def trace_cross(
     oov: OutOfVocabulary | str = OutOfVocabulary.error,
     positions: Positions | str = Positions.none,
     progress: Callable[[int, int], None] | None = None,
+    layer: int | None = None,
 ) -> Traced:
     """Cross-attention (encoder–decoder), as when translating "I am good" into "Je vais bien":
     queries from the target words, keys and values from the source words.
@@ -440,6 +514,7 @@ def trace_cross(
         weights=weights,
         oov=oov,
         progress=progress,
+        layer=layer,
     )
     n_target, d_model = len(target_tokens), inputs.config.d_model
     trace = multi_head_attention(

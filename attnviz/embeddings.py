@@ -8,7 +8,8 @@ Formats:
   * ``.json``: a vocabulary ``{"word": [v1, …, v_d], …}`` (or an exported trace).
 
 An exported trace made with --positions gives its token embeddings E, without the positions
-(X = E + PE): run with the same --positions, it gets the same X back.
+(X = E + PE): run with the same --positions, it gets the same X back. A model's export holds
+each layer's input X [L, n, d_model]: ``layer`` (--layer, from 1) picks one.
 
 A vocabulary lookup tries the exact token, then its lowercase form.
 """
@@ -28,6 +29,7 @@ from attnviz.arrays import FloatArray
 from attnviz.errors import FileProblem
 from attnviz.files import finite_matrix, load_json, load_npy, load_npz, require_readable
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin
+from attnviz.trace import export_layer, layers_in, read_provenance, recorded_sentence
 
 TEXT_EXTENSIONS = (".txt", ".vec", ".glove", ".w2v")
 EMBEDDING_EXTENSIONS = (*TEXT_EXTENSIONS, ".npy", ".npz", ".json")
@@ -74,10 +76,12 @@ def load_embeddings(
     oov: OutOfVocabulary = OutOfVocabulary.error,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    layer: int | None = None,
 ) -> Embeddings:
     """Read X for ``tokens`` from ``path``; see the module docstring for the formats.
 
-    ``progress(bytes_read, file_size)`` is called while a text file is streamed.
+    ``progress(bytes_read, file_size)`` is called while a text file is streamed. ``layer``
+    (from 1) picks a layer's X from a model's export, which needs it; other files ignore it.
     """
     require_readable(path, "Embeddings")
     extension = path.suffix.lower()
@@ -124,8 +128,10 @@ def load_embeddings(
                 f"Embeddings file {path} has arrays {sorted(arrays)}; name the one-row-per-token "
                 "array X (or save only that array), or give words and vectors."
             )
-        rows = finite_matrix(arrays[key], name=key, source=path, ndim=2)
         file_tokens = [str(t) for t in arrays["tokens"].reshape(-1)] if "tokens" in arrays else None
+        if file_tokens is not None and layers_in(arrays[key], 2) is not None:
+            return _layer_rows(arrays[key], arrays.get("config"), tokens, path, file_tokens, layer)
+        rows = finite_matrix(arrays[key], name=key, source=path, ndim=2)
         return _rows_per_token(rows, tokens, path, file_tokens=file_tokens)
     if extension == ".json":
         data, repeated_keys = load_json(path, "Embeddings")
@@ -136,8 +142,11 @@ def load_embeddings(
         tokens_in_file = data.get("tokens")
         if "X" in data and isinstance(tokens_in_file, list):
             key = "E" if "E" in data and "PE" in data else "X"  # E: a trace with positions
+            file_tokens = [str(t) for t in tokens_in_file]
+            if layers_in(data[key], 2) is not None:
+                return _layer_rows(data[key], data.get("config"), tokens, path, file_tokens, layer)
             rows = finite_matrix(data[key], name=key, source=path, ndim=2)
-            return _rows_per_token(rows, tokens, path, file_tokens=[str(t) for t in tokens_in_file])
+            return _rows_per_token(rows, tokens, path, file_tokens=file_tokens)
         vocabulary = {
             str(word): finite_matrix(vector, name=f"the vector of {word!r}", source=path, ndim=1)
             for word, vector in data.items()
@@ -362,21 +371,56 @@ def _from_vocabulary(
     return Embeddings(X=np.stack(rows), origin=origin, notes=tuple(said))
 
 
-def _rows_per_token(
-    rows: FloatArray, tokens: Sequence[str], path: Path, *, file_tokens: list[str] | None
+def _layer_rows(
+    value: object,
+    config: object,
+    tokens: Sequence[str],
+    path: Path,
+    file_tokens: list[str],
+    layer: int | None,
 ) -> Embeddings:
+    """Layer ``layer``'s input X from a model's export, X [L, n, d_model] -> [n, d_model]."""
+    layers = finite_matrix(value, name="X", source=path, ndim=3)
+    index = export_layer(len(layers), layer, f"embeddings file {path}")
+    try:
+        made = read_provenance(config, path)
+    except FileProblem:
+        made = ()  # a config it cannot read: the rows themselves are all it needs
+    architecture = made[index].embeddings.architecture if index < len(made) else None
+    origin = EmbeddingsOrigin(
+        EmbeddingsKind.FILE,
+        path=str(path),
+        vocabulary=False,
+        architecture=architecture,
+        layer=index + 1,
+    )
+    return _rows_per_token(layers[index], tokens, path, file_tokens=file_tokens, origin=origin)
+
+
+def _rows_per_token(
+    rows: FloatArray,
+    tokens: Sequence[str],
+    path: Path,
+    *,
+    file_tokens: list[str] | None,
+    origin: EmbeddingsOrigin | None = None,
+) -> Embeddings:
+    if file_tokens is not None and list(file_tokens) != list(tokens):
+        # A model's export holds its tokenizer's pieces: the sentence as written finds them.
+        sentence = recorded_sentence(path)
+        made_for = f"the sentence {sentence!r} (tokens " if sentence else "the tokens "
+        raise FileProblem(
+            f"Embeddings file {path} was made for {made_for}{' '.join(file_tokens)!r}"
+            f"{')' if sentence else ''}, not {' '.join(tokens)!r}; use the same sentence."
+        )
     if rows.shape[0] != len(tokens):
         raise FileProblem(
             f"Embeddings file {path} has {rows.shape[0]} rows but the sentence has {len(tokens)} "
             "tokens; a .npy/.npz array needs exactly one row per token."
         )
-    if file_tokens is not None and list(file_tokens) != list(tokens):
-        raise FileProblem(
-            f"Embeddings file {path} was made for the tokens {' '.join(file_tokens)!r}, not "
-            f"{' '.join(tokens)!r}; use the same sentence."
-        )
     if rows.shape[1] == 0:
         raise FileProblem(f"Embeddings file {path} has rows of width 0.")
     return Embeddings(
-        X=rows, origin=EmbeddingsOrigin(EmbeddingsKind.FILE, path=str(path), vocabulary=False)
+        X=rows,
+        origin=origin or EmbeddingsOrigin(EmbeddingsKind.FILE, path=str(path), vocabulary=False),
     )

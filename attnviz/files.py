@@ -67,8 +67,9 @@ def load_npy(path: Path, what: str) -> np.ndarray:
     return array
 
 
-def load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
-    """Load every array of a ``.npz`` file, without pickle, into a plain dict."""
+def load_npz(path: Path, what: str, keys: Iterable[str] | None = None) -> dict[str, np.ndarray]:
+    """Load every array of a ``.npz`` file, without pickle, into a plain dict; with ``keys``,
+    only those of them that it has (each array is stored apart, so the others are not read)."""
     require_readable(path, what)
     _check_magic(path, what, b"PK", ".npz")
     try:
@@ -77,7 +78,8 @@ def load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
                 raise FileProblem(
                     f"{what} file {path} is not a .npz archive; save it with np.savez."
                 )
-            return {name: archive[name] for name in archive.files}
+            wanted = archive.files if keys is None else [k for k in keys if k in archive.files]
+            return {name: archive[name] for name in wanted}
     except FileProblem:
         raise
     except Exception as error:

@@ -59,7 +59,9 @@ class EmbeddingsOrigin(NamedTuple):
     # FILE: True when looked up word by word in a vocabulary, False for one row per token.
     vocabulary: bool | None = None
     architecture: str | None = None  # MODEL, LAYER: the model_type, e.g. "bert" or "gpt2"
-    layer: int | None = None  # MODEL, LAYER: the layer whose input X is, from 1
+    # MODEL, LAYER: the layer whose input X is, from 1; FILE: the layer of a model's export
+    # whose input X was read (with --layer).
+    layer: int | None = None
     # RANDOM, FILE, GIVEN: sinusoidal when X = E + PE (the trace keeps E and PE). A model's
     # learned positions are part of its embeddings (MODEL, LAYER) and are not recorded here.
     positions: Positions = Positions.none
@@ -74,11 +76,16 @@ class EmbeddingsOrigin(NamedTuple):
         if self.kind is EmbeddingsKind.RANDOM:
             return f"seeded random vectors (seed {self.seed})"
         if self.kind is EmbeddingsKind.FILE:
+            if self.layer is not None:
+                return f"rows of {self.path}, layer {self.layer}'s input: {self._layer_input()}"
             if self.vocabulary is False:
                 return f"rows of {self.path}"
             return f"word vectors from {self.path}"
         if self.kind is EmbeddingsKind.GIVEN:
             return "given array"
+        return self._layer_input()
+
+    def _layer_input(self) -> str:
         first, later = _LAYER_INPUT.get(self.architecture or "", _LAYER_INPUT["bert"])
         layer = self.layer or 1
         return first if layer == 1 else later.format(previous=layer - 1)
@@ -122,11 +129,12 @@ class WeightsOrigin(NamedTuple):
             return f"random (seed {self.seed})"
         if self.kind is WeightsKind.GIVEN:
             return "given"
-        if self.kind is WeightsKind.FILE:
-            return f"loaded from {self.path}"
         text = f"{self.model} ({'pretrained' if self.trained else 'random, untrained checkpoint'})"
         if with_layer and self.layer is not None and self.n_layers is not None:
             text += f", layer {self.layer} of {self.n_layers}"
+        if self.kind is WeightsKind.FILE:
+            # A model's layer read back from its export is still named, with its layer.
+            return f"loaded from {self.path}" + (f": {text}" if self.model is not None else "")
         return text
 
 

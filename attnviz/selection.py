@@ -146,12 +146,23 @@ def _gather(array: FloatArray, groups: Groups, *, axis: int, total: bool = False
     return np.stack(parts, axis=axis)
 
 
+#: --layer where no layers are: the random mode, or files that hold one layer.
+NO_LAYERS = (
+    "--layer needs --model, or a model's export (--model … --export FILE) as --weights or "
+    "--embeddings: the random mode has one layer."
+)
+
+
 def choose_layer(layers: Sequence[AttentionTrace], layer: int | None) -> AttentionTrace:
-    """The layer to show, numbered from 1 as a person types it; the last by default."""
+    """The layer to show, numbered from 1 as a person types it; the last by default. A layer
+    read from a model's export (--weights/--embeddings with --layer) is the one trace."""
     if layer is None:
         return layers[-1]
-    if not layers[0].provenance.weights.is_pretrained:
-        raise AttnvizError("--layer needs --model: the random mode has one layer.")
+    provenance = layers[0].provenance
+    if not provenance.weights.is_pretrained:
+        if layer in (provenance.weights.layer, provenance.embeddings.layer):
+            return layers[0]
+        raise AttnvizError(NO_LAYERS)
     if not 1 <= layer <= len(layers):
         raise AttnvizError(
             f"--layer {layer} does not exist; layers are numbered 1 to {len(layers)}."

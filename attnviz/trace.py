@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
@@ -365,6 +365,79 @@ def read_provenance(config: Any, path: Path | None = None) -> tuple[Provenance, 
     except AttnvizError as error:
         raise FileProblem(f"{path}: {error.message}") from None
     return ()
+
+
+def layers_in(value: Any, ndim: int) -> int | None:
+    """How many layers an array read from a file holds: None for one layer's array of ``ndim``
+    dimensions; with one dimension more (a model's export, see ``export_layers``) the length of
+    its leading axis. Anything else is None too, for the loader to refuse with its shape."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):
+        return None
+    return int(array.shape[0]) if array.ndim == ndim + 1 and array.dtype.kind in "fiu" else None
+
+
+def export_layer(n_layers: int, layer: int | None, what: str, model: str | None = None) -> int:
+    """The index (from 0) of ``layer`` (from 1, as --layer numbers them) in a file holding a
+    model's ``n_layers`` layers; ``what`` names the file ("weights file m.npz"). Without a
+    layer, or with one the file does not have, AttnvizError says which to choose."""
+    choose = f"choose one with --layer 1..{n_layers}"
+    if layer is None:
+        of = f" of {model}" if model else ""
+        raise AttnvizError(f"{what[:1].upper()}{what[1:]} holds {n_layers} layers{of}; {choose}.")
+    if not 1 <= layer <= n_layers:
+        raise AttnvizError(f"--layer {layer}: {what} holds {n_layers} layers; {choose}.")
+    return layer - 1
+
+
+class Pieces(NamedTuple):
+    """A sentence as a model's tokenizer cut it, as its export records it."""
+
+    tokens: tuple[str, ...]  # "[CLS]", "i", "am", "good", "[SEP]"
+    special: tuple[int, ...]  # the positions of [CLS], [SEP] and the like
+
+
+def recorded_pieces(path: Path, sentence: str) -> Pieces | None:
+    """The tokens of a model's export of ``sentence``: its tokenizer's pieces, one per row of
+    the X it holds, which attnviz's own tokenizer would not cut the sentence into. None for
+    any other file or sentence (loading it says what is wrong)."""
+    recorded = _tokens_and_provenance(path)
+    if recorded is None or not sentence:
+        return None
+    tokens, made = recorded
+    match = next((provenance for provenance in made if provenance.sentence == sentence), None)
+    return None if match is None else Pieces(tokens, match.special)
+
+
+def recorded_sentence(path: Path) -> str | None:
+    """The sentence, as written, that a model's export was made for; None for other files."""
+    recorded = _tokens_and_provenance(path)
+    if recorded is None:
+        return None
+    return next((p.sentence for p in recorded[1] if p.sentence), None)
+
+
+def _tokens_and_provenance(path: Path) -> tuple[tuple[str, ...], tuple[Provenance, ...]] | None:
+    """An export's tokens and provenance, without reading its arrays from an ``.npz`` (a
+    ``.json`` is read whole); None for a file that is not an attnviz export, or is broken."""
+    extension = path.suffix.lower()
+    try:
+        if extension == ".npz":
+            data: Any = load_npz(path, "Trace", keys=("tokens", "config"))
+        elif extension == ".json":
+            start = b'{"tokens":'  # how every .json export starts (see _write)
+            with path.open("rb") as handle:
+                if handle.read(len(start)) != start:
+                    return None
+            data = load_json(path, "Trace").value
+        else:
+            return None
+        if not isinstance(data, dict) or "tokens" not in data:
+            return None
+        return _words(data["tokens"], "tokens", path), read_provenance(data.get("config"), path)
+    except (AttnvizError, OSError):
+        return None
 
 
 def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:

@@ -130,13 +130,17 @@ def random_weights(config: AttentionConfig, rng: np.random.Generator) -> Attenti
     return AttentionWeights(W_Q=w_q, W_K=w_k, W_V=w_v, W_O=w_o, origin=origin)
 
 
-def load_weights(path: Path) -> AttentionWeights:
+def load_weights(path: Path, *, layer: int | None = None) -> AttentionWeights:
     """Read W_Q, W_K, W_V [h, d_model, d_k] and W_O [h·d_k, d_model] from ``.npz`` or ``.json``,
     and the biases b_Q, b_K, b_V [h, d_k] and b_O [d_model] when the file has all four.
 
     An exported trace is such a file (a pretrained layer's export has the biases): its other
-    keys are ignored.
+    keys are ignored. A model's export holds every layer, each array with a leading layer axis
+    (W_Q [L, h, d_model, d_k]): ``layer``, from 1, says which layer's matrices to read, and is
+    required there and refused for a file of one layer.
     """
+    from attnviz.trace import export_layer, layers_in
+
     extension = path.suffix.lower()
     config: object = None
     if extension == ".npz":
@@ -166,35 +170,54 @@ def load_weights(path: Path) -> AttentionWeights:
             f"Weights file {path} lacks {', '.join(missing)}; it needs W_Q, W_K, W_V "
             "[heads, d_model, d_k] and W_O [heads·d_k, d_model]."
         )
-    matrices = {
-        key: finite_matrix(arrays[key], name=key, source=path, ndim=2 if key == "W_O" else 3)
-        for key in WEIGHT_KEYS
-    }
-    if all(key in arrays for key in BIAS_KEYS):
-        matrices.update(
-            {
-                key: finite_matrix(
-                    arrays[key], name=key, source=path, ndim=1 if key == "b_O" else 2
-                )
-                for key in BIAS_KEYS
-            }
+    keys = [*WEIGHT_KEYS, *(BIAS_KEYS if all(key in arrays for key in BIAS_KEYS) else ())]
+    n_layers = layers_in(arrays["W_Q"], _NDIM["W_Q"])
+    index = None
+    if n_layers is not None:
+        model = _file_origin(path, config).model
+        index = export_layer(n_layers, layer, f"weights file {path}", model)
+    elif layer is not None:
+        made = _file_origin(path, config)
+        which = f", layer {made.layer} of {made.model}" if made.model and made.layer else ""
+        raise AttnvizError(
+            f"--layer {layer}: weights file {path} holds one layer's weights{which}; drop "
+            "--layer, which picks a layer of a model's export (--model … --export FILE)."
         )
+    matrices = {
+        key: finite_matrix(
+            arrays[key], name=key, source=path, ndim=_NDIM[key] + (index is not None)
+        )
+        for key in keys
+    }
+    if index is not None:
+        for key, matrix in matrices.items():
+            if len(matrix) != n_layers:
+                raise FileProblem(
+                    f"Weights file {path}: {key} holds {len(matrix)} layers but W_Q {n_layers}."
+                )
+        matrices = {key: matrix[index] for key, matrix in matrices.items()}
     try:
-        return AttentionWeights(**matrices, origin=_file_origin(path, config), path=path)
+        origin = _file_origin(path, config, 0 if index is None else index)
+        return AttentionWeights(**matrices, origin=origin, path=path)
     except AttnvizError as error:
         raise FileProblem(f"Weights file {path}: {error.message}") from None
 
 
-def _file_origin(path: Path, config: object) -> WeightsOrigin:
-    """Weights read from ``path``; an attnviz export also says what they were made from (a seed,
-    a model), so a random trace fed back is still called random."""
+#: Dimensions of one layer's arrays: [h, d_model, d_k] for W_Q, [d_model] for b_O, …
+_NDIM = {"W_Q": 3, "W_K": 3, "W_V": 3, "W_O": 2, "b_Q": 2, "b_K": 2, "b_V": 2, "b_O": 1}
+
+
+def _file_origin(path: Path, config: object, index: int = 0) -> WeightsOrigin:
+    """Weights read from ``path`` (its layer ``index``, from 0, for a model's export); an
+    attnviz export also says what they were made from (a seed, a model and its layer), so a
+    random trace fed back is still called random and a model's layer is still named."""
     from attnviz.trace import read_provenance
 
     try:
         made = read_provenance(config, path)
     except FileProblem:
         made = ()  # a config it cannot read: the weights themselves are all it needs
-    before = made[0].weights if made else None
+    before = made[index].weights if index < len(made) else None
     if before is None:
         return WeightsOrigin(WeightsKind.FILE, path=str(path))
     return WeightsOrigin(
@@ -203,4 +226,7 @@ def _file_origin(path: Path, config: object) -> WeightsOrigin:
         seed=before.seed,
         model=before.model,
         architecture=before.architecture,
+        layer=before.layer,
+        n_layers=before.n_layers,
+        trained=before.trained,
     )

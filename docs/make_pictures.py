@@ -7,7 +7,8 @@ seeded, and the files carry no date, so running the script twice gives the same 
 ``heatmap_minilm_it.png`` is layer 6, head 12 of all-MiniLM-L6-v2 (``--model minilm``),
 ``heatmap_minilm_grid.png`` all its layers and heads (``--all-layers``) and
 ``heatmap_gpt2_grid.png`` those of the tests' tiny GPT-2, words merged; they are made only when
-the model extra (and all-MiniLM-L6-v2's files) are installed.
+the model extra (and all-MiniLM-L6-v2's files) are installed. ``slide_scores.png`` and
+``slide_weights.png`` are two slides of ``attnviz explain … --slides DIR``.
 """
 
 from __future__ import annotations
@@ -76,10 +77,28 @@ def make_mask_and_cross_pictures() -> None:
     save_heatmap(crossed, select(crossed, ViewOptions(focus="vais")), DOCS / "cross.png")
 
 
+def make_slide_pictures() -> None:
+    """Two slides of the lesson about the tired animal, as ``--slides`` draws them: head 1's
+    raw scores and its attention weights."""
+    from attnviz.render.options import LessonOptions
+    from attnviz.render.slides import plan_slides, save_slide
+
+    trace = attnviz.trace_attention(
+        "The animal didn't cross the street because it was too tired", config=CONFIG
+    )
+    selection = select(trace, ViewOptions(focus="it"))
+    for slide in plan_slides(trace, selection, LessonOptions(steps="3,5")):
+        for step in ("scores", "weights"):
+            if slide.name.endswith(f"-head1-{step}"):
+                save_slide(slide, DOCS / f"slide_{step}.png")
+                print(f"wrote {DOCS / f'slide_{step}.png'}")
+
+
 def main() -> None:
     make_scaling_picture(DOCS / "scaling.png")
     make_lines_picture(DOCS / "lines_it.png")
     make_mask_and_cross_pictures()
+    make_slide_pictures()
     print(f"wrote {DOCS / 'scaling.png'}")
     for name, (sentence, focus_word) in PICTURES.items():
         path = DOCS / name

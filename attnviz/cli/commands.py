@@ -13,19 +13,22 @@ import typer
 from attnviz.analysis.heads import RankBy
 from attnviz.api import crossed, explained
 from attnviz.cli.console import new_console, note, pacer, reading_progress, wrote
-from attnviz.cli.options import Export, Leave, Sentence, image_option
+from attnviz.cli.options import Export, Html, Leave, Sentence, Slides, Step, Svg, image_option
 from attnviz.core import TraceOptions, trace_layers
 from attnviz.errors import AttnvizError
 from attnviz.outputs import check_export, check_folder, check_image, write_export
-from attnviz.render.options import ImageOptions, LessonOptions, Style
+from attnviz.render.options import ImageOptions, LessonOptions, Scale, Style
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.trace import AttentionTrace
 
 
-def traced(sentence: str, options: TraceOptions) -> tuple[AttentionTrace, ...]:
-    """The layers the options describe; notes about how they were made go to stderr."""
+def traced(
+    sentence: str, options: TraceOptions, layer: int | None = None
+) -> tuple[AttentionTrace, ...]:
+    """The layers the options describe (``layer``: the one to read from a model's export);
+    notes about how they were made go to stderr."""
     with reading_progress(options.embeddings) as progress:
-        layers, notes = trace_layers(sentence, options, progress=progress)
+        layers, notes = trace_layers(sentence, options, layer=layer, progress=progress)
     for message in notes:
         note(message)
     return layers
@@ -48,26 +51,39 @@ def check_outputs(export: Path | None, *images: tuple[Path | None, str]) -> None
             check_image(path, what)
 
 
+def check_recordings(svg: Path | None, html: Path | None) -> None:
+    """Refuse --svg and --html paths that cannot be written, before any work is done."""
+    from attnviz.files import check_output_path
+
+    for path, extensions, what in ((svg, (".svg",), "--svg"), (html, (".html", ".htm"), "--html")):
+        if path is not None:
+            check_output_path(path, extensions, what)
+
+
+def write_slides(
+    trace: AttentionTrace, selection: Selection, lesson: LessonOptions, folder: Path | None
+) -> None:
+    """--slides: the lesson's slides into ``folder`` (checked before the work began)."""
+    if folder is None:
+        return
+    from attnviz.render.slides import save_slides
+
+    written, notes = save_slides(trace, selection, lesson, folder)
+    for message in notes:
+        note(message)
+    for path in written:
+        wrote(path)
+
+
 def explain(
     sentence: Sentence,
     trace_options: TraceOptions,
     view: ViewOptions,
     lesson: LessonOptions,
-    step: Annotated[
-        bool, typer.Option("--step", help="Pause after each step until Enter (q quits).")
-    ] = False,
-    svg: Annotated[
-        Path | None,
-        typer.Option(
-            "--svg", help="Also save the rendering, colours included, as SVG.", readable=False
-        ),
-    ] = None,
-    html: Annotated[
-        Path | None,
-        typer.Option(
-            "--html", help="Also save the rendering, colours included, as HTML.", readable=False
-        ),
-    ] = None,
+    step: Step = False,
+    svg: Svg = None,
+    html: Html = None,
+    slides: Slides = None,
     export: Export = None,
 ) -> None:
     """Print every step of multi-head self-attention for SENTENCE.
@@ -76,13 +92,12 @@ def explain(
 
     Example: attnviz explain "The animal didn't cross the street because it was too tired" -f it
     """
-    from attnviz.files import check_output_path
     from attnviz.render.terminal import render_explain, save_lesson
 
     check_outputs(export)
-    for path, extensions, what in ((svg, (".svg",), "--svg"), (html, (".html", ".htm"), "--html")):
-        if path is not None:
-            check_output_path(path, extensions, what)
+    check_recordings(svg, html)
+    if slides is not None:
+        check_folder(slides, "--slides")
     with reading_progress(trace_options.embeddings) as progress:
         trace, selection, notes = explained(sentence, trace_options, view, progress=progress)
     for message in notes:
@@ -91,6 +106,7 @@ def explain(
     render_explain(trace, selection, console, lesson, pause=pacer(console) if step else None)
     for path in save_lesson(trace, selection, lesson, console.width, svg=svg, html=html):
         wrote(path)
+    write_slides(trace, selection, lesson, slides)
     if export is not None:
         write_export(trace.model_layers or (trace,), export)
         wrote(export)
@@ -122,6 +138,15 @@ def heatmap(
             "--style", help="grid: heatmaps; lines: the focus word's lines to every word."
         ),
     ] = Style.grid,
+    scale: Annotated[
+        Scale | None,
+        typer.Option(
+            "--scale",
+            help="Colours span 0–1 (fixed), each row's largest weight (row), or the largest "
+            "weight shown (auto). Default: fixed up to 16 words, else auto.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Save the attention weights of SENTENCE as a heatmap image, one panel per head.
 
@@ -134,8 +159,10 @@ def heatmap(
     check_outputs(export, (output, "--output"))
     if per_head is not None:
         check_folder(per_head, "--per-head")
-    layers = traced(sentence, trace_options)
-    options = ImageOptions(style=style, cmap=cmap, all_layers=all_layers, per_head=per_head)
+    layers = traced(sentence, trace_options, view.layer)
+    options = ImageOptions(
+        style=style, cmap=cmap, all_layers=all_layers, per_head=per_head, scale=scale
+    )
     written, notes = save_images(layers, view, output, options)
     for message in notes:
         note(message)
@@ -160,7 +187,7 @@ def page(
     ],
     trace_options: TraceOptions,
     view: ViewOptions,
-    lesson: Annotated[LessonOptions, Leave("show_weights")],
+    lesson: Annotated[LessonOptions, Leave("show_weights", "steps")],
 ) -> None:
     """Save an interactive lesson page for SENTENCE: one HTML file, offline.
 
@@ -187,13 +214,17 @@ def cross(
     ],
     target: Annotated[str, typer.Argument(help="The target sentence (queries).", metavar="TARGET")],
     trace_options: Annotated[TraceOptions, Leave("model", "dtype", "pad_to", "causal")],
-    view: Annotated[ViewOptions, Leave("layer", "hide_special", "words")],
+    view: Annotated[ViewOptions, Leave("hide_special", "words")],
     lesson: LessonOptions,
     export: Export = None,
     output: image_option("Also save the heatmap: .png, .svg or .pdf.") = None,  # type: ignore[valid-type]
     causal: Annotated[
         bool, typer.Option("--causal", help="Refused: a causal mask is for self-attention.")
     ] = False,
+    step: Step = False,
+    svg: Svg = None,
+    html: Html = None,
+    slides: Slides = None,
 ) -> None:
     """Encoder–decoder (cross) attention: queries from TARGET, keys and values from SOURCE.
 
@@ -201,15 +232,22 @@ def cross(
 
     Example: attnviz cross "I am good" "Je vais bien" --focus vais
     """
-    from attnviz.render.terminal import render_explain
+    from attnviz.render.terminal import render_explain, save_lesson
 
     check_outputs(export, (output, "--output"))
+    check_recordings(svg, html)
+    if slides is not None:
+        check_folder(slides, "--slides")
     trace_options = replace(trace_options, causal=causal)  # refused by cross_layers, with why
     with reading_progress(trace_options.embeddings) as progress:
         trace, selection, notes = crossed(source, target, trace_options, view, progress=progress)
     for message in notes:
         note(message)
-    render_explain(trace, selection, new_console(), lesson)
+    console = new_console()
+    render_explain(trace, selection, console, lesson, pause=pacer(console) if step else None)
+    for path in save_lesson(trace, selection, lesson, console.width, svg=svg, html=html):
+        wrote(path)
+    write_slides(trace, selection, lesson, slides)
     if output is not None:
         from attnviz.render.heatmap import save_heatmap
 

@@ -74,7 +74,7 @@ def user_errors() -> Iterator[None]:
 def pacer(console: "Console") -> "Pacer | None":
     """--step: wait for Enter between steps; q stops. Never waits unless stdin is a terminal."""
     if not (sys.stdin.isatty() and console.is_terminal):
-        note("--step pauses only at a terminal; showing every step.")
+        note("--step pauses only at a terminal; going on without pausing.")
         return None
 
     def pause(coming: str) -> bool:

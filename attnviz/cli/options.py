@@ -120,7 +120,8 @@ DECLARATIONS: dict[str, Any] = {
         int | None,
         typer.Option(
             "--layer",
-            help="With --model: the layer to show, from 1 (default: the last).",
+            help="With --model: the layer to show, from 1 (default: the last). With a model's "
+            "export as --weights/--embeddings: the layer to read from it.",
             show_default=False,
         ),
     ],
@@ -157,6 +158,16 @@ DECLARATIONS: dict[str, Any] = {
     "show_weights": Annotated[
         bool, typer.Option("--show-weights", help="Also print W_Q, W_K, W_V and W_O.")
     ],
+    "steps": Annotated[
+        str | None,
+        typer.Option(
+            "--steps",
+            help="Show only these steps, after the header, e.g. 4-6 or 1,3-5: 1 tokens and X; "
+            "2–6 each head's Q K V, Q·Kᵀ, ÷√d_k, softmax and Z (for every head shown); "
+            "7 Concat and W_O; 8 the focus view.",
+            show_default=False,
+        ),
+    ],
 }
 
 GROUPS = (TraceOptions, ViewOptions, LessonOptions)
@@ -170,6 +181,30 @@ Export = Annotated[
     typer.Option(
         "--export",
         help="Save every intermediate to FILE.npz or FILE.json.",
+        show_default=False,
+        readable=False,
+    ),
+]
+# The lesson's pacing and its recordings, for explain and cross.
+Step = Annotated[bool, typer.Option("--step", help="Pause after each step until Enter (q quits).")]
+Svg = Annotated[
+    Path | None,
+    typer.Option(
+        "--svg", help="Also save the rendering, colours included, as SVG.", readable=False
+    ),
+]
+Html = Annotated[
+    Path | None,
+    typer.Option(
+        "--html", help="Also save the rendering, colours included, as HTML.", readable=False
+    ),
+]
+Slides = Annotated[
+    Path | None,
+    typer.Option(
+        "--slides",
+        help="Also save each step as a 16:9 slide in this folder: NN-step.svg and NN-step.png "
+        "(1920×1080), in the terminal's colours.",
         show_default=False,
         readable=False,
     ),

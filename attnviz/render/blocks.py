@@ -66,9 +66,11 @@ class Blank(NamedTuple):
 
 
 class Pause(NamedTuple):
-    """Where --step waits before going on to ``coming``."""
+    """Where a step begins: --step waits here before going on to ``coming``, and --steps keeps
+    or leaves out everything from here to the next Pause."""
 
     coming: str
+    step: int  # the step's number (render/options.py: 1 to 7, and 8 the focus view)
 
 
 class SectionEnd(NamedTuple):

@@ -14,11 +14,10 @@ running ``attnviz explain``) never loads it. Every layer and head at once: rende
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,12 +25,16 @@ from numpy.typing import NDArray
 from attnviz.render.figures import (
     CHAR_WIDTH,
     COLOUR_BAR,
-    MISSING_GLYPH,
-    TITLE_FONT,
-    TITLE_LINE,
+    JOINED,
+    JOINED_PHRASE,
+    MIN_FONT,
+    MIN_TITLE_FONT,
     AxisLabels,
+    ColourScale,
     axis_labels,
     check_colormap,
+    colour_scale,
+    draw_values,
     frame_row,
     hatch_masked,
     hidden_taking_weight,
@@ -46,11 +49,15 @@ from attnviz.render.figures import (
     sentence_text,
     short_label,
     shown_row_sums,
-    text_colour,
-    text_inches,
+    text_width,
+    title_font_for,
+    title_line,
     truncate,
+    value_font,
     weights_phrase,
+    word_labels,
 )
+from attnviz.render.options import Scale
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -59,23 +66,24 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.image import AxesImage
-    from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 MAX_PANELS_PER_ROW = 4
 MAX_GRID_WIDTH = 20.0  # inches across one row of panels, so 8 heads of 60 words stay printable
-CELL = 0.45  # inches per word while a panel is between its smallest and largest size
+CELL = 0.5  # inches per word while a panel is between its smallest and largest size
 MIN_PANEL = 2.2  # inches: two words still get big cells
 MAX_PANEL = 8.0  # inches: beyond this the cells shrink instead of the picture growing
-MAX_ANNOTATED_TOKENS = 12  # print the weight in each cell up to this many words
 MAX_GRID_LINE_TOKENS = 30  # thin lines between cells up to this many words
-PANEL_TITLE = 0.4  # inches above a panel for "Head 1"
-AXIS_LABEL = 0.35  # inches for "key word (looked at)" and "query word (looking)"
+MARGIN = 0.15  # inches around the picture
+PANEL_GAP = 0.3  # inches between a panel and the next column's word labels
+ROW_GAP = 0.2  # inches between a row of panels' axis title and the next row's head titles
+TICK_ROOM = 4 / 72  # inches between a panel's edge and its word labels: tick length and pad
+AXIS_PAD = 4 / 72  # inches between the word labels and the axis title (matplotlib's labelpad)
+FOCUS_ROW = (0.32, 0.55)  # inches, smallest and largest height of a focus-panel row
 
 #: Axis titles of a head panel: (columns, rows) for self-attention and for cross-attention.
 SELF_AXIS_TITLES = ("key word (looked at)", "query word (looking)")
 CROSS_AXIS_TITLES = ("source word (looked at)", "target word (looking)")
-AXIS_TITLE_FONT = 9.0  # points
-AXIS_TITLE_LINE = 1.2 * AXIS_TITLE_FONT / 72  # inches per extra line of an axis title
+AXIS_TITLE_FONT = 10.0  # points
 
 
 def axis_title(text: str, room: float) -> str:
@@ -84,14 +92,41 @@ def axis_title(text: str, room: float) -> str:
     >>> axis_title("source word (looked at)", 1.0)
     'source word\\n(looked at)'
     """
-    if text_inches(len(text), AXIS_TITLE_FONT) <= room:
+    if text_width(text, AXIS_TITLE_FONT) <= room:
         return text
     return text.replace(" (", "\n(", 1)
 
 
 def title_depth(title: str) -> float:
-    """Inches an axis title of one or more lines takes beside its panel."""
-    return AXIS_LABEL + title.count("\n") * AXIS_TITLE_LINE
+    """Inches an axis title of one or more lines takes beside its panel, with its pad."""
+    return AXIS_PAD + (title.count("\n") + 1) * 1.25 * AXIS_TITLE_FONT / 72
+
+
+def head_title_depth(font: float) -> float:
+    """Inches above a panel for "Head 1": the bold line and its 4-point pad."""
+    return (1.3 * font + 6) / 72
+
+
+@dataclass(frozen=True)
+class Values:
+    """How weights are printed in a panel's cells: at ``font`` points, "0.45" or ``compact``
+    ".45"; a font of 0 prints none (the cells are too small for MIN_FONT)."""
+
+    font: float
+    compact: bool
+
+    @property
+    def shown(self) -> bool:
+        return self.font > 0
+
+
+def values_for(cell_width: float, cell_height: float) -> Values:
+    """ "0.45" when it fits the cells at MIN_FONT or more, else ".45", else nothing."""
+    for compact, chars in ((False, 4), (True, 3)):
+        font = value_font(cell_width, cell_height, chars)
+        if font:
+            return Values(font, compact)
+    return Values(0.0, False)
 
 
 @dataclass(frozen=True)
@@ -106,16 +141,24 @@ class Layout:
     panel_width: float  # inches, width of one heatmap: n_keys cells
     panel_height: float  # inches, height of one heatmap: n_tokens cells
     tick_font: float  # points, word labels
-    value_font: float  # points, the weights printed in cells
-    annotate: bool  # print each weight in its cell
+    values: Values  # the weights printed in a head panel's cells
     x: AxisLabels  # key words under each heatmap
     y: AxisLabels  # query words left of each heatmap
     focus_rows: int  # rows of the focus panel (one per shown head); 0 without a focus word
     focus_x: AxisLabels  # key words under the focus panel, whose cells are wider
     focus_row: float  # inches, height of one row of the focus panel
+    focus_values: Values  # the weights printed in the focus panel's cells
+    head_labels: float  # inches, the focus panel's "head 12" labels
+    title_font: float  # points, the figure's title
+    head_font: float  # points, "Head 1" and the focus panel's title
     x_title: str = SELF_AXIS_TITLES[0]  # under each heatmap, maybe on two lines
     y_title: str = SELF_AXIS_TITLES[1]  # left of the first column, maybe on two lines
     focus_title: str = SELF_AXIS_TITLES[0]  # under the focus panel, one line
+
+    @property
+    def annotate(self) -> bool:
+        """The head panels print their weights."""
+        return self.values.shown
 
     @property
     def panel(self) -> float:
@@ -123,30 +166,42 @@ class Layout:
         return max(self.panel_width, self.panel_height)
 
     @property
+    def left(self) -> float:
+        """Inches left of a panel for its y axis title and word labels."""
+        return title_depth(self.y_title) + self.y.depth
+
+    @property
+    def column_width(self) -> float:
+        """Inches of one column of panels: labels, panel, gap to the next column."""
+        return self.left + self.panel_width + PANEL_GAP
+
+    @property
+    def grid_width(self) -> float:
+        return max(self.columns * self.column_width, self.left + MIN_PANEL + PANEL_GAP)
+
+    @property
     def width(self) -> float:
         """Inches: each column of panels with its word labels, then the colour bar."""
-        return round(
-            grid_width(self.columns, self.panel_width, self.y, self.y_title) + COLOUR_BAR, 2
-        )
+        return round(MARGIN + self.grid_width + COLOUR_BAR + MARGIN, 2)
+
+    @property
+    def row_height(self) -> float:
+        """Inches of one row of panels: head titles, panels, word labels, axis title."""
+        under = self.x.depth + title_depth(self.x_title)
+        return head_title_depth(self.head_font) + self.panel_height + under + ROW_GAP
+
+    @property
+    def focus_height(self) -> float:
+        """Inches of the focus panel with its title, word labels and axis title."""
+        if not self.focus_rows:
+            return 0.0
+        rows = self.focus_rows * self.focus_row
+        return head_title_depth(self.head_font) + rows + self.focus_x.depth + title_depth("")
 
     def height(self, title_lines: int) -> float:
         """Inches: title lines, rows of panels with their labels, the focus panel if any."""
-        height = title_lines * TITLE_LINE + 0.3
-        height += self.rows * (
-            PANEL_TITLE + self.panel_height + self.x.depth + title_depth(self.x_title)
-        )
-        if self.focus_rows:
-            height += (
-                PANEL_TITLE + self.focus_rows * self.focus_row + self.focus_x.depth + AXIS_LABEL
-            )
-        return round(height, 2)
-
-
-def grid_width(columns: int, panel_width: float, y: AxisLabels, y_title: str) -> float:
-    """Inches across the columns of panels with their word labels; at least as wide as one
-    MIN_PANEL panel, so that titles still fit above a few narrow (cross-attention) panels."""
-    labels = title_depth(y_title) + y.depth
-    return max(columns * (labels + panel_width + 0.2), labels + MIN_PANEL + 0.2)
+        title = title_lines * title_line(self.title_font)
+        return round(2 * MARGIN + title + self.rows * self.row_height + self.focus_height, 2)
 
 
 def plan_layout(
@@ -160,35 +215,43 @@ def plan_layout(
     ``tokens`` label the rows (query words); ``key_tokens``, when given, the columns (the
     source words of cross-attention), else ``tokens`` again. Cells are square: a panel grows by
     CELL inches per word of its longer side between MIN_PANEL and the largest size that keeps
-    a row of panels within MAX_GRID_WIDTH (and a panel within MAX_PANEL); fonts follow the cell
-    size, down to a readable floor, after which only every k-th word is labelled, each axis by
-    its own count of words.
+    a row of panels within MAX_GRID_WIDTH (and a panel within MAX_PANEL). Every text is at
+    least MIN_FONT points: word labels follow the cell size down to it, after which only every
+    k-th word is labelled, each axis by its own count of words; weights are printed in the
+    cells whenever they fit at MIN_FONT or more.
     """
     keys = tokens if key_tokens is None else key_tokens
     n_tokens, n_keys = len(tokens), len(keys)
     columns = min(n_panels, MAX_PANELS_PER_ROW)
+    font = min(max(0.6 * CELL * 72 * min(1.0, 12 / max(n_tokens, n_keys)), MIN_FONT), 11.0)
+    row_labels = [short_label(token) for token in tokens]
+    key_labels = [short_label(token) for token in keys]
+    y_width = max(text_width(label, font, bold=True) for label in row_labels)
+    key_width = max(text_width(label, font, bold=True) for label in key_labels)
+    x_text, y_text = SELF_AXIS_TITLES if key_tokens is None else CROSS_AXIS_TITLES
+    left = title_depth(y_text) + TICK_ROOM + y_width
     # The panel's width: the rule for a square panel of the longer side, scaled by the width's
     # share of it (1 when square: min(max(CELL·n, MIN_PANEL), limit)), and the height kept
     # within MAX_PANEL too.
     share = n_keys / max(n_tokens, n_keys)
     panel_width = min(
         max(CELL * n_keys, MIN_PANEL * share),
-        min(MAX_PANEL, MAX_GRID_WIDTH / columns),
+        min(MAX_PANEL, MAX_GRID_WIDTH / columns - left - PANEL_GAP),
         MAX_PANEL * n_keys / n_tokens,
     )
     cell = panel_width / n_keys  # inches per word
     panel_height = panel_width if n_keys == n_tokens else cell * n_tokens
-    font = min(max(0.6 * cell * 72, 6.5), 10.0)
-    longest_row = max(len(short_label(token)) for token in tokens)
-    longest_key = max(len(short_label(token)) for token in keys)
-    x = axis_labels(longest_key, n_keys, cell, font, x=True)
-    y = axis_labels(longest_row, n_tokens, cell, font, x=False)
-    x_text, y_text = SELF_AXIS_TITLES if key_tokens is None else CROSS_AXIS_TITLES
+    x = axis_labels(key_width, n_keys, cell, font, x=True)
+    y = axis_labels(y_width, n_tokens, cell, font, x=False)
     y_title = axis_title(y_text, panel_height + 0.2)
     # The focus panel spans every column of panels, so its cells are wider than a heatmap's.
     labels = y.depth + title_depth(y_title)
-    focus_cell = max(columns * (panel_width + labels), labels + MIN_PANEL) / n_keys
-    return Layout(
+    span = max(columns * (panel_width + labels + PANEL_GAP), labels + MIN_PANEL + PANEL_GAP)
+    head_labels = TICK_ROOM + text_width(f"head {n_panels}", font)
+    focus_width = span - PANEL_GAP - head_labels
+    focus_cell = focus_width / n_keys
+    focus_row = min(max(cell, FOCUS_ROW[0]), FOCUS_ROW[1])
+    layout = Layout(
         n_tokens=n_tokens,
         n_keys=n_keys,
         columns=columns,
@@ -196,17 +259,21 @@ def plan_layout(
         panel_width=panel_width,
         panel_height=panel_height,
         tick_font=font,
-        value_font=min(max(0.28 * cell * 72, 6.0), 12.0),
-        annotate=max(n_tokens, n_keys) <= MAX_ANNOTATED_TOKENS,
+        values=values_for(cell, cell),
         x=x,
         y=y,
         focus_rows=focus_rows,
-        focus_x=axis_labels(longest_key, n_keys, focus_cell, font, x=True),
-        focus_row=min(max(cell, 0.3), 0.5),
+        focus_x=axis_labels(key_width, n_keys, focus_cell, font, x=True),
+        focus_row=focus_row,
+        focus_values=values_for(focus_cell, focus_row),
+        head_labels=head_labels,
+        title_font=MIN_TITLE_FONT,
+        head_font=MIN_TITLE_FONT,
         x_title=axis_title(x_text, panel_width + 0.3),
         y_title=y_title,
         focus_title=x_text,
     )
+    return replace(layout, title_font=title_font_for(layout.width))
 
 
 def sentences_line(source: Sequence[str], target: Sequence[str], max_chars: int) -> str:
@@ -225,11 +292,18 @@ def sentences_line(source: Sequence[str], target: Sequence[str], max_chars: int)
     return " → ".join(quoted)
 
 
-def title_lines(trace: AttentionTrace, selection: Selection, width: float) -> list[str]:
-    """The figure's title for a figure ``width`` inches wide: the sentence (cut to one line),
-    or for cross-attention “source” → “target” and which side gives queries, keys and values;
-    then what the colours are, the sizes and where the weights came from."""
-    max_chars = int(width * 72 / (CHAR_WIDTH * TITLE_FONT))
+def title_lines(
+    trace: AttentionTrace,
+    selection: Selection,
+    width: float,
+    font: float = MIN_TITLE_FONT,
+    *,
+    joined: bool = False,
+) -> list[str]:
+    """The figure's title for a figure ``width`` inches wide at ``font`` points: the sentence
+    (cut to one line), or for cross-attention “source” → “target” and which side gives queries,
+    keys and values; then what the colours are, the sizes and where the weights came from."""
+    max_chars = int((width - 2 * MARGIN) * 72 / (CHAR_WIDTH * font))
     origin = trace.provenance.weights
     if trace.is_cross:
         cross = ["cross-attention:", "queries from the target,", "keys and values from the source"]
@@ -246,6 +320,7 @@ def title_lines(trace: AttentionTrace, selection: Selection, width: float) -> li
             hidden_taking_weight(trace.weights[list(selection.heads)], selection, trace.tokens),
         ),
         *(["hatched: masked, weight 0"] if masked_shown(trace.masked, selection) else []),
+        *([JOINED_PHRASE] if joined else []),
         f"d_model {trace.d_model}, {trace.n_heads} heads, d_k {trace.d_k}",
         weights_phrase(origin, with_layer=False),
         # its own phrase, so that a narrow figure breaks the title here rather than cutting it
@@ -261,98 +336,111 @@ def title_lines(trace: AttentionTrace, selection: Selection, width: float) -> li
 # -- drawing ---------------------------------------------------------------------------------
 
 
-def build_figure(trace: AttentionTrace, selection: Selection, *, cmap: str = "viridis") -> Figure:
-    """One heatmap per head of the selection, a shared 0–1 colour bar and, when the selection
+def build_figure(
+    trace: AttentionTrace,
+    selection: Selection,
+    *,
+    cmap: str = "viridis",
+    scale: Scale | None = None,
+) -> Figure:
+    """One heatmap per head of the selection, a shared colour bar and, when the selection
     follows a word, a panel of that word's weights in every one of those heads.
 
     trace.weights: [h, n, n] -> panels of [rows, columns] as the selection shows them; the
     focus panel is the focus word's shown row in each head: [len(heads), columns]. For
     cross-attention the weights are [h, n_target, n_source]: rows are the target words,
     columns the source words, and the focus word (a target word) looks at source words.
-    """
-    from matplotlib.layout_engine import ConstrainedLayoutEngine
+    ``scale`` picks what the colours span (None: 0–1 for up to 16 words, else the largest
+    weight shown).
 
+    Every panel is placed in inches computed from the sizes of its words (plan_layout), not by
+    a layout engine: matplotlib's constrained layout measured every label of the figure by
+    drawing it, about half the time of an 8-head picture.
+    """
     heads, focus = selection.heads, selection.focus
     if not heads:
         raise ValueError("heads is empty; pass at least one head index")
-    key_words = selection.column_words if trace.is_cross else None
+    sentence = trace.provenance.sentence
+    row_labels = [short_label(word) for word in word_labels(selection.row_words, sentence)]
+    column_labels = [short_label(word) for word in word_labels(selection.column_words, sentence)]
     layout = plan_layout(
-        selection.row_words, len(heads), len(heads) if focus else 0, key_tokens=key_words
+        row_labels,
+        len(heads),
+        len(heads) if focus else 0,
+        key_tokens=column_labels if trace.is_cross else None,
     )
-    title = title_lines(trace, selection, layout.width)
-    # "Compressed" constrained layout packs square panels without gaps; h_pad (inches) keeps a
-    # row's "key word" label off the next row's "Head 5". Panels narrower than MIN_PANEL (a
-    # cross-attention panel of few source words) keep their columns' width instead, so the
-    # titles and the focus panel above and below them still have room.
-    compress = layout.panel_width >= MIN_PANEL
-    engine = ConstrainedLayoutEngine(compress=compress, h_pad=0.1)
-    figure = new_figure(layout.width, layout.height(len(title)), layout=engine)
-    ratios = [layout.panel_height] * layout.rows
-    if focus is not None:
-        ratios.append(layout.focus_rows * layout.focus_row)
-    grid = figure.add_gridspec(len(ratios), layout.columns, height_ratios=ratios)
-    row_labels = [short_label(word) for word in selection.row_words]
-    column_labels = [short_label(word) for word in selection.column_words]
-    focus_row = selection.focus_row
-    masked = selection.masked_pairs(trace.masked) if trace.mask is not None else None
-    panels: list[Axes] = []
-    images: list[AxesImage] = []
-    cells: list[tuple[Axes, NDArray[np.float64], AxesImage]] = []  # each panel's weights
-    for position, head in enumerate(heads):
-        row, column = divmod(position, layout.columns)
-        axes = figure.add_subplot(grid[row, column])
-        weights = selection.pairs(trace.weights[head], total=True)
-        image = _draw_head(
-            axes, weights, head, (row_labels, column_labels), layout, cmap, focus_row
+    joined = any(label.startswith(JOINED) for label in row_labels + column_labels)
+    title = title_lines(trace, selection, layout.width, layout.title_font, joined=joined)
+    width, height = layout.width, layout.height(len(title))
+    figure = new_figure(width, height)
+
+    def place(left: float, top: float, box_width: float, box_height: float) -> Axes:
+        """Axes at ``left``, ``top`` inches from the picture's top-left corner."""
+        bottom = height - top - box_height
+        return figure.add_axes(
+            (left / width, bottom / height, box_width / width, box_height / height)
         )
-        images.append(image)
-        cells.append((axes, weights, image))
+
+    weights = [selection.pairs(trace.weights[head], total=True) for head in heads]
+    focus_row = selection.focus_row
+    focus_weights = (
+        selection.focus_weights(trace.weights)[list(heads)] if focus_row is not None else None
+    )
+    colours = colour_scale(scale, np.stack(weights))
+    masked = selection.masked_pairs(trace.masked) if trace.mask is not None else None
+    grid_top = MARGIN + len(title) * title_line(layout.title_font)
+    first_panel = grid_top + head_title_depth(layout.head_font)
+    images: list[AxesImage] = []
+    for position, (head, head_weights) in enumerate(zip(heads, weights, strict=True)):
+        row, column = divmod(position, layout.columns)
+        axes = place(
+            MARGIN + column * layout.column_width + layout.left,
+            first_panel + row * layout.row_height,
+            layout.panel_width,
+            layout.panel_height,
+        )
+        image = _draw_head(
+            axes, head_weights, head, (row_labels, column_labels), layout, cmap, colours, focus_row
+        )
+        if focus_row is not None:
+            frame_row(axes, focus_row, layout.n_keys)
         if masked is not None:  # only self-attention has masks: [n, n]
             hatch_masked(axes, masked)
         if column == 0:
             axes.set_ylabel(layout.y_title, fontsize=AXIS_TITLE_FONT)
-        panels.append(axes)
-    if focus is not None and focus_row is not None:
-        axes = figure.add_subplot(grid[layout.rows, :])
-        focus_weights = selection.focus_weights(trace.weights)[list(heads)]
+        images.append(image)
+    last_panel = first_panel + (layout.rows - 1) * layout.row_height + layout.panel_height
+    if focus is not None and focus_weights is not None:
+        top = grid_top + layout.rows * layout.row_height + head_title_depth(layout.head_font)
+        left = MARGIN + layout.head_labels
+        axes = place(
+            left,
+            top,
+            MARGIN + layout.grid_width - PANEL_GAP - left,
+            layout.focus_rows * layout.focus_row,
+        )
         # The focus word is a column too, in bold, unless the columns are another sentence.
         keep = None if trace.is_cross else selection.column_of(focus.index)
-        label = printable(focus.label)
-        image = _draw_focus(axes, focus_weights, heads, label, column_labels, keep, layout, cmap)
-        if masked is not None:  # the focus word's masked keys, in every head's row
+        label = row_labels[focus_row] if focus_row is not None else printable(focus.label)
+        _draw_focus(axes, focus_weights, heads, label, column_labels, keep, layout, cmap, colours)
+        if masked is not None and focus_row is not None:  # its masked keys, in every head
             hatch_masked(axes, np.tile(masked[focus_row], (len(heads), 1)))
-        cells.append((axes, focus_weights, image))
-        panels.append(axes)
-    # The colour bar pushes its panels to the right (anchor "E"); narrow panels in uncompressed
-    # columns stay centred in them instead (panchor=False), with room for their labels.
-    centred: dict[str, Any] = {} if compress else {"panchor": False}
-    colour_bar = figure.colorbar(images[0], ax=panels, shrink=0.9, aspect=30, pad=0.02, **centred)
-    colour_bar.set_label("attention weight", fontsize=10)
-    figure.suptitle("\n".join(title), fontsize=TITLE_FONT, linespacing=1.5, parse_math=False)
-    _fix_layout(figure, engine)
-    if layout.annotate:
-        # Printed once the layout is fixed: a value inside its cell takes no room of its own,
-        # and the layout engine would otherwise measure every one of them.
-        for axes, weights, image in cells:
-            _print_weights(axes, weights, image, layout)
+    bar = place(MARGIN + layout.grid_width, first_panel, 0.18, last_panel - first_panel)
+    colour_bar = figure.colorbar(images[0], cax=bar)
+    room = last_panel - first_panel
+    colour_bar.set_label(
+        colours.label(room, AXIS_TITLE_FONT), fontsize=AXIS_TITLE_FONT, parse_math=False
+    )
+    colour_bar.ax.tick_params(labelsize=max(MIN_FONT, layout.tick_font))
+    figure.suptitle(
+        "\n".join(title),
+        fontsize=layout.title_font,
+        linespacing=1.5,
+        parse_math=False,
+        y=1 - MARGIN / height,
+        va="top",
+    )
     return figure
-
-
-def _fix_layout(figure: Figure, engine: ConstrainedLayoutEngine) -> None:
-    """Run the layout engine once, now, and detach it: the panels stay where it put them.
-
-    While an engine is attached, savefig first draws the whole figure without rendering it, to
-    lay it out, and only then draws it for real; for 8 heads of 11 words that first pass took
-    nearly as long as the second.
-    """
-    from matplotlib import rc_context
-
-    with warnings.catch_warnings():  # measuring a word is where a missing glyph is first seen
-        warnings.filterwarnings("ignore", message=MISSING_GLYPH)
-        engine.execute(figure)
-    # None means "the default layout", taken from matplotlibrc; no layout at all is wanted.
-    with rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
-        figure.set_layout_engine(None)
 
 
 def _draw_head(
@@ -362,19 +450,28 @@ def _draw_head(
     labels: tuple[Sequence[str], Sequence[str]],
     layout: Layout,
     cmap: str,
+    colours: ColourScale,
     focus_row: int | None,
 ) -> AxesImage:
     """One head's weights [n_query, n_key]: rows are query words, columns key words (``labels``
-    are (rows, columns)); the focus word's row framed. Cells are square (aspect "equal")."""
+    are (rows, columns)), coloured as ``colours`` says, each weight printed when it fits; the
+    focus word's label in bold."""
     row_labels, column_labels = labels
-    image = axes.imshow(weights, cmap=cmap, vmin=0.0, vmax=1.0, interpolation="nearest")
-    axes.set_title(f"Head {head + 1}", fontsize=12, fontweight="bold")
+    image = axes.imshow(
+        colours.colours_of(weights),
+        cmap=cmap,
+        vmin=0.0,
+        vmax=colours.top,
+        interpolation="nearest",
+        aspect="auto",  # the axes are already the cells' shape
+    )
+    axes.set_title(f"Head {head + 1}", fontsize=layout.head_font, fontweight="bold", pad=4)
     label_words(axes, column_labels, layout.x, layout.tick_font, x=True)
     label_words(axes, row_labels, layout.y, layout.tick_font, x=False, keep=focus_row)
-    if focus_row is not None:
-        frame_row(axes, focus_row, layout.n_keys)
-    axes.set_xlabel(layout.x_title, fontsize=AXIS_TITLE_FONT)
+    axes.set_xlabel(layout.x_title, fontsize=AXIS_TITLE_FONT, labelpad=4)
     _draw_cell_lines(axes, weights.shape, layout)
+    if layout.values.shown:
+        draw_values(axes, weights, _cell_colours(image), layout.values.font, layout.values.compact)
     return image
 
 
@@ -387,19 +484,37 @@ def _draw_focus(
     keep: int | None,
     layout: Layout,
     cmap: str,
+    colours: ColourScale,
 ) -> AxesImage:
     """The focus word's row of weights in each shown head: [len(heads), n_key]; ``labels`` are
     the key words, the one at ``keep`` in bold."""
     image = axes.imshow(
-        weights, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest"
+        colours.colours_of(weights),
+        cmap=cmap,
+        vmin=0.0,
+        vmax=colours.top,
+        aspect="auto",
+        interpolation="nearest",
     )
-    axes.set_title(f'Where "{word}" looks', fontsize=12, fontweight="bold")
+    axes.set_title(
+        f'Where "{word}" looks', fontsize=layout.head_font, fontweight="bold", pad=4,
+        parse_math=False,
+    )  # fmt: skip
     label_words(axes, labels, layout.focus_x, layout.tick_font, x=True, keep=keep)
     head_labels = [f"head {head + 1}" for head in heads]
     axes.set_yticks(range(len(heads)), labels=head_labels, fontsize=layout.tick_font)
-    axes.set_xlabel(layout.focus_title, fontsize=AXIS_TITLE_FONT)
+    axes.tick_params(length=2, pad=2)
+    axes.set_xlabel(layout.focus_title, fontsize=AXIS_TITLE_FONT, labelpad=4)
     _draw_cell_lines(axes, weights.shape, layout)
+    values = layout.focus_values
+    if values.shown:
+        draw_values(axes, weights, _cell_colours(image), values.font, values.compact)
     return image
+
+
+def _cell_colours(image: AxesImage) -> NDArray[np.float64]:
+    """Each cell's RGBA as the image draws it: [rows, columns, 4]."""
+    return np.asarray(image.to_rgba(np.asarray(image.get_array())), dtype=np.float64)
 
 
 def _draw_cell_lines(axes: Axes, shape: tuple[int, ...], layout: Layout) -> None:
@@ -423,27 +538,13 @@ def _draw_cell_lines(axes: Axes, shape: tuple[int, ...], layout: Layout) -> None
     axes.add_collection(lines, autolim=False)
 
 
-def _print_weights(
-    axes: Axes, weights: NDArray[np.float64], image: AxesImage, layout: Layout
-) -> None:
-    """Each weight [rows, columns] printed in its cell in black or white, whichever reads
-    better on the cell's colour."""
-    colours = image.get_cmap()(weights)  # [rows, columns, 4]: each cell's RGBA
-    for (row, column), value in np.ndenumerate(weights):
-        colour = text_colour(colours[row, column])
-        axes.text(
-            column,
-            row,
-            f"{value:.2f}",
-            ha="center",
-            va="center",
-            fontsize=layout.value_font,
-            color=colour,
-        )
-
-
 def save_heatmap(
-    trace: AttentionTrace, selection: Selection, path: Path, *, cmap: str = "viridis"
+    trace: AttentionTrace,
+    selection: Selection,
+    path: Path,
+    *,
+    cmap: str = "viridis",
+    scale: Scale | None = None,
 ) -> None:
     """Write the heatmaps of the selection's heads to ``path`` (.png, .svg or .pdf).
 
@@ -452,4 +553,4 @@ def save_heatmap(
     """
     image_format_of(path)
     check_colormap(cmap)
-    save_figure(build_figure(trace, selection, cmap=cmap), path)
+    save_figure(build_figure(trace, selection, cmap=cmap, scale=scale), path)

@@ -31,7 +31,7 @@ def save_images(
         from attnviz.render.grid import save_layers_heatmap
 
         selection = select(layers[0], view)
-        save_layers_heatmap(layers, selection, output, cmap=options.cmap)
+        save_layers_heatmap(layers, selection, output, cmap=options.cmap, scale=options.scale)
         return [output], selection.notes
     trace = choose_layer(layers, view.layer)
     selection = select(trace, view)
@@ -52,12 +52,12 @@ def save_heads(
     written = [output]
     if options.per_head is not None:
         make_folder(options.per_head)
-    save_heatmap(trace, selection, output, cmap=options.cmap)
+    save_heatmap(trace, selection, output, cmap=options.cmap, scale=options.scale)
     if options.per_head is not None:
         extension = output.suffix.lower()
         paths = per_head_paths(options.per_head, selection.heads, trace.n_heads, extension)
         for head, path in zip(selection.heads, paths, strict=True):
             one = selection._replace(heads=(head,), focus=None)
-            save_heatmap(trace, one, path, cmap=options.cmap)
+            save_heatmap(trace, one, path, cmap=options.cmap, scale=options.scale)
             written.append(path)
     return written

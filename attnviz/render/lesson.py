@@ -8,11 +8,12 @@ table layout, colour) is the renderer's business: render/terminal.py for Rich.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
 from attnviz import worked
+from attnviz.errors import AttnvizError
 from attnviz.provenance import EmbeddingsKind
 from attnviz.render.blocks import (
     Bars,
@@ -28,7 +29,7 @@ from attnviz.render.blocks import (
 )
 from attnviz.render.examples import ExampleText, position_labels
 from attnviz.render.labels import ELLIPSIS, occurrence_labels, plural, subscript
-from attnviz.render.options import LessonOptions
+from attnviz.render.options import FOCUS_STEP, LessonOptions
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -74,8 +75,62 @@ def _amount(value: float) -> str:
 def lesson(
     trace: AttentionTrace, selection: Selection, options: LessonOptions | None = None
 ) -> list[Block]:
-    """The whole lesson for ``trace`` as the ``selection`` shows it."""
-    return _Writer(trace, selection, options or LessonOptions()).write()
+    """The whole lesson for ``trace`` as the ``selection`` shows it: every step, or with
+    ``options.steps`` only those (and the header)."""
+    options = options or LessonOptions()
+    blocks = _Writer(trace, selection, options).write()
+    wanted = options.step_numbers
+    if wanted is None:
+        return blocks
+    if FOCUS_STEP in wanted and selection.focus is None:
+        raise AttnvizError(
+            f"--steps {options.steps!r}: step {FOCUS_STEP} is the focus view, and this lesson "
+            "follows no word; name one with --focus WORD."
+        )
+    return only_steps(blocks, wanted)
+
+
+def only_steps(blocks: Sequence[Block], steps: Collection[int]) -> list[Block]:
+    """``blocks`` with only the given steps, each from its Pause to the next, and the header
+    before the first. A section's heading (a head, all heads, the focus) is kept before the
+    first of its steps that is; SectionEnds are all kept, so a renderer still prints a section
+    at a time."""
+    kept: list[Block] = []
+    heading: list[Block] = []  # the current section's heading, with the blank line before it
+    heading_shown = False
+    for pause, part in _steps_of(blocks):
+        if pause is None:  # the header
+            kept += part
+            continue
+        if _opens_section(part):
+            heading, part, heading_shown = part[:2], part[2:], False
+        if pause.step in steps:
+            kept += [pause, *([] if heading_shown else heading), *part]
+            heading_shown = True
+        else:
+            kept += [block for block in part if isinstance(block, SectionEnd)]
+    return kept
+
+
+def _steps_of(blocks: Sequence[Block]) -> list[tuple[Pause | None, list[Block]]]:
+    """The lesson cut at its Pauses: the header (no Pause), then each step's Pause and blocks."""
+    steps: list[tuple[Pause | None, list[Block]]] = [(None, [])]
+    for block in blocks:
+        if isinstance(block, Pause):
+            steps.append((block, []))
+        else:
+            steps[-1][1].append(block)
+    return steps
+
+
+def _opens_section(part: Sequence[Block]) -> bool:
+    """Whether a step's blocks begin with a section's heading (a blank line, then the rule)."""
+    return (
+        len(part) >= 2
+        and isinstance(part[0], Blank)
+        and isinstance(part[1], Heading)
+        and part[1].level == "section"
+    )
 
 
 def header(
@@ -107,6 +162,9 @@ class _Writer:
         self.example = worked.example_query(trace, selection)
         self.example_row = selection.row_of(self.example)
         self.example_column: int | None = None  # the example's key, set for each head
+        self.shown_steps = options.step_numbers  # None: every step
+        self.current_step = 0  # the step being written (FOCUS_STEP in the focus view)
+        self.rounding_noted = False  # whether a worked example's rounding has been explained
         self.pretrained = trace.provenance.weights.is_pretrained
         self.text = ExampleText(options.decimals, self.all_queries, self.all_keys)
         self.architecture = trace.provenance.weights.architecture or "bert"
@@ -126,6 +184,22 @@ class _Writer:
 
     def example_line(self, text: str) -> None:
         self.say("  ", Span(text, "example"))
+
+    def rounding_note(self) -> None:
+        """How to read a worked example, said once: after the first example the lesson shows
+        (with --steps, the first of the steps shown)."""
+        shown = self.shown_steps is None or self.current_step in self.shown_steps
+        if self.rounding_noted or not shown:
+            return
+        self.rounding_noted = True
+        self.say(
+            Span(
+                "(A worked example's result is rounded as in the tables; where every term is "
+                "written out, the terms carry as many decimals as it takes for them to give "
+                "that result by hand.)",
+                "dim",
+            )
+        )
 
     def note(self, text: str) -> None:
         self.say(Span(text, "note"))
@@ -151,9 +225,15 @@ class _Writer:
             matrix = matrix._replace(keep_column=self.example_column)
         return matrix
 
-    def step(self, number: int, title: str) -> None:
+    def step(self, number: int, title: str, *, section: str | None = None) -> None:
+        """A step's heading, after the heading of the section it opens (``section``: a head,
+        all heads), so that pacing and --steps take the two together."""
         heading = f"Step {number} · {title}"
-        self.blocks += [Pause(heading), Blank(), Heading(heading, "step")]
+        self.current_step = number
+        self.blocks.append(Pause(heading, number))
+        if section is not None:
+            self.blocks += [Blank(), Heading(section, "section")]
+        self.blocks += [Blank(), Heading(heading, "step")]
 
     def dims(self, count: int) -> list[str]:
         return [str(i) for i in range(1, count + 1)]
@@ -336,7 +416,8 @@ class _Writer:
         self.concat_and_project()
         self.blocks.append(SectionEnd())
         if self.selection.focus is not None:
-            self.blocks.append(Pause("Focus"))
+            self.current_step = FOCUS_STEP
+            self.blocks.append(Pause("Focus", FOCUS_STEP))
             self.focus_section()
             self.blocks.append(SectionEnd())
         return self.blocks
@@ -377,7 +458,7 @@ class _Writer:
                 "random numbers, not from training: they show how attention is computed, "
                 "not what a trained model attends to."
             )
-        if self.pretrained:
+        if self.pretrained or provenance.weights.model is not None:  # also read from its export
             self.say(SUBLAYER_SENTENCE.get(self.architecture, SUBLAYER_SENTENCE["bert"]))
         if self.selection.hidden:
             self.note(
@@ -486,7 +567,8 @@ class _Writer:
         trace (the words named are the first two shown with the same row of E, or of X)."""
         trace = self.trace
         embeddings = trace.provenance.embeddings
-        if embeddings.kind in (EmbeddingsKind.MODEL, EmbeddingsKind.LAYER):
+        # A layer's input read from a model's export (--embeddings with --layer) is the model's.
+        if embeddings.kind in (EmbeddingsKind.MODEL, EmbeddingsKind.LAYER) or embeddings.layer:
             reaches = "."
             if (embeddings.layer or 1) > 1:
                 reaches = "; the order reaches this layer through the layers before it."
@@ -596,9 +678,11 @@ class _Writer:
         def b(name: str) -> str:
             return self.bias(name, h)
 
-        self.blank()
-        self.blocks.append(Heading(f"Head {head + 1} of {trace.n_heads}", "section"))
-        self.step(2, f"Queries, keys and values of head {head + 1}")
+        self.step(
+            2,
+            f"Queries, keys and values of head {head + 1}",
+            section=f"Head {head + 1} of {trace.n_heads}",
+        )
         n_keys = len(self.trace.key_tokens)
         self.say(
             f"Head {head + 1} projects X with its own matrices W_Q{h}, W_K{h}, W_V{h}, each "
@@ -616,15 +700,7 @@ class _Writer:
             f"first of q_{self.all_queries[examples.projection.token]}:"
         )
         self.example_line(self.text.projection(examples.projection))
-        if head == self.selection.heads[0]:
-            self.say(
-                Span(
-                    "(A worked example's result is rounded as in the tables; where every term is "
-                    "written out, the terms carry as many decimals as it takes for them to give "
-                    "that result by hand.)",
-                    "dim",
-                )
-            )
+        self.rounding_note()
         if self.options.show_weights:
             self.side_by_side(
                 [
@@ -653,6 +729,7 @@ class _Writer:
             "word j (column). For example:"
         )
         self.example_line(self.text.dot_product(dot))
+        self.rounding_note()
         scores = selection.pairs(trace.scores[head])
         self.show(Matrix(scores, f"scores{h} = Q{h}·K{h}ᵀ", self.tokens, self.keys))
 
@@ -660,6 +737,7 @@ class _Writer:
         self.step(4, f"Scale by √d_k = √{trace.d_k} = {self.number(scaling.sqrt_d_k)}")
         self.say(self.scaling_sentence(head), " For example:")
         self.example_line(self.text.scaling(scaling))
+        self.rounding_note()
         masked = trace.mask is not None and not trace.mask.all()
         if masked:
             self.note(self.mask_sentence())
@@ -691,6 +769,7 @@ class _Writer:
             f"{self.all_keys[softmax.key]!r}:"
         )
         self.example_line(self.text.softmax(softmax))
+        self.rounding_note()
         if head == self.selection.heads[0]:
             special = self.special_tokens_sentence(head)
             if special:
@@ -717,14 +796,13 @@ class _Writer:
         )
         self.example_line(self.text.weighted_sum(examples.weighted_sum))
         self.example_line(self.text.weighted_sum_element(examples.weighted_sum))
+        self.rounding_note()
         z = selection.rows(trace.Z[head])
         self.show(Matrix(z, f"Z{h} = weights{h}·V{h}", self.tokens, self.dims(trace.d_k)))
 
     def concat_and_project(self) -> None:
         trace, n = self.trace, self.n
-        self.blank()
-        self.blocks.append(Heading("All heads", "section"))
-        self.step(7, "Concatenate the heads and project with W_O")
+        self.step(7, "Concatenate the heads and project with W_O", section="All heads")
         blocks = ", ".join(
             f"{head * trace.d_k + 1}–{(head + 1) * trace.d_k} are Z{subscript(head + 1)}"
             for head in range(min(trace.n_heads, 4))
@@ -773,6 +851,7 @@ class _Writer:
             f"{self.all_queries[example.token]!r}, head by head:"
         )
         self.example_line(self.text.output_sum(example))
+        self.rounding_note()
         self.show(
             Matrix(
                 self.selection.rows(trace.output),
@@ -826,6 +905,7 @@ class _Writer:
                 )
             self.example_line(self.text.weighted_sum(example, limit=12))
             self.example_line(self.text.weighted_sum_element(example))
+            self.rounding_note()
 
     def mask_sentence(self) -> str:
         return mask_sentence(self.trace)

@@ -190,7 +190,8 @@ def save_lesson(
     render_explain(trace, selection, recorder, options)
     written = []
     if svg is not None:
-        text = offline(recorder.export_svg(title="attnviz explain", clear=False))
+        title = "attnviz cross" if trace.is_cross else "attnviz explain"
+        text = offline(recorder.export_svg(title=title, clear=False))
         atomic_write(svg, lambda path: path.write_text(text, encoding="utf-8"))
         written.append(svg)
     if html is not None:

@@ -19,6 +19,7 @@ from rich.text import Span, Text
 
 from attnviz.render.blocks import Matrix
 from attnviz.render.labels import ELLIPSIS, MASKED, fit_label, format_number
+from attnviz.tokens import printable
 
 # matplotlib's viridis at nine evenly spaced points: perceptually uniform and colour-blind safe,
 # the same map the heatmaps use, hard-coded so the terminal path never imports matplotlib.
@@ -120,6 +121,16 @@ class Block(NamedTuple):
 
 
 COLUMN_GAP = 2  # spaces between the columns of a matrix
+NARROW_GAP = 1  # the gap when the table would not fit the page with COLUMN_GAP
+MIN_CUT_LABEL = 4  # a cut column label keeps at least this many cells, the "…" included
+
+
+class _Layout(NamedTuple):
+    """How a table's columns are laid out: the gap between them and each column's header."""
+
+    gap: int
+    labels: dict[int, str]  # column -> its header, the word or the word cut to fit
+    widths: dict[int, int]  # column -> its width in cells: its header's or its widest number's
 
 
 def matrix_block(
@@ -135,8 +146,11 @@ def matrix_block(
     ``with_row_labels=False`` leaves out the words at the left, for a table set to the right of
     another with the same rows.
 
-    Columns that do not fit (and rows past MAX_TABLE_ROWS) are elided in the middle with "…";
-    the title always carries the full shape, so nothing is wrapped into unreadable columns.
+    A table too wide for the page is first set with one space between its columns, then with
+    its column words cut to the width of their numbers (a line under the table gives each cut
+    word in full): an 11-word sentence's scores fit 80 columns whole. Only then are columns
+    (and rows past MAX_TABLE_ROWS) elided in the middle with "…"; the title always carries the
+    full shape, so nothing is wrapped into unreadable columns.
     The layout is computed here rather than by rich.table: 17 shaded 11 × 11 tables (the
     lesson of an 11-word sentence) print in 29–33 ms this way and in 153–156 ms as rich.table
     Tables, which would dominate the start-up time of ``attnviz explain``.
@@ -153,48 +167,61 @@ def matrix_block(
         ]
         for column in range(n_columns)
     }
-    labels = {column: fit_label(matrix.column_labels[column]) for column in range(n_columns)}
-    widths = {
-        column: max(cell_len(labels[column]), max(map(len, cells[column])))
-        for column in range(n_columns)
-    }
+    number_widths = {column: max(map(len, cells[column])) for column in range(n_columns)}
     row_labels = {r: fit_label(matrix.row_labels[r]) if with_row_labels else "" for r in shown_rows}
     label_width = max(cell_len(label) for label in row_labels.values()) if with_row_labels else 0
     sums = [format_number(float(matrix.values[r].sum()), decimals) for r in shown_rows]
-    sum_width = max(len(x) for x in sums) + COLUMN_GAP if matrix.row_sums else 0
+    sum_width = max(len(x) for x in sums) if matrix.row_sums else 0
 
-    def total_width(columns: list[int | None]) -> int:
-        return (
-            label_width
-            + sum(COLUMN_GAP + (1 if c is None else widths[c]) for c in columns)
-            + sum_width
-        )
+    def laid_out(gap: int, labels: dict[int, str]) -> _Layout:
+        widths = {column: max(cell_len(labels[column]), number_widths[column]) for column in labels}
+        return _Layout(gap, labels, widths)
 
-    keep = n_columns
-    must = matrix.keep_column
-    columns = _kept_indices(n_columns, keep, must)
-    if total_width(columns) > max_width:
-        # Drop columns from the middle until the rest fits; first and last always stay, and
-        # the worked example's column.
-        while keep > 2 and total_width(_kept_indices(n_columns, keep, must)) > max_width:
-            keep -= 1
-        columns = _kept_indices(n_columns, keep, must)
+    def total_width(columns: list[int | None], layout: _Layout) -> int:
+        cells_width = sum(layout.gap + (1 if c is None else layout.widths[c]) for c in columns)
+        return label_width + cells_width + (layout.gap + sum_width if matrix.row_sums else 0)
+
+    words = {column: fit_label(matrix.column_labels[column]) for column in range(n_columns)}
+    whole = laid_out(COLUMN_GAP, words)
+    every: list[int | None] = list(range(n_columns))
+    layout, columns = whole, every
+    if total_width(every, whole) > max_width:
+        # Closer columns, then words cut to ever fewer cells, as little as makes the table fit;
+        # a cut that makes two columns' words alike is no use.
+        longest = max(cell_len(word) for word in words.values())
+        candidates = [
+            laid_out(NARROW_GAP, _cut_labels(words, number_widths, cap))
+            for cap in [longest, *range(longest - 1, MIN_CUT_LABEL - 1, -1)]
+        ]
+        fitting = [
+            candidate
+            for candidate in candidates
+            if total_width(every, candidate) <= max_width
+            and len(set(candidate.labels.values())) == n_columns
+        ]
+        if fitting:
+            layout = fitting[0]
+        else:
+            # Drop columns from the middle until the rest fits, spaced as usual; first and
+            # last always stay, and the worked example's column.
+            keep, must = n_columns, matrix.keep_column
+            while keep > 2 and total_width(_kept_indices(n_columns, keep, must), whole) > max_width:
+                keep -= 1
+            columns = _kept_indices(n_columns, keep, must)
     elided = None in columns or None in rows
+    widths = layout.widths
+    width = total_width(columns, layout)
 
-    title = Text(matrix.title, style="bold")
-    title.append(f"  [{n_rows} × {n_columns}]", style="dim")
-    if elided:
-        title.append("  middle elided, --export has all", style="dim")
-    gap = " " * COLUMN_GAP
+    titles = _title_lines(matrix.title, f"[{n_rows} × {n_columns}]", elided, max_width)
+    gap = " " * layout.gap
     header = Text(" " * label_width, style="bold")
     for column in columns:
         header.append(
-            gap + (ELLIPSIS if column is None else pad_left(labels[column], widths[column]))
+            gap + (ELLIPSIS if column is None else pad_left(layout.labels[column], widths[column]))
         )
     if matrix.row_sums:
-        header.append(gap + pad_left("Σ", sum_width - COLUMN_GAP))
-    width = total_width(columns)
-    lines = [title, header, Text("─" * width)]
+        header.append(gap + pad_left("Σ", sum_width))
+    lines = [*titles, header, Text("─" * width)]
     for row in rows:
         if row is None:
             lines.append(Text(ELLIPSIS))
@@ -208,17 +235,57 @@ def matrix_block(
         for column in columns:
             cell = ELLIPSIS if column is None else pad_left(cells[column][position], widths[column])
             parts.append(gap + cell)
-            offset += COLUMN_GAP
+            offset += layout.gap
             if matrix.shade and column is not None:
                 value = float(matrix.values[row, column])
                 spans.append(Span(offset, offset + len(cell), weight_style(value, color_system)))
             offset += len(cell)
         if matrix.row_sums:
-            total = gap + pad_left(sums[position], sum_width - COLUMN_GAP)
+            total = gap + pad_left(sums[position], sum_width)
             parts.append(total)
             spans.append(Span(offset, offset + len(total), "dim"))
         lines.append(Text("".join(parts), spans=spans))
-    return Block(lines=lines, width=max(width, title.cell_len))
+    legend = _legend(layout.labels, words, matrix.column_labels, max_width)
+    lines += legend
+    return Block(lines=lines, width=max(width, *(line.cell_len for line in titles + legend)))
+
+
+def _title_lines(title: str, shape: str, elided: bool, max_width: int) -> list[Text]:
+    """A table's title and shape, and whether its middle is elided: on one line when it fits,
+    else the elision on a line of its own, never broken inside."""
+    line = Text(title, style="bold")
+    line.append(f"  {shape}", style="dim")
+    if not elided:
+        return wrap(line, max_width)
+    note = Text("middle elided, --export has all", style="dim")
+    if line.cell_len + 2 + note.cell_len <= max_width:
+        return [Text.assemble(line, "  ", note)]
+    return [*wrap(line, max_width), *wrap(note, max_width)]
+
+
+def _cut_labels(words: dict[int, str], number_widths: dict[int, int], cap: int) -> dict[int, str]:
+    """Each column's word cut to ``cap`` cells, or to the width of the column's numbers where
+    they are wider (a cut there would save nothing): "because" at 5 is "beca…", and a repeated
+    word keeps its number ("because:2" at 5 is "be…:2")."""
+    return {
+        column: fit_label(word, max(cap, number_widths[column])) for column, word in words.items()
+    }
+
+
+def _legend(
+    labels: dict[int, str], headers: dict[int, str], words: Sequence[str], max_width: int
+) -> list[Text]:
+    """The line under a table whose column words were cut to fit (``labels``, shorter than
+    their usual ``headers``): each in full, in column order ("columns: anim… = animal, beca… =
+    because"); no line when none was cut."""
+    cut = [
+        f"{labels[column]} = {printable(words[column])}"
+        for column in labels
+        if labels[column] != headers[column]
+    ]
+    if not cut:
+        return []
+    return wrap(Text("columns: " + ", ".join(cut), style="dim"), max_width)
 
 
 def wrap(text: Text, width: int) -> list[Text]:

@@ -23,8 +23,13 @@ GOLDEN = {
         "sample_embeddings/toy8d.txt",
         "The animal didn't cross the street because it was too tired",
     ],
+    # A laptop's 80 columns: every table of the 11-word sentence whole.
+    "explain_animal_80.txt": [
+        "explain",
+        "The animal didn't cross the street because it was too tired",
+    ],
 }
-WIDTHS = {"explain_i_am_good_focus_i_80.txt": 80}
+WIDTHS = {"explain_i_am_good_focus_i_80.txt": 80, "explain_animal_80.txt": 80}
 
 
 def render(arguments: list[str], width: int) -> str:
