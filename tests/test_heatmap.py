@@ -40,6 +40,7 @@ from attnviz.render.figures import (
     shown_row_sums,
     text_colour,
     tick_step,
+    word_label_texts,
 )
 from attnviz.render.grid import (
     build_layers_figure,
@@ -172,13 +173,15 @@ def test_layout_of_many_heads_is_a_grid_of_at_most_four_per_row() -> None:
 # -- the figure -----------------------------------------------------------------------------------
 
 
+def labels_of(axes: Axes, *, x: bool) -> list[Text]:
+    """The labels along an axis: its tick labels and the word labels label_words wrote."""
+    ticks = axes.get_xticklabels() if x else axes.get_yticklabels()
+    texts = [*ticks, *word_label_texts(axes, x=x)]
+    return [text for text in texts if text.get_visible() and text.get_text()]
+
+
 def visible_tick_labels(figure: Figure) -> list[tuple[str, list[Text]]]:
-    found = []
-    for axes in figure.axes:
-        for axis in (axes.xaxis, axes.yaxis):
-            texts = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
-            found.append((axis.axis_name, texts))
-    return found
+    return [(name, labels_of(axes, x=name == "x")) for axes in figure.axes for name in "xy"]
 
 
 def assert_readable(figure: Figure) -> None:
@@ -233,7 +236,7 @@ def test_figure_has_a_titled_panel_per_head_and_one_shared_colour_bar() -> None:
         image = axes.get_images()[0]
         assert image.get_clim() == (0.0, 1.0)
         np.testing.assert_array_equal(image.get_array(), trace.weights[head])
-        assert [t.get_text() for t in axes.get_yticklabels()] == [
+        assert [t.get_text() for t in labels_of(axes, x=False)] == [
             "The:1", "animal", "didn't", "cross", "the:2", "street", "because", "it", "was",
             "too", "tired",
         ]  # fmt: skip  # repeated words numbered, as the terminal's tables name them
@@ -254,7 +257,8 @@ def test_weights_are_printed_in_cells_whenever_they_fit() -> None:
     short = trace_of("I am good")
     figure = build_figure(short, shown(short, (0, 1), None))
     assert cell_texts(figure.axes[0]) == [f"{w:.2f}" for w in short.weights[0].ravel()]
-    assert not figure.axes[0].texts  # one collection of outlines, not a Text per cell
+    labels = {*word_label_texts(figure.axes[0], x=True), *word_label_texts(figure.axes[0], x=False)}
+    assert set(figure.axes[0].texts) == labels  # the words; the numbers are one collection
     eleven = trace_of(IT_SENTENCE, 64, 8)  # 8 heads: smaller cells, still room for "0.45"
     figure = build_figure(eleven, shown(eleven, all_heads(eleven), it_focus(eleven)))
     for axes, head in zip(figure.axes, range(8), strict=False):
@@ -392,7 +396,7 @@ def test_dollar_signs_are_words_not_math() -> None:
     figure = build_figure(trace, shown(trace, (0,), None))
     assert_readable(figure)
     assert figure.get_suptitle().startswith("“a $ ^ ^ $ b”")
-    labels = [t.get_text() for t in figure.axes[0].get_xticklabels()]
+    labels = [t.get_text() for t in labels_of(figure.axes[0], x=True)]
     assert labels == ["a", "$:1", "^:1", "^:2", "$:2", "b"]
 
 
@@ -473,7 +477,7 @@ def test_cross_panels_label_rows_with_target_and_columns_with_source_words() -> 
         width, height = axes.get_position().size * figure.get_size_inches()
         assert width / height == pytest.approx(4 / 3, rel=0.02)  # square cells
     assert heads[0].get_ylabel() == "target word (looking)" and heads[1].get_ylabel() == ""
-    bold = [t.get_text() for t in heads[0].get_yticklabels() if t.get_fontweight() == "bold"]
+    bold = [t.get_text() for t in labels_of(heads[0], x=False) if t.get_fontweight() == "bold"]
     assert bold == ["vais"]
     assert cell_texts(heads[0]) == [f"{w:.2f}" for w in trace.weights[0].ravel()]
     assert_readable(figure)
@@ -489,7 +493,7 @@ def test_cross_focus_panel_has_a_column_per_source_word() -> None:
     np.testing.assert_array_equal(cells, trace.weights[:, focus.index])
     assert tick_texts(panel, x=True) == ["I", "am", "very", "good"]
     assert tick_texts(panel, x=False) == ["head 1", "head 2"]
-    assert all(t.get_fontweight() != "bold" for t in panel.get_xticklabels())  # no "vais" there
+    assert all(t.get_fontweight() != "bold" for t in labels_of(panel, x=True))  # no "vais"
     assert panel.get_xlabel() == "source word (looked at)"
 
 
@@ -739,8 +743,7 @@ def summary_panel(figure: Figure) -> Axes:
 
 
 def tick_texts(axes: Axes, x: bool) -> list[str]:
-    texts = axes.get_xticklabels() if x else axes.get_yticklabels()
-    return [t.get_text() for t in texts if t.get_text()]
+    return [t.get_text() for t in labels_of(axes, x=x)]
 
 
 def test_pieces_text_joins_the_tokenizers_words_and_leaves_out_special_tokens() -> None:
@@ -1135,7 +1138,7 @@ def test_a_title_claims_hatching_and_hidden_weight_only_where_the_picture_has_th
 
 
 def x_rotations(axes: Axes) -> set[float]:
-    return {text.get_rotation() for text in axes.get_xticklabels() if text.get_text()}
+    return {text.get_rotation() for text in labels_of(axes, x=True)}
 
 
 def test_labels_are_horizontal_when_they_fit_and_turn_only_when_they_must() -> None:

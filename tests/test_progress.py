@@ -29,7 +29,7 @@ def console(*, terminal: bool) -> tuple[Console, io.StringIO]:
 def test_no_bar_during_the_first_second() -> None:
     screen, out = console(terminal=True)
     clock = FakeClock()
-    with ReadingProgress(screen, "Reading big.txt", clock=clock) as progress:
+    with ReadingProgress(lambda: screen, "Reading big.txt", clock=clock) as progress:
         clock.now += 0.9
         progress(10, 100)
         assert progress.bar is None
@@ -42,7 +42,7 @@ def test_bar_after_a_second_on_a_terminal_and_gone_at_the_end(
     monkeypatch.setenv("TERM", "xterm-256color")  # Rich draws no live bar on a "dumb" terminal
     screen, out = console(terminal=True)
     clock = FakeClock()
-    with ReadingProgress(screen, "Reading [red]big[/].txt", clock=clock) as progress:
+    with ReadingProgress(lambda: screen, "Reading [red]big[/].txt", clock=clock) as progress:
         clock.now += 1.5
         progress(500_000, 1_000_000)
         assert progress.bar is not None
@@ -59,7 +59,7 @@ def test_bar_after_a_second_on_a_terminal_and_gone_at_the_end(
 def test_never_a_bar_when_stderr_is_not_a_terminal() -> None:
     screen, out = console(terminal=False)
     clock = FakeClock()
-    with ReadingProgress(screen, "Reading big.txt", clock=clock) as progress:
+    with ReadingProgress(lambda: screen, "Reading big.txt", clock=clock) as progress:
         clock.now += 10
         progress(5, 10)
         assert progress.bar is None

@@ -49,16 +49,16 @@ def note(message: str) -> None:
 
 
 def wrote(path: Path) -> None:
-    """``wrote PATH`` on stderr, the same for every file every command writes."""
-    from rich.text import Text
-
+    """``wrote PATH`` on stderr, the same for every file every command writes: plain text, so
+    a command that only draws a picture never loads Rich."""
     sys.stdout.flush()
-    error_console().print(Text(f"wrote {printable(str(path))}"))
+    sys.stderr.write(f"wrote {printable(str(path))}\n")
+    sys.stderr.flush()
 
 
 def reading_progress(path: Path | None) -> ReadingProgress:
     """A progress bar on stderr for streaming the word-vector file, if one takes over a second."""
-    return ReadingProgress(error_console(), f"Reading {path.name if path else ''}")
+    return ReadingProgress(error_console, f"Reading {path.name if path else ''}")
 
 
 @contextmanager

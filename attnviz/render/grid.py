@@ -53,6 +53,7 @@ from attnviz.render.figures import (
     truncate,
     truncate_to,
     weights_phrase,
+    widest,
     word_labels,
 )
 from attnviz.render.labels import plural
@@ -217,7 +218,7 @@ def plan_layers_layout(tokens: Sequence[str], n_layers: int, n_heads: int) -> La
     word."""
     n_tokens = len(tokens)
     labels = [short_label(token) for token in tokens]
-    widest = max(text_width(label, MIN_FONT, bold=True) for label in labels)
+    longest = widest(labels, MIN_FONT, bold=True)
     layer_labels = ROW_LABEL + 0.1
 
     def left_of(y_depth: float) -> float:
@@ -225,10 +226,10 @@ def plan_layers_layout(tokens: Sequence[str], n_layers: int, n_heads: int) -> La
         summary = text_width(f"Layer {n_layers}", SUMMARY_LABEL_FONT) + TICK_ROOM + 0.1
         return 0.15 + max(layer_labels + y_depth, summary)
 
-    room = MAX_LAYERS_WIDTH - left_of(widest + TICK_ROOM) - COLOUR_BAR - 0.15
+    room = MAX_LAYERS_WIDTH - left_of(longest + TICK_ROOM) - COLOUR_BAR - 0.15
     panel = min(max((room - (n_heads - 1) * PANEL_GAP) / n_heads, MIN_SMALL_PANEL), MAX_SMALL_PANEL)
     cell = panel / n_tokens
-    y = axis_labels(widest, n_tokens, cell, MIN_FONT, x=False)
+    y = axis_labels(longest, n_tokens, cell, MIN_FONT, x=False)
     return LayersLayout(
         n_layers=n_layers,
         n_heads=n_heads,
@@ -236,7 +237,7 @@ def plan_layers_layout(tokens: Sequence[str], n_layers: int, n_heads: int) -> La
         panel=panel,
         tick_font=MIN_FONT,
         labelled=n_tokens <= MAX_LAYERS_LABEL_TOKENS,
-        x=axis_labels(widest, n_tokens, cell, MIN_FONT, x=True),
+        x=axis_labels(longest, n_tokens, cell, MIN_FONT, x=True),
         y=y,
         left=left_of(y.depth),
         split=max(1, math.ceil(cell / PANEL_GAP)),

@@ -55,6 +55,7 @@ from attnviz.render.figures import (
     truncate,
     value_font,
     weights_phrase,
+    widest,
     word_labels,
 )
 from attnviz.render.options import Scale
@@ -226,8 +227,8 @@ def plan_layout(
     font = min(max(0.6 * CELL * 72 * min(1.0, 12 / max(n_tokens, n_keys)), MIN_FONT), 11.0)
     row_labels = [short_label(token) for token in tokens]
     key_labels = [short_label(token) for token in keys]
-    y_width = max(text_width(label, font, bold=True) for label in row_labels)
-    key_width = max(text_width(label, font, bold=True) for label in key_labels)
+    y_width = widest(row_labels, font, bold=True)
+    key_width = widest(key_labels, font, bold=True)
     x_text, y_text = SELF_AXIS_TITLES if key_tokens is None else CROSS_AXIS_TITLES
     left = title_depth(y_text) + TICK_ROOM + y_width
     # The panel's width: the rule for a square panel of the longer side, scaled by the width's
@@ -468,7 +469,7 @@ def _draw_head(
     axes.set_title(f"Head {head + 1}", fontsize=layout.head_font, fontweight="bold", pad=4)
     label_words(axes, column_labels, layout.x, layout.tick_font, x=True)
     label_words(axes, row_labels, layout.y, layout.tick_font, x=False, keep=focus_row)
-    axes.set_xlabel(layout.x_title, fontsize=AXIS_TITLE_FONT, labelpad=4)
+    axes.set_xlabel(layout.x_title, fontsize=AXIS_TITLE_FONT)
     _draw_cell_lines(axes, weights.shape, layout)
     if layout.values.shown:
         draw_values(axes, weights, _cell_colours(image), layout.values.font, layout.values.compact)
@@ -504,7 +505,7 @@ def _draw_focus(
     head_labels = [f"head {head + 1}" for head in heads]
     axes.set_yticks(range(len(heads)), labels=head_labels, fontsize=layout.tick_font)
     axes.tick_params(length=2, pad=2)
-    axes.set_xlabel(layout.focus_title, fontsize=AXIS_TITLE_FONT, labelpad=4)
+    axes.set_xlabel(layout.focus_title, fontsize=AXIS_TITLE_FONT)
     _draw_cell_lines(axes, weights.shape, layout)
     values = layout.focus_values
     if values.shown:

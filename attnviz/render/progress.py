@@ -23,11 +23,13 @@ DELAY_SECONDS = 1.0
 
 
 class ReadingProgress:
-    """Call it with (bytes_read, file_size); it draws a bar once DELAY_SECONDS have passed."""
+    """Call it with (bytes_read, file_size); it draws a bar once DELAY_SECONDS have passed, on
+    the console ``console()`` gives: asked for only then, so a run that reads no file (or reads
+    one fast) never loads Rich."""
 
     def __init__(
         self,
-        console: Console,
+        console: Callable[[], Console],
         label: str,
         *,
         delay: float = DELAY_SECONDS,
@@ -43,7 +45,7 @@ class ReadingProgress:
 
     def __call__(self, done: int, total: int) -> None:
         if self.bar is None:
-            if not self.console.is_terminal or self.clock() - self.started < self.delay:
+            if self.clock() - self.started < self.delay or not self.console().is_terminal:
                 return
             from rich.markup import escape  # only when a bar is really drawn
             from rich.progress import (
@@ -59,7 +61,7 @@ class ReadingProgress:
                 BarColumn(),
                 DownloadColumn(),
                 TimeRemainingColumn(),
-                console=self.console,
+                console=self.console(),
                 transient=True,
             )
             self.bar.start()
