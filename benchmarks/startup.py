@@ -32,7 +32,7 @@ from pathlib import Path
 
 from table import Row, judge, milliseconds, write_rows
 
-TARGET_RATIO = 1.3
+TARGET_RATIO = 1.45
 
 
 def attnviz_command() -> list[str]:

@@ -304,7 +304,12 @@ def build_layers_figure(
     sentence = first.provenance.sentence
     labels = [short_label(word) for word in word_labels(selection.row_words, sentence)]
     layout = plan_layers_layout(labels, len(layers), first.n_heads)
-    joined = any(label.startswith(JOINED) for label in labels)
+    drawn = (
+        label_positions(len(labels), layout.y.step, selection.focus_row) if layout.labelled else []
+    )
+    drawn += label_positions(len(labels), layout.x.step) if layout.labelled else []
+    focus_label = [] if selection.focus_row is None else [selection.focus_row]
+    joined = any(labels[k].startswith(JOINED) for k in [*drawn, *focus_label])
     title = layers_title_lines(layers, selection, layout.width, joined=joined)
     summary = summary_text(labels[selection.focus_row], layout.summary_room) if (
         focus is not None and selection.focus_row is not None

@@ -39,6 +39,7 @@ from attnviz.render.figures import (
     hatch_masked,
     hidden_taking_weight,
     image_format_of,
+    label_positions,
     label_words,
     masked_shown,
     new_figure,
@@ -364,13 +365,18 @@ def build_figure(
     sentence = trace.provenance.sentence
     row_labels = [short_label(word) for word in word_labels(selection.row_words, sentence)]
     column_labels = [short_label(word) for word in word_labels(selection.column_words, sentence)]
+    focus_row = selection.focus_row
     layout = plan_layout(
         row_labels,
         len(heads),
         len(heads) if focus else 0,
         key_tokens=column_labels if trace.is_cross else None,
     )
-    joined = any(label.startswith(JOINED) for label in row_labels + column_labels)
+    shown = [
+        *(row_labels[k] for k in label_positions(len(row_labels), layout.y.step, focus_row)),
+        *(column_labels[k] for k in label_positions(len(column_labels), layout.x.step)),
+    ]
+    joined = any(label.startswith(JOINED) for label in shown)  # say what "·" means if drawn
     title = title_lines(trace, selection, layout.width, layout.title_font, joined=joined)
     width, height = layout.width, layout.height(len(title))
     figure = new_figure(width, height)
@@ -383,7 +389,6 @@ def build_figure(
         )
 
     weights = [selection.pairs(trace.weights[head], total=True) for head in heads]
-    focus_row = selection.focus_row
     focus_weights = (
         selection.focus_weights(trace.weights)[list(heads)] if focus_row is not None else None
     )
