@@ -28,7 +28,7 @@ from attnviz.core import Dtype, Preset, TraceOptions, cross_layers, trace_layers
 from attnviz.embeddings import OutOfVocabulary
 from attnviz.errors import AttnvizError
 from attnviz.positions import Positions
-from attnviz.render.options import LessonOptions, Scale, Style
+from attnviz.render.options import MAX_WIDTH, LessonOptions, Scale, Style
 from attnviz.selection import Selection, ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
 
@@ -219,6 +219,10 @@ def lesson(
     options = LessonOptions(decimals=decimals, show_weights=show_weights, steps=_steps(steps))
     if width < 40:
         raise AttnvizError(f"width={width} is too narrow for the tables; give 40 or more.")
+    if width > MAX_WIDTH:
+        raise AttnvizError(
+            f"width={width} is wider than the lesson is laid out for; give at most {MAX_WIDTH}."
+        )
     console = Console(
         file=io.StringIO(),
         width=width,

@@ -266,7 +266,7 @@ def multi_head_attention(
         # Finite inputs can still overflow float64 (about 1.8e308) in a dot product.
         largest = max(float(np.abs(x).max()), float(np.abs(weights.W_Q).max()))
         raise AttnvizError(
-            f"The numbers overflow float64: with values up to {largest:.3g} in X and the "
+            f"The numbers overflow {x.dtype.name}: with values up to {largest:.3g} in X and the "
             "weights, Q·Kᵀ reaches infinity. Scale the embeddings or weights down."
         )
     biases = {

@@ -39,11 +39,21 @@ class AttentionConfig:
                 f"d_model {self.d_model} is too large; use at most {MAX_D_MODEL} "
                 "(the paper's base model uses 512)."
             )
+        if self.n_heads > MAX_D_MODEL:
+            raise AttnvizError(
+                f"heads (--heads) {self.n_heads} is too many: each head gets d_k = d_model / "
+                f"heads ≥ 1 columns and d_model is at most {MAX_D_MODEL}, so use at most "
+                f"{MAX_D_MODEL} heads (2 to 16 are usual)."
+            )
         if self.d_model % self.n_heads != 0:
+            # The multiple of heads nearest d_model, within the largest d_model allowed.
+            multiple = self.n_heads * min(
+                max(1, round(self.d_model / self.n_heads)), MAX_D_MODEL // self.n_heads
+            )
             raise AttnvizError(
                 f"d_model {self.d_model} is not divisible by {self.n_heads} heads; "
                 "each head gets d_k = d_model / heads columns, so pick a multiple "
-                f"such as --d-model {self.n_heads * max(1, round(self.d_model / self.n_heads))}."
+                f"such as --d-model {multiple}."
             )
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
             raise AttnvizError(f"seed must be a whole number >= 0, got {self.seed!r}.")
@@ -98,11 +108,15 @@ def resolve_config(
         chosen_d_model, chosen_heads = file_d_model, file_heads
     if embedding_width is not None:
         if chosen_d_model is not None and chosen_d_model != embedding_width:
-            raise AttnvizError(
-                f"The embeddings have {embedding_width} dimensions but d_model is "
-                f"{chosen_d_model}; "
-                "they must match (drop --d-model/--preset, or use other embeddings or weights)."
+            # Say where the other d_model came from: the weights file, or the options.
+            fix = (
+                f"the weights file's W_Q has d_model {chosen_d_model}; they must match (use "
+                "embeddings and weights made together)"
+                if weights_shape is not None
+                else f"d_model is {chosen_d_model}; they must match (drop --d-model/--preset, "
+                "or use other embeddings)"
             )
+            raise AttnvizError(f"The embeddings have {embedding_width} dimensions but {fix}.")
         chosen_d_model = embedding_width
     return AttentionConfig(
         d_model=chosen_d_model if chosen_d_model is not None else default.d_model,

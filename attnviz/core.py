@@ -25,7 +25,7 @@ from attnviz.provenance import (
     WeightsOrigin,
 )
 from attnviz.selection import NO_LAYERS
-from attnviz.tokens import check_token_count, tokenize
+from attnviz.tokens import check_sentence_length, check_token_count, tokenize
 from attnviz.trace import (
     AttentionTrace,
     Pieces,
@@ -143,6 +143,7 @@ def trace_layers(
     if options.model is not None:
         from attnviz.model.run import trace_model
 
+        check_sentence_length(sentence)  # before the model's tokenizer sees it
         run = trace_model(sentence, options.model, dtype=options.dtype.value, pad_to=options.pad_to)
         return TracedLayers(run.trace.layers, ())
     trace, notes = trace_with_options(
@@ -187,6 +188,16 @@ def cross_layers(
         layer=layer,
         progress=progress,
     )
+    origin = trace.provenance.weights
+    if origin.layer is not None and origin.model:
+        # A model's layer is self-attention: run as cross-attention its numbers are not the
+        # model's, and what surrounds it in the model (residual, LayerNorm) does not follow.
+        notes = (
+            *notes,
+            f"{options.weights} holds layer {origin.layer} of {origin.model}, a self-attention "
+            "layer; here its weights run as cross-attention on other X, to show the steps, "
+            "not what the model computes.",
+        )
     return TracedLayers((trace,), notes)
 
 

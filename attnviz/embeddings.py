@@ -16,18 +16,32 @@ A vocabulary lookup tries the exact token, then its lowercase form.
 
 from __future__ import annotations
 
+import os
 import shlex
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
 from attnviz.arrays import FloatArray
+from attnviz.config import MAX_D_MODEL
 from attnviz.errors import FileProblem
-from attnviz.files import finite_matrix, load_json, load_npy, load_npz, require_readable
+from attnviz.files import (
+    ArrayHeader,
+    HeaderCheck,
+    finite_matrix,
+    human_size,
+    load_json,
+    load_npy,
+    load_npz,
+    npz_names,
+    open_regular,
+    require_readable,
+)
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin
 from attnviz.trace import export_layer, layers_in, read_provenance, recorded_sentence
 
@@ -91,11 +105,16 @@ def load_embeddings(
             f"text ({', '.join(TEXT_EXTENSIONS)}), .npy, .npz or .json."
         )
     if extension == ".npy":
-        rows = finite_matrix(load_npy(path, "Embeddings"), name="the array", source=path, ndim=2)
+        array = load_npy(path, "Embeddings", check=_rows_check(path, len(tokens), layered=False))
+        rows = finite_matrix(array, name="the array", source=path, ndim=2)
         return _rows_per_token(rows, tokens, path, file_tokens=None)
     if extension == ".npz":
-        arrays = load_npz(path, "Embeddings")
-        if "words" in arrays and "vectors" in arrays:
+        # Only the arrays it will use are read, each checked from its header first.
+        names = npz_names(path, "Embeddings")
+        if "words" in names and "vectors" in names:
+            arrays = load_npz(
+                path, "Embeddings", keys=("words", "vectors"), check=_width_check(path)
+            )
             words = [str(word) for word in np.asarray(arrays["words"]).reshape(-1)]
             vectors = finite_matrix(arrays["vectors"], name="vectors", source=path, ndim=2)
             if len(words) != len(vectors):
@@ -118,20 +137,26 @@ def load_embeddings(
                 seed=seed,
                 notes=_duplicates_note(path, duplicates, "entries"),
             )
-        key: str | None = next((name for name in ("X", "embeddings") if name in arrays), None)
-        if "E" in arrays and "PE" in arrays:
+        key: str | None = next((name for name in ("X", "embeddings") if name in names), None)
+        if "E" in names and "PE" in names:
             key = "E"  # a trace with positions: its token embeddings
-        if key is None and len(arrays) == 1:
-            key = next(iter(arrays))
+        if key is None and len(names) == 1:
+            key = names[0]
         if key is None:
             raise FileProblem(
-                f"Embeddings file {path} has arrays {sorted(arrays)}; name the one-row-per-token "
+                f"Embeddings file {path} has arrays {sorted(names)}; name the one-row-per-token "
                 "array X (or save only that array), or give words and vectors."
             )
-        file_tokens = [str(t) for t in arrays["tokens"].reshape(-1)] if "tokens" in arrays else None
-        if file_tokens is not None and layers_in(arrays[key], 2) is not None:
-            return _layer_rows(arrays[key], arrays.get("config"), tokens, path, file_tokens, layer)
-        rows = finite_matrix(arrays[key], name=key, source=path, ndim=2)
+        extras = load_npz(path, "Embeddings", keys=("tokens", "config"))
+        file_tokens = None
+        if "tokens" in extras:
+            file_tokens = [str(t) for t in extras["tokens"].reshape(-1)]
+            _require_same_tokens(file_tokens, tokens, path)
+        rows_check = _rows_check(path, len(tokens), layered=file_tokens is not None)
+        value = load_npz(path, "Embeddings", keys=(key,), check=rows_check)[key]
+        if file_tokens is not None and layers_in(value, 2) is not None:
+            return _layer_rows(value, extras.get("config"), tokens, path, file_tokens, layer)
+        rows = finite_matrix(value, name=key, source=path, ndim=2)
         return _rows_per_token(rows, tokens, path, file_tokens=file_tokens)
     if extension == ".json":
         data, repeated_keys = load_json(path, "Embeddings")
@@ -175,6 +200,50 @@ def _lookup_forms(tokens: Iterable[str]) -> set[str]:
     return {form for token in tokens for form in (token, token.lower())}
 
 
+def _too_wide(path: Path, width: int | str, where: str = "", verb: str = "has") -> FileProblem:
+    """``where`` names the place that says so (", line 1: its header", verb "declares")."""
+    return FileProblem(
+        f"Embeddings file {path}{where} {verb} vectors of {width} numbers; attnviz takes at most "
+        f"{MAX_D_MODEL} (its largest d_model), so use vectors of at most {MAX_D_MODEL} dimensions."
+    )
+
+
+def _width_check(path: Path) -> HeaderCheck:
+    """Refuse, before reading it, an array of vectors wider than any d_model attnviz runs."""
+
+    def check(name: str, header: ArrayHeader) -> None:
+        if name != "words" and len(header.shape) >= 2 and header.shape[-1] > MAX_D_MODEL:
+            raise _too_wide(path, header.shape[-1])
+
+    return check
+
+
+def _rows_check(path: Path, n_tokens: int, *, layered: bool) -> HeaderCheck:
+    """Refuse, before reading it, an array that is not [n, d_model] (or, in a model's export,
+    [layers, n, d_model]) for the sentence's n tokens: the only size the command can use."""
+    width_check = _width_check(path)
+
+    def check(name: str, header: ArrayHeader) -> None:
+        shape = header.shape
+        if len(shape) != 2 and not (layered and len(shape) == 3):
+            label = f"{name[:1].upper()}{name[1:]}" if name == "the array" else name
+            raise FileProblem(
+                f"{label} in {path} has {len(shape)} dimensions {list(shape)}; expected 2."
+            )
+        width_check(name, header)
+        if shape[-2] != n_tokens:
+            raise _row_count(path, shape[-2], n_tokens)
+
+    return check
+
+
+def _row_count(path: Path, rows: int, n_tokens: int) -> FileProblem:
+    return FileProblem(
+        f"Embeddings file {path} has {rows} rows but the sentence has {n_tokens} "
+        "tokens; a .npy/.npz array needs exactly one row per token."
+    )
+
+
 class TextVectors(NamedTuple):
     """The wanted words' vectors from a text file, and the words it lists more than once."""
 
@@ -184,6 +253,11 @@ class TextVectors(NamedTuple):
 
 #: How often, in lines, read_text_vectors reports how far it has read.
 PROGRESS_EVERY = 8192
+
+#: Longest line of a word-vector text file. A line is one word and at most MAX_D_MODEL numbers,
+#: about 50 kB even with 20 digits each; a longer one is not a word-vector line, and is refused
+#: before more of it is read (a file with no newline at all would otherwise be read whole).
+MAX_LINE_BYTES = 1_000_000
 
 
 def read_text_vectors(
@@ -196,17 +270,24 @@ def read_text_vectors(
 
     Checks every line's length (so a broken file is reported with its line number), but parses
     numbers only for wanted words, so memory stays near the size of those rows whatever the
-    file's size. The first occurrence of a duplicated word wins. ``progress(bytes_read,
-    file_size)`` is called every PROGRESS_EVERY lines.
+    file's size: a line is read only up to MAX_LINE_BYTES, and vectors wider than MAX_D_MODEL
+    are refused at the first line. The first occurrence of a duplicated word wins.
+    ``progress(bytes_read, file_size)`` is called every PROGRESS_EVERY lines.
     """
-    require_readable(path, "Embeddings")
     vectors: dict[str, FloatArray] = {}
     lines_of: dict[str, list[int]] = {}
     dimension: int | None = None
     try:
-        total = path.stat().st_size
-        with path.open("rb") as handle:
-            for line_number, raw in enumerate(handle, start=1):
+        with open_regular(path, "Embeddings") as handle:
+            total = os.fstat(handle.fileno()).st_size
+            lines = iter(partial(handle.readline, MAX_LINE_BYTES + 1), b"")
+            for line_number, raw in enumerate(lines, start=1):
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    raise FileProblem(
+                        f"Embeddings file {path}, line {line_number}: longer than "
+                        f"{human_size(MAX_LINE_BYTES)}, while a line holds one word and at most "
+                        f"{MAX_D_MODEL} numbers; is it a GloVe/word2vec text file?"
+                    )
                 if progress is not None and line_number % PROGRESS_EVERY == 0:
                     progress(handle.tell(), total)
                 if line_number == 1:
@@ -223,10 +304,20 @@ def read_text_vectors(
                         f"> {shlex.quote(str(path.with_name(path.stem + '.utf8' + path.suffix)))}."
                     ) from None
                 if dimension is None and n_values == 1 and word.isdigit() and _is_count(raw):
-                    dimension = int(raw.split()[1])  # word2vec header: "<vocabulary size> <dim>"
+                    declared = raw.split()[1]  # word2vec header: "<vocabulary size> <dim>"
+                    if len(declared) > 9 or int(declared) > MAX_D_MODEL:
+                        shown = declared.decode()
+                        if len(shown) > 12:
+                            shown = f"{shown[:6]}… ({len(shown)} digits)"
+                        raise _too_wide(
+                            path, shown, f", line {line_number}: its header", "declares"
+                        )
+                    dimension = int(declared)
                     continue
                 if dimension is None:
                     dimension = n_values
+                    if dimension > MAX_D_MODEL:
+                        raise _too_wide(path, dimension, f", line {line_number},")
                     if dimension == 0:
                         raise FileProblem(
                             f"Embeddings file {path}, line {line_number}: a word with no numbers; "
@@ -284,9 +375,12 @@ def _parse_vector(raw: bytes, word: str, path: Path, line_number: int) -> FloatA
             f"Embeddings file {path}, line {line_number}: a value of {word!r} is not a number."
         ) from None
     if not np.isfinite(vector).all():
+        if any(b"n" in value.lower() for value in raw.split()[1:]):  # nan, inf, infinity
+            what = "NaN or infinity; replace it with finite numbers"
+        else:  # a number such as 1e400, which float64 cannot hold
+            what = "a number beyond float64's range (about ±1.8e308); use smaller numbers"
         raise FileProblem(
-            f"Embeddings file {path}, line {line_number}: the vector of {word!r} holds NaN or "
-            "infinity; replace it with finite numbers."
+            f"Embeddings file {path}, line {line_number}: the vector of {word!r} holds {what}."
         )
     return vector
 
@@ -328,6 +422,13 @@ def _from_vocabulary(
         raise FileProblem(
             f"Embeddings file {path} mixes vector lengths {sorted(widths)}; all must be equal."
         )
+    if widths == {0}:
+        raise FileProblem(
+            f"Embeddings file {path} holds empty vectors; each word needs its numbers, "
+            "[v1, …, v_d]."
+        )
+    if widths and max(widths) > MAX_D_MODEL:
+        raise _too_wide(path, max(widths))
     found: dict[int, FloatArray] = {}
     missing: list[str] = []
     for index, token in enumerate(tokens):
@@ -354,8 +455,11 @@ def _from_vocabulary(
     scale = 1.0
     if missing:
         # Random vectors at the file's own scale, so the filled words are not louder or
-        # quieter than the real ones.
-        scale = float(np.std(np.stack(list(found.values()))))
+        # quieter than the real ones. The standard deviation is taken of the values divided by
+        # the largest, so vectors of 1e300 do not overflow when squared.
+        known = np.stack(list(found.values()))
+        largest = float(np.abs(known).max())
+        scale = largest * float(np.std(known / largest)) if largest > 0 else 0.0
         said.append(
             f"{len(unique_missing)} word(s) not in {path.name} got seeded random vectors "
             f"(--oov random, seed {seed}): {listed}."
@@ -405,7 +509,21 @@ def _rows_per_token(
     file_tokens: list[str] | None,
     origin: EmbeddingsOrigin | None = None,
 ) -> Embeddings:
-    if file_tokens is not None and list(file_tokens) != list(tokens):
+    if file_tokens is not None:
+        _require_same_tokens(file_tokens, tokens, path)
+    if rows.shape[0] != len(tokens):
+        raise _row_count(path, rows.shape[0], len(tokens))
+    if rows.shape[1] == 0:
+        raise FileProblem(f"Embeddings file {path} has rows of width 0.")
+    return Embeddings(
+        X=rows,
+        origin=origin or EmbeddingsOrigin(EmbeddingsKind.FILE, path=str(path), vocabulary=False),
+    )
+
+
+def _require_same_tokens(file_tokens: Sequence[str], tokens: Sequence[str], path: Path) -> None:
+    """An export's rows are for the tokens it was made for: refuse another sentence."""
+    if list(file_tokens) != list(tokens):
         # A model's export holds its tokenizer's pieces: the sentence as written finds them.
         sentence = recorded_sentence(path)
         made_for = f"the sentence {sentence!r} (tokens " if sentence else "the tokens "
@@ -413,14 +531,3 @@ def _rows_per_token(
             f"Embeddings file {path} was made for {made_for}{' '.join(file_tokens)!r}"
             f"{')' if sentence else ''}, not {' '.join(tokens)!r}; use the same sentence."
         )
-    if rows.shape[0] != len(tokens):
-        raise FileProblem(
-            f"Embeddings file {path} has {rows.shape[0]} rows but the sentence has {len(tokens)} "
-            "tokens; a .npy/.npz array needs exactly one row per token."
-        )
-    if rows.shape[1] == 0:
-        raise FileProblem(f"Embeddings file {path} has rows of width 0.")
-    return Embeddings(
-        X=rows,
-        origin=origin or EmbeddingsOrigin(EmbeddingsKind.FILE, path=str(path), vocabulary=False),
-    )

@@ -14,7 +14,9 @@ class ExitStatus(IntEnum):
     BAD_INPUT = 3  # a sentence, size or option value that attnviz cannot use
     BAD_FILE = 4  # a file that is missing, unreadable, corrupt or of the wrong shape
     CANNOT_WRITE = 5  # an output path that cannot be written
+    HUNG_UP = 129  # SIGHUP: the terminal closed (128 + 1, as shells report it)
     INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+    TERMINATED = 143  # SIGTERM: kill, a service manager, a CI timeout (128 + 15)
 
 
 class AttnvizError(Exception):

@@ -1,17 +1,22 @@
 """The files a command writes: checked before any work is done, named the same way each time.
 
 ``check_*`` raise OutputProblem with the fix before anything is computed, so a bad path costs
-nothing and leaves nothing behind; writing itself is atomic (attnviz.files.atomic_write).
+nothing and leaves nothing behind; writing itself is atomic (attnviz.files.atomic_write), and a
+command's outputs together are all or nothing (attnviz.files.staged_writes).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from attnviz.errors import OutputProblem
-from attnviz.files import check_output_path
+from attnviz.files import (
+    check_output_path,
+    check_path_length,
+    check_writable_folder,
+    staged_writes,
+)
 from attnviz.trace import EXPORT_EXTENSIONS, AttentionTrace, export_layers, export_trace
 
 IMAGE_EXTENSIONS = (".png", ".svg", ".pdf")
@@ -29,21 +34,21 @@ def check_export(path: Path) -> str:
 
 def check_folder(folder: Path, what: str) -> None:
     """Refuse a folder that cannot be written (or created), before any image is drawn."""
-    if folder.exists() and not folder.is_dir():
+    check_path_length(folder / "head_0000.tmp", what)  # room for the files it will hold
+    try:
+        exists, is_folder = folder.exists(), folder.is_dir()
+    except OSError as error:
+        raise OutputProblem(f"{what} {folder}: {error.strerror or error}.") from None
+    if exists and not is_folder:
         raise OutputProblem(f"{what} {folder} is a file; give a folder name.")
-    existing = folder if folder.exists() else folder.parent
-    if not existing.is_dir():
-        raise OutputProblem(f"{what} {folder}: folder {existing} does not exist; create it first.")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise OutputProblem(f"{what} {folder}: folder {existing} is not writable; choose another.")
+    check_writable_folder(folder if exists else folder.parent, what, folder)
 
 
 def make_folder(folder: Path) -> None:
-    """Create ``folder`` (its parent exists: check_folder said so)."""
-    try:
-        folder.mkdir(exist_ok=True)
-    except OSError as error:
-        raise OutputProblem(f"Cannot create {folder}: {error.strerror}.") from None
+    """Create ``folder`` if it is missing (its parent exists: check_folder said so); within a
+    run's staged writes, it is removed again if the run fails (files.staged_writes)."""
+    with staged_writes() as outputs:
+        outputs.make_folder(folder)
 
 
 def per_head_paths(folder: Path, heads: Sequence[int], n_heads: int, extension: str) -> list[Path]:

@@ -19,6 +19,11 @@ from dataclasses import dataclass
 from attnviz.config import MAX_TOKENS
 from attnviz.errors import AttnvizError
 
+#: Longest sentence attnviz accepts, in characters: MAX_TOKENS words of some 40 characters. Every
+#: view prints the words several times over, so work and output grow with the length; a pasted
+#: megabyte is refused at once rather than printed for a minute.
+MAX_SENTENCE_CHARS = 20_000
+
 # A word: letters/digits/underscore, optionally joined by a straight or curly apostrophe.
 # Anything else that is not whitespace is a one-character punctuation token.
 _TOKEN = re.compile(r"\w+(?:['\u2019]\w+)*|[^\w\s]")
@@ -30,6 +35,7 @@ def tokenize(sentence: str) -> list[str]:
     >>> tokenize("The animal didn't cross the street.")
     ['The', 'animal', "didn't", 'cross', 'the', 'street', '.']
     """
+    check_sentence_length(sentence)
     tokens = _join_marks(_TOKEN.findall(unicodedata.normalize("NFC", sentence)))
     if not tokens:
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
@@ -67,8 +73,18 @@ def _join_marks(pieces: list[str]) -> list[str]:
     return tokens
 
 
+def check_sentence_length(sentence: str) -> None:
+    """Refuse a sentence longer than MAX_SENTENCE_CHARS characters, before any work."""
+    if len(sentence) > MAX_SENTENCE_CHARS:
+        raise AttnvizError(
+            f"The sentence has {len(sentence):,} characters; attnviz takes at most "
+            f"{MAX_SENTENCE_CHARS:,}. Shorten it."
+        )
+
+
 def check_token_count(tokens: Sequence[str]) -> list[str]:
-    """Refuse an empty token list or one longer than MAX_TOKENS; return the tokens as a list."""
+    """Refuse an empty token list, one longer than MAX_TOKENS, or tokens longer together than
+    MAX_SENTENCE_CHARS characters; return the tokens as a list."""
     if len(tokens) == 0:
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
     if len(tokens) > MAX_TOKENS:
@@ -76,6 +92,7 @@ def check_token_count(tokens: Sequence[str]) -> list[str]:
             f"The sentence has {len(tokens)} tokens; attnviz takes at most {MAX_TOKENS}. "
             "Shorten it."
         )
+    check_sentence_length("".join(str(token) for token in tokens))
     return list(tokens)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, FileProblem
-from attnviz.files import atomic_write, finite_matrix, load_json, load_npz
+from attnviz.files import atomic_write, finite_matrix, load_json, load_npz, open_regular
 from attnviz.positions import Positions
 from attnviz.provenance import (
     EmbeddingsKind,
@@ -427,7 +427,7 @@ def _tokens_and_provenance(path: Path) -> tuple[tuple[str, ...], tuple[Provenanc
             data: Any = load_npz(path, "Trace", keys=("tokens", "config"))
         elif extension == ".json":
             start = b'{"tokens":'  # how every .json export starts (see _write)
-            with path.open("rb") as handle:
+            with open_regular(path, "Trace") as handle:  # never a FIFO, which would block
                 if handle.read(len(start)) != start:
                     return None
             data = load_json(path, "Trace").value
@@ -450,7 +450,9 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
     path = Path(path)
     extension = path.suffix.lower()
     if extension == ".npz":
-        data: dict[str, Any] = dict(load_npz(path, "Trace"))
+        keys: tuple[str, ...] = ("tokens", "source_tokens", "mask", "config", *ARRAY_KEYS)
+        keys += (*BIAS_KEYS, "X_source", *POSITION_KEYS)  # what a trace holds: no other is read
+        data: dict[str, Any] = dict(load_npz(path, "Trace", keys))
     elif extension == ".json":
         value = load_json(path, "Trace").value
         if not isinstance(value, dict):

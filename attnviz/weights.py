@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -9,9 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.config import AttentionConfig
+from attnviz.config import MAX_D_MODEL, AttentionConfig
 from attnviz.errors import AttnvizError, FileProblem
-from attnviz.files import finite_matrix, load_json, load_npz
+from attnviz.files import ArrayHeader, HeaderCheck, finite_matrix, load_json, load_npz
 from attnviz.provenance import WeightsKind, WeightsOrigin
 
 WEIGHT_KEYS = ("W_Q", "W_K", "W_V", "W_O")
@@ -144,7 +145,8 @@ def load_weights(path: Path, *, layer: int | None = None) -> AttentionWeights:
     extension = path.suffix.lower()
     config: object = None
     if extension == ".npz":
-        arrays: dict[str, object] = dict(load_npz(path, "Weights"))
+        wanted = (*WEIGHT_KEYS, *BIAS_KEYS, "config")  # an export's other arrays are not read
+        arrays: dict[str, object] = dict(load_npz(path, "Weights", wanted, check=_size_check(path)))
         config = arrays.get("config")
     elif extension == ".json":
         data, repeated_keys = load_json(path, "Weights")
@@ -205,6 +207,25 @@ def load_weights(path: Path, *, layer: int | None = None) -> AttentionWeights:
 
 #: Dimensions of one layer's arrays: [h, d_model, d_k] for W_Q, [d_model] for b_O, …
 _NDIM = {"W_Q": 3, "W_K": 3, "W_V": 3, "W_O": 2, "b_Q": 2, "b_K": 2, "b_V": 2, "b_O": 1}
+
+
+def _size_check(path: Path) -> HeaderCheck:
+    """Refuse, before reading it, a matrix larger than one layer of any d_model attnviz runs:
+    W_Q, W_K, W_V [h, d_model, d_k] and W_O [h·d_k, d_model] hold d_model² numbers per layer,
+    the biases d_model."""
+
+    def check(name: str, header: ArrayHeader) -> None:
+        if name not in _NDIM:
+            return
+        numbers = math.prod(header.shape[-_NDIM[name] :])  # a leading axis is the layers
+        largest = MAX_D_MODEL**2 if name in WEIGHT_KEYS else MAX_D_MODEL
+        if numbers > largest:
+            raise FileProblem(
+                f"Weights file {path}: {name} has shape {list(header.shape)}, larger than one "
+                f"layer of attnviz's largest d_model, {MAX_D_MODEL} ({largest:,} numbers)."
+            )
+
+    return check
 
 
 def _file_origin(path: Path, config: object, index: int = 0) -> WeightsOrigin:

@@ -223,6 +223,12 @@ def test_default_random_weights_give_softmax_neither_flat_nor_one_hot(sentence: 
         (8, -2, r"heads \(--heads\) must be a positive"),
         (100000, 2, "too large"),
         (4096, 2, "at most 2048"),
+        (
+            8,
+            10**23,
+            r"heads \(--heads\) 100000000000000000000000 is too many: .* at most 2048 heads",
+        ),
+        (2048, 3, r"such as --d-model 2046\.$"),  # a multiple that is itself allowed
     ],
 )
 def test_bad_sizes_are_refused_with_a_message(d_model: int, n_heads: int, message: str) -> None:

@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 
 import attnviz
+from attnviz import embeddings as embeddings_module
+from attnviz.cli import run
+from attnviz.config import MAX_D_MODEL
 from attnviz.embeddings import (
     PROGRESS_EVERY,
     OutOfVocabulary,
@@ -309,3 +312,66 @@ def test_a_word_with_a_no_break_space_is_one_word(tmp_path: Path) -> None:
     path.write_text("the 1 2\n.\xa0.\xa0. 3 4\n", encoding="utf-8")
     assert load_embeddings(path, ["the"]).X.tolist() == [[1, 2]]
     assert load_embeddings(path, [".\xa0.\xa0."]).X.tolist() == [[3, 4]]
+
+
+def test_empty_vectors_are_refused_as_such_not_as_a_d_model(tmp_path: Path) -> None:
+    (tmp_path / "empty.json").write_text('{"I": [], "am": [], "good": []}', encoding="utf-8")
+    np.savez(tmp_path / "empty.npz", words=np.array(["I", "am"]), vectors=np.zeros((2, 0)))
+    for name in ("empty.json", "empty.npz"):
+        with pytest.raises(FileProblem, match=f"{name} holds empty vectors"):
+            load_embeddings(tmp_path / name, ["I", "am"])
+
+
+def test_oov_random_with_huge_finite_vectors_stays_finite_and_quiet(tmp_path: Path) -> None:
+    # Warnings are errors in the tests: squaring 1e300 for the scale would fail here.
+    (tmp_path / "big.json").write_text('{"i": [1e300, -1e300], "am": [-1e300, 1e300]}')
+    embeddings = load_embeddings(tmp_path / "big.json", ["i", "am", "new"], oov="random")
+    assert np.isfinite(embeddings.X).all()
+    assert 1e299 < np.abs(embeddings.X[2]).max() < 1e302  # the file's own scale
+
+
+def test_oov_random_with_huge_vectors_names_the_overflow_not_nan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "big.json").write_text('{"i": [1e300, -1e300], "am": [-1e300, 1e300]}')
+    status = run(["explain", "I am good", "-e", str(tmp_path / "big.json"), "--oov", "random"])
+    stderr = capsys.readouterr().err
+    assert status == 3
+    assert stderr.startswith("error: The numbers overflow float64") and stderr.count("\n") == 1
+    assert "NaN" not in stderr
+
+
+def test_vectors_wider_than_any_d_model_are_refused_before_they_are_read(tmp_path: Path) -> None:
+    wide = np.zeros((3, MAX_D_MODEL + 1))
+    np.save(tmp_path / "wide.npy", wide)
+    np.savez(tmp_path / "wide.npz", words=np.array(["a", "b", "c"]), vectors=wide)
+    (tmp_path / "wide.json").write_text(json.dumps({"a": wide[0].tolist()}), encoding="utf-8")
+    (tmp_path / "wide.txt").write_text("a" + " 0" * (MAX_D_MODEL + 1) + "\n", encoding="utf-8")
+    for name in ("wide.npy", "wide.npz", "wide.json", "wide.txt"):
+        with pytest.raises(FileProblem, match=f"vectors of {MAX_D_MODEL + 1} numbers"):
+            load_embeddings(tmp_path / name, ["a", "b", "c"])
+
+
+def test_a_line_longer_than_the_limit_is_refused_with_its_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embeddings_module, "MAX_LINE_BYTES", 16)
+    path = tmp_path / "vectors.txt"
+    path.write_bytes(b"aa 1 2 3 4 5 6 7\n" + b"bb 1 2 3 4 5 6 7")  # 16 bytes and a newline
+    assert read_text_vectors(path, {"bb"}).vectors["bb"].tolist() == [1, 2, 3, 4, 5, 6, 7]
+    path.write_bytes(b"aa 1 2 3 4 5 6 7\n" + b"bbb 1 2 3 4 5 6 7\n")
+    with pytest.raises(FileProblem, match=r"vectors.txt, line 2: longer than 16 bytes"):
+        read_text_vectors(path, {"b"})
+    path.write_bytes(b"a" * 10_000)  # no newline at all
+    with pytest.raises(FileProblem, match=r"vectors.txt, line 1: longer than 16 bytes"):
+        read_text_vectors(path, {"b"})
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [("1e400", "beyond float64's range"), ("nan", "NaN or infinity"), ("-inf", "NaN or infinity")],
+)
+def test_a_text_value_that_is_not_finite_says_why(tmp_path: Path, value: str, said: str) -> None:
+    (tmp_path / "v.txt").write_text(f"the 1 {value}\n", encoding="utf-8")
+    with pytest.raises(FileProblem, match=f"line 1: the vector of 'the' holds .*{said}"):
+        load_embeddings(tmp_path / "v.txt", ["the"])

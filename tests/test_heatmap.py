@@ -1236,3 +1236,23 @@ def test_the_layers_grid_takes_the_same_colour_scales() -> None:
     weights = layers[0].weights[0]
     np.testing.assert_allclose(first, weights / weights.max(axis=1)[:, None])
     assert figure.axes[1].get_ylabel().startswith("attention weight ÷ its row's largest")
+
+
+def test_words_the_pictures_font_lacks_are_named_in_a_note(tmp_path: Path) -> None:
+    output = tmp_path / "x.png"
+    result = runner.invoke(app, ["heatmap", "東京 は because it Привет", "-o", str(output)])
+    assert result.exit_code == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "'東京', 'は'" in notes[0] and "drawn as boxes" in notes[0]
+    assert "Привет" not in notes[0]  # Cyrillic is in DejaVu
+    plain = runner.invoke(app, ["heatmap", "I am good", "-o", str(tmp_path / "y.png")])
+    assert "note:" not in plain.stderr
+
+
+def test_lines_refuse_a_colour_scale_they_would_ignore(tmp_path: Path) -> None:
+    output = tmp_path / "l.png"
+    arguments = ["heatmap", IT_SENTENCE, "--style", "lines", "--scale", "row", "-o", str(output)]
+    result = runner.invoke(app, arguments)
+    assert result.exit_code == ExitStatus.BAD_INPUT
+    assert result.stderr.startswith("error: --scale sets the heatmaps' colours")
+    assert not output.exists()

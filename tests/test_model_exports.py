@@ -157,6 +157,14 @@ def test_heatmap_page_and_cross_take_a_layer_of_an_export(export: Path, tmp_path
     assert "Layer 5 of 6" in page.read_text(encoding="utf-8")
     code, stdout, stderr = run("cross", "I am good", "Je vais bien", *given, "--head", "1")
     assert code == 0, stderr
-    assert f"{MODEL} (pretrained), layer 5 of 6" in " ".join(stdout.split())
-    pair = attnviz.cross("I am good", "Je vais bien", weights=export, layer=5)
+    said = " ".join(stdout.split())
+    assert f"{MODEL} (pretrained), layer 5 of 6" in said
+    # A model's self-attention run as cross-attention: said so, and not called the model's.
+    assert f"These weights are a self-attention layer of {MODEL}, run here as cross" in said
+    assert "In the model this attention is one sublayer" not in said
+    assert "a self-attention layer; here its weights run as cross-attention" in " ".join(
+        stderr.split()
+    )
+    with pytest.warns(UserWarning, match="a self-attention layer; here its weights run as cross"):
+        pair = attnviz.cross("I am good", "Je vais bien", weights=export, layer=5)
     np.testing.assert_array_equal(pair.W_V, stored(export)["W_V"][4])

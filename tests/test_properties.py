@@ -7,8 +7,10 @@ Three properties, checked on examples Hypothesis makes up (and shrinks when one 
   * every trace it can compute keeps the invariants of attention: shapes, weights that are
     probabilities summing to 1 per row, zeros where masked, and Z, Concat and the output equal
     to the products they are defined as;
-  * a word-vector or weights file cut short or corrupted loads, or is refused with a message
-    naming it, and nothing else.
+  * a word-vector or weights file cut short or corrupted, or whose headers claim other sizes
+    (a zip entry expanding to gigabytes, an .npy array larger than its file), loads, or is
+    refused with a message naming it, and nothing else; so is what is not a regular file (a
+    FIFO, a device, a folder, a broken link), at once.
 
 HYPOTHESIS_PROFILE=ci (set by scripts/check) runs 2,000 examples of each; the default is 100.
 """
@@ -19,6 +21,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import tempfile
 import unicodedata
 from pathlib import Path
@@ -32,6 +35,7 @@ from attnviz.cli import run
 from attnviz.core import trace_cross, trace_with_options
 from attnviz.embeddings import OutOfVocabulary, load_embeddings
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
+from attnviz.trace import load_trace
 from attnviz.weights import load_weights
 
 NAMED_EXIT_CODES = {int(status) for status in ExitStatus} - {int(ExitStatus.INTERRUPTED)}
@@ -254,13 +258,35 @@ def valid_files() -> dict[str, bytes]:
 VALID_FILES = valid_files()
 
 
+def claiming(content: bytearray, size: int) -> bytearray:
+    """``content`` with its headers claiming ``size``: every zip entry's uncompressed size (in
+    the local and central headers), or the rows of an .npy header's shape."""
+    if content.startswith(b"PK"):
+        for signature, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+            start = content.find(signature)
+            while start >= 0:
+                content[start + offset : start + offset + 4] = (size % 2**32).to_bytes(4, "little")
+                start = content.find(signature, start + 4)
+    elif content.startswith(b"\x93NUMPY\x01\x00"):
+        length = int.from_bytes(content[8:10], "little")
+        header = bytes(content[10 : 10 + length]).rstrip(b" \n")
+        header = header.replace(b"(2, 2)", f"({size}, 2)".encode())
+        if len(header) < length:
+            content[10 : 10 + length] = header.ljust(length - 1) + b"\n"
+    return content
+
+
 @st.composite
 def damaged_files(draw: st.DrawFn) -> tuple[str, bytes]:
-    """A valid file cut short, with bytes overwritten, or replaced by random bytes."""
+    """A valid file cut short, with bytes overwritten, replaced by random bytes, or with headers
+    that claim other sizes (from nothing to terabytes)."""
     kind = draw(st.sampled_from(sorted(VALID_FILES)))
     content = bytearray(VALID_FILES[kind])
-    damage = draw(st.sampled_from(["cut", "overwrite", "random"]))
-    if damage == "cut":
+    damage = draw(st.sampled_from(["cut", "overwrite", "random", "sizes"]))
+    if damage == "sizes":
+        size = draw(st.one_of(st.sampled_from([0, 1, 2**31 - 1, 2**32 - 1]), st.integers(0, 2**40)))
+        content = claiming(content, size)
+    elif damage == "cut":
         content = content[: draw(st.integers(0, len(content)))]
     elif damage == "overwrite":
         for _ in range(draw(st.integers(1, 8))):
@@ -337,3 +363,68 @@ def test_heatmap_never_shows_a_traceback_and_writes_whole_files_or_none(
         else:
             assert written == [], (argv, stderr)
         assert not [n for n in written if n.endswith(".tmp")]
+
+
+NOT_FILES = [
+    "fifo",
+    "link to a fifo",
+    "/dev/zero",
+    "link to /dev/zero",
+    "folder",
+    "link to a folder",
+    "broken link",
+    "loop of links",
+]
+
+
+def not_a_file(folder: Path, kind: str, extension: str) -> Path:
+    """Something under a file's name that is not a regular file."""
+    path = Path("/dev/zero") if kind == "/dev/zero" else folder / f"input{extension}"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind.startswith(("link", "broken", "loop")):
+        target = {
+            "link to a fifo": folder / "fifo",
+            "link to /dev/zero": Path("/dev/zero"),
+            "link to a folder": folder / "folder",
+            "broken link": folder / "nothing",
+            "loop of links": path,
+        }[kind]
+        if kind == "link to a fifo":
+            os.mkfifo(target)
+        elif kind == "link to a folder":
+            target.mkdir()
+        path.symlink_to(target)
+    return path
+
+
+def took_too_long(signal_number: int, frame: object) -> None:
+    raise TimeoutError("a loader blocked or read without end")
+
+
+@given(
+    kind=st.sampled_from(NOT_FILES),
+    extension=st.sampled_from([".txt", ".vec", ".npy", ".npz", ".json"]),
+    loader=st.sampled_from(["embeddings", "weights", "trace"]),
+)
+def test_what_is_not_a_regular_file_is_refused_at_once_with_its_name(
+    kind: str, extension: str, loader: str
+) -> None:
+    load = {
+        "embeddings": lambda path: load_embeddings(path, ["the", "cat"]),
+        "weights": load_weights,
+        "trace": load_trace,
+    }[loader]
+    previous = signal.signal(signal.SIGALRM, took_too_long)
+    signal.alarm(10)  # a FIFO opened for reading would block: fail instead of hanging
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            path = not_a_file(Path(folder), kind, extension)
+            with pytest.raises(FileProblem) as refused:
+                load(path)
+            assert str(path) in refused.value.message
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

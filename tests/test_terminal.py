@@ -377,3 +377,31 @@ def test_worked_examples_continue_indented_under_their_first_line(width: int) ->
             continued += 1
         assert all(len(line) <= width for line in printed)
     assert continued >= (25 if width == 60 else 12)  # the test sees many wrapped lines
+
+
+def test_a_table_that_must_elide_keeps_the_narrow_layout_and_shows_more_columns() -> None:
+    trace = attnviz.explain(IT, head=1)
+    text = attnviz.lesson(trace, width=72)
+    lines = text.splitlines()
+    title = next(i for i, line in enumerate(lines) if line.startswith("scores₁ = Q₁·K₁ᵀ"))
+    assert "middle elided" in lines[title]
+    header = lines[title + 1].split()
+    # One column of 11 elided, not three: cut words and one-space gaps, as when it fits.
+    assert header.count("…") == 1 and len(header) == 11
+    assert header[0] == "The:1" and header[-1] == "tired"
+    assert max(len(line) for line in lines) <= 72
+
+
+def test_the_columns_legend_is_dim_on_every_line_it_wraps_to() -> None:
+    from typer.testing import CliRunner
+
+    from attnviz.cli import app
+
+    env = {"COLUMNS": "74", "FORCE_COLOR": "1", "NO_COLOR": "", "TERM": "xterm"}
+    result = CliRunner().invoke(app, ["explain", IT, "--steps", "5", "--head", "1"], env=env)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if "columns: " in line)
+    wrapped = lines[first : first + 2]
+    assert "= animal" in wrapped[0] and "= tired" in wrapped[1]  # cut words, on two lines
+    assert all(line.startswith("\x1b[2m") for line in wrapped), wrapped  # both dim

@@ -14,8 +14,14 @@ import typer
 from attnviz import __version__
 from attnviz.cli import commands
 from attnviz.cli.console import report
+from attnviz.cli.environment import (
+    StandardOutputFailed,
+    safe_surroundings,
+    silence_standard_output,
+)
 from attnviz.cli.options import command
 from attnviz.errors import ExitStatus
+from attnviz.signals import Interrupted, stopping_signals_raise
 
 #: Every command, by name, with its short help for ``attnviz --help``.
 COMMANDS: dict[str, tuple[Callable[..., Any], str | None]] = {
@@ -83,12 +89,24 @@ def run(argv: list[str] | None = None) -> int:
     """Entry point of the ``attnviz`` command and ``python -m attnviz``; returns the exit code.
 
     Typer's own usage errors (a missing sentence, a misspelt option) are shown as one line, like
-    attnviz's, instead of a framed panel. Ctrl-C gives 130 (ExitStatus.INTERRUPTED).
+    attnviz's, instead of a framed panel. Ctrl-C gives 130 (ExitStatus.INTERRUPTED), SIGTERM
+    143 and SIGHUP 129, after the file being written is cleaned up (attnviz.signals). A
+    standard output that is full or closed gives one line and 5 (ExitStatus.CANNOT_WRITE);
+    see cli/environment.py for the other surroundings made safe.
     """
     arguments = sys.argv[1:] if argv is None else argv
     wanted = arguments[0] if arguments and arguments[0] in COMMANDS else None
     try:
-        status = build_app(wanted)(args=arguments, standalone_mode=False)
+        with safe_surroundings(), stopping_signals_raise():
+            status = build_app(wanted)(args=arguments, standalone_mode=False)
+            sys.stdout.flush()  # a full disk is found here, not in Python's flush at exit
+    except StandardOutputFailed as failure:
+        silence_standard_output()
+        report(
+            f"Cannot write to standard output: {failure.reason}; send the output to a file or "
+            "a pipe that can take it."
+        )
+        return int(ExitStatus.CANNOT_WRITE)
     except typer.TyperException as error:  # click's exceptions, as Typer vendors them
         if not arguments:
             typer.echo(error.format_message(), err=True)  # no arguments: the help, exit 2
@@ -97,6 +115,9 @@ def run(argv: list[str] | None = None) -> int:
         return int(ExitStatus.USAGE)
     except typer.Abort:
         return int(ExitStatus.INTERRUPTED)
+    except Interrupted as stop:
+        report(f"stopped by {stop.name}; any output not yet complete was left as it was.")
+        return int(stop.exit_status)
     return status if isinstance(status, int) else int(ExitStatus.SUCCESS)
 
 

@@ -13,9 +13,20 @@ import typer
 from attnviz.analysis.heads import RankBy
 from attnviz.api import crossed, explained
 from attnviz.cli.console import new_console, note, pacer, reading_progress, wrote
-from attnviz.cli.options import Export, Html, Leave, Sentence, Slides, Step, Svg, image_option
+from attnviz.cli.options import (
+    Export,
+    Html,
+    Leave,
+    Sentence,
+    Slides,
+    Step,
+    Svg,
+    image_option,
+    typed_text,
+)
 from attnviz.core import TraceOptions, trace_layers
 from attnviz.errors import AttnvizError
+from attnviz.files import staged_writes
 from attnviz.outputs import check_export, check_folder, check_image, write_export
 from attnviz.render.options import ImageOptions, LessonOptions, Scale, Style
 from attnviz.selection import Selection, ViewOptions, select
@@ -62,17 +73,17 @@ def check_recordings(svg: Path | None, html: Path | None) -> None:
 
 def write_slides(
     trace: AttentionTrace, selection: Selection, lesson: LessonOptions, folder: Path | None
-) -> None:
-    """--slides: the lesson's slides into ``folder`` (checked before the work began)."""
+) -> list[Path]:
+    """--slides: the lesson's slides into ``folder`` (checked before the work began); the
+    paths written."""
     if folder is None:
-        return
+        return []
     from attnviz.render.slides import save_slides
 
     written, notes = save_slides(trace, selection, lesson, folder)
     for message in notes:
         note(message)
-    for path in written:
-        wrote(path)
+    return written
 
 
 def explain(
@@ -104,12 +115,14 @@ def explain(
         note(message)
     console = new_console()
     render_explain(trace, selection, console, lesson, pause=pacer(console) if step else None)
-    for path in save_lesson(trace, selection, lesson, console.width, svg=svg, html=html):
+    with staged_writes():  # every file, or none
+        written = save_lesson(trace, selection, lesson, console.width, svg=svg, html=html)
+        written += write_slides(trace, selection, lesson, slides)
+        if export is not None:
+            write_export(trace.model_layers or (trace,), export)
+            written.append(export)
+    for path in written:
         wrote(path)
-    write_slides(trace, selection, lesson, slides)
-    if export is not None:
-        write_export(trace.model_layers or (trace,), export)
-        wrote(export)
 
 
 def heatmap(
@@ -163,14 +176,15 @@ def heatmap(
     options = ImageOptions(
         style=style, cmap=cmap, all_layers=all_layers, per_head=per_head, scale=scale
     )
-    written, notes = save_images(layers, view, output, options)
+    with staged_writes():  # every file, or none
+        written, notes = save_images(layers, view, output, options)
+        if export is not None:
+            write_export(layers, export)
+            written.append(export)
     for message in notes:
         note(message)
     for path in written:
         wrote(path)
-    if export is not None:
-        write_export(layers, export)
-        wrote(export)
 
 
 def page(
@@ -210,9 +224,17 @@ def page(
 
 def cross(
     source: Annotated[
-        str, typer.Argument(help="The source sentence (keys and values).", metavar="SOURCE")
+        str,
+        typer.Argument(
+            help="The source sentence (keys and values).", metavar="SOURCE", callback=typed_text
+        ),
     ],
-    target: Annotated[str, typer.Argument(help="The target sentence (queries).", metavar="TARGET")],
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="The target sentence (queries).", metavar="TARGET", callback=typed_text
+        ),
+    ],
     trace_options: Annotated[TraceOptions, Leave("model", "dtype", "pad_to", "causal")],
     view: Annotated[ViewOptions, Leave("hide_special", "words")],
     lesson: LessonOptions,
@@ -245,17 +267,19 @@ def cross(
         note(message)
     console = new_console()
     render_explain(trace, selection, console, lesson, pause=pacer(console) if step else None)
-    for path in save_lesson(trace, selection, lesson, console.width, svg=svg, html=html):
-        wrote(path)
-    write_slides(trace, selection, lesson, slides)
-    if output is not None:
-        from attnviz.render.heatmap import save_heatmap
+    with staged_writes():  # every file, or none
+        written = save_lesson(trace, selection, lesson, console.width, svg=svg, html=html)
+        written += write_slides(trace, selection, lesson, slides)
+        if output is not None:
+            from attnviz.render.heatmap import save_heatmap
 
-        save_heatmap(trace, selection, output)
-        wrote(output)
-    if export is not None:
-        write_export((trace,), export)
-        wrote(export)
+            save_heatmap(trace, selection, output)
+            written.append(output)
+        if export is not None:
+            write_export((trace,), export)
+            written.append(export)
+    for path in written:
+        wrote(path)
 
 
 def heads(

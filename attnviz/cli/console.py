@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from attnviz.errors import AttnvizError
+from attnviz.render.options import MAX_WIDTH
 from attnviz.render.progress import ReadingProgress
 from attnviz.tokens import printable
 
@@ -23,10 +24,15 @@ if TYPE_CHECKING:
 
 
 def new_console(**options: Any) -> "Console":
-    """A Rich console, imported on first use: `--help` and `--version` never load Rich."""
+    """A Rich console, imported on first use: `--help` and `--version` never load Rich.
+
+    Its width (COLUMNS, the terminal's, or JUPYTER_COLUMNS) is clamped to MAX_WIDTH."""
     from rich.console import Console
 
-    return Console(highlight=False, **options)
+    console = Console(highlight=False, **options)
+    if console.width > MAX_WIDTH:
+        console.width = MAX_WIDTH
+    return console
 
 
 @cache
@@ -73,7 +79,7 @@ def user_errors() -> Iterator[None]:
 
 def pacer(console: "Console") -> "Pacer | None":
     """--step: wait for Enter between steps; q stops. Never waits unless stdin is a terminal."""
-    if not (sys.stdin.isatty() and console.is_terminal):
+    if not (sys.stdin is not None and sys.stdin.isatty() and console.is_terminal):  # <&-
         note("--step pauses only at a terminal; going on without pausing.")
         return None
 

@@ -10,6 +10,7 @@ options on the command line, then hands the command the group built from them. S
 import dataclasses
 import functools
 import inspect
+import os
 import typing
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,19 @@ from attnviz.render.options import LessonOptions
 from attnviz.selection import ViewOptions
 
 # -- each option once ---------------------------------------------------------------------------
+
+
+def typed_text(value: str | None) -> str | None:
+    """Text from the command line as it was typed. Under a locale that is not UTF-8 (LC_ALL=C
+    without Python's UTF-8 mode) Python keeps each byte of "é" that it cannot decode as a
+    surrogate (PEP 383); when the bytes are UTF-8, as terminals send them, they are decoded
+    here, so that "café" is one word. Bytes that are not UTF-8 are kept, and shown escaped."""
+    if value is None or not any("\udc80" <= character <= "\udcff" for character in value):
+        return value
+    try:
+        return os.fsencode(value).decode("utf-8")
+    except UnicodeError:
+        return value
 
 
 DECLARATIONS: dict[str, Any] = {
@@ -134,6 +148,7 @@ DECLARATIONS: dict[str, Any] = {
         typer.Option(
             "--focus",
             "-f",
+            callback=typed_text,
             help='Word to follow: it, or it:2 for its second occurrence (default: "it" if '
             "present).",
             show_default=False,
@@ -174,7 +189,13 @@ GROUPS = (TraceOptions, ViewOptions, LessonOptions)
 
 # Arguments and options that are not part of a group, shared by several commands.
 Sentence = Annotated[
-    str, typer.Argument(help="The sentence, in quotes.", show_default=False, metavar="SENTENCE")
+    str,
+    typer.Argument(
+        help="The sentence, in quotes.",
+        show_default=False,
+        metavar="SENTENCE",
+        callback=typed_text,
+    ),
 ]
 Export = Annotated[
     Path | None,

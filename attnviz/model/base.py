@@ -10,6 +10,7 @@ an ``ARCHITECTURE`` and a line in ``MODULES``.
 from __future__ import annotations
 
 import importlib
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,9 +20,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from attnviz.arrays import FloatArray
+from attnviz.attention import multi_head_attention
 from attnviz.errors import AttnvizError, FileProblem
 from attnviz.provenance import EmbeddingsKind, Provenance
 from attnviz.trace import AttentionTrace
+from attnviz.weights import AttentionWeights
 
 if TYPE_CHECKING:
     from attnviz.model.checkpoint import Tensors
@@ -60,6 +63,13 @@ class ModelConfig:
         if self.d_model % self.n_heads:
             raise AttnvizError(
                 f"the hidden size {self.d_model} is not divisible by {self.n_heads} heads"
+            )
+        # LayerNorm divides by √(variance + ε): NaN, infinity or a negative ε makes every number
+        # after the first LayerNorm NaN, and 0 divides a constant row by 0.
+        if not (math.isfinite(self.layer_norm_eps) and self.layer_norm_eps > 0):
+            raise AttnvizError(
+                "the LayerNorm epsilon must be a small positive number such as 1e-12, got "
+                f"{self.layer_norm_eps}"
             )
 
     @property
@@ -131,6 +141,41 @@ def for_layer(provenance: Provenance, layer: int) -> Provenance:
         embeddings=provenance.embeddings._replace(kind=kind, layer=layer),
         weights=provenance.weights._replace(layer=layer),
     )
+
+
+def attend(
+    tokens: Sequence[str],
+    x: FloatArray,
+    weights: AttentionWeights,
+    *,
+    provenance: Provenance,
+    layer: int,
+    mask: np.ndarray | None,
+) -> AttentionTrace:
+    """Layer ``layer``'s (from 1) attention sublayer on ``x`` [n, d_model]; a failure (its
+    numbers overflowing) is the checkpoint's, named with the layer."""
+    try:
+        return multi_head_attention(
+            tokens, x, weights, provenance=for_layer(provenance, layer), mask=mask
+        )
+    except AttnvizError as error:
+        message = error.message[:1].lower() + error.message[1:]
+        raise FileProblem(f"Layer {layer} of the model: {message}") from None
+
+
+def finite(hidden: FloatArray, where: str) -> FloatArray:
+    """``hidden`` [n, d_model], the output of ``where`` ("layer 3", "the embeddings"), refused
+    unless every number is finite. The weights were checked as they were read and ε is
+    positive, so only numbers beyond the dtype's range get here: weights no training makes."""
+    if not np.isfinite(hidden).all():
+        dtype = hidden.dtype.name
+        raise FileProblem(
+            f"The model's numbers overflow {dtype} in {where} (they pass "
+            f"{float(np.finfo(hidden.dtype).max):.3g}); its weights are far larger than a "
+            "trained model's: check the checkpoint"
+            + (", or use --dtype float64." if dtype == "float32" else ".")
+        )
+    return hidden
 
 
 def integer(data: Mapping[str, Any], *names: str, default: int | None = None) -> int:

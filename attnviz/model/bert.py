@@ -19,9 +19,16 @@ from typing import Any
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.attention import multi_head_attention
 from attnviz.errors import AttnvizError
-from attnviz.model.base import Architecture, ModelConfig, ModelTrace, for_layer, integer, number
+from attnviz.model.base import (
+    Architecture,
+    ModelConfig,
+    ModelTrace,
+    attend,
+    finite,
+    integer,
+    number,
+)
 from attnviz.model.checkpoint import Tensors
 from attnviz.model.functional import gelu, layer_norm
 from attnviz.provenance import Provenance
@@ -137,9 +144,9 @@ class Bert(Architecture):
                     output_norm=norm(f"{base}output.LayerNorm"),
                 )
             )
-        types = tensors.get(
-            "embeddings.token_type_embeddings.weight",
-            (integer_rows(tensors, "embeddings.token_type_embeddings.weight"), d),
+        # One row per token type (2 in BERT, 1 in some checkpoints); a sentence is type 0.
+        types = tensors.rows(
+            "embeddings.token_type_embeddings.weight", [0], d, rows_are="token types"
         )
         return BertWeights(
             word_embeddings=tensors.rows("embeddings.word_embeddings.weight", ids, d),
@@ -162,7 +169,7 @@ class Bert(Architecture):
     ) -> ModelTrace:
         """Every layer, keeping each one's attention; in the weights' dtype (float32 as the
         checkpoint stores it, or float64)."""
-        hidden = embed(weights, len(tokens))
+        hidden = finite(embed(weights, len(tokens)), "the embeddings")
         hidden_states = [hidden]
         traces = []
         eps = weights.layer_norm_eps
@@ -170,12 +177,8 @@ class Bert(Architecture):
         # every layer, GELU computed in place.
         inner = np.empty((len(tokens), weights.layers[0].W_1.shape[1]), hidden.dtype)
         for index, layer in enumerate(weights.layers):
-            trace = multi_head_attention(
-                tokens,
-                hidden,
-                layer.attention,
-                provenance=for_layer(provenance, index + 1),
-                mask=mask,
+            trace = attend(
+                tokens, hidden, layer.attention, provenance=provenance, layer=index + 1, mask=mask
             )
             traces.append(trace)
             after_attention = layer_norm(hidden + trace.output, *layer.attention_norm, eps)
@@ -183,23 +186,13 @@ class Bert(Architecture):
             feed_forward = np.matmul(gelu(inner, out=inner, bias=layer.b_1), layer.W_2)
             feed_forward += after_attention
             feed_forward += layer.b_2
-            hidden = layer_norm(feed_forward, *layer.output_norm, eps)
+            hidden = finite(layer_norm(feed_forward, *layer.output_norm, eps), f"layer {index + 1}")
             hidden_states.append(hidden)
         return ModelTrace(
             tokens=tuple(tokens),
             layers=tuple(traces),
             hidden_states=frozen_array(np.stack(hidden_states), copy=False),
         )
-
-
-def integer_rows(tensors: Tensors, name: str) -> int:
-    """How many rows a table has (the token types: 2 in BERT, 1 in some checkpoints); the
-    width is checked when it is read."""
-    full = tensors.prefix + name
-    if full not in tensors.names:
-        return 2  # its absence is reported by get(), naming the tensor
-    shape = tensors.handle.get_slice(full).get_shape()
-    return int(shape[0]) if shape and shape[0] > 0 else 2
 
 
 ARCHITECTURE = Bert()

@@ -21,9 +21,17 @@ from typing import Any
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.attention import causal_mask, multi_head_attention
+from attnviz.attention import causal_mask
 from attnviz.errors import AttnvizError
-from attnviz.model.base import Architecture, ModelConfig, ModelTrace, for_layer, integer, number
+from attnviz.model.base import (
+    Architecture,
+    ModelConfig,
+    ModelTrace,
+    attend,
+    finite,
+    integer,
+    number,
+)
 from attnviz.model.bert import split_heads
 from attnviz.model.checkpoint import Tensors
 from attnviz.model.functional import gelu_tanh, layer_norm
@@ -146,7 +154,9 @@ class GPT2(Architecture):
         causal mask (and ``mask``, the padding mask, when given)."""
         n = len(tokens)
         allowed = causal_mask(n) if mask is None else causal_mask(n) & mask
-        hidden = weights.token_embeddings[:n] + weights.position_embeddings[:n]
+        hidden = finite(
+            weights.token_embeddings[:n] + weights.position_embeddings[:n], "the embeddings"
+        )
         hidden_states = [hidden]
         traces = []
         eps = weights.layer_norm_eps
@@ -155,22 +165,20 @@ class GPT2(Architecture):
         inner = np.empty((n, weights.blocks[0].W_fc.shape[1]), hidden.dtype)
         for index, block in enumerate(weights.blocks):
             x = layer_norm(hidden, *block.norm_1, eps)
-            trace = multi_head_attention(
-                tokens,
-                x,
-                block.attention,
-                provenance=for_layer(provenance, index + 1),
-                mask=allowed,
+            trace = attend(
+                tokens, x, block.attention, provenance=provenance, layer=index + 1, mask=allowed
             )
             traces.append(trace)
             hidden = hidden + trace.output
             np.matmul(layer_norm(hidden, *block.norm_2, eps), block.W_fc, out=inner)
             feed_forward = np.matmul(gelu_tanh(inner, out=inner, bias=block.b_fc), block.W_proj)
             feed_forward += block.b_proj
-            hidden = hidden + feed_forward
+            hidden = finite(hidden + feed_forward, f"layer {index + 1}")
             hidden_states.append(hidden)
         # As Hugging Face reports it: the last hidden state after the final LayerNorm.
-        hidden_states[-1] = layer_norm(hidden, *weights.final_norm, eps)
+        hidden_states[-1] = finite(
+            layer_norm(hidden, *weights.final_norm, eps), "the final LayerNorm"
+        )
         return ModelTrace(
             tokens=tuple(tokens),
             layers=tuple(traces),

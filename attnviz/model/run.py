@@ -87,5 +87,8 @@ def trace_model(
         words=words,
         sentence=sentence,
     )
-    trace = architecture.forward(weights, encoding.tokens, provenance=provenance, mask=mask)
+    # A number that overflows is found and named by the architecture (the layer, or the tensor
+    # as it was read), in one sentence: numpy's warnings would print lines of its source code.
+    with np.errstate(all="ignore"):
+        trace = architecture.forward(weights, encoding.tokens, provenance=provenance, mask=mask)
     return ModelRun(trace=trace, encoding=encoding, model_name=name)

@@ -8,17 +8,19 @@ without the space that begins a word: "it".
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from attnviz.errors import AttnvizError, FileProblem
-from attnviz.model.checkpoint import INSTALL_EXTRA
+from attnviz.model.checkpoint import INSTALL_EXTRA, read_model_file, read_settings
 
 #: How a piece that is only spaces is shown, so that it has a visible label.
 SPACE = "␣"
+#: tokenizer.json and vocab.txt are read whole: about 1 MB for GPT-2's 50,257 pieces, some
+#: 30 MB for the largest vocabularies.
+TOKENIZER_MAX_BYTES = 256_000_000
 
 
 @dataclass(frozen=True)
@@ -94,23 +96,67 @@ def load_tokenizer(folder: Path) -> Any:
         )
     except ImportError:
         raise AttnvizError(f"--model needs the optional extra: {INSTALL_EXTRA}") from None
-    if (folder / "tokenizer.json").exists():
+    if _present(folder / "tokenizer.json"):
+        path = folder / "tokenizer.json"
+        text = _text(path)
         try:
-            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            tokenizer = Tokenizer.from_str(text)
         except Exception as error:  # tokenizers raises a bare Exception
-            raise FileProblem(f"{folder}/tokenizer.json cannot be read ({error}).") from None
+            raise FileProblem(f"{path} cannot be read as a tokenizer ({error}).") from None
         # A shipped tokenizer.json may pad and truncate to 128 tokens; the model sees neither.
         tokenizer.no_padding()
         tokenizer.no_truncation()
         return tokenizer
-    if (folder / "vocab.txt").exists():
-        return BertWordPieceTokenizer(str(folder / "vocab.txt"), lowercase=_lowercase(folder))
+    if _present(folder / "vocab.txt"):
+        path = folder / "vocab.txt"
+        vocabulary, lowercase = _vocabulary(path), _lowercase(folder)
+        try:
+            return BertWordPieceTokenizer(vocabulary, lowercase=lowercase)
+        except Exception as error:  # tokenizers raises TypeError or a bare Exception
+            raise FileProblem(f"{path} is not a WordPiece vocabulary ({error}).") from None
     raise FileProblem(f"{folder} has no tokenizer.json or vocab.txt; add the tokenizer files.")
+
+
+def _present(path: Path) -> bool:
+    """Whether ``path`` is there, a link to nothing included (reading it says so)."""
+    return path.exists() or path.is_symlink()
+
+
+def _text(path: Path) -> str:
+    """A tokenizer file, read whole only if it is a regular file of a sensible size."""
+    content = read_model_file(path, TOKENIZER_MAX_BYTES)
+    try:
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise FileProblem(
+            f"{path} is not UTF-8 text (byte {error.start}); it is not a {path.name}."
+        ) from None
+
+
+def _vocabulary(path: Path) -> dict[str, int]:
+    """vocab.txt: one word piece a line, its id the line's number from 0, as the tokenizers
+    library reads it (trailing spaces dropped; a piece given twice keeps its last line)."""
+    lines = _text(path).split("\n")
+    if lines and not lines[-1]:
+        lines.pop()  # the newline that ends the last line
+    if not lines:
+        raise FileProblem(
+            f"{path} is empty; a vocab.txt lists the model's word pieces, one a line."
+        )
+    return {line.rstrip(): index for index, line in enumerate(lines)}
 
 
 def encode(tokenizer: Any, sentence: str, max_positions: int) -> Encoding:
     """``sentence`` as ids and shown tokens; AttnvizError when it needs more positions than the
     model has (it is refused, not truncated)."""
+    undecoded = [character for character in sentence if "\udc80" <= character <= "\udcff"]
+    if undecoded:
+        # Bytes the command line could not decode, kept as surrogates (PEP 383): no text to split.
+        shown = " ".join(f"\\x{ord(character) - 0xDC00:02x}" for character in undecoded[:3])
+        raise AttnvizError(
+            f"The sentence holds bytes that are not UTF-8 text ({shown}); the model reads text: "
+            "give the sentence in UTF-8, as a UTF-8 terminal or locale sends it."
+        )
     encoded = tokenizer.encode(sentence)
     if len(encoded.ids) > max_positions:
         raise AttnvizError(
@@ -196,11 +242,12 @@ def _shown(text: str) -> str:
 
 
 def _lowercase(folder: Path) -> bool:
+    """Whether vocab.txt's pieces are lowercase: tokenizer_config.json's do_lower_case, true when
+    there is none (as in BERT's uncased models)."""
     path = folder / "tokenizer_config.json"
-    if path.exists():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, OSError):
-            return True
-        return bool(data.get("do_lower_case", True)) if isinstance(data, dict) else True
-    return True
+    if not _present(path):
+        return True
+    value = read_settings(path).get("do_lower_case", True)
+    if not isinstance(value, bool):
+        raise FileProblem(f"{path}: do_lower_case is {value!r}, not true or false.")
+    return value

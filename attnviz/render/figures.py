@@ -22,7 +22,7 @@ from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, OutputProblem
 from attnviz.files import atomic_write
 from attnviz.provenance import WeightsKind, WeightsOrigin
-from attnviz.render.labels import occurrence_labels
+from attnviz.render.labels import fit_label, occurrence_labels
 from attnviz.render.options import Scale
 from attnviz.selection import Selection
 from attnviz.tokens import printable
@@ -98,6 +98,20 @@ def text_colour(rgba: Sequence[float]) -> str:
 def truncate(text: str, max_chars: int) -> str:
     """``text`` cut to ``max_chars`` characters, the last one an ellipsis when cut."""
     return text if len(text) <= max_chars else text[: max(1, max_chars - 1)] + "…"
+
+
+def truncate_words(text: str, max_chars: int) -> str:
+    """``text`` cut to ``max_chars`` characters at a space when one is near the end (a word is
+    not cut in the middle), the last one an ellipsis when cut.
+
+    >>> truncate_words("the cat wanted to catch it", 20)
+    'the cat wanted to …'
+    """
+    if len(text) <= max_chars:
+        return text
+    cut = text[: max(1, max_chars - 1)]
+    space = cut.rfind(" ")
+    return (cut[: space + 1] if space >= len(cut) - 15 and space > 0 else cut) + "…"
 
 
 def truncate_to(text: str, inches: float, font: float) -> str:
@@ -316,6 +330,35 @@ def text_width(text: str, points: float, *, bold: bool = False) -> float:
         font.set_text(text, 0.0)
     width, _ = font.get_width_height()  # 1/64 of a point at 72 dpi
     return float(width) / 64 / 72
+
+
+def unsupported_words(words: Sequence[str], *, family: str = "sans-serif") -> list[str]:
+    """The words with a character matplotlib's bundled DejaVu font lacks (Chinese, Japanese,
+    emoji): a picture draws those characters as boxes, so the person should be told."""
+    from matplotlib.font_manager import FontProperties, findfont, get_font
+
+    font = get_font(findfont(FontProperties(family=[family])))
+    lacking = [
+        word
+        for word in dict.fromkeys(words)
+        if any(font.get_char_index(ord(char)) == 0 for char in word if char.isprintable())
+    ]
+    return lacking
+
+
+def missing_glyphs_note(
+    words: Sequence[str], *, family: str = "sans-serif", what: str = "the picture's font"
+) -> tuple[str, ...]:
+    """A note naming the words a picture (or ``what`` else) draws as boxes, or none."""
+    lacking = unsupported_words(words, family=family)
+    if not lacking:
+        return ()
+    shown = ", ".join(repr(fit_label(word)) for word in lacking[:5])
+    more = f" and {len(lacking) - 5} more" if len(lacking) > 5 else ""
+    return (
+        f"{what} (DejaVu, bundled with matplotlib) has no glyphs for some "
+        f"characters of {shown}{more}; they are drawn as boxes (the terminal shows them).",
+    )
 
 
 @functools.cache

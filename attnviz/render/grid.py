@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from attnviz.analysis.heads import focus_rows
 from attnviz.arrays import FloatArray
+from attnviz.errors import AttnvizError
 from attnviz.provenance import WeightsKind
 from attnviz.render.figures import (
     CHAR_WIDTH,
@@ -50,8 +51,8 @@ from attnviz.render.figures import (
     text_width,
     title_font_for,
     title_line,
-    truncate,
     truncate_to,
+    truncate_words,
     weights_phrase,
     widest,
     word_labels,
@@ -81,6 +82,10 @@ SUMMARY_LABEL_FONT = 9.0  # points, "Layer 1" and "Head 1" along its edges
 SUMMARY_TITLE_FONT = MIN_TITLE_FONT  # points, bold: 'Where "it" looks, every layer and head'
 SUMMARY_CAPTION_FONT = 9.0  # points, what a cell shows, under the panel
 GRID_LABEL_FONT = 9.0  # points, bold: "Head 1" above the first row, "Layer 1" left of each row
+#: Most (layer, head) panels in one picture: 24 layers × 16 heads, as in BERT-large and GPT-2
+#: medium. Time and memory grow with the panels (and the words squared): 384 panels of 512
+#: words take about 8 s and 1.3 GB; 60 layers × 64 heads took a minute and 3 GB.
+MAX_GRID_PANELS = 384
 
 
 def layers_title_lines(
@@ -91,7 +96,7 @@ def layers_title_lines(
     L" of each layer's source."""
     max_chars = int((width - 0.3) * 72 / (CHAR_WIDTH * title_font_for(width)))
     first = layers[0]
-    sentence = truncate(f"“{pieces_text(first)}”", max_chars)
+    sentence = truncate_words(f"“{pieces_text(first)}”", max_chars)
     origins = {layer.provenance.weights for layer in layers}
     if len(origins) > 1 and all(origin.kind is WeightsKind.RANDOM for origin in origins):
         origin = "random weights, not a trained model"  # a different seed per layer
@@ -256,6 +261,17 @@ def focus_targets(
     return rows.argmax(axis=2), rows.max(axis=2).astype(np.float64)
 
 
+def check_grid_size(n_layers: int, n_heads: int) -> None:
+    """Refuse a layers × heads grid of more than MAX_GRID_PANELS panels, before drawing it."""
+    panels = n_layers * n_heads
+    if panels > MAX_GRID_PANELS:
+        raise AttnvizError(
+            f"--all-layers would draw {n_layers} layers × {n_heads} heads = {panels:,} panels; "
+            f"one picture holds at most {MAX_GRID_PANELS}. Draw one layer's heads with --layer N "
+            "instead of --all-layers (add --head N for one head)."
+        )
+
+
 def _check_layers(layers: Sequence[AttentionTrace]) -> None:
     """Raise ValueError (a bug, not a user error) unless the layers share tokens and heads."""
     if not layers:
@@ -300,6 +316,7 @@ def build_layers_figure(
     covers x from head·(n + g) to head·(n + g) + n and y likewise, g = 1/split the gap.
     """
     _check_layers(layers)
+    check_grid_size(len(layers), layers[0].n_heads)
     first, focus = layers[0], selection.focus
     sentence = first.provenance.sentence
     labels = [short_label(word) for word in word_labels(selection.row_words, sentence)]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from attnviz.errors import AttnvizError
 from attnviz.render.figures import (
     CHAR_WIDTH,
     COLOUR_BAR,
@@ -54,6 +55,7 @@ from attnviz.render.figures import (
     title_font_for,
     title_line,
     truncate,
+    truncate_words,
     value_font,
     weights_phrase,
     widest,
@@ -70,6 +72,9 @@ if TYPE_CHECKING:
     from matplotlib.image import AxesImage
 
 MAX_PANELS_PER_ROW = 4
+#: Most heads drawn in one picture: 16 rows of 4. 64 heads of 512 words take some 13 s; the
+#: 2048 heads that d_model 2048 allows would take minutes and gigabytes.
+MAX_HEAD_PANELS = 64
 MAX_GRID_WIDTH = 20.0  # inches across one row of panels, so 8 heads of 60 words stay printable
 CELL = 0.5  # inches per word while a panel is between its smallest and largest size
 MIN_PANEL = 2.2  # inches: two words still get big cells
@@ -314,7 +319,7 @@ def title_lines(
             *pack_phrases(cross, max_chars, separator=" "),
         ]
     else:
-        heading = [truncate(f"“{pieces_text(trace)}”", max_chars)]
+        heading = [truncate_words(f"“{pieces_text(trace)}”", max_chars)]
     phrases = [
         "attention weights softmax(Q·Kᵀ/√d_k)",
         row_sums_phrase(
@@ -362,6 +367,11 @@ def build_figure(
     heads, focus = selection.heads, selection.focus
     if not heads:
         raise ValueError("heads is empty; pass at least one head index")
+    if len(heads) > MAX_HEAD_PANELS:
+        raise AttnvizError(
+            f"{len(heads)} heads would make {len(heads)} panels in one picture; it holds at "
+            f"most {MAX_HEAD_PANELS}. Draw one head with --head N, or use fewer --heads."
+        )
     sentence = trace.provenance.sentence
     row_labels = [short_label(word) for word in word_labels(selection.row_words, sentence)]
     column_labels = [short_label(word) for word in word_labels(selection.column_words, sentence)]

@@ -32,15 +32,28 @@ def save_images(
 
         selection = select(layers[0], view)
         save_layers_heatmap(layers, selection, output, cmap=options.cmap, scale=options.scale)
-        return [output], selection.notes
+        return [output], _notes(selection)
     trace = choose_layer(layers, view.layer)
     selection = select(trace, view)
     if options.style is Style.lines:
         from attnviz.render.plots import save_lines_figure
 
+        if options.scale is not None:
+            raise AttnvizError(
+                "--scale sets the heatmaps' colours; --style lines has none (a line's width is "
+                "its weight): drop --scale."
+            )
         save_lines_figure(trace, selection, output)
-        return [output], selection.notes
-    return save_heads(trace, selection, output, options), selection.notes
+        return [output], _notes(selection)
+    return save_heads(trace, selection, output, options), _notes(selection)
+
+
+def _notes(selection: Selection) -> tuple[str, ...]:
+    """The selection's notes, and one naming the words the pictures' font draws as boxes."""
+    from attnviz.render.figures import missing_glyphs_note
+
+    words = [*selection.row_words, *selection.column_words]
+    return (*selection.notes, *missing_glyphs_note(words))
 
 
 def save_heads(

@@ -85,7 +85,7 @@ def lesson(
     if FOCUS_STEP in wanted and selection.focus is None:
         raise AttnvizError(
             f"--steps {options.steps!r}: step {FOCUS_STEP} is the focus view, and this lesson "
-            "follows no word; name one with --focus WORD."
+            f"follows no word; name one with --focus WORD, or show steps 1-{FOCUS_STEP - 1}."
         )
     return only_steps(blocks, wanted)
 
@@ -266,8 +266,11 @@ class _Writer:
         allowed = allowed[:n_queries, :n_keys]
         scores = trace.scores[head][:n_queries, :n_keys][allowed]
         scaled = trace.scaled[head][:n_queries, :n_keys][allowed]
-        q_variance = float(np.var(trace.Q[head][:n_queries]))
-        k_variance = float(np.var(trace.K[head][:n_keys]))
+        # Finite numbers beyond 1e154 square to infinity: such a variance reads "inf", unwarned.
+        with np.errstate(over="ignore", invalid="ignore"):
+            q_variance = float(np.var(trace.Q[head][:n_queries]))
+            k_variance = float(np.var(trace.K[head][:n_keys]))
+            score_variance, scaled_variance = float(scores.var()), float(scaled.var())
         notes = []
         if trace.mask is not None and not allowed.all():
             notes.append("masked pairs left out")
@@ -290,8 +293,8 @@ class _Writer:
         shown = (
             f"Here q and k have components of variance {_amount(q_variance)} and "
             f"{_amount(k_variance)}, and this head's {counted} have variance "
-            f"{_amount(scores.var())}, the scaled ones {_amount(scaled.var())} "
-            f"(= {_amount(scores.var())} / {trace.d_k}; a variance here is the mean squared "
+            f"{_amount(score_variance)}, the scaled ones {_amount(scaled_variance)} "
+            f"(= {_amount(score_variance)} / {trace.d_k}; a variance here is the mean squared "
             "distance from the mean, ÷N)"
         )
         if trace.provenance.weights.is_drawn:
@@ -458,7 +461,13 @@ class _Writer:
                 "random numbers, not from training: they show how attention is computed, "
                 "not what a trained model attends to."
             )
-        if self.pretrained or provenance.weights.model is not None:  # also read from its export
+        if self.trace.is_cross and provenance.weights.model is not None:
+            self.say(
+                f"These weights are a self-attention layer of {provenance.weights.model}, run "
+                "here as cross-attention on other X: the steps are the same, the numbers are "
+                "not the model's."
+            )
+        elif self.pretrained or provenance.weights.model is not None:  # also from its export
             self.say(SUBLAYER_SENTENCE.get(self.architecture, SUBLAYER_SENTENCE["bert"]))
         if self.selection.hidden:
             self.note(

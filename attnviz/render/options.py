@@ -16,6 +16,10 @@ from attnviz.errors import AttnvizError
 
 MAX_DECIMALS = 8
 
+#: The widest terminal the lesson is laid out for, in columns: COLUMNS=100000000 would otherwise
+#: pad every line to a hundred million spaces, while no table needs more than a few hundred.
+MAX_WIDTH = 1000
+
 #: The lesson's steps by number: 1 tokens and X; 2 to 6 for each head (Q, K and V; the scores;
 #: the scaling; the softmax; Z); 7 Concat and W_O; and, when a word is followed, its focus view,
 #: which comes last and is numbered next.

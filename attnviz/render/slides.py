@@ -155,7 +155,13 @@ def save_slides(
         paths = [folder / f"{slide.name}{extension}" for extension in (".svg", ".png")]
         save_slide(slide, *paths)
         written += paths
-    return written, _others_note(folder, written)
+    from attnviz.render.figures import missing_glyphs_note
+
+    words = [*trace.tokens, *(trace.key_tokens if trace.is_cross else ())]
+    return written, (
+        *_others_note(folder, written),
+        *missing_glyphs_note(words, family=FONT, what="the slides' font"),
+    )
 
 
 def save_slide(slide: Slide, *paths: Path) -> None:

@@ -8,6 +8,7 @@ text.
 
 from __future__ import annotations
 
+from bisect import bisect_right, insort
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
@@ -18,7 +19,7 @@ from rich.segment import Segment
 from rich.text import Span, Text
 
 from attnviz.render.blocks import Matrix
-from attnviz.render.labels import ELLIPSIS, MASKED, fit_label, format_number
+from attnviz.render.labels import ELLIPSIS, MASKED, fit_label, fitting_prefix, format_number
 from attnviz.tokens import printable
 
 # matplotlib's viridis at nine evenly spaced points: perceptually uniform and colour-blind safe,
@@ -202,10 +203,15 @@ def matrix_block(
         if fitting:
             layout = fitting[0]
         else:
-            # Drop columns from the middle until the rest fits, spaced as usual; first and
-            # last always stay, and the worked example's column.
+            # Drop columns from the middle until the rest fits, set as closely as distinct
+            # words allow, so as many columns as possible stay; first and last always stay,
+            # and the worked example's column.
+            distinct = [c for c in candidates if len(set(c.labels.values())) == n_columns]
+            layout = distinct[-1] if distinct else laid_out(NARROW_GAP, words)
             keep, must = n_columns, matrix.keep_column
-            while keep > 2 and total_width(_kept_indices(n_columns, keep, must), whole) > max_width:
+            while (
+                keep > 2 and total_width(_kept_indices(n_columns, keep, must), layout) > max_width
+            ):
                 keep -= 1
             columns = _kept_indices(n_columns, keep, must)
     elided = None in columns or None in rows
@@ -245,7 +251,8 @@ def matrix_block(
             parts.append(total)
             spans.append(Span(offset, offset + len(total), "dim"))
         lines.append(Text("".join(parts), spans=spans))
-    legend = _legend(layout.labels, words, matrix.column_labels, max_width)
+    shown_labels = {column: layout.labels[column] for column in columns if column is not None}
+    legend = _legend(shown_labels, words, matrix.column_labels, max_width)
     lines += legend
     return Block(lines=lines, width=max(width, *(line.cell_len for line in titles + legend)))
 
@@ -285,7 +292,9 @@ def _legend(
     ]
     if not cut:
         return []
-    return wrap(Text("columns: " + ", ".join(cut), style="dim"), max_width)
+    legend = Text("columns: " + ", ".join(cut))
+    legend.stylize("dim")  # a span, not the base style, so every wrapped line keeps it
+    return wrap(legend, max_width)
 
 
 def wrap(text: Text, width: int) -> list[Text]:
@@ -317,7 +326,7 @@ def wrap(text: Text, width: int) -> list[Text]:
             opened.append(position)
         elif char in ")]}" and opened:
             start = opened.pop()
-            if cell_len(plain[start : position + 1]) <= MAX_UNBROKEN_GROUP:
+            if fitting_prefix(plain, MAX_UNBROKEN_GROUP, start) > position:  # measures ≤ 40 cells
                 protected[start : position + 1] = [True] * (position + 1 - start)
     anywhere = [p for p, char in enumerate(plain) if char == " " and p > indent]
     # "= 0.78" stays on one line too; so do "L = layer" and "0.08 / 1.15" while the line can
@@ -334,18 +343,26 @@ def wrap(text: Text, width: int) -> list[Text]:
     for position in sorted({*anywhere, *(p + 1 for p in anywhere), len(plain)}):
         measured[position] = measured[previous] + cell_len(plain[previous:position])
         previous = position
+    known = sorted(measured)
 
     def width_of(start: int, end: int) -> int:
         for position in (start, end):
-            if position not in measured:  # after a hard cut inside a word
-                measured[position] = cell_len(plain[:position])
+            if position not in measured:  # after a hard cut inside a word: measured from the
+                below = known[bisect_right(known, position) - 1]  # nearest point before it
+                measured[position] = measured[below] + cell_len(plain[below:position])
+                insort(known, position)
         return measured[end] - measured[start]
+
+    def fitting(breaks: list[int], start: int, room: int) -> list[int]:
+        # The breaks after start whose line fits room: a slice of the sorted breaks, found by
+        # bisection as the width only grows (not a pass over every break for every line).
+        first = bisect_right(breaks, start)
+        return breaks[first : bisect_right(breaks, room, first, key=lambda b: width_of(start, b))]
 
     cuts: list[int] = []
     start, room = 0, width
     while width_of(start, len(plain)) > room:
-        fits = [b for b in outside if start < b and width_of(start, b) <= room]
-        fits = fits or [b for b in anywhere if start < b and width_of(start, b) <= room]
+        fits = fitting(outside, start, room) or fitting(anywhere, start, room)
         better = [b for b in fits if b in preferred]
         if better and fits and width_of(start, better[-1]) >= 0.6 * width_of(start, fits[-1]):
             fits = better  # not next to an "=", unless that would leave the line short
@@ -367,16 +384,9 @@ def wrap(text: Text, width: int) -> list[Text]:
 
 def _hard_cut(plain: str, start: int, room: int) -> int:
     """Where a line with no space to break at must be cut to fit ``room`` cells: the longest
-    piece from ``start`` that fits, found by bisection (the width only grows with the piece),
-    but always one character at least."""
-    low, high = start + 1, len(plain)  # plain[start:low] is the shortest piece allowed
-    while low < high:
-        middle = (low + high + 1) // 2
-        if cell_len(plain[start:middle]) <= room:
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    piece from ``start`` that fits (labels.fitting_prefix: measured on about the piece's
+    length, not the paragraph's), but always one character at least."""
+    return max(fitting_prefix(plain, room, start), start + 1)
 
 
 def side_by_side(blocks: Sequence[Block], gap: int, max_width: int) -> list[Block]:

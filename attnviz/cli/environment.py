@@ -1,0 +1,111 @@
+"""The process's surroundings, made safe before a command runs: output streams that cannot encode
+every character the lesson uses, a standard output that is full or closed, an MPLBACKEND that
+matplotlib refuses. Each either works or ends in one line on stderr and a named exit code."""
+
+# No `from __future__ import annotations`: this module is imported by the command line, whose
+# annotations Typer reads.
+import codecs
+import errno
+import io
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+class StandardOutputFailed(Exception):
+    """Writing to standard output failed (a full disk, a closed descriptor); not an OSError, so
+    that click's own handling of a closed pipe does not take it for one."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error.strerror or str(error))
+        self.reason = error.strerror or str(error)
+
+
+class _GuardedOutput:
+    """sys.stdout, whose failures to write are told apart from every other OSError: they become
+    StandardOutputFailed. A closed pipe stays an OSError (EPIPE), which click ends quietly, as
+    ``attnviz explain … | head`` expects."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is None:  # started with standard output closed (>&-)
+            raise StandardOutputFailed(OSError(errno.EBADF, "it is closed"))
+        try:
+            return int(self._stream.write(text))
+        except OSError as error:
+            if error.errno == errno.EPIPE:
+                raise
+            raise StandardOutputFailed(error) from None
+
+    def flush(self) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except OSError as error:
+            if error.errno == errno.EPIPE:
+                raise
+            raise StandardOutputFailed(error) from None
+
+    def isatty(self) -> bool:
+        return self._stream is not None and bool(self._stream.isatty())
+
+    def __getattr__(self, name: str) -> Any:
+        if self._stream is None:
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def safe_surroundings() -> Iterator[None]:
+    """Run a command with its surroundings made safe; sys.stdout is restored afterwards."""
+    # attnviz draws on matplotlib's Agg canvas directly and never through pyplot, so the backend
+    # MPLBACKEND names is never used; but `import matplotlib` refuses an unknown one.
+    os.environ.pop("MPLBACKEND", None)
+    for stream in (sys.stdout, sys.stderr):
+        _escape_what_cannot_be_encoded(stream)
+    if sys.stderr is None:  # started with stderr closed (2>&-): messages have nowhere to go
+        sys.stderr = io.StringIO()
+    original = sys.stdout
+    sys.stdout = _GuardedOutput(original)
+    try:
+        yield
+    finally:
+        # Kept when standard output is closed, so that a flush before an error line is harmless.
+        if isinstance(sys.stdout, _GuardedOutput) and original is not None:
+            sys.stdout = original
+
+
+def _escape_what_cannot_be_encoded(stream: Any) -> None:
+    """A stream whose encoding is not UTF (PYTHONIOENCODING=ascii, a POSIX locale without UTF-8
+    mode) writes a character it cannot encode as an escape (√ as \\u221a) instead of failing
+    on the lesson's first "·"; Rich draws its tables in ASCII there by itself."""
+    encoding = getattr(stream, "encoding", None)
+    if not encoding or not isinstance(stream, io.TextIOWrapper):
+        return
+    try:
+        unicode = codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        unicode = False
+    if not unicode:
+        stream.reconfigure(errors="backslashreplace")
+
+
+def silence_standard_output() -> None:
+    """Point standard output at /dev/null after it failed, so that what is still in its buffer
+    does not fail again, with a traceback, when Python flushes it on exit."""
+    stream = sys.__stdout__
+    if stream is None or sys.stdout is not stream:  # closed, or a test's capture
+        return
+    try:
+        descriptor = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(descriptor, stream.fileno())
+        finally:
+            os.close(descriptor)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass

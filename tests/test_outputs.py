@@ -1,0 +1,390 @@
+"""A run's outputs are all or nothing: signals, a full disk on the second file, a failed rename,
+modes kept, names as long as the file system allows (issue 13, §2)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from unittest.mock import patch
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from matplotlib.figure import Figure
+
+import attnviz.files
+from attnviz.cli import run
+from attnviz.errors import ExitStatus, OutputProblem
+from attnviz.files import atomic_write, staged_writes
+
+SENTENCE = "I am good"
+
+
+def listing(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (temporaries included) and its bytes."""
+    return {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def one_error_line(stderr: str, *fragments: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    assert "Traceback" not in stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def disk_full(temporary: Path) -> None:
+    temporary.write_bytes(b"half of a fi")
+    raise OSError(28, "No space left on device")
+
+
+# -- signals ------------------------------------------------------------------------------------
+
+#: A child process running attnviz whose .npz export stops halfway, the temporary file written,
+#: until a signal comes: the parent sends it once the child has said so.
+SLOW_EXPORT = """
+import sys, time
+from pathlib import Path
+import numpy as np
+
+ready = Path(sys.argv[1])
+real_savez = np.savez
+
+def slow_savez(handle, **arrays):
+    real_savez(handle, **arrays)
+    ready.write_text("writing")
+    time.sleep(120)
+
+np.savez = slow_savez
+from attnviz.cli import run
+sys.exit(run(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("signal_name", "status"),
+    [("SIGTERM", ExitStatus.TERMINATED), ("SIGHUP", ExitStatus.HUNG_UP)],
+)
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_a_signal_during_a_write_removes_the_temporaries_and_keeps_every_file(
+    tmp_path: Path, signal_name: str, status: ExitStatus
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "main.png").write_bytes(b"old picture")
+    (out / "t.npz").write_bytes(b"old export")
+    before = listing(out)
+    ready = tmp_path / "ready"
+    argv = ["heatmap", SENTENCE, "-o", str(out / "main.png"), "--export", str(out / "t.npz")]
+    child = subprocess.Popen(
+        [sys.executable, "-c", SLOW_EXPORT, str(ready), *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready.exists(), child.communicate(timeout=5)
+        temporaries = [name for name in listing(out) if name.startswith(".attnviz-")]
+        assert len(temporaries) == 2  # the picture, then the export being written
+        child.send_signal(getattr(signal, signal_name))
+        stdout, stderr = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == status == 128 + getattr(signal, signal_name)
+    one_error_line(stderr, f"stopped by {signal_name}")
+    assert listing(out) == before  # no temporary left, both old files as they were
+
+
+def test_ctrl_c_between_two_outputs_changes_neither(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "main.png").write_bytes(b"old picture")
+    before = listing(tmp_path)
+
+    def interrupted(handle: object, **arrays: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "savez", interrupted)
+    argv = ["heatmap", SENTENCE, "-o", str(tmp_path / "main.png")]
+    assert run([*argv, "--export", str(tmp_path / "t.npz")]) == ExitStatus.INTERRUPTED
+    assert listing(tmp_path) == before
+
+
+# -- several outputs: all or nothing ------------------------------------------------------------
+
+
+def test_a_full_disk_on_the_export_leaves_the_picture_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "main.png").write_bytes(b"old picture")
+    (tmp_path / "t.npz").write_bytes(b"old export")
+    before = listing(tmp_path)
+    monkeypatch.setattr(np, "savez", lambda handle, **arrays: disk_full(Path(handle.name)))
+    argv = ["heatmap", SENTENCE, "-o", str(tmp_path / "main.png")]
+    assert run([*argv, "--export", str(tmp_path / "t.npz")]) == ExitStatus.CANNOT_WRITE
+    one_error_line(capsys.readouterr().err, "t.npz", "No space left on device")
+    assert listing(tmp_path) == before
+
+
+def test_a_failing_per_head_picture_leaves_no_folder_and_no_picture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    real_savefig = Figure.savefig
+    calls = []
+
+    def third_fails(self: Figure, path: Path, **options: object) -> None:
+        calls.append(path)
+        if len(calls) == 3:
+            disk_full(Path(path))
+        real_savefig(self, path, **options)
+
+    monkeypatch.setattr(Figure, "savefig", third_fails)
+    argv = ["heatmap", SENTENCE, "-o", str(tmp_path / "main.png")]
+    status = run([*argv, "--per-head", str(tmp_path / "heads"), "--heads", "4"])
+    assert status == ExitStatus.CANNOT_WRITE and len(calls) == 3
+    one_error_line(capsys.readouterr().err, "head_2.png", "No space left")
+    assert list(tmp_path.iterdir()) == []  # the folder it made is gone again
+
+
+def test_explain_writes_svg_html_and_export_together_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs = {"svg": "l.svg", "html": "l.html", "export": "t.json"}
+    outputs = {option: str(tmp_path / name) for option, name in outputs.items()}
+    argv = ["explain", SENTENCE, *(f"--{k}={v}" for k, v in outputs.items())]
+    assert run(argv) == 0
+    written = capsys.readouterr().err.splitlines()
+    assert written == [f"wrote {path}" for path in outputs.values()]  # once all are in place
+    before = listing(tmp_path)
+    real_write_text = Path.write_text
+
+    def html_fails(self: Path, text: str, *args: object, **kwargs: object) -> int:
+        if "<html" in text.lower()[:200]:
+            disk_full(self)
+        return real_write_text(self, text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", html_fails)
+    assert run([*argv, "--seed", "3"]) == ExitStatus.CANNOT_WRITE
+    one_error_line(capsys.readouterr().err, "l.html")
+    assert listing(tmp_path) == before
+
+
+def test_slides_and_an_export_fail_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(np, "savez", lambda handle, **arrays: disk_full(Path(handle.name)))
+    argv = ["explain", SENTENCE, "--steps", "1", "--slides", str(tmp_path / "deck")]
+    assert run([*argv, "--export", str(tmp_path / "t.npz")]) == ExitStatus.CANNOT_WRITE
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_rename_that_fails_puts_back_the_files_already_renamed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second, third = (tmp_path / name for name in ("a.txt", "b.txt", "new.txt"))
+    first.write_bytes(b"old a")
+    second.write_bytes(b"old b")
+    before = listing(tmp_path)
+    real_replace = os.replace
+    renames = []
+
+    def third_rename_fails(source: str | Path, target: str | Path) -> None:
+        renames.append(target)
+        if len(renames) == 3:
+            raise OSError(5, "Input/output error")
+        real_replace(source, target)
+
+    monkeypatch.setattr(attnviz.files.os, "replace", third_rename_fails)
+    with pytest.raises(OutputProblem, match="Input/output error; no output was changed"):
+        with staged_writes():
+            atomic_write(third, lambda path: path.write_bytes(b"new"))
+            atomic_write(first, lambda path: path.write_bytes(b"new a"))
+            atomic_write(second, lambda path: path.write_bytes(b"new b"))
+    assert listing(tmp_path) == before  # new.txt removed, a.txt put back, no backup left
+
+
+def test_without_hard_links_an_existing_file_is_replaced_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    existing, new = tmp_path / "a.txt", tmp_path / "n.txt"
+    existing.write_bytes(b"old a")
+    renames: list[Path] = []
+    real_replace = os.replace
+
+    def first_rename_fails(source: str | Path, target: str | Path) -> None:
+        renames.append(Path(target))
+        if len(renames) == 1:
+            raise OSError(5, "Input/output error")
+        real_replace(source, target)
+
+    def no_links(*args: object, **kwargs: object) -> None:
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(attnviz.files.os, "link", no_links)
+    monkeypatch.setattr(attnviz.files.os, "replace", first_rename_fails)
+    with pytest.raises(OutputProblem, match="no output was changed"), staged_writes():
+        atomic_write(existing, lambda path: path.write_bytes(b"new a"))
+        atomic_write(new, lambda path: path.write_bytes(b"new n"))
+    assert renames == [new]  # the file that cannot be put back waits until last
+    assert listing(tmp_path) == {"a.txt": b"old a"}
+    with staged_writes():
+        atomic_write(existing, lambda path: path.write_bytes(b"new a"))
+        atomic_write(new, lambda path: path.write_bytes(b"new n"))
+    assert listing(tmp_path) == {"a.txt": b"new a", "n.txt": b"new n"}
+
+
+def test_outputs_are_renamed_only_when_the_block_ends(tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    with staged_writes():
+        atomic_write(target, lambda path: path.write_bytes(b"whole"))
+        assert not target.exists()
+    assert listing(tmp_path) == {"out.txt": b"whole"}
+    with pytest.raises(RuntimeError), staged_writes():
+        atomic_write(target, lambda path: path.write_bytes(b"other"))
+        raise RuntimeError("a bug after the write")
+    assert listing(tmp_path) == {"out.txt": b"whole"}
+
+
+@settings(max_examples=200)
+@given(
+    outputs=st.lists(
+        st.tuples(st.sampled_from(["a.png", "b.npz", "c.json", "d.svg"]), st.booleans()),
+        min_size=1,
+        max_size=4,
+        unique_by=lambda output: output[0],
+    ),
+    failure=st.one_of(
+        st.none(), st.tuples(st.sampled_from(["write", "rename", "interrupt"]), st.integers(0, 4))
+    ),
+    mode=st.sampled_from([0o600, 0o640, 0o664]),
+)
+def test_outputs_change_all_together_or_not_at_all(
+    outputs: list[tuple[str, bool]], failure: tuple[str, int] | None, mode: int
+) -> None:
+    """Any outputs, some replacing files, with a failure at any write or rename: afterwards
+    either every output is new (each replaced file keeping its mode) or the folder is exactly
+    as it was, modes included, with no temporary or backup left."""
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        for output, exists in outputs:
+            if exists:
+                (folder / output).write_bytes(b"old " + output.encode())
+                (folder / output).chmod(mode)
+        before = {path.name: (path.read_bytes(), path.stat().st_mode) for path in folder.iterdir()}
+        kind, at = failure or ("none", -1)
+        real_replace, calls = os.replace, []
+
+        def replace(source: str | Path, target: str | Path) -> None:
+            calls.append(target)
+            if kind == "rename" and len(calls) == at + 1:
+                raise OSError(5, "Input/output error")
+            real_replace(source, target)
+
+        def write(index: int, output: str) -> Callable[[Path], None]:
+            def writing(temporary: Path) -> None:
+                temporary.write_bytes(b"new " + output.encode())
+                if kind == "write" and index == at:
+                    raise OSError(28, "No space left on device")
+                if kind == "interrupt" and index == at:
+                    raise KeyboardInterrupt
+
+            return writing
+
+        failed = True
+        with patch.object(attnviz.files.os, "replace", replace):
+            try:
+                with staged_writes():
+                    for index, (output, _) in enumerate(outputs):
+                        atomic_write(folder / output, write(index, output))
+                failed = False
+            except (OutputProblem, KeyboardInterrupt):
+                pass
+        after = {path.name: (path.read_bytes(), path.stat().st_mode) for path in folder.iterdir()}
+        if failed:
+            assert after == before
+        else:
+            assert sorted(after) == sorted(output for output, _ in outputs)
+            for output, exists in outputs:
+                content, output_mode = after[output]
+                assert content == b"new " + output.encode()
+                if exists:
+                    assert output_mode & 0o777 == mode
+
+
+# -- modes and names ----------------------------------------------------------------------------
+
+
+def test_a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask(tmp_path: Path) -> None:
+    private = tmp_path / "private.npz"
+    assert run(["explain", SENTENCE, "--export", str(private)]) == 0
+    private.chmod(0o600)
+    old = private.read_bytes()
+    assert run(["explain", SENTENCE, "--seed", "4", "--export", str(private)]) == 0
+    assert private.read_bytes() != old
+    assert private.stat().st_mode & 0o777 == 0o600
+    fresh = tmp_path / "fresh.json"
+    assert run(["explain", SENTENCE, "--export", str(fresh)]) == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def name_max(folder: Path) -> int:
+    return os.pathconf(folder, "PC_NAME_MAX") if hasattr(os, "pathconf") else 255
+
+
+def test_a_name_as_long_as_the_file_system_allows_is_written(tmp_path: Path) -> None:
+    longest = min(name_max(tmp_path), 254)
+    picture = tmp_path / ("p" * (longest - 4) + ".png")
+    export = tmp_path / ("e" * (longest - 4) + ".npz")
+    argv = ["heatmap", SENTENCE, "-o", str(picture), "--export", str(export)]
+    assert run(argv) == 0
+    assert sorted(listing(tmp_path)) == sorted([picture.name, export.name])
+
+
+@pytest.mark.parametrize("option", ["-o", "--export", "--per-head", "--slides"])
+def test_a_name_too_long_is_one_line_before_any_work(
+    tmp_path: Path, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long_name = "n" * (name_max(tmp_path) + 45)
+    extension = {"-o": ".png", "--export": ".npz"}.get(option, "")
+    argv = {
+        "-o": ["heatmap", SENTENCE],
+        "--export": ["explain", SENTENCE],
+        "--per-head": ["heatmap", SENTENCE, "-o", str(tmp_path / "x.png")],
+        "--slides": ["explain", SENTENCE],
+    }[option]
+    status = run([*argv, option, str(tmp_path / (long_name + extension))])
+    assert status == ExitStatus.BAD_INPUT  # the name given is the problem, as issue 13 asks
+    captured = capsys.readouterr()
+    one_error_line(captured.err, option, "bytes long", f"at most {name_max(tmp_path)}")
+    assert captured.out == ""  # refused before the lesson was printed
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_named_pipe_is_not_replaced_by_an_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipe = tmp_path / "pipe.png"
+    os.mkfifo(pipe)
+    assert run(["heatmap", SENTENCE, "-o", str(pipe)]) == ExitStatus.CANNOT_WRITE
+    one_error_line(capsys.readouterr().err, "pipe.png is not a regular file")
+    assert [path.name for path in tmp_path.iterdir()] == ["pipe.png"]
