@@ -303,6 +303,10 @@ class JsonData(NamedTuple):
 _MAX_WHOLE_DIGITS = 309
 
 
+#: The largest JSON file read: parsed, JSON takes about 8 times its size in memory.
+MAX_JSON_BYTES = 512 * 1024 * 1024
+
+
 def load_json(path: Path, what: str) -> JsonData:
     """Parse a JSON file (UTF-8, with or without a byte-order mark).
 
@@ -347,6 +351,13 @@ def load_json(path: Path, what: str) -> JsonData:
         return value
 
     with open_regular(path, what) as binary:
+        size = os.fstat(binary.fileno()).st_size
+        if size > MAX_JSON_BYTES:
+            raise FileProblem(
+                f"{what} file {path} is {human_size(size)} of JSON; attnviz reads JSON up to "
+                f"{human_size(MAX_JSON_BYTES)} (parsed, it takes about 8 times its size in "
+                "memory): save it as .npz (--export FILE.npz writes one)."
+            )
         try:
             with io.TextIOWrapper(binary, encoding="utf-8-sig") as handle:
                 # Only whole numbers get a hook: floats keep json's fast C parser (1e400 reads

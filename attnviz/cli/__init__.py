@@ -118,6 +118,12 @@ def run(argv: list[str] | None = None) -> int:
     except Interrupted as stop:
         report(f"stopped by {stop.name}; any output not yet complete was left as it was.")
         return int(stop.exit_status)
+    except MemoryError:  # numpy's array allocation failures are MemoryErrors too
+        report(
+            "ran out of memory; any output not yet complete was left as it was. Try a shorter "
+            "sentence, fewer heads, a smaller d_model or a smaller file."
+        )
+        return int(ExitStatus.BAD_INPUT)
     return status if isinstance(status, int) else int(ExitStatus.SUCCESS)
 
 

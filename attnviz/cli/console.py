@@ -26,12 +26,13 @@ if TYPE_CHECKING:
 def new_console(**options: Any) -> "Console":
     """A Rich console, imported on first use: `--help` and `--version` never load Rich.
 
-    Its width (COLUMNS, the terminal's, or JUPYTER_COLUMNS) is clamped to MAX_WIDTH."""
+    Its width (COLUMNS, the terminal's, or JUPYTER_COLUMNS) is clamped to MAX_WIDTH; a width
+    below 1 (COLUMNS=0), at which Rich prints nothing at all, errors included, is taken as
+    unknown: 80 columns."""
     from rich.console import Console
 
     console = Console(highlight=False, **options)
-    if console.width > MAX_WIDTH:
-        console.width = MAX_WIDTH
+    console.width = 80 if console.width < 1 else min(console.width, MAX_WIDTH)
     return console
 
 

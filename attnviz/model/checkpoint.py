@@ -24,6 +24,7 @@ from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, FileProblem
 from attnviz.files import human_size, open_regular
 from attnviz.model.base import Architecture, ModelConfig, architecture_for
+from attnviz.tokens import printable
 
 INSTALL_EXTRA = "pip install 'attnviz[model]'"
 #: config.json and tokenizer_config.json are a few kilobytes; one this large is not one.
@@ -94,8 +95,16 @@ def find_model(name_or_dir: str) -> Path:
             f"{where}a snapshot of {folders} in {caches}); {known.install}."
         )
     folder = Path(name_or_dir).expanduser()
-    if not folder.is_dir():
-        names = ", ".join(f"'{model.names[0]}'" for model in KNOWN_MODELS)
+    names = ", ".join(f"'{model.names[0]}'" for model in KNOWN_MODELS)
+    try:
+        is_folder = folder.is_dir()
+    except OSError as error:  # a name too long, a loop of links
+        shown = name_or_dir if len(name_or_dir) <= 48 else f"{name_or_dir[:24]}…{name_or_dir[-24:]}"
+        raise FileProblem(
+            f"--model {printable(shown)}: {error.strerror or error}; give a checkpoint folder "
+            f"or one of {names}."
+        ) from None
+    if not is_folder:
         raise FileProblem(
             f"--model {name_or_dir}: no such folder; give a checkpoint folder or one of {names}."
         )

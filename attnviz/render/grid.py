@@ -86,6 +86,9 @@ GRID_LABEL_FONT = 9.0  # points, bold: "Head 1" above the first row, "Layer 1" l
 #: medium. Time and memory grow with the panels (and the words squared): 384 panels of 512
 #: words take about 8 s and 1.3 GB; 60 layers × 64 heads took a minute and 3 GB.
 MAX_GRID_PANELS = 384
+#: Most words (or pieces) along a panel of the grid: a 1.5-inch panel of more shows no word
+#: apart, and the tiled image of 72 panels of 495 pieces took 2.3 GB to draw.
+MAX_GRID_TOKENS = 128
 
 
 def layers_title_lines(
@@ -261,9 +264,16 @@ def focus_targets(
     return rows.argmax(axis=2), rows.max(axis=2).astype(np.float64)
 
 
-def check_grid_size(n_layers: int, n_heads: int) -> None:
-    """Refuse a layers × heads grid of more than MAX_GRID_PANELS panels, before drawing it."""
+def check_grid_size(n_layers: int, n_heads: int, n_tokens: int = 0) -> None:
+    """Refuse a layers × heads grid of more than MAX_GRID_PANELS panels, or of panels of more
+    than MAX_GRID_TOKENS words, before drawing it."""
     panels = n_layers * n_heads
+    if n_tokens > MAX_GRID_TOKENS:
+        raise AttnvizError(
+            f"--all-layers would draw {panels:,} panels of {n_tokens} words each, too small to "
+            f"tell apart (at most {MAX_GRID_TOKENS}); draw one layer's heads with --layer N "
+            "instead, or give a shorter sentence."
+        )
     if panels > MAX_GRID_PANELS:
         raise AttnvizError(
             f"--all-layers would draw {n_layers} layers × {n_heads} heads = {panels:,} panels; "
@@ -316,7 +326,7 @@ def build_layers_figure(
     covers x from head·(n + g) to head·(n + g) + n and y likewise, g = 1/split the gap.
     """
     _check_layers(layers)
-    check_grid_size(len(layers), layers[0].n_heads)
+    check_grid_size(len(layers), layers[0].n_heads, len(selection.row_words))
     first, focus = layers[0], selection.focus
     sentence = first.provenance.sentence
     labels = [short_label(word) for word in word_labels(selection.row_words, sentence)]

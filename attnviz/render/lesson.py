@@ -336,15 +336,20 @@ class _Writer:
         # mean of its pieces' rows), so that it can be checked against the table.
         received = trace.weights[head][:, special].sum(axis=1)  # [n] each row's share
         groups = [g for g in self.selection.row_groups if g[0] not in trace.provenance.special]
-        share = float(np.mean([received[list(group)].mean() for group in groups]))
-        return (
+        general = (
             "[CLS] and [SEP] are added to every input by the tokenizer: [CLS] first (its final "
             "vector stands for the whole input when the model is trained to classify) and [SEP] "
             "at the end (it separates sentences). They are not words of the sentence, yet trained "
             "models often send much attention to them in heads that have nothing to do for a "
             "word: a common no-op pattern (in BERT, Clark et al. 2019 found [SEP] receiving much "
-            "of it in the middle layers). In this head the rows shown for the sentence's "
-            f"words give them {self.number(share)} of their weight on average."
+            "of it in the middle layers)."
+        )
+        if not groups:  # no row of a word of the sentence (only [UNK] and the markers)
+            return general
+        share = float(np.mean([received[list(group)].mean() for group in groups]))
+        return (
+            f"{general} In this head the rows shown for the sentence's words give them "
+            f"{self.number(share)} of their weight on average."
         )
 
     def after_attention(self) -> str:

@@ -1,0 +1,83 @@
+"""Bounds found by an attack on the reliability release, each one line and a named exit code,
+checked in-process (the fresh-process versions of the heavier ones are in test_limits.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import attnviz
+from attnviz.cli import app, run
+from attnviz.errors import ExitStatus
+from attnviz.files import MAX_JSON_BYTES
+from attnviz.render.grid import MAX_GRID_TOKENS, build_layers_figure
+from attnviz.selection import select
+
+from support import needs_model
+
+runner = CliRunner()
+
+
+def one_line(stderr: str, *parts: str) -> None:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    assert "Traceback" not in stderr
+    for part in parts:
+        assert part in lines[0], (part, lines[0])
+
+
+def test_a_json_file_too_large_to_parse_is_refused_before_reading(tmp_path: Path) -> None:
+    path = tmp_path / "big.json"
+    with path.open("wb") as file:
+        file.truncate(MAX_JSON_BYTES + 1)  # sparse: no disk is spent
+    for option in ("-e", "-w"):
+        result = runner.invoke(app, ["explain", "I am good", option, str(path)])
+        assert result.exit_code == ExitStatus.BAD_FILE
+        one_line(result.stderr, "of JSON", "save it as .npz")
+
+
+def test_running_out_of_memory_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr("attnviz.cli.commands.explained", exhausted)
+    assert run(["explain", "I am good"]) == ExitStatus.BAD_INPUT
+    one_line(capsys.readouterr().err, "ran out of memory", "shorter sentence")
+
+
+def test_a_width_of_zero_is_taken_as_unknown(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["explain", "I am good"], env={"COLUMNS": "0"})
+    assert result.exit_code == 0 and "Step 1" in result.stdout
+    missing = runner.invoke(app, ["explain", "I am good", "-e", str(tmp_path / "no.txt")],
+                            env={"COLUMNS": "0"})  # fmt: skip
+    assert missing.exit_code == ExitStatus.BAD_FILE
+    one_line(missing.stderr, "not found")
+
+
+def test_a_model_name_too_long_for_the_file_system_is_one_line() -> None:
+    name = "c" * (os.pathconf(".", "PC_NAME_MAX") + 45)
+    result = runner.invoke(app, ["explain", "I am good", "-m", name])
+    assert result.exit_code == ExitStatus.BAD_FILE
+    one_line(result.stderr, "File name too long", "'minilm'")
+
+
+def test_a_layers_grid_of_panels_too_small_to_read_is_refused() -> None:
+    words = " ".join(f"w{k}" for k in range(MAX_GRID_TOKENS + 1))
+    config = attnviz.AttentionConfig(d_model=8, n_heads=2)
+    layers = [attnviz.trace_attention(words, config=config) for _ in range(2)]
+    with pytest.raises(attnviz.AttnvizError, match=f"at most {MAX_GRID_TOKENS}"):
+        build_layers_figure(layers, select(layers[0]))
+
+
+@needs_model
+def test_a_sentence_of_only_unknown_pieces_prints_no_nan() -> None:
+    # Warnings are errors in this test suite: a mean over no rows would fail it.
+    result = runner.invoke(app, ["explain", "😀", "-m", "minilm"])
+    assert result.exit_code == 0, result.stderr
+    assert "nan" not in result.stdout and "Warning" not in result.stderr
+    assert "[CLS] and [SEP] are added to every input" in " ".join(result.stdout.split())
