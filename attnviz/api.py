@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 from attnviz.core import Dtype, Preset, TraceOptions, cross_layers, trace_layers
 from attnviz.embeddings import OutOfVocabulary
 from attnviz.errors import AttnvizError
+from attnviz.lesson.options import LessonOptions
 from attnviz.positions import Positions
-from attnviz.render.options import MAX_WIDTH, LessonOptions, Scale, Style
+from attnviz.render.options import MAX_WIDTH, Scale, Style
 from attnviz.selection import Selection, ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
 

@@ -490,13 +490,14 @@ def _layer_rows(
         made = read_provenance(config, path)
     except FileProblem:
         made = ()  # a config it cannot read: the rows themselves are all it needs
-    architecture = made[index].embeddings.architecture if index < len(made) else None
+    recorded = made[index].embeddings if index < len(made) else None
     origin = EmbeddingsOrigin(
         EmbeddingsKind.FILE,
         path=str(path),
         vocabulary=False,
-        architecture=architecture,
+        architecture=None if recorded is None else recorded.architecture,
         layer=index + 1,
+        input=None if recorded is None else recorded.input,
     )
     return _rows_per_token(layers[index], tokens, path, file_tokens=file_tokens, origin=origin)
 

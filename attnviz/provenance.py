@@ -35,21 +35,6 @@ class WeightsKind(str, Enum):
     PRETRAINED = "pretrained"  # one layer of a pretrained checkpoint
 
 
-#: How each architecture's layer input is described, by layer (1 = the embeddings' layer).
-_LAYER_INPUT = {
-    "bert": (
-        "the model's embeddings (word + position + token type, LayerNorm)",
-        "the output of layer {previous} (after its residual and LayerNorm)",
-    ),
-    "gpt2": (
-        "the model's embeddings (token + position) normalised by ln_1, the LayerNorm before "
-        "attention",
-        "the residual stream after layer {previous} normalised by ln_1, the LayerNorm before "
-        "attention",
-    ),
-}
-
-
 class EmbeddingsOrigin(NamedTuple):
     """How X was made. Fields other than ``kind`` are set where they apply."""
 
@@ -65,6 +50,9 @@ class EmbeddingsOrigin(NamedTuple):
     # RANDOM, FILE, GIVEN: sinusoidal when X = E + PE (the trace keeps E and PE). A model's
     # learned positions are part of its embeddings (MODEL, LAYER) and are not recorded here.
     positions: Positions = Positions.none
+    # MODEL, LAYER, and FILE with a layer: what the layer's X is, in the model family's words
+    # (attnviz.model.base.Family.layer_input); None when the family is not known.
+    input: str | None = None
 
     def describe(self) -> str:
         """X's origin in words, for the header of the views and the exports."""
@@ -86,9 +74,7 @@ class EmbeddingsOrigin(NamedTuple):
         return self._layer_input()
 
     def _layer_input(self) -> str:
-        first, later = _LAYER_INPUT.get(self.architecture or "", _LAYER_INPUT["bert"])
-        layer = self.layer or 1
-        return first if layer == 1 else later.format(previous=layer - 1)
+        return self.input or f"the input of the model's layer {self.layer or 1}"
 
 
 class WeightsOrigin(NamedTuple):
@@ -196,6 +182,7 @@ class Provenance(NamedTuple):
                     architecture=_optional(embeddings.get("architecture"), str),
                     layer=_optional(embeddings.get("layer"), int),
                     positions=Positions(_exact(embeddings.get("positions", "none"), str)),
+                    input=_optional(embeddings.get("input"), str),
                 ),
                 weights=WeightsOrigin(
                     kind=WeightsKind(weights["kind"]),

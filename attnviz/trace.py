@@ -162,7 +162,7 @@ class AttentionTrace:
         """The interactive lesson page of this trace, as ``attnviz page`` writes it: one
         self-contained HTML document (inline script and style, nothing loaded from a network),
         showing ``self.view`` and, for a model run, every layer."""
-        from attnviz.render.options import LessonOptions
+        from attnviz.lesson.options import LessonOptions
         from attnviz.render.page import page_html
         from attnviz.selection import ViewOptions, select
 

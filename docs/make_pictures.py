@@ -80,7 +80,7 @@ def make_mask_and_cross_pictures() -> None:
 def make_slide_pictures() -> None:
     """Two slides of the lesson about the tired animal, as ``--slides`` draws them: head 1's
     raw scores and its attention weights."""
-    from attnviz.render.options import LessonOptions
+    from attnviz.lesson.options import LessonOptions
     from attnviz.render.slides import plan_slides, save_slide
 
     trace = attnviz.trace_attention(

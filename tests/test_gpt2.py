@@ -22,7 +22,8 @@ from attnviz.cli import app  # noqa: E402
 from attnviz.errors import AttnvizError, ExitStatus  # noqa: E402
 from attnviz.model.checkpoint import find_model, open_tensors, read_config  # noqa: E402
 from attnviz.model.functional import layer_norm  # noqa: E402
-from attnviz.model.run import PREFIXES, trace_model  # noqa: E402
+from attnviz.model.gpt2 import GPT2  # noqa: E402
+from attnviz.model.run import trace_model  # noqa: E402
 from attnviz.provenance import EmbeddingsKind  # noqa: E402
 from attnviz.trace import load_trace  # noqa: E402
 
@@ -81,7 +82,7 @@ def test_layers_are_causal_and_read_ln_1_of_the_residual_stream() -> None:
         assert "ln_1" in provenance.embeddings.describe()
     # Pre-LN: attention reads ln_1 of the residual stream, not the stream itself.
     config, architecture = read_config(MODEL)
-    with open_tensors(MODEL, np.float64, PREFIXES) as tensors:
+    with open_tensors(MODEL, np.float64, GPT2.prefixes) as tensors:
         weights = architecture.load(tensors, config, run.encoding.ids)
     first_norm = weights.blocks[0].norm_1
     expected = layer_norm(run.trace.hidden_states[0], *first_norm, config.layer_norm_eps)

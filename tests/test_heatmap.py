@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 import attnviz
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus, OutputProblem
+from attnviz.labels import occurrence_labels
 from attnviz.provenance import WeightsKind, WeightsOrigin
 from attnviz.render import figures, grid, heatmap
 from attnviz.render.figures import (
@@ -50,7 +51,6 @@ from attnviz.render.grid import (
     tiled,
 )
 from attnviz.render.heatmap import build_figure, plan_layout, save_heatmap, sentences_line
-from attnviz.render.labels import occurrence_labels
 from attnviz.selection import ViewOptions, select
 from attnviz.tokens import Focus, find_focus
 from attnviz.trace import AttentionTrace

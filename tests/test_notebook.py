@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import numpy as np
 
 import attnviz
-from attnviz.render.labels import format_number
+from attnviz.labels import format_number
 from attnviz.render.notebook import trace_html
 
 from support import needs_model

@@ -27,8 +27,8 @@ from attnviz import worked
 from attnviz.cli import app
 from attnviz.core import TraceOptions, trace_layers
 from attnviz.errors import AttnvizError, ExitStatus
-from attnviz.render.examples import ExampleText
-from attnviz.render.labels import format_number, occurrence_labels
+from attnviz.labels import format_number, occurrence_labels
+from attnviz.lesson.examples import ExampleText
 from attnviz.render.page import page_data, page_html, script_json
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.tokens import printable

@@ -18,6 +18,8 @@ from attnviz.config import AttentionConfig
 from attnviz.core import TraceOptions, cross_layers, trace_layers
 from attnviz.embeddings import random_embeddings
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
+from attnviz.lesson.blocks import Paragraph, Tables
+from attnviz.lesson.build import lesson
 from attnviz.positions import Positions, sinusoidal_positions
 from attnviz.provenance import (
     EmbeddingsKind,
@@ -26,8 +28,6 @@ from attnviz.provenance import (
     WeightsKind,
     WeightsOrigin,
 )
-from attnviz.render.blocks import Paragraph, Tables
-from attnviz.render.lesson import lesson
 from attnviz.selection import select
 from attnviz.trace import AttentionTrace, export_trace, load_trace
 from attnviz.weights import random_weights

@@ -14,10 +14,10 @@ import attnviz
 import attnviz.render.text
 from attnviz.cli import run
 from attnviz.errors import AttnvizError, ExitStatus
+from attnviz.labels import fit_label, fitting_prefix
 from attnviz.render.grid import MAX_GRID_PANELS, check_grid_size, save_layers_heatmap
 from attnviz.render.heatmap import MAX_HEAD_PANELS
 from attnviz.render.images import save_images
-from attnviz.render.labels import fit_label, fitting_prefix
 from attnviz.render.options import ImageOptions
 from attnviz.render.text import wrap
 from attnviz.selection import ViewOptions

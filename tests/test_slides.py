@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 import attnviz
 from attnviz.cli import app
 from attnviz.errors import ExitStatus
-from attnviz.render.options import LessonOptions
+from attnviz.lesson.options import LessonOptions
 from attnviz.render.slides import (
     COLUMNS,
     MAX_LINES,

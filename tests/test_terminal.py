@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import attnviz
 from attnviz.cli import COMMANDS
-from attnviz.render.blocks import Matrix
-from attnviz.render.labels import format_number, occurrence_labels
+from attnviz.labels import format_number, occurrence_labels
+from attnviz.lesson.blocks import Matrix
 from attnviz.render.terminal import render_explain
 from attnviz.render.text import _kept_indices, matrix_block, weight_style
 from attnviz.tokens import Focus, find_focus
@@ -350,14 +350,14 @@ def test_a_title_too_long_for_the_line_keeps_its_elision_note_whole() -> None:
 
 @pytest.mark.parametrize("width", [60, 80])
 def test_worked_examples_continue_indented_under_their_first_line(width: int) -> None:
-    from attnviz.render.blocks import Paragraph
-    from attnviz.render.lesson import lesson
+    from attnviz.lesson.blocks import Worked
+    from attnviz.lesson.build import lesson
 
     trace = attnviz.explain(IT, focus="it")
     examples = [
-        "".join(span.text for span in block.spans).strip()
+        block.text
         for block in lesson(trace, shown(trace, focus=find_focus(trace.tokens, "it")))
-        if isinstance(block, Paragraph) and block.spans[0].text == "  "
+        if isinstance(block, Worked)
     ]
     assert sum(example.startswith("z_it = ") for example in examples) == 4  # 2 heads, 2 focus
     lines = attnviz.lesson(trace, width=width).splitlines()

@@ -27,8 +27,9 @@ from attnviz.cli.options import (
 from attnviz.core import TraceOptions, trace_layers
 from attnviz.errors import AttnvizError
 from attnviz.files import staged_writes
+from attnviz.lesson.options import LessonOptions
 from attnviz.outputs import check_export, check_folder, check_image, write_export
-from attnviz.render.options import ImageOptions, LessonOptions, Scale, Style
+from attnviz.render.options import ImageOptions, Scale, Style
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.trace import AttentionTrace
 

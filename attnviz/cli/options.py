@@ -21,8 +21,8 @@ import typer
 from attnviz.cli.console import user_errors
 from attnviz.core import Dtype, Preset, TraceOptions
 from attnviz.embeddings import OutOfVocabulary
+from attnviz.lesson.options import LessonOptions
 from attnviz.positions import Positions
-from attnviz.render.options import LessonOptions
 from attnviz.selection import ViewOptions
 
 # -- each option once ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -77,6 +77,22 @@ class ModelConfig:
         return self.d_model // self.n_heads
 
 
+class Family(NamedTuple):
+    """What the models of one family do around their attention, in words: each sentence true of
+    every model of the family, and of no other, so that the lesson never borrows one family's
+    sentence for another's model."""
+
+    tokenizer: str  # how the sentence becomes the pieces the model reads
+    word_order: str  # where word order enters: "Word order is already in X: ..."
+    sublayer: str  # the attention sublayer in a layer of the model, and what follows it
+    after_attention: str  # what the layer does with the attention's output
+    layer_input: tuple[str, str]  # X of layer 1; X of a later layer ({previous}: its number)
+    # The special tokens the tokenizer adds, and what trained models do with them; "" when the
+    # family adds none.
+    special_tokens: str = ""
+    special_names: tuple[str, ...] = ()  # those tokens, as the tokenizer writes them
+
+
 @dataclass(frozen=True, eq=False)
 class ModelTrace:
     """Every layer's attention trace, and the hidden states between layers."""
@@ -98,6 +114,8 @@ class Architecture(ABC):
     model_type: ClassVar[str]  # config.json's model_type
     description: ClassVar[str]  # what it is, for messages: "BERT-family encoder"
     causal: ClassVar[bool]  # a decoder: each word attends to itself and the words before it
+    family: ClassVar[Family]  # what the family does around attention, in words
+    prefixes: ClassVar[tuple[str, ...]]  # what a task model puts before every tensor's name
 
     @abstractmethod
     def read_config(self, data: Mapping[str, Any]) -> ModelConfig:
@@ -133,12 +151,30 @@ def architecture_for(model_type: str, path: Path) -> Architecture:
     return architecture
 
 
+def family_of(model_type: str | None) -> Family | None:
+    """The family of ``model_type`` in the registry; None for attnviz's own layer (None) and for
+    a model_type attnviz does not run, which gets no other family's sentences."""
+    module = MODULES.get(model_type or "")
+    if module is None:
+        return None
+    architecture: Architecture = importlib.import_module(module).ARCHITECTURE
+    return architecture.family
+
+
+def layer_input(family: Family, layer: int) -> str:
+    """What layer ``layer``'s (from 1) X is, in the family's words."""
+    first, later = family.layer_input
+    return first if layer == 1 else later.format(previous=layer - 1)
+
+
 def for_layer(provenance: Provenance, layer: int) -> Provenance:
     """The provenance of layer ``layer`` (from 1): its number in both origins; X comes from the
-    model's embeddings in layer 1 and from the layer before after that."""
+    model's embeddings in layer 1 and from the layer before after that, as its family says."""
     kind = EmbeddingsKind.MODEL if layer == 1 else EmbeddingsKind.LAYER
+    family = family_of(provenance.embeddings.architecture)
+    described = None if family is None else layer_input(family, layer)
     return provenance._replace(
-        embeddings=provenance.embeddings._replace(kind=kind, layer=layer),
+        embeddings=provenance.embeddings._replace(kind=kind, layer=layer, input=described),
         weights=provenance.weights._replace(layer=layer),
     )
 

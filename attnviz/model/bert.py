@@ -22,6 +22,7 @@ from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError
 from attnviz.model.base import (
     Architecture,
+    Family,
     ModelConfig,
     ModelTrace,
     attend,
@@ -82,10 +83,38 @@ def split_heads(w: FloatArray, n_heads: int) -> FloatArray:
     return heads
 
 
+FAMILY = Family(
+    tokenizer="The model's tokenizer splits the sentence into word pieces, with [CLS] first and "
+    "[SEP] last",
+    word_order="Word order is already in X: before layer 1 the model adds learned position "
+    "embeddings (position_embeddings, one row per position from 0) and the token-type embedding "
+    "to the word embeddings, then applies a LayerNorm",
+    sublayer="In the model this attention is one sublayer, with biases: Q = X·W_Q + b_Q and so "
+    "on. Its output is added back to X and normalised, h' = LayerNorm(X + output); a "
+    "feed-forward block, GELU(h'·W₁ + b₁)·W₂ + b₂, is added and normalised the same "
+    "way to give the next layer's X.",
+    after_attention="In the model it is then added back to X and normalised, LayerNorm(X + "
+    "output), and the feed-forward block follows (as described at the top).",
+    layer_input=(
+        "the model's embeddings (word + position + token type, LayerNorm)",
+        "the output of layer {previous} (after its residual and LayerNorm)",
+    ),
+    special_tokens="[CLS] and [SEP] are added to every input by the tokenizer: [CLS] first (its "
+    "final vector stands for the whole input when the model is trained to classify) and [SEP] "
+    "at the end (it separates sentences). They are not words of the sentence, yet trained "
+    "models often send much attention to them in heads that have nothing to do for a "
+    "word: a common no-op pattern (in BERT, Clark et al. 2019 found [SEP] receiving much "
+    "of it in the middle layers).",
+    special_names=("[CLS]", "[SEP]"),
+)
+
+
 class Bert(Architecture):
     model_type = "bert"
     causal = False
     description = "BERT-family encoder"
+    family = FAMILY
+    prefixes = ("bert.",)  # BertForSequenceClassification and the like
 
     def read_config(self, data: Mapping[str, Any]) -> ModelConfig:
         if (

@@ -25,6 +25,7 @@ from attnviz.attention import causal_mask
 from attnviz.errors import AttnvizError
 from attnviz.model.base import (
     Architecture,
+    Family,
     ModelConfig,
     ModelTrace,
     attend,
@@ -66,10 +67,33 @@ class GPT2Weights:
     layer_norm_eps: float
 
 
+FAMILY = Family(
+    tokenizer="The model's tokenizer splits the sentence into byte-level BPE pieces (a piece that "
+    "begins a word carries the space before it, not shown here), with no special tokens",
+    word_order="Word order is already in X: GPT-2 adds learned position embeddings (wpe, one row "
+    "per position from 0) to the token embeddings (wte) before layer 1",
+    sublayer="In the model this attention is one sublayer of a decoder block, with biases: "
+    "Q = X·W_Q + b_Q and so on, where X = ln_1(h) is the LayerNorm of the residual stream h. "
+    "Its output is added back, h' = h + output; a feed-forward block, "
+    "GELU(ln_2(h')·W₁ + b₁)·W₂ + b₂, is added the same way to give the next layer's h. "
+    "Each word attends only to itself and the words before it (a causal mask).",
+    after_attention="In the model it is then added to the residual stream, h' = h + output, and "
+    "the feed-forward block follows (as described at the top).",
+    layer_input=(
+        "the model's embeddings (token + position) normalised by ln_1, the LayerNorm before "
+        "attention",
+        "the residual stream after layer {previous} normalised by ln_1, the LayerNorm before "
+        "attention",
+    ),
+)
+
+
 class GPT2(Architecture):
     model_type = "gpt2"
     causal = True
     description = "GPT-2 decoder"
+    family = FAMILY
+    prefixes = ("transformer.",)  # GPT2LMHeadModel's checkpoints
 
     def read_config(self, data: Mapping[str, Any]) -> ModelConfig:
         activation = data.get("activation_function", "gelu_new")

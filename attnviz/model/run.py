@@ -22,8 +22,6 @@ from attnviz.provenance import (
 )
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
-#: Name prefixes checkpoints put before every tensor: a task model around the base model.
-PREFIXES = ("bert.", "transformer.")
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,7 +65,7 @@ def trace_model(
         pad = token_text(tokenizer, config.pad_token_id)
         encoding = encoding.padded(pad_to, config.pad_token_id, pad)
         mask = padding_mask(n_real, pad_to)
-    with open_tensors(folder, DTYPES[dtype], PREFIXES) as tensors:
+    with open_tensors(folder, DTYPES[dtype], architecture.prefixes) as tensors:
         weights = architecture.load(tensors, config, encoding.ids)
     name = checkpoint_name(model, folder)
     groups, words = encoding.words()

@@ -21,8 +21,8 @@ from numpy.typing import NDArray
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, OutputProblem
 from attnviz.files import atomic_write
+from attnviz.labels import fit_label, occurrence_labels
 from attnviz.provenance import WeightsKind, WeightsOrigin
-from attnviz.render.labels import fit_label, occurrence_labels
 from attnviz.render.options import Scale
 from attnviz.selection import Selection
 from attnviz.tokens import printable

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from attnviz.analysis.heads import focus_rows
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError
+from attnviz.labels import plural
 from attnviz.provenance import WeightsKind
 from attnviz.render.figures import (
     CHAR_WIDTH,
@@ -57,7 +58,6 @@ from attnviz.render.figures import (
     widest,
     word_labels,
 )
-from attnviz.render.labels import plural
 from attnviz.render.options import Scale
 from attnviz.selection import Selection
 from attnviz.tokens import printable

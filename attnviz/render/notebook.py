@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from attnviz import worked
-from attnviz.render.examples import ExampleText, position_labels
-from attnviz.render.labels import format_number, occurrence_labels, plural
+from attnviz.labels import format_number, occurrence_labels, plural
+from attnviz.lesson.examples import ExampleText, position_labels
 from attnviz.render.text import weight_colours
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.tokens import printable
@@ -92,8 +92,8 @@ def trace_html(
 def _header(trace: AttentionTrace, selection: Selection) -> list[str]:
     """The lesson's own opening (title, formula, sentence, sizes, provenance and its notes),
     as HTML: the same sentences the terminal prints."""
-    from attnviz.render.blocks import Heading, Paragraph
-    from attnviz.render.lesson import header
+    from attnviz.lesson.blocks import Heading, Paragraph
+    from attnviz.lesson.build import header
 
     styles = {"bold": "strong", "italic": "em"}  # not <b>: a word "<b>" must show as text
     lines = []

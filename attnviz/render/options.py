@@ -1,88 +1,19 @@
-"""How a view is asked to render a trace: the lesson's options and the pictures' options.
+"""How a picture is asked to render a trace, and how wide the terminal may be.
 
 Light on purpose: the command line declares its options with these types, and ``attnviz
---help`` imports them without the renderers.
+--help`` imports them without the renderers. The lesson's own options are
+attnviz.lesson.options.LessonOptions.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import NamedTuple
 
-from attnviz.errors import AttnvizError
-
-MAX_DECIMALS = 8
-
 #: The widest terminal the lesson is laid out for, in columns: COLUMNS=100000000 would otherwise
 #: pad every line to a hundred million spaces, while no table needs more than a few hundred.
 MAX_WIDTH = 1000
-
-#: The lesson's steps by number: 1 tokens and X; 2 to 6 for each head (Q, K and V; the scores;
-#: the scaling; the softmax; Z); 7 Concat and W_O; and, when a word is followed, its focus view,
-#: which comes last and is numbered next.
-LAST_STEP = 7
-FOCUS_STEP = 8
-
-_STEPS_SPEC = re.compile(r"(\d+)(?:-(\d+))?", re.ASCII)
-
-
-@dataclass(frozen=True)
-class LessonOptions:
-    """How the lesson is told."""
-
-    decimals: int = 2  # digits after the point in tables; worked examples use at least 2
-    show_weights: bool = False  # also print W_Q, W_K, W_V and W_O
-    steps: str | None = None  # only these steps, as "4-6" or "1,3-5"; None: every step
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.decimals <= MAX_DECIMALS:
-            raise AttnvizError(
-                f"--decimals {self.decimals} is out of range; use 0 to {MAX_DECIMALS}."
-            )
-        if self.steps is not None:
-            parse_steps(self.steps)  # refuses a malformed list before any work is done
-
-    @property
-    def step_numbers(self) -> frozenset[int] | None:
-        """The steps to show, or None for every step."""
-        return None if self.steps is None else parse_steps(self.steps)
-
-
-def parse_steps(spec: str) -> frozenset[int]:
-    """ "1,3-5" -> {1, 3, 4, 5}: step numbers and ranges of them, separated by commas.
-
-    Raises AttnvizError for anything else, and for a step that no lesson has (past
-    FOCUS_STEP); whether this lesson has a focus view, step 8, is for the lesson to say.
-    """
-    steps: set[int] = set()
-    for part in spec.replace(" ", "").split(","):
-        match = _STEPS_SPEC.fullmatch(part)
-        if match is None:
-            if not spec.strip():
-                raise AttnvizError("--steps is empty; give step numbers, e.g. 4-6 or 1,3-5.")
-            if not part:
-                raise AttnvizError(f"--steps {spec!r} has an empty item; give e.g. 4-6 or 1,3-5.")
-            raise AttnvizError(
-                f"--steps {spec!r}: {part!r} is neither a step number nor a range of them; "
-                "give e.g. 4-6 or 1,3-5."
-            )
-        for digits in match.groups(default=match.group(1)):
-            # Compared as text first: int() of thousands of digits would itself fail.
-            if len(digits) > 2 or not 1 <= int(digits) <= FOCUS_STEP:
-                raise AttnvizError(
-                    f"--steps {spec!r}: there is no step {digits}; the steps are 1 to "
-                    f"{LAST_STEP}, and {FOCUS_STEP} is the focus view."
-                )
-        first, last = (int(digits) for digits in match.groups(default=match.group(1)))
-        if first > last:
-            raise AttnvizError(
-                f"--steps {spec!r}: the range {part!r} runs backwards; write {last}-{first}."
-            )
-        steps.update(range(first, last + 1))
-    return frozenset(steps)
 
 
 class Style(str, Enum):

@@ -12,7 +12,7 @@ remembers its view and its model's layers (attnviz.explain's):
     page_html(trace.model_layers or (trace,), trace, select(trace, trace.view))
 
 Every number on the page is formatted here, from the trace and the worked examples of
-attnviz.worked, at the decimals attnviz.render.examples chooses so that the arithmetic shown
+attnviz.worked, at the decimals attnviz.lesson.examples chooses so that the arithmetic shown
 holds at the precision shown; the page's script only picks which to show and draws the lines.
 The page loads nothing: its CSS and script are inline, a Content-Security-Policy forbids every
 remote load, and the words are set as text, never parsed as HTML.
@@ -32,12 +32,13 @@ from typing import Any
 import numpy as np
 
 from attnviz import __version__, worked
+from attnviz.labels import ELLIPSIS, occurrence_labels
+from attnviz.lesson.blocks import Heading, Paragraph
+from attnviz.lesson.build import header
+from attnviz.lesson.examples import MOST_TERMS, ExampleText, position_labels
+from attnviz.lesson.notes import mask_sentence
+from attnviz.lesson.options import LessonOptions
 from attnviz.provenance import EmbeddingsKind
-from attnviz.render.blocks import Heading, Paragraph
-from attnviz.render.examples import MOST_TERMS, ExampleText, position_labels
-from attnviz.render.labels import ELLIPSIS, occurrence_labels
-from attnviz.render.lesson import header, mask_sentence
-from attnviz.render.options import LessonOptions
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace

@@ -18,7 +18,7 @@ from attnviz.analysis.heads import (
     top_target_per_head,
 )
 from attnviz.analysis.scaling import ScalingRow
-from attnviz.render.labels import fit_label, format_number, occurrence_labels, plural
+from attnviz.labels import fit_label, format_number, occurrence_labels, plural
 from attnviz.render.text import wrap
 from attnviz.selection import Selection
 from attnviz.tokens import printable

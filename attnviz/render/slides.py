@@ -1,7 +1,7 @@
 """Slides of the lesson (--slides DIR): one 16:9 picture per step, and per head where a step
 shows several heads, each as SVG and as PNG, for a projector.
 
-A slide shows what the terminal shows of its step: the step's blocks (render/lesson.py) are
+A slide shows what the terminal shows of its step: the step's blocks (attnviz/lesson/) are
 drawn by render/terminal.py into a Rich console recording in truecolor, and every styled run
 of that text is set at its cell with matplotlib, in the colours Rich's own SVG export (--svg)
 gives the terminal's styles on its dark background. The font is DejaVu Sans Mono, which
@@ -33,10 +33,10 @@ from rich.style import Style
 from rich.terminal_theme import SVG_EXPORT_THEME, TerminalTheme
 from rich.text import Text
 
+from attnviz.lesson.blocks import Blank, Block, Heading, Matrix, Pause
+from attnviz.lesson.build import lesson
+from attnviz.lesson.options import LessonOptions
 from attnviz.outputs import make_folder
-from attnviz.render.blocks import Blank, Block, Heading, Matrix, Pause
-from attnviz.render.lesson import lesson
-from attnviz.render.options import FOCUS_STEP, LessonOptions
 from attnviz.render.terminal import HEADING_STYLES, print_blocks
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
@@ -80,19 +80,6 @@ def _slide_theme() -> TerminalTheme:
 
 
 THEME = _slide_theme()
-
-#: What each step shows, in its slides' file names (render/options.py numbers the steps).
-STEP_NAMES = {
-    1: "tokens",
-    2: "qkv",
-    3: "scores",
-    4: "scaled",
-    5: "weights",
-    6: "z",
-    7: "output",
-    FOCUS_STEP: "focus",
-}
-HEAD_STEPS = range(2, 7)  # the steps each shown head goes through in turn
 
 #: A file name save_slides could have written: 01-title.svg, 12-head2-weights-2.png, …
 SLIDE_FILE = re.compile(r"\d{2,}-[a-z0-9-]+\.(?:svg|png)")
@@ -203,24 +190,22 @@ def draw_slide(slide: Slide) -> Figure:
 
 
 def _parts(blocks: Sequence[Block], heads: Sequence[int]) -> list[_Part]:
-    """The header, then each step as a part of its own; a step showing several heads (the
-    focus view) is one part per head. ``heads``, numbered from 0, are the heads shown, in
-    order: the k-th time one of a head's steps comes, it is heads[k]'s."""
+    """The header, then each step as a part of its own, named by its key in the table of steps
+    (attnviz/lesson/steps.py) and, for a step in each head, its head; a step showing several
+    heads (the focus view) is one part per head. ``heads``, numbered from 0, are the heads
+    shown."""
     header, steps = _at_pauses(blocks)
     title = Heading("attnviz", "title")
     if header and isinstance(header[0], Heading):
         title, header = header[0], header[1:]
     parts = [_Part("title", _heading_text(title), header)]
     section: Heading | None = None  # the latest section: a head, all heads, the focus view
-    times: dict[int, int] = {}  # how often each step has come so far
     for pause, body in steps:
         body = _trimmed(body)
         opening = _leading(body, "section")
         if opening is not None:
             section, body = opening, _trimmed(body[1:])
-        count = times[pause.step] = times.get(pause.step, 0) + 1
-        head = heads[count - 1] if pause.step in HEAD_STEPS and count <= len(heads) else None
-        name = _step_name(pause.step, head)
+        name = _step_name(pause)
         step = _leading(body, "step")
         title_text = _step_title(section, step, pause)
         groups = _per_head(body[1:] if step is not None else body)
@@ -230,10 +215,10 @@ def _parts(blocks: Sequence[Block], heads: Sequence[int]) -> list[_Part]:
     return parts
 
 
-def _step_name(step: int, head: int | None) -> str:
-    """What a step's slides are called: "tokens", "head2-weights" (``head`` from 0)."""
-    name = STEP_NAMES.get(step, f"step{step}")
-    return name if head is None else f"head{head + 1}-{name}"
+def _step_name(pause: Pause) -> str:
+    """What a step's slides are called: "tokens", "head2-weights"."""
+    name = pause.key or f"step{pause.step}"
+    return name if pause.head is None else f"head{pause.head + 1}-{name}"
 
 
 def _step_title(section: Heading | None, step: Heading | None, pause: Pause) -> Text:

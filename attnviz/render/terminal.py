@@ -1,4 +1,4 @@
-"""The step-by-step lesson in the terminal: the blocks of render/lesson.py drawn with Rich.
+"""The step-by-step lesson in the terminal: the blocks of attnviz.lesson drawn with Rich.
 
 Nothing here computes attention or decides what is said; this module only lays the lesson out
 (render/text.py) and paces it (--step). Colour is added only as styles, so NO_COLOR and a piped
@@ -16,7 +16,8 @@ from rich.console import Console, Group, RenderableType
 from rich.rule import Rule
 from rich.text import Text
 
-from attnviz.render.blocks import (
+from attnviz.labels import fit_label
+from attnviz.lesson.blocks import (
     Bars,
     Blank,
     Block,
@@ -26,10 +27,10 @@ from attnviz.render.blocks import (
     Pause,
     SectionEnd,
     Tables,
+    Worked,
 )
-from attnviz.render.labels import fit_label
-from attnviz.render.lesson import lesson
-from attnviz.render.options import LessonOptions
+from attnviz.lesson.build import lesson
+from attnviz.lesson.options import LessonOptions
 from attnviz.render.text import Block as TextBlock
 from attnviz.render.text import bar, matrix_block, pad_right, side_by_side, wrap
 from attnviz.selection import Selection
@@ -101,6 +102,8 @@ def _draw(
     colours = console.color_system
     if isinstance(block, Blank):
         return [Text()]
+    if isinstance(block, Worked):
+        block = block.paragraph()
     if isinstance(block, Paragraph):
         text = Text.assemble(*((s.text, SPAN_STYLES.get(s.style, s.style)) for s in block.spans))
         lines = wrap(text, width)

@@ -1,5 +1,5 @@
 """Text layout for the terminal: matrix tables laid out by hand, prose wrapped at spaces, blocks
-set side by side, weight shading and bars. What the lesson says lives in render/lesson.py.
+set side by side, weight shading and bars. What the lesson says lives in attnviz/lesson/.
 
 Words are printed as ``rich.text.Text`` (markup is never parsed) after ``printable()`` (control
 characters escaped). Colour is added only as styles, so NO_COLOR and a piped stdout give plain
@@ -18,8 +18,8 @@ from rich.console import Console, ConsoleOptions
 from rich.segment import Segment
 from rich.text import Span, Text
 
-from attnviz.render.blocks import Matrix
-from attnviz.render.labels import ELLIPSIS, MASKED, fit_label, fitting_prefix, format_number
+from attnviz.labels import ELLIPSIS, MASKED, fit_label, fitting_prefix, format_number
+from attnviz.lesson.blocks import Matrix
 from attnviz.tokens import printable
 
 # matplotlib's viridis at nine evenly spaced points: perceptually uniform and colour-blind safe,

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from attnviz import worked
-from attnviz.render.labels import ELLIPSIS, MASKED, format_number, occurrence_labels, subscript
+from attnviz.labels import ELLIPSIS, MASKED, format_number, occurrence_labels, subscript
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
 

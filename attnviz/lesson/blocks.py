@@ -1,6 +1,7 @@
-"""The lesson's building blocks: headings, paragraphs of styled spans, tables of numbers, focus
-bars and pauses. render/lesson.py says what the lesson is in these terms; a renderer (Rich in
-render/terminal.py) draws them, so every renderer shows the same lesson.
+"""The lesson's building blocks: headings, paragraphs of styled spans, worked examples, tables
+of numbers, focus bars and pauses. The modules of attnviz/lesson/ say what the lesson is in these
+terms; every surface (the terminal, the slides, the page, the notebook display) draws them, so
+every surface says the same lesson.
 """
 
 from __future__ import annotations
@@ -13,10 +14,17 @@ import numpy as np
 
 class Span(NamedTuple):
     """A run of text with a style: "" (plain), "bold", "italic", "note" (a caveat to notice),
-    "example" (a worked example), "dim"."""
+    "example" (a worked example), "dim".
+
+    A span with a ``slot`` names the lesson's example word: ``text`` is that word as the
+    terminal prints it, and a surface where the reader picks the word (the page) puts the
+    picked word's name there instead. Slots: "query", "key" (the name as in a formula, q_I),
+    "query!r", "key!r" (quoted, 'I').
+    """
 
     text: str
     style: str = ""
+    slot: str = ""
 
 
 class Paragraph(NamedTuple):
@@ -47,6 +55,19 @@ class Matrix(NamedTuple):
     masked: np.ndarray | None = None  # [rows, columns] bool: cells shown as −∞ (masked scores)
 
 
+class Worked(NamedTuple):
+    """A worked example, set indented: ``text`` is it written out for the lesson's example word,
+    ``example`` names which one (a step's ``examples`` in attnviz/lesson/steps.py; the page
+    shows the same example for the word a reader picks)."""
+
+    example: str
+    text: str
+
+    def paragraph(self) -> Paragraph:
+        """As the terminal sets it: an indented paragraph in the examples' style."""
+        return Paragraph((Span("  "), Span(self.text, "example")))
+
+
 class Tables(NamedTuple):
     """Tables with the same rows, set side by side when the page is wide enough."""
 
@@ -70,11 +91,13 @@ class Pause(NamedTuple):
     or leaves out everything from here to the next Pause."""
 
     coming: str
-    step: int  # the step's number (render/options.py: 1 to 7, and 8 the focus view)
+    step: int  # the step's number in attnviz/lesson/steps.py, from 1
+    key: str = ""  # the step's key there ("scores")
+    head: int | None = None  # the head it is written for (from 0), for a step in each head
 
 
 class SectionEnd(NamedTuple):
     """The end of a part of the lesson: a renderer may print what it has so far."""
 
 
-Block = Paragraph | Heading | Matrix | Tables | Bars | Blank | Pause | SectionEnd
+Block = Paragraph | Heading | Worked | Matrix | Tables | Bars | Blank | Pause | SectionEnd

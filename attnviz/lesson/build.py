@@ -1,0 +1,146 @@
+"""The lesson as blocks: its header, then each step of the table (attnviz/lesson/steps.py),
+written by the step's own module, once or once per head shown.
+
+    lesson(trace, selection, options) -> list[Block]
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Collection, Iterator, Sequence
+from types import ModuleType
+
+from attnviz.errors import AttnvizError
+from attnviz.lesson import header as opening
+from attnviz.lesson.blocks import Blank, Block, Heading, Pause, SectionEnd
+from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.steps import STEPS, Step, focus_number, last_plain_number, numbered
+from attnviz.lesson.writer import HeadView, LessonWriter
+from attnviz.selection import Selection
+from attnviz.trace import AttentionTrace
+
+
+def lesson(
+    trace: AttentionTrace,
+    selection: Selection,
+    options: LessonOptions | None = None,
+    *,
+    steps: tuple[Step, ...] = STEPS,
+) -> list[Block]:
+    """The whole lesson for ``trace`` as the ``selection`` shows it: every step of ``steps``, or
+    with ``options.steps`` only those (and the header)."""
+    options = options or LessonOptions()
+    wanted = options.step_numbers
+    focus = focus_number(steps)
+    if wanted is not None and focus in wanted and selection.focus is None:
+        raise AttnvizError(
+            f"--steps {options.steps!r}: step {focus} is the focus view, and this lesson "
+            f"follows no word; name one with --focus WORD, or show steps "
+            f"1-{last_plain_number(steps)}."
+        )
+    writer = LessonWriter(trace, selection, options)
+    opening.write(writer)
+    for run in _runs(steps):
+        _write_run(writer, run)
+    return writer.blocks if wanted is None else only_steps(writer.blocks, wanted)
+
+
+def header(
+    trace: AttentionTrace, selection: Selection, options: LessonOptions | None = None
+) -> list[Block]:
+    """The lesson's opening alone: its title, the formula, the sentence, the sizes, where X and
+    the weights come from, and its notes (hidden tokens, merged pieces, lowercasing)."""
+    writer = LessonWriter(trace, selection, options or LessonOptions())
+    opening.write(writer)
+    return writer.blocks
+
+
+def _runs(steps: tuple[Step, ...]) -> Iterator[list[tuple[int, Step]]]:
+    """The numbered steps in runs: consecutive steps in each head together, every other step
+    alone."""
+    run: list[tuple[int, Step]] = []
+    for number, step in numbered(steps).items():
+        if run and not (step.per_head and run[-1][1].per_head):
+            yield run
+            run = []
+        run.append((number, step))
+    if run:
+        yield run
+
+
+def _write_run(writer: LessonWriter, run: list[tuple[int, Step]]) -> None:
+    """A run of steps: a head's steps once per head shown, each head a section; another step
+    once (the focus view only when a word is followed). Each ends a part of the lesson."""
+    if run[0][1].per_head:
+        for index in writer.selection.heads:
+            head = writer.head_view(index)
+            section = f"Head {index + 1} of {writer.trace.n_heads}"
+            for position, (number, step) in enumerate(run):
+                _write_step(writer, number, step, head, section if position == 0 else None)
+            writer.blocks.append(SectionEnd())
+        return
+    ((number, step),) = run
+    if step.focus and writer.selection.focus is None:
+        return
+    _write_step(writer, number, step, None, step.section)
+    writer.blocks.append(SectionEnd())
+
+
+def _write_step(
+    writer: LessonWriter, number: int, step: Step, head: HeadView | None, section: str | None
+) -> None:
+    module = _module(step)
+    title = module.title(writer, head) if hasattr(module, "title") else step.title
+    writer.open_step(number, step, title, head, section)
+    module.write(writer, head)
+
+
+def _module(step: Step) -> ModuleType:
+    """The module that writes ``step``; AttnvizError for a table naming none (a bug)."""
+    try:
+        return importlib.import_module(step.writer)
+    except ModuleNotFoundError:
+        raise AttnvizError(f"the lesson's step {step.key!r} has no module {step.writer}") from None
+
+
+def only_steps(blocks: Sequence[Block], steps: Collection[int]) -> list[Block]:
+    """``blocks`` with only the given steps, each from its Pause to the next, and the header
+    before the first. A section's heading (a head, all heads, the focus) is kept before the
+    first of its steps that is; SectionEnds are all kept, so a renderer still prints a section
+    at a time."""
+    kept: list[Block] = []
+    heading: list[Block] = []  # the current section's heading, with the blank line before it
+    heading_shown = False
+    for pause, part in _steps_of(blocks):
+        if pause is None:  # the header
+            kept += part
+            continue
+        if _opens_section(part):
+            heading, part, heading_shown = part[:2], part[2:], False
+        if pause.step in steps:
+            kept += [pause, *([] if heading_shown else heading), *part]
+            heading_shown = True
+        else:
+            kept += [block for block in part if isinstance(block, SectionEnd)]
+    return kept
+
+
+def _steps_of(blocks: Sequence[Block]) -> list[tuple[Pause | None, list[Block]]]:
+    """The lesson cut at its Pauses: the header (no Pause), then each step's Pause and blocks."""
+    steps: list[tuple[Pause | None, list[Block]]] = [(None, [])]
+    for block in blocks:
+        if isinstance(block, Pause):
+            steps.append((block, []))
+        else:
+            steps[-1][1].append(block)
+    return steps
+
+
+def _opens_section(part: Sequence[Block]) -> bool:
+    """Whether a step's blocks begin with a section's heading (a blank line, then the rule)."""
+    return (
+        len(part) >= 2
+        and isinstance(part[0], Blank)
+        and isinstance(part[1], Heading)
+        and part[1].level == "section"
+    )

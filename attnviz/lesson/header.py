@@ -1,0 +1,83 @@
+"""The lesson's opening: its title, the formula, the sentence, the sizes, where X and the weights
+come from, and its notes (random weights, hidden tokens, merged pieces, lowercasing)."""
+
+from __future__ import annotations
+
+from attnviz.labels import plural
+from attnviz.lesson.blocks import Span
+from attnviz.lesson.notes import lowercased
+from attnviz.lesson.writer import LessonWriter
+from attnviz.tokens import printable
+
+
+def write(lesson: LessonWriter) -> None:
+    """The header's blocks, before the first step."""
+    trace, provenance = lesson.trace, lesson.trace.provenance
+    kind = "cross-attention (encoder–decoder)" if trace.is_cross else "self-attention"
+    lesson.heading(f"attnviz · multi-head {kind}, step by step", "title")
+    lesson.say(
+        Span("Z = softmax(Q·Kᵀ / √d_k) · V", "bold"),
+        " for each head, then Concat(Z₁ … Z_h) · W_O",
+    )
+    if trace.is_cross:
+        lesson.say(
+            "Source (keys and values): ",
+            Span(" ".join(printable(t) for t in lesson.selection.column_words), "italic"),
+            f"  ({lesson.selection.n_columns} tokens)",
+        )
+    lesson.say(
+        "Target (queries): " if trace.is_cross else "Sentence: ",
+        Span(
+            printable(trace.provenance.sentence)
+            if trace.provenance.sentence
+            else " ".join(printable(t) for t in lesson.selection.row_words),
+            "italic",
+        ),
+        f"  ({lesson.counted()})",
+    )
+    lesson.say(
+        f"Sizes: d_model = {trace.d_model}, h = {plural(trace.n_heads, 'head')}, "
+        f"d_k = d_model / h = {trace.d_k}"
+    )
+    lesson.say("Embeddings: ", printable(provenance.embeddings.describe()))
+    lesson.say("Weights: ", printable(provenance.weights.describe()))
+    if provenance.weights.is_random:
+        lesson.note(
+            "Note: the weights are random, not learned. The patterns below come from "
+            "random numbers, not from training: they show how attention is computed, "
+            "not what a trained model attends to."
+        )
+    if lesson.trace.is_cross and provenance.weights.model is not None:
+        lesson.say(
+            f"These weights are a self-attention layer of {provenance.weights.model}, run "
+            "here as cross-attention on other X: the steps are the same, the numbers are "
+            "not the model's."
+        )
+    elif lesson.family is not None and (
+        lesson.pretrained or provenance.weights.model is not None  # also from its export
+    ):
+        lesson.say(lesson.family.sublayer)
+    if lesson.selection.hidden:
+        lesson.note(
+            f"Note: {plural(len(lesson.selection.hidden), 'token')} ({lesson.hidden_names()}) "
+            f"{'is' if len(lesson.selection.hidden) == 1 else 'are'} left out of the tables. "
+            + (
+                "The weights were computed with them, so a row's weights can sum to less than 1."
+                if float(lesson.trace.weights[..., list(lesson.selection.hidden)].max(initial=0))
+                > 0
+                else "They are masked and get no weight, so the rows still sum to 1."
+            )
+        )
+    if lesson.selection.merged:
+        lesson.note(
+            "Note: --words shows each word as the mean of its pieces' rows (a weights "
+            "column: the sum of its pieces' columns). The merged tables are averages for "
+            "display: softmax and Z = weights·V hold for the word pieces as computed, not "
+            "between merged tables, so the worked examples use the pieces."
+        )
+    lowered = lowercased(lesson)
+    if lowered:
+        lesson.note(
+            "Note: the model's tokenizer lowercases the sentence (and strips accents) "
+            f"before splitting it, so {lowered}."
+        )

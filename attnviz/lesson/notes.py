@@ -1,0 +1,177 @@
+"""Sentences the lesson says in several places, each true of the numbers beside it: why √d_k
+(with this head's variances), what the special tokens receive, what follows the attention
+sublayer, why some scores are −∞, and what the tokenizer did to the case of a word.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import numpy as np
+
+from attnviz.lesson.writer import LessonWriter
+from attnviz.tokens import printable
+from attnviz.trace import AttentionTrace
+
+
+def amount(value: float) -> str:
+    """A measured amount in prose: 2 decimals, or 2 significant digits below 0.1, so that a
+    small variance does not read as 0.00 (0.0132 -> "0.013")."""
+    value = float(value)
+    if value == 0 or abs(value) >= 0.1:
+        return f"{value:.2f}"
+    decimals = 1 - int(np.floor(np.log10(abs(value))))
+    return f"{value:.{decimals}f}"
+
+
+def folded(word: str) -> str:
+    """A word as an uncased BERT tokenizer sees it: lowercased, accents stripped."""
+    decomposed = unicodedata.normalize("NFD", word.lower())
+    return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
+
+
+def scaling_sentence(lesson: LessonWriter, head: int) -> str:
+    """Why ÷√d_k, and what this head's numbers show: the paper's argument holds under its
+    assumption (q, k components independent, mean 0, variance 1), which the numbers on
+    screen need not meet. Padding rows (filler) and masked pairs are left out of the
+    measured variances; hidden [CLS] and [SEP] are not, and the sentence says so."""
+    trace = lesson.trace
+    padding = trace.provenance.masking.padding
+    n_queries = len(trace.tokens) - padding
+    n_keys = len(trace.key_tokens) - (0 if trace.is_cross else padding)
+    allowed = ~trace.masked if trace.mask is not None else np.ones(trace.scores.shape[1:], bool)
+    allowed = allowed[:n_queries, :n_keys]
+    scores = trace.scores[head][:n_queries, :n_keys][allowed]
+    scaled = trace.scaled[head][:n_queries, :n_keys][allowed]
+    # Finite numbers beyond 1e154 square to infinity: such a variance reads "inf", unwarned.
+    with np.errstate(over="ignore", invalid="ignore"):
+        q_variance = float(np.var(trace.Q[head][:n_queries]))
+        k_variance = float(np.var(trace.K[head][:n_keys]))
+        score_variance, scaled_variance = float(scores.var()), float(scaled.var())
+    notes = []
+    if trace.mask is not None and not allowed.all():
+        notes.append("masked pairs left out")
+    if padding:
+        notes.append(f"the {printable(trace.tokens[-1])} rows left out")
+    hidden = [p for p in lesson.selection.hidden if p < n_queries]
+    if hidden:
+        names = list(dict.fromkeys(printable(trace.tokens[p]) for p in hidden))
+        notes.append(" and ".join(names) + " included")
+    if lesson.selection.merged:
+        notes.append("word pieces as computed")
+    counted = f"{scores.size} scores" + (f" ({'; '.join(notes)})" if notes else "")
+    why = (
+        f"Why: if the components of q and k were independent with mean 0 and variance 1 "
+        f"(the paper's assumption), q·k, a sum of d_k = {trace.d_k} products, would have "
+        f"variance d_k = {trace.d_k}; the larger d_k, the larger the scores, pushing the "
+        "softmax towards one-hot rows with vanishing gradients. Dividing by √d_k brings "
+        "that variance back to 1. "
+    )
+    shown = (
+        f"Here q and k have components of variance {amount(q_variance)} and "
+        f"{amount(k_variance)}, and this head's {counted} have variance "
+        f"{amount(score_variance)}, the scaled ones {amount(scaled_variance)} "
+        f"(= {amount(score_variance)} / {trace.d_k}; a variance here is the mean squared "
+        "distance from the mean, ÷N)"
+    )
+    if trace.provenance.weights.is_drawn:
+        shown += (
+            ". attnviz's random W_Q and W_K break the assumption on purpose: for embeddings "
+            "of variance 1, such as its random ones, they give q and k components of "
+            "variance about 2, so that over many sentences the scaled scores' variance is "
+            "about 4 and the softmax rows come out neither flat nor one-hot; the few scores "
+            "of one sentence can be far from that."
+        )
+    elif lesson.pretrained and not trace.provenance.weights.trained:
+        shown += ": this checkpoint's untrained weights need not meet the assumption."
+    elif lesson.pretrained:
+        shown += ": this model's q and k need not meet the assumption."
+    else:
+        shown += "."
+    spread = [
+        np.ptp(trace.scaled[head][i, :n_keys][allowed[i]])
+        for i in range(n_queries)
+        if allowed[i].any()
+    ]
+    if spread and max(spread) < 0.1:
+        shown += (
+            " Every row's scaled scores lie within 0.1 of each other, so the softmax rows "
+            "come out nearly flat, every weight near 1 / (the row's number of keys)."
+        )
+    return why + shown
+
+
+def special_tokens_sentence(lesson: LessonWriter, head: int) -> str:
+    """What the model family's special tokens are ([CLS] and [SEP] in BERT's), and how much of
+    this head's attention they receive: trained BERT models park attention on them (Clark et al.
+    2019, "What does BERT look at?"). "" for a family that adds none, or a sentence without them.
+    """
+    trace, family = lesson.trace, lesson.family
+    if not lesson.pretrained or family is None or not family.special_tokens:
+        return ""
+    masked = set(range(len(trace.tokens) - trace.provenance.masking.padding, len(trace.tokens)))
+    special = [p for p in trace.provenance.special if p not in masked]
+    if not set(family.special_names) <= {trace.tokens[p] for p in special}:
+        return ""
+    # The mean over the rows shown for the sentence's words (a merged word's row is the
+    # mean of its pieces' rows), so that it can be checked against the table.
+    received = trace.weights[head][:, special].sum(axis=1)  # [n] each row's share
+    groups = [g for g in lesson.selection.row_groups if g[0] not in trace.provenance.special]
+    if not groups:  # no row of a word of the sentence (only [UNK] and the markers)
+        return family.special_tokens
+    share = float(np.mean([received[list(group)].mean() for group in groups]))
+    return (
+        f"{family.special_tokens} In this head the rows shown for the sentence's words give "
+        f"them {lesson.number(share)} of their weight on average."
+    )
+
+
+def after_attention(lesson: LessonWriter) -> str:
+    """What a transformer layer does with the attention's output: in this trace's model, as its
+    family says; in general for attnviz's own layer (and a model's layer run on other X)."""
+    if lesson.pretrained:
+        if lesson.family is None:
+            return "In the model the rest of the layer follows; attnviz shows this sublayer."
+        return lesson.family.after_attention
+    into = "the decoder's X" if lesson.trace.is_cross else "X, this layer's input"
+    return (
+        f"In a full transformer layer it is then added back to {into} (a residual "
+        "connection) and normalised, LayerNorm(X + output), and a feed-forward block "
+        "follows; attnviz shows the attention sublayer."
+    )
+
+
+def lowercased(lesson: LessonWriter) -> str:
+    """ "'The' is 'the'" when the tokenizer changed the case (or accents) of a word: in
+    the tables, or with --words (which shows words as written) in the worked examples."""
+    provenance = lesson.trace.provenance
+    for word, group in zip(provenance.words, provenance.word_groups, strict=False):
+        if group[0] in provenance.special:
+            continue
+        pieces = "".join(lesson.trace.tokens[p].removeprefix("##") for p in group)
+        if pieces != word and pieces == folded(word):
+            where = "the worked examples" if lesson.selection.merged else "the tables"
+            return f"{printable(word)!r} is {printable(pieces)!r} in {where}"
+    return ""
+
+
+def mask_sentence(trace: AttentionTrace) -> str:
+    """Why some scores are −∞: the causal mask, the padding mask, or both."""
+    masking = trace.provenance.masking
+    parts = []
+    if masking.causal:
+        parts.append(
+            "Causal mask (decoder self-attention): word i may look only at itself and the "
+            "words before it, so every later word is masked. Why: a decoder is trained to "
+            "predict each next word, so it must not see the words it is predicting; the mask "
+            "also lets training predict every position of a sentence at once."
+        )
+    if masking.padding:
+        pad = printable(trace.tokens[-1])
+        parts.append(
+            f"Padding mask: the {pad} tokens at the end only make the sentence a fixed "
+            "length, so no word may look at them; their columns are masked and get zero "
+            "weight. Why padding: sentences of different lengths are computed together in "
+            "one batch, as one array, so the shorter ones are filled up to the longest."
+        )
+    return " ".join(parts) + " A masked score is set to −∞ before the softmax, and exp(−∞) = 0."

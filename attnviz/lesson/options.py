@@ -1,0 +1,77 @@
+"""How the lesson is told: decimals, whether the matrices W are printed, which steps.
+
+Light on purpose: the command line declares its options with this type, and ``attnviz --help``
+imports it without the lesson's writers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from attnviz.errors import AttnvizError
+from attnviz.lesson.steps import STEPS, Step, focus_number, last_plain_number
+
+MAX_DECIMALS = 8
+
+_STEPS_SPEC = re.compile(r"(\d+)(?:-(\d+))?", re.ASCII)
+
+
+@dataclass(frozen=True)
+class LessonOptions:
+    """How the lesson is told."""
+
+    decimals: int = 2  # digits after the point in tables; worked examples use at least 2
+    show_weights: bool = False  # also print W_Q, W_K, W_V and W_O
+    steps: str | None = None  # only these steps, as "4-6" or "1,3-5"; None: every step
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.decimals <= MAX_DECIMALS:
+            raise AttnvizError(
+                f"--decimals {self.decimals} is out of range; use 0 to {MAX_DECIMALS}."
+            )
+        if self.steps is not None:
+            parse_steps(self.steps)  # refuses a malformed list before any work is done
+
+    @property
+    def step_numbers(self) -> frozenset[int] | None:
+        """The steps to show, or None for every step."""
+        return None if self.steps is None else parse_steps(self.steps)
+
+
+def parse_steps(spec: str, steps: tuple[Step, ...] = STEPS) -> frozenset[int]:
+    """ "1,3-5" -> {1, 3, 4, 5}: step numbers and ranges of them, separated by commas.
+
+    Raises AttnvizError for anything else, and for a step that no lesson has; whether this
+    lesson has a focus view is for the lesson to say.
+    """
+    numbers: set[int] = set()
+    for part in spec.replace(" ", "").split(","):
+        match = _STEPS_SPEC.fullmatch(part)
+        if match is None:
+            if not spec.strip():
+                raise AttnvizError("--steps is empty; give step numbers, e.g. 4-6 or 1,3-5.")
+            if not part:
+                raise AttnvizError(f"--steps {spec!r} has an empty item; give e.g. 4-6 or 1,3-5.")
+            raise AttnvizError(
+                f"--steps {spec!r}: {part!r} is neither a step number nor a range of them; "
+                "give e.g. 4-6 or 1,3-5."
+            )
+        for digits in match.groups(default=match.group(1)):
+            # Compared as text first: int() of thousands of digits would itself fail.
+            if len(digits) > 3 or not 1 <= int(digits) <= len(steps):
+                raise AttnvizError(f"--steps {spec!r}: there is no step {digits}; {_which(steps)}.")
+        first, last = (int(digits) for digits in match.groups(default=match.group(1)))
+        if first > last:
+            raise AttnvizError(
+                f"--steps {spec!r}: the range {part!r} runs backwards; write {last}-{first}."
+            )
+        numbers.update(range(first, last + 1))
+    return frozenset(numbers)
+
+
+def _which(steps: tuple[Step, ...]) -> str:
+    """ "the steps are 1 to 7, and 8 is the focus view" """
+    focus = focus_number(steps)
+    which = f"the steps are 1 to {last_plain_number(steps)}"
+    return which if focus is None else f"{which}, and {focus} is the focus view"

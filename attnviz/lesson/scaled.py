@@ -1,0 +1,33 @@
+"""Step 4, in each head: the scores divided by √d_k, why, and what this head's numbers show."""
+
+from __future__ import annotations
+
+from attnviz.lesson.blocks import Matrix
+from attnviz.lesson.notes import mask_sentence, scaling_sentence
+from attnviz.lesson.writer import HeadView, LessonWriter
+
+
+def title(lesson: LessonWriter, head: HeadView | None) -> str:
+    assert head is not None
+    root = lesson.number(head.examples.scaling.sqrt_d_k)
+    return f"Scale by √d_k = √{lesson.trace.d_k} = {root}"
+
+
+def write(lesson: LessonWriter, head: HeadView | None) -> None:
+    assert head is not None
+    trace, selection, h = lesson.trace, lesson.selection, head.h
+    lesson.say(scaling_sentence(lesson, head.index), " For example:")
+    lesson.worked_line("scaling", lesson.text.scaling(head.examples.scaling))
+    lesson.rounding_note()
+    masked = trace.mask is not None and not trace.mask.all()
+    if masked:
+        lesson.note(mask_sentence(trace))
+    lesson.show(
+        Matrix(
+            selection.pairs(trace.scaled[head.index], masked=trace.masked if masked else None),
+            f"scaled{h} = scores{h} / √d_k" + (", masked" if masked else ""),
+            lesson.tokens,
+            lesson.keys,
+            masked=selection.masked_pairs(trace.masked) if masked else None,
+        )
+    )

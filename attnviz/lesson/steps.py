@@ -1,0 +1,91 @@
+"""The lesson's steps, defined once: the terminal, the slides, the page, the notebook display and
+``--steps`` all read this table, and nothing else numbers or names a step.
+
+A step's number is its place in the table, counted from 1. Steps that happen in each head
+(``per_head``) come in a run: the lesson goes through the whole run for one head, then for the
+next. The focus view (``focus``) is written only when the lesson follows a word; it comes last.
+
+Each step is written by one module, ``attnviz.lesson.<key>`` unless ``module`` names another:
+its ``write(lesson, head)`` adds the step's blocks (prose, tables, worked examples), and an
+optional ``title(lesson, head)`` completes the table's title with this trace's numbers
+("Scale by √d_k" becomes "Scale by √d_k = √4 = 2.00"). Adding a step is a row here and that file.
+
+Light on purpose (no numpy): the command line's options and ``attnviz --help`` read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the lesson."""
+
+    key: str  # what the step shows, in one word: slide file names, the page's anchors
+    title: str  # the same on every surface; its module may complete it with this trace's numbers
+    per_head: bool = False  # written once for each head shown, in a "Head h of H" section
+    arrays: tuple[str, ...] = ()  # the trace's arrays it shows (AttentionTrace field names)
+    examples: tuple[str, ...] = ()  # its worked examples (attnviz.worked's records)
+    section: str | None = None  # the section it opens when it is not a head's: "All heads"
+    focus: bool = False  # the focus view: only when a word is followed; no step heading
+    module: str | None = None  # the module that writes it; None: attnviz.lesson.<key>
+
+    @property
+    def writer(self) -> str:
+        """The dotted name of the module that writes this step."""
+        return self.module or f"attnviz.lesson.{self.key}"
+
+
+#: The paper's computation, Z = softmax(Q·Kᵀ / √d_k)·V per head, then Concat·W_O, in order.
+STEPS: tuple[Step, ...] = (
+    Step("tokens", "Tokens and embeddings X", arrays=("X", "E", "PE", "X_source")),
+    Step(
+        "qkv",
+        "Queries, keys and values",
+        per_head=True,
+        arrays=("W_Q", "W_K", "W_V", "Q", "K", "V"),
+        examples=("projection",),
+    ),
+    Step("scores", "Raw scores Q·Kᵀ", per_head=True, arrays=("scores",), examples=("dot_product",)),
+    Step("scaled", "Scale by √d_k", per_head=True, arrays=("scaled",), examples=("scaling",)),
+    Step(
+        "weights",
+        "Softmax: attention weights",
+        per_head=True,
+        arrays=("weights",),
+        examples=("softmax",),
+    ),
+    Step("z", "Z = weights·V", per_head=True, arrays=("Z",), examples=("weighted_sum",)),
+    Step(
+        "output",
+        "Concatenate the heads and project with W_O",
+        arrays=("concat", "W_O", "output"),
+        examples=("output_element",),
+        section="All heads",
+    ),
+    Step("focus", "Focus", arrays=("weights", "V"), examples=("weighted_sum",), focus=True),
+)
+
+
+def numbered(steps: tuple[Step, ...] = STEPS) -> dict[int, Step]:
+    """The steps by number, from 1."""
+    return dict(enumerate(steps, start=1))
+
+
+def number_of(key: str, steps: tuple[Step, ...] = STEPS) -> int:
+    """The number of the step called ``key``."""
+    for number, step in numbered(steps).items():
+        if step.key == key:
+            return number
+    raise KeyError(key)
+
+
+def focus_number(steps: tuple[Step, ...] = STEPS) -> int | None:
+    """The focus view's number, or None when the table has none."""
+    return next((n for n, step in numbered(steps).items() if step.focus), None)
+
+
+def last_plain_number(steps: tuple[Step, ...] = STEPS) -> int:
+    """The last step every lesson has (the focus view aside)."""
+    return max(n for n, step in numbered(steps).items() if not step.focus)

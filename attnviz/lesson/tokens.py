@@ -1,0 +1,221 @@
+"""Step 1: the sentence as tokens (or a model's word pieces) and their embeddings X, and where
+word order comes from."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnviz.labels import plural
+from attnviz.lesson.blocks import Matrix
+from attnviz.lesson.writer import HeadView, LessonWriter
+from attnviz.provenance import EmbeddingsKind
+from attnviz.tokens import printable
+
+PAPER = "as the paper does (Vaswani et al. 2017, §3.5)"
+
+
+def _from_model(lesson: LessonWriter) -> bool:
+    return lesson.trace.provenance.embeddings.kind in (EmbeddingsKind.MODEL, EmbeddingsKind.LAYER)
+
+
+def _two_sentences(lesson: LessonWriter) -> bool:
+    return lesson.trace.is_cross and lesson.trace.X_source is not None
+
+
+def title(lesson: LessonWriter, head: HeadView | None) -> str:
+    if _from_model(lesson):
+        return "Word pieces and X, this layer's input"
+    if _two_sentences(lesson):
+        return "Tokens and embeddings of both sentences"
+    return "Tokens and embeddings X"
+
+
+def write(lesson: LessonWriter, head: HeadView | None) -> None:
+    trace = lesson.trace
+    if _from_model(lesson):
+        _model_pieces(lesson)
+    elif _two_sentences(lesson):
+        _both_sentences(lesson)
+    else:
+        padding = trace.provenance.masking.padding
+        padded = f", then padded with {padding} {printable(trace.tokens[-1])}" if padding else ""
+        lesson.say(
+            f"The sentence is split into {plural(lesson.n - padding, 'token')}{padded}. "
+            "Each token becomes one row "
+            f"of X, its embedding: a vector of d_model = {trace.d_model} numbers. "
+            f"X has shape [n, d_model] = [{lesson.n}, {trace.d_model}]{lesson.shown_rows()}."
+        )
+    if not trace.is_cross:
+        word_order(lesson)
+    x = lesson.selection.rows(trace.X)
+    if trace.E is not None and trace.PE is not None:
+        lesson.side_by_side(
+            [
+                Matrix(m, name, lesson.tokens, lesson.dims(trace.d_model))
+                for m, name in (
+                    (lesson.selection.rows(trace.E), "E (tokens)"),
+                    (lesson.selection.rows(trace.PE), "PE (positions)"),
+                    (x, "X = E + PE"),
+                )
+            ]
+        )
+    else:
+        lesson.show(Matrix(x, "X", lesson.tokens, lesson.dims(trace.d_model)))
+
+
+def _model_pieces(lesson: LessonWriter) -> None:
+    """A model's pieces, as its family's tokenizer makes them, and X as the layer receives it."""
+    trace = lesson.trace
+    pieces = (
+        f"{lesson.shown_words()} (--words: each row is the mean of the rows of the word "
+        "pieces the model saw, and a word's weight column the sum of its pieces')"
+        if lesson.selection.merged
+        else f"{lesson.n_shown} word pieces"
+    )
+    tokenizer = (
+        "The model's tokenizer splits the sentence into pieces"
+        if lesson.family is None
+        else lesson.family.tokenizer
+    )
+    if trace.provenance.masking.padding:
+        tokenizer += f", then the padding ({printable(trace.tokens[-1])})"
+    lesson.say(
+        f"{tokenizer}; shown here: {pieces}. Row i of X is what this layer receives: "
+        f"{trace.provenance.embeddings.describe()}. X has shape [n, d_model] = "
+        f"[{lesson.n}, {trace.d_model}]{lesson.shown_rows()}."
+    )
+
+
+def _both_sentences(lesson: LessonWriter) -> None:
+    """Cross-attention's two sentences: the target's X and the source's X_source."""
+    trace = lesson.trace
+    assert trace.X_source is not None
+    lesson.say(
+        "Cross-attention, as in a translation model's decoder: each target word asks (its "
+        "query) and the source words answer (their keys and values). In the paper the "
+        "queries come from the decoder's previous sublayer and the keys and values from "
+        "the encoder's final output; here the target's embeddings X and the source's "
+        "embeddings X_source stand in for those two. "
+        f"X is [n_target, d_model] = [{lesson.n_shown}, {trace.d_model}], X_source "
+        f"[n_source, d_model] = [{len(lesson.keys)}, {trace.d_model}]."
+    )
+    word_order(lesson)
+    x_source = lesson.selection.key_rows(trace.X_source)
+    if trace.E_source is not None and trace.PE_source is not None:
+        lesson.side_by_side(
+            [
+                Matrix(m, name, lesson.keys, lesson.dims(trace.d_model))
+                for m, name in (
+                    (lesson.selection.key_rows(trace.E_source), "E_source"),
+                    (lesson.selection.key_rows(trace.PE_source), "PE_source"),
+                    (x_source, "X_source = E_source + PE_source"),
+                )
+            ]
+        )
+    else:
+        lesson.show(Matrix(x_source, "X_source", lesson.keys, lesson.dims(trace.d_model)))
+    lesson.blank()
+
+
+def word_order(lesson: LessonWriter) -> None:
+    """Where word order comes from: learned position embeddings inside a model's X, the
+    sinusoidal encoding added here (X = E + PE), or nowhere; each sentence true of this
+    trace (the words named are the first two shown with the same row of E, or of X)."""
+    embeddings = lesson.trace.provenance.embeddings
+    # A layer's input read from a model's export (--embeddings with --layer) is the model's.
+    if embeddings.kind in (EmbeddingsKind.MODEL, EmbeddingsKind.LAYER) or embeddings.layer:
+        if lesson.family is not None:
+            reaches = "."
+            if (embeddings.layer or 1) > 1:
+                reaches = "; the order reaches this layer through the layers before it."
+            lesson.say(lesson.family.word_order + reaches)
+        return
+    if lesson.trace.PE is not None:
+        lesson.say(_encoded_positions(lesson))
+    else:
+        lesson.say(_no_positions(lesson))
+
+
+def _same_rows(lesson: LessonWriter, rows: np.ndarray | None) -> tuple[int, int] | None:
+    """The first two shown words (not special tokens) with equal rows: positions."""
+    if rows is None:
+        return None
+    trace = lesson.trace
+    seen: dict[bytes, int] = {}
+    for position in range(trace.n_tokens):
+        if position in trace.provenance.special or lesson.selection.row_of(position) is None:
+            continue
+        key = np.ascontiguousarray(rows[position]).tobytes()
+        if key in seen:
+            return seen[key], position
+        seen[key] = position
+    return None
+
+
+def _encoded_positions(lesson: LessonWriter) -> str:
+    """X = E + PE, the sinusoidal encoding, and two words it tells apart."""
+    trace = lesson.trace
+    x_names = "X = E + PE"
+    if trace.is_cross:
+        x_names += " and X_source = E_source + PE_source"
+    origin = (
+        "counted from 0 in each sentence (the paper adds PE at the bottom of its encoder "
+        "and of its decoder)"
+        if trace.is_cross
+        else "counted from 0"
+    )
+    text = (
+        "Attention alone ignores word order, so each token's embedding E gets its "
+        f"position added, {x_names}, {PAPER}: with positions pos {origin}, "
+        "PE[pos, 2i] = sin(pos / 10000^(2i/d_model)) in columns 1, 3, … and "
+        "PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model)) in columns 2, 4, …, so the first "
+        "row of PE is [0, 1, 0, 1, …]."
+    )
+    twins = _same_rows(lesson, trace.E)
+    if twins is not None:
+        first, second = twins
+        weights_differ = not np.array_equal(trace.weights[:, first], trace.weights[:, second])
+        text += (
+            f" {lesson.all_queries[first]!r} and {lesson.all_queries[second]!r} share E but "
+            "not PE, so their rows of X differ"
+            + (", and so do their weights." if weights_differ else ".")
+        )
+    return text
+
+
+def _no_positions(lesson: LessonWriter) -> str:
+    """Attention without positions: a set of words; two words it cannot tell apart."""
+    trace = lesson.trace
+    twins = _same_rows(lesson, trace.X)
+    if trace.is_cross:
+        text = (
+            "Attention alone ignores word order: permuting the target words only permutes "
+            "the rows of every result below, and permuting the source words only permutes "
+            "the rows of K and V and the columns of the scores and weights, leaving Z and "
+            "the output as they are"
+        )
+    elif trace.provenance.masking.causal:
+        text = "Attention alone ignores word order; here only the causal mask tells positions apart"
+    else:
+        text = (
+            "Attention alone ignores word order: it treats the sentence as a set of words. "
+            "Permuting the words permutes the rows of X, Q, K, V, Z and the output, and the "
+            "rows and the columns of the scores and weights, alike: no number changes, "
+            "only where it stands"
+        )
+    if twins is not None:
+        pair = f"{lesson.all_queries[twins[0]]!r} and {lesson.all_queries[twins[1]]!r}"
+        if trace.tokens[twins[0]] != trace.tokens[twins[1]]:
+            pair += " (one word once case is ignored, as embeddings are looked up)"
+        if trace.provenance.masking.causal:
+            text += (
+                f", so {pair} get identical rows of X, Q, K and V and only the mask gives "
+                "them different weights"
+            )
+        else:
+            text += (
+                f". Nothing in X says where a word is, so {pair} get identical rows of X and "
+                "so identical weights and outputs"
+            )
+    x_names = "X and X_source" if trace.is_cross else "X"
+    return f"{text}. --positions sinusoidal adds each word's position to {x_names}, {PAPER}."

@@ -1,0 +1,31 @@
+"""Step 6, in each head: Z = weights·V, each word's output a weighted sum of value vectors."""
+
+from __future__ import annotations
+
+from attnviz.lesson.blocks import Matrix, Span
+from attnviz.lesson.writer import HeadView, LessonWriter
+
+
+def title(lesson: LessonWriter, head: HeadView | None) -> str:
+    assert head is not None
+    return f"Z{head.h} = weights{head.h}·V{head.h}"
+
+
+def write(lesson: LessonWriter, head: HeadView | None) -> None:
+    assert head is not None
+    trace, h = lesson.trace, head.h
+    summed = head.examples.weighted_sum
+    n_rows = "n_target" if trace.is_cross else "n"
+    lesson.say(
+        "Each word's output is the weighted sum of all value vectors, with its row of "
+        f"weights: z_i = Σ_j w_ij·v_j. Z{h} has shape [{n_rows}, d_v] = "
+        f"[{lesson.n}, {trace.d_k}]{lesson.shown_rows()}. For example, z of ",
+        Span(repr(lesson.all_queries[summed.query]), slot="query!r"),
+        f" is the sum below of rows of V{h}, and its first number, worked out, is the first "
+        f"number of its row of Z{h}:",
+    )
+    lesson.worked_line("weighted_sum", lesson.text.weighted_sum(summed))
+    lesson.worked_line("weighted_sum_element", lesson.text.weighted_sum_element(summed))
+    lesson.rounding_note()
+    z = lesson.selection.rows(trace.Z[head.index])
+    lesson.show(Matrix(z, f"Z{h} = weights{h}·V{h}", lesson.tokens, lesson.dims(trace.d_k)))
