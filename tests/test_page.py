@@ -138,7 +138,10 @@ def test_masked_pairs_are_marked_and_explained() -> None:
     data = page_data(layers, trace, selection)
     assert data["maskedCells"] == trace.masked.tolist()
     assert data["maskedKeys"] == trace.masked.tolist()
-    assert "Causal mask" in data["maskSentence"] and "Padding mask" in data["maskSentence"]
+    # The mask is explained where the lesson explains it: step 4's note, in every head.
+    scaled_step = data["layers"][0]["steps"][3]["heads"][0]
+    notes = ["".join(run[0] for run in runs) for kind, runs in scaled_step if kind == "p"]
+    assert any("Causal mask" in note and "Padding mask" in note for note in notes)
     assert data["sentence"] == "The cat sat on the mat"  # the padding is not the sentence
     parts = data["layers"][0]["heads"][0]["queries"][0]["softmaxAt"]
     assert all(level["shifted"][1:] == ["−∞"] * 7 for level in parts.values())
@@ -453,12 +456,10 @@ def test_a_key_clicked_is_worked_out_in_steps_3_to_5(browser: Any, random_page: 
     text = example_text(trace)
     assert worked_lines(browser, 3) == [text.dot_product(worked.dot_product(trace, 1, it, animal))]
     assert worked_lines(browser, 4) == [text.scaling(worked.scaling(trace, 1, it, animal))]
-    numerator, denominator, weight = worked_lines(browser, 5)
-    exp_term, exp_value = numerator.removeprefix("numerator: ").split(" = ")
-    terms, total = denominator.split(": ", 1)[1].rsplit(" = ", 1)
-    one_line = f"{exp_term} / ({terms}) = {exp_value} / {total} = {weight.rsplit(' = ', 1)[1]}"
+    # Step 5 as the terminal writes it, on one line.
+    (one_line,) = worked_lines(browser, 5)
     assert one_line == text.softmax(worked.softmax_example(trace, 1, it, animal))
-    assert weight.rsplit(" = ", 1)[1] == format_number(trace.weights[1, it, animal], 2)
+    assert one_line.rsplit(" = ", 1)[1] == format_number(trace.weights[1, it, animal], 2)
 
 
 @pytest.mark.browser

@@ -38,12 +38,19 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
         _both_sentences(lesson)
     else:
         padding = trace.provenance.masking.padding
-        padded = f", then padded with {padding} {printable(trace.tokens[-1])}" if padding else ""
+        pad = printable(trace.tokens[-1])
+        padded = f", then padded with {padding} {pad}" if padding else ""
+        zeros = ""
+        if padding:
+            zeros = f" The {pad} rows of E are zero vectors" + (
+                ", so their rows of X are their positions alone." if trace.PE is not None else "."
+            )
         lesson.say(
             f"The sentence is split into {plural(lesson.n - padding, 'token')}{padded}. "
             "Each token becomes one row "
             f"of X, its embedding: a vector of d_model = {trace.d_model} numbers. "
             f"X has shape [n, d_model] = [{lesson.n}, {trace.d_model}]{lesson.shown_rows()}."
+            + zeros
         )
     if not trace.is_cross:
         word_order(lesson)

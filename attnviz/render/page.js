@@ -1,13 +1,16 @@
-// The attnviz lesson page. Every number on it was computed and formatted by attnviz in Python
-// and embedded as data (attnviz/render/page.py says at which decimals, and why the arithmetic
-// shown holds); this script only chooses which of them to show for the word, key, head, layer
-// and step asked for, and draws the lines. Words are always set as text (textContent), never
+// The attnviz lesson page. Every number and every sentence on it was computed, formatted and
+// written by attnviz in Python and embedded as data (attnviz/render/page_data.py): the lesson's
+// own steps, their worked examples for every word and key, and the page's few texts. This
+// script only chooses which of them to show for the word, key, head, layer and step asked for,
+// and draws the lines; it holds no sentence. Words are always set as text (textContent), never
 // parsed as HTML, so markup in a sentence stays text. It loads nothing.
 "use strict";
 
 const DATA = JSON.parse(document.getElementById("attnviz-data").textContent);
+const TEXT = DATA.text; // every sentence the page says around the lesson, from attnviz
 const ALL_HEADS = -1;
-const STEPS = 7;
+const STEPS = DATA.steps.length;
+const ELLIPSIS = "…";
 const FONT_SIZES = [14, 16, 18, 20, 24, 28, 32]; // px; 16 is the browser's usual size
 const THINNEST = 0.005; // lighter weights draw no line, as in `attnviz heatmap --style lines`
 
@@ -30,11 +33,9 @@ function make(tag, className, text) {
   return node;
 }
 
-// A paragraph of text runs, each with the lesson's style ("note", "bold", "italic", "dim").
-function paragraph(runs, className) {
-  const node = make("p", className);
-  for (const [text, style] of runs) node.append(style ? make("span", style, text) : text);
-  return node;
+// A text of attnviz's with each {name} replaced by values[name].
+function fill(template, values) {
+  return template.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? values[name] : whole));
 }
 
 function worked(text, className) {
@@ -60,7 +61,7 @@ function chosenKey() {
 }
 
 function headName(index) {
-  return "head " + (DATA.heads[index] + 1);
+  return fill(TEXT.headName, { head: DATA.heads[index] + 1 });
 }
 
 // -- the controls --------------------------------------------------------------------------------
@@ -76,8 +77,10 @@ function buildControls() {
   });
 
   const heads = byId("head");
-  if (DATA.heads.length > 1) heads.append(new Option("All heads", ALL_HEADS));
-  DATA.heads.forEach((head, index) => heads.append(new Option("Head " + (head + 1), index)));
+  if (DATA.heads.length > 1) heads.append(new Option(TEXT.allHeads, ALL_HEADS));
+  DATA.heads.forEach((head, index) =>
+    heads.append(new Option(fill(TEXT.headOption, { head: head + 1 }), index)),
+  );
   heads.value = state.head;
   heads.addEventListener("change", () => {
     state.head = Number(heads.value);
@@ -175,14 +178,14 @@ function drawPicture() {
     const weight = single ? layer().heads[heads[0]].weights[row][column] : "";
     button.classList.toggle("masked", masked);
     button.setAttribute("aria-pressed", String(single && column === chosen && row === state.row));
-    button.querySelector(".weight").textContent = masked ? "masked" : weight;
+    button.querySelector(".weight").textContent = masked ? TEXT.masked : weight;
     const bar = button.querySelector(".bar");
     bar.hidden = !single || masked;
     if (single) {
       bar.style.width = 4 * layer().heads[heads[0]].lines[row][column] + "em";
       bar.style.backgroundColor = DATA.headColours[DATA.heads[heads[0]]];
     }
-    button.title = masked ? "masked: −∞ before the softmax, so its weight is 0" : "";
+    button.title = masked ? TEXT.maskedTitle : "";
   });
 
   const svg = byId("lines");
@@ -218,16 +221,15 @@ function drawPicture() {
 
   const word = DATA.rows[row].word;
   const where = DATA.layers.length > 1 ? layer().name + ", " : "";
-  byId("picture-title").textContent = single
-    ? `Where does “${word}” look? (${where}${headName(heads[0])})`
-    : `Where does “${word}” look? (${where}every head)`;
+  byId("picture-title").textContent = fill(TEXT.pictureTitle, {
+    word,
+    where,
+    head: single ? headName(heads[0]) : TEXT.everyHead,
+  });
   const legend = byId("legend");
   legend.replaceChildren();
   if (single) {
-    legend.append(
-      "Line thickness and opacity, and the bar: the attention weight. The row sums to 1" +
-        (DATA.hidden ? ` with ${DATA.hidden}, left out here.` : "."),
-    );
+    legend.append(DATA.hidden ? fill(TEXT.legendHidden, { hidden: DATA.hidden }) : TEXT.legendOne);
   } else {
     for (const head of heads) {
       const swatch = make("span", "swatch");
@@ -236,187 +238,114 @@ function drawPicture() {
       item.append(swatch, headName(head));
       legend.append(item, " ");
     }
-    legend.append("· thickness and opacity: the weight.");
+    legend.append(TEXT.legendAll);
   }
-  legend.append(` Weights under ${THINNEST} draw no line.`);
-  if (DATA.maskedCells !== null) legend.append(" Hatched: masked (weight 0).");
+  legend.append(fill(TEXT.legendThin, { thinnest: THINNEST }));
+  if (DATA.maskedCells !== null) legend.append(TEXT.legendMasked);
 }
 
 // -- the steps -----------------------------------------------------------------------------------
 
-function prose(text) {
-  return make("p", "", text);
+// A paragraph of the lesson: runs of [text, style, slot]; a slot names the lesson's example word,
+// replaced by the word and key picked here.
+function lessonParagraph(runs) {
+  const node = make("p");
+  for (const [text, style, slot] of runs) {
+    const shown = slot ? slotText(slot) : text;
+    node.append(style ? make("span", style, shown) : shown);
+  }
+  return node;
+}
+
+// The key slots appear only in a head's own steps, where a head is picked.
+function slotText(slot) {
+  const position = DATA.rows[state.row].position;
+  const names = {
+    query: () => DATA.queryNames[position],
+    "query!r": () => DATA.queryQuoted[position],
+    key: () => DATA.keyNames[chosenKey()],
+    "key!r": () => DATA.keyQuoted[chosenKey()],
+  };
+  return names[slot]();
 }
 
 function renderSteps() {
   const steps = byId("steps");
   steps.replaceChildren();
   steps.classList.toggle("one-step", state.step !== 0);
-  const row = DATA.rows[state.row];
-  const name = DATA.queryNames[row.position]; // the worked examples' name: a merged word's piece
-  const contents = [
-    ["Tokens and embeddings X", ...tokens(row, name)],
-    ...HEAD_STEPS.map(([title, step]) => [
-      title,
-      ...(state.head === ALL_HEADS ? [make("p", "note", CHOOSE_A_HEAD)] : step(name)),
-    ]),
-    ["Concatenate the heads and project with W_O", ...output(name)],
-  ];
-  contents.forEach(([title, ...nodes], index) => {
+  DATA.steps.forEach((step, index) => {
     const article = make("article", "step");
-    article.id = "step-" + (index + 1);
+    article.id = "step-" + step.number;
     article.hidden = state.step !== 0 && state.step !== index + 1;
-    article.append(make("h2", "", `Step ${index + 1} · ${title}`), ...nodes);
+    if (step.perHead && state.head === ALL_HEADS) {
+      article.append(make("h2", "", step.heading), make("p", "note", TEXT.chooseHead));
+    } else {
+      const written = layer().steps[index];
+      const blocks = step.perHead ? written.heads[state.head] : written.blocks;
+      article.append(...blocks.flatMap(drawBlock));
+    }
     steps.append(article);
   });
   byId("step-label").textContent =
-    state.step === 0 ? "All steps" : `Step ${state.step} of ${STEPS}`;
+    state.step === 0 ? TEXT.allSteps : fill(TEXT.stepOf, { step: state.step, steps: STEPS });
   byId("previous").disabled = state.step <= 1;
   byId("next").disabled = state.step === STEPS;
   byId("all-steps").disabled = state.step === 0;
 }
 
-// Each step's nodes; the numbers in the worked lines are the data's, as formatted there.
-
-function tokens(row, name) {
-  const sizes = DATA.sizes;
-  const piece = DATA.merged && name !== row.word ? ` (its first piece, “${name}”)` : "";
-  return [
-    prose(
-      `${layer().input} X has shape [n, d_model] = [${sizes.n}, ${sizes.dModel}]; ` +
-        `“${row.word}”${piece} is row ${row.position + 1}. Its row is the same in every ` +
-        "head; the heads differ from step 2 on.",
-    ),
-  ];
+function drawBlock([kind, content]) {
+  if (kind === "h") return [make("h2", "", content)];
+  if (kind === "p") return [lessonParagraph(content)];
+  if (kind === "w") return workedLines(content);
+  return [];
 }
 
-function queryKeyValue(name) {
-  const sizes = DATA.sizes;
-  const bias = (matrix) => (DATA.biases ? ` + b_${matrix}` : "");
-  return [
-    prose(
-      `Head ${DATA.heads[state.head] + 1} projects each row of X with its own matrices W_Q, ` +
-        `W_K and W_V, each [d_model, d_k] = [${sizes.dModel}, ${sizes.dK}]: ` +
-        `q = x·W_Q${bias("Q")}, k = x·W_K${bias("K")}, v = x·W_V${bias("V")}` +
-        (DATA.cross ? " (k and v from the source sentence's rows)" : "") +
-        `, each of d_k = ${sizes.dK} numbers. A query asks what a word is looking for, a key ` +
-        `says what it offers, a value is what it passes on. The first number of q_${name}:`,
-    ),
-    worked(query().projection),
-  ];
+// A worked example of the lesson, for the word and key picked; the numbers are the data's, as
+// formatted there. An example this page does not know how to redo for another word is left out.
+// Step 7's example is the word's in every head; the others are a picked head's.
+function workedLines(example) {
+  const lines = {
+    projection: () => [worked(query().projection)],
+    dot_product: () => [worked(dotProduct(chosenKey()))],
+    scaling: () => [
+      worked(scalingLine(chosenKey())),
+      ...(isMasked(chosenKey()) ? [worked(TEXT.maskedPair, "masked")] : []),
+    ],
+    softmax: () => [worked(softmaxLine(chosenKey()), isMasked(chosenKey()) ? "masked" : "")],
+    weighted_sum: () => [worked(query().sum)],
+    weighted_sum_element: () => [worked(query().element)],
+    output_sum: () => [worked(layer().output[state.row])],
+  };
+  return example in lines ? lines[example]() : [];
 }
 
-function rawScore(name) {
-  const key = chosenKey();
+function dotProduct(key) {
   const words = query();
   // q's and k's numbers at the decimals at which this pair's written-out sum holds.
   const terms = layer().heads[state.head].dotTerms[words.dot[key]];
   const k = terms.k[key];
-  const products = terms.q[state.row].map((q, c) => (q === "…" ? "…" : `${q}×${k[c]}`));
-  const counted = products.includes("…") ? ` (${DATA.sizes.dK} terms)` : "";
-  return [
-    prose(
-      `How well the query of “${name}” matches the key of “${DATA.keyNames[key]}”: the sum ` +
-        "of their numbers multiplied pairwise. Click a word on the right for another key.",
-    ),
-    worked(
-      `q_${name} · k_${DATA.keyNames[key]}${counted} = ${products.join(" + ")} = ` +
-        words.score[key],
-    ),
-  ];
+  const products = terms.q[state.row].map((q, c) => (q === ELLIPSIS ? q : `${q}×${k[c]}`));
+  const counted = products.includes(ELLIPSIS) ? fill(TEXT.terms, { count: DATA.sizes.dK }) : "";
+  const name = DATA.queryNames[DATA.rows[state.row].position];
+  return `q_${name} · k_${DATA.keyNames[key]}${counted} = ${products.join(" + ")} = ${words.score[key]}`;
 }
 
-function scaled(name) {
-  const key = chosenKey();
+function scalingLine(key) {
   const words = query();
   const root = layer().heads[state.head].roots[words.scale[key]];
-  const nodes = [
-    prose(
-      `Divide by √d_k = √${DATA.sizes.dK} = ${layer().root}. Why: if the components of q ` +
-        "and k were independent with mean 0 and variance 1 (the paper's assumption), q·k " +
-        "would have variance d_k, pushing the softmax towards one-hot rows with vanishing " +
-        "gradients; dividing by √d_k brings that variance back to 1.",
-    ),
-    worked(`${words.scoreAt[key]} / ${root} = ${words.scaled[key]}`),
-  ];
-  if (isMasked(key)) {
-    nodes.push(
-      worked("masked: −∞", "masked"),
-      make("p", "note", `This pair is masked, so the softmax sees −∞. ${DATA.maskSentence}`),
-    );
-  }
-  return nodes;
+  return `${words.scoreAt[key]} / ${root} = ${words.scaled[key]}`;
 }
 
-function softmax(name) {
-  const key = chosenKey();
+function softmaxLine(key) {
   const words = query();
   // The row's pieces at the decimals at which this weight's numerator, sum and division hold.
   const parts = words.softmaxAt[words.softmax[key]];
-  const terms = DATA.softmaxShown.map((j) => (j === null ? "…" : `exp(${parts.shifted[j]})`));
-  return [
-    prose(
-      `The weight of “${DATA.keyNames[key]}” in the row of “${name}” is exp of its scaled ` +
-        "score over the sum of exp of the whole row's, so the row's weights are non-negative " +
-        "and sum to 1. Each scaled score has the row's largest subtracted first, which " +
-        "changes nothing but keeps exp() from overflowing; a masked score is −∞, and " +
-        "exp(−∞) = 0." +
-        (DATA.hidden ? ` The sum runs over every token, ${DATA.hidden} included.` : ""),
-    ),
-    worked(
-      `numerator: exp(${parts.shifted[key]}) = ${parts.exps[key]}`,
-      isMasked(key) ? "masked" : "",
-    ),
-    worked(
-      `denominator, over all ${DATA.sizes.nKeys} keys: ${terms.join(" + ")} = ${parts.total}`,
-    ),
-    worked(`weight: ${parts.exps[key]} / ${parts.total} = ${words.weight[key]}`),
-  ];
+  const terms = DATA.softmaxShown.map((j) => (j === null ? ELLIPSIS : `exp(${parts.shifted[j]})`));
+  return (
+    `exp(${parts.shifted[key]}) / (${terms.join(" + ")}) = ${parts.exps[key]} / ` +
+    `${parts.total} = ${words.weight[key]}`
+  );
 }
-
-function weightedSum(name) {
-  return [
-    prose(
-      `The output of head ${DATA.heads[state.head] + 1} for “${name}” is every word's value ` +
-        "vector v weighted by the row of weights, largest first" +
-        (DATA.hidden ? ` (${DATA.hidden} included, as computed)` : "") +
-        ":",
-    ),
-    worked(query().sum),
-    prose("Its first number, worked out:"),
-    worked(query().element),
-  ];
-}
-
-function output(name) {
-  const sizes = DATA.sizes;
-  return [
-    prose(
-      `Concat puts the ${sizes.nHeads} heads' outputs z side by side: [n, h·d_k] = ` +
-        `[${sizes.n}, ${sizes.concat}]. W_O [h·d_k, d_model] = ` +
-        `[${sizes.concat}, ${sizes.dModel}] mixes them back into d_model = ${sizes.dModel} ` +
-        `numbers: output = Concat·W_O${DATA.biases ? " + b_O" : ""}. Its rows for head h, ` +
-        "W_O^(h), carry z_h into the output, so each output number is a sum of every head's " +
-        `part. The first number of the output of “${name}”:`,
-    ),
-    worked(layer().output[state.row]),
-    prose(
-      "This is the attention sublayer's output. A transformer layer then adds it back to its " +
-        "input (the residual connection) and applies a feed-forward block, with LayerNorms " +
-        "around them.",
-    ),
-  ];
-}
-
-// Steps 2 to 6 happen in each head: with every head's lines shown, they wait for one.
-const HEAD_STEPS = [
-  ["Query, key and value", queryKeyValue],
-  ["Raw score q·k", rawScore],
-  ["Scale by √d_k", scaled],
-  ["Softmax: the attention weight", softmax],
-  ["z, the weighted sum of the values", weightedSum],
-];
-const CHOOSE_A_HEAD = "This step happens in each head separately: choose a head.";
 
 function isMasked(key) {
   return DATA.maskedKeys !== null && DATA.maskedKeys[state.row][key];
@@ -426,7 +355,7 @@ function isMasked(key) {
 
 function renderAbout() {
   const about = byId("about-text");
-  about.replaceChildren(...layer().header.map((runs) => paragraph(runs)));
+  about.replaceChildren(...layer().header.map((runs) => lessonParagraph(runs)));
   byId("weights-note").textContent = layer().weightsNote;
 }
 
@@ -438,9 +367,7 @@ function render() {
   renderSteps();
 }
 
-byId("hint").textContent =
-  "Click a word on the left to see where it looks and work out its numbers, a word on the " +
-  "right to work out its weight. Keys: Tab, Enter, and ← → for the steps.";
+byId("hint").textContent = TEXT.hint;
 buildControls();
 buildWords();
 resize(0);

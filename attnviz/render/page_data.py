@@ -1,0 +1,357 @@
+"""Everything the lesson page shows, as JSON-ready data: the words, every layer's and head's
+weights and worked examples, each number already formatted, and the lesson's own blocks.
+
+The page's prose is the lesson's (attnviz.lesson): each step's paragraphs and worked examples,
+for every layer and head shown, with the example word's name in slots the page fills with the
+word a reader picks; the worked examples of that word and key are formatted here, at the
+decimals attnviz.lesson.examples chooses so that the arithmetic shown holds at the precision
+shown, exactly as the terminal prints them. The page's script only picks which to show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from attnviz import worked
+from attnviz.labels import ELLIPSIS, occurrence_labels
+from attnviz.lesson.blocks import Block, Heading, Paragraph, Pause, Worked
+from attnviz.lesson.build import header, lesson
+from attnviz.lesson.examples import MOST_TERMS, ExampleText, position_labels
+from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.steps import STEPS, Step, numbered
+from attnviz.selection import Selection
+from attnviz.tokens import printable
+from attnviz.trace import AttentionTrace
+
+#: viridis at 0, 1/8, …, 1 (matplotlib's): perceptually uniform, safe for colour-blind readers.
+VIRIDIS = (
+    "#440154",
+    "#472d7b",
+    "#3b528b",
+    "#2c728e",
+    "#21918c",
+    "#28ae80",
+    "#5ec962",
+    "#addc30",
+    "#fde725",
+)
+#: The part of viridis the heads' colours come from: its light end is too faint on white.
+HEAD_RANGE = 0.7
+#: A softmax with more terms than this is written with "…", as in the terminal's lesson.
+SOFTMAX_TERMS = 12
+#: The weighted sum z = Σ w·v names this many value vectors, as the terminal's focus section.
+WEIGHTED_TERMS = 12
+
+#: What the page says around the lesson: its controls, its picture's title and legend. The
+#: script fills each {name} with a value it picks (a word, a head's number) and writes the
+#: text as text; it has no sentence of its own.
+PAGE_TEXT = {
+    "hint": "Click a word on the left to see where it looks and work out its numbers, a word on "
+    "the right to work out its weight. Keys: Tab, Enter, and ← → for the steps.",
+    "allHeads": "All heads",
+    "headOption": "Head {head}",
+    "headName": "head {head}",
+    "pictureTitle": "Where does “{word}” look? ({where}{head})",
+    "everyHead": "every head",
+    "legendOne": "Line thickness and opacity, and the bar: the attention weight. The row sums "
+    "to 1.",
+    "legendHidden": "Line thickness and opacity, and the bar: the attention weight. The row "
+    "sums to 1 with {hidden}, left out here.",
+    "legendAll": "· thickness and opacity: the weight.",
+    "legendThin": " Weights under {thinnest} draw no line.",
+    "legendMasked": " Hatched: masked (weight 0).",
+    "masked": "masked",
+    "maskedTitle": "masked: −∞ before the softmax, so its weight is 0",
+    "maskedPair": "masked: the softmax sees −∞ for this pair, and exp(−∞) = 0, so its weight is 0",
+    "chooseHead": "This step happens in each head separately: choose a head.",
+    "allSteps": "All steps",
+    "stepOf": "Step {step} of {steps}",
+    "terms": " ({count} terms)",
+}
+
+
+# -- the data ------------------------------------------------------------------------------------
+
+
+def page_data(
+    layers: Sequence[AttentionTrace],
+    trace: AttentionTrace,
+    selection: Selection,
+    decimals: int = 2,
+) -> dict[str, Any]:
+    """Everything the page shows, as JSON-ready data: words, every layer's and head's weights,
+    worked examples and lesson, each number already formatted."""
+    if not layers:
+        raise ValueError("page_data needs at least one layer")
+    start = _index_of(layers, trace)
+    options = LessonOptions(decimals=decimals)
+    queries, keys = position_labels(trace)
+    text = ExampleText(decimals, queries, keys)
+    special = set(trace.provenance.special)
+    rows = [group[0] for group in selection.row_groups]  # the pieces the worked examples follow
+    first_word = next((r for r, p in enumerate(rows) if p not in special), 0)
+    real = trace.n_tokens - trace.provenance.masking.padding  # the sentence's own tokens
+    masked = trace.masked if trace.mask is not None and not trace.mask.all() else None
+    opening = header(trace, selection, options)
+    return {
+        "title": next((b.text for b in opening if isinstance(b, Heading)), "attnviz"),
+        "sentence": printable(trace.provenance.sentence or " ".join(trace.tokens[:real])),
+        "queryNames": queries,
+        "keyNames": keys,
+        "rows": [
+            {"word": word, "position": position}
+            for word, position in zip(
+                occurrence_labels([printable(w) for w in selection.row_words]), rows, strict=True
+            )
+        ],
+        "columns": [
+            {"word": word, "positions": list(group)}
+            for word, group in zip(
+                occurrence_labels([printable(w) for w in selection.column_words]),
+                selection.column_groups,
+                strict=True,
+            )
+        ],
+        "keyColumn": [selection.column_of(j) for j in range(len(trace.key_tokens))],
+        "maskedCells": None if masked is None else selection.masked_pairs(masked).tolist(),
+        "maskedKeys": None if masked is None else masked[rows].tolist(),
+        "queryQuoted": [repr(name) for name in queries],  # as the lesson quotes a word: 'it'
+        "keyQuoted": [repr(name) for name in keys],
+        "text": PAGE_TEXT,
+        "steps": _page_steps(STEPS),
+        "softmaxShown": _shown_terms(len(trace.key_tokens), SOFTMAX_TERMS),
+        "hidden": _names([trace.tokens[p] for p in selection.hidden]),
+        "merged": selection.merged,
+        "sizes": {
+            "n": trace.n_tokens,
+            "nKeys": len(trace.key_tokens),
+            "dModel": trace.d_model,
+            "nHeads": trace.n_heads,
+            "dK": trace.d_k,
+            "concat": trace.n_heads * trace.d_k,
+        },
+        "biases": trace.has_biases,
+        "cross": trace.is_cross,
+        "heads": list(selection.heads),
+        "headColours": _head_colours(trace.n_heads),
+        "start": {
+            "layer": start,
+            "head": 0,  # the first of the selection's heads
+            "row": selection.focus_row if selection.focus_row is not None else first_word,
+        },
+        "layers": [_layer_data(layer, selection, options, text, rows) for layer in layers],
+    }
+
+
+def _page_steps(steps: tuple[Step, ...]) -> list[dict[str, Any]]:
+    """The steps the page goes through: the table's, the focus view aside (the page's picture
+    is the focus view of whichever word is picked), each with the heading it has when no head
+    is picked."""
+    return [
+        {
+            "number": number,
+            "key": step.key,
+            "perHead": step.per_head,
+            "heading": f"Step {number} · {step.title}",
+        }
+        for number, step in numbered(steps).items()
+        if not step.focus
+    ]
+
+
+def _lesson_steps(
+    trace: AttentionTrace, selection: Selection, options: LessonOptions
+) -> list[dict[str, Any]]:
+    """The lesson of one layer, step by step as the page shows it: a step's blocks, or for a
+    step in each head, each shown head's; the tables are the terminal's and the notebook's."""
+    steps: dict[int, dict[str, Any]] = {}
+    current: list[list[Any]] = []
+    for block in lesson(trace, selection, options):
+        if isinstance(block, Pause):
+            entry = steps.setdefault(block.step, {"blocks": [], "heads": []})
+            current = []
+            if block.head is None:
+                entry["blocks"] = current
+            else:
+                entry["heads"].append(current)
+            continue
+        encoded = _encoded(block)
+        if encoded is not None:
+            current.append(encoded)
+    return [
+        {"blocks": steps[page["number"]]["blocks"], "heads": steps[page["number"]]["heads"]}
+        if page["number"] in steps
+        else {"blocks": [], "heads": []}
+        for page in _page_steps(STEPS)
+    ]
+
+
+def _encoded(block: Block) -> list[Any] | None:
+    """A block as the page's data: ["h", text] a step's heading, ["p", runs] a paragraph of
+    [text, style, slot] runs, ["w", example] a worked example the page writes for the word and
+    key picked; None for what the page leaves to the terminal (tables, bars, blank lines)."""
+    if isinstance(block, Heading) and block.level == "step":
+        return ["h", block.text]
+    if isinstance(block, Paragraph):
+        return ["p", [[span.text, span.style, span.slot] for span in block.spans]]
+    if isinstance(block, Worked):
+        return ["w", block.example]
+    return None
+
+
+def _layer_data(
+    trace: AttentionTrace,
+    selection: Selection,
+    options: LessonOptions,
+    text: ExampleText,
+    rows: list[int],
+) -> dict[str, Any]:
+    origin = trace.provenance.weights
+    name = (
+        f"Layer {origin.layer} of {origin.n_layers}"
+        if origin.layer is not None and origin.n_layers is not None
+        else "The layer"
+    )
+    weights_note = (
+        "Random weights, not learned: the lines show how attention is computed, not what a "
+        "trained model attends to."
+        if origin.is_random
+        else f"Weights: {printable(origin.describe())}."
+    )
+    return {
+        "name": name,
+        "header": [
+            [(span.text, span.style) for span in block.spans]
+            for block in header(trace, selection, options)
+            if isinstance(block, Paragraph)
+        ],
+        "weightsNote": weights_note,
+        "steps": _lesson_steps(trace, selection, options),
+        "heads": [_head_data(trace, selection, text, head, rows) for head in selection.heads],
+        "output": [text.output_sum(worked.output_element(trace, row)) for row in rows],
+    }
+
+
+def _head_data(
+    trace: AttentionTrace, selection: Selection, text: ExampleText, head: int, rows: list[int]
+) -> dict[str, Any]:
+    """One head: its shown weights (for the lines) and each shown word's worked examples."""
+    weights = selection.pairs(trace.weights[head], total=True)  # [rows, columns]
+    queries = [_query_data(trace, selection, text, head, row) for row in rows]
+    # The q and k terms of step 3 at every number of decimals some pair of this head needs.
+    levels = sorted({d for query in queries for d in query["dot"]})
+    dot_terms = {
+        str(d): {
+            "q": [_terms(text, trace.Q[head, row], d) for row in rows],
+            "k": [_terms(text, k, d) for k in trace.K[head]],
+        }
+        for d in levels
+    }
+    roots = {str(d): text.exact(float(np.sqrt(trace.d_k)), d) for q in queries for d in q["scale"]}
+    return {
+        "lines": np.round(weights, 3).tolist(),  # for drawing only
+        "weights": [[text.number(w) for w in row] for row in weights],
+        "dotTerms": dot_terms,
+        "roots": roots,
+        "queries": queries,
+    }
+
+
+def _query_data(
+    trace: AttentionTrace, selection: Selection, text: ExampleText, head: int, query: int
+) -> dict[str, Any]:
+    """The worked examples of one query word in one head: steps 2 and 6 as the terminal writes
+    them, and for every key the pieces of steps 3, 4 and 5 at the decimals that make each
+    example hold, as ExampleText.dot_product, .scaling and .softmax would print them."""
+    n_keys = len(trace.key_tokens)
+    softmax = worked.softmax_example(trace, head, query, 0)
+    summed = worked.weighted_sum(trace, head, query)
+    dot, scale, soft = [], [], []
+    for key in range(n_keys):
+        product = worked.dot_product(trace, head, query, key)
+        dot.append(text.products_decimals(product.q, product.k, product.result))
+        scale.append(text.scaling_decimals(worked.scaling(trace, head, query, key)))
+        pair = softmax._replace(key=key, result=float(trace.weights[head, query, key]))
+        soft.append(text.softmax_decimals(pair, SOFTMAX_TERMS))
+    softmax_levels = {
+        str(d): {
+            "shifted": [text.exact(s, d) for s in softmax.shifted],
+            "exps": [text.exact(e, d) for e in softmax.exponentials],
+            "total": text.exact(softmax.total, d),
+        }
+        for d in sorted(set(soft))
+    }
+    return {
+        "key": worked.example_key(trace, selection, head, query),  # the key shown first
+        "projection": text.projection(worked.projection(trace, head, query)),  # step 2
+        # Per key: step 3's decimals (its terms are the head's dotTerms) and result, the score.
+        "dot": dot,
+        "score": [text.exact(s) for s in trace.scores[head, query]],
+        # Per key: step 4's decimals, the score at them, and the result.
+        "scale": scale,
+        "scoreAt": [
+            text.exact(s, d) for s, d in zip(trace.scores[head, query], scale, strict=True)
+        ],
+        "scaled": [text.exact(s) for s in trace.scaled[head, query]],
+        # Per key: step 5's decimals, the row's pieces at each, and the result, the weight.
+        "softmax": soft,
+        "softmaxAt": softmax_levels,
+        "weight": [text.exact(w) for w in trace.weights[head, query]],
+        "sum": text.weighted_sum(summed, limit=WEIGHTED_TERMS),  # step 6
+        "element": text.weighted_sum_element(summed),
+    }
+
+
+def _terms(text: ExampleText, vector: np.ndarray, decimals: int) -> list[str]:
+    """A vector's numbers as factors of a written-out sum (negative ones in parentheses); past
+    MOST_TERMS the first three, "…" and the last, as ExampleText.products writes them."""
+    if len(vector) <= MOST_TERMS:
+        return [text.term(float(v), decimals) for v in vector]
+    first = [text.term(float(v), decimals) for v in vector[:3]]
+    return [*first, ELLIPSIS, text.term(float(vector[-1]), decimals)]
+
+
+def _shown_terms(n_terms: int, limit: int) -> list[int | None]:
+    """Which terms of a sum are written: all, or past ``limit`` the first three, None for "…",
+    and the last, as ExampleText.softmax writes them."""
+    if n_terms <= limit:
+        return list(range(n_terms))
+    return [0, 1, 2, None, n_terms - 1]
+
+
+def _names(tokens: Sequence[str]) -> str:
+    """Tokens' names, each once: "[CLS] and [SEP]"."""
+    names = list(dict.fromkeys(printable(token) for token in tokens))
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _head_colours(n_heads: int) -> list[str]:
+    """One colour per head, evenly spaced along viridis from its dark end."""
+    if n_heads == 1:
+        return [_viridis(0.3)]
+    return [_viridis(HEAD_RANGE * head / (n_heads - 1)) for head in range(n_heads)]
+
+
+def _viridis(t: float) -> str:
+    """viridis at ``t`` in [0, 1], between the two nearest of its nine stops."""
+    position = t * (len(VIRIDIS) - 1)
+    low = min(int(position), len(VIRIDIS) - 2)
+    fraction = position - low
+    a, b = (bytes.fromhex(VIRIDIS[i][1:]) for i in (low, low + 1))
+    return "#" + bytes(round(x + (y - x) * fraction) for x, y in zip(a, b, strict=True)).hex()
+
+
+def _index_of(layers: Sequence[AttentionTrace], trace: AttentionTrace) -> int:
+    """Where ``trace`` is among ``layers``: itself, or a copy of it (the same provenance)."""
+    for index, layer in enumerate(layers):
+        if layer is trace:
+            return index
+    for index, layer in enumerate(layers):
+        if layer.provenance == trace.provenance and layer.tokens == trace.tokens:
+            return index
+    raise ValueError("trace must be one of layers")
