@@ -12,9 +12,10 @@ from types import ModuleType
 
 from attnviz.errors import AttnvizError
 from attnviz.lesson import header as opening
+from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Blank, Block, Heading, Pause, SectionEnd
 from attnviz.lesson.options import LessonOptions
-from attnviz.lesson.steps import STEPS, Step, focus_number, last_plain_number, numbered
+from attnviz.lesson.steps import Step, focus_number, last_plain_number, numbered
 from attnviz.lesson.writer import HeadView, LessonWriter
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
@@ -24,12 +25,11 @@ def lesson(
     trace: AttentionTrace,
     selection: Selection,
     options: LessonOptions | None = None,
-    *,
-    steps: tuple[Step, ...] = STEPS,
 ) -> list[Block]:
-    """The whole lesson for ``trace`` as the ``selection`` shows it: every step of ``steps``, or
+    """The whole lesson for ``trace`` as the ``selection`` shows it: every step of the table, or
     with ``options.steps`` only those (and the header)."""
     options = options or LessonOptions()
+    steps = table.STEPS  # read at each call: the table is the one definition of the steps
     wanted = options.step_numbers
     focus = focus_number(steps)
     if wanted is not None and focus in wanted and selection.focus is None:

@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 
 from attnviz.errors import AttnvizError
-from attnviz.lesson.steps import STEPS, Step, focus_number, last_plain_number
+from attnviz.lesson import steps as table
+from attnviz.lesson.steps import Step, focus_number, last_plain_number
 
 MAX_DECIMALS = 8
 
@@ -39,12 +40,13 @@ class LessonOptions:
         return None if self.steps is None else parse_steps(self.steps)
 
 
-def parse_steps(spec: str, steps: tuple[Step, ...] = STEPS) -> frozenset[int]:
+def parse_steps(spec: str) -> frozenset[int]:
     """ "1,3-5" -> {1, 3, 4, 5}: step numbers and ranges of them, separated by commas.
 
-    Raises AttnvizError for anything else, and for a step that no lesson has; whether this
-    lesson has a focus view is for the lesson to say.
+    Raises AttnvizError for anything else, and for a step that no lesson has (the table in
+    attnviz/lesson/steps.py); whether this lesson has a focus view is for the lesson to say.
     """
+    steps = table.STEPS
     numbers: set[int] = set()
     for part in spec.replace(" ", "").split(","):
         match = _STEPS_SPEC.fullmatch(part)

@@ -56,36 +56,40 @@ STEPS: tuple[Step, ...] = (
         arrays=("weights",),
         examples=("softmax",),
     ),
-    Step("z", "Z = weights·V", per_head=True, arrays=("Z",), examples=("weighted_sum",)),
+    Step(
+        "z",
+        "Z = weights·V",
+        per_head=True,
+        arrays=("Z",),
+        examples=("weighted_sum", "weighted_sum_element"),
+    ),
     Step(
         "output",
         "Concatenate the heads and project with W_O",
         arrays=("concat", "W_O", "output"),
-        examples=("output_element",),
+        examples=("output_sum",),
         section="All heads",
     ),
-    Step("focus", "Focus", arrays=("weights", "V"), examples=("weighted_sum",), focus=True),
+    Step(
+        "focus",
+        "Focus",
+        arrays=("weights", "V"),
+        examples=("weighted_sum", "weighted_sum_element"),
+        focus=True,
+    ),
 )
 
 
-def numbered(steps: tuple[Step, ...] = STEPS) -> dict[int, Step]:
+def numbered(steps: tuple[Step, ...]) -> dict[int, Step]:
     """The steps by number, from 1."""
     return dict(enumerate(steps, start=1))
 
 
-def number_of(key: str, steps: tuple[Step, ...] = STEPS) -> int:
-    """The number of the step called ``key``."""
-    for number, step in numbered(steps).items():
-        if step.key == key:
-            return number
-    raise KeyError(key)
-
-
-def focus_number(steps: tuple[Step, ...] = STEPS) -> int | None:
+def focus_number(steps: tuple[Step, ...]) -> int | None:
     """The focus view's number, or None when the table has none."""
     return next((n for n, step in numbered(steps).items() if step.focus), None)
 
 
-def last_plain_number(steps: tuple[Step, ...] = STEPS) -> int:
+def last_plain_number(steps: tuple[Step, ...]) -> int:
     """The last step every lesson has (the focus view aside)."""
     return max(n for n, step in numbered(steps).items() if not step.focus)

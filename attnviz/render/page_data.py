@@ -17,11 +17,12 @@ import numpy as np
 
 from attnviz import worked
 from attnviz.labels import ELLIPSIS, occurrence_labels
+from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Block, Heading, Paragraph, Pause, Worked
 from attnviz.lesson.build import header, lesson
 from attnviz.lesson.examples import MOST_TERMS, ExampleText, position_labels
 from attnviz.lesson.options import LessonOptions
-from attnviz.lesson.steps import STEPS, Step, numbered
+from attnviz.lesson.steps import Step, numbered
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -121,7 +122,7 @@ def page_data(
         "queryQuoted": [repr(name) for name in queries],  # as the lesson quotes a word: 'it'
         "keyQuoted": [repr(name) for name in keys],
         "text": PAGE_TEXT,
-        "steps": _page_steps(STEPS),
+        "steps": _page_steps(table.STEPS),
         "softmaxShown": _shown_terms(len(trace.key_tokens), SOFTMAX_TERMS),
         "hidden": _names([trace.tokens[p] for p in selection.hidden]),
         "merged": selection.merged,
@@ -185,7 +186,7 @@ def _lesson_steps(
         {"blocks": steps[page["number"]]["blocks"], "heads": steps[page["number"]]["heads"]}
         if page["number"] in steps
         else {"blocks": [], "heads": []}
-        for page in _page_steps(STEPS)
+        for page in _page_steps(table.STEPS)
     ]
 
 
