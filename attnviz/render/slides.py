@@ -24,7 +24,6 @@ from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from rich.ansi import AnsiDecoder
 from rich.cells import cell_len
 from rich.color import blend_rgb
 from rich.console import Console
@@ -37,7 +36,7 @@ from attnviz.lesson.blocks import Blank, Block, Heading, Matrix, Pause
 from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
 from attnviz.outputs import make_folder
-from attnviz.render.terminal import HEADING_STYLES, print_blocks
+from attnviz.render.terminal import HEADING_STYLES, drawn_lines
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -102,15 +101,22 @@ class _Part(NamedTuple):
 
 
 def plan_slides(
-    trace: AttentionTrace, selection: Selection, options: LessonOptions | None = None
+    trace: AttentionTrace,
+    selection: Selection,
+    options: LessonOptions | None = None,
+    *,
+    blocks: Sequence[Block] | None = None,
 ) -> list[Slide]:
     """The lesson of ``trace`` as ``selection`` shows it (``options.steps``: those steps, after
-    the header), cut into slides: the header, then one per step and head, each continued on
-    further slides while it has more than MAX_LINES lines."""
+    the header; ``blocks``: the lesson already written), cut into slides: the header, then one
+    per step and head, each continued on further slides while it has more than MAX_LINES
+    lines."""
     options = options or LessonOptions()
+    if blocks is None:
+        blocks = lesson(trace, selection, options)
     console = _recorder()
     cut: list[tuple[str, Text, list[Text]]] = []
-    for part in _parts(lesson(trace, selection, options), selection.heads):
+    for part in _parts(blocks, selection.heads):
         drawn = [_drawn(block, console, options) for block in part.blocks]
         for page, lines in enumerate(_pages(drawn)):
             if page == 0:
@@ -131,11 +137,13 @@ def save_slides(
     selection: Selection,
     options: LessonOptions | None,
     folder: Path,
+    *,
+    blocks: Sequence[Block] | None = None,
 ) -> tuple[list[Path], tuple[str, ...]]:
     """Write every slide into ``folder`` (created if missing; outputs.check_folder has checked
     it) as NAME.svg and NAME.png, each atomically; the paths written, in lesson order, and a
     note when the folder holds slides this lesson did not write (they are left as they are)."""
-    slides = plan_slides(trace, selection, options)
+    slides = plan_slides(trace, selection, options, blocks=blocks)
     make_folder(folder)
     written = []
     for slide in slides:
@@ -307,10 +315,7 @@ def _drawn(block: Block, console: Console, options: LessonOptions) -> _Drawn:
     """``block`` as the terminal draws it at COLUMNS cells."""
     if isinstance(block, Blank):
         return _Drawn([Text()], [])
-    with console.capture() as captured:
-        print_blocks([block], console, options)
-    printed = captured.get().removesuffix("\n")  # the newline ending the last line
-    lines = list(AnsiDecoder().decode(printed)) if printed else []
+    lines = drawn_lines(block, console, options)
     header: list[Text] = []
     if isinstance(block, Matrix):  # its head ends with the rule under the column words
         rule = next((i for i, line in enumerate(lines) if _is_rule(line.plain)), None)

@@ -55,11 +55,15 @@ def render_explain(
     options: LessonOptions | None = None,
     *,
     pause: Pacer | None = None,
+    blocks: Sequence[Block] | None = None,
 ) -> None:
-    """Print the whole step-by-step lesson for ``trace``, as ``selection`` shows it."""
+    """Print the whole step-by-step lesson for ``trace``, as ``selection`` shows it
+    (``blocks``: the lesson already written, as a command writes it once for every output)."""
     options = options or LessonOptions()
+    if blocks is None:
+        blocks = lesson(trace, selection, options)
     try:
-        print_blocks(lesson(trace, selection, options), console, options, pause=pause)
+        print_blocks(blocks, console, options, pause=pause)
     except _Stopped:
         console.print(Text("(stopped)", style="dim"))
 
@@ -94,6 +98,19 @@ def print_blocks(
         else:
             pending.extend(_draw(block, console, options, width))
     flush()
+
+
+def drawn_lines(block: Block, console: Console, options: LessonOptions) -> list[Text]:
+    """``block`` as the terminal draws it at ``console``'s width, one styled Text a line: what
+    a slide sets cell by cell, taken from Rich's own rendering (not from printed escape codes)."""
+    if isinstance(block, Pause | SectionEnd):
+        return []
+    renderables = _draw(block, console, options, console.width)
+    rendered = console.render_lines(Group(*renderables), console.options, pad=False)
+    return [
+        Text.assemble(*((s.text, s.style or "") for s in line if not s.control and s.text))
+        for line in rendered
+    ]
 
 
 def _draw(
@@ -173,9 +190,10 @@ def save_lesson(
     *,
     svg: Path | None = None,
     html: Path | None = None,
+    blocks: Sequence[Block] | None = None,
 ) -> list[Path]:
-    """The lesson rendered once more into a recording console, colours included, saved as SVG
-    and/or HTML for slides; the paths written."""
+    """The lesson (``blocks``, or written anew) drawn once more into a recording console,
+    colours included, saved as SVG and/or HTML for slides; the paths written."""
     import io
 
     from attnviz.files import atomic_write
@@ -190,7 +208,7 @@ def save_lesson(
         color_system="truecolor",
         highlight=False,
     )
-    render_explain(trace, selection, recorder, options)
+    render_explain(trace, selection, recorder, options, blocks=blocks)
     written = []
     if svg is not None:
         title = "attnviz cross" if trace.is_cross else "attnviz explain"
