@@ -336,12 +336,12 @@ def test_failed_run_keeps_an_existing_export_untouched(tmp_path: Path) -> None:
 
 def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # chmod cannot lock root out (CI runs as root), so the permission check itself is faked.
-    import attnviz.files
+    import attnviz.files.reading
 
     path = tmp_path / "locked.txt"
     real_access = os.access
     monkeypatch.setattr(
-        attnviz.files.os, "access", lambda p, mode: p != path and real_access(p, mode)
+        attnviz.files.reading.os, "access", lambda p, mode: p != path and real_access(p, mode)
     )
     path.write_text("I 1 2\n", encoding="utf-8")
     assert_one_line_error(["explain", "I", "-e", str(path)], ExitStatus.BAD_FILE, "not readable")
@@ -482,13 +482,13 @@ def test_unwritable_folders_are_refused_before_anything_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Root may write anywhere (CI runs as root), so the permission check itself is faked.
-    import attnviz.files
+    import attnviz.files.writing
 
     locked = tmp_path / "locked"
     locked.mkdir()
     real_access = os.access
     fake = lambda p, mode: Path(p) != locked and real_access(p, mode)  # noqa: E731
-    monkeypatch.setattr(attnviz.files.os, "access", fake)  # os.access, wherever it is called
+    monkeypatch.setattr(attnviz.files.writing.os, "access", fake)  # os.access, wherever called
     assert_one_line_error(
         ["heatmap", "I am good", "-o", str(tmp_path / "ok.png"), "--per-head", str(locked)],
         ExitStatus.CANNOT_WRITE,

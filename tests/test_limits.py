@@ -4,8 +4,8 @@ gigabytes, lines without end and a terminal a hundred million columns wide.
 Each test makes its hostile input, runs the real command in a subprocess under a memory cap
 (RLIMIT_AS) and a time limit, and checks the answer: one ``error:`` line naming the problem, a
 named exit code, no traceback, nothing on stdout, or, for the terminal width, a normal lesson.
-The tests of the same limits in-process, which a plain pytest runs, are in test_files.py,
-test_embeddings.py and, for the width, here.
+The tests of the same limits in-process, which a plain pytest runs, are in files/ and
+embeddings/ and, for the width, here.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
-import attnviz.files
+import attnviz.files.writing
 from attnviz.cli import run
 from attnviz.errors import ExitStatus, OutputProblem
 from attnviz.files import atomic_write, staged_writes
@@ -211,7 +211,7 @@ def test_a_rename_that_fails_puts_back_the_files_already_renamed(
             raise OSError(5, "Input/output error")
         real_replace(source, target)
 
-    monkeypatch.setattr(attnviz.files.os, "replace", third_rename_fails)
+    monkeypatch.setattr(attnviz.files.writing.os, "replace", third_rename_fails)
     with pytest.raises(OutputProblem, match="Input/output error; no output was changed"):
         with staged_writes():
             atomic_write(third, lambda path: path.write_bytes(b"new"))
@@ -237,8 +237,8 @@ def test_without_hard_links_an_existing_file_is_replaced_last(
     def no_links(*args: object, **kwargs: object) -> None:
         raise OSError(1, "Operation not permitted")
 
-    monkeypatch.setattr(attnviz.files.os, "link", no_links)
-    monkeypatch.setattr(attnviz.files.os, "replace", first_rename_fails)
+    monkeypatch.setattr(attnviz.files.writing.os, "link", no_links)
+    monkeypatch.setattr(attnviz.files.writing.os, "replace", first_rename_fails)
     with pytest.raises(OutputProblem, match="no output was changed"), staged_writes():
         atomic_write(existing, lambda path: path.write_bytes(b"new a"))
         atomic_write(new, lambda path: path.write_bytes(b"new n"))
@@ -308,7 +308,7 @@ def test_outputs_change_all_together_or_not_at_all(
             return writing
 
         failed = True
-        with patch.object(attnviz.files.os, "replace", replace):
+        with patch.object(attnviz.files.writing.os, "replace", replace):
             try:
                 with staged_writes():
                     for index, (output, _) in enumerate(outputs):

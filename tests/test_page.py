@@ -300,11 +300,13 @@ def test_an_unwritable_folder_is_refused_before_any_work(
     # Root may write anywhere (CI runs as root), so the permission check itself is faked.
     import os
 
-    import attnviz.files
+    import attnviz.files.writing
 
     real_access = os.access
     monkeypatch.setattr(
-        attnviz.files.os, "access", lambda p, mode: Path(p) != tmp_path and real_access(p, mode)
+        attnviz.files.writing.os,
+        "access",
+        lambda p, mode: Path(p) != tmp_path and real_access(p, mode),
     )
     code, _, stderr = run("page", "I am good", "--focus", "cat", "-o", str(tmp_path / "a.html"))
     assert code == ExitStatus.CANNOT_WRITE  # refused before the focus word is even looked up
