@@ -29,10 +29,10 @@ from attnviz.render.slides import (
     THEME,
     TITLE_PX,
     Slide,
-    _pieces,
     draw_slide,
     plan_slides,
 )
+from attnviz.render.slides.draw import _pieces
 from attnviz.render.terminal import render_explain
 from attnviz.render.text import weight_colours
 from attnviz.selection import select
