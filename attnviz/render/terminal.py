@@ -30,8 +30,9 @@ from attnviz.render.blocks import (
 from attnviz.render.labels import fit_label
 from attnviz.render.lesson import lesson
 from attnviz.render.options import LessonOptions
+from attnviz.render.tables import matrix_block
 from attnviz.render.text import Block as TextBlock
-from attnviz.render.text import bar, matrix_block, pad_right, side_by_side, wrap
+from attnviz.render.text import bar, pad_right, side_by_side, wrap
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
