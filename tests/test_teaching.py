@@ -221,7 +221,7 @@ def test_an_untrained_checkpoint_is_called_random_everywhere(tmp_path: Path) -> 
     assert "tiny_gpt2 (random, untrained checkpoint)" in out
     assert "the weights are random, not learned" in out
     from attnviz.model.run import trace_model
-    from attnviz.render.figures import weights_phrase
+    from attnviz.render.figures.titles import weights_phrase
 
     origin = trace_model("The animal", TINY_GPT2).trace.layers[0].provenance.weights
     assert not origin.trained and origin.is_random and not origin.is_drawn

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+import attnviz
+from attnviz.cli import run
 from attnviz.config import MAX_TOKENS
-from attnviz.errors import AttnvizError
-from attnviz.tokens import default_focus, find_focus, printable, tokenize
+from attnviz.errors import AttnvizError, ExitStatus
+from attnviz.tokens import MAX_SENTENCE_CHARS, default_focus, find_focus, printable, tokenize
 
 
 @pytest.mark.parametrize(
@@ -76,3 +80,21 @@ def test_default_focus_is_it_when_present() -> None:
 def test_printable_escapes_control_characters_and_keeps_text() -> None:
     assert printable("\x1b[31mred\x07\x08\r\x00") == "\\x1b[31mred\\x07\\x08\\r\\x00"
     assert printable("東京 👨\u200d👩\u200d👧 [bold]x[/]") == "東京 👨\u200d👩\u200d👧 [bold]x[/]"
+
+
+def test_a_sentence_longer_than_the_limit_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert len(tokenize("a" * MAX_SENTENCE_CHARS)) == 1
+    with pytest.raises(AttnvizError, match=f"at most {MAX_SENTENCE_CHARS:,}"):
+        tokenize("a" * (MAX_SENTENCE_CHARS + 1))
+    with pytest.raises(AttnvizError, match="20,001 characters"):
+        attnviz.trace_attention(["a" * 10_000, "b" * 10_001])
+    started = time.perf_counter()
+    assert run(["explain", "word " * 200_000]) == ExitStatus.BAD_INPUT  # a megabyte
+    assert time.perf_counter() - started < 5
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        "error: The sentence has 1,000,000 characters; attnviz takes at most 20,000. Shorten it."
+    )

@@ -8,9 +8,7 @@ about two thirds of the time of a 6 × 12 picture. matplotlib is imported inside
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,45 +20,47 @@ from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError
 from attnviz.labels import plural
 from attnviz.provenance import WeightsKind
-from attnviz.render.figures import (
+from attnviz.render.figures.cells import draw_cell_texts, hatch_masked
+from attnviz.render.figures.colour import ColourScale, check_colormap, colour_scale
+from attnviz.render.figures.fonts import (
     CHAR_WIDTH,
-    COLOUR_BAR,
-    JOINED,
-    JOINED_PHRASE,
-    MIN_FONT,
-    MIN_TITLE_FONT,
-    TICK_ROOM,
-    AxisLabels,
-    ColourScale,
-    axis_labels,
-    check_colormap,
-    colour_scale,
-    draw_cell_texts,
-    hatch_masked,
-    hidden_taking_weight,
-    image_format_of,
-    label_positions,
-    masked_shown,
-    new_figure,
-    pack_phrases,
-    pieces_text,
-    row_sums_phrase,
-    save_figure,
-    short_label,
-    shown_row_sums,
-    text_inches,
-    text_width,
     title_font_for,
     title_line,
     truncate_to,
     truncate_words,
+)
+from attnviz.render.figures.saving import image_format_of, new_figure, place_axes, save_figure
+from attnviz.render.figures.titles import (
+    hidden_taking_weight,
+    masked_shown,
+    pack_phrases,
+    pieces_text,
+    row_sums_phrase,
+    shown_row_sums,
     weights_phrase,
-    widest,
+)
+from attnviz.render.figures.words import (
+    JOINED_PHRASE,
+    any_joined,
+    label_positions,
+    short_label,
     word_labels,
+)
+from attnviz.render.grid_layout import (
+    GRID_LABEL_FONT,
+    SECTION_GAP,
+    SUMMARY_CAPTION_FONT,
+    SUMMARY_FONT,
+    SUMMARY_LABEL_FONT,
+    SUMMARY_ROW,
+    SUMMARY_TITLE_FONT,
+    LayersLayout,
+    SummaryText,
+    plan_layers_layout,
+    summary_text,
 )
 from attnviz.render.options import Scale
 from attnviz.selection import Selection
-from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
 
 if TYPE_CHECKING:
@@ -68,20 +68,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.image import AxesImage
 
-MAX_LAYERS_WIDTH = 20.0  # inches: a row of 12 small panels with its labels and colour bar
-MIN_SMALL_PANEL = 1.1  # inches, side of one (layer, head) panel
-MAX_SMALL_PANEL = 1.6
-PANEL_GAP = 0.08  # inches between neighbouring small panels, at least
-MAX_LAYERS_LABEL_TOKENS = 20  # beyond this the words along the panels' edges are not labelled
-ROW_LABEL = 0.3  # inches left of the word labels for "Layer 1"
-HEAD_TITLE = 0.3  # inches above the first row for "Head 1"
-SECTION_GAP = 0.15  # inches between the grid's word labels and the focus panel's title
-SUMMARY_ROW = 0.32  # inches per layer in the "where the focus word looks" panel
-SUMMARY_FONT = MIN_FONT  # points, the word printed in each of its cells
-SUMMARY_LABEL_FONT = 9.0  # points, "Layer 1" and "Head 1" along its edges
-SUMMARY_TITLE_FONT = MIN_TITLE_FONT  # points, bold: 'Where "it" looks, every layer and head'
-SUMMARY_CAPTION_FONT = 9.0  # points, what a cell shows, under the panel
-GRID_LABEL_FONT = 9.0  # points, bold: "Head 1" above the first row, "Layer 1" left of each row
 #: Most (layer, head) panels in one picture: 24 layers × 16 heads, as in BERT-large and GPT-2
 #: medium. Time and memory grow with the panels (and the words squared): 384 panels of 512
 #: words take about 8 s and 1.3 GB; 60 layers × 64 heads took a minute and 3 GB.
@@ -119,137 +105,6 @@ def layers_title_lines(
         origin,
     ]
     return [sentence, *pack_phrases(phrases, max_chars)]
-
-
-@dataclass(frozen=True)
-class LayersLayout:
-    """Sizes of the layers × heads picture, in inches and points."""
-
-    n_layers: int  # rows of small panels
-    n_heads: int  # columns of small panels
-    n_tokens: int
-    panel: float  # inches, side of one small panel
-    tick_font: float  # points, word labels along the outer panels
-    labelled: bool  # the words are labelled (few enough tokens); else only the focus word
-    x: AxisLabels  # key words under the bottom row
-    y: AxisLabels  # query words left of the first column
-    left: float  # inches left of the first column: "Layer 1" and the word labels
-    split: int  # image pixels per cell: the gap between panels is one pixel of the image
-
-    @property
-    def cell(self) -> float:
-        """Inches per word in a small panel."""
-        return self.panel / self.n_tokens
-
-    @property
-    def gap(self) -> float:
-        """Inches between neighbouring panels: one image pixel, 1/split of a cell."""
-        return self.cell / self.split
-
-    @property
-    def grid_width(self) -> float:
-        return self.n_heads * self.panel + (self.n_heads - 1) * self.gap
-
-    @property
-    def grid_height(self) -> float:
-        return self.n_layers * self.panel + (self.n_layers - 1) * self.gap
-
-    @property
-    def grid_top(self) -> float:
-        """Inches from the top of the picture to the first row, without the title."""
-        return 0.15 + HEAD_TITLE
-
-    @property
-    def x_depth(self) -> float:
-        """Inches the bottom row's word labels take, or a small margin when there are none."""
-        return self.x.depth + 0.1 if self.labelled else 0.1
-
-    @property
-    def width(self) -> float:
-        return round(self.left + self.grid_width + COLOUR_BAR + 0.15, 2)
-
-    @property
-    def summary_room(self) -> float:
-        """Inches a centred line above or below the focus panel may take: the panel's width
-        and as much of the margins either side as the narrower one allows."""
-        return self.grid_width + 2 * min(self.left, COLOUR_BAR) - 0.3
-
-    def height(self, title_lines: int, summary: SummaryText | None) -> float:
-        """Inches: title, the grid with its labels, and the focus panel when there is one."""
-        title = title_lines * title_line(title_font_for(self.width))
-        height = title + self.grid_top + self.grid_height + self.x_depth
-        if summary is not None:
-            height += SECTION_GAP + summary.title_height + self.n_layers * SUMMARY_ROW
-            height += summary.foot_height
-        return round(height + 0.15, 2)
-
-
-@dataclass(frozen=True)
-class SummaryText:
-    """The focus panel's title and caption, broken into lines that fit the panel's width."""
-
-    title: list[str]
-    caption: list[str]
-
-    @property
-    def title_height(self) -> float:
-        return len(self.title) * 1.3 * SUMMARY_TITLE_FONT / 72 + 0.12
-
-    @property
-    def foot_height(self) -> float:
-        """Inches under the panel: "Head 1" labels, then the caption lines."""
-        return 0.3 + len(self.caption) * 1.3 * SUMMARY_CAPTION_FONT / 72 + 0.1
-
-
-def summary_text(label: str, room: float) -> SummaryText:
-    """Title and caption of the focus panel for the word ``label``, in lines of at most
-    ``room`` inches."""
-    word = printable(label)
-    bold = 1.1  # bold glyphs are about a tenth wider
-    title_chars = int(room / text_inches(1, bold * SUMMARY_TITLE_FONT))
-    caption_chars = int(room / text_inches(1, SUMMARY_CAPTION_FONT))
-    title = [f'Where "{word}" looks,', "every layer and head"]
-    caption = [
-        f'each cell: the word "{word}" attends to most in that head;',
-        "its colour: that attention weight",
-    ]
-    return SummaryText(
-        title=pack_phrases(title, title_chars, separator=" "),
-        caption=pack_phrases(caption, caption_chars, separator=" "),
-    )
-
-
-def plan_layers_layout(tokens: Sequence[str], n_layers: int, n_heads: int) -> LayersLayout:
-    """Small square panels, MIN_SMALL_PANEL to MAX_SMALL_PANEL inches, as large as a row of
-    ``n_heads`` allows within MAX_LAYERS_WIDTH; word labels at MIN_FONT, every k-th word when
-    the cells are smaller than a line; beyond MAX_LAYERS_LABEL_TOKENS words, none but the focus
-    word."""
-    n_tokens = len(tokens)
-    labels = [short_label(token) for token in tokens]
-    longest = widest(labels, MIN_FONT, bold=True)
-    layer_labels = ROW_LABEL + 0.1
-
-    def left_of(y_depth: float) -> float:
-        # The focus panel's "Layer 1" labels share this margin with the grid's.
-        summary = text_width(f"Layer {n_layers}", SUMMARY_LABEL_FONT) + TICK_ROOM + 0.1
-        return 0.15 + max(layer_labels + y_depth, summary)
-
-    room = MAX_LAYERS_WIDTH - left_of(longest + TICK_ROOM) - COLOUR_BAR - 0.15
-    panel = min(max((room - (n_heads - 1) * PANEL_GAP) / n_heads, MIN_SMALL_PANEL), MAX_SMALL_PANEL)
-    cell = panel / n_tokens
-    y = axis_labels(longest, n_tokens, cell, MIN_FONT, x=False)
-    return LayersLayout(
-        n_layers=n_layers,
-        n_heads=n_heads,
-        n_tokens=n_tokens,
-        panel=panel,
-        tick_font=MIN_FONT,
-        labelled=n_tokens <= MAX_LAYERS_LABEL_TOKENS,
-        x=axis_labels(longest, n_tokens, cell, MIN_FONT, x=True),
-        y=y,
-        left=left_of(y.depth),
-        split=max(1, math.ceil(cell / PANEL_GAP)),
-    )
 
 
 def focus_targets(
@@ -327,60 +182,42 @@ def build_layers_figure(
     """
     _check_layers(layers)
     check_grid_size(len(layers), layers[0].n_heads, len(selection.row_words))
-    first, focus = layers[0], selection.focus
+    first, focus_row = layers[0], selection.focus_row
     sentence = first.provenance.sentence
     labels = [short_label(word) for word in word_labels(selection.row_words, sentence)]
     layout = plan_layers_layout(labels, len(layers), first.n_heads)
     drawn = (
-        label_positions(len(labels), layout.y.step, selection.focus_row) if layout.labelled else []
+        [
+            *label_positions(len(labels), layout.y.step, focus_row),
+            *label_positions(len(labels), layout.x.step),
+        ]
+        if layout.labelled
+        else []
     )
-    drawn += label_positions(len(labels), layout.x.step) if layout.labelled else []
-    focus_label = [] if selection.focus_row is None else [selection.focus_row]
-    joined = any(labels[k].startswith(JOINED) for k in [*drawn, *focus_label])
+    joined = any_joined(labels, [*drawn, *([] if focus_row is None else [focus_row])])
     title = layers_title_lines(layers, selection, layout.width, joined=joined)
-    summary = summary_text(labels[selection.focus_row], layout.summary_room) if (
-        focus is not None and selection.focus_row is not None
+    summary = summary_text(labels[focus_row], layout.summary_room) if (
+        selection.focus is not None and focus_row is not None
     ) else None  # fmt: skip
-    width, height = layout.width, layout.height(len(title), summary)
-    figure = new_figure(width, height)
-
-    def place(left: float, top: float, box_width: float, box_height: float) -> Axes:
-        """Axes at ``left``, ``top`` inches from the picture's top-left corner."""
-        bottom = height - top - box_height
-        return figure.add_axes(
-            (left / width, bottom / height, box_width / width, box_height / height)
-        )
-
-    title_font = title_font_for(width)
+    height = layout.height(len(title), summary)
+    figure = new_figure(layout.width, height)
+    title_font = title_font_for(layout.width)
     grid_top = len(title) * title_line(title_font) + layout.grid_top
     panels = np.stack(
         [[selection.pairs(head, total=True) for head in layer.weights] for layer in layers]
     )
     colours = colour_scale(scale, panels)
-    axes = place(layout.left, grid_top, layout.grid_width, layout.grid_height)
-    image = _draw_panels(axes, panels, labels, layout, cmap, colours, selection.focus_row)
+    axes = place_axes(figure, layout.left, grid_top, layout.grid_width, layout.grid_height)
+    image = _draw_panels(axes, panels, labels, layout, cmap, colours, focus_row)
     if first.mask is not None:
-        masked = selection.masked_pairs(first.masked)
-        step = layout.n_tokens + 1 / layout.split
-        # In the tiled image a cell spans [column, column + 1); hatch_masked centres cells on
-        # whole numbers, hence the half cell.
-        tiles = [
-            (head * step + 0.5, layer * step + 0.5)
-            for layer in range(layout.n_layers)
-            for head in range(layout.n_heads)
-        ]
-        hatch_masked(axes, masked, origins=tiles)
-    colour_axes = place(layout.left + layout.grid_width + 0.2, grid_top, 0.15, layout.grid_height)
-    colour_bar = figure.colorbar(image, cax=colour_axes)
-    colour_bar.set_label(
-        colours.label(layout.grid_height, SUMMARY_CAPTION_FONT),
-        fontsize=SUMMARY_CAPTION_FONT,
-        parse_math=False,
-    )
+        _hatch_every_panel(axes, selection.masked_pairs(first.masked), layout)
+    _draw_layers_colour_bar(figure, image, colours, layout, grid_top)
     if summary is not None:
         summary_top = grid_top + layout.grid_height + layout.x_depth + SECTION_GAP
         summary_top += summary.title_height
-        axes = place(layout.left, summary_top, layout.grid_width, len(layers) * SUMMARY_ROW)
+        axes = place_axes(
+            figure, layout.left, summary_top, layout.grid_width, len(layers) * SUMMARY_ROW
+        )
         _draw_layers_focus(axes, focus_targets(layers, selection), summary, labels, layout, cmap)
     figure.suptitle(
         "\n".join(title),
@@ -391,6 +228,34 @@ def build_layers_figure(
         va="top",
     )
     return figure
+
+
+def _hatch_every_panel(axes: Axes, masked: NDArray[np.bool_], layout: LayersLayout) -> None:
+    """The masked pairs [n, n] hatched in every panel of the tiled image."""
+    step = layout.n_tokens + 1 / layout.split
+    # In the tiled image a cell spans [column, column + 1); hatch_masked centres cells on
+    # whole numbers, hence the half cell.
+    tiles = [
+        (head * step + 0.5, layer * step + 0.5)
+        for layer in range(layout.n_layers)
+        for head in range(layout.n_heads)
+    ]
+    hatch_masked(axes, masked, origins=tiles)
+
+
+def _draw_layers_colour_bar(
+    figure: Figure, image: AxesImage, colours: ColourScale, layout: LayersLayout, grid_top: float
+) -> None:
+    """The colour bar right of the grid, as tall as it, saying what a colour means."""
+    colour_axes = place_axes(
+        figure, layout.left + layout.grid_width + 0.2, grid_top, 0.15, layout.grid_height
+    )
+    colour_bar = figure.colorbar(image, cax=colour_axes)
+    colour_bar.set_label(
+        colours.label(layout.grid_height, SUMMARY_CAPTION_FONT),
+        fontsize=SUMMARY_CAPTION_FONT,
+        parse_math=False,
+    )
 
 
 def _draw_panels(

@@ -31,8 +31,9 @@ from attnviz.lesson.blocks import (
 )
 from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
+from attnviz.render.tables import matrix_block
 from attnviz.render.text import Block as TextBlock
-from attnviz.render.text import bar, matrix_block, pad_right, side_by_side, wrap
+from attnviz.render.text import bar, pad_right, side_by_side, wrap
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 

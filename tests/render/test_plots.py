@@ -1,0 +1,58 @@
+"""The lines figure: a line from the focus word to every word, one colour per head."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import attnviz
+from attnviz.cli import app
+from attnviz.errors import AttnvizError
+from attnviz.render.plots import save_lines_figure
+from attnviz.tokens import find_focus
+
+from support import shown
+
+
+def test_lines_style_draws_one_line_per_word_and_head(tmp_path: Path) -> None:
+
+    trace = attnviz.trace_attention("The animal didn't cross the street because it was too tired")
+    focus = find_focus(trace.tokens, "it")
+    out = tmp_path / "lines.svg"
+    save_lines_figure(trace, shown(trace, (0, 1), focus), out)
+    text = out.read_text(encoding="utf-8")
+    assert text.lstrip().startswith("<?xml") and "head 2" in text
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["heatmap", "I am good", "--style", "lines", "-o", str(tmp_path / "x.png")]
+    )
+    assert result.exit_code == 3 and "--focus WORD" in result.stderr
+    assert not (tmp_path / "x.png").exists()
+    result = runner.invoke(
+        app,
+        [
+            "heatmap",
+            "I am good",
+            "--style",
+            "lines",
+            "--focus",
+            "am",
+            "-o",
+            str(tmp_path / "y.png"),
+        ],
+    )
+    assert result.exit_code == 0 and (tmp_path / "y.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_lines_style_refuses_more_heads_than_colours(tmp_path: Path) -> None:
+
+    trace = attnviz.trace_attention("it is", config=attnviz.AttentionConfig(d_model=12, n_heads=12))
+    with pytest.raises(AttnvizError, match="pick one with --head"):
+        save_lines_figure(
+            trace,
+            shown(trace, tuple(range(12)), find_focus(trace.tokens, "it")),
+            tmp_path / "x.png",
+        )
+    assert not (tmp_path / "x.png").exists()

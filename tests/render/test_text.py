@@ -1,0 +1,96 @@
+"""The terminal's text: prose wrapped at spaces (in time linear in its length), weight shading."""
+
+from __future__ import annotations
+
+import pytest
+import rich.cells
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.text import Text
+
+from attnviz.cli import run
+from attnviz.render.text import weight_style, wrap
+from render.counting import Measured
+
+
+def test_weight_style_is_dark_for_zero_bright_for_one_and_readable() -> None:
+    assert weight_style(0.0) == "white on #440154"
+    assert weight_style(1.0) == "black on #fde725"
+    assert weight_style(-5.0) == weight_style(0.0) and weight_style(7.0) == weight_style(1.0)
+
+
+def test_weight_style_stays_ordered_on_256_and_16_colour_terminals() -> None:
+    greys = [int(weight_style(w / 20, "256").split("color(")[1].rstrip(")")) for w in range(21)]
+    assert greys == sorted(greys) and greys[0] == 232 and greys[-1] == 255
+    assert weight_style(0.05, "standard") == "dim"
+    assert weight_style(0.2, "standard") == ""
+    assert weight_style(0.4, "standard") == "bold"
+    assert weight_style(0.9, "standard") == "bold reverse"
+    assert weight_style(0.9, None) == ""
+
+
+def test_wrap_keeps_vectors_whole_indents_continuations_and_leaves_no_trailing_spaces() -> None:
+    from rich.text import Text
+
+    from attnviz.render.text import wrap
+
+    formula = Text("  z_it = 0.61·v_was + 0.12·v_because + 0.09·v_cross = [0.22, -0.34, -1.17]")
+    formula.stylize("green")
+    lines = wrap(formula, 40)
+    assert [line.plain for line in lines] == [
+        "  z_it = 0.61·v_was + 0.12·v_because +",
+        "    0.09·v_cross = [0.22, -0.34, -1.17]",
+    ]
+    assert [line.plain for line in wrap(formula, 36)][-2:] == [
+        "    + 0.09·v_cross",
+        "    = [0.22, -0.34, -1.17]",
+    ]
+    assert all(line.spans and line.spans[-1].style == "green" for line in lines)
+    prose = wrap(Text("X has shape [n, d_model] = [11, 8] and so on "), 22)
+    assert [line.plain for line in prose] == ["X has shape", "[n, d_model] = [11, 8]", "and so on"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    indent=st.integers(0, 12),
+    text=st.text(alphabet=st.sampled_from(list("ab [](),=·東👍 ")), max_size=120),
+    width=st.integers(1, 60),
+)
+def test_wrap_never_exceeds_the_width_nor_loses_a_character(
+    indent: int, text: str, width: int
+) -> None:
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    from attnviz.render.text import wrap
+
+    lines = [line.plain for line in wrap(Text(" " * indent + text), width)]
+    if width >= 2:  # narrower, a wide character cannot fit at all
+        assert all(cell_len(line) <= width for line in lines)
+    assert not any(line.endswith(" ") for line in lines)
+    assert all(line.strip() for line in lines) or not text.strip()
+    assert "".join("".join(lines).split()) == "".join(text.split())
+
+
+def test_wrapping_a_long_word_grows_linearly_with_its_length(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    measured = Measured(monkeypatch)
+    work = []
+    for length in (16_000, 32_000):
+        measured.characters = 0
+        text = Text(f"Sentence: {'a' * length} and [0.1, 0.2] more words (11 tokens)")
+        lines = wrap(text, 80)
+        assert all(line.cell_len <= 80 for line in lines)
+        assert "".join(line.plain for line in lines).replace(" ", "") == text.plain.replace(" ", "")
+        work.append(measured.characters)
+    assert work[1] < 2.2 * work[0]  # measuring from the start for every line was quadratic
+
+
+def test_explain_prints_a_16000_character_word_in_lines_that_fit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run(["explain", "a" * 16_000, "--steps", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "a" * 9 + "…" in out
+    assert max(rich.cells.cell_len(line) for line in out.splitlines()) <= 100
