@@ -43,7 +43,7 @@ from attnviz.files import (
     require_readable,
 )
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin
-from attnviz.trace import export_layer, layers_in, read_provenance, recorded_sentence
+from attnviz.trace_files import export_layer, layers_in, read_provenance, recorded_sentence
 
 TEXT_EXTENSIONS = (".txt", ".vec", ".glove", ".w2v")
 EMBEDDING_EXTENSIONS = (*TEXT_EXTENSIONS, ".npy", ".npz", ".json")

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from attnviz import worked
 from attnviz.cli import app
-from attnviz.core import TraceOptions, trace_layers
+from attnviz.core import trace_layers
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.render.examples import ExampleText
 from attnviz.render.labels import format_number, occurrence_labels
@@ -33,6 +33,7 @@ from attnviz.render.page import page_data, page_html, script_json
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
+from attnviz.trace_options import TraceOptions
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 HOSTILE = "</script><img src=x onerror=alert(1)>"

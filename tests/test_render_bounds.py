@@ -20,7 +20,6 @@ from attnviz.render.images import save_images
 from attnviz.render.labels import fit_label, fitting_prefix
 from attnviz.render.options import ImageOptions
 from attnviz.render.text import wrap
-from attnviz.selection import ViewOptions
 from attnviz.tokens import MAX_SENTENCE_CHARS, tokenize
 
 from support import shown
@@ -125,7 +124,7 @@ def test_the_layers_grid_holds_at_most_384_panels(tmp_path: Path) -> None:
     )
     options = ImageOptions(all_layers=True)
     with pytest.raises(AttnvizError, match="--layer N"):
-        save_images(layers, ViewOptions(), tmp_path / "grid.png", options)
+        save_images(layers, trace, shown(trace), tmp_path / "grid.png", options)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -12,7 +12,7 @@ from enum import Enum
 from pathlib import Path
 from typing import NamedTuple
 
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, option, quoted
 
 MAX_DECIMALS = 8
 
@@ -40,7 +40,7 @@ class LessonOptions:
     def __post_init__(self) -> None:
         if not 0 <= self.decimals <= MAX_DECIMALS:
             raise AttnvizError(
-                f"--decimals {self.decimals} is out of range; use 0 to {MAX_DECIMALS}."
+                f"{option('decimals', self.decimals)} is out of range; use 0 to {MAX_DECIMALS}."
             )
         if self.steps is not None:
             parse_steps(self.steps)  # refuses a malformed list before any work is done
@@ -58,29 +58,30 @@ def parse_steps(spec: str) -> frozenset[int]:
     FOCUS_STEP); whether this lesson has a focus view, step 8, is for the lesson to say.
     """
     steps: set[int] = set()
+    given = option("steps", metavar=quoted(spec))
     for part in spec.replace(" ", "").split(","):
         match = _STEPS_SPEC.fullmatch(part)
         if match is None:
             if not spec.strip():
-                raise AttnvizError("--steps is empty; give step numbers, e.g. 4-6 or 1,3-5.")
+                raise AttnvizError(
+                    f"{option('steps')} is empty; give step numbers, e.g. 4-6 or 1,3-5."
+                )
             if not part:
-                raise AttnvizError(f"--steps {spec!r} has an empty item; give e.g. 4-6 or 1,3-5.")
+                raise AttnvizError(f"{given} has an empty item; give e.g. 4-6 or 1,3-5.")
             raise AttnvizError(
-                f"--steps {spec!r}: {part!r} is neither a step number nor a range of them; "
+                f"{given}: {part!r} is neither a step number nor a range of them; "
                 "give e.g. 4-6 or 1,3-5."
             )
         for digits in match.groups(default=match.group(1)):
             # Compared as text first: int() of thousands of digits would itself fail.
             if len(digits) > 2 or not 1 <= int(digits) <= FOCUS_STEP:
                 raise AttnvizError(
-                    f"--steps {spec!r}: there is no step {digits}; the steps are 1 to "
+                    f"{given}: there is no step {digits}; the steps are 1 to "
                     f"{LAST_STEP}, and {FOCUS_STEP} is the focus view."
                 )
         first, last = (int(digits) for digits in match.groups(default=match.group(1)))
         if first > last:
-            raise AttnvizError(
-                f"--steps {spec!r}: the range {part!r} runs backwards; write {last}-{first}."
-            )
+            raise AttnvizError(f"{given}: the range {part!r} runs backwards; write {last}-{first}.")
         steps.update(range(first, last + 1))
     return frozenset(steps)
 

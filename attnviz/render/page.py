@@ -6,10 +6,11 @@ every word and works out its numbers, step by step.
 ``layers`` are every layer of a model run (or the one random layer), ``trace`` the one of them
 shown first, ``selection`` what is shown of each (attnviz.selection.select: heads, focus word,
 hidden special tokens, merged word pieces), ``decimals`` the tables' digits (worked examples
-use at least 2). The page opens on the focus word, or the first word. From a trace that
-remembers its view and its model's layers (attnviz.explain's):
+use at least 2). The page opens on the focus word, or the first word. From what
+attnviz.explain returns:
 
-    page_html(trace.model_layers or (trace,), trace, select(trace, trace.view))
+    explanation = attnviz.explain(sentence)
+    page_html(explanation.layers, explanation.trace, explanation.selection, decimals)
 
 Every number on the page is formatted here, from the trace and the worked examples of
 attnviz.worked, at the decimals attnviz.render.examples chooses so that the arithmetic shown
@@ -26,12 +27,13 @@ import html
 import json
 from collections.abc import Sequence
 from importlib import resources
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from attnviz import __version__, worked
+from attnviz import worked
 from attnviz.provenance import EmbeddingsKind
 from attnviz.render.blocks import Heading, Paragraph
 from attnviz.render.examples import MOST_TERMS, ExampleText, position_labels
@@ -90,7 +92,7 @@ def page_html(
         style=style,
         data=script_json(data),
         script=script,
-        version=html.escape(__version__),
+        version=html.escape(package_version("attnviz")),
     )
 
 
