@@ -28,19 +28,17 @@ from attnviz.analysis.heads import HeadRanking, RankBy, rank_heads
 from attnviz.analysis.scaling import ScalingRow, parse_d_ks, scaling_experiment
 from attnviz.arguments import choice, flags, steps_text, text, whole
 from attnviz.core import TracedLayers, cross_layers, trace_layers
-from attnviz.embeddings import OutOfVocabulary
 from attnviz.errors import AttnvizError, option
 from attnviz.explanation import Explanation, Page
-from attnviz.positions import Positions
 from attnviz.render.options import MAX_WIDTH, ImageOptions, LessonOptions, Scale, Style
-from attnviz.selection import ViewOptions, choose_layer, select
+from attnviz.selection import Selection, ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
-from attnviz.trace_options import Dtype, Preset, TraceOptions
+from attnviz.trace_options import Dtype, TraceOptions, trace_options_from
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from attnviz.render.demo import DemoExamples
+    from attnviz.render.demo import DemoExamples, ItExample
 
 Progress = Callable[[int, int], None]
 
@@ -152,7 +150,7 @@ def demo_examples(*, use_model: bool) -> DemoExamples:
     heads for "it" when it is installed and ``use_model``."""
     from attnviz.render.demo import IT_SENTENCE, DemoExamples, ItExample
 
-    def shown(sentence: str, **view: Any) -> tuple[AttentionTrace, Any]:
+    def shown(sentence: str, **view: Any) -> tuple[AttentionTrace, Selection]:
         explanation = explained(sentence, TraceOptions(), ViewOptions(**view))
         return explanation.trace, explanation.selection
 
@@ -182,7 +180,7 @@ def demo_examples(*, use_model: bool) -> DemoExamples:
     )
 
 
-def _it_in_the_model(model: Explanation) -> Any:
+def _it_in_the_model(model: Explanation) -> ItExample:
     """The demo's "it" → "animal": the heads with the largest weight and the most selective one,
     and the latter's layer, shown with that head."""
     from attnviz.analysis.heads import head_weights, top_heads_per_target
@@ -242,7 +240,7 @@ def explain(
     whole(layer=layer, head=head, pad_to=pad_to, seed=seed)
     flags(words=words, hide_special=hide_special, causal=causal)
     text(focus=focus, model=model)
-    trace_options = _trace_options(
+    trace_options = trace_options_from(
         heads=heads,
         d_model=d_model,
         seed=seed,
@@ -287,7 +285,7 @@ def cross(
     """
     whole(layer=layer, head=head, seed=seed)
     text(focus=focus)
-    trace_options = _trace_options(
+    trace_options = trace_options_from(
         heads=heads,
         d_model=d_model,
         seed=seed,
@@ -470,33 +468,6 @@ def scaling(
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def _trace_options(
-    *,
-    heads: int | None,
-    d_model: int | None,
-    seed: int,
-    preset: str | None,
-    embeddings: str | Path | None,
-    oov: str,
-    weights: str | Path | None,
-    positions: str,
-    **model_options: Any,
-) -> TraceOptions:
-    """The command line's TraceOptions from keyword arguments: names as strings, paths as
-    str or Path; its contradictions refused as it refuses them."""
-    return TraceOptions(
-        heads=heads,
-        d_model=d_model,
-        seed=seed,
-        preset=choice(Preset, preset, "preset") if preset is not None else None,
-        embeddings=Path(embeddings) if embeddings is not None else None,
-        oov=choice(OutOfVocabulary, oov, "oov"),
-        weights=Path(weights) if weights is not None else None,
-        positions=choice(Positions, positions, "positions"),
-        **model_options,
-    )
 
 
 def _explanation_of(shown: object, function: str) -> Explanation:

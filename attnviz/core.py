@@ -282,13 +282,7 @@ def trace_with_options(
         # [PAD] rows are zeros, as a padding embedding usually is; they are masked as keys.
         tokens = [*tokens, *([PAD] * (pad_to - n_real))]
         x = np.vstack([x, np.zeros((pad_to - n_real, x.shape[1]))])
-    mask = None
-    if causal or pad_to is not None:
-        mask = np.ones((len(tokens), len(tokens)), dtype=bool)
-        if causal:
-            mask &= causal_mask(len(tokens))
-        if pad_to is not None:
-            mask &= padding_mask(n_real, len(tokens))
+    mask = _mask(causal, n_real, len(tokens)) if causal or pad_to is not None else None
     provenance = Provenance(
         embeddings=inputs.embeddings.origin._replace(positions=positions),
         weights=inputs.weights.origin,
@@ -306,6 +300,16 @@ def trace_with_options(
         positional_encoding=_encoding(positions, len(tokens), inputs.config.d_model),
     )
     return Traced(trace, inputs.notes + reuse_notes(trace, inputs.weights))
+
+
+def _mask(causal: bool, n_real: int, n_tokens: int) -> np.ndarray:
+    """Decoder self-attention (causal) and/or padding after ``n_real`` tokens.  -> [n, n] bool"""
+    mask = np.ones((n_tokens, n_tokens), dtype=bool)
+    if causal:
+        mask &= causal_mask(n_tokens)
+    if n_tokens > n_real:
+        mask &= padding_mask(n_real, n_tokens)
+    return mask
 
 
 def _model_pieces(

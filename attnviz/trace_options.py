@@ -9,6 +9,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from attnviz.arguments import choice
 from attnviz.embeddings import OutOfVocabulary
 from attnviz.errors import AttnvizError, option
 from attnviz.positions import Positions
@@ -88,3 +89,30 @@ class TraceOptions:
             "oov": self.oov,
             "export_layer": self.export_layer,
         }
+
+
+def trace_options_from(
+    *,
+    heads: int | None,
+    d_model: int | None,
+    seed: int,
+    preset: str | None,
+    embeddings: str | Path | None,
+    oov: str,
+    weights: str | Path | None,
+    positions: str,
+    **model_options: Any,
+) -> TraceOptions:
+    """TraceOptions from the Python API's keyword arguments: names as strings, paths as str or
+    Path; a name that is no choice, and the contradictions, refused as the command line does."""
+    return TraceOptions(
+        heads=heads,
+        d_model=d_model,
+        seed=seed,
+        preset=choice(Preset, preset, "preset") if preset is not None else None,
+        embeddings=Path(embeddings) if embeddings is not None else None,
+        oov=choice(OutOfVocabulary, oov, "oov"),
+        weights=Path(weights) if weights is not None else None,
+        positions=choice(Positions, positions, "positions"),
+        **model_options,
+    )
