@@ -251,3 +251,161 @@ def test_lesson_steps_are_the_command_lines_steps() -> None:
         assert raised.value.message == refused.stderr.strip().removeprefix("error: ")
     with pytest.raises(attnviz.AttnvizError, match='^steps="9": there is no step 9'):
         attnviz.lesson(attnviz.explain("I am good"), steps="9")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "call", "in_python"),
+    [
+        (
+            ["heatmap", "I am good", "-o", "x.png", "--style", "lines", "--scale", "row"],
+            lambda: attnviz.heatmap(attnviz.explain("I am good"), style="lines", scale="row"),
+            'scale sets the heatmaps\' colours; style="lines" has none',
+        ),
+        (
+            ["heatmap", "I am good", "-o", "x.png", "--all-layers", "--head", "1"],
+            lambda: attnviz.heatmap(attnviz.explain("I am good"), all_layers=True, head=1),
+            "all_layers draws every layer and head in one figure; drop head.",
+        ),
+        (
+            ["explain", "I am good", "--decimals", "9"],
+            lambda: attnviz.lesson(attnviz.explain("I am good"), decimals=9),
+            "decimals=9 is out of range; use 0 to 8.",
+        ),
+        (
+            ["explain", "I am good", "--steps", "4-"],
+            lambda: attnviz.lesson(attnviz.explain("I am good"), steps="4-"),
+            "steps=\"4-\": '4-' is neither a step number nor a range of them",
+        ),
+        (
+            ["scaling", "--dk", "4,x"],
+            lambda: attnviz.scaling("4,x"),
+            "d_ks=\"4,x\": 'x' is not a whole number; e.g. d_ks=[4, 16, 64].",
+        ),
+        (
+            ["scaling", "--keys", "1"],
+            lambda: attnviz.scaling(keys=1),
+            "keys=1 is out of range; use 2 to 4096.",
+        ),
+        (
+            ["heads", "I am good"],
+            lambda: attnviz.heads(attnviz.explain("I am good")),
+            "heads follows one word: name it with focus=WORD (the default, 'it', is not",
+        ),
+        (
+            ["cross", "I am good", "Je vais bien", "--causal"],
+            None,  # the API's cross() has no causal: core refuses it as the command line does
+            None,
+        ),
+    ],
+)
+def test_refusals_name_flags_on_the_command_line_and_arguments_in_python(
+    arguments: list[str], call: Any, in_python: str | None, tmp_path: Path
+) -> None:
+    arguments = [str(tmp_path / a) if a == "x.png" else a for a in arguments]
+    result = runner.invoke(app, arguments)
+    assert result.exit_code != 0
+    said = result.stderr.strip().removeprefix("error: ")
+    assert said.startswith("--") or "--" in said
+    if call is None:
+        return
+    with pytest.raises(attnviz.AttnvizError) as raised:
+        call()
+    assert raised.value.message.startswith(in_python)
+    assert "--" not in raised.value.message
+    with pytest.raises(attnviz.AttnvizError) as raised, command_line():
+        call()
+    assert raised.value.message == said  # the same sentence, in the command line's words
+
+
+def test_notes_name_the_focus_as_each_side_writes_it() -> None:
+    with pytest.warns(UserWarning, match='Use focus="the:2" for the second.'):
+        attnviz.explain("the cat saw the dog", focus="the")
+    result = runner.invoke(app, ["explain", "the cat saw the dog", "--focus", "the"])
+    assert "note: 'the' occurs 2 times; following the first. Use --focus the:2" in result.stderr
+
+
+def test_option_spells_flags_only_while_the_command_line_runs() -> None:
+    from attnviz.errors import option
+
+    spelled = [
+        option("head", 3),
+        option("focus", "the:2"),
+        option("heads"),
+        option("pad_to", 5),
+        option("causal", True),
+        option("layer", metavar="N"),
+    ]
+    assert spelled == ["head=3", 'focus="the:2"', "heads", "pad_to=5", "causal=True", "layer=N"]
+    with command_line():
+        assert [
+            option("head", 3),
+            option("focus", "the:2"),
+            option("heads"),
+            option("pad_to", 5),
+            option("causal", True),
+            option("layer", metavar="N"),
+        ] == ["--head 3", "--focus the:2", "--heads", "--pad-to 5", "--causal", "--layer N"]
+    assert option("head", 3) == "head=3"  # only inside
+
+
+def count_selections(work: Any) -> int:
+    """How many times select() runs while ``work()`` runs."""
+    import sys
+
+    from attnviz.selection import select
+
+    code, calls = select.__code__, [0]
+
+    def profile(frame: Any, event: str, argument: Any) -> None:
+        if event == "call" and frame.f_code is code:
+            calls[0] += 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        work()
+    finally:
+        sys.setprofile(previous)
+    return calls[0]
+
+
+def test_the_selection_is_made_once_per_command(tmp_path: Path) -> None:
+    for arguments in (
+        ["explain", IT, "--svg", str(tmp_path / "a.svg"), "--html", str(tmp_path / "a.html")],
+        ["heatmap", IT, "-o", str(tmp_path / "a.png")],
+        ["page", IT, "-o", str(tmp_path / "b.html")],
+        ["cross", "I am good", "Je vais bien", "-o", str(tmp_path / "c.png")],
+        ["heads", IT],
+    ):
+        assert count_selections(lambda a=arguments: runner.invoke(app, a)) == 1, arguments[0]
+
+    def notebook() -> None:
+        shown = attnviz.explain(IT, focus="it")
+        shown._repr_html_()
+        attnviz.lesson(shown)
+        attnviz.page(shown)
+        attnviz.heads(shown)
+        attnviz.heatmap(shown)
+
+    assert count_selections(notebook) == 1  # before: 5 (the display alone selected again)
+
+
+@needs_model
+def test_a_model_run_is_selected_once_not_once_per_layer() -> None:
+    def notebook() -> None:
+        shown = attnviz.explain(IT, model="minilm", focus="it")
+        shown._repr_html_()  # its overview of every layer and head
+        attnviz.heatmap(shown, all_layers=True)
+
+    assert count_selections(notebook) == 1  # before: 9 (the overview selected every layer)
+
+
+def test_heads_and_scaling_return_data() -> None:
+    ranking = attnviz.heads(attnviz.explain(IT), rank_by="weight")
+    assert ranking.focus == "it" and ranking.rank_by.value == "weight"
+    assert len(ranking.per_head) == 2 and set(ranking.per_word) == set(range(11))
+    assert ranking.per_head[0].weight >= ranking.per_head[1].weight
+    with pytest.warns(UserWarning, match="d_k 9000 capped at 4096"):
+        rows = attnviz.scaling([4, 9000], queries=10)
+    assert [row.d_k for row in rows] == [4, 4096]
+    assert rows == attnviz.scaling("4,4096", queries=10)

@@ -160,9 +160,9 @@ def heatmap(
     options = ImageOptions(
         style=style, cmap=cmap, all_layers=all_layers, per_head=per_head, scale=scale
     )
-    choosing = (view.layer, view.head, per_head)
+    given = {"layer": view.layer, "head": view.head, "per_head": per_head}
     api.pictures_refused(
-        options, drawing_one=("layer", "head", "per_head") if any(choosing) else ()
+        options, drawing_one=[name for name, value in given.items() if value is not None]
     )
     check_outputs(export, (output, "--output"))
     if per_head is not None:
