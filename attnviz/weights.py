@@ -11,7 +11,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.config import MAX_D_MODEL, AttentionConfig
-from attnviz.errors import AttnvizError, FileProblem
+from attnviz.errors import AttnvizError, FileProblem, option
 from attnviz.files import ArrayHeader, HeaderCheck, finite_matrix, load_json, load_npz
 from attnviz.provenance import WeightsKind, WeightsOrigin
 
@@ -182,8 +182,9 @@ def load_weights(path: Path, *, layer: int | None = None) -> AttentionWeights:
         made = _file_origin(path, config)
         which = f", layer {made.layer} of {made.model}" if made.model and made.layer else ""
         raise AttnvizError(
-            f"--layer {layer}: weights file {path} holds one layer's weights{which}; drop "
-            "--layer, which picks a layer of a model's export (--model … --export FILE)."
+            f"{option('layer', layer)}: weights file {path} holds one layer's weights{which}; "
+            f"drop {option('layer')}, which picks a layer of a model's export "
+            f"({option('model', metavar='…')} {option('export', metavar='FILE')})."
         )
     matrices = {
         key: finite_matrix(

@@ -74,10 +74,18 @@ def test_lesson_prints_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
     [
         (["explain", "I am good", "--head", "3"], {"head": 3}, "head=3 does not exist"),
         (["explain", "I am good", "--focus", "cat"], {"focus": "cat"}, None),
-        (["explain", "I am good", "--focus", "am:2"], {"focus": "am:2"}, None),
+        (
+            ["explain", "I am good", "--focus", "am:2"],
+            {"focus": "am:2"},
+            "'am' occurs once; focus=\"am:2\" asks for occurrence 2: drop ':2'.",
+        ),
         (["explain", "I am good", "--pad-to", "2"], {"pad_to": 2}, "pad_to=2: the sentence"),
         (["explain", "", "--heads", "2"], {"heads": 2}, None),
-        (["explain", "I am good", "--heads", "3"], {"heads": 3}, None),
+        (
+            ["explain", "I am good", "--heads", "3"],
+            {"heads": 3},
+            "pick a multiple such as d_model=9.",
+        ),
         (
             ["explain", "I am good", "--embeddings", "missing.txt"],
             {"embeddings": "missing.txt"},

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
-from attnviz.errors import AttnvizError, ExitStatus, OutputProblem
+from attnviz.errors import AttnvizError, ExitStatus, OutputProblem, command_line
 from attnviz.provenance import WeightsKind, WeightsOrigin
 from attnviz.render import figures, grid, heatmap
 from attnviz.render.figures import (
@@ -1099,7 +1099,7 @@ def test_lines_style_refuses_more_heads_than_colours(tmp_path: Path) -> None:
     from attnviz.render.plots import save_lines_figure
 
     trace = attnviz.trace_attention("it is", config=attnviz.AttentionConfig(d_model=12, n_heads=12))
-    with pytest.raises(AttnvizError, match="pick one with --head"):
+    with pytest.raises(AttnvizError, match="pick one with --head"), command_line():
         save_lines_figure(
             trace,
             shown(trace, tuple(range(12)), find_focus(trace.tokens, "it")),
