@@ -7,7 +7,7 @@ tokenizers) are imported inside the commands that need them."""
 # run, and string annotations would be compiled and evaluated anew each time (several ms).
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import typer
 
@@ -95,22 +95,42 @@ def explain(
 
     Example: attnviz explain "The animal didn't cross the street because it was too tired" -f it
     """
-    from attnviz.render.terminal import render_explain, save_lesson
-
     check_outputs(export)
     check_recordings(svg, html)
     if slides is not None:
         check_folder(slides, "--slides")
     explanation = explained(sentence, trace_options, view)
+    tell(explanation, lesson, step, Recordings(svg, html, slides, export))
+
+
+class Recordings(NamedTuple):
+    """What explain and cross write besides the lesson they print (checked before the work)."""
+
+    svg: Path | None
+    html: Path | None
+    slides: Path | None
+    export: Path | None
+    heatmap: Path | None = None
+
+
+def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Recordings) -> None:
+    """The lesson printed (paced with --step), then every file asked for, all or none."""
+    from attnviz.render.terminal import render_explain, save_lesson
+
     trace, selection = explanation.trace, explanation.selection
     console = new_console()
     render_explain(trace, selection, console, lesson, pause=pacer(console) if step else None)
     with staged_writes():  # every file, or none
-        written = save_lesson(trace, selection, lesson, console.width, svg=svg, html=html)
-        written += write_slides(trace, selection, lesson, slides)
-        if export is not None:
-            write_export(explanation.layers, export)
-            written.append(export)
+        written = save_lesson(trace, selection, lesson, console.width, svg=to.svg, html=to.html)
+        written += write_slides(trace, selection, lesson, to.slides)
+        if to.heatmap is not None:
+            from attnviz.render.heatmap import save_heatmap
+
+            save_heatmap(trace, selection, to.heatmap)
+            written.append(to.heatmap)
+        if to.export is not None:
+            write_export(explanation.layers, to.export)
+            written.append(to.export)
     for path in written:
         wrote(path)
 
@@ -244,8 +264,6 @@ def cross(
 
     Example: attnviz cross "I am good" "Je vais bien" --focus vais
     """
-    from attnviz.render.terminal import render_explain, save_lesson
-
     check_outputs(export, (output, "--output"))
     check_recordings(svg, html)
     if slides is not None:
@@ -255,22 +273,7 @@ def cross(
         explanation = api.crossed(source, target, trace_options, view, progress=progress)
     for message in explanation.notes:
         note(message)
-    trace, selection = explanation.trace, explanation.selection
-    console = new_console()
-    render_explain(trace, selection, console, lesson, pause=pacer(console) if step else None)
-    with staged_writes():  # every file, or none
-        written = save_lesson(trace, selection, lesson, console.width, svg=svg, html=html)
-        written += write_slides(trace, selection, lesson, slides)
-        if output is not None:
-            from attnviz.render.heatmap import save_heatmap
-
-            save_heatmap(trace, selection, output)
-            written.append(output)
-        if export is not None:
-            write_export((trace,), export)
-            written.append(export)
-    for path in written:
-        wrote(path)
+    tell(explanation, lesson, step, Recordings(svg, html, slides, export, heatmap=output))
 
 
 def heads(
