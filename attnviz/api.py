@@ -59,8 +59,8 @@ def explained(
 ) -> Explanation:
     """Trace ``sentence`` as ``trace_options`` say and choose what ``view`` shows: the command
     line's ``explain`` (and heatmap, page, heads), with its options types."""
-    trace_options, shown = _one_layer(trace_options, view)
-    return _explanation(trace_layers(sentence, trace_options, progress=progress), view, shown)
+    trace_options, routed = _one_layer(trace_options, view)
+    return _explanation(trace_layers(sentence, trace_options, progress=progress), view, routed)
 
 
 def crossed(
@@ -73,9 +73,9 @@ def crossed(
 ) -> Explanation:
     """Cross-attention as the command line's ``cross`` makes it: queries from ``target``, keys
     and values from ``source``."""
-    trace_options, shown = _one_layer(trace_options, view)
+    trace_options, routed = _one_layer(trace_options, view)
     traced = cross_layers(source, target, trace_options, progress=progress)
-    return _explanation(traced, view, shown)
+    return _explanation(traced, view, routed)
 
 
 def _one_layer(trace_options: TraceOptions, view: ViewOptions) -> tuple[TraceOptions, ViewOptions]:
@@ -87,7 +87,8 @@ def _one_layer(trace_options: TraceOptions, view: ViewOptions) -> tuple[TraceOpt
 
 
 def _explanation(traced: TracedLayers, asked: ViewOptions, view: ViewOptions) -> Explanation:
-    """The layer ``view`` shows, and the one selection every view of this command starts from."""
+    """The layer ``view`` shows, and the one selection every view of this command starts from;
+    the Explanation keeps the view as ``asked`` (its --layer, whichever meaning it took)."""
     trace = choose_layer(traced.layers, view.layer)
     selection = select(trace, view)
     notes = (*traced.notes, *selection.notes)

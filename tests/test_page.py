@@ -611,11 +611,12 @@ def test_the_notebook_display_runs_the_page_in_its_own_frame(browser: Any, tmp_p
 
     import attnviz
 
-    trace = attnviz.explain(IT_SENTENCE, focus="it")
+    shown = attnviz.explain(IT_SENTENCE, focus="it")
+    trace = shown.trace
     cell = tmp_path / "cell.html"
     cell.write_text(
         "<!doctype html><html><body><p id='notebook'>a notebook cell</p>"
-        f"{attnviz.page(trace)._repr_html_()}</body></html>",
+        f"{attnviz.page(shown)._repr_html_()}</body></html>",
         encoding="utf-8",
     )
     open_page(browser, cell)
