@@ -1,15 +1,16 @@
 """attnviz: every number of transformer multi-head self-attention, step by step.
 
 >>> import attnviz
->>> trace = attnviz.explain("I am good")
->>> trace.weights.sum(axis=-1).round(12).tolist()   # every softmax row sums to 1
+>>> shown = attnviz.explain("I am good")
+>>> shown.trace.weights.sum(axis=-1).round(12).tolist()   # every softmax row sums to 1
 [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 
-``explain``, ``cross``, ``lesson`` and ``heatmap`` are the command line's commands as functions
-(attnviz.api); the step functions and ``trace_attention`` are the math underneath.
+``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads`` and ``scaling`` are the
+command line's commands as functions (attnviz.api); the step functions and ``trace_attention``
+are the math underneath.
 """
 
-from attnviz.api import cross, explain, heatmap, lesson, page
+from attnviz.api import cross, explain, heads, heatmap, lesson, page, scaling
 from attnviz.attention import (
     attention_scores,
     concat_heads,
@@ -24,12 +25,23 @@ from attnviz.config import AttentionConfig
 from attnviz.core import trace_attention
 from attnviz.embeddings import Embeddings, load_embeddings, random_embeddings
 from attnviz.errors import AttnvizError, ExitStatus
+from attnviz.explanation import Explanation
 from attnviz.provenance import Provenance
 from attnviz.tokens import tokenize
-from attnviz.trace import AttentionTrace, export_trace, load_trace
+from attnviz.trace import AttentionTrace
+from attnviz.trace_files import export_trace, load_trace
 from attnviz.weights import AttentionWeights, load_weights, random_weights
 
-__version__ = "0.1.0"
+
+def __getattr__(name: str) -> str:
+    """``attnviz.__version__``, read from the installed package's metadata when asked for:
+    importlib.metadata costs the command's start-up 25 ms, which only --version needs."""
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("attnviz")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AttentionConfig",
@@ -38,15 +50,18 @@ __all__ = [
     "AttnvizError",
     "Embeddings",
     "ExitStatus",
+    "Explanation",
     "__version__",
     "attention_scores",
     "concat_heads",
     "cross",
     "explain",
     "export_trace",
+    "heads",
     "heatmap",
     "lesson",
     "page",
+    "scaling",
     "load_embeddings",
     "load_trace",
     "load_weights",

@@ -1,52 +1,54 @@
-"""The Python API: what the command line does, as functions that return data.
+"""The Python API, and the one path every command of the command line takes.
 
     >>> import attnviz
-    >>> trace = attnviz.explain("The animal didn't cross the street because it was too tired")
-    >>> trace.weights.shape                      # [heads, query words, key words]
+    >>> shown = attnviz.explain("The animal didn't cross the street because it was too tired")
+    >>> shown.trace.weights.shape                # [heads, query words, key words]
     (2, 11, 11)
-    >>> text = attnviz.lesson(trace)             # the step-by-step lesson, as the terminal shows it
-    >>> figure = attnviz.heatmap(trace)          # a matplotlib Figure
+    >>> text = attnviz.lesson(shown)             # the step-by-step lesson, as the terminal shows it
+    >>> figure = attnviz.heatmap(shown)          # a matplotlib Figure
 
 ``explain`` and ``cross`` take the command line's options as keyword arguments (``model="minilm"``,
 ``layer=6``, ``head=12``, ``focus="it"``, ``causal=True``, ``pad_to=16``, ``positions=
-"sinusoidal"``, …), refuse what it refuses with the same sentence (``AttnvizError``), and
-return the trace of the layer asked for, which remembers what was asked to be shown
-(``trace.view``) and, for a model, every layer of the run (``trace.model_layers``). The command
-line calls ``explained`` and ``crossed``, the same functions with its options types.
+"sinusoidal"``, …), refuse what it refuses with the same sentence in the API's own words
+(``head=3``, where the command line says ``--head 3``), and return an ``Explanation``: the trace
+of the layer asked for, every layer of the run, what is shown of it and the notes. ``lesson``,
+``heatmap``, ``page`` and ``heads`` take an Explanation (or a bare trace). The command line calls
+``explained`` and ``crossed``, the same path with its options types, then the functions below.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from attnviz.core import Dtype, Preset, TraceOptions, cross_layers, trace_layers
-from attnviz.embeddings import OutOfVocabulary
-from attnviz.errors import AttnvizError
+from attnviz.analysis.heads import HeadRanking, RankBy, rank_heads
+from attnviz.analysis.scaling import ScalingRow, parse_d_ks, scaling_experiment
+from attnviz.arguments import choice, flags, steps_text, text, whole
+from attnviz.core import TracedLayers, cross_layers, trace_layers
+from attnviz.errors import AttnvizError, option
+from attnviz.explanation import Explanation, Page
 from attnviz.lesson.options import LessonOptions
-from attnviz.positions import Positions
-from attnviz.render.options import MAX_WIDTH, Scale, Style
+from attnviz.render.options import MAX_WIDTH, ImageOptions, Scale, Style
 from attnviz.selection import Selection, ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
+from attnviz.trace_options import Dtype, TraceOptions, trace_options_from
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from attnviz.render.demo import DemoExamples, ItExample
+
 Progress = Callable[[int, int], None]
-E = TypeVar("E", bound=Enum)
+
+#: What lesson(), heatmap(), page() and heads() take: what explain() or cross() return, or a
+#: bare trace (shown whole: every head, the default focus word).
+Shown = Explanation | AttentionTrace
 
 
-class Explained(NamedTuple):
-    """A trace as asked for: the chosen layer (remembering its view and the model's layers),
-    what the view shows of it, and what the person should be told about how it was made."""
-
-    trace: AttentionTrace
-    selection: Selection
-    notes: tuple[str, ...]
+# -- the path every command takes -------------------------------------------------------------
 
 
 def explained(
@@ -55,13 +57,11 @@ def explained(
     view: ViewOptions,
     *,
     progress: Progress | None = None,
-) -> Explained:
+) -> Explanation:
     """Trace ``sentence`` as ``trace_options`` say and choose what ``view`` shows: the command
-    line's ``explain``, with its options types."""
-    layers, notes = trace_layers(sentence, trace_options, layer=view.layer, progress=progress)
-    trace = _remembering(choose_layer(layers, view.layer), view, layers)
-    selection = select(trace, view)
-    return Explained(trace, selection, (*notes, *selection.notes))
+    line's ``explain`` (and heatmap, page, heads), with its options types."""
+    trace_options, routed = _one_layer(trace_options, view)
+    return _explanation(trace_layers(sentence, trace_options, progress=progress), view, routed)
 
 
 def crossed(
@@ -71,15 +71,133 @@ def crossed(
     view: ViewOptions,
     *,
     progress: Progress | None = None,
-) -> Explained:
+) -> Explanation:
     """Cross-attention as the command line's ``cross`` makes it: queries from ``target``, keys
     and values from ``source``."""
-    (trace,), notes = cross_layers(
-        source, target, trace_options, layer=view.layer, progress=progress
-    )
-    trace = _remembering(trace, view, (trace,))
+    trace_options, routed = _one_layer(trace_options, view)
+    traced = cross_layers(source, target, trace_options, progress=progress)
+    return _explanation(traced, view, routed)
+
+
+def _one_layer(trace_options: TraceOptions, view: ViewOptions) -> tuple[TraceOptions, ViewOptions]:
+    """One --layer, one meaning each: with --model the model layer to show (the view's), else
+    the layer to read from a model's export given as weights or embeddings (the traces')."""
+    if view.layer is None or trace_options.model is not None:
+        return trace_options, view
+    return replace(trace_options, export_layer=view.layer), view._replace(layer=None)
+
+
+def _explanation(traced: TracedLayers, asked: ViewOptions, view: ViewOptions) -> Explanation:
+    """The layer ``view`` shows, and the one selection every view of this command starts from;
+    the Explanation keeps the view as ``asked`` (its --layer, whichever meaning it took)."""
+    trace = choose_layer(traced.layers, view.layer)
     selection = select(trace, view)
-    return Explained(trace, selection, (*notes, *selection.notes))
+    notes = (*traced.notes, *selection.notes)
+    return Explanation(trace, traced.layers, asked, selection, notes)
+
+
+def pictures_refused(options: ImageOptions, *, drawing_one: Sequence[str]) -> None:
+    """The pictures' contradictions, refused before any work: every layer and head in one
+    figure with options that choose one (``drawing_one``: those given, by their API names),
+    and a colour scale for lines."""
+    if options.all_layers and drawing_one:
+        chosen = [option(name) for name in drawing_one]
+        listed = ", ".join(chosen[:-1]) + " and " + chosen[-1] if len(chosen) > 1 else chosen[0]
+        raise AttnvizError(
+            f"{option('all_layers')} draws every layer and head in one figure; drop {listed}."
+        )
+    if options.style is Style.lines and options.scale is not None:
+        raise AttnvizError(
+            f"{option('scale')} sets the heatmaps' colours; {option('style', Style.lines)} has "
+            f"none (a line's width is its weight): drop {option('scale')}."
+        )
+
+
+def save_pictures(
+    explanation: Explanation, output: Path, options: ImageOptions
+) -> tuple[list[Path], tuple[str, ...]]:
+    """``attnviz heatmap``'s files: what ``options`` ask, as the explanation shows it; the paths
+    written and a note for words the pictures' font draws as boxes."""
+    from attnviz.render.images import save_images
+
+    return save_images(
+        explanation.layers, explanation.trace, explanation.selection, output, options
+    )
+
+
+def ranked_heads(explanation: Explanation, rank_by: RankBy) -> HeadRanking:
+    """Every (layer, head) ranked by where the focus word looks (``attnviz heads``)."""
+    if explanation.selection.focus is None:
+        raise AttnvizError(
+            f"heads follows one word: name it with {option('focus', metavar='WORD')} (the "
+            "default, 'it', is not in the sentence)."
+        )
+    return rank_heads(explanation.layers, explanation.selection, rank_by=rank_by)
+
+
+def scaling_sizes(d_ks: str) -> tuple[list[int], tuple[str, ...]]:
+    """The d_k sizes of ``attnviz scaling``, "4,16,64" -> [4, 16, 64], and a note for each
+    capped."""
+    sizes, notes = parse_d_ks(d_ks)
+    return sizes, tuple(notes)
+
+
+def scaling_rows(sizes: Sequence[int], *, keys: int, queries: int, seed: int) -> list[ScalingRow]:
+    """The √d_k experiment (``attnviz scaling``): a row per d_k."""
+    return scaling_experiment(sizes, n_keys=keys, n_queries=queries, seed=seed)
+
+
+def demo_examples(*, use_model: bool) -> DemoExamples:
+    """The traces ``attnviz demo`` shows, each with what is shown of it; all-MiniLM-L6-v2's
+    heads for "it" when it is installed and ``use_model``."""
+    from attnviz.render.demo import IT_SENTENCE, DemoExamples, ItExample
+
+    def shown(sentence: str, **view: Any) -> tuple[AttentionTrace, Selection]:
+        explanation = explained(sentence, TraceOptions(), ViewOptions(**view))
+        return explanation.trace, explanation.selection
+
+    crossing = crossed(
+        "I am good", "Je vais bien", TraceOptions(), ViewOptions(head=1, focus="vais")
+    )
+    it = None
+    if use_model:
+        try:
+            model = explained(
+                IT_SENTENCE,
+                TraceOptions(model="minilm"),
+                ViewOptions(focus="it", hide_special=True),
+            )
+        except AttnvizError:
+            pass  # not installed: the random layer, with a hint
+        else:
+            it = _it_in_the_model(model)
+    if it is None:
+        it = ItExample(*shown(IT_SENTENCE, focus="it"), None, use_model)
+    return DemoExamples(
+        i_am_good=shown("I am good", focus="I"),
+        thinking=shown("Thinking Machines", head=1, focus="Thinking"),
+        it=it,
+        crossed=(crossing.trace, crossing.selection),
+        scaling=scaling_experiment([4, 16, 64, 256, 1024]),
+    )
+
+
+def _it_in_the_model(model: Explanation) -> ItExample:
+    """The demo's "it" → "animal": the heads with the largest weight and the most selective one,
+    and the latter's layer, shown with that head."""
+    from attnviz.analysis.heads import head_weights, top_heads_per_target
+    from attnviz.render.demo import ItExample
+
+    animal = model.selection.column_words.index("animal")
+    weights = head_weights(model.layers, model.selection)
+    strongest = top_heads_per_target(weights, 1, rank_by=RankBy.weight)[animal][0]
+    selective = top_heads_per_target(weights, 1, rank_by=RankBy.selectivity)[animal][0]
+    layer = model.layers[selective.layer - 1]
+    selection = model.selection._replace(heads=(selective.head - 1,))
+    return ItExample(layer, selection, (strongest, selective), True)
+
+
+# -- the Python API ---------------------------------------------------------------------------
 
 
 def explain(
@@ -102,28 +220,29 @@ def explain(
     causal: bool = False,
     positions: str = "none",
     pad_to: int | None = None,
-) -> AttentionTrace:
+) -> Explanation:
     """Every step of multi-head self-attention on ``sentence``, as ``attnviz explain`` computes
     it; the options are its options (``pad_to=16`` for ``--pad-to 16``).
 
     Random weights by default (``seed``, ``heads``, ``d_model``, ``preset="paper"``); word
     vectors from ``embeddings`` (GloVe text, .npy, .npz, .json); matrices from ``weights``; or a
     pretrained model, ``model="minilm"`` or ``"gpt2"`` or a checkpoint folder, whose ``layer``
-    (from 1, the last by default) is returned. ``head``, ``focus``, ``words`` and
-    ``hide_special`` say what the lesson, the heatmap and a notebook show.
+    (from 1, the last by default) is shown. ``head``, ``focus``, ``words`` and ``hide_special``
+    say what the lesson, the heatmap and a notebook show. Returns an Explanation: ``.trace``
+    is the layer's AttentionTrace; in a notebook it shows its lesson.
 
     >>> import attnviz
-    >>> trace = attnviz.explain("I am good", head=1, focus="am")
-    >>> trace.view.head, trace.tokens
+    >>> shown = attnviz.explain("I am good", head=1, focus="am")
+    >>> shown.view.head, shown.trace.tokens
     (1, ('I', 'am', 'good'))
     >>> attnviz.explain("I am good", head=3)
     Traceback (most recent call last):
-    attnviz.errors.AttnvizError: --head 3 does not exist; heads are numbered 1 to 2.
+    attnviz.errors.AttnvizError: head=3 does not exist; heads are numbered 1 to 2.
     """
-    _whole(layer=layer, head=head, pad_to=pad_to, seed=seed)
-    _flags(words=words, hide_special=hide_special, causal=causal)
-    _text(focus=focus, model=model)
-    trace_options = _trace_options(
+    whole(layer=layer, head=head, pad_to=pad_to, seed=seed)
+    flags(words=words, hide_special=hide_special, causal=causal)
+    text(focus=focus, model=model)
+    trace_options = trace_options_from(
         heads=heads,
         d_model=d_model,
         seed=seed,
@@ -133,14 +252,12 @@ def explain(
         weights=weights,
         positions=positions,
         model=model,
-        dtype=_choice(Dtype, dtype, "dtype"),
+        dtype=choice(Dtype, dtype, "dtype"),
         causal=causal,
         pad_to=pad_to,
     )
     view = ViewOptions(layer=layer, head=head, focus=focus, hide_special=hide_special, words=words)
-    trace, _, notes = explained(sentence, trace_options, view)
-    _tell(notes)
-    return trace
+    return _told(explained(sentence, trace_options, view))
 
 
 def cross(
@@ -158,19 +275,19 @@ def cross(
     oov: str = "error",
     weights: str | Path | None = None,
     positions: str = "none",
-) -> AttentionTrace:
+) -> Explanation:
     """Encoder–decoder (cross) attention, as ``attnviz cross`` computes it: the queries come
     from ``target``, the keys and values from ``source``. ``layer`` picks a layer of a model's
     export given as ``weights``.
 
     >>> import attnviz
-    >>> trace = attnviz.cross("I am very good", "Je vais bien", focus="vais")
-    >>> trace.weights.shape                      # [heads, target words, source words]
+    >>> pair = attnviz.cross("I am very good", "Je vais bien", focus="vais")
+    >>> pair.trace.weights.shape                 # [heads, target words, source words]
     (2, 3, 4)
     """
-    _whole(layer=layer, head=head, seed=seed)
-    _text(focus=focus)
-    trace_options = _trace_options(
+    whole(layer=layer, head=head, seed=seed)
+    text(focus=focus)
+    trace_options = trace_options_from(
         heads=heads,
         d_model=d_model,
         seed=seed,
@@ -181,13 +298,11 @@ def cross(
         positions=positions,
     )
     view = ViewOptions(layer=layer, head=head, focus=focus)
-    trace, _, notes = crossed(source, target, trace_options, view)
-    _tell(notes)
-    return trace
+    return _told(crossed(source, target, trace_options, view))
 
 
 def lesson(
-    trace: AttentionTrace,
+    shown: Shown,
     *,
     decimals: int = 2,
     show_weights: bool = False,
@@ -196,9 +311,9 @@ def lesson(
     color: bool = False,
     show: bool = False,
 ) -> str:
-    """The step-by-step lesson of ``trace`` as ``attnviz explain`` prints it, as text (with ANSI
-    colours when ``color``); ``show=True`` also prints it. What it shows is ``trace.view``;
-    ``steps`` ("4-6", "1,3-5", 4 or [4, 5, 6]) keeps only those steps, as --steps does.
+    """The step-by-step lesson as ``attnviz explain`` prints it, as text (with ANSI colours
+    when ``color``); ``show=True`` also prints it. ``steps`` ("4-6", "1,3-5", 4 or [4, 5, 6])
+    keeps only those steps, as --steps does.
 
     >>> import attnviz
     >>> text = attnviz.lesson(attnviz.explain("I am good"), width=80)
@@ -214,10 +329,10 @@ def lesson(
 
     from attnviz.render.terminal import render_explain
 
-    _trace_given(trace, "lesson")
-    _whole(decimals=decimals, width=width)
-    _flags(show_weights=show_weights, color=color, show=show)
-    options = LessonOptions(decimals=decimals, show_weights=show_weights, steps=_steps(steps))
+    explanation = _explanation_of(shown, "lesson")
+    whole(decimals=decimals, width=width)
+    flags(show_weights=show_weights, color=color, show=show)
+    options = LessonOptions(decimals=decimals, show_weights=show_weights, steps=steps_text(steps))
     if width < 40:
         raise AttnvizError(f"width={width} is too narrow for the tables; give 40 or more.")
     if width > MAX_WIDTH:
@@ -233,15 +348,15 @@ def lesson(
         highlight=False,
         force_jupyter=False,  # text, also in a notebook, where Rich would display HTML instead
     )
-    render_explain(trace, _selection(trace), console, options)
-    text: str = console.file.getvalue()  # type: ignore[attr-defined]
+    render_explain(explanation.trace, explanation.selection, console, options)
+    printed: str = console.file.getvalue()  # type: ignore[attr-defined]
     if show:
-        print(text, end="")
-    return text
+        print(printed, end="")
+    return printed
 
 
 def heatmap(
-    trace: AttentionTrace,
+    shown: Shown,
     *,
     head: int | None = None,
     focus: str | None = None,
@@ -250,12 +365,12 @@ def heatmap(
     cmap: str = "viridis",
     scale: str | None = None,
 ) -> Figure:
-    """The attention weights of ``trace`` as a matplotlib Figure, as ``attnviz heatmap`` draws
-    them: one panel per head (``head`` for one), the focus word's row outlined;
-    ``style="lines"`` for lines from the focus word; ``all_layers=True`` for every layer and
-    head of a model run; ``scale`` "fixed" (colours 0–1), "row" (each row to its largest) or
-    "auto" (to the largest shown), by default fixed up to 16 words. ``head`` and ``focus``
-    override what ``trace.view`` says.
+    """The attention weights as a matplotlib Figure, as ``attnviz heatmap`` draws them: one
+    panel per head (``head`` for one), the focus word's row outlined; ``style="lines"`` for
+    lines from the focus word; ``all_layers=True`` for every layer and head of a model run;
+    ``scale`` "fixed" (colours 0–1), "row" (each row to its largest) or "auto" (to the largest
+    shown), by default fixed up to 16 words. ``head`` and ``focus`` override what was asked of
+    ``explain``.
 
     >>> import attnviz
     >>> figure = attnviz.heatmap(attnviz.explain("I am good"), head=2)
@@ -264,71 +379,42 @@ def heatmap(
     """
     from attnviz.render.figures import check_colormap
 
-    _trace_given(trace, "heatmap")
-    _whole(head=head)
-    _text(focus=focus)
-    _flags(all_layers=all_layers)
+    explanation = _explanation_of(shown, "heatmap")
+    whole(head=head)
+    text(focus=focus)
+    flags(all_layers=all_layers)
+    options = ImageOptions(
+        style=choice(Style, style, "style"),
+        cmap=cmap,
+        all_layers=all_layers,
+        scale=None if scale is None else choice(Scale, scale, "scale"),
+    )
+    pictures_refused(options, drawing_one=("head",) if head is not None else ())
     check_colormap(cmap)
-    chosen = _choice(Style, style, "style")
-    colours = None if scale is None else _choice(Scale, scale, "scale")
-    view = trace.view or ViewOptions()
-    view = view._replace(
-        head=head if head is not None else view.head,
+    view = explanation.view
+    selection = explanation.selection
+    wanted = view._replace(
+        head=None if all_layers else head if head is not None else view.head,
         focus=focus if focus is not None else view.focus,
     )
+    if wanted != view:  # the one selection of this call, as asked here
+        selection = select(explanation.trace, wanted)
     if all_layers:
         from attnviz.render.grid import build_layers_figure
 
-        layers = trace.model_layers or (trace,)
-        if head is not None:
-            raise AttnvizError("all_layers draws every layer and head; drop head.")
-        return build_layers_figure(
-            layers, select(layers[0], view._replace(head=None)), cmap=cmap, scale=colours
-        )
-    selection = select(trace, view)
-    if chosen is Style.lines:
+        return build_layers_figure(explanation.layers, selection, cmap=cmap, scale=options.scale)
+    if options.style is Style.lines:
         from attnviz.render.plots import build_lines_figure
 
-        return build_lines_figure(trace, selection)
+        return build_lines_figure(explanation.trace, selection)
     from attnviz.render.heatmap import build_figure
 
-    return build_figure(trace, selection, cmap=cmap, scale=colours)
+    return build_figure(explanation.trace, selection, cmap=cmap, scale=options.scale)
 
 
-class Page:
-    """The interactive lesson page of a trace (``attnviz page``): ``html`` is the document,
-    ``save(path)`` writes it, and in a notebook it displays itself in an isolated frame."""
-
-    def __init__(self, html: str) -> None:
-        self.html = html
-
-    def __repr__(self) -> str:
-        return f"<attnviz page: {len(self.html):,} characters of HTML; .save(path) writes it>"
-
-    def _repr_html_(self) -> str:
-        """The page in an iframe of its own: its script and style stay inside it (the page's own
-        Content-Security-Policy still applies), and it cannot reach the notebook."""
-        import html as markup
-
-        return (
-            '<iframe sandbox="allow-scripts" style="width:100%;height:760px;border:1px solid #ddd" '
-            f'title="attnviz lesson page" srcdoc="{markup.escape(self.html, quote=True)}"></iframe>'
-        )
-
-    def save(self, path: str | Path) -> Path:
-        """Write the page to ``path`` (.html), atomically; AttnvizError for a folder, another
-        extension or an unwritable place, with nothing written."""
-        from attnviz.files import atomic_write, check_output_path
-
-        target = Path(path)
-        check_output_path(target, (".html", ".htm"), "The page")
-        atomic_write(target, lambda temporary: temporary.write_text(self.html, encoding="utf-8"))
-        return target
-
-
-def page(trace: AttentionTrace, *, decimals: int = 2) -> Page:
-    """The interactive lesson page of ``trace``: click a word to see where it looks and every
-    number of its steps; step by step with the arrow keys. Display it in a notebook, or
+def page(shown: Shown, *, decimals: int = 2) -> Page:
+    """The interactive lesson page: click a word to see where it looks and every number of its
+    steps; step by step with the arrow keys. Display it in a notebook, or
     ``.save("lesson.html")``.
 
     >>> import attnviz
@@ -336,104 +422,75 @@ def page(trace: AttentionTrace, *, decimals: int = 2) -> Page:
     >>> lesson_page.html.lower().startswith("<!doctype html>")
     True
     """
-    _trace_given(trace, "page")
-    _whole(decimals=decimals)
-    return Page(trace.to_html(decimals=decimals))
+    explanation = _explanation_of(shown, "page")
+    whole(decimals=decimals)
+    return Page(explanation.page_html(LessonOptions(decimals=decimals)))
+
+
+def heads(shown: Shown, *, rank_by: str = "selectivity") -> HeadRanking:
+    """Every (layer, head) ranked by where the focus word looks, as ``attnviz heads`` lists
+    them: ``per_word`` holds each shown word's top heads, ``per_head`` each head's top word
+    (highest first); ``rank_by`` "selectivity" (the focus word's weight minus the other words'
+    mean) or "weight".
+
+    >>> import attnviz
+    >>> ranking = attnviz.heads(attnviz.explain("The cat sat because it was tired"))
+    >>> best = ranking.per_head[0]               # the head most selective for 'it', and where
+    >>> f"layer {best.layer}, head {best.head}: {ranking.words[best.target]!r}"
+    "layer 1, head 1: 'was'"
+    """
+    explanation = _explanation_of(shown, "heads")
+    return ranked_heads(explanation, choice(RankBy, rank_by, "rank_by"))
+
+
+def scaling(
+    d_ks: str | Sequence[int] = (4, 16, 64, 256, 1024),
+    *,
+    keys: int = 16,
+    queries: int = 400,
+    seed: int = 0,
+) -> list[ScalingRow]:
+    """The experiment behind ÷√d_k, as ``attnviz scaling`` runs it: for each d_k, ``queries``
+    random queries scored against ``keys`` random keys, the softmax's statistics with and
+    without the scaling. Sizes above 4096 are capped, with a warning.
+
+    >>> import attnviz
+    >>> rows = attnviz.scaling([4, 1024])
+    >>> [row.d_k for row in rows], rows[1].unscaled.max_weight > rows[1].scaled.max_weight
+    ([4, 1024], True)
+    """
+    whole(keys=keys, queries=queries, seed=seed)
+    if not isinstance(d_ks, str):
+        sizes = list(d_ks)
+        whole(**{f"d_ks[{index}]": size for index, size in enumerate(sizes)})
+        d_ks = ",".join(str(size) for size in sizes)
+    sizes, notes = scaling_sizes(d_ks)
+    _tell(notes)
+    return scaling_rows(sizes, keys=keys, queries=queries, seed=seed)
 
 
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def _trace_options(
-    *,
-    heads: int | None,
-    d_model: int | None,
-    seed: int,
-    preset: str | None,
-    embeddings: str | Path | None,
-    oov: str,
-    weights: str | Path | None,
-    positions: str,
-    **model_options: Any,
-) -> TraceOptions:
-    """The command line's TraceOptions from keyword arguments: names as strings, paths as
-    str or Path; its contradictions refused as it refuses them."""
-    return TraceOptions(
-        heads=heads,
-        d_model=d_model,
-        seed=seed,
-        preset=_choice(Preset, preset, "preset") if preset is not None else None,
-        embeddings=Path(embeddings) if embeddings is not None else None,
-        oov=_choice(OutOfVocabulary, oov, "oov"),
-        weights=Path(weights) if weights is not None else None,
-        positions=_choice(Positions, positions, "positions"),
-        **model_options,
+def _explanation_of(shown: object, function: str) -> Explanation:
+    """What explain() or cross() returned, or a bare trace shown whole."""
+    if isinstance(shown, Explanation):
+        return shown
+    if isinstance(shown, AttentionTrace):
+        view = ViewOptions()
+        return Explanation(shown, (shown,), view, select(shown, view))
+    raise AttnvizError(
+        f"{function}() takes a trace, as attnviz.explain(sentence) returns it (or its .trace); "
+        f"got {type(shown).__name__}."
     )
 
 
-def _whole(**values: object) -> None:
-    """AttnvizError for an option that must be a whole number (or None) and is not."""
-    for name, value in values.items():
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise AttnvizError(f"{name}={value!r}: give a whole number.")
+def _told(explanation: Explanation) -> Explanation:
+    _tell(explanation.notes, stacklevel=4)
+    return explanation
 
 
-def _flags(**values: object) -> None:
-    """AttnvizError for an option that must be True or False and is not ("no" would count as
-    true)."""
-    for name, value in values.items():
-        if not isinstance(value, bool):
-            raise AttnvizError(f"{name}={value!r}: give True or False.")
-
-
-def _text(**values: object) -> None:
-    for name, value in values.items():
-        if value is not None and not isinstance(value, str):
-            raise AttnvizError(f'{name}={value!r}: give a string, e.g. {name}="it".')
-
-
-def _steps(steps: object) -> str | None:
-    """``steps`` as the command line's --steps: "4-6" as it is, 4 as "4", [4, 5, 6] as
-    "4,5,6"."""
-    if steps is None or isinstance(steps, str):
-        return steps
-    numbers = list(steps) if isinstance(steps, Iterable) else [steps]
-    if any(isinstance(n, bool) or not isinstance(n, int) for n in numbers):
-        raise AttnvizError(
-            f'steps={steps!r}: give step numbers, e.g. steps="4-6" or steps=[4, 5, 6].'
-        )
-    return ",".join(str(number) for number in numbers)
-
-
-def _trace_given(trace: object, function: str) -> None:
-    if not isinstance(trace, AttentionTrace):
-        raise AttnvizError(
-            f"{function}() takes a trace, as attnviz.explain(sentence) returns it; "
-            f"got {type(trace).__name__}."
-        )
-
-
-def _remembering(
-    trace: AttentionTrace, view: ViewOptions, layers: tuple[AttentionTrace, ...]
-) -> AttentionTrace:
-    """``trace`` with the view asked for and, in a model run, every layer of it."""
-    return replace(trace, view=view, model_layers=layers if len(layers) > 1 else None)
-
-
-def _selection(trace: AttentionTrace) -> Selection:
-    return select(trace, trace.view or ViewOptions())
-
-
-def _choice(kind: type[E], value: str | E, name: str) -> E:
-    """``value`` as a member of ``kind``; AttnvizError naming the choices otherwise."""
-    try:
-        return kind(value)
-    except ValueError:
-        choices = ", ".join(repr(member.value) for member in kind)
-        raise AttnvizError(f"{name}={value!r} is not a choice; use one of {choices}.") from None
-
-
-def _tell(notes: tuple[str, ...]) -> None:
+def _tell(notes: Iterable[str], stacklevel: int = 3) -> None:
     """What the command line prints as notes on stderr, as warnings."""
     for message in notes:
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)

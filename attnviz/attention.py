@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError
 from attnviz.positions import Positions
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Provenance
-from attnviz.trace import AttentionTrace, frozen_array, frozen_mask, provenance_seed
+from attnviz.trace import BIAS_KEYS, AttentionTrace, frozen_array, frozen_mask, provenance_seed
 from attnviz.weights import AttentionWeights
 
 
@@ -186,67 +186,80 @@ def multi_head_attention(
     output.
     """
     positioned = positional_encoding is not None
-    if provenance is None:
-        positions = Positions.sinusoidal if positioned else Positions.none
-        given = EmbeddingsOrigin(EmbeddingsKind.GIVEN, positions=positions)
-        provenance = Provenance(given, weights.origin)
-    if positioned != (provenance.embeddings.positions is not Positions.none):
-        raise AttnvizError(
-            "A positional encoding goes with provenance.embeddings.positions saying which; "
-            "give both or neither."
-        )
+    provenance = _checked_provenance(provenance, weights, positioned)
     if (source_positional_encoding is not None) != (positioned and source_x is not None):
         raise AttnvizError(
             "Cross-attention with positions needs the encoding of both sentences; give "
             "source_positional_encoding too (or neither)."
         )
-    matrices = (weights.W_Q, weights.W_K, weights.W_V, weights.W_O)
-    dtype = np.float32 if _all_float32(x, *matrices) else np.float64
-    x = np.asarray(x, dtype=dtype)
-    if x.ndim != 2 or x.shape[0] != len(tokens):
-        raise AttnvizError(
-            f"X has shape {list(x.shape)} but there are {len(tokens)} tokens; X needs one row per "
-            "token."
-        )
-    if x.shape[1] != weights.d_model:
-        raise AttnvizError(
-            f"The embeddings have {x.shape[1]} columns but the weights expect d_model = "
-            f"{weights.d_model}; use embeddings and weights of the same width."
-        )
-    token_embeddings = source_embeddings = None
+    dtype = _dtype(x, weights)
+    x = _checked_x(x, len(tokens), weights.d_model, dtype)
+    token_embeddings = None
     if positional_encoding is not None:
         token_embeddings, positional_encoding = x, _encoding(positional_encoding, x, dtype)
         x = token_embeddings + positional_encoding  # X = E + PE
-    if config is None:
-        config = AttentionConfig(
-            d_model=weights.d_model, n_heads=weights.n_heads, seed=provenance_seed(provenance)
-        )
-    if (weights.n_heads, weights.d_model) != (config.n_heads, config.d_model):
-        raise AttnvizError(
-            f"The weights are for {weights.n_heads} heads and d_model {weights.d_model}, but the "
-            f"configuration asks for {config.n_heads} heads and d_model {config.d_model}."
-        )
+    config = _checked_config(config, weights, provenance)
+    source = _Source(None, None, None)
     if (source_x is None) != (source_tokens is None):
         raise AttnvizError("Cross-attention needs both the source tokens and their embeddings.")
     if source_x is not None and source_tokens is not None:
-        source_x = np.asarray(source_x, dtype=dtype)
-        if source_x.shape != (len(source_tokens), weights.d_model):
-            raise AttnvizError(
-                f"The source embeddings have shape {list(source_x.shape)}; they must be "
-                f"[{len(source_tokens)}, {weights.d_model}]."
-            )
-        if mask is not None:
-            raise AttnvizError("Masks apply to self-attention, not to cross-attention.")
-        if source_positional_encoding is not None:
-            source_embeddings = source_x
-            source_positional_encoding = _encoding(source_positional_encoding, source_x, dtype)
-            source_x = source_embeddings + source_positional_encoding
+        source = _checked_source(
+            source_x, len(source_tokens), weights.d_model, dtype, mask, source_positional_encoding
+        )
     if mask is not None and (mask.shape != (len(tokens), len(tokens)) or not mask.any(-1).all()):
         raise AttnvizError("The mask must be [n, n] and let every word attend to something.")
+    steps = _steps(x, source.x, weights, config.d_k, mask)
+    return AttentionTrace(
+        tokens=tuple(tokens),
+        X=frozen_array(x),
+        W_Q=frozen_array(weights.W_Q),
+        W_K=frozen_array(weights.W_K),
+        W_V=frozen_array(weights.W_V),
+        W_O=frozen_array(weights.W_O),
+        **{key: frozen_array(value, copy=False) for key, value in steps._asdict().items()},
+        config=config,
+        provenance=provenance,
+        **cast(dict[str, Any], {key: _frozen_or_none(getattr(weights, key)) for key in BIAS_KEYS}),
+        mask=None if mask is None else frozen_mask(mask),
+        source_tokens=None if source_tokens is None else tuple(source_tokens),
+        X_source=None if source.x is None else frozen_array(source.x),
+        E=_frozen_or_none(token_embeddings),
+        PE=_frozen_or_none(positional_encoding),
+        E_source=_frozen_or_none(source.embeddings),
+        PE_source=_frozen_or_none(source.positional_encoding),
+    )
+
+
+class _Steps(NamedTuple):
+    """Every intermediate of the computation, named as the trace names them."""
+
+    Q: FloatArray  # [h, n_q, d_k]
+    K: FloatArray  # [h, n_k, d_k]
+    V: FloatArray  # [h, n_k, d_k]
+    scores: FloatArray  # [h, n_q, n_k]
+    scaled: FloatArray  # [h, n_q, n_k]
+    weights: FloatArray  # [h, n_q, n_k]
+    Z: FloatArray  # [h, n_q, d_k]
+    concat: FloatArray  # [n_q, h·d_k]
+    output: FloatArray  # [n_q, d_model]
+
+
+def _steps(
+    x: FloatArray,
+    source_x: FloatArray | None,
+    weights: AttentionWeights,
+    d_k: int,
+    mask: np.ndarray | None,
+) -> _Steps:
+    """The steps, one function each: project, score, scale, (mask,) softmax, weigh the values,
+    concatenate, project out. Queries from x; keys and values from source_x in cross-attention.
+
+    x: [n_q, d_model]; source_x: [n_k, d_model] or None (then n_k = n_q) -> _Steps
+    """
     # Overflow is detected below and reported as one sentence, not as numpy warnings.
     with np.errstate(over="ignore", invalid="ignore"):
         matrix, bias = weights.side_by_side
-        h, d_k = weights.n_heads, config.d_k
+        h = weights.n_heads
         if source_x is None:
             q, k, v = project_together(x, matrix, bias, h, d_k)
         else:  # queries from the target, keys and values from the source
@@ -257,7 +270,7 @@ def multi_head_attention(
             (q,) = project_together(x, matrix[:, :width], query_bias, h, d_k)
             k, v = project_together(source_x, matrix[:, width:], key_value_bias, h, d_k)
         scores = attention_scores(q, k)
-        scaled = scale_scores(scores, config.d_k)
+        scaled = scale_scores(scores, d_k)
         attention_weights = softmax(scaled if mask is None else mask_scores(scaled, mask))
         z = weigh_values(attention_weights, v)
         concat = concat_heads(z)
@@ -269,37 +282,87 @@ def multi_head_attention(
             f"The numbers overflow {x.dtype.name}: with values up to {largest:.3g} in X and the "
             "weights, Q·Kᵀ reaches infinity. Scale the embeddings or weights down."
         )
-    biases = {
-        key: None if getattr(weights, key) is None else frozen_array(getattr(weights, key))
-        for key in ("b_Q", "b_K", "b_V", "b_O")
-    }
-    return AttentionTrace(
-        tokens=tuple(tokens),
-        X=frozen_array(x),
-        W_Q=frozen_array(weights.W_Q),
-        W_K=frozen_array(weights.W_K),
-        W_V=frozen_array(weights.W_V),
-        W_O=frozen_array(weights.W_O),
-        Q=frozen_array(q, copy=False),
-        K=frozen_array(k, copy=False),
-        V=frozen_array(v, copy=False),
-        scores=frozen_array(scores, copy=False),
-        scaled=frozen_array(scaled, copy=False),
-        weights=frozen_array(attention_weights, copy=False),
-        Z=frozen_array(z, copy=False),
-        concat=frozen_array(concat, copy=False),
-        output=frozen_array(output, copy=False),
-        config=config,
-        provenance=provenance,
-        **cast(dict[str, Any], biases),
-        mask=None if mask is None else frozen_mask(mask),
-        source_tokens=None if source_tokens is None else tuple(source_tokens),
-        X_source=None if source_x is None else frozen_array(source_x),
-        E=_frozen_or_none(token_embeddings),
-        PE=_frozen_or_none(positional_encoding),
-        E_source=_frozen_or_none(source_embeddings),
-        PE_source=_frozen_or_none(source_positional_encoding),
-    )
+    return _Steps(q, k, v, scores, scaled, attention_weights, z, concat, output)
+
+
+def _checked_provenance(
+    provenance: Provenance | None, weights: AttentionWeights, positioned: bool
+) -> Provenance:
+    """The provenance given (by default X "given", the weights' own origin), which must say
+    whether a positional encoding was added."""
+    if provenance is None:
+        positions = Positions.sinusoidal if positioned else Positions.none
+        given = EmbeddingsOrigin(EmbeddingsKind.GIVEN, positions=positions)
+        provenance = Provenance(given, weights.origin)
+    if positioned != (provenance.embeddings.positions is not Positions.none):
+        raise AttnvizError(
+            "A positional encoding goes with provenance.embeddings.positions saying which; "
+            "give both or neither."
+        )
+    return provenance
+
+
+def _checked_x(x: FloatArray, n_tokens: int, d_model: int, dtype: type) -> FloatArray:
+    """X as an array of ``dtype``, one row per token, as wide as the weights.  -> [n, d_model]"""
+    x = np.asarray(x, dtype=dtype)
+    if x.ndim != 2 or x.shape[0] != n_tokens:
+        raise AttnvizError(
+            f"X has shape {list(x.shape)} but there are {n_tokens} tokens; X needs one row per "
+            "token."
+        )
+    if x.shape[1] != d_model:
+        raise AttnvizError(
+            f"The embeddings have {x.shape[1]} columns but the weights expect d_model = "
+            f"{d_model}; use embeddings and weights of the same width."
+        )
+    return x
+
+
+def _checked_config(
+    config: AttentionConfig | None, weights: AttentionWeights, provenance: Provenance
+) -> AttentionConfig:
+    """The sizes given, checked against the weights; by default taken from them."""
+    if config is None:
+        config = AttentionConfig(
+            d_model=weights.d_model, n_heads=weights.n_heads, seed=provenance_seed(provenance)
+        )
+    if (weights.n_heads, weights.d_model) != (config.n_heads, config.d_model):
+        raise AttnvizError(
+            f"The weights are for {weights.n_heads} heads and d_model {weights.d_model}, but the "
+            f"configuration asks for {config.n_heads} heads and d_model {config.d_model}."
+        )
+    return config
+
+
+class _Source(NamedTuple):
+    """Cross-attention's source: S = E_source (+ PE_source), the keys' and values' X."""
+
+    x: FloatArray | None  # [n_source, d_model]
+    embeddings: FloatArray | None  # E_source, with a positional encoding
+    positional_encoding: FloatArray | None  # PE_source
+
+
+def _checked_source(
+    source_x: FloatArray,
+    n_source: int,
+    d_model: int,
+    dtype: type,
+    mask: np.ndarray | None,
+    positional_encoding: FloatArray | None,
+) -> _Source:
+    """The source's X, checked, with its positional encoding added when there is one."""
+    source_x = np.asarray(source_x, dtype=dtype)
+    if source_x.shape != (n_source, d_model):
+        raise AttnvizError(
+            f"The source embeddings have shape {list(source_x.shape)}; they must be "
+            f"[{n_source}, {d_model}]."
+        )
+    if mask is not None:
+        raise AttnvizError("Masks apply to self-attention, not to cross-attention.")
+    if positional_encoding is None:
+        return _Source(source_x, None, None)
+    encoding = _encoding(positional_encoding, source_x, dtype)
+    return _Source(source_x + encoding, source_x, encoding)
 
 
 def _encoding(encoding: FloatArray, embeddings: FloatArray, dtype: type) -> FloatArray:
@@ -317,5 +380,7 @@ def _frozen_or_none(array: FloatArray | None) -> FloatArray | None:
     return None if array is None else frozen_array(array)
 
 
-def _all_float32(*arrays: FloatArray) -> bool:
-    return all(np.asarray(array).dtype == np.float32 for array in arrays)
+def _dtype(x: FloatArray, weights: AttentionWeights) -> type:
+    """float32 when X and the weights are float32 (a checkpoint's precision), else float64."""
+    arrays = (x, weights.W_Q, weights.W_K, weights.W_V, weights.W_O)
+    return np.float32 if all(np.asarray(a).dtype == np.float32 for a in arrays) else np.float64

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, option, spelled
 
 #: Longest sentence attnviz accepts, in tokens. 512 is BERT's context and the paper's order of
 #: magnitude; beyond it the step tables stop being something a person can read.
@@ -29,8 +29,8 @@ class AttentionConfig:
 
     def __post_init__(self) -> None:
         for name, value in (
-            ("d_model (--d-model)", self.d_model),
-            ("heads (--heads)", self.n_heads),
+            (spelled("d_model (--d-model)", "d_model"), self.d_model),
+            (spelled("heads (--heads)", "heads"), self.n_heads),
         ):
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise AttnvizError(f"{name} must be a positive whole number, got {value!r}.")
@@ -41,9 +41,9 @@ class AttentionConfig:
             )
         if self.n_heads > MAX_D_MODEL:
             raise AttnvizError(
-                f"heads (--heads) {self.n_heads} is too many: each head gets d_k = d_model / "
-                f"heads ≥ 1 columns and d_model is at most {MAX_D_MODEL}, so use at most "
-                f"{MAX_D_MODEL} heads (2 to 16 are usual)."
+                f"{spelled('heads (--heads)', 'heads')} {self.n_heads} is too many: each head "
+                f"gets d_k = d_model / heads ≥ 1 columns and d_model is at most {MAX_D_MODEL}, "
+                f"so use at most {MAX_D_MODEL} heads (2 to 16 are usual)."
             )
         if self.d_model % self.n_heads != 0:
             # The multiple of heads nearest d_model, within the largest d_model allowed.
@@ -53,7 +53,7 @@ class AttentionConfig:
             raise AttnvizError(
                 f"d_model {self.d_model} is not divisible by {self.n_heads} heads; "
                 "each head gets d_k = d_model / heads columns, so pick a multiple "
-                f"such as --d-model {multiple}."
+                f"such as {option('d_model', multiple)}."
             )
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
             raise AttnvizError(f"seed must be a whole number >= 0, got {self.seed!r}.")
@@ -87,7 +87,8 @@ def resolve_config(
     default = AttentionConfig.paper() if paper else AttentionConfig()
     if paper and (d_model is not None or n_heads is not None):
         raise AttnvizError(
-            "--preset paper fixes d_model 512 and 8 heads; drop --d-model/--heads, or the preset."
+            f"{option('preset', 'paper')} fixes d_model 512 and 8 heads; drop "
+            f"{option('d_model')}/{option('heads')}, or the preset."
         )
     chosen_d_model = d_model if d_model is not None else None
     chosen_heads = n_heads
@@ -103,7 +104,7 @@ def resolve_config(
         if chosen_heads is not None and chosen_heads != file_heads:
             raise AttnvizError(
                 f"The weights file has {file_heads} heads but {chosen_heads} were asked for; "
-                "drop --heads to use the file's."
+                f"drop {option('heads')} to use the file's."
             )
         chosen_d_model, chosen_heads = file_d_model, file_heads
     if embedding_width is not None:
@@ -113,8 +114,8 @@ def resolve_config(
                 f"the weights file's W_Q has d_model {chosen_d_model}; they must match (use "
                 "embeddings and weights made together)"
                 if weights_shape is not None
-                else f"d_model is {chosen_d_model}; they must match (drop --d-model/--preset, "
-                "or use other embeddings)"
+                else f"d_model is {chosen_d_model}; they must match (drop "
+                f"{option('d_model')}/{option('preset')}, or use other embeddings)"
             )
             raise AttnvizError(f"The embeddings have {embedding_width} dimensions but {fix}.")
         chosen_d_model = embedding_width

@@ -1,38 +1,27 @@
 """From a sentence to traces: tokens, X, weights, every step; one random layer, or every layer
-of a pretrained model. ``TraceOptions`` is what the command line (and the Python API) asks for.
+of a pretrained model, as ``TraceOptions`` (attnviz.trace_options) ask.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from attnviz.attention import causal_mask, multi_head_attention, padding_mask
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings, random_embeddings
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, option
 from attnviz.positions import Positions, sinusoidal_positions
-from attnviz.provenance import (
-    EmbeddingsKind,
-    EmbeddingsOrigin,
-    Masking,
-    Provenance,
-    WeightsOrigin,
-)
-from attnviz.selection import NO_LAYERS
+from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Masking, Provenance
+from attnviz.reuse import reuse_notes
+from attnviz.selection import no_layers
 from attnviz.tokens import check_sentence_length, check_token_count, tokenize
-from attnviz.trace import (
-    AttentionTrace,
-    Pieces,
-    load_trace,
-    recorded_pieces,
-    recorded_sentence,
-)
+from attnviz.trace import AttentionTrace
+from attnviz.trace_files import Pieces, recorded_pieces
+from attnviz.trace_options import TraceOptions
 from attnviz.weights import AttentionWeights, load_weights, random_weights
 
 PAD = "[PAD]"
@@ -52,94 +41,16 @@ class TracedLayers(NamedTuple):
     notes: tuple[str, ...]
 
 
-class Preset(str, Enum):
-    """Named sizes."""
-
-    paper = "paper"  # Vaswani et al. 2017, base model: d_model 512, 8 heads, d_k 64
-
-
-class Dtype(str, Enum):
-    """Floating-point precision of a model's forward pass."""
-
-    float32 = "float32"
-    float64 = "float64"
-
-
-@dataclass(frozen=True)
-class TraceOptions:
-    """How the traces are made: a random (or loaded) layer, or a pretrained model's layers.
-
-    The option combinations that contradict each other are refused on construction, with the
-    sentence that says which to drop.
-    """
-
-    heads: int | None = None  # h; default 2, or the weights file's
-    d_model: int | None = None  # default 8, or the embeddings' width
-    seed: int = 0  # seeds the random embeddings and weights
-    preset: Preset | None = None  # paper: d_model 512, 8 heads
-    embeddings: Path | None = None  # a word-vector file
-    oov: OutOfVocabulary = OutOfVocabulary.error  # words missing from the embeddings file
-    weights: Path | None = None  # W_Q, W_K, W_V, W_O from an .npz/.json
-    model: str | None = None  # a pretrained checkpoint: a folder, "minilm" or "gpt2"
-    dtype: Dtype = Dtype.float32  # the model's precision
-    causal: bool = False  # decoder self-attention for the random layer
-    positions: Positions = Positions.none  # sinusoidal: X = E + PE for the random layer
-    pad_to: int | None = None  # pad with [PAD] tokens to this length, masked as keys
-
-    def __post_init__(self) -> None:
-        if self.model is None:
-            return
-        given = [
-            flag
-            for flag, value in (
-                ("--heads", self.heads),
-                ("--d-model", self.d_model),
-                ("--preset", self.preset),
-                ("--embeddings", self.embeddings),
-                ("--weights", self.weights),
-            )
-            if value is not None
-        ]
-        if given:
-            raise AttnvizError(
-                f"--model brings its own sizes, embeddings and weights; drop {', '.join(given)}."
-            )
-        if self.causal:
-            raise AttnvizError(
-                "--causal applies to the random layer: a model brings its own mask (a "
-                "BERT-family encoder attends both ways by design, GPT-2 is causal already). "
-                "Drop --causal, or --model."
-            )
-        if _positions(self.positions) is not Positions.none:
-            raise AttnvizError(
-                "--positions applies to the random layer: a model adds its own learned position "
-                "embeddings before layer 1. Drop --positions, or --model."
-            )
-
-    def layer_arguments(self) -> dict[str, Any]:
-        """The options that make one random (or loaded) layer, as layer_inputs() names them."""
-        return {
-            "d_model": self.d_model,
-            "n_heads": self.heads,
-            "seed": self.seed,
-            "paper": self.preset is Preset.paper,
-            "embeddings": self.embeddings,
-            "weights": self.weights,
-            "oov": self.oov,
-        }
-
-
 def trace_layers(
     sentence: str,
-    options: TraceOptions = TraceOptions(),
+    options: TraceOptions | None = None,
     *,
-    layer: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> TracedLayers:
     """Every layer the options describe: the random (or loaded) layer alone, or each layer of a
-    pretrained model, run on ``sentence``. ``layer`` (--layer, from 1) picks the layer to read
-    from a model's export given as weights or embeddings (a model runs every layer; the view
-    picks one). ``progress`` is called while a word-vector text file is streamed."""
+    pretrained model, run on ``sentence`` (a model runs every layer; the view picks one).
+    ``progress`` is called while a word-vector text file is streamed."""
+    options = options or TraceOptions()
     if options.model is not None:
         from attnviz.model.run import trace_model
 
@@ -152,7 +63,6 @@ def trace_layers(
         causal=options.causal,
         positions=options.positions,
         pad_to=options.pad_to,
-        layer=layer,
         progress=progress,
     )
     return TracedLayers((trace,), notes)
@@ -161,31 +71,29 @@ def trace_layers(
 def cross_layers(
     source: str,
     target: str,
-    options: TraceOptions = TraceOptions(),
+    options: TraceOptions | None = None,
     *,
-    layer: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> TracedLayers:
     """Cross-attention from the options: queries from ``target``, keys and values from
     ``source``. A model, a causal mask and padding are refused: they belong to self-attention
-    (and attnviz's models are an encoder or a decoder alone). ``layer`` picks the layer of a
-    model's export given as weights."""
+    (and attnviz's models are an encoder or a decoder alone)."""
+    options = options or TraceOptions()
     if options.causal:
         raise AttnvizError(
-            "--causal does not apply to cross: each target word may look at the whole "
+            f"{option('causal')} does not apply to cross: each target word may look at the whole "
             "source sentence, which is already written; masks belong to self-attention."
         )
     if options.model is not None or options.pad_to is not None:
         raise AttnvizError(
-            "cross runs the random (or loaded) layer; drop --model and --pad-to, which belong "
-            "to self-attention (explain, heatmap)."
+            f"cross runs the random (or loaded) layer; drop {option('model')} and "
+            f"{option('pad_to')}, which belong to self-attention (explain, heatmap)."
         )
     trace, notes = trace_cross(
         source,
         target,
         **options.layer_arguments(),
         positions=options.positions,
-        layer=layer,
         progress=progress,
     )
     origin = trace.provenance.weights
@@ -262,19 +170,22 @@ def layer_inputs(
     weights: AttentionWeights | str | Path | None = None,
     oov: OutOfVocabulary | str = OutOfVocabulary.error,
     progress: Callable[[int, int], None] | None = None,
-    layer: int | None = None,
+    export_layer: int | None = None,
 ) -> LayerInputs:
     """X for ``tokens`` and the weights, from the options: sizes may be left to the files.
 
-    ``layer`` (from 1) picks one layer of a model's export given as weights or embeddings; it
-    is refused when no file given holds a model's layers.
+    ``export_layer`` (from 1) picks one layer of a model's export given as weights or
+    embeddings; it is refused when no file given holds a model's layers.
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise AttnvizError(f"The seed (--seed) must be a whole number >= 0, got {seed!r}.")
+        raise AttnvizError(
+            f"The seed ({option('seed')}) must be a whole number >= 0, got {seed!r}."
+        )
     try:
         oov = OutOfVocabulary(oov)
     except ValueError:
         raise AttnvizError(f"oov must be 'error' or 'random', got {oov!r}.") from None
+    layer = export_layer
     layered = False  # whether a file given held a model's layers, of which ``layer`` was read
     if isinstance(weights, (str, Path)):
         weights = load_weights(Path(weights), layer=layer)
@@ -288,7 +199,7 @@ def layer_inputs(
         given = EmbeddingsOrigin(EmbeddingsKind.GIVEN)
         embeddings = Embeddings(X=np.asarray(embeddings, dtype=np.float64), origin=given)
     if layer is not None and not layered:
-        raise AttnvizError(NO_LAYERS)
+        raise AttnvizError(no_layers())
     if embeddings is not None and not np.isfinite(embeddings.X).all():
         raise AttnvizError("The embeddings hold NaN or infinity; give finite numbers.")
     config = resolve_config(
@@ -328,7 +239,7 @@ def trace_with_options(
     positions: Positions | str = Positions.none,
     pad_to: int | None = None,
     progress: Callable[[int, int], None] | None = None,
-    layer: int | None = None,
+    export_layer: int | None = None,
 ) -> Traced:
     """The trace from the command line's options: sizes may be left to the files to decide.
 
@@ -337,7 +248,8 @@ def trace_with_options(
     too: they have positions like any token).
     pad_to: append [PAD] tokens (zero embeddings) up to this length and mask them as keys.
     progress: called with (bytes_read, file_size) while a word-vector text file is streamed.
-    layer: the layer (from 1) to read from a model's export given as weights or embeddings.
+    export_layer: the layer (from 1) to read from a model's export given as weights or
+    embeddings.
     Returns the trace and notes for the user (words given random vectors, and so on).
     """
     positions = _positions(positions)
@@ -358,25 +270,19 @@ def trace_with_options(
         weights=weights,
         oov=oov,
         progress=progress,
-        layer=layer,
+        export_layer=export_layer,
     )
     x, n_real = inputs.embeddings.X, len(tokens)
     if pad_to is not None:
         if not n_real <= pad_to <= MAX_TOKENS:
             raise AttnvizError(
-                f"--pad-to {pad_to}: the sentence has {n_real} tokens; pad to between {n_real} "
-                f"and {MAX_TOKENS}."
+                f"{option('pad_to', pad_to)}: the sentence has {n_real} tokens; pad to between "
+                f"{n_real} and {MAX_TOKENS}."
             )
         # [PAD] rows are zeros, as a padding embedding usually is; they are masked as keys.
         tokens = [*tokens, *([PAD] * (pad_to - n_real))]
         x = np.vstack([x, np.zeros((pad_to - n_real, x.shape[1]))])
-    mask = None
-    if causal or pad_to is not None:
-        mask = np.ones((len(tokens), len(tokens)), dtype=bool)
-        if causal:
-            mask &= causal_mask(len(tokens))
-        if pad_to is not None:
-            mask &= padding_mask(n_real, len(tokens))
+    mask = _mask(causal, n_real, len(tokens)) if causal or pad_to is not None else None
     provenance = Provenance(
         embeddings=inputs.embeddings.origin._replace(positions=positions),
         weights=inputs.weights.origin,
@@ -393,7 +299,17 @@ def trace_with_options(
         mask=mask,
         positional_encoding=_encoding(positions, len(tokens), inputs.config.d_model),
     )
-    return Traced(trace, inputs.notes + _other_embeddings_note(trace, inputs.weights))
+    return Traced(trace, inputs.notes + reuse_notes(trace, inputs.weights))
+
+
+def _mask(causal: bool, n_real: int, n_tokens: int) -> np.ndarray:
+    """Decoder self-attention (causal) and/or padding after ``n_real`` tokens.  -> [n, n] bool"""
+    mask = np.ones((n_tokens, n_tokens), dtype=bool)
+    if causal:
+        mask &= causal_mask(n_tokens)
+    if n_tokens > n_real:
+        mask &= padding_mask(n_real, n_tokens)
+    return mask
 
 
 def _model_pieces(
@@ -426,69 +342,6 @@ def _encoding(positions: Positions, n_tokens: int, d_model: int) -> np.ndarray |
     return None
 
 
-def _other_embeddings_note(trace: AttentionTrace, weights: AttentionWeights) -> tuple[str, ...]:
-    """When --weights is a trace of this very sentence made with other X, say how to reuse it.
-
-    Loading a trace as --weights takes its W matrices only; its numbers come back exactly only
-    with the same X (same seed, embeddings and --positions), which is easy to miss.
-    """
-    path = weights.path
-    if path is None:
-        return ()
-    if weights.origin.model is not None:
-        return _model_layer_note(trace, weights.origin, path)
-    try:
-        their = load_embeddings(path, list(trace.tokens))  # a trace's E when it has positions
-    except AttnvizError:
-        return ()  # not a trace, or one of another sentence
-    other_vectors = not np.array_equal(their.X, trace.X if trace.E is None else trace.E)
-    # Positions the trace was made with and this run leaves out. (Positions added to a trace
-    # made without them change X as asked; that needs no note.)
-    theirs = _recorded_positions(path)
-    ours = trace.provenance.embeddings.positions
-    left_out = theirs if theirs not in (None, Positions.none, ours) else None
-    if not other_vectors and left_out is None:
-        return ()
-    made, fixes = [], []
-    if other_vectors:
-        made.append("other embeddings (another --seed or --embeddings)")
-        fixes.append(f"--embeddings {path}")
-    if left_out is not None:
-        made.append(f"--positions {left_out.value}")
-        fixes.append(f"--positions {left_out.value}")
-    return (
-        f"{path} was made with {' and '.join(made)}, so only its weights are reused; add "
-        f"{' '.join(fixes)} to reuse its X too.",
-    )
-
-
-def _model_layer_note(trace: AttentionTrace, origin: WeightsOrigin, path: Path) -> tuple[str, ...]:
-    """When --weights is a model's layer run on other X than the model gave it, say how to run
-    it on that X: only then are its numbers the model's (up to the attention's output)."""
-    try:
-        their = load_embeddings(path, list(trace.tokens), layer=origin.layer)
-    except AttnvizError:
-        their = None  # another sentence, or a file without the layer's X
-    if their is not None and np.array_equal(their.X, trace.X):
-        return ()
-    sentence = recorded_sentence(path)
-    made_for = f' and the sentence it was made for, "{sentence}"' if sentence else ""
-    return (
-        f"{path} holds layer {origin.layer} of {origin.model}; here its weights run on other X "
-        f"({trace.provenance.embeddings.describe()}). For that layer's attention as the model "
-        f"computed it, add --embeddings {path}{made_for}.",
-    )
-
-
-def _recorded_positions(path: Path) -> Positions | None:
-    """The --positions a trace file records; None for a file that is not an attnviz trace."""
-    try:
-        first, *_ = load_trace(path)
-    except AttnvizError:
-        return None
-    return first.provenance.embeddings.positions
-
-
 def trace_cross(
     source: str | Sequence[str],
     target: str | Sequence[str],
@@ -502,7 +355,7 @@ def trace_cross(
     oov: OutOfVocabulary | str = OutOfVocabulary.error,
     positions: Positions | str = Positions.none,
     progress: Callable[[int, int], None] | None = None,
-    layer: int | None = None,
+    export_layer: int | None = None,
 ) -> Traced:
     """Cross-attention (encoder–decoder), as when translating "I am good" into "Je vais bien":
     queries from the target words, keys and values from the source words.
@@ -525,7 +378,7 @@ def trace_cross(
         weights=weights,
         oov=oov,
         progress=progress,
-        layer=layer,
+        export_layer=export_layer,
     )
     n_target, d_model = len(target_tokens), inputs.config.d_model
     trace = multi_head_attention(

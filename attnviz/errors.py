@@ -1,8 +1,15 @@
-"""One exception type for every problem a person can fix, and the exit codes the CLI uses."""
+"""One exception type for every problem a person can fix, the exit codes the CLI uses, and how
+a message names an option: as the command line's flag or as the Python API's keyword argument."""
 
 from __future__ import annotations
 
-from enum import IntEnum
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from enum import Enum, IntEnum
+from pathlib import PurePath
+from typing import Any
 
 
 class ExitStatus(IntEnum):
@@ -43,3 +50,68 @@ class OutputProblem(AttnvizError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, ExitStatus.CANNOT_WRITE)
+
+
+# -- naming an option ---------------------------------------------------------------------------
+
+#: Whether the command line is running: messages then name its flags (``--head 3``); in Python
+#: they name the API's keyword arguments (``head=3``). Set by ``command_line()`` only.
+_ON_COMMAND_LINE: ContextVar[bool] = ContextVar("attnviz_on_command_line", default=False)
+
+#: Keyword arguments whose flag is not their name with dashes for underscores.
+_FLAGS = {"d_ks": "--dk"}
+
+_UNSET: Any = object()
+
+
+@contextmanager
+def command_line() -> Iterator[None]:
+    """While the command line runs a command: every ``option()`` names a flag."""
+    token = _ON_COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _ON_COMMAND_LINE.reset(token)
+
+
+def option(name: str, value: object = _UNSET, *, metavar: str | None = None) -> str:
+    """An option as the person wrote it, for a message: ``option("head", 3)`` is ``--head 3``
+    on the command line and ``head=3`` in Python; ``option("focus", "the:2")`` is
+    ``--focus the:2`` or ``focus="the:2"``; ``option("heads")`` is ``--heads`` or ``heads``;
+    ``option("layer", metavar="N")`` is ``--layer N`` or ``layer=N``. ``name`` is the API's
+    keyword argument; a flag is the same name with dashes (``pad_to``: ``--pad-to``)."""
+    if _ON_COMMAND_LINE.get():
+        flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
+        if metavar is not None:
+            return f"{flag} {metavar}"
+        if value is _UNSET or value is True:
+            return flag
+        return f"{flag} {_typed(value)}"
+    if metavar is not None:
+        return f"{name}={metavar}"
+    return name if value is _UNSET else f"{name}={_literal(value)}"
+
+
+def spelled(command_line: str, python: str) -> str:
+    """Words that differ beyond an option's name: an example, ``--dk 4,16,64`` or
+    ``d_ks=[4, 16, 64]``."""
+    return command_line if _ON_COMMAND_LINE.get() else python
+
+
+def quoted(value: str) -> str:
+    """A value the command line shows quoted (``--steps '1,,3'``), as Python shows any text."""
+    return repr(value) if _ON_COMMAND_LINE.get() else _literal(value)
+
+
+def _typed(value: object) -> str:
+    """A value as typed on the command line: 3, the:2, sinusoidal, lesson.html."""
+    return str(value.value) if isinstance(value, Enum) else str(value)
+
+
+def _literal(value: object) -> str:
+    """A value as written in Python: 3, True, "the:2", "sinusoidal"."""
+    if isinstance(value, Enum):
+        value = value.value
+    if isinstance(value, (str, PurePath)):
+        return json.dumps(str(value), ensure_ascii=False)
+    return repr(value)

@@ -17,7 +17,8 @@ from attnviz.files import (
     check_writable_folder,
     staged_writes,
 )
-from attnviz.trace import EXPORT_EXTENSIONS, AttentionTrace, export_layers, export_trace
+from attnviz.trace import AttentionTrace
+from attnviz.trace_files import EXPORT_EXTENSIONS, export_layers, export_trace
 
 IMAGE_EXTENSIONS = (".png", ".svg", ".pdf")
 

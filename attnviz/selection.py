@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, option
 from attnviz.tokens import Focus, default_focus, find_focus
 from attnviz.trace import AttentionTrace
 
@@ -26,7 +26,9 @@ from attnviz.trace import AttentionTrace
 class ViewOptions(NamedTuple):
     """What a person asked to see of the computed layers, as the command line names it."""
 
-    layer: int | None = None  # --layer, from 1; None: the last layer
+    # --layer, from 1: the model layer to show; None: the last layer. (A layer of a model's
+    # export given as weights is TraceOptions.export_layer.)
+    layer: int | None = None
     head: int | None = None  # --head, from 1; None: every head
     focus: str | None = None  # --focus WORD or WORD:N; None: "it" when the sentence has it
     hide_special: bool = False  # --hide-special: leave [CLS], [SEP], [PAD] out of the views
@@ -146,26 +148,25 @@ def _gather(array: FloatArray, groups: Groups, *, axis: int, total: bool = False
     return np.stack(parts, axis=axis)
 
 
-#: --layer where no layers are: the random mode, or files that hold one layer.
-NO_LAYERS = (
-    "--layer needs --model, or a model's export (--model … --export FILE) as --weights or "
-    "--embeddings: the random mode has one layer."
-)
+def no_layers() -> str:
+    """What --layer where no layers are (the random mode, or files that hold one layer) says."""
+    return (
+        f"{option('layer')} needs {option('model')}, or a model's export "
+        f"({option('model', metavar='…')} {option('export', metavar='FILE')}) as "
+        f"{option('weights')} or {option('embeddings')}: the random mode has one layer."
+    )
 
 
 def choose_layer(layers: Sequence[AttentionTrace], layer: int | None) -> AttentionTrace:
-    """The layer to show, numbered from 1 as a person types it; the last by default. A layer
-    read from a model's export (--weights/--embeddings with --layer) is the one trace."""
+    """The model layer to show, numbered from 1 as a person types it; the last by default.
+    (A layer read from a model's export is chosen as it is read: TraceOptions.export_layer.)"""
     if layer is None:
         return layers[-1]
-    provenance = layers[0].provenance
-    if not provenance.weights.is_pretrained:
-        if layer in (provenance.weights.layer, provenance.embeddings.layer):
-            return layers[0]
-        raise AttnvizError(NO_LAYERS)
+    if not layers[0].provenance.weights.is_pretrained:
+        raise AttnvizError(no_layers())
     if not 1 <= layer <= len(layers):
         raise AttnvizError(
-            f"--layer {layer} does not exist; layers are numbered 1 to {len(layers)}."
+            f"{option('layer', layer)} does not exist; layers are numbered 1 to {len(layers)}."
         )
     return layers[layer - 1]
 
@@ -176,7 +177,7 @@ def choose_heads(trace: AttentionTrace, head: int | None) -> tuple[int, ...]:
         return tuple(range(trace.n_heads))
     if not 1 <= head <= trace.n_heads:
         raise AttnvizError(
-            f"--head {head} does not exist; heads are numbered 1 to {trace.n_heads}."
+            f"{option('head', head)} does not exist; heads are numbered 1 to {trace.n_heads}."
         )
     return (head - 1,)
 
@@ -190,7 +191,10 @@ def select(trace: AttentionTrace, options: ViewOptions | None = None) -> Selecti
     options = options or ViewOptions()
     provenance = trace.provenance
     if options.words and not provenance.word_groups:
-        raise AttnvizError("--words needs --model: the random mode's tokens are words already.")
+        raise AttnvizError(
+            f"{option('words')} needs {option('model')}: the random mode's tokens are words "
+            "already."
+        )
     heads = choose_heads(trace, options.head)
     hidden = tuple(sorted(provenance.special)) if options.hide_special else ()
     if options.words:
@@ -204,7 +208,7 @@ def select(trace: AttentionTrace, options: ViewOptions | None = None) -> Selecti
         row_groups = _visible(tuple((i,) for i in range(trace.n_tokens)), hidden)
         row_words = tuple(trace.tokens[group[0]] for group in row_groups)
     if not row_groups:
-        raise AttnvizError("--hide-special would hide every token.")
+        raise AttnvizError(f"{option('hide_special')} would hide every token.")
     if trace.is_cross:  # the source words: never special, never merged
         column_groups: Groups = tuple((i,) for i in range(len(trace.key_tokens)))
         column_words = trace.key_tokens
@@ -263,7 +267,7 @@ def _focus(
     if spec is not None and ":" not in spec and focus.n_occurrences > 1:
         notes = (
             f"{focus.word!r} occurs {focus.n_occurrences} times; following the first. "
-            f"Use --focus {focus.word}:2 for the second.",
+            f"Use {option('focus', f'{focus.word}:2')} for the second.",
         )
     return focus, notes
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from attnviz.config import MAX_TOKENS
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, option
 
 #: Longest sentence attnviz accepts, in characters: MAX_TOKENS words of some 40 characters. Every
 #: view prints the words several times over, so work and output grow with the length; a pasted
@@ -123,9 +123,14 @@ def find_focus(tokens: Sequence[str], spec: str, *, words: Sequence[tuple[int, s
     if sep and head and tail.isdigit():
         word, occurrence = head, int(tail)
         if occurrence < 1:
-            raise AttnvizError(f"--focus {spec}: occurrences are numbered from 1, as in {head}:1.")
+            raise AttnvizError(
+                f"{option('focus', spec)}: occurrences are numbered from 1, as in {head}:1."
+            )
     if not word.strip():
-        raise AttnvizError("--focus is empty; name a word of the sentence, e.g. --focus it.")
+        raise AttnvizError(
+            f"{option('focus')} is empty; name a word of the sentence, e.g. "
+            f"{option('focus', 'it')}."
+        )
     positions = [i for i, token in enumerate(tokens) if token.casefold() == word.casefold()]
     if not positions:
         # A word a model's tokenizer split into pieces ("token", "##ization"): match the word,
@@ -140,8 +145,8 @@ def find_focus(tokens: Sequence[str], spec: str, *, words: Sequence[tuple[int, s
         times = "once" if len(positions) == 1 else f"{len(positions)} times"
         fix = f"drop ':{occurrence}'" if len(positions) == 1 else f"use 1 to {len(positions)}"
         raise AttnvizError(
-            f"{word!r} occurs {times}; --focus {word}:{occurrence} asks for occurrence "
-            f"{occurrence}: {fix}."
+            f"{word!r} occurs {times}; {option('focus', f'{word}:{occurrence}')} asks for "
+            f"occurrence {occurrence}: {fix}."
         )
     chosen = max(occurrence, 1)
     index = positions[chosen - 1]

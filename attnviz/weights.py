@@ -11,7 +11,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.config import MAX_D_MODEL, AttentionConfig
-from attnviz.errors import AttnvizError, FileProblem
+from attnviz.errors import AttnvizError, FileProblem, option
 from attnviz.files import ArrayHeader, HeaderCheck, finite_matrix, load_json, load_npz
 from attnviz.provenance import WeightsKind, WeightsOrigin
 
@@ -140,7 +140,7 @@ def load_weights(path: Path, *, layer: int | None = None) -> AttentionWeights:
     (W_Q [L, h, d_model, d_k]): ``layer``, from 1, says which layer's matrices to read, and is
     required there and refused for a file of one layer.
     """
-    from attnviz.trace import export_layer, layers_in
+    from attnviz.trace_files import export_layer, layers_in
 
     extension = path.suffix.lower()
     config: object = None
@@ -182,8 +182,9 @@ def load_weights(path: Path, *, layer: int | None = None) -> AttentionWeights:
         made = _file_origin(path, config)
         which = f", layer {made.layer} of {made.model}" if made.model and made.layer else ""
         raise AttnvizError(
-            f"--layer {layer}: weights file {path} holds one layer's weights{which}; drop "
-            "--layer, which picks a layer of a model's export (--model … --export FILE)."
+            f"{option('layer', layer)}: weights file {path} holds one layer's weights{which}; "
+            f"drop {option('layer')}, which picks a layer of a model's export "
+            f"({option('model', metavar='…')} {option('export', metavar='FILE')})."
         )
     matrices = {
         key: finite_matrix(
@@ -232,7 +233,7 @@ def _file_origin(path: Path, config: object, index: int = 0) -> WeightsOrigin:
     """Weights read from ``path`` (its layer ``index``, from 0, for a model's export); an
     attnviz export also says what they were made from (a seed, a model and its layer), so a
     random trace fed back is still called random and a model's layer is still named."""
-    from attnviz.trace import read_provenance
+    from attnviz.trace_files import read_provenance
 
     try:
         made = read_provenance(config, path)

@@ -16,10 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import attnviz
-from attnviz.core import TraceOptions, cross_layers, trace_layers
+from attnviz.core import cross_layers, trace_layers
 from attnviz.render.grid import save_layers_heatmap
 from attnviz.render.heatmap import save_heatmap
 from attnviz.selection import ViewOptions, select
+from attnviz.trace_options import TraceOptions
 
 DOCS = Path(__file__).resolve().parent
 CONFIG = attnviz.AttentionConfig(d_model=8, n_heads=2, seed=0)

@@ -19,7 +19,7 @@ from attnviz.attention import (
     softmax,
 )
 from attnviz.config import AttentionConfig
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, command_line
 from attnviz.weights import AttentionWeights, random_weights
 
 
@@ -232,8 +232,11 @@ def test_default_random_weights_give_softmax_neither_flat_nor_one_hot(sentence: 
     ],
 )
 def test_bad_sizes_are_refused_with_a_message(d_model: int, n_heads: int, message: str) -> None:
-    with pytest.raises(AttnvizError, match=message):
+    with pytest.raises(AttnvizError, match=message), command_line():  # as the command line says
         AttentionConfig(d_model=d_model, n_heads=n_heads)
+    with pytest.raises(AttnvizError) as raised:  # and in Python, in the API's own words
+        AttentionConfig(d_model=d_model, n_heads=n_heads)
+    assert "--" not in raised.value.message
 
 
 def test_paper_preset_sizes() -> None:

@@ -17,7 +17,7 @@ from attnviz import __version__
 from attnviz.cli import COMMANDS, app
 from attnviz.errors import ExitStatus
 from attnviz.provenance import WeightsKind
-from attnviz.trace import load_trace
+from attnviz.trace_files import load_trace
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_embeddings"
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
@@ -690,7 +690,7 @@ def test_nothing_attnviz_writes_loads_anything_remote(tmp_path: Path) -> None:
     assert re.findall(r"""(?:src|href)=["']([^"']*)""", page) == ["data:,"]
     assert "default-src 'none'" in page and "fetch(" not in page and "XMLHttpRequest" not in page
     # The notebook display too: every source it names is an embedded image.
-    fragment = attnviz.explain("I am good", causal=True)._repr_html_()
+    fragment = attnviz.explain("I am good", causal=True)._repr_html_()  # what a notebook shows
     assert not remote.search(fragment)
     assert all(
         source.startswith("data:image/png;base64,")

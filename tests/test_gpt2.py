@@ -25,7 +25,7 @@ from attnviz.model.functional import layer_norm  # noqa: E402
 from attnviz.model.gpt2 import GPT2  # noqa: E402
 from attnviz.model.run import trace_model  # noqa: E402
 from attnviz.provenance import EmbeddingsKind  # noqa: E402
-from attnviz.trace import load_trace  # noqa: E402
+from attnviz.trace_files import load_trace  # noqa: E402
 
 MODEL = Path(__file__).resolve().parent / "model" / "tiny_gpt2"
 GOLDEN = MODEL.parent / "golden_gpt2.npz"

@@ -6,9 +6,9 @@ import time
 
 import pytest
 import rich.cells
+from render.counting import Measured
 
 from attnviz.labels import fit_label, fitting_prefix
-from render.counting import Measured
 
 
 def test_a_16000_character_word_is_cut_at_once(monkeypatch: pytest.MonkeyPatch) -> None:

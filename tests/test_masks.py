@@ -96,7 +96,7 @@ def test_model_export_stores_one_mask() -> None:
     pytest.importorskip("safetensors")
     pytest.importorskip("tokenizers")
     from attnviz.model.run import trace_model
-    from attnviz.trace import export_layers
+    from attnviz.trace_files import export_layers
 
     run = trace_model("I am good", "minilm", pad_to=7)
     import tempfile

@@ -443,8 +443,9 @@ def test_punctuation_on_a_word_does_not_hide_it_from_focus() -> None:
 
 
 def test_weights_of_one_model_layer_fed_back_keep_their_biases(tmp_path: Path) -> None:
-    from attnviz.core import TraceOptions, trace_layers
-    from attnviz.trace import export_trace
+    from attnviz.core import trace_layers
+    from attnviz.trace_files import export_trace
+    from attnviz.trace_options import TraceOptions
 
     layer = trace_model("I am good", "minilm", dtype="float64").trace.layers[2]
     path = tmp_path / "layer3.npz"

@@ -57,7 +57,7 @@ def test_layer_l_of_an_export_is_that_layers_matrices_biases_and_input(export: P
 
     saved = stored(export)
     for layer in (1, 3, 6):
-        trace = attnviz.explain("I am good", weights=export, embeddings=export, layer=layer)
+        trace = attnviz.explain("I am good", weights=export, embeddings=export, layer=layer).trace
         index = layer - 1
         for key in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O", "X"):
             np.testing.assert_array_equal(getattr(trace, key), saved[key][index], err_msg=key)
@@ -166,5 +166,5 @@ def test_heatmap_page_and_cross_take_a_layer_of_an_export(export: Path, tmp_path
         stderr.split()
     )
     with pytest.warns(UserWarning, match="a self-attention layer; here its weights run as cross"):
-        pair = attnviz.cross("I am good", "Je vais bien", weights=export, layer=5)
+        pair = attnviz.cross("I am good", "Je vais bien", weights=export, layer=5).trace
     np.testing.assert_array_equal(pair.W_V, stored(export)["W_V"][4])

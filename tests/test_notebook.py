@@ -53,9 +53,10 @@ def tables_of(fragment: str) -> dict[str, list[list[str]]]:
 
 
 def test_repr_is_one_line_and_the_html_shows_every_head_with_the_traces_numbers() -> None:
-    trace = attnviz.explain(IT, focus="it")
-    assert "\n" not in repr(trace) and len(repr(trace)) < 120
-    fragment = trace._repr_html_()
+    shown = attnviz.explain(IT, focus="it")
+    trace = shown.trace
+    assert "\n" not in repr(shown) and len(repr(shown)) < 120
+    fragment = shown._repr_html_()
     tables = tables_of(fragment)
     for head in range(2):
         rows = tables[f"Head {head + 1}: softmax weights"]
@@ -84,8 +85,8 @@ def test_repr_is_one_line_and_the_html_shows_every_head_with_the_traces_numbers(
 
 
 def test_the_fragment_is_self_contained_and_escapes_every_word() -> None:
-    trace = attnviz.explain("<script>alert(1)</script> & <b>bold</b>", causal=True, focus="bold")
-    fragment = trace_html(trace)
+    shown = attnviz.explain("<script>alert(1)</script> & <b>bold</b>", causal=True, focus="bold")
+    fragment = trace_html(shown.trace, shown.selection, shown.layers)
     assert "<script" not in fragment.lower() and "<b>" not in fragment
     assert "&lt;" in fragment and "&gt;" in fragment and "&amp;" in fragment
     assert "bold" in tables_of(fragment)["Head 1: softmax weights"][0]
@@ -105,28 +106,31 @@ def test_the_view_decides_the_heads_and_the_hidden_tokens() -> None:
     one = tables_of(attnviz.explain("I am good", head=2)._repr_html_())
     assert "Head 2: softmax weights" in one and "Head 1: softmax weights" not in one
     padded = attnviz.explain("I am good", pad_to=5, hide_special=True)
-    rows = tables_of(trace_html(padded, image=False))["Head 1: softmax weights"]
+    fragment = trace_html(padded.trace, padded.selection, padded.layers, image=False)
+    rows = tables_of(fragment)["Head 1: softmax weights"]
     assert rows[0][1:-1] == ["I", "am", "good"] and len(rows) == 4
 
 
 @needs_model
 def test_a_model_trace_shows_every_layer_and_head_with_the_chosen_one_outlined() -> None:
-    trace = attnviz.explain(IT, model="minilm", layer=6, head=12, focus="it")
-    fragment = trace_html(trace, image=False)
+    shown = attnviz.explain(IT, model="minilm", layer=6, head=12, focus="it")
+    trace = shown.trace
+    fragment = trace_html(trace, shown.selection, shown.layers, image=False)
     overview = tables_of(fragment)[""]
     assert [row[0] for row in overview[1:]] == [f"L{i}" for i in range(1, 7)]
     assert overview[0][1:] == [f"H{h}" for h in range(1, 13)]
     assert overview[6][12] == "animal"  # layer 6, head 12: 'it' looks most at 'animal'
     assert fragment.count("class='chosen'") == 1
-    layer_4 = trace.model_layers[3]
+    layer_4 = shown.layers[3]
     it = trace.tokens.index("it")
     assert overview[4][2] == trace.tokens[int(np.argmax(layer_4.weights[1, it]))]
 
 
 @needs_model
 def test_the_focus_bars_say_what_they_leave_out_as_the_terminal_does() -> None:
-    trace = attnviz.explain(IT, model="minilm", layer=4, head=2, focus="it", hide_special=True)
-    fragment = trace_html(trace, image=False)
+    shown = attnviz.explain(IT, model="minilm", layer=4, head=2, focus="it", hide_special=True)
+    trace = shown.trace
+    fragment = trace_html(trace, shown.selection, shown.layers, image=False)
     it = trace.tokens.index("it")
     hidden = trace.weights[1, it, [0, len(trace.tokens) - 1]].sum()
     assert f"(hidden [CLS] and [SEP], together {format_number(hidden, 2)})" in fragment

@@ -60,8 +60,8 @@ def test_the_readmes_notebook_example_runs_in_a_kernel(tmp_path: Path) -> None:
     assert "%matplotlib inline" in cell
     lines = cell.strip().splitlines()
     # Each expression whose value the notebook shows must be the last of its own cell, as the
-    # reader is told to run them: split after "trace".
-    at = next(i for i, line in enumerate(lines) if line.split("#")[0].strip() == "trace")
+    # reader is told to run them: split after "shown", what attnviz.explain returned.
+    at = next(i for i, line in enumerate(lines) if line.split("#")[0].strip() == "shown")
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
         nbformat.v4.new_code_cell("\n".join(lines[: at + 1])),

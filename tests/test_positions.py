@@ -15,7 +15,7 @@ import attnviz
 from attnviz.attention import multi_head_attention
 from attnviz.cli import app
 from attnviz.config import AttentionConfig
-from attnviz.core import TraceOptions, cross_layers, trace_layers
+from attnviz.core import cross_layers, trace_layers
 from attnviz.embeddings import random_embeddings
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
 from attnviz.lesson.blocks import Paragraph, Tables
@@ -29,7 +29,9 @@ from attnviz.provenance import (
     WeightsOrigin,
 )
 from attnviz.selection import select
-from attnviz.trace import AttentionTrace, export_trace, load_trace
+from attnviz.trace import AttentionTrace
+from attnviz.trace_files import export_trace, load_trace
+from attnviz.trace_options import TraceOptions
 from attnviz.weights import random_weights
 
 SENTENCE = "The cat saw the dog"  # "The" (position 0) and "the" (3) share one random vector
@@ -268,7 +270,7 @@ def test_positions_with_a_model_is_refused_in_one_line(command: str, tmp_path: P
     (line,) = stderr.strip().splitlines()
     assert line.startswith("error: --positions applies to the random layer")
     assert "Drop --positions, or --model." in line
-    with pytest.raises(AttnvizError, match="Drop --positions, or --model"):
+    with pytest.raises(AttnvizError, match="Drop positions, or model"):
         TraceOptions(model="gpt2", positions=Positions.sinusoidal)
     TraceOptions(model="gpt2", positions=Positions.none)  # the default is no contradiction
 
@@ -360,7 +362,7 @@ def test_a_file_whose_arrays_contradict_its_provenance_is_refused(tmp_path: Path
     with np.load(path, allow_pickle=False) as data:
         arrays = {key: data[key] for key in data.files if key not in ("E", "PE")}
     np.savez(path, **arrays)
-    with pytest.raises(FileProblem, match="says --positions sinusoidal but it holds no E and PE"):
+    with pytest.raises(FileProblem, match='says positions="sinusoidal" but it holds no E and PE'):
         load_trace(path)
 
 

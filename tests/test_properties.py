@@ -35,7 +35,7 @@ from attnviz.cli import run
 from attnviz.core import trace_cross, trace_with_options
 from attnviz.embeddings import OutOfVocabulary, load_embeddings
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
-from attnviz.trace import load_trace
+from attnviz.trace_files import load_trace
 from attnviz.weights import load_weights
 
 NAMED_EXIT_CODES = {int(status) for status in ExitStatus} - {int(ExitStatus.INTERRUPTED)}

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
-from attnviz.core import TraceOptions, cross_layers, trace_layers
+from attnviz.core import cross_layers, trace_layers
 from attnviz.errors import FileProblem
 from attnviz.provenance import (
     EmbeddingsKind,
@@ -23,7 +23,9 @@ from attnviz.provenance import (
     WeightsKind,
     WeightsOrigin,
 )
-from attnviz.trace import ARRAY_KEYS, AttentionTrace, export_trace, load_trace
+from attnviz.trace import ARRAY_KEYS, AttentionTrace
+from attnviz.trace_files import export_trace, load_trace
+from attnviz.trace_options import TraceOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()

@@ -78,7 +78,8 @@ def test_python_api_examples_run() -> None:
     exec(first, namespace)  # noqa: S102 - the README's own example
     assert namespace["trace"].weights.shape == (2, 11, 11)
     assert namespace["text"].startswith("attnviz · multi-head self-attention")
-    assert namespace["pair"].is_cross
+    assert namespace["pair"].trace.is_cross
+    assert [row.d_k for row in namespace["rows"]] == [4, 16, 64]
     try:
         import safetensors  # noqa: F401
         import tokenizers  # noqa: F401
@@ -86,8 +87,9 @@ def test_python_api_examples_run() -> None:
         pass
     else:
         exec(model, namespace)  # noqa: S102
-        assert namespace["real"].provenance.weights.layer == 6
-        assert len(namespace["real"].model_layers) == 6
+        assert namespace["real"].trace.provenance.weights.layer == 6
+        assert len(namespace["real"].layers) == 6
+        assert namespace["ranking"].focus == "it"
     namespace = {"attnviz": namespace["attnviz"]}
     exec(library, namespace)  # noqa: S102
     example, trace = namespace["example"], namespace["trace"]

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 import attnviz
-from attnviz.core import TraceOptions, cross_layers, trace_layers
-from attnviz.errors import AttnvizError
+from attnviz.core import cross_layers, trace_layers
+from attnviz.errors import AttnvizError, command_line
 from attnviz.selection import ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
+from attnviz.trace_options import TraceOptions
 
 IT = "The animal didn't cross the street because it was too tired"
 
@@ -72,7 +73,10 @@ def test_a_word_split_into_pieces_is_found_as_the_word_at_its_first_piece() -> N
 def test_a_repeated_focus_word_says_which_one_it_follows() -> None:
     selection = select(attnviz.trace_attention("the cat saw the dog"), ViewOptions(focus="the"))
     assert selection.focus is not None and selection.focus.index == 0
-    assert "--focus the:2" in selection.notes[0]
+    assert 'Use focus="the:2" for the second.' in selection.notes[0]
+    with command_line():
+        said = select(attnviz.trace_attention("the cat saw the dog"), ViewOptions(focus="the"))
+    assert "Use --focus the:2 for the second." in said.notes[0]
     second = select(attnviz.trace_attention("the cat saw the dog"), ViewOptions(focus="the:2"))
     assert second.focus is not None and second.focus.index == 3 and not second.notes
 
@@ -88,7 +92,7 @@ def test_cross_attention_follows_no_word_unless_asked() -> None:
     ("view", "message"),
     [
         (ViewOptions(head=3), "heads are numbered 1 to 2"),
-        (ViewOptions(words=True), "--words needs --model"),
+        (ViewOptions(words=True), "words needs model"),
         (ViewOptions(focus="nope"), "not in the sentence"),
     ],
 )
@@ -104,6 +108,8 @@ def test_hiding_every_token_and_layers_that_do_not_exist_are_refused() -> None:
     )
     with pytest.raises(AttnvizError, match="would hide every token"):
         select(only_special, ViewOptions(hide_special=True))
-    with pytest.raises(AttnvizError, match="--layer needs --model"):
+    with pytest.raises(AttnvizError, match="layer needs model"):
+        choose_layer((trace,), 1)
+    with pytest.raises(AttnvizError, match="--layer needs --model"), command_line():
         choose_layer((trace,), 1)
     assert choose_layer((trace,), None) is trace

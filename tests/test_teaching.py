@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnviz.cli import app
-from attnviz.trace import load_trace
+from attnviz.trace_files import load_trace
 
 from support import needs_model
 

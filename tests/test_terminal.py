@@ -204,7 +204,7 @@ def test_the_paper_sizes_fit_100_columns_and_elide_at_80_as_before() -> None:
 def test_a_37_word_sentence_still_elides_with_its_full_shape_in_the_title() -> None:
     sentence = f"{IT} and the cat that sat on the mat near the door looked at it with great "
     sentence += "surprise because nobody had ever seen such a tired animal"
-    trace = attnviz.explain(sentence)
+    trace = attnviz.explain(sentence).trace
     assert trace.n_tokens == 37
     for width in (80, 100):
         text = attnviz.lesson(trace, width=width)
@@ -217,7 +217,7 @@ def test_worked_examples_continue_indented_under_their_first_line(width: int) ->
     from attnviz.lesson.blocks import Worked
     from attnviz.lesson.build import lesson
 
-    trace = attnviz.explain(IT, focus="it")
+    trace = attnviz.explain(IT, focus="it").trace
     examples = [
         block.text
         for block in lesson(trace, shown(trace, focus=find_focus(trace.tokens, "it")))

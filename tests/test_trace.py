@@ -11,7 +11,8 @@ import pytest
 import attnviz
 from attnviz.config import AttentionConfig
 from attnviz.errors import FileProblem
-from attnviz.trace import ARRAY_KEYS, export_trace
+from attnviz.trace import ARRAY_KEYS
+from attnviz.trace_files import export_trace
 from attnviz.weights import load_weights
 
 SENTENCE = "The animal didn't cross the street because it was too tired"

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from attnviz import worked
-from attnviz.core import TraceOptions, cross_layers, trace_layers
+from attnviz.core import cross_layers, trace_layers
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
+from attnviz.trace_options import TraceOptions
 
 
 def traces() -> dict[str, AttentionTrace]:

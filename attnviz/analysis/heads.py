@@ -174,3 +174,43 @@ def top_target_per_head(
         ],
     )
     return sorted(links, key=lambda link: -key[link.layer - 1, link.head - 1, link.target])
+
+
+class HeadRanking(NamedTuple):
+    """Every (layer, head) ranked by where the focus word looks (``attnviz heads``)."""
+
+    words: tuple[str, ...]  # the shown columns' words, as written
+    focus: str  # the focus word's label ("it", or "the:2")
+    rank_by: RankBy
+    weights: HeadWeights  # [L, h, columns] the focus word's weights and the others' mean
+    per_word: dict[int, list[HeadLink]]  # each shown column's top heads, best first
+    word_order: tuple[int, ...]  # the columns, by how high their best head ranks
+    per_head: list[HeadLink]  # each head's top word, highest first
+
+
+def rank_heads(
+    layers: Sequence[AttentionTrace],
+    selection: Selection,
+    *,
+    per_word: int = 3,
+    rank_by: RankBy = RankBy.selectivity,
+) -> HeadRanking:
+    """Where the focus word of ``selection`` looks in every layer and head, ranked by
+    ``rank_by``: each shown word's ``per_word`` top heads (fewer when there are fewer heads),
+    and each head's top word."""
+    if selection.focus is None:
+        raise ValueError("rank_heads follows a focus word; the selection has none")
+    weights = head_weights(layers, selection)
+    n_layers, n_heads = len(layers), layers[0].n_heads
+    ranking = top_heads_per_target(weights, min(per_word, n_layers * n_heads), rank_by=rank_by)
+    key = weights.key(rank_by)
+    order = sorted(ranking, key=lambda t: -key[ranking[t][0].layer - 1, ranking[t][0].head - 1, t])
+    return HeadRanking(
+        words=selection.column_words,
+        focus=selection.focus.label,
+        rank_by=rank_by,
+        weights=weights,
+        per_word=ranking,
+        word_order=tuple(order),
+        per_head=top_target_per_head(weights, rank_by=rank_by),
+    )

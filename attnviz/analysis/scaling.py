@@ -16,7 +16,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.attention import softmax
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, option, quoted, spelled
 
 MAX_D_K = 4096  # larger sizes are capped: 4096 already shows the effect, and memory grows with d_k
 MAX_NUMBERS = 32_000_000  # queries × keys × d_k drawn at once: 256 MB of float64
@@ -62,19 +62,20 @@ def scaling_experiment(
 
     Returns the softmax statistics of q·k and of q·k/√d_k.
     """
-    for label, value, low, high in (
-        ("--keys", n_keys, 2, 4096),
-        ("--queries", n_queries, 1, 100_000),
+    for name, value, low, high in (
+        ("keys", n_keys, 2, 4096),
+        ("queries", n_queries, 1, 100_000),
     ):
         if not low <= value <= high:
-            raise AttnvizError(f"{label} {value} is out of range; use {low} to {high}.")
+            raise AttnvizError(f"{option(name, value)} is out of range; use {low} to {high}.")
     if seed < 0:
-        raise AttnvizError(f"--seed must be 0 or more, got {seed}.")
+        raise AttnvizError(f"{option('seed')} must be 0 or more, got {seed}.")
     largest = n_queries * n_keys * max(d_ks)
     if largest > MAX_NUMBERS:
         raise AttnvizError(
             f"{n_queries} queries × {n_keys} keys × d_k {max(d_ks)} is {largest:,} random "
-            f"numbers; keep it under {MAX_NUMBERS:,} with fewer --queries or --keys."
+            f"numbers; keep it under {MAX_NUMBERS:,} with fewer {option('queries')} or "
+            f"{option('keys')}."
         )
     rng = np.random.default_rng(seed)
     rows = []
@@ -92,6 +93,7 @@ def parse_d_ks(text: str) -> tuple[list[int], list[str]]:
     """ "4,16,64" -> [4, 16, 64]; sizes above MAX_D_K are capped, with a note saying so."""
     values: list[int] = []
     notes: list[str] = []
+    given = option("d_ks", metavar=quoted(text))
     for part in text.replace(" ", "").split(","):
         if not part:
             continue
@@ -99,14 +101,15 @@ def parse_d_ks(text: str) -> tuple[list[int], list[str]]:
             value = int(part)
         except ValueError:
             raise AttnvizError(
-                f"--dk {text!r}: {part!r} is not a whole number; e.g. --dk 4,16,64."
+                f"{given}: {part!r} is not a whole number; e.g. "
+                f"{spelled('--dk 4,16,64', 'd_ks=[4, 16, 64]')}."
             ) from None
         if value < 1:
-            raise AttnvizError(f"--dk {text!r}: d_k must be 1 or more, got {value}.")
+            raise AttnvizError(f"{given}: d_k must be 1 or more, got {value}.")
         if value > MAX_D_K:
             notes.append(f"d_k {value} capped at {MAX_D_K}.")
             value = MAX_D_K
         values.append(value)
     if not values:
-        raise AttnvizError("--dk is empty; give sizes such as 4,16,64,256,1024.")
+        raise AttnvizError(f"{option('d_ks')} is empty; give sizes such as 4,16,64,256,1024.")
     return list(dict.fromkeys(values)), notes

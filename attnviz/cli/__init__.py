@@ -11,7 +11,6 @@ from typing import Annotated, Any
 
 import typer
 
-from attnviz import __version__
 from attnviz.cli import commands
 from attnviz.cli.console import report
 from attnviz.cli.environment import (
@@ -37,7 +36,9 @@ COMMANDS: dict[str, tuple[Callable[..., Any], str | None]] = {
 
 def version_callback(value: bool) -> None:
     if value:
-        typer.echo(f"attnviz {__version__}")
+        import attnviz
+
+        typer.echo(f"attnviz {attnviz.__version__}")
         raise typer.Exit()
 
 

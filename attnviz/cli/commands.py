@@ -1,17 +1,18 @@
-"""The commands. Each parses its options, hands the work to the library and picks the exit
-code; errors become one line on stderr (see options.command). Heavy modules (matplotlib, the
-model's safetensors and tokenizers) are imported inside the commands that need them."""
+"""The commands. Each parses its options, hands the work to attnviz.api (the one path the
+library takes too), has its renderer draw the result and picks the exit code; errors become one
+line on stderr (see options.command). Heavy modules (matplotlib, the model's safetensors and
+tokenizers) are imported inside the commands that need them."""
 
 # No `from __future__ import annotations`: Typer reads every command's annotations on each
 # run, and string annotations would be compiled and evaluated anew each time (several ms).
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import typer
 
+from attnviz import api
 from attnviz.analysis.heads import RankBy
-from attnviz.api import crossed, explained
 from attnviz.cli.console import new_console, note, pacer, reading_progress, wrote
 from attnviz.cli.options import (
     Export,
@@ -24,34 +25,25 @@ from attnviz.cli.options import (
     image_option,
     typed_text,
 )
-from attnviz.core import TraceOptions, trace_layers
 from attnviz.errors import AttnvizError
+from attnviz.explanation import Explanation
 from attnviz.files import staged_writes
 from attnviz.lesson.options import LessonOptions
 from attnviz.outputs import check_export, check_folder, check_image, write_export
 from attnviz.render.options import ImageOptions, Scale, Style
-from attnviz.selection import Selection, ViewOptions, select
+from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
+from attnviz.trace_options import TraceOptions
 
 
-def traced(
-    sentence: str, options: TraceOptions, layer: int | None = None
-) -> tuple[AttentionTrace, ...]:
-    """The layers the options describe (``layer``: the one to read from a model's export);
-    notes about how they were made go to stderr."""
+def explained(sentence: str, options: TraceOptions, view: ViewOptions) -> Explanation:
+    """``sentence`` traced and shown as the options say (attnviz.api.explained), with a
+    progress bar while a word-vector file is read; the notes go to stderr."""
     with reading_progress(options.embeddings) as progress:
-        layers, notes = trace_layers(sentence, options, layer=layer, progress=progress)
-    for message in notes:
+        explanation = api.explained(sentence, options, view, progress=progress)
+    for message in explanation.notes:
         note(message)
-    return layers
-
-
-def selected(trace: AttentionTrace, view: ViewOptions) -> Selection:
-    """What the view shows of ``trace``; notes about the focus word go to stderr."""
-    selection = select(trace, view)
-    for message in selection.notes:
-        note(message)
-    return selection
+    return explanation
 
 
 def check_outputs(export: Path | None, *images: tuple[Path | None, str]) -> None:
@@ -104,24 +96,42 @@ def explain(
 
     Example: attnviz explain "The animal didn't cross the street because it was too tired" -f it
     """
-    from attnviz.render.terminal import render_explain, save_lesson
-
     check_outputs(export)
     check_recordings(svg, html)
     if slides is not None:
         check_folder(slides, "--slides")
-    with reading_progress(trace_options.embeddings) as progress:
-        trace, selection, notes = explained(sentence, trace_options, view, progress=progress)
-    for message in notes:
-        note(message)
+    explanation = explained(sentence, trace_options, view)
+    tell(explanation, lesson, step, Recordings(svg, html, slides, export))
+
+
+class Recordings(NamedTuple):
+    """What explain and cross write besides the lesson they print (checked before the work)."""
+
+    svg: Path | None
+    html: Path | None
+    slides: Path | None
+    export: Path | None
+    heatmap: Path | None = None
+
+
+def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Recordings) -> None:
+    """The lesson printed (paced with --step), then every file asked for, all or none."""
+    from attnviz.render.terminal import render_explain, save_lesson
+
+    trace, selection = explanation.trace, explanation.selection
     console = new_console()
     render_explain(trace, selection, console, lesson, pause=pacer(console) if step else None)
     with staged_writes():  # every file, or none
-        written = save_lesson(trace, selection, lesson, console.width, svg=svg, html=html)
-        written += write_slides(trace, selection, lesson, slides)
-        if export is not None:
-            write_export(trace.model_layers or (trace,), export)
-            written.append(export)
+        written = save_lesson(trace, selection, lesson, console.width, svg=to.svg, html=to.html)
+        written += write_slides(trace, selection, lesson, to.slides)
+        if to.heatmap is not None:
+            from attnviz.render.heatmap import save_heatmap
+
+            save_heatmap(trace, selection, to.heatmap)
+            written.append(to.heatmap)
+        if to.export is not None:
+            write_export(explanation.layers, to.export)
+            written.append(to.export)
     for path in written:
         wrote(path)
 
@@ -168,19 +178,21 @@ def heatmap(
 
     Example: attnviz heatmap "The animal didn't cross the street because it was too tired" -o it.png
     """
-    from attnviz.render.images import save_images
-
-    check_outputs(export, (output, "--output"))
-    if per_head is not None:
-        check_folder(per_head, "--per-head")
-    layers = traced(sentence, trace_options, view.layer)
     options = ImageOptions(
         style=style, cmap=cmap, all_layers=all_layers, per_head=per_head, scale=scale
     )
+    given = {"layer": view.layer, "head": view.head, "per_head": per_head}
+    api.pictures_refused(
+        options, drawing_one=[name for name, value in given.items() if value is not None]
+    )
+    check_outputs(export, (output, "--output"))
+    if per_head is not None:
+        check_folder(per_head, "--per-head")
+    explanation = explained(sentence, trace_options, view)
     with staged_writes():  # every file, or none
-        written, notes = save_images(layers, view, output, options)
+        written, notes = api.save_pictures(explanation, output, options)
         if export is not None:
-            write_export(layers, export)
+            write_export(explanation.layers, export)
             written.append(export)
     for message in notes:
         note(message)
@@ -215,11 +227,9 @@ def page(
     from attnviz.render.page import save_page
 
     check_output_path(output, (".html", ".htm"), "--output")
-    with reading_progress(trace_options.embeddings) as progress:
-        trace, selection, notes = explained(sentence, trace_options, view, progress=progress)
-    for message in notes:
-        note(message)
-    save_page(output, trace.model_layers or (trace,), trace, selection, lesson.decimals)
+    explanation = explained(sentence, trace_options, view)
+    trace, selection = explanation.trace, explanation.selection
+    save_page(output, explanation.layers, trace, selection, lesson.decimals)
     wrote(output)
 
 
@@ -255,32 +265,16 @@ def cross(
 
     Example: attnviz cross "I am good" "Je vais bien" --focus vais
     """
-    from attnviz.render.terminal import render_explain, save_lesson
-
     check_outputs(export, (output, "--output"))
     check_recordings(svg, html)
     if slides is not None:
         check_folder(slides, "--slides")
     trace_options = replace(trace_options, causal=causal)  # refused by cross_layers, with why
     with reading_progress(trace_options.embeddings) as progress:
-        trace, selection, notes = crossed(source, target, trace_options, view, progress=progress)
-    for message in notes:
+        explanation = api.crossed(source, target, trace_options, view, progress=progress)
+    for message in explanation.notes:
         note(message)
-    console = new_console()
-    render_explain(trace, selection, console, lesson, pause=pacer(console) if step else None)
-    with staged_writes():  # every file, or none
-        written = save_lesson(trace, selection, lesson, console.width, svg=svg, html=html)
-        written += write_slides(trace, selection, lesson, slides)
-        if output is not None:
-            from attnviz.render.heatmap import save_heatmap
-
-            save_heatmap(trace, selection, output)
-            written.append(output)
-        if export is not None:
-            write_export((trace,), export)
-            written.append(export)
-    for path in written:
-        wrote(path)
+    tell(explanation, lesson, step, Recordings(svg, html, slides, export, heatmap=output))
 
 
 def heads(
@@ -308,14 +302,9 @@ def heads(
 
     if top < 1:
         raise AttnvizError(f"--top {top}: give 1 or more.")
-    layers = traced(sentence, trace_options)
-    selection = selected(layers[0], view)
-    if selection.focus is None:
-        raise AttnvizError(
-            "heads follows one word: name it with --focus WORD (the default, 'it', is not "
-            "in the sentence)."
-        )
-    render_heads(layers, selection, new_console(), top=top, rank_by=rank_by)
+    explanation = explained(sentence, trace_options, view)
+    ranking = api.ranked_heads(explanation, rank_by)
+    render_heads(ranking, explanation.layers, new_console(), top=top)
 
 
 def scaling(
@@ -335,14 +324,13 @@ def scaling(
 
     Example: attnviz scaling --dk 4,16,64,256,1024 -o scaling.png
     """
-    from attnviz.analysis.scaling import parse_d_ks, scaling_experiment
     from attnviz.render.reports import render_scaling
 
-    d_ks, notes = parse_d_ks(dk)
+    d_ks, notes = api.scaling_sizes(dk)
     check_outputs(None, (output, "--output"))
     for message in notes:
         note(message)
-    rows = scaling_experiment(d_ks, n_keys=keys, n_queries=queries, seed=seed)
+    rows = api.scaling_rows(d_ks, keys=keys, queries=queries, seed=seed)
     render_scaling(rows, new_console(), n_keys=keys)
     if output is not None:
         from attnviz.render.plots import save_scaling_plot
@@ -373,4 +361,5 @@ def demo(
     from attnviz.render.demo import run_demo
 
     console = new_console()
-    run_demo(console, pause=pacer(console) if step else None, use_model=use_model)
+    examples = api.demo_examples(use_model=use_model)
+    run_demo(console, examples, pause=pacer(console) if step else None)

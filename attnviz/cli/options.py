@@ -19,11 +19,12 @@ from typing import Annotated, Any
 import typer
 
 from attnviz.cli.console import user_errors
-from attnviz.core import Dtype, Preset, TraceOptions
 from attnviz.embeddings import OutOfVocabulary
+from attnviz.errors import command_line
 from attnviz.lesson.options import LessonOptions
 from attnviz.positions import Positions
 from attnviz.selection import ViewOptions
+from attnviz.trace_options import Dtype, Preset, TraceOptions
 
 # -- each option once ---------------------------------------------------------------------------
 
@@ -252,7 +253,8 @@ class Leave:
 def command(function: Callable[..., Any]) -> Callable[..., Any]:
     """``function`` with each group parameter spread into the group's options for Typer; when
     Typer calls it, the options are gathered back into the group (validated on construction).
-    An AttnvizError, from a group or the command, becomes one line on stderr and its exit code.
+    An AttnvizError, from a group or the command, becomes one line on stderr and its exit code;
+    while the command runs, its messages name the command line's flags (errors.option).
     """
     hints = typing.get_type_hints(function, include_extras=True)
     parameters: list[inspect.Parameter] = []
@@ -282,7 +284,7 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def gathered(**values: Any) -> Any:
-        with user_errors():  # a group refuses contradicting options as it is built
+        with command_line(), user_errors():  # a group refuses contradictions as it is built
             for name, (group, names) in groups.items():
                 values[name] = group(**{option: values.pop(option) for option in names})
             return function(**values)
@@ -305,8 +307,11 @@ def _group_of(annotation: Any) -> tuple[type | None, frozenset[str]]:
 
 
 def _options_of(group: type) -> list[tuple[str, Any]]:
-    """A group's options and their defaults: a frozen dataclass's fields, a NamedTuple's."""
+    """A group's options and their defaults: a frozen dataclass's fields, a NamedTuple's; those
+    declared as options (TraceOptions.export_layer is set by --layer, through the view)."""
     if dataclasses.is_dataclass(group):
-        return [(field.name, field.default) for field in dataclasses.fields(group)]
-    defaults: dict[str, Any] = group._field_defaults  # type: ignore[attr-defined]
-    return [(name, defaults[name]) for name in group._fields]  # type: ignore[attr-defined]
+        fields = [(field.name, field.default) for field in dataclasses.fields(group)]
+    else:
+        defaults: dict[str, Any] = group._field_defaults  # type: ignore[attr-defined]
+        fields = [(name, defaults[name]) for name in group._fields]  # type: ignore[attr-defined]
+    return [(name, default) for name, default in fields if name in DECLARATIONS]

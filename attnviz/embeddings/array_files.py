@@ -33,7 +33,7 @@ from attnviz.files import (
     npz_names,
 )
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin
-from attnviz.trace import export_layer, layers_in, read_provenance, recorded_sentence
+from attnviz.trace_files import export_layer, layers_in, read_provenance, recorded_sentence
 
 
 def load_npy_rows(path: Path, tokens: Sequence[str]) -> Embeddings:

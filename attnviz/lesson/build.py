@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Collection, Iterator, Sequence
 from types import ModuleType
 
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, option, quoted
 from attnviz.lesson import header as opening
 from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Blank, Block, Heading, Pause, SectionEnd
@@ -33,9 +33,10 @@ def lesson(
     wanted = options.step_numbers
     focus = focus_number(steps)
     if wanted is not None and focus in wanted and selection.focus is None:
+        given = option("steps", metavar=quoted(options.steps or ""))
         raise AttnvizError(
-            f"--steps {options.steps!r}: step {focus} is the focus view, and this lesson "
-            f"follows no word; name one with --focus WORD, or show steps "
+            f"{given}: step {focus} is the focus view, and this lesson follows no word; name "
+            f"one with {option('focus', metavar='WORD')}, or show steps "
             f"1-{last_plain_number(steps)}."
         )
     writer = LessonWriter(trace, selection, options)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, option, quoted
 from attnviz.lesson import steps as table
 from attnviz.lesson.steps import Step, focus_number, last_plain_number
 
@@ -29,7 +29,7 @@ class LessonOptions:
     def __post_init__(self) -> None:
         if not 0 <= self.decimals <= MAX_DECIMALS:
             raise AttnvizError(
-                f"--decimals {self.decimals} is out of range; use 0 to {MAX_DECIMALS}."
+                f"{option('decimals', self.decimals)} is out of range; use 0 to {MAX_DECIMALS}."
             )
         if self.steps is not None:
             parse_steps(self.steps)  # refuses a malformed list before any work is done
@@ -48,26 +48,27 @@ def parse_steps(spec: str) -> frozenset[int]:
     """
     steps = table.STEPS
     numbers: set[int] = set()
+    given = option("steps", metavar=quoted(spec))
     for part in spec.replace(" ", "").split(","):
         match = _STEPS_SPEC.fullmatch(part)
         if match is None:
             if not spec.strip():
-                raise AttnvizError("--steps is empty; give step numbers, e.g. 4-6 or 1,3-5.")
+                raise AttnvizError(
+                    f"{option('steps')} is empty; give step numbers, e.g. 4-6 or 1,3-5."
+                )
             if not part:
-                raise AttnvizError(f"--steps {spec!r} has an empty item; give e.g. 4-6 or 1,3-5.")
+                raise AttnvizError(f"{given} has an empty item; give e.g. 4-6 or 1,3-5.")
             raise AttnvizError(
-                f"--steps {spec!r}: {part!r} is neither a step number nor a range of them; "
+                f"{given}: {part!r} is neither a step number nor a range of them; "
                 "give e.g. 4-6 or 1,3-5."
             )
         for digits in match.groups(default=match.group(1)):
             # Compared as text first: int() of thousands of digits would itself fail.
             if len(digits) > 3 or not 1 <= int(digits) <= len(steps):
-                raise AttnvizError(f"--steps {spec!r}: there is no step {digits}; {_which(steps)}.")
+                raise AttnvizError(f"{given}: there is no step {digits}; {_which(steps)}.")
         first, last = (int(digits) for digits in match.groups(default=match.group(1)))
         if first > last:
-            raise AttnvizError(
-                f"--steps {spec!r}: the range {part!r} runs backwards; write {last}-{first}."
-            )
+            raise AttnvizError(f"{given}: the range {part!r} runs backwards; write {last}-{first}.")
         numbers.update(range(first, last + 1))
     return frozenset(numbers)
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.errors import AttnvizError, FileProblem
+from attnviz.errors import AttnvizError, FileProblem, option
 from attnviz.files import human_size, open_regular
 from attnviz.model.base import Architecture, ModelConfig, architecture_for
 from attnviz.tokens import printable
@@ -91,7 +91,7 @@ def find_model(name_or_dir: str) -> Path:
         caches = ", ".join(str(root) for root in hub_roots())
         where = f"the package {known.package}, or " if known.package else ""
         raise AttnvizError(
-            f"--model {name_or_dir}: {known.display} is not on this machine (looked for "
+            f"{option('model', name_or_dir)}: {known.display} is not on this machine (looked for "
             f"{where}a snapshot of {folders} in {caches}); {known.install}."
         )
     folder = Path(name_or_dir).expanduser()
@@ -101,12 +101,13 @@ def find_model(name_or_dir: str) -> Path:
     except OSError as error:  # a name too long, a loop of links
         shown = name_or_dir if len(name_or_dir) <= 48 else f"{name_or_dir[:24]}…{name_or_dir[-24:]}"
         raise FileProblem(
-            f"--model {printable(shown)}: {error.strerror or error}; give a checkpoint folder "
-            f"or one of {names}."
+            f"{option('model', printable(shown))}: {error.strerror or error}; give a checkpoint "
+            f"folder or one of {names}."
         ) from None
     if not is_folder:
         raise FileProblem(
-            f"--model {name_or_dir}: no such folder; give a checkpoint folder or one of {names}."
+            f"{option('model', name_or_dir)}: no such folder; give a checkpoint folder or one of "
+            f"{names}."
         )
     return folder
 
@@ -200,8 +201,8 @@ def read_config(folder: Path) -> tuple[ModelConfig, Architecture]:
     path = folder / "config.json"
     if not path.exists() and not path.is_symlink():
         raise FileProblem(
-            f"{folder} has no config.json; --model needs a Hugging Face checkpoint folder "
-            "(config.json, model.safetensors, tokenizer.json or vocab.txt)."
+            f"{folder} has no config.json; {option('model')} needs a Hugging Face checkpoint "
+            "folder (config.json, model.safetensors, tokenizer.json or vocab.txt)."
         )
     data = read_settings(path)
     architecture = architecture_for(str(data.get("model_type", "?")), folder)
@@ -346,7 +347,7 @@ class Tensors:
         if np.isfinite(stored):
             raise FileProblem(
                 f"{self.path}: {full}{where} holds {float(stored):.3g} at index {index}, beyond "
-                f"{np.dtype(self.dtype).name}'s range; use --dtype float64."
+                f"{np.dtype(self.dtype).name}'s range; use {option('dtype', 'float64')}."
             )
         raise FileProblem(
             f"{self.path}: {full}{where} holds {'NaN' if np.isnan(stored) else 'infinity'} "
@@ -361,7 +362,7 @@ def open_tensors(folder: Path, dtype: type, prefixes: Sequence[str]) -> Iterator
     try:
         from safetensors import safe_open
     except ImportError:
-        raise AttnvizError(f"--model needs the optional extra: {INSTALL_EXTRA}") from None
+        raise AttnvizError(f"{option('model')} needs the optional extra: {INSTALL_EXTRA}") from None
     path = folder / "model.safetensors"
     if not path.exists() and not path.is_symlink():
         raise FileProblem(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnviz.attention import padding_mask
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, option, quoted
 from attnviz.model.base import ModelTrace
 from attnviz.model.checkpoint import checkpoint_name, find_model, open_tensors, read_config
 from attnviz.model.tokenizer import Encoding, encode, load_tokenizer, token_text
@@ -43,7 +43,7 @@ def trace_model(
     positions and mask them as keys, as a batch of sentences of different lengths would be.
     """
     if dtype not in DTYPES:
-        raise AttnvizError(f"--dtype {dtype!r}: use float32 or float64.")
+        raise AttnvizError(f"{option('dtype', metavar=quoted(dtype))}: use float32 or float64.")
     if not sentence.strip():
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
     folder = find_model(model)
@@ -55,12 +55,13 @@ def trace_model(
     if pad_to is not None:
         if config.pad_token_id is None:
             raise AttnvizError(
-                f"--pad-to: {folder.name}'s config.json names no padding (or end-of-text) token."
+                f"{option('pad_to')}: {folder.name}'s config.json names no padding (or "
+                "end-of-text) token."
             )
         if not n_real <= pad_to <= config.max_positions:
             raise AttnvizError(
-                f"--pad-to {pad_to}: the model sees {n_real} tokens (special tokens included); "
-                f"pad to between {n_real} and {config.max_positions}."
+                f"{option('pad_to', pad_to)}: the model sees {n_real} tokens (special tokens "
+                f"included); pad to between {n_real} and {config.max_positions}."
             )
         pad = token_text(tokenizer, config.pad_token_id)
         encoding = encoding.padded(pad_to, config.pad_token_id, pad)

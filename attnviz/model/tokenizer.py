@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from attnviz.errors import AttnvizError, FileProblem
+from attnviz.errors import AttnvizError, FileProblem, option
 from attnviz.model.checkpoint import INSTALL_EXTRA, read_model_file, read_settings
 
 #: How a piece that is only spaces is shown, so that it has a visible label.
@@ -95,7 +95,7 @@ def load_tokenizer(folder: Path) -> Any:
             BertWordPieceTokenizer,
         )
     except ImportError:
-        raise AttnvizError(f"--model needs the optional extra: {INSTALL_EXTRA}") from None
+        raise AttnvizError(f"{option('model')} needs the optional extra: {INSTALL_EXTRA}") from None
     if _present(folder / "tokenizer.json"):
         path = folder / "tokenizer.json"
         text = _text(path)

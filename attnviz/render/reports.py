@@ -11,16 +11,11 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnviz.analysis.heads import (
-    RankBy,
-    head_weights,
-    top_heads_per_target,
-    top_target_per_head,
-)
+from attnviz.analysis.heads import HeadRanking, RankBy
 from attnviz.analysis.scaling import ScalingRow
+from attnviz.errors import option
 from attnviz.labels import fit_label, format_number, occurrence_labels, plural
 from attnviz.render.text import wrap
-from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
 
@@ -53,39 +48,49 @@ def _signed(value: float) -> str:
 
 
 def render_heads(
-    layers: Sequence[AttentionTrace],
-    selection: Selection,
-    console: Console,
-    *,
-    per_target: int = 3,
-    top: int = 20,
-    rank_by: RankBy = RankBy.selectivity,
+    ranking: HeadRanking, layers: Sequence[AttentionTrace], console: Console, *, top: int = 20
 ) -> None:
     """Where the focus word's attention goes in every (layer, head): the heads for each target
-    word, and each head's top target, ranked by ``rank_by``. Numbers are the focus row of each
-    head's weights and its selectivity (analysis.heads)."""
-    focus = selection.focus
-    if focus is None:
-        raise ValueError("render_heads follows a focus word; the selection has none")
+    word, and each head's top target (analysis.heads.rank_heads), as tables."""
     first = layers[0]
-    labels = occurrence_labels([printable(word) for word in selection.column_words])
-    name = printable(focus.label)
-    weights = head_weights(layers, selection)
-    n_layers, n_heads = len(layers), first.n_heads
+    labels = occurrence_labels([printable(word) for word in ranking.words])
     source = printable(first.provenance.weights.describe(with_layer=False))
-    by_selectivity = rank_by is RankBy.selectivity
+    parts = _heads_introduction(ranking, console, source, len(layers), first.n_heads)
+    parts.append(Text())
+    parts += _per_word(ranking, labels, console)
+    parts.append(Text())
+    parts += _per_head(ranking, labels, console, top)
+    if first.provenance.weights.is_random:
+        parts += _paragraphs(
+            console,
+            Text(
+                f"Note: these weights are random, not learned; use {option('model')} for a "
+                "trained model.",
+                style="yellow",
+            ),
+        )
+    console.print(Group(*parts))
+
+
+def _heads_introduction(
+    ranking: HeadRanking, console: Console, source: str, n_layers: int, n_heads: int
+) -> list[RenderableType]:
+    """What w and sel are (``source``: where the weights come from), and what the tables are
+    ranked by."""
+    name = printable(ranking.focus)
+    by_selectivity = ranking.rank_by is RankBy.selectivity
     ranked = (
-        "Ranked by selectivity (--rank-by weight ranks by w alone)."
+        f"Ranked by selectivity ({option('rank_by', RankBy.weight)} ranks by w alone)."
         if by_selectivity
-        else "Ranked by w alone (--rank-by selectivity ranks by sel)."
+        else f"Ranked by w alone ({option('rank_by', RankBy.selectivity)} ranks by sel)."
     )
-    parts: list[RenderableType] = _paragraphs(
+    return _paragraphs(
         console,
         Text(f"attnviz · where does {name!r} look, in every head", style="bold"),
         Text(
-            f"Weights: {source}; {plural(n_layers, 'layer')} × {plural(n_heads, 'head')}. "
-            f"w is the weight {name!r} gives a word in one head (row {name!r} of that head's "
-            "softmax weights; L = layer, H = head, from 1)."
+            f"Weights: {source}; {plural(n_layers, 'layer')} × "
+            f"{plural(n_heads, 'head')}. w is the weight {name!r} gives a word in one head (row "
+            f"{name!r} of that head's softmax weights; L = layer, H = head, from 1)."
         ),
         Text(
             f"sel, the selectivity, is w minus the mean weight the other words give that word "
@@ -95,29 +100,29 @@ def render_heads(
             f"do. {ranked}"
         ),
     )
-    parts.append(Text())
+
+
+def _per_word(
+    ranking: HeadRanking, labels: Sequence[str], console: Console
+) -> list[RenderableType]:
+    """For each word, its top heads: a head, its w and its sel per rank."""
+    name = printable(ranking.focus)
     heading = (
         f"For each word, the heads in which {name!r} looks at it most beyond what the others do"
-        if by_selectivity
+        if ranking.rank_by is RankBy.selectivity
         else f"The heads in which {name!r} looks most at each word"
     )
-    parts += _paragraphs(console, Text(heading, style="bold cyan"))
-    per_target = min(per_target, n_layers * n_heads)  # no empty ranks when there are few heads
-    ranking = top_heads_per_target(weights, per_target, rank_by=rank_by)
-    key = weights.key(rank_by)
-    by_rank = sorted(
-        ranking, key=lambda t: -key[ranking[t][0].layer - 1, ranking[t][0].head - 1, t]
-    )
-    ordinals = ("1st", "2nd", "3rd", *(f"{k}th" for k in range(4, per_target + 1)))
+    ranks = len(next(iter(ranking.per_word.values())))
+    ordinals = ("1st", "2nd", "3rd", *(f"{k}th" for k in range(4, ranks + 1)))
     # Each rank is a head, its w and its sel; the last column is right-aligned, so that no line
     # ends in spaces. Narrow: 3 ranks of "L12 H12" (GPT-2's 12 layers) fit in 80 columns.
-    columns = [(header, justify) for k in range(per_target) for header, justify in
+    columns = [(header, justify) for k in range(ranks) for header, justify in
                ((ordinals[k], "left"), ("w", "right"), ("sel", "right"))]  # fmt: skip
     table = _table(("word", "left"), *columns, narrow=True)
-    for target in by_rank:
+    for target in ranking.word_order:
         cells = [
             cell
-            for link in ranking[target]
+            for link in ranking.per_word[target]
             for cell in (
                 f"L{link.layer} H{link.head}",
                 format_number(link.weight, 2),
@@ -125,17 +130,23 @@ def render_heads(
             )
         ]
         table.add_row(Text(fit_label(labels[target])), *cells)
-    parts += [table, Text()]
-    links = top_target_per_head(weights, rank_by=rank_by)
+    return [*_paragraphs(console, Text(heading, style="bold cyan")), table]
+
+
+def _per_head(
+    ranking: HeadRanking, labels: Sequence[str], console: Console, top: int
+) -> list[RenderableType]:
+    """Each head's top word, best first, the first ``top``."""
+    name = printable(ranking.focus)
+    links = ranking.per_head
     shown = links[:top]
     title = (
         f"Each head's most selective word for {name!r}, most selective first"
-        if by_selectivity
+        if ranking.rank_by is RankBy.selectivity
         else f"Each head's favourite word for {name!r}, strongest first"
     )
     if len(links) > len(shown):
         title += f" (top {len(shown)} of {len(links)})"
-    parts += _paragraphs(console, Text(title, style="bold cyan"))
     table = _table(("head", "left"), ("word", "left"), ("w", "right"), ("sel", "right"))
     for link in shown:
         table.add_row(
@@ -144,16 +155,7 @@ def render_heads(
             format_number(link.weight, 2),
             _signed(link.selectivity),
         )
-    parts.append(table)
-    if first.provenance.weights.is_random:
-        parts += _paragraphs(
-            console,
-            Text(
-                "Note: these weights are random, not learned; use --model for a trained model.",
-                style="yellow",
-            ),
-        )
-    console.print(Group(*parts))
+    return [*_paragraphs(console, Text(title, style="bold cyan")), table]
 
 
 def render_scaling(rows: Sequence[ScalingRow], console: Console, *, n_keys: int) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from attnviz.core import TraceOptions, trace_layers
+from attnviz.core import trace_layers
 from attnviz.lesson.options import LessonOptions
 from attnviz.model import bert, gpt2
 from attnviz.model.base import Family, family_of, for_layer, layer_input
@@ -24,6 +24,7 @@ from attnviz.provenance import (
 from attnviz.render.terminal import render_explain
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
+from attnviz.trace_options import TraceOptions
 
 from support import has_model_extra
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from attnviz.core import TraceOptions, trace_layers
+from attnviz.core import trace_layers
 from attnviz.errors import AttnvizError
 from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Heading, Pause, Worked
@@ -23,6 +23,7 @@ from attnviz.render.slides import plan_slides
 from attnviz.render.terminal import render_explain
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
+from attnviz.trace_options import TraceOptions
 
 IT = "The animal didn't cross the street because it was too tired"
 HEAD_KEYS = ("qkv", "scores", "scaled", "weights", "z")

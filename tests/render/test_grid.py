@@ -32,7 +32,6 @@ from attnviz.render.grid import (
 from attnviz.render.grid_layout import plan_layers_layout
 from attnviz.render.images import save_images
 from attnviz.render.options import ImageOptions, Scale
-from attnviz.selection import ViewOptions
 from attnviz.tokens import find_focus
 from attnviz.trace import AttentionTrace
 from render.pictures import (
@@ -357,5 +356,5 @@ def test_the_layers_grid_holds_at_most_384_panels(tmp_path: Path) -> None:
     )
     options = ImageOptions(all_layers=True)
     with pytest.raises(AttnvizError, match="--layer N"):
-        save_images(layers, ViewOptions(), tmp_path / "grid.png", options)
+        save_images(layers, trace, shown(trace), tmp_path / "grid.png", options)
     assert list(tmp_path.iterdir()) == []

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from attnviz import worked
 from attnviz.cli import app
-from attnviz.core import TraceOptions, trace_layers
+from attnviz.core import trace_layers
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.labels import format_number, occurrence_labels
 from attnviz.lesson.examples import ExampleText
@@ -33,6 +33,7 @@ from attnviz.render.page import page_data, page_html, script_json
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
+from attnviz.trace_options import TraceOptions
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 HOSTILE = "</script><img src=x onerror=alert(1)>"
@@ -613,11 +614,12 @@ def test_the_notebook_display_runs_the_page_in_its_own_frame(browser: Any, tmp_p
 
     import attnviz
 
-    trace = attnviz.explain(IT_SENTENCE, focus="it")
+    shown = attnviz.explain(IT_SENTENCE, focus="it")
+    trace = shown.trace
     cell = tmp_path / "cell.html"
     cell.write_text(
         "<!doctype html><html><body><p id='notebook'>a notebook cell</p>"
-        f"{attnviz.page(trace)._repr_html_()}</body></html>",
+        f"{attnviz.page(shown)._repr_html_()}</body></html>",
         encoding="utf-8",
     )
     open_page(browser, cell)

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, command_line
 from attnviz.render.plots import save_lines_figure
 from attnviz.tokens import find_focus
 
@@ -49,7 +49,7 @@ def test_lines_style_draws_one_line_per_word_and_head(tmp_path: Path) -> None:
 def test_lines_style_refuses_more_heads_than_colours(tmp_path: Path) -> None:
 
     trace = attnviz.trace_attention("it is", config=attnviz.AttentionConfig(d_model=12, n_heads=12))
-    with pytest.raises(AttnvizError, match="pick one with --head"):
+    with pytest.raises(AttnvizError, match="pick one with --head"), command_line():
         save_lines_figure(
             trace,
             shown(trace, tuple(range(12)), find_focus(trace.tokens, "it")),

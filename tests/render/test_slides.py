@@ -74,8 +74,8 @@ def png_size(path: Path) -> tuple[int, int]:
 
 
 def slides_of(sentence: str, **options: Any) -> list[Slide]:
-    trace = attnviz.explain(sentence, **options)
-    return plan_slides(trace, select(trace, trace.view))
+    shown = attnviz.explain(sentence, **options)
+    return plan_slides(shown.trace, shown.selection)
 
 
 @pytest.fixture(scope="module")
@@ -168,12 +168,12 @@ def test_a_long_step_goes_on_over_continued_slides_and_loses_no_line() -> None:
     assert all(line.cell_len <= COLUMNS for s in slides for line in s.lines)
     # Every line the terminal prints at the slides' width is on a slide, in the same order;
     # only the headings move into the slides' titles.
-    trace = attnviz.explain(LONG_SENTENCE, heads=1)
+    trace = attnviz.explain(LONG_SENTENCE, heads=1).trace
     buffer = io.StringIO()
     console = Console(
         file=buffer, width=COLUMNS, height=MAX_LINES, color_system=None, highlight=False
     )
-    render_explain(trace, select(trace, trace.view), console, LessonOptions())
+    render_explain(trace, select(trace), console, LessonOptions())
     printed = [line.rstrip() for line in buffer.getvalue().splitlines() if line.strip()]
     shown = [line.plain.rstrip() for s in slides for line in s.lines if line.plain.strip()]
     titles = " ".join(s.title.plain for s in slides)
@@ -211,7 +211,7 @@ def test_a_long_title_shrinks_no_smaller_than_the_text_then_is_cut(letters: int)
 
 
 def test_weights_are_shaded_as_in_the_terminal_on_a_dark_background() -> None:
-    trace = attnviz.explain("I am good")
+    trace = attnviz.explain("I am good").trace
     (slide,) = [s for s in plan_slides(trace, select(trace)) if s.name.endswith("head1-weights")]
     console = Console(file=io.StringIO(), force_terminal=True, color_system="truecolor")
     fills = {fill.colour for line in slide.lines for fill in _pieces(line, console)[0]}
@@ -228,8 +228,8 @@ def test_weights_are_shaded_as_in_the_terminal_on_a_dark_background() -> None:
 def test_the_steps_asked_for_are_the_slides(tmp_path: Path) -> None:
     names = [s.name for s in slides_of(IT_SENTENCE, heads=1)]
     assert names[0] == "01-title" and names[-1] == f"{len(names):02d}-focus"
-    trace = attnviz.explain(IT_SENTENCE)
-    only = plan_slides(trace, select(trace, trace.view), LessonOptions(steps="3,8"))
+    shown = attnviz.explain(IT_SENTENCE)
+    only = plan_slides(shown.trace, shown.selection, LessonOptions(steps="3,8"))
     assert [s.name for s in only] == [
         "01-title",
         "02-head1-scores",

@@ -1,0 +1,105 @@
+"""What ``attnviz.explain`` and ``attnviz.cross`` return: the trace of the layer asked for,
+every layer of the run, what is shown of it and what the person should be told; in a notebook
+it displays its lesson, and ``to_html()`` is its interactive page. The trace itself stays a
+plain record (attnviz.trace): the display lives here, not in it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from attnviz.errors import AttnvizError
+from attnviz.lesson.options import LessonOptions
+from attnviz.selection import Selection, ViewOptions
+from attnviz.trace import AttentionTrace
+
+
+@dataclass(frozen=True, eq=False)
+class Explanation:
+    """A trace as asked for, with what its views start from.
+
+    ``trace`` is the layer shown (a model's ``layer``, the last by default); ``layers`` every
+    layer of the run (one for the random layer); ``view`` what was asked to be shown (heads,
+    focus word, hidden and merged tokens) and ``selection`` what that is of ``trace``;
+    ``notes`` what the command line prints on stderr (the API also warns them).
+    """
+
+    trace: AttentionTrace
+    layers: tuple[AttentionTrace, ...]
+    view: ViewOptions
+    selection: Selection
+    notes: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        shown = self.selection.heads
+        heads = (
+            f"{len(shown)} heads"
+            if len(shown) == self.trace.n_heads
+            else "head " + ", ".join(str(head + 1) for head in shown)
+        )
+        focus = self.selection.focus
+        following = f", following {focus.label!r}" if focus is not None else ""
+        layer = f"layer {self.layers.index(self.trace) + 1} of {len(self.layers)}, " * (
+            len(self.layers) > 1
+        )
+        return (
+            f"<Explanation: {self.trace.n_tokens} tokens, {layer}{heads}{following}; "
+            f"weights {self.trace.provenance.weights.describe(with_layer=False)}>"
+        )
+
+    @property
+    def is_model_run(self) -> bool:
+        """Whether ``layers`` are every layer of a model run (the notebook's overview)."""
+        return len(self.layers) > 1
+
+    def _repr_html_(self) -> str:
+        """The notebook view (Jupyter, VS Code, Colab): the sentence and provenance, the shown
+        heads' weights, the focus word's weights and z, the heatmap; see render/notebook.py."""
+        from attnviz.render.notebook import trace_html
+
+        return trace_html(self.trace, self.selection, self.layers)
+
+    def to_html(self, *, decimals: int = 2) -> str:
+        """The interactive lesson page, as ``attnviz page`` writes it: one self-contained HTML
+        document (inline script and style, nothing loaded from a network), showing what
+        ``view`` shows and, for a model run, every layer."""
+        return self.page_html(LessonOptions(decimals=decimals))
+
+    def page_html(self, options: LessonOptions) -> str:
+        """``to_html`` with the decimals already checked (as the command line has them)."""
+        from attnviz.render.page import page_html
+
+        if not self.trace.tokens:
+            raise AttnvizError("This trace has no words, so there is no page to draw.")
+        return page_html(self.layers, self.trace, self.selection, options.decimals)
+
+
+class Page:
+    """The interactive lesson page of a trace (``attnviz page``): ``html`` is the document,
+    ``save(path)`` writes it, and in a notebook it displays itself in an isolated frame."""
+
+    def __init__(self, html: str) -> None:
+        self.html = html
+
+    def __repr__(self) -> str:
+        return f"<attnviz page: {len(self.html):,} characters of HTML; .save(path) writes it>"
+
+    def _repr_html_(self) -> str:
+        """The page in an iframe of its own: its script and style stay inside it (the page's own
+        Content-Security-Policy still applies), and it cannot reach the notebook."""
+        import html as markup
+
+        return (
+            '<iframe sandbox="allow-scripts" style="width:100%;height:760px;border:1px solid #ddd" '
+            f'title="attnviz lesson page" srcdoc="{markup.escape(self.html, quote=True)}"></iframe>'
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the page to ``path`` (.html), atomically; AttnvizError for a folder, another
+        extension or an unwritable place, with nothing written."""
+        from attnviz.files import atomic_write, check_output_path
+
+        target = Path(path)
+        check_output_path(target, (".html", ".htm"), "The page")
+        atomic_write(target, lambda temporary: temporary.write_text(self.html, encoding="utf-8"))
+        return target

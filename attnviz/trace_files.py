@@ -1,0 +1,411 @@
+"""A trace's export files: ``export_trace`` and ``export_layers`` write them, ``load_trace`` reads
+them back (provenance included), and the loaders of weights and embeddings read a model's
+export through ``read_provenance``, ``layers_in`` and ``export_layer``.
+
+``.npz`` (numbers and unicode text only, read back without pickle) or ``.json`` (floats as the
+shortest text that reads back bit for bit); written atomically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, cast
+
+import numpy as np
+
+from attnviz.arrays import FloatArray
+from attnviz.config import AttentionConfig
+from attnviz.errors import AttnvizError, FileProblem, option
+from attnviz.files import atomic_write, finite_matrix, load_json, load_npz, open_regular
+from attnviz.positions import Positions
+from attnviz.provenance import (
+    EmbeddingsKind,
+    EmbeddingsOrigin,
+    Masking,
+    Provenance,
+    WeightsKind,
+    WeightsOrigin,
+)
+from attnviz.trace import (
+    ARRAY_KEYS,
+    BIAS_KEYS,
+    POSITION_KEYS,
+    AttentionTrace,
+    frozen_array,
+    frozen_mask,
+    provenance_seed,
+)
+
+EXPORT_EXTENSIONS = (".npz", ".json")
+
+
+# -- export ----------------------------------------------------------------------------------
+
+
+def export_layers(traces: Sequence[AttentionTrace], path: Path | str) -> None:
+    """Write several layers' traces with a leading layer axis: ``weights`` [L, h, n, n], ``X``
+    [L, n, d_model] (each layer's input), …, plus b_Q, b_K, b_V, b_O when the layers have them.
+
+    ``.npz`` or ``.json``, written atomically; the ``config`` holds each layer's provenance.
+    """
+    first = traces[0]
+    stacked = {
+        key: np.stack([t.arrays()[key] for t in traces])
+        for key in first.arrays()
+        if key != "mask"  # the same for every layer: stored once, [n, n]
+    }
+    if first.mask is not None:
+        stacked["mask"] = first.mask
+    config = {key: value for key, value in first.config_dict().items() if key != "provenance"}
+    # The file holds every layer: its summary names the model, not layer 1; each layer's own
+    # provenance is under "layers". A model has no seed.
+    config["weights"] = first.provenance.weights.describe(with_layer=False)
+    config["embeddings"] = "each layer's input X (see layers)"
+    if not first.provenance.weights.is_drawn:
+        del config["seed"]
+    config["n_layers"] = len(traces)
+    config["layers"] = [trace.provenance.to_dict() for trace in traces]
+    _write(path, first.tokens, stacked, config)
+
+
+def export_trace(trace: AttentionTrace, path: Path | str) -> None:
+    """Write the trace to ``.npz`` (arrays, float64; tokens as unicode) or ``.json``.
+
+    The file holds exactly: tokens, X, W_Q, W_K, W_V, W_O, Q, K, V, scores, scaled, weights, Z,
+    concat, output and ``config`` (sizes and provenance: a JSON object, or in ``.npz`` the same
+    object as JSON text); ``mask`` when one was used; biases when the layer has them; ``E`` and
+    ``PE`` (X = E + PE) with a positional encoding; and for cross-attention ``X_source``,
+    ``source_tokens`` and ``target_tokens`` (and ``E_source``, ``PE_source``). Written
+    atomically.
+    """
+    words: dict[str, Sequence[str]] = {}
+    if trace.source_tokens is not None:
+        words = {"source_tokens": trace.source_tokens, "target_tokens": trace.tokens}
+    _write(path, trace.tokens, trace.arrays(), trace.config_dict(), words)
+
+
+def _export_dtype(array: np.ndarray) -> np.ndarray:
+    """float64 for numbers, as documented; a mask stays boolean."""
+    return array if array.dtype == bool else np.asarray(array, dtype=np.float64)
+
+
+def _write(
+    path: Path | str,
+    tokens: Sequence[str],
+    arrays: dict[str, FloatArray],
+    config: dict[str, Any],
+    words: dict[str, Sequence[str]] | None = None,
+) -> None:
+
+    words = words or {}
+    path = Path(path)
+    extension = path.suffix.lower()
+    if extension == ".npz":
+
+        def write(temporary: Path) -> None:
+            with temporary.open("wb") as handle:
+                everything: dict[str, np.ndarray] = {"tokens": np.array(tokens, dtype=np.str_)}
+                everything.update({k: _export_dtype(a) for k, a in arrays.items()})
+                everything.update({k: np.array(v, dtype=np.str_) for k, v in words.items()})
+                # The metadata as JSON text in a 0-d unicode array: read back without pickle.
+                everything["config"] = np.array(_json_text(config), dtype=np.str_)
+                # Numbers and unicode text only, which np.savez writes without pickle.
+                np.savez(handle, **cast(dict[str, Any], everything))
+
+    elif extension == ".json":
+        # json writes a float with repr(), the shortest text that reads back to the same
+        # float64, so a JSON export round-trips bit for bit.
+        document: dict[str, Any] = {"tokens": list(tokens)}
+        document.update({key: list(value) for key, value in words.items()})
+        document.update({key: _export_dtype(array).tolist() for key, array in arrays.items()})
+        document["config"] = config
+        text = _json_text(document)
+
+        def write(temporary: Path) -> None:
+            temporary.write_text(text, encoding="utf-8")
+
+    else:
+        raise ValueError(f"unsupported export extension {extension!r}")
+    atomic_write(path, write)
+
+
+def _json_text(value: Any) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (argv bytes that were not UTF-8) has no UTF-8 form; JSON's \udcxx
+        # escapes keep it, and the file stays valid UTF-8 JSON.
+        text = json.dumps(value, ensure_ascii=True)
+    return text
+
+
+# -- import ----------------------------------------------------------------------------------
+
+
+def read_provenance(config: Any, path: Path | None = None) -> tuple[Provenance, ...]:
+    """The provenance an export's ``config`` records, one per layer; () when it records none.
+
+    ``config`` is the JSON object of a ``.json`` export or the 0-d text array of an ``.npz``.
+    """
+    import json
+
+    if isinstance(config, np.ndarray):
+        if config.dtype.kind != "U" or config.ndim != 0:
+            return ()
+        try:
+            config = json.loads(str(config))
+        except (json.JSONDecodeError, RecursionError):
+            raise FileProblem(f"{path}: its config is not valid JSON.") from None
+    if not isinstance(config, dict):
+        return ()
+    try:
+        if isinstance(config.get("layers"), list):
+            return tuple(Provenance.from_dict(layer) for layer in config["layers"])
+        if "provenance" in config:
+            return (Provenance.from_dict(config["provenance"]),)
+    except AttnvizError as error:
+        raise FileProblem(f"{path}: {error.message}") from None
+    return ()
+
+
+def layers_in(value: Any, ndim: int) -> int | None:
+    """How many layers an array read from a file holds: None for one layer's array of ``ndim``
+    dimensions; with one dimension more (a model's export, see ``export_layers``) the length of
+    its leading axis. Anything else is None too, for the loader to refuse with its shape."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):
+        return None
+    return int(array.shape[0]) if array.ndim == ndim + 1 and array.dtype.kind in "fiu" else None
+
+
+def export_layer(n_layers: int, layer: int | None, what: str, model: str | None = None) -> int:
+    """The index (from 0) of ``layer`` (from 1, as --layer numbers them) in a file holding a
+    model's ``n_layers`` layers; ``what`` names the file ("weights file m.npz"). Without a
+    layer, or with one the file does not have, AttnvizError says which to choose."""
+    choose = f"choose one with {option('layer', metavar=f'1..{n_layers}')}"
+    if layer is None:
+        of = f" of {model}" if model else ""
+        raise AttnvizError(f"{what[:1].upper()}{what[1:]} holds {n_layers} layers{of}; {choose}.")
+    if not 1 <= layer <= n_layers:
+        raise AttnvizError(f"{option('layer', layer)}: {what} holds {n_layers} layers; {choose}.")
+    return layer - 1
+
+
+class Pieces(NamedTuple):
+    """A sentence as a model's tokenizer cut it, as its export records it."""
+
+    tokens: tuple[str, ...]  # "[CLS]", "i", "am", "good", "[SEP]"
+    special: tuple[int, ...]  # the positions of [CLS], [SEP] and the like
+
+
+def recorded_pieces(path: Path, sentence: str) -> Pieces | None:
+    """The tokens of a model's export of ``sentence``: its tokenizer's pieces, one per row of
+    the X it holds, which attnviz's own tokenizer would not cut the sentence into. None for
+    any other file or sentence (loading it says what is wrong)."""
+    recorded = _tokens_and_provenance(path)
+    if recorded is None or not sentence:
+        return None
+    tokens, made = recorded
+    match = next((provenance for provenance in made if provenance.sentence == sentence), None)
+    return None if match is None else Pieces(tokens, match.special)
+
+
+def recorded_sentence(path: Path) -> str | None:
+    """The sentence, as written, that a model's export was made for; None for other files."""
+    recorded = _tokens_and_provenance(path)
+    if recorded is None:
+        return None
+    return next((p.sentence for p in recorded[1] if p.sentence), None)
+
+
+def _tokens_and_provenance(path: Path) -> tuple[tuple[str, ...], tuple[Provenance, ...]] | None:
+    """An export's tokens and provenance, without reading its arrays from an ``.npz`` (a
+    ``.json`` is read whole); None for a file that is not an attnviz export, or is broken."""
+    extension = path.suffix.lower()
+    try:
+        if extension == ".npz":
+            data: Any = load_npz(path, "Trace", keys=("tokens", "config"))
+        elif extension == ".json":
+            start = b'{"tokens":'  # how every .json export starts (see _write)
+            with open_regular(path, "Trace") as handle:  # never a FIFO, which would block
+                if handle.read(len(start)) != start:
+                    return None
+            data = load_json(path, "Trace").value
+        else:
+            return None
+        if not isinstance(data, dict) or "tokens" not in data:
+            return None
+        return _words(data["tokens"], "tokens", path), read_provenance(data.get("config"), path)
+    except (AttnvizError, OSError):
+        return None
+
+
+def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
+    """Read a trace written by ``export_trace`` (one layer) or ``export_layers`` (a leading
+    layer axis) back, provenance included: one AttentionTrace per layer.
+
+    A file without attnviz's provenance (made by hand, or by an older attnviz) is read too; its
+    provenance then says only that X and the weights came from ``path``.
+    """
+    path = Path(path)
+    extension = path.suffix.lower()
+    if extension == ".npz":
+        keys: tuple[str, ...] = ("tokens", "source_tokens", "mask", "config", *ARRAY_KEYS)
+        keys += (*BIAS_KEYS, "X_source", *POSITION_KEYS)  # what a trace holds: no other is read
+        data: dict[str, Any] = dict(load_npz(path, "Trace", keys))
+    elif extension == ".json":
+        value = load_json(path, "Trace").value
+        if not isinstance(value, dict):
+            raise FileProblem(f"Trace file {path} must hold a JSON object, as --export writes.")
+        data = value
+    else:
+        raise FileProblem(f"Trace file {path}: use an .npz or .json made with --export.")
+    missing = [key for key in ("tokens", *ARRAY_KEYS) if key not in data]
+    if missing:
+        raise FileProblem(f"Trace file {path} lacks {', '.join(missing)}; export it with --export.")
+    tokens = _words(data["tokens"], "tokens", path)
+    try:
+        layered = np.asarray(data["X"], dtype=np.float64).ndim == 3  # a model's layers
+    except (TypeError, ValueError, OverflowError):
+        raise FileProblem(f"Trace file {path}: X is not an array of numbers.") from None
+    arrays = {
+        key: finite_matrix(data[key], name=key, source=path, ndim=_ndim(key) + layered)
+        for key in (*ARRAY_KEYS, *BIAS_KEYS, "X_source", *POSITION_KEYS)
+        if key in data
+    }
+    mask = None
+    if "mask" in data:
+        try:
+            mask = np.asarray(data["mask"], dtype=bool)
+        except (TypeError, ValueError):
+            raise FileProblem(f"Trace file {path}: mask is not an array of true/false.") from None
+    n_layers = arrays["X"].shape[0] if layered else 1
+    provenances = read_provenance(data.get("config"), path) or tuple(
+        _file_provenance(path) for _ in range(n_layers)
+    )
+    if len(provenances) != n_layers:
+        raise FileProblem(f"Trace file {path}: its config describes another number of layers.")
+    source_tokens = None
+    if "source_tokens" in data:
+        source_tokens = _words(data["source_tokens"], "source_tokens", path)
+    traces = []
+    for layer, provenance in enumerate(provenances):
+        layer_arrays = {key: a[layer] if layered else a for key, a in arrays.items()}
+        traces.append(_trace_from(path, tokens, layer_arrays, provenance, mask, source_tokens))
+    return tuple(traces)
+
+
+def _words(value: Any, name: str, path: Path) -> tuple[str, ...]:
+    """A list of words from a file: strings, one dimension."""
+    try:
+        words = np.asarray(value)
+    except (TypeError, ValueError):
+        words = np.asarray(None)
+    if words.ndim != 1 or words.dtype.kind not in "US":
+        raise FileProblem(f"Trace file {path}: {name} is not a list of words.")
+    return tuple(str(word) for word in words)
+
+
+_MATRICES = frozenset(
+    {"X", "W_O", "concat", "output", "b_Q", "b_K", "b_V", "X_source", *POSITION_KEYS}
+)
+
+
+def _ndim(key: str) -> int:
+    """Dimensions of a one-layer trace's array: b_O is a vector, heads add an axis."""
+    return 1 if key == "b_O" else 2 if key in _MATRICES else 3
+
+
+def _file_provenance(path: Path) -> Provenance:
+    return Provenance(
+        embeddings=EmbeddingsOrigin(EmbeddingsKind.FILE, path=str(path), vocabulary=False),
+        weights=WeightsOrigin(WeightsKind.FILE, path=str(path)),
+        masking=Masking(),
+    )
+
+
+def _trace_from(
+    path: Path,
+    tokens: tuple[str, ...],
+    arrays: dict[str, FloatArray],
+    provenance: Provenance,
+    mask: np.ndarray | None,
+    source_tokens: tuple[str, ...] | None,
+) -> AttentionTrace:
+    """One layer's arrays as a trace, every shape checked against the others."""
+    n_heads, d_model, d_k = arrays["W_Q"].shape
+    n_queries = len(tokens)
+    n_keys = len(source_tokens) if source_tokens is not None else n_queries
+    expected = {
+        "X": (n_queries, d_model),
+        "W_Q": (n_heads, d_model, d_k),
+        "W_K": (n_heads, d_model, d_k),
+        "W_V": (n_heads, d_model, d_k),
+        "W_O": (n_heads * d_k, d_model),
+        "Q": (n_heads, n_queries, d_k),
+        "K": (n_heads, n_keys, d_k),
+        "V": (n_heads, n_keys, d_k),
+        "scores": (n_heads, n_queries, n_keys),
+        "scaled": (n_heads, n_queries, n_keys),
+        "weights": (n_heads, n_queries, n_keys),
+        "Z": (n_heads, n_queries, d_k),
+        "concat": (n_queries, n_heads * d_k),
+        "output": (n_queries, d_model),
+        "b_Q": (n_heads, d_k),
+        "b_K": (n_heads, d_k),
+        "b_V": (n_heads, d_k),
+        "b_O": (d_model,),
+        "X_source": (n_keys, d_model),
+        "E": (n_queries, d_model),
+        "PE": (n_queries, d_model),
+        "E_source": (n_keys, d_model),
+        "PE_source": (n_keys, d_model),
+    }
+    for key, array in arrays.items():
+        if array.shape != expected[key]:
+            raise FileProblem(
+                f"Trace file {path}: {key} has shape {list(array.shape)}, expected "
+                f"{list(expected[key])} from its tokens and W_Q."
+            )
+    positional = {key for key in POSITION_KEYS if key in arrays}
+    wanted = set()
+    if provenance.embeddings.positions is not Positions.none:
+        wanted = {"E", "PE", "E_source", "PE_source"} if "X_source" in arrays else {"E", "PE"}
+    if positional != wanted:
+        said = option("positions", provenance.embeddings.positions)
+        raise FileProblem(
+            f"Trace file {path}: its provenance says {said} but it holds "
+            f"{', '.join(sorted(positional)) or 'no E and PE'}; export it anew with --export."
+        )
+    if mask is not None and mask.shape != (n_queries, n_keys):
+        raise FileProblem(f"Trace file {path}: mask has shape {list(mask.shape)}.")
+    if n_heads * d_k != d_model:
+        raise FileProblem(
+            f"Trace file {path}: W_Q has shape {[n_heads, d_model, d_k]}; heads·d_k must equal "
+            "d_model."
+        )
+    positions = [*provenance.special, *(p for group in provenance.word_groups for p in group)]
+    grouped = sorted(p for group in provenance.word_groups for p in group)
+    if any(not 0 <= p < n_queries for p in positions) or (
+        provenance.word_groups and grouped != list(range(n_queries))
+    ):
+        raise FileProblem(
+            f"Trace file {path}: its provenance names token positions it does not have."
+        )
+    try:
+        config = AttentionConfig(d_model=d_model, n_heads=n_heads, seed=provenance_seed(provenance))
+    except AttnvizError as error:
+        raise FileProblem(f"Trace file {path}: {error.message}") from None
+    return AttentionTrace(
+        tokens=tokens,
+        **cast(dict[str, Any], {key: frozen_array(array) for key, array in arrays.items()}),
+        config=config,
+        provenance=provenance,
+        mask=None if mask is None else frozen_mask(mask),
+        source_tokens=source_tokens,
+    )

@@ -1,0 +1,217 @@
+"""The package's shape: no import circles, no module importing from a layer above its own, no
+module over 500 lines and no function over 80.
+
+Imports are read with ast from every module of attnviz, at module level and inside functions
+alike (a function's import runs too, only later); imports under ``if TYPE_CHECKING:`` are left
+out, since they never run.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "attnviz"
+
+#: The layers, lowest first: a module may import from its own layer or any below. ``x*`` is x
+#: and anything under it (a module split into a package keeps its place). The trace, a plain
+#: record, sits below the math that assembles it (attention.multi_head_attention) and the
+#: loaders that read a model's export (weights, embeddings); its export files sit with it.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    (
+        "errors",
+        "arrays",
+        "arguments",
+        "config",
+        "positions",
+        "signals",
+        "tokens",
+        "labels",
+        "files*",
+    ),
+    ("provenance",),
+    ("trace", "trace_files"),
+    ("attention", "embeddings*", "weights"),
+    ("selection", "worked", "outputs", "reuse", "trace_options", "analysis*", "model*"),
+    ("core",),
+    ("lesson*",),
+    ("render*",),
+    ("api", "explanation"),
+    ("cli*", "", "__main__"),  # "": the package's own __init__, the public API
+)
+
+#: Functions allowed over 80 lines, and why.
+LONG_FUNCTIONS: dict[str, str] = {}
+
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 80
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of attnviz by dotted name relative to the package ("" for its __init__)."""
+    modules = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imported_names(tree: ast.Module, module: str, is_package: bool) -> list[str]:
+    """The dotted names (within attnviz) that a module's imports name, wherever they are."""
+    names: list[str] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if module else []
+                base = base if is_package else base[:-1]
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(["attnviz", *base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            names.extend(f"{target}.{alias.name}" for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return names
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the modules of attnviz it imports ("" is the package's __init__)."""
+    modules = module_files()
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        targets = set()
+        for name in _imported_names(tree, module, path.name == "__init__.py"):
+            if name != "attnviz" and not name.startswith("attnviz."):
+                continue
+            dotted = name.removeprefix("attnviz").removeprefix(".")
+            while dotted and dotted not in modules:  # a name in a module: the module
+                dotted = dotted.rpartition(".")[0]
+            if dotted != module:
+                targets.add(dotted)
+        graph[module] = targets
+    return graph
+
+
+def layer_of(module: str) -> int:
+    for index, layer in enumerate(LAYERS):
+        for pattern in layer:
+            if pattern.endswith("*"):
+                stem = pattern[:-1]
+                if (
+                    module == stem
+                    or module.startswith(stem + ".")
+                    or fnmatch.fnmatch(module, pattern)
+                ):
+                    return index
+            elif module == pattern:
+                return index
+    raise AssertionError(f"attnviz.{module} is in no layer: add it to LAYERS")
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle, as the modules along it (the first repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+    path: list[str] = []
+
+    def walk(module: str) -> list[str] | None:
+        state[module] = 1
+        path.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state and (found := walk(target)) is not None:
+                return found
+        path.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(graph):
+        if module not in state and (found := walk(module)) is not None:
+            return found
+    return None
+
+
+def named(module: str) -> str:
+    return f"attnviz.{module}" if module else "attnviz"
+
+
+def test_no_module_imports_in_a_circle() -> None:
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import circle: " + " -> ".join(named(m) for m in cycle or ())
+
+
+def test_no_module_imports_from_a_layer_above_its_own() -> None:
+    upward = [
+        f"{named(module)} (layer {layer_of(module)}) imports {named(target)} "
+        f"(layer {layer_of(target)})"
+        for module, targets in sorted(import_graph().items())
+        for target in sorted(targets)
+        if layer_of(target) > layer_of(module)
+    ]
+    assert not upward, "\n".join(upward)
+
+
+def test_the_check_finds_a_circle_and_reads_imports_inside_functions() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from attnviz.api import explain\n"
+        "def f():\n    from attnviz.render import page\n    from . import worked\n"
+    )
+    assert _imported_names(tree, "render.notebook", False) == [
+        "typing.TYPE_CHECKING",
+        "attnviz.render.page",
+        "attnviz.render.worked",
+    ]
+    assert layer_of("render.figures.colour") == layer_of("render")
+    assert layer_of("") > layer_of("api") > layer_of("render.page") > layer_of("core")
+
+
+def _sizes() -> list[tuple[str, int, list[tuple[str, int]]]]:
+    """(module, its lines, its functions over MAX_FUNCTION_LINES with their lines)."""
+    found = []
+    for module, path in module_files().items():
+        text = path.read_text(encoding="utf-8")
+        long = [
+            (node.name, node.end_lineno - node.lineno + 1)
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno is not None
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+        ]
+        found.append((module, len(text.splitlines()), long))
+    return found
+
+
+def test_no_module_over_500_lines_and_no_function_over_80() -> None:
+    too_big = []
+    for module, lines, long in _sizes():
+        if lines > MAX_MODULE_LINES:
+            too_big.append(f"{named(module)}: {lines} lines")
+        too_big += [
+            f"{named(module)}.{name}: {length} lines"
+            for name, length in long
+            if f"{module}.{name}" not in LONG_FUNCTIONS
+        ]
+    assert not too_big, "\n".join(too_big)
