@@ -79,7 +79,7 @@ def test_repr_is_one_line_and_the_html_shows_every_head_with_the_traces_numbers(
             format_number(w, 2) for w in trace.weights[head, trace.tokens.index("it")]
         ]
         assert it[-1] == "1.00"
-    assert "Where does 'it' look?" in fragment
+    assert "Focus: where does 'it' look?" in fragment  # the lesson's own focus view
     assert "z_it = " in fragment and "z_it[1] = " in fragment
     assert re.search(r"<img alt='[^']+' src='data:image/png;base64,[A-Za-z0-9+/=]+'>", fragment)
 

@@ -38,7 +38,7 @@ def test_the_lesson_notebook_runs_and_shows_its_displays(tmp_path: Path) -> None
     ]
     displays = [html for html in htmls if 'class="attnviz"' in html]
     assert len(displays) == 3  # "I am good", the masks, the model
-    assert "Where does 'I' look?" in displays[0]
+    assert "Focus: where does 'I' look?" in displays[0]
     assert "class='masked'" in displays[1]  # the causal mask and the padding, hatched
     assert "Every layer and head" in displays[2]
     lesson = "".join(output.get("text", "") for output in outputs if output.output_type == "stream")

@@ -15,10 +15,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attnviz import worked
 from attnviz.analysis.heads import focus_rows
-from attnviz.labels import format_number, occurrence_labels, plural
-from attnviz.lesson.examples import ExampleText, position_labels
+from attnviz.labels import format_number, occurrence_labels
+from attnviz.lesson import steps as table
+from attnviz.lesson.blocks import Bars, Block, Heading, Paragraph, Pause, Worked
+from attnviz.lesson.build import header, lesson
+from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.steps import focus_number
 from attnviz.render.text import weight_colours
 from attnviz.selection import Selection
 from attnviz.tokens import printable
@@ -34,6 +37,7 @@ STYLE = """
 .attnviz h4{font-size:0.95em;margin:0.9em 0 0.3em}
 .attnviz p{margin:0.2em 0}
 .attnviz .note{color:#8a4b00}
+.attnviz .dim{color:#666}
 .attnviz .formula{font-family:ui-monospace,Menlo,Consolas,monospace}
 .attnviz table{border-collapse:collapse;font-family:ui-monospace,Menlo,Consolas,monospace;
  font-size:0.85em;margin:0.2em 0.8em 0.6em 0;display:inline-table;vertical-align:top}
@@ -66,7 +70,7 @@ def trace_html(
     run (``layers``: every layer of it), where the focus word looks in every layer and head;
     and the heatmap as an embedded PNG (``image=False`` leaves it out)."""
     parts = [f"<style>{STYLE}</style>", '<div class="attnviz">']
-    parts += _header(trace, selection)
+    parts += _header(trace, selection, decimals)
     rows = occurrence_labels([printable(word) for word in selection.row_words])
     columns = occurrence_labels([printable(word) for word in selection.column_words])
     masked = selection.masked_pairs(trace.masked) if trace.mask is not None else None
@@ -80,7 +84,7 @@ def trace_html(
         )
     parts.append("</div>")
     if selection.focus is not None:
-        parts += _focus(trace, selection, columns, decimals)
+        parts += _focus(trace, selection, decimals)
     if len(layers) > 1:
         parts += _overview(trace, selection, layers, decimals)
     if image:
@@ -89,27 +93,64 @@ def trace_html(
     return "\n".join(parts)
 
 
-def _header(trace: AttentionTrace, selection: Selection) -> list[str]:
-    """The lesson's own opening (title, formula, sentence, sizes, provenance and its notes),
-    as HTML: the same sentences the terminal prints."""
-    from attnviz.lesson.blocks import Heading, Paragraph
-    from attnviz.lesson.build import header
+def _header(trace: AttentionTrace, selection: Selection, decimals: int) -> list[str]:
+    """The lesson's own opening (title, formula, sentence, sizes, provenance and its notes), as
+    HTML: the same sentences the terminal prints."""
+    return _blocks_html(header(trace, selection, LessonOptions(decimals=decimals)))
 
-    styles = {"bold": "strong", "italic": "em"}  # not <b>: a word "<b>" must show as text
-    lines = []
-    for block in header(trace, selection):
-        if isinstance(block, Heading):  # this view is not the step-by-step lesson itself
-            lines.append(f"<h3>{_escape(block.text.removesuffix(', step by step'))}</h3>")
+
+def _focus(trace: AttentionTrace, selection: Selection, decimals: int) -> list[str]:
+    """The lesson's focus view, as the terminal says it: where the focus word looks in each
+    shown head, what the bars leave out, and its z worked out."""
+    focus = focus_number(table.STEPS)
+    if focus is None:
+        return []
+    options = LessonOptions(decimals=decimals, steps=str(focus))
+    blocks = lesson(trace, selection, options)
+    return _blocks_html(blocks[next(i for i, b in enumerate(blocks) if isinstance(b, Pause)) :])
+
+
+def _blocks_html(blocks: Sequence[Block]) -> list[str]:
+    """Lesson blocks as HTML: headings, paragraphs, worked examples and focus bars (the tables
+    of the step-by-step lesson are drawn by trace_html itself)."""
+    parts: list[str] = []
+    caption = ""  # a head's name, set above its bars
+    for block in blocks:
+        if isinstance(block, Heading) and block.level == "title":
+            # This view is not the step-by-step lesson itself.
+            parts.append(f"<h3>{_escape(block.text.removesuffix(', step by step'))}</h3>")
+        elif isinstance(block, Heading) and block.level == "head":
+            caption = block.text
+        elif isinstance(block, Heading):
+            parts.append(f"<h4>{_escape(block.text)}</h4>")
         elif isinstance(block, Paragraph):
-            note = any(span.style == "note" for span in block.spans)
-            text = "".join(
-                f"<{styles[span.style]}>{_escape(span.text)}</{styles[span.style]}>"
-                if span.style in styles
-                else _escape(span.text)
-                for span in block.spans
-            )
-            lines.append(f"<p class='note'>{text}</p>" if note else f"<p>{text}</p>")
-    return lines
+            parts.append(_paragraph(block))
+        elif isinstance(block, Worked):
+            parts.append(f"<p class='example'>{_escape(block.text)}</p>")
+        elif isinstance(block, Bars):
+            parts.append(_bars(block, caption))
+    return parts
+
+
+def _paragraph(block: Paragraph) -> str:
+    styles = {"bold": "strong", "italic": "em"}  # not <b>: a word "<b>" must show as text
+    text = "".join(
+        f"<{styles[span.style]}>{_escape(span.text)}</{styles[span.style]}>"
+        if span.style in styles
+        else _escape(span.text)
+        for span in block.spans
+    )
+    kind = next((s.style for s in block.spans if s.style in ("note", "dim")), "")
+    return f"<p class='{kind}'>{text}</p>" if kind else f"<p>{text}</p>"
+
+
+def _bars(bars: Bars, caption: str) -> str:
+    rows = "".join(
+        f"<tr><th>{_escape(label)}</th><td><span class='bar' "
+        f"style='width:{max(1.0, 160 * weight):.0f}px'></span> {text}</td></tr>"
+        for label, weight, text in zip(bars.labels, bars.weights, bars.texts, strict=True)
+    )
+    return f"<table class='bars'><caption>{_escape(caption)}</caption>{rows}</table>"
 
 
 def _weights_table(
@@ -145,46 +186,6 @@ def _weights_table(
         + "".join(body)
         + "</table>"
     )
-
-
-def _focus(
-    trace: AttentionTrace, selection: Selection, columns: Sequence[str], decimals: int
-) -> list[str]:
-    """Where the focus word looks in each shown head, and its z written out."""
-    focus = selection.focus
-    assert focus is not None
-    name = printable(focus.label)
-    text = ExampleText(decimals, *position_labels(trace))
-    rows = selection.focus_weights(trace.weights)
-    parts = [
-        f"<h4>Where does {_escape(repr(name))} look?</h4>",
-        f"<p>Its row of each head's weights, largest first: the share of each word's value "
-        f"vector in the output z of {_escape(repr(name))}.</p>",
-    ]
-    for head in selection.heads:
-        ranked = np.argsort(-rows[head], kind="stable")
-        order = ranked[:12]
-        rest = ""  # what the bars leave out, as the terminal says it
-        if len(ranked) > len(order):
-            together = format_number(float(rows[head][ranked[len(order) :]].sum()), decimals)
-            rest += f"<p>… {plural(len(ranked) - len(order), 'more word')}, together {together}</p>"
-        if selection.hidden:
-            names = " and ".join(sorted({printable(trace.tokens[p]) for p in selection.hidden}))
-            hidden = format_number(1.0 - float(rows[head].sum()), decimals)
-            rest += f"<p>(hidden {_escape(names)}, together {hidden})</p>"
-        bars = "".join(
-            f"<tr><th>{_escape(columns[j])}</th><td><span class='bar' "
-            f"style='width:{max(1.0, 160 * float(rows[head][j])):.0f}px'></span> "
-            f"{format_number(float(rows[head][j]), decimals)}</td></tr>"
-            for j in order
-        )
-        example = worked.weighted_sum(trace, head, focus.index)
-        parts.append(
-            f"<table class='bars'><caption>Head {head + 1}</caption>{bars}</table>{rest}"
-            f"<p class='example'>{_escape(text.weighted_sum(example, limit=12))}\n"
-            f"{_escape(text.weighted_sum_element(example))}</p>"
-        )
-    return parts
 
 
 def _overview(
