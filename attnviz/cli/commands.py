@@ -5,6 +5,7 @@ tokenizers) are imported inside the commands that need them."""
 
 # No `from __future__ import annotations`: Typer reads every command's annotations on each
 # run, and string annotations would be compiled and evaluated anew each time (several ms).
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, NamedTuple
@@ -28,6 +29,7 @@ from attnviz.cli.options import (
 from attnviz.errors import AttnvizError
 from attnviz.explanation import Explanation
 from attnviz.files import staged_writes
+from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
 from attnviz.outputs import check_export, check_folder, check_image, write_export
 from attnviz.render.options import ImageOptions, Scale, Style
@@ -65,15 +67,19 @@ def check_recordings(svg: Path | None, html: Path | None) -> None:
 
 
 def write_slides(
-    trace: AttentionTrace, selection: Selection, lesson: LessonOptions, folder: Path | None
+    trace: AttentionTrace,
+    selection: Selection,
+    lesson: LessonOptions,
+    folder: Path | None,
+    blocks: Sequence[Block],
 ) -> list[Path]:
-    """--slides: the lesson's slides into ``folder`` (checked before the work began); the
-    paths written."""
+    """--slides: the lesson's ``blocks`` as slides into ``folder`` (checked before the work
+    began); the paths written."""
     if folder is None:
         return []
     from attnviz.render.slides import save_slides
 
-    written, notes = save_slides(trace, selection, lesson, folder)
+    written, notes = save_slides(trace, selection, lesson, folder, blocks=blocks)
     for message in notes:
         note(message)
     return written
@@ -115,15 +121,21 @@ class Recordings(NamedTuple):
 
 
 def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Recordings) -> None:
-    """The lesson printed (paced with --step), then every file asked for, all or none."""
+    """The lesson printed (paced with --step), then every file asked for, all or none; the
+    lesson is written once, whatever it is drawn on."""
+    from attnviz.lesson.build import lesson as written_lesson
     from attnviz.render.terminal import render_explain, save_lesson
 
     trace, selection = explanation.trace, explanation.selection
+    blocks = written_lesson(trace, selection, lesson)
     console = new_console()
-    render_explain(trace, selection, console, lesson, pause=pacer(console) if step else None)
+    pause = pacer(console) if step else None
+    render_explain(trace, selection, console, lesson, pause=pause, blocks=blocks)
     with staged_writes():  # every file, or none
-        written = save_lesson(trace, selection, lesson, console.width, svg=to.svg, html=to.html)
-        written += write_slides(trace, selection, lesson, to.slides)
+        written = save_lesson(
+            trace, selection, lesson, console.width, svg=to.svg, html=to.html, blocks=blocks
+        )
+        written += write_slides(trace, selection, lesson, to.slides, blocks)
         if to.heatmap is not None:
             from attnviz.render.heatmap import save_heatmap
 
