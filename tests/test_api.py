@@ -58,7 +58,18 @@ def test_the_lesson_is_what_the_terminal_prints() -> None:
     ):
         printed = runner.invoke(app, arguments, env={"COLUMNS": "90"}).stdout
         trace = attnviz.explain(arguments[1], **options)
-        assert attnviz.lesson(trace, width=90) == printed
+        with command_line():  # the same lesson, naming the command line's flags
+            assert attnviz.lesson(trace, width=90) == printed
+        # In Python it names the keyword arguments instead, and says nothing else differently.
+        in_python = attnviz.lesson(trace, width=1000)
+        assert "--positions" not in in_python
+        if "positions" not in options:  # the lesson tells how to add positions
+            assert 'positions="sinusoidal" adds' in in_python
+        with command_line():
+            on_the_command_line = attnviz.lesson(trace, width=1000)
+        assert in_python.replace('positions="sinusoidal"', "--positions sinusoidal") == (
+            on_the_command_line
+        )
 
 
 def test_lesson_prints_when_asked(capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,7 +18,7 @@ from attnviz.arrays import FloatArray
 from attnviz.config import MAX_D_MODEL
 from attnviz.embeddings.random_vectors import word_vector
 from attnviz.embeddings.record import Embeddings, too_wide
-from attnviz.errors import FileProblem
+from attnviz.errors import FileProblem, option
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin
 
 
@@ -98,7 +98,10 @@ def from_vocabulary(
         if not found:
             advice = "no word of the sentence is in it; check that it is the right file"
         else:
-            advice = "add them to the file, or pass --oov random to give them seeded random vectors"
+            advice = (
+                f"add them to the file, or pass {option('oov', 'random')} to give them seeded "
+                "random vectors"
+            )
         raise FileProblem(f"{len(unique_missing)} word(s) not in {path}: {listed}; {advice}.")
     d_model = widths.pop()
     said = list(notes)
@@ -107,7 +110,7 @@ def from_vocabulary(
         scale = _file_scale(list(found.values()))
         said.append(
             f"{len(unique_missing)} word(s) not in {path.name} got seeded random vectors "
-            f"(--oov random, seed {seed}): {listed}."
+            f"({option('oov', 'random')}, seed {seed}): {listed}."
         )
     rows = [
         found[index] if index in found else scale * word_vector(token, d_model, seed)

@@ -3,6 +3,7 @@ come from, and its notes (random weights, hidden tokens, merged pieces, lowercas
 
 from __future__ import annotations
 
+from attnviz.errors import option
 from attnviz.labels import plural
 from attnviz.lesson.blocks import Span
 from attnviz.lesson.notes import lowercased
@@ -70,7 +71,7 @@ def write(lesson: LessonWriter) -> None:
         )
     if lesson.selection.merged:
         lesson.note(
-            "Note: --words shows each word as the mean of its pieces' rows (a weights "
+            f"Note: {option('words')} shows each word as the mean of its pieces' rows (a weights "
             "column: the sum of its pieces' columns). The merged tables are averages for "
             "display: softmax and Z = weights·V hold for the word pieces as computed, not "
             "between merged tables, so the worked examples use the pieces."

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from attnviz.errors import option
 from attnviz.labels import plural
 from attnviz.lesson.blocks import Matrix
 from attnviz.lesson.writer import HeadView, LessonWriter
@@ -74,7 +75,7 @@ def _model_pieces(lesson: LessonWriter) -> None:
     """A model's pieces, as its family's tokenizer makes them, and X as the layer receives it."""
     trace = lesson.trace
     pieces = (
-        f"{lesson.shown_words()} (--words: each row is the mean of the rows of the word "
+        f"{lesson.shown_words()} ({option('words')}: each row is the mean of the rows of the word "
         "pieces the model saw, and a word's weight column the sum of its pieces')"
         if lesson.selection.merged
         else f"{lesson.n_shown} word pieces"
@@ -225,4 +226,5 @@ def _no_positions(lesson: LessonWriter) -> str:
                 "so identical weights and outputs"
             )
     x_names = "X and X_source" if trace.is_cross else "X"
-    return f"{text}. --positions sinusoidal adds each word's position to {x_names}, {PAPER}."
+    sinusoidal = option("positions", "sinusoidal")
+    return f"{text}. {sinusoidal} adds each word's position to {x_names}, {PAPER}."

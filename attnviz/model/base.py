@@ -21,7 +21,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.attention import multi_head_attention
-from attnviz.errors import AttnvizError, FileProblem
+from attnviz.errors import AttnvizError, FileProblem, option
 from attnviz.provenance import EmbeddingsKind, Provenance
 from attnviz.trace import AttentionTrace
 from attnviz.weights import AttentionWeights
@@ -209,7 +209,7 @@ def finite(hidden: FloatArray, where: str) -> FloatArray:
             f"The model's numbers overflow {dtype} in {where} (they pass "
             f"{float(np.finfo(hidden.dtype).max):.3g}); its weights are far larger than a "
             "trained model's: check the checkpoint"
-            + (", or use --dtype float64." if dtype == "float32" else ".")
+            + (f", or use {option('dtype', 'float64')}." if dtype == "float32" else ".")
         )
     return hidden
 

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from attnviz.analysis.heads import focus_rows
 from attnviz.arrays import FloatArray
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, option
 from attnviz.labels import plural
 from attnviz.provenance import WeightsKind
 from attnviz.render.figures.cells import draw_cell_texts, hatch_masked
@@ -125,15 +125,16 @@ def check_grid_size(n_layers: int, n_heads: int, n_tokens: int = 0) -> None:
     panels = n_layers * n_heads
     if n_tokens > MAX_GRID_TOKENS:
         raise AttnvizError(
-            f"--all-layers would draw {panels:,} panels of {n_tokens} words each, too small to "
-            f"tell apart (at most {MAX_GRID_TOKENS}); draw one layer's heads with --layer N "
-            "instead, or give a shorter sentence."
+            f"{option('all_layers')} would draw {panels:,} panels of {n_tokens} words each, too "
+            f"small to tell apart (at most {MAX_GRID_TOKENS}); draw one layer's heads with "
+            f"{option('layer', metavar='N')} instead, or give a shorter sentence."
         )
     if panels > MAX_GRID_PANELS:
         raise AttnvizError(
-            f"--all-layers would draw {n_layers} layers × {n_heads} heads = {panels:,} panels; "
-            f"one picture holds at most {MAX_GRID_PANELS}. Draw one layer's heads with --layer N "
-            "instead of --all-layers (add --head N for one head)."
+            f"{option('all_layers')} would draw {n_layers} layers × {n_heads} heads = "
+            f"{panels:,} panels; one picture holds at most {MAX_GRID_PANELS}. Draw one layer's "
+            f"heads with {option('layer', metavar='N')} instead of {option('all_layers')} (add "
+            f"{option('head', metavar='N')} for one head)."
         )
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, option
 from attnviz.render.figures.cells import draw_values, frame_row, hatch_masked
 from attnviz.render.figures.colour import ColourScale, check_colormap, colour_scale
 from attnviz.render.figures.fonts import (
@@ -221,7 +221,8 @@ def _check_heads(heads: Sequence[int]) -> None:
     if len(heads) > MAX_HEAD_PANELS:
         raise AttnvizError(
             f"{len(heads)} heads would make {len(heads)} panels in one picture; it holds at "
-            f"most {MAX_HEAD_PANELS}. Draw one head with --head N, or use fewer --heads."
+            f"most {MAX_HEAD_PANELS}. Draw one head with {option('head', metavar='N')}, or use "
+            f"fewer {option('heads')}."
         )
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from attnviz.cli import run
 from attnviz.embeddings import OutOfVocabulary, load_embeddings, word_vector
-from attnviz.errors import FileProblem
+from attnviz.errors import FileProblem, command_line
 
 from .sample_files import VOCABULARY
 
@@ -24,6 +24,9 @@ def test_exact_word_is_preferred_over_lowercase(tmp_path: Path) -> None:
 
 def test_missing_words_are_named(files: dict[str, Path]) -> None:
     with pytest.raises(FileProblem, match=r"2 word\(s\) not in .*'dog', 'ran'.*--oov random"):
+        with command_line():
+            load_embeddings(files["glove"], ["the", "dog", "ran"])
+    with pytest.raises(FileProblem, match=r"'dog', 'ran'; .*pass oov=\"random\" to give them"):
         load_embeddings(files["glove"], ["the", "dog", "ran"])
 
 

@@ -14,7 +14,7 @@ from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 
 import attnviz
-from attnviz.errors import AttnvizError, OutputProblem
+from attnviz.errors import AttnvizError, OutputProblem, command_line
 from attnviz.labels import occurrence_labels
 from attnviz.provenance import WeightsKind, WeightsOrigin
 from attnviz.render import grid_layout
@@ -347,14 +347,18 @@ def test_the_layers_grid_holds_at_most_384_panels(tmp_path: Path) -> None:
         "I am good", config=attnviz.AttentionConfig(d_model=128, n_heads=64)
     )
     layers = [trace] * 60
-    with pytest.raises(AttnvizError) as raised:
+    with pytest.raises(AttnvizError) as raised, command_line():
         save_layers_heatmap(layers, shown(trace, None, None), tmp_path / "grid.png")
     assert raised.value.message == (
         "--all-layers would draw 60 layers × 64 heads = 3,840 panels; one picture holds at most "
         "384. Draw one layer's heads with --layer N instead of --all-layers (add --head N for "
         "one head)."
     )
+    with pytest.raises(AttnvizError) as raised:  # in Python, its keyword arguments
+        save_layers_heatmap(layers, shown(trace, None, None), tmp_path / "grid.png")
+    assert "all_layers would draw 60 layers" in raised.value.message
+    assert "with layer=N instead of all_layers (add head=N for one head)" in raised.value.message
     options = ImageOptions(all_layers=True)
-    with pytest.raises(AttnvizError, match="--layer N"):
+    with pytest.raises(AttnvizError, match="--layer N"), command_line():
         save_images(layers, trace, shown(trace), tmp_path / "grid.png", options)
     assert list(tmp_path.iterdir()) == []
