@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import struct
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,16 +79,36 @@ def run(
 @dataclass(frozen=True)
 class Expected:
     """What a README command must print: ``says`` (parts of stdout, each within one line),
-    ``notes`` (stderr lines before its ``wrote`` lines) and ``writes`` (the files it reports, in
-    order; each is checked for its format and size)."""
+        ``notes`` (stderr lines before its ``wrote`` lines) and ``writes`` (the files it reports, in
+        order; each is checked for its format and size); ``then`` checks what the README says of a
+    file's contents."""
 
     says: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
+    then: Callable[[Path], None] | None = None  # more to check in the folder it ran in
 
 
 def slides(*names: str) -> tuple[str, ...]:
     return tuple(f"slides/{name}.{kind}" for name in names for kind in ("svg", "png"))
+
+
+def same_numbers_bit_for_bit(folder: Path) -> None:
+    """again.npz, made with trace.npz's weights, holds trace.npz's numbers exactly."""
+    with np.load(folder / "trace.npz") as before, np.load(folder / "again.npz") as after:
+        assert before.files == after.files
+        for key in before.files:
+            if key != "config":  # which says where the weights came from
+                np.testing.assert_array_equal(before[key], after[key])
+
+
+def every_layer_with_its_biases(folder: Path) -> None:
+    with zipfile.ZipFile(folder / "minilm.npz") as archive:
+        assert "b_O.npy" in archive.namelist()
+    with np.load(folder / "minilm.npz") as saved:
+        assert saved["weights"].shape == (6, 12, 5, 5) and saved["X"].shape == (6, 5, 384)
+        assert saved["b_Q"].shape == (6, 12, 32) and saved["b_O"].shape == (6, 384)
+        assert saved["weights"].dtype == np.float64
 
 
 HEADER = "attnviz · multi-head self-attention, step by step"
@@ -241,7 +263,9 @@ EXPECTED: dict[str, Expected] = {
     ),
     "attnviz explain --model minilm 'I am good' --head 1 --dtype float64 "
     "--export minilm.npz": Expected(
-        ("Sentence: I am good  (5 word pieces)", MINILM_LAST), writes=("minilm.npz",)
+        ("Sentence: I am good  (5 word pieces)", MINILM_LAST),
+        writes=("minilm.npz",),
+        then=every_layer_with_its_biases,
     ),
     f"attnviz explain --model tests/model/tiny_gpt2 {IT_ARG} --head 1": Expected(
         (
@@ -323,7 +347,7 @@ EXPECTED: dict[str, Expected] = {
         ("d_model = 16, h = 4 heads",), writes=("trace.npz",)
     ),
     "attnviz explain 'I am good' --weights trace.npz --export again.npz": Expected(
-        ("Weights: loaded from trace.npz",), writes=("again.npz",)
+        ("Weights: loaded from trace.npz",), writes=("again.npz",), then=same_numbers_bit_for_bit
     ),
     "attnviz explain 'I am good' -m minilm --export m.npz": Expected(
         ("Sentence: I am good  (5 word pieces)", MINILM_LAST), writes=("m.npz",)
@@ -382,23 +406,41 @@ def check_written(path: Path) -> None:
     assert len(content) > 4_000, path
 
 
+@pytest.fixture(scope="module")
+def written_before(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """The file ``name`` of WRITTEN_BEFORE, made once by the example that writes it."""
+    folder = tmp_path_factory.mktemp("written_before")
+    made: dict[str, Path] = {}
+
+    def made_by_its_example(name: str) -> Path:
+        if name not in made:
+            command = WRITTEN_BEFORE[name]
+            if needs_model(command) and not has_model_extra():
+                pytest.skip(f"{name} needs attnviz[model]")
+            assert run(*shlex.split(command)[1:], cwd=folder).returncode == 0
+            made[name] = folder / name
+        return made[name]
+
+    return made_by_its_example
+
+
 def test_every_readme_command_has_an_expectation() -> None:
     assert set(readme_attnviz_commands()) == set(EXPECTED)
 
 
 @pytest.mark.parametrize("command", readme_attnviz_commands())
-def test_readme_command_says_and_writes_what_it_should(command: str, tmp_path: Path) -> None:
+def test_readme_command_says_and_writes_what_it_should(
+    command: str, tmp_path: Path, written_before: Callable[[str], Path]
+) -> None:
     if needs_model(command) and not has_model_extra():
         pytest.skip("--model needs the optional extra attnviz[model]")
     expected = EXPECTED[command]
     (tmp_path / "sample_embeddings").symlink_to(ROOT / "sample_embeddings")
     (tmp_path / "tests").symlink_to(ROOT / "tests")  # the tiny GPT-2 of the GPT-2 examples
     arguments = shlex.split(command)[1:]
-    for name, before in WRITTEN_BEFORE.items():  # an example reading what the one before wrote
+    for name in WRITTEN_BEFORE:  # an example reading what the one before wrote
         if name in arguments and arguments[arguments.index(name) - 1] != "--export":
-            if needs_model(before) and not has_model_extra():
-                pytest.skip("the file it reads needs attnviz[model]")
-            assert run(*shlex.split(before)[1:], cwd=tmp_path).returncode == 0
+            shutil.copy(written_before(name), tmp_path / name)
     result = run(*arguments, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr + result.stdout
@@ -410,33 +452,8 @@ def test_readme_command_says_and_writes_what_it_should(command: str, tmp_path: P
         assert any(part in line for line in lines), part
     for name in expected.writes:
         check_written(tmp_path / name)
-
-
-def test_the_example_that_reuses_weights_gives_the_same_numbers_bit_for_bit(tmp_path: Path) -> None:
-    first = shlex.split(WRITTEN_BEFORE["trace.npz"])[1:]
-    again = "attnviz explain 'I am good' --weights trace.npz --export again.npz"
-    assert again in EXPECTED
-    again = shlex.split(again)[1:]
-    assert run(*first, cwd=tmp_path).returncode == 0 and run(*again, cwd=tmp_path).returncode == 0
-    with np.load(tmp_path / "trace.npz") as before, np.load(tmp_path / "again.npz") as after:
-        assert before.files == after.files
-        for key in before.files:
-            if key != "config":  # which says where the weights came from
-                np.testing.assert_array_equal(before[key], after[key])
-
-
-def test_the_model_export_has_every_layer_with_its_biases(tmp_path: Path) -> None:
-    if not has_model_extra():
-        pytest.skip("needs the optional extra attnviz[model]")
-    result = run("explain", "I am good", "--model", "minilm", "--head", "1", "--dtype", "float64",
-                 "--export", "minilm.npz", cwd=tmp_path)  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    with zipfile.ZipFile(tmp_path / "minilm.npz") as archive:
-        assert "b_O.npy" in archive.namelist()
-    with np.load(tmp_path / "minilm.npz") as saved:
-        assert saved["weights"].shape == (6, 12, 5, 5) and saved["X"].shape == (6, 5, 384)
-        assert saved["b_Q"].shape == (6, 12, 32) and saved["b_O"].shape == (6, 384)
-        assert saved["weights"].dtype == np.float64
+    if expected.then is not None:
+        expected.then(tmp_path)
 
 
 # -- the README's other claims --------------------------------------------------------------
@@ -498,13 +515,10 @@ def test_error_examples_are_real(prompt: str, expected: str) -> None:
     assert module.stderr.strip() == expected.replace("attnviz explain", "python -m attnviz explain")
 
 
-def test_the_model_layer_error_example_is_real(tmp_path: Path) -> None:
-    if not has_model_extra():
-        pytest.skip("needs the optional extra attnviz[model]")
-    block = readme_text_block("### Exported traces and `--weights`")
-    prompt, expected = block
-    assert run(*shlex.split(WRITTEN_BEFORE["m.npz"])[1:], cwd=tmp_path).returncode == 0
-    result = run(*shlex.split(prompt.removeprefix("$ "))[1:], cwd=tmp_path)
+def test_the_model_layer_error_example_is_real(written_before: Callable[[str], Path]) -> None:
+    prompt, expected = readme_text_block("### Exported traces and `--weights`")
+    folder = written_before("m.npz").parent
+    result = run(*shlex.split(prompt.removeprefix("$ "))[1:], cwd=folder)
     assert result.returncode == ExitStatus.BAD_INPUT and result.stderr.strip() == expected
 
 
