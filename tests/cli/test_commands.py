@@ -29,7 +29,9 @@ def test_outputs_are_checked_before_any_work(tmp_path: Path) -> None:
 def test_heads_needs_a_focus_word_and_a_positive_top() -> None:
     with pytest.raises(AttnvizError, match="--top 0: give 1 or more."):
         commands.heads("I am good", TraceOptions(), ViewOptions(focus="am"), top=0)
-    with pytest.raises(AttnvizError, match="heads follows one word: name it with --focus WORD"):
+    with pytest.raises(
+        AttnvizError, match="heads follows one word: name it with (--focus |focus=)"
+    ):
         commands.heads("I am good", TraceOptions(), ViewOptions())
 
 
@@ -46,12 +48,3 @@ def test_scaling_prints_its_table_and_notes_capped_sizes(
         "4096",
     ]
     assert captured.err.startswith("note: ")
-
-
-def test_no_slides_are_written_without_a_folder() -> None:
-    from attnviz.core import trace_with_options
-    from attnviz.render.options import LessonOptions
-    from attnviz.selection import select
-
-    trace = trace_with_options("I am good").trace
-    assert commands.write_slides(trace, select(trace), LessonOptions(), None) == []

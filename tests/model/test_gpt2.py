@@ -256,7 +256,7 @@ def test_c_attn_is_split_into_w_q_w_k_w_v_in_that_order() -> None:
 
     config, architecture = read_config(MODEL)
     assert architecture is ARCHITECTURE
-    with open_tensors(MODEL, np.float64, PREFIXES) as tensors:
+    with open_tensors(MODEL, np.float64, ()) as tensors:  # its names have no prefix
         weights = ARCHITECTURE.load(tensors, config, [0, 1, 2])
         c_attn = tensors.get("h.1.attn.c_attn.weight", (32, 96))  # Conv1D: [in, out] already
         b_attn = tensors.get("h.1.attn.c_attn.bias", (96,))
