@@ -2,7 +2,7 @@
 of the first scores table of the 11-word sentence at 80 columns.
 
 Run after a change of output: ``python docs/update_readme_output.py``. The README shows the first
-five steps and the focus section; tests/test_readme.py checks they match the real output.
+five steps and the focus section; tests/e2e/test_readme.py checks they match the real output.
 """
 
 from __future__ import annotations

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
-# Property-based tests: 100 examples each by default, 2,000 in CI (scripts/check sets
-# HYPOTHESIS_PROFILE=ci), where the examples are derandomized so that every CI run checks the
-# same ones. Tests that give their own max_examples keep it. No deadline: a slow shared machine
-# must not turn into a failure.
-settings.register_profile("default", max_examples=100, deadline=None)
+# Property-based tests: 25 examples each in the plain developer run, 2,000 in CI (scripts/check
+# sets HYPOTHESIS_PROFILE=ci), where the examples are derandomized so that every CI run checks
+# the same ones. A test that needs its own count says support.examples(n): n in CI, at most 25
+# here. No deadline: a slow shared machine must not turn into a failure.
+settings.register_profile("default", max_examples=25, deadline=None)
 settings.register_profile(
     "ci", max_examples=2000, deadline=None, derandomize=True, database=None, print_blob=True
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+E2E = Path(__file__).resolve().parent / "e2e"
 
 # ATTNVIZ_WITHOUT_EXTRA=1 runs the suite as if attnviz[model] were not installed: the imports of
 # safetensors and tokenizers fail, the model tests skip, and everything else must still pass.
@@ -32,3 +35,11 @@ def plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     monkeypatch.setenv("TERM", "dumb")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/e2e runs the installed command in fresh processes: marked e2e."""
+    for item in items:
+        if E2E in item.path.parents:
+            item.add_marker(pytest.mark.e2e)

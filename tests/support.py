@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from attnviz.selection import Selection, select
 from attnviz.tokens import Focus
 from attnviz.trace import AttentionTrace
+
+
+def examples(in_ci: int) -> int:
+    """max_examples for a property test that sets its own: ``in_ci`` under HYPOTHESIS_PROFILE=ci
+    (scripts/check), at most the default profile's count (conftest.py) in the plain run."""
+    if os.environ.get("HYPOTHESIS_PROFILE") == "ci":
+        return in_ci
+    return min(in_ci, settings.get_profile("default").max_examples)
 
 
 def shown(
@@ -32,3 +45,13 @@ def has_model_extra() -> bool:
 
 #: Marks a test that runs a pretrained model: skipped without the extra attnviz[model].
 needs_model = pytest.mark.skipif(not has_model_extra(), reason="needs the extra attnviz[model]")
+
+
+def installed_attnviz() -> str:
+    """The installed ``attnviz`` console script: the one beside this Python (a virtualenv's
+    bin), else the one on PATH. The end-to-end tests run it as a person does."""
+    beside = Path(sys.executable).with_name("attnviz")
+    found = str(beside) if beside.is_file() else shutil.which("attnviz")
+    if found is None:
+        pytest.fail("the attnviz command is not installed: python -m pip install -e .")
+    return found

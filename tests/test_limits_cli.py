@@ -1,5 +1,6 @@
 """Bounds found by an attack on the reliability release, each one line and a named exit code,
-checked in-process (the fresh-process versions of the heavier ones are in test_limits.py)."""
+checked in-process (the fresh-process versions of the heavier ones are in
+tests/e2e/test_input_limits.py), and the widths the console and the API accept."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from attnviz.cli import app, run
 from attnviz.errors import ExitStatus
 from attnviz.files import MAX_JSON_BYTES
 from attnviz.render.grid import MAX_GRID_TOKENS, build_layers_figure
+from attnviz.render.options import MAX_WIDTH
 from attnviz.selection import select
 
 from support import needs_model
@@ -81,3 +83,16 @@ def test_a_sentence_of_only_unknown_pieces_prints_no_nan() -> None:
     assert result.exit_code == 0, result.stderr
     assert "nan" not in result.stdout and "Warning" not in result.stderr
     assert "[CLS] and [SEP] are added to every input" in " ".join(result.stdout.split())
+
+
+def test_the_console_and_the_api_keep_the_width_within_bounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from attnviz.cli.console import new_console
+    from attnviz.errors import AttnvizError
+
+    for columns, width in (("100000000", MAX_WIDTH), ("10000000", MAX_WIDTH), ("120", 120)):
+        monkeypatch.setenv("COLUMNS", columns)
+        assert new_console().width == width
+    with pytest.raises(AttnvizError, match=f"give at most {MAX_WIDTH}"):
+        attnviz.lesson(attnviz.explain("I am good"), width=100_000_000)

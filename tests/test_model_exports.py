@@ -2,7 +2,7 @@
 biases, --embeddings FILE --layer L the X the model gave that layer; a file of several layers
 without --layer, or a layer it does not have, is refused with the range to choose from.
 
-Needs the optional extra (attnviz[model]) and all-MiniLM-L6-v2, as tests/test_model.py does.
+Needs the optional extra (attnviz[model]) and all-MiniLM-L6-v2, as tests/model/test_minilm.py does.
 """
 
 from __future__ import annotations

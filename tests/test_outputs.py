@@ -1,14 +1,11 @@
-"""A run's outputs are all or nothing: signals, a full disk on the second file, a failed rename,
-modes kept, names as long as the file system allows (issue 13, §2)."""
+"""A run's outputs are all or nothing: Ctrl-C, a full disk on the second file, a failed rename,
+modes kept, names as long as the file system allows (issue 13, §2); and attnviz.outputs, which
+checks every output path before any work and names per-head files."""
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from unittest.mock import patch
@@ -23,6 +20,8 @@ import attnviz.files.writing
 from attnviz.cli import run
 from attnviz.errors import ExitStatus, OutputProblem
 from attnviz.files import atomic_write, staged_writes
+
+from support import examples
 
 SENTENCE = "I am good"
 
@@ -50,66 +49,7 @@ def disk_full(temporary: Path) -> None:
     raise OSError(28, "No space left on device")
 
 
-# -- signals ------------------------------------------------------------------------------------
-
-#: A child process running attnviz whose .npz export stops halfway, the temporary file written,
-#: until a signal comes: the parent sends it once the child has said so.
-SLOW_EXPORT = """
-import sys, time
-from pathlib import Path
-import numpy as np
-
-ready = Path(sys.argv[1])
-real_savez = np.savez
-
-def slow_savez(handle, **arrays):
-    real_savez(handle, **arrays)
-    ready.write_text("writing")
-    time.sleep(120)
-
-np.savez = slow_savez
-from attnviz.cli import run
-sys.exit(run(sys.argv[2:]))
-"""
-
-
-@pytest.mark.parametrize(
-    ("signal_name", "status"),
-    [("SIGTERM", ExitStatus.TERMINATED), ("SIGHUP", ExitStatus.HUNG_UP)],
-)
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_a_signal_during_a_write_removes_the_temporaries_and_keeps_every_file(
-    tmp_path: Path, signal_name: str, status: ExitStatus
-) -> None:
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "main.png").write_bytes(b"old picture")
-    (out / "t.npz").write_bytes(b"old export")
-    before = listing(out)
-    ready = tmp_path / "ready"
-    argv = ["heatmap", SENTENCE, "-o", str(out / "main.png"), "--export", str(out / "t.npz")]
-    child = subprocess.Popen(
-        [sys.executable, "-c", SLOW_EXPORT, str(ready), *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not ready.exists() and child.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert ready.exists(), child.communicate(timeout=5)
-        temporaries = [name for name in listing(out) if name.startswith(".attnviz-")]
-        assert len(temporaries) == 2  # the picture, then the export being written
-        child.send_signal(getattr(signal, signal_name))
-        stdout, stderr = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    assert child.returncode == status == 128 + getattr(signal, signal_name)
-    one_error_line(stderr, f"stopped by {signal_name}")
-    assert listing(out) == before  # no temporary left, both old files as they were
+# -- Ctrl-C (SIGTERM and SIGHUP, in a fresh process: tests/e2e/test_signals.py) --------------
 
 
 def test_ctrl_c_between_two_outputs_changes_neither(
@@ -262,7 +202,7 @@ def test_outputs_are_renamed_only_when_the_block_ends(tmp_path: Path) -> None:
     assert listing(tmp_path) == {"out.txt": b"whole"}
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(
     outputs=st.lists(
         st.tuples(st.sampled_from(["a.png", "b.npz", "c.json", "d.svg"]), st.booleans()),
@@ -388,3 +328,62 @@ def test_a_named_pipe_is_not_replaced_by_an_output(
     assert run(["heatmap", SENTENCE, "-o", str(pipe)]) == ExitStatus.CANNOT_WRITE
     one_error_line(capsys.readouterr().err, "pipe.png is not a regular file")
     assert [path.name for path in tmp_path.iterdir()] == ["pipe.png"]
+
+
+# -- attnviz.outputs: paths checked before any work, named the same way each time ------------
+
+
+def test_images_and_exports_take_only_their_extensions(tmp_path: Path) -> None:
+    from attnviz.outputs import check_export, check_image
+
+    assert [check_image(tmp_path / f"h{ext}") for ext in (".png", ".svg", ".pdf")] == [
+        ".png",
+        ".svg",
+        ".pdf",
+    ]
+    assert check_export(tmp_path / "t.json") == ".json"
+    with pytest.raises(OutputProblem, match="--per-head"):
+        check_image(tmp_path / "h.gif", "--per-head")
+    with pytest.raises(OutputProblem, match="--export"):
+        check_export(tmp_path / "t.png")
+
+
+def test_a_folder_output_is_refused_when_it_is_a_file_and_made_when_missing(
+    tmp_path: Path,
+) -> None:
+    from attnviz.outputs import check_folder, make_folder
+
+    (tmp_path / "taken").write_text("x", encoding="utf-8")
+    with pytest.raises(OutputProblem, match="--slides .*taken is a file; give a folder name."):
+        check_folder(tmp_path / "taken", "--slides")
+    with pytest.raises(OutputProblem):
+        check_folder(tmp_path / "no" / "such" / "heads", "--per-head")  # its parent is missing
+    check_folder(tmp_path / "heads", "--per-head")
+    assert not (tmp_path / "heads").exists()  # checking makes nothing
+    make_folder(tmp_path / "heads")
+    assert (tmp_path / "heads").is_dir()
+
+
+def test_per_head_files_are_numbered_from_1_and_zero_padded_to_sort() -> None:
+    from attnviz.outputs import per_head_paths
+
+    folder = Path("heads")
+    assert per_head_paths(folder, [0, 1], 2, ".png") == [
+        folder / "head_1.png",
+        folder / "head_2.png",
+    ]
+    assert per_head_paths(folder, [0, 11], 12, ".svg") == [
+        folder / "head_01.svg",
+        folder / "head_12.svg",
+    ]
+
+
+def test_a_random_layer_is_exported_as_it_is(tmp_path: Path) -> None:
+    from attnviz.core import trace_with_options
+    from attnviz.outputs import write_export
+
+    trace = trace_with_options("I am good", n_heads=2, seed=0).trace
+    write_export([trace], tmp_path / "t.npz")
+    with np.load(tmp_path / "t.npz") as saved:
+        assert saved["weights"].shape == (2, 3, 3)  # no layer axis
+        np.testing.assert_array_equal(saved["weights"], trace.weights)

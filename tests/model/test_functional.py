@@ -12,7 +12,7 @@ import pytest
 from attnviz.model import functional
 from attnviz.model.functional import erf, gelu, gelu_tanh, layer_norm
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def exact_erf(x: np.ndarray) -> np.ndarray:
@@ -38,6 +38,7 @@ def test_float32_erf_is_within_a_few_float32_ulps_and_stays_float32() -> None:
     assert (erf(np.array([5.0, -60.0, 1e30], np.float32)) == [1, -1, 1]).all()
 
 
+@pytest.mark.slow  # the fit takes seconds
 def test_float32_erf_coefficients_are_the_ones_the_fitting_script_derives() -> None:
     spec = importlib.util.spec_from_file_location("fit_erf32", ROOT / "scripts" / "fit_erf32.py")
     assert spec is not None and spec.loader is not None

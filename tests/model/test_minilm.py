@@ -27,7 +27,7 @@ from attnviz.model.checkpoint import find_model  # noqa: E402
 from attnviz.model.functional import erf, gelu  # noqa: E402
 from attnviz.model.run import trace_model  # noqa: E402
 
-GOLDEN = Path(__file__).resolve().parent / "model" / "golden_minilm.npz"
+GOLDEN = Path(__file__).resolve().parent / "golden_minilm.npz"
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 TOLERANCE = {"float32": 1e-5, "float64": 1e-10}
 
@@ -282,7 +282,7 @@ def test_minilm_sample_embeddings_are_the_models_input_table() -> None:
 
     from attnviz.embeddings import load_embeddings
 
-    sample = Path(__file__).resolve().parent.parent / "sample_embeddings" / "minilm384d.txt"
+    sample = Path(__file__).resolve().parents[2] / "sample_embeddings" / "minilm384d.txt"
     rows = load_embeddings(sample, ["animal", "it"]).X
     with safe_open(str(MODEL_DIR / "model.safetensors"), framework="numpy") as tensors:
         table = tensors.get_slice("embeddings.word_embeddings.weight")
@@ -366,6 +366,7 @@ def test_a_config_that_disagrees_with_the_weights_is_refused(tmp_path: Path) -> 
     )
 
 
+@pytest.mark.slow  # 72 panels: about 1.5 s
 def test_heatmap_all_layers_draws_the_grid(tmp_path: Path) -> None:
     out = tmp_path / "grid.png"
     result = runner.invoke(
@@ -373,6 +374,9 @@ def test_heatmap_all_layers_draws_the_grid(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.stderr
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_all_layers_refuses_a_layer_before_drawing(tmp_path: Path) -> None:
     one_line_error(
         [
             "heatmap",

@@ -1,22 +1,19 @@
 """Damaged checkpoint folders for --model: each refused with one line and a named exit code.
 
-Every folder is built here, in tmp_path: a tiny random BERT (written with numpy alone, in the
-safetensors layout) or a copy of tests/model/tiny_gpt2, with one thing wrong. What is checked:
-one ``error:`` line naming the file and the problem, exit 4 (a file) or 3 (the sentence), no
-traceback, no numpy warning (pytest turns warnings into errors; the subprocess tests look at
-stderr as a person sees it) and no output file. Files that are not regular files (a FIFO, a
-link to /dev/zero, a folder) are refused at once instead of being waited on or read forever.
+Every folder is built in tmp_path (tests/model/checkpoints.py): a tiny random BERT (written with
+numpy alone, in the safetensors layout) or a copy of tests/model/tiny_gpt2, with one thing wrong.
+What is checked: one ``error:`` line naming the file and the problem, exit 4 (a file) or 3 (the
+sentence), no traceback, no numpy warning (pytest turns warnings into errors;
+tests/e2e/test_model_folders.py looks at stderr as a person sees it) and no output file. Files
+that are not regular files (a FIFO, a link to /dev/zero, a folder) are refused at once instead
+of being waited on or read forever.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
-import struct
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -26,156 +23,34 @@ from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.errors import ExitStatus
+from model.checkpoints import (
+    D_MODEL,
+    GPT2,
+    MODEL_FILES,
+    PIECES,
+    QUERY_2,
+    TYPES,
+    WORDS,
+    config_text,
+    drop,
+    edit_config,
+    edit_tensors,
+    folder_instead,
+    gpt2_copy,
+    load_tensors,
+    poke,
+    put,
+    save_tensors,
+    scale,
+    tiny_bert,
+    with_setting,
+    write,
+)
 
 from support import needs_model
 
 pytestmark = needs_model
 runner = CliRunner()
-GPT2 = Path(__file__).resolve().parent / "model" / "tiny_gpt2"
-#: The tiny BERT's vocabulary: "I am good" is [CLS] i am good [SEP], "good" is id 7.
-PIECES = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "i", "am", "good", "the", "cat")
-D_MODEL, D_FF, N_POSITIONS = 8, 16, 16
-
-
-def save_tensors(path: Path, tensors: dict[str, np.ndarray], stored_as: str | None = None) -> None:
-    """A safetensors file, written by hand: an 8-byte header length, the JSON header, the data.
-    ``stored_as`` overrides the type named in the header ("BF16" for uint16 bit patterns)."""
-    types = {"float16": "F16", "float32": "F32", "float64": "F64", "int8": "I8", "uint16": "U16"}
-    header, chunks, offset = {}, [], 0
-    for name, array in tensors.items():
-        data = np.ascontiguousarray(array).tobytes()
-        header[name] = {
-            "dtype": stored_as or types[array.dtype.name],
-            "shape": list(array.shape),
-            "data_offsets": [offset, offset + len(data)],
-        }
-        chunks.append(data)
-        offset += len(data)
-    encoded = json.dumps(header).encode()
-    encoded += b" " * (-len(encoded) % 8)
-    path.write_bytes(struct.pack("<Q", len(encoded)) + encoded + b"".join(chunks))
-
-
-def load_tensors(path: Path) -> dict[str, np.ndarray]:
-    from safetensors.numpy import load_file
-
-    return dict(load_file(str(path)))
-
-
-def tiny_bert(folder: Path) -> Path:
-    """A random BERT of 2 layers, 2 heads, d_model 8, with vocab.txt and no tokenizer.json."""
-    folder.mkdir()
-    rng = np.random.default_rng(0)
-    shapes = {
-        "embeddings.word_embeddings.weight": (len(PIECES), D_MODEL),
-        "embeddings.position_embeddings.weight": (N_POSITIONS, D_MODEL),
-        "embeddings.token_type_embeddings.weight": (2, D_MODEL),
-        "embeddings.LayerNorm.weight": (D_MODEL,),
-        "embeddings.LayerNorm.bias": (D_MODEL,),
-    }
-    for layer in range(2):
-        base = f"encoder.layer.{layer}."
-        for part in ("attention.self.query", "attention.self.key", "attention.self.value"):
-            shapes |= {f"{base}{part}.weight": (D_MODEL, D_MODEL), f"{base}{part}.bias": (D_MODEL,)}
-        for part, (n_out, n_in) in {
-            "attention.output.dense": (D_MODEL, D_MODEL),
-            "intermediate.dense": (D_FF, D_MODEL),
-            "output.dense": (D_MODEL, D_FF),
-        }.items():
-            shapes |= {f"{base}{part}.weight": (n_out, n_in), f"{base}{part}.bias": (n_out,)}
-        for part in ("attention.output.LayerNorm", "output.LayerNorm"):
-            shapes |= {f"{base}{part}.weight": (D_MODEL,), f"{base}{part}.bias": (D_MODEL,)}
-    tensors = {name: rng.normal(0, 0.5, shape).astype(np.float32) for name, shape in shapes.items()}
-    save_tensors(folder / "model.safetensors", tensors)
-    (folder / "vocab.txt").write_text("\n".join(PIECES) + "\n", encoding="utf-8")
-    config = {
-        "model_type": "bert",
-        "hidden_size": D_MODEL,
-        "num_attention_heads": 2,
-        "num_hidden_layers": 2,
-        "intermediate_size": D_FF,
-        "max_position_embeddings": N_POSITIONS,
-        "attnviz_untrained": True,
-    }
-    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    return folder
-
-
-# -- what can be wrong, one function each ---------------------------------------------------------
-
-
-def edit_config(**changes: object) -> Callable[[Path], None]:
-    def edit(folder: Path) -> None:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        config.update(changes)
-        (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
-
-    return edit
-
-
-def config_text(transform: Callable[[str], str]) -> Callable[[Path], None]:
-    """config.json's text changed by ``transform`` (for what json.dumps cannot write)."""
-
-    def edit(folder: Path) -> None:
-        path = folder / "config.json"
-        path.write_text(transform(path.read_text(encoding="utf-8")), encoding="utf-8")
-
-    return edit
-
-
-def with_setting(text: str) -> Callable[[Path], None]:
-    """config.json with one more setting, written as raw JSON text: "layer_norm_eps": NaN."""
-    return config_text(lambda config: config.rstrip().removesuffix("}") + f", {text}}}")
-
-
-def edit_tensors(change: Callable[[dict[str, np.ndarray]], None]) -> Callable[[Path], None]:
-    def edit(folder: Path) -> None:
-        tensors = load_tensors(folder / "model.safetensors")
-        change(tensors)
-        save_tensors(folder / "model.safetensors", tensors)
-
-    return edit
-
-
-def put(name: str, value: np.ndarray) -> Callable[[Path], None]:
-    return edit_tensors(lambda tensors: tensors.__setitem__(name, value))
-
-
-def drop(name: str) -> Callable[[Path], None]:
-    return edit_tensors(lambda tensors: tensors.pop(name))
-
-
-def poke(name: str, index: tuple[int, ...], value: float) -> Callable[[Path], None]:
-    return edit_tensors(lambda tensors: tensors[name].__setitem__(index, value))
-
-
-def scale(factor: float, *names: str) -> Callable[[Path], None]:
-    def change(tensors: dict[str, np.ndarray]) -> None:
-        for name in names:
-            tensors[name] = tensors[name] * np.float32(factor)
-
-    return edit_tensors(change)
-
-
-def write(name: str, content: bytes | str) -> Callable[[Path], None]:
-    def edit(folder: Path) -> None:
-        data = content.encode() if isinstance(content, str) else content
-        (folder / name).write_bytes(data)
-
-    return edit
-
-
-def folder_instead(name: str) -> Callable[[Path], None]:
-    def edit(folder: Path) -> None:
-        (folder / name).unlink(missing_ok=True)
-        (folder / name).mkdir()
-
-    return edit
-
-
-QUERY_2 = "encoder.layer.1.attention.self.query.weight"
-WORDS = "embeddings.word_embeddings.weight"
-TYPES = "embeddings.token_type_embeddings.weight"
 
 #: name: (the edit, the exit status, a fragment of the one line). All on the tiny BERT.
 BERT_DAMAGE: dict[str, tuple[Callable[[Path], None], ExitStatus, str]] = {
@@ -354,11 +229,6 @@ GPT2_DAMAGE: dict[str, tuple[Callable[[Path], None], ExitStatus, str]] = {
 }
 
 
-def gpt2_copy(folder: Path) -> Path:
-    shutil.copytree(GPT2, folder)
-    return folder
-
-
 def one_line_refusal(
     folder: Path, status: ExitStatus, fragment: str, *extra: str, tmp_path: Path
 ) -> None:
@@ -436,16 +306,8 @@ def test_half_precision_checkpoints_are_read_exactly(stored_as: str, tmp_path: P
 
 # -- files that are not regular files, or not readable -------------------------------------------
 
+
 #: The files of a folder that are read, and the folder (BERT or GPT-2) that has each.
-MODEL_FILES = {
-    "config.json": tiny_bert,
-    "vocab.txt": tiny_bert,
-    "tokenizer_config.json": tiny_bert,
-    "model.safetensors": tiny_bert,
-    "tokenizer.json": gpt2_copy,
-}
-
-
 @pytest.fixture
 def watchdog() -> Iterator[None]:
     """Fail, rather than hang, a test whose command would wait on a FIFO."""
@@ -507,62 +369,6 @@ def test_chmod_000_is_named_with_its_cause(name: str, tmp_path: Path) -> None:
         (folder / name).chmod(0o644)
 
 
-def run_attnviz(*args: str | bytes, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The command in a fresh process, as a person runs it: Python's own warning filters."""
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
-    return subprocess.run(
-        [sys.executable, "-m", "attnviz", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**environment, "COLUMNS": "100"},
-    )
-
-
-def assert_one_line(
-    result: subprocess.CompletedProcess[str], status: ExitStatus, fragment: str
-) -> None:
-    lines = result.stderr.strip().splitlines()
-    assert result.returncode == status, result.stderr
-    assert len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], lines
-    assert "Traceback" not in result.stderr and "Warning" not in result.stderr
-    assert result.stdout == ""
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", list(MODEL_FILES))
-@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero", "link to a fifo", "folder"])
-def test_non_regular_model_files_in_a_fresh_process(name: str, kind: str, tmp_path: Path) -> None:
-    folder = MODEL_FILES[name](tmp_path / "model")
-    path = folder / name
-    path.unlink(missing_ok=True)
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "link to /dev/zero":
-        path.symlink_to("/dev/zero")
-    elif kind == "link to a fifo":
-        os.mkfifo(tmp_path / "pipe")
-        path.symlink_to(tmp_path / "pipe")
-    else:
-        path.mkdir()
-    expected = {"folder": "is a folder", "link to /dev/zero": "is a device"}.get(kind, "(FIFO)")
-    result = run_attnviz("explain", "I am good", "-m", str(folder), timeout=30)
-    assert_one_line(result, ExitStatus.BAD_FILE, expected)
-
-
-@pytest.mark.slow
-def test_nan_weights_print_no_warning_in_a_fresh_process(tmp_path: Path) -> None:
-    folder = tiny_bert(tmp_path / "bert")
-    poke(QUERY_2, (0, 0), np.nan)(folder)
-    result = run_attnviz("explain", "I am good", "-m", str(folder))
-    assert_one_line(result, ExitStatus.BAD_FILE, "(layer 2 of the model) holds NaN")
-    folder = tiny_bert(tmp_path / "eps")
-    edit_config(layer_norm_eps=-1.0)(folder)
-    result = run_attnviz("heatmap", "I am good", "-m", str(folder), "-o", str(tmp_path / "h.png"))
-    assert_one_line(result, ExitStatus.BAD_FILE, "LayerNorm epsilon")
-    assert not (tmp_path / "h.png").exists()
-
-
 # -- the sentence -----------------------------------------------------------------------------
 
 
@@ -577,9 +383,3 @@ def test_a_sentence_of_bytes_that_are_not_utf8_is_refused_by_the_model(
     assert result.exit_code == ExitStatus.BAD_INPUT, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "not UTF-8 text (\\xe9)" in lines[0], lines
-
-
-@pytest.mark.slow
-def test_a_non_utf8_byte_in_argv_in_a_fresh_process() -> None:
-    result = run_attnviz("explain", b"caf\xe9", "-m", str(GPT2))
-    assert_one_line(result, ExitStatus.BAD_INPUT, "not UTF-8 text (\\xe9)")

@@ -1,11 +1,11 @@
 """Resources bounded before they are spent: inputs that never end, archives that expand to
 gigabytes, lines without end and a terminal a hundred million columns wide.
 
-Each test makes its hostile input, runs the real command in a subprocess under a memory cap
+Each test makes its hostile input, runs the installed command in a fresh process under a memory cap
 (RLIMIT_AS) and a time limit, and checks the answer: one ``error:`` line naming the problem, a
 named exit code, no traceback, nothing on stdout, or, for the terminal width, a normal lesson.
 The tests of the same limits in-process, which a plain pytest runs, are in files/ and
-embeddings/ and, for the width, here.
+embeddings/ and, for the width, test_limits_cli.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import json
 import os
 import resource
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -27,13 +26,12 @@ from attnviz.errors import ExitStatus
 from attnviz.files import NPZ_FLOOR_BYTES
 from attnviz.render.options import MAX_WIDTH
 
+from support import installed_attnviz
+
 #: Address space for the command: Python, numpy and Rich take a few hundred MB of it; reading
 #: any of these inputs whole would take more.
 MEMORY_CAP = 1_500_000_000
 TIMEOUT = 20  # seconds; each command answers in about one
-
-#: Each command runs in a fresh process (about a second): run by scripts/check with -m slow.
-in_a_fresh_process = pytest.mark.slow
 
 
 def capped_memory() -> None:
@@ -42,7 +40,7 @@ def capped_memory() -> None:
 
 def attnviz(*arguments: str, cwd: Path, columns: str = "100") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "attnviz", *arguments],
+        [installed_attnviz(), *arguments],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -100,7 +98,6 @@ def hostile(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@in_a_fresh_process
 @pytest.mark.parametrize(
     ("option", "name", "said"),
     [
@@ -126,7 +123,6 @@ def test_what_is_not_a_regular_file_is_refused_at_once(
 # -- text files: lines and vectors ---------------------------------------------------------
 
 
-@in_a_fresh_process
 def test_a_huge_file_without_a_newline_is_refused_at_its_first_megabyte(tmp_path: Path) -> None:
     with (tmp_path / "one-line.txt").open("wb") as handle:
         handle.truncate(1_500_000_000)  # sparse: 1.5 GB of NUL bytes, no newline
@@ -134,14 +130,12 @@ def test_a_huge_file_without_a_newline_is_refused_at_its_first_megabyte(tmp_path
     refused(result, "one-line.txt, line 1: longer than 1 MB")
 
 
-@in_a_fresh_process
 def test_a_line_of_fifty_million_values_is_refused_at_its_first_megabyte(tmp_path: Path) -> None:
     (tmp_path / "long.txt").write_bytes(b"i " + b"0 " * 50_000_000 + b"\nam 1\n")
     result = attnviz("explain", "I am good", "-e", "long.txt", cwd=tmp_path)
     refused(result, "long.txt, line 1: longer than 1 MB")
 
 
-@in_a_fresh_process
 def test_vectors_wider_than_any_d_model_are_refused_at_the_first_line(tmp_path: Path) -> None:
     (tmp_path / "wide.txt").write_bytes(b"i " + b"0 " * 400_000 + b"\n")
     (tmp_path / "header.vec").write_text("3 " + "9" * 5000 + "\ni 1 2\n", encoding="utf-8")
@@ -156,7 +150,6 @@ def test_vectors_wider_than_any_d_model_are_refused_at_the_first_line(tmp_path: 
 BOMB_BYTES = 2 * NPZ_FLOOR_BYTES + 8_000_000  # ~136 MB of zeros in ~140 kB
 
 
-@in_a_fresh_process
 @pytest.mark.parametrize(("option", "member"), [("-e", "X"), ("-w", "W_Q")])
 def test_an_archive_that_expands_a_thousand_times_is_refused_from_its_headers(
     tmp_path: Path, option: str, member: str
@@ -169,7 +162,6 @@ def test_an_archive_that_expands_a_thousand_times_is_refused_from_its_headers(
     refused(result, f"{member}' would expand from", "to 136 MB", "64× its compressed size")
 
 
-@in_a_fresh_process
 def test_an_unused_huge_member_is_never_read(tmp_path: Path) -> None:
     rows = np.arange(24.0).reshape(3, 8)
     zip_bomb(tmp_path / "x.npz", "unused", BOMB_BYTES, {"X": rows})
@@ -178,7 +170,6 @@ def test_an_unused_huge_member_is_never_read(tmp_path: Path) -> None:
     assert result.stderr == ""
 
 
-@in_a_fresh_process
 def test_an_npy_header_claiming_more_than_its_zip_entry_holds_is_refused(tmp_path: Path) -> None:
     small = npy_bytes(np.zeros((3, 8)))
     lie = small.replace(b"(3, 8)", b"(3, 9)")  # the same header length, a larger array
@@ -191,7 +182,6 @@ def test_an_npy_header_claiming_more_than_its_zip_entry_holds_is_refused(tmp_pat
 # -- the terminal's width --------------------------------------------------------------------
 
 
-@in_a_fresh_process
 @pytest.mark.parametrize("columns", ["10000000", "100000000"])
 def test_a_huge_terminal_width_is_clamped(tmp_path: Path, columns: str) -> None:
     sentence = "The animal didn't cross the street because it was too tired"
@@ -211,7 +201,6 @@ def weights_json(big: str) -> str:
     return json.dumps(weights).replace("0.0", big, 1)
 
 
-@in_a_fresh_process
 @pytest.mark.parametrize("digits", [400, 5001])
 def test_a_json_integer_beyond_float64_is_refused_by_name(tmp_path: Path, digits: int) -> None:
     big = "1" * digits
@@ -221,17 +210,3 @@ def test_a_json_integer_beyond_float64_is_refused_by_name(tmp_path: Path, digits
     for option, name in (("-w", "w.json"), ("-e", "e.json")):
         result = attnviz("explain", "I am good", option, name, cwd=tmp_path)
         refused(result, f"holds the number 11111111… ({digits} digits), beyond float64's range")
-
-
-def test_the_console_and_the_api_keep_the_width_within_bounds(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import attnviz
-    from attnviz.cli.console import new_console
-    from attnviz.errors import AttnvizError
-
-    for columns, width in (("100000000", MAX_WIDTH), ("10000000", MAX_WIDTH), ("120", 120)):
-        monkeypatch.setenv("COLUMNS", columns)
-        assert new_console().width == width
-    with pytest.raises(AttnvizError, match=f"give at most {MAX_WIDTH}"):
-        attnviz.lesson(attnviz.explain("I am good"), width=100_000_000)

@@ -2,7 +2,7 @@
 
 A full or closed standard output, output encodings that cannot encode the lesson's characters
 (PYTHONIOENCODING=ascii, a POSIX locale without UTF-8 mode), --step with stdin closed, an
-MPLBACKEND matplotlib refuses. Each runs the real command in a fresh process, where these are
+MPLBACKEND matplotlib refuses. Each runs the installed command in a fresh process, where these are
 set, and checks that no traceback or warning reaches stderr.
 """
 
@@ -11,21 +11,21 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from attnviz.cli.options import typed_text
 from attnviz.errors import ExitStatus
+
+from support import installed_attnviz
 
 
 def attnviz(
     *args: str, shell_suffix: str = "", stdout: object = subprocess.PIPE, **env: str
 ) -> subprocess.CompletedProcess[bytes]:
-    """``python -m attnviz ARGS`` with ``env`` added; ``shell_suffix`` (such as ``<&-``) is
+    """The installed ``attnviz ARGS`` with ``env`` added; ``shell_suffix`` (such as ``<&-``) is
     given to a shell that starts it, to close a standard stream."""
-    command = [sys.executable, "-m", "attnviz", *args]
+    command = [installed_attnviz(), *args]
     environment = {**os.environ, "COLUMNS": "100", **env}
     environment.pop("PYTHONWARNINGS", None)
     if shell_suffix:
@@ -44,7 +44,6 @@ def error_lines(result: subprocess.CompletedProcess[bytes]) -> list[str]:
     return stderr.strip().splitlines()
 
 
-@pytest.mark.slow  # each test that runs the command starts Python afresh
 @pytest.mark.parametrize(
     "args", [["explain", "I am good"], ["scaling"], ["explain", "--help"], ["--version"]]
 )
@@ -59,7 +58,6 @@ def test_a_full_standard_output_is_one_line_and_exit_5(args: list[str]) -> None:
     ]
 
 
-@pytest.mark.slow
 def test_a_closed_standard_output_is_one_line_and_exit_5(tmp_path: Path) -> None:
     result = attnviz("explain", "I am good", shell_suffix=">&-")
     lines = error_lines(result)
@@ -71,7 +69,6 @@ def test_a_closed_standard_output_is_one_line_and_exit_5(tmp_path: Path) -> None
     assert result.returncode == 0 and error_lines(result) == [f"wrote {picture}"]
 
 
-@pytest.mark.slow
 def test_an_ascii_output_encoding_shows_escapes() -> None:
     result = attnviz("explain", "naïve café", PYTHONIOENCODING="ascii")
     assert result.returncode == 0 and error_lines(result) == []
@@ -80,7 +77,6 @@ def test_an_ascii_output_encoding_shows_escapes() -> None:
     assert "Sentence: na\\xefve caf\\xe9  (2 tokens)" in text
 
 
-@pytest.mark.slow
 def test_a_posix_locale_without_utf8_mode_reads_the_sentence_as_typed() -> None:
     """LC_ALL=C without UTF-8 mode: Python decodes argv as ASCII, keeping the bytes of "ï" as
     surrogates; they are UTF-8, so the sentence is read as typed: two words, not seven."""
@@ -97,7 +93,6 @@ def test_a_posix_locale_without_utf8_mode_reads_the_sentence_as_typed() -> None:
     assert lines[0].startswith("error: ")
 
 
-@pytest.mark.slow
 def test_step_with_stdin_closed_goes_on_without_pausing() -> None:
     result = attnviz("explain", "I am good", "--step", shell_suffix="<&-")
     assert result.returncode == 0 and b"Step 1" in result.stdout
@@ -106,15 +101,8 @@ def test_step_with_stdin_closed_goes_on_without_pausing() -> None:
     ]
 
 
-@pytest.mark.slow
 def test_an_unknown_mplbackend_does_not_stop_a_picture(tmp_path: Path) -> None:
     picture = tmp_path / "x.png"
     result = attnviz("heatmap", "I am good", "-o", str(picture), MPLBACKEND="bogus")
     assert result.returncode == 0 and error_lines(result) == [f"wrote {picture}"]
     assert picture.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
-
-
-def test_typed_text_decodes_utf8_bytes_and_keeps_the_others() -> None:
-    assert typed_text("na\udcc3\udcafve") == "naïve"  # the bytes of "ï", as LC_ALL=C leaves them
-    assert typed_text("caf\udce9") == "caf\udce9"  # Latin-1 "é": not UTF-8, kept as it is
-    assert typed_text("naïve") == "naïve" and typed_text(None) is None

@@ -27,7 +27,7 @@ from attnviz.model.run import trace_model  # noqa: E402
 from attnviz.provenance import EmbeddingsKind  # noqa: E402
 from attnviz.trace_files import load_trace  # noqa: E402
 
-MODEL = Path(__file__).resolve().parent / "model" / "tiny_gpt2"
+MODEL = Path(__file__).resolve().parent / "tiny_gpt2"
 GOLDEN = MODEL.parent / "golden_gpt2.npz"
 TOLERANCE = {"float32": 1e-5, "float64": 1e-10}
 SENTENCE = "The animal didn't cross the street because it was too tired"
@@ -227,3 +227,50 @@ def test_merged_masked_scores_average_only_the_pairs_that_were_allowed() -> None
                 assert not allowed
             else:
                 np.testing.assert_allclose(scaled[row, column], np.mean(allowed))
+
+
+# -- attnviz.model.gpt2 itself --------------------------------------------------------------
+
+
+def test_the_config_takes_gpt2s_names_and_defaults_and_refuses_other_variants() -> None:
+    from attnviz.model.gpt2 import ARCHITECTURE
+
+    data = json.loads((MODEL / "config.json").read_text(encoding="utf-8"))
+    config = ARCHITECTURE.read_config(data)
+    assert (config.d_model, config.n_heads, config.n_layers, config.max_positions) == (32, 4, 2, 64)
+    assert config.d_ff == 4 * 32  # n_inner null: GPT-2's 4·d_model
+    assert config.pad_token_id == 0  # no padding token: end-of-text pads
+    assert config.layer_norm_eps == 1e-5 and ARCHITECTURE.causal
+    refusals = {
+        "activation_function 'gelu_new'": {"activation_function": "relu"},
+        "scaled by √d_k only": {"scale_attn_by_inverse_layer_idx": True},
+    }
+    for message, change in refusals.items():
+        with pytest.raises(AttnvizError, match=message):
+            ARCHITECTURE.read_config(data | change)
+    with pytest.raises(AttnvizError, match="scaled by √d_k only"):
+        ARCHITECTURE.read_config(data | {"scale_attn_weights": False})
+
+
+def test_c_attn_is_split_into_w_q_w_k_w_v_in_that_order() -> None:
+    from attnviz.model.gpt2 import ARCHITECTURE
+
+    config, architecture = read_config(MODEL)
+    assert architecture is ARCHITECTURE
+    with open_tensors(MODEL, np.float64, ()) as tensors:  # its names have no prefix
+        weights = ARCHITECTURE.load(tensors, config, [0, 1, 2])
+        c_attn = tensors.get("h.1.attn.c_attn.weight", (32, 96))  # Conv1D: [in, out] already
+        b_attn = tensors.get("h.1.attn.c_attn.bias", (96,))
+    attention = weights.blocks[1].attention
+    for part, (w, b) in enumerate(
+        [
+            (attention.W_Q, attention.b_Q),
+            (attention.W_K, attention.b_K),
+            (attention.W_V, attention.b_V),
+        ]
+    ):
+        columns = c_attn[:, 32 * part : 32 * (part + 1)]
+        for head in range(4):
+            np.testing.assert_array_equal(w[head], columns[:, 8 * head : 8 * (head + 1)])
+        np.testing.assert_array_equal(b.reshape(-1), b_attn[32 * part : 32 * (part + 1)])
+    assert weights.token_embeddings.shape == (3, 32)  # only the sentence's rows of the table

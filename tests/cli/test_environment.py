@@ -1,0 +1,62 @@
+"""attnviz.cli.environment: a standard output that fails is told apart from other OSErrors, a
+closed pipe is left to click, MPLBACKEND is dropped, and sys.stdout is restored afterwards; and
+what a POSIX locale leaves of a UTF-8 argument is read back as typed (cli.options.typed_text).
+The same surroundings, in fresh processes: tests/e2e/test_surroundings.py."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import sys
+
+import pytest
+
+from attnviz.cli.environment import StandardOutputFailed, _GuardedOutput, safe_surroundings
+from attnviz.cli.options import typed_text
+
+
+class Failing(io.StringIO):
+    """A stream whose writes fail with ``code``."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__()
+        self.code = code
+
+    def write(self, text: str) -> int:
+        raise OSError(self.code, "No space left on device" if self.code == errno.ENOSPC else "x")
+
+
+def test_a_full_or_closed_standard_output_becomes_one_named_failure() -> None:
+    with pytest.raises(StandardOutputFailed) as failed:
+        _GuardedOutput(Failing(errno.ENOSPC)).write("lesson")
+    assert failed.value.reason == "No space left on device"
+    assert not isinstance(failed.value, OSError)  # so click does not take it for a closed pipe
+    with pytest.raises(StandardOutputFailed, match="it is closed"):
+        _GuardedOutput(None).write("lesson")
+    closed = _GuardedOutput(None)
+    closed.flush()  # nothing to flush: no second failure on the way out
+    assert not closed.isatty()
+
+
+def test_a_closed_pipe_stays_an_os_error_for_click_to_end_quietly() -> None:
+    with pytest.raises(OSError) as broken:
+        _GuardedOutput(Failing(errno.EPIPE)).write("lesson")
+    assert broken.value.errno == errno.EPIPE and not isinstance(broken.value, StandardOutputFailed)
+
+
+def test_the_surroundings_are_made_safe_and_stdout_is_put_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MPLBACKEND", "bogus")
+    before = sys.stdout
+    with safe_surroundings():
+        assert isinstance(sys.stdout, _GuardedOutput)
+        assert "MPLBACKEND" not in os.environ  # matplotlib would refuse an unknown backend
+    assert sys.stdout is before
+
+
+def test_typed_text_decodes_utf8_bytes_and_keeps_the_others() -> None:
+    assert typed_text("na\udcc3\udcafve") == "naïve"  # the bytes of "ï", as LC_ALL=C leaves them
+    assert typed_text("caf\udce9") == "caf\udce9"  # Latin-1 "é": not UTF-8, kept as it is
+    assert typed_text("naïve") == "naïve" and typed_text(None) is None

@@ -1,0 +1,320 @@
+"""What each command of the README must print and write: the table the end-to-end README test
+reads (tests/e2e/test_readme.py), keyed by the command as the README writes it (normalised by
+shlex), with the README's own pasted output where it has some."""
+
+from __future__ import annotations
+
+import shlex
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+IT = "The animal didn't cross the street because it was too tired"
+IT_ARG = shlex.quote(IT)  # as a README command, normalised, writes it
+DOG_ARG = shlex.quote("A dog ate the food because it was hungry")
+SAMPLES = "sample_embeddings"
+
+
+def readme_text_block(section: str, index: int = 0) -> list[str]:
+    """The lines of the ``index``-th text block under the README heading ``section``."""
+    body = README.split(section)[1].split("\n### ")[0].split("\n## ")[0]
+    return body.split("```text\n")[index + 1].split("```")[0].rstrip("\n").splitlines()
+
+
+# -- what each command must print and write --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a README command must print: ``says`` (parts of stdout, each within one line),
+    ``notes`` (stderr lines before its ``wrote`` lines) and ``writes`` (the files it reports, in
+    order; each is checked for its format and size); ``then`` checks what the README says of a
+    file's contents."""
+
+    says: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    then: Callable[[Path], None] | None = None  # more to check in the folder it ran in
+
+
+def slides(*names: str) -> tuple[str, ...]:
+    return tuple(f"slides/{name}.{kind}" for name in names for kind in ("svg", "png"))
+
+
+def same_numbers_bit_for_bit(folder: Path) -> None:
+    """again.npz, made with trace.npz's weights, holds trace.npz's numbers exactly."""
+    with np.load(folder / "trace.npz") as before, np.load(folder / "again.npz") as after:
+        assert before.files == after.files
+        for key in before.files:
+            if key != "config":  # which says where the weights came from
+                np.testing.assert_array_equal(before[key], after[key])
+
+
+def every_layer_with_its_biases(folder: Path) -> None:
+    with zipfile.ZipFile(folder / "minilm.npz") as archive:
+        assert "b_O.npy" in archive.namelist()
+    with np.load(folder / "minilm.npz") as saved:
+        assert saved["weights"].shape == (6, 12, 5, 5) and saved["X"].shape == (6, 5, 384)
+        assert saved["b_Q"].shape == (6, 12, 32) and saved["b_O"].shape == (6, 384)
+        assert saved["weights"].dtype == np.float64
+
+
+HEADER = "attnviz · multi-head self-attention, step by step"
+RANDOM = ("Embeddings: seeded random vectors (seed 0)", "Weights: random (seed 0)")
+I_AM_GOOD = (HEADER, "Sentence: I am good  (3 tokens)", *RANDOM)
+DEFAULT_SIZES = "Sizes: d_model = 8, h = 2 heads, d_k = d_model / h = 4"
+EVERY_STEP = tuple(f"Step {n} · " for n in range(1, 8))
+NO_PAUSE = "note: --step pauses only at a terminal; going on without pausing."
+MINILM_LAST = "Weights: all-MiniLM-L6-v2 (pretrained), layer 6 of 6"
+MINILM_SIZES = "Sizes: d_model = 384, h = 12 heads, d_k = d_model / h = 32"
+TINY_GPT2 = "Weights: tiny_gpt2 (random, untrained checkpoint), layer 2 of 2"
+CROSS = "attnviz · multi-head cross-attention (encoder–decoder), step by step"
+SOURCE_TARGET = (
+    "Source (keys and values): I am good  (3 tokens)",
+    "Target (queries): Je vais bien  (3 tokens)",
+)
+DEMO = tuple(
+    f"Example {n} · {title}"
+    for n, title in enumerate(
+        [
+            '"I am good", step by step',
+            '"Thinking Machines"',
+            'What does "it" refer to?',
+            'Cross-attention: "I am good" → "Je vais bien"',
+            "Why divide by √d_k?",
+        ],
+        start=1,
+    )
+)
+SCALING = readme_text_block("### `attnviz scaling`")
+HEADS = readme_text_block("### `attnviz heads SENTENCE`")[1:]  # its title line is the README's own
+LESSON_SLIDES = (
+    "01-title", "02-tokens", "03-head1-qkv", "04-head1-scores", "05-head1-scaled",
+    "06-head1-weights", "07-head1-z", "08-head2-qkv", "09-head2-qkv-2", "10-head2-scores",
+    "11-head2-scaled", "12-head2-weights", "13-head2-z", "14-output",
+)  # fmt: skip
+
+EXPECTED: dict[str, Expected] = {
+    "attnviz explain 'I am good'": Expected(
+        (*I_AM_GOOD, DEFAULT_SIZES, *EVERY_STEP, "Head 2 of 2")
+    ),
+    "attnviz explain 'Thinking Machines' --preset paper": Expected(
+        (
+            "Sentence: Thinking Machines  (2 tokens)",
+            "d_model = 512, h = 8 heads, d_k = d_model / h = 64",
+            "Step 4 · Scale by √d_k = √64 = 8.00",
+            "Head 8 of 8",
+        )
+    ),  # fmt: skip
+    "attnviz explain 'I am good' --d-model 12 --heads 3 --seed 7": Expected(
+        (
+            "d_model = 12, h = 3 heads, d_k = d_model / h = 4",
+            "Embeddings: seeded random vectors (seed 7)",
+            "Weights: random (seed 7)",
+            "Head 3 of 3",
+        )
+    ),  # fmt: skip
+    f"attnviz explain {IT_ARG} --head 2": Expected(
+        (
+            f"Sentence: {IT}  (11 tokens)",
+            "Head 2 of 2",
+            "Step 6 · Z₂ = weights₂·V₂",
+            "Focus: where does 'it' look?",
+        )
+    ),  # fmt: skip
+    "attnviz explain 'the cat saw the dog' --focus the:2": Expected(
+        (
+            "Sentence: the cat saw the dog  (5 tokens)",
+            "Focus: where does 'the:2' look?",
+            "cat   ████████",
+        )
+    ),
+    "attnviz explain 'I am good' --decimals 4 --show-weights": Expected(
+        ("Step 4 · Scale by √d_k = √4 = 2.0000", "W_Q₁  [8 × 4]", "I     -0.5636  -0.0893  -1.2244")
+    ),
+    "attnviz explain 'I am good' --export trace.npz": Expected(I_AM_GOOD, writes=("trace.npz",)),
+    "attnviz explain 'I am good' --step": Expected((*I_AM_GOOD, *EVERY_STEP), notes=(NO_PAUSE,)),
+    "attnviz explain 'I am good' --steps 4-6": Expected(
+        (*I_AM_GOOD, "Step 4 · Scale by √d_k", "Step 5 · Softmax", "Step 6 · Z₂ = weights₂·V₂")
+    ),
+    "attnviz explain 'I am good' --svg lesson.svg --html lesson.html": Expected(
+        I_AM_GOOD, writes=("lesson.svg", "lesson.html")
+    ),
+    "attnviz explain 'I am good' --slides slides": Expected(
+        I_AM_GOOD, writes=slides(*LESSON_SLIDES)
+    ),
+    f"attnviz explain {IT_ARG} --steps 3,5 --slides slides": Expected(
+        ("Step 3 · Raw scores Q·Kᵀ", "Step 5 · Softmax: attention weights"),
+        writes=slides(
+            "01-title", "02-head1-scores", "03-head1-weights", "04-head2-scores", "05-head2-weights"
+        ),
+    ),  # fmt: skip
+    "attnviz explain 'Je vais bien' --causal --head 1": Expected(
+        (
+            "scaled₁ = scores₁ / √d_k, masked  [3 × 3]",
+            "Je     0.17     −∞    −∞",
+            "A masked score is set to −∞ before the softmax, and exp(−∞) = 0.",
+        )
+    ),  # fmt: skip
+    "attnviz explain 'I am good' --pad-to 5 --head 1": Expected(
+        (
+            "Sentence: I am good [PAD] [PAD]  (5 tokens)",
+            "scaled₁ = scores₁ / √d_k, masked  [5 × 5]",
+            "I        -0.65  -0.44   0.39       −∞       −∞",
+        )
+    ),  # fmt: skip
+    "attnviz heatmap 'The cat sat on the mat' --causal --pad-to 8 -o masked.png": Expected(
+        writes=("masked.png",)
+    ),
+    "attnviz explain --model minilm 'I am good' --pad-to 8 --head 1": Expected(
+        (
+            "Sentence: I am good  (8 word pieces)",
+            MINILM_LAST,
+            "scaled₁ = scores₁ / √d_k, masked  [8 × 8]",
+        )
+    ),
+    f"attnviz heatmap {IT_ARG} -o it.png": Expected(writes=("it.png",)),
+    "attnviz heatmap 'I am good' -o good.png --per-head heads/": Expected(
+        writes=("good.png", "heads/head_1.png", "heads/head_2.png")
+    ),
+    f"attnviz heatmap {DOG_ARG} -o dog.pdf --cmap cividis": Expected(writes=("dog.pdf",)),
+    f"attnviz heatmap {IT_ARG} --heads 8 --d-model 64 -o it8.png": Expected(writes=("it8.png",)),
+    f"attnviz heatmap {IT_ARG} --scale row -o rows.png": Expected(writes=("rows.png",)),
+    f"attnviz heatmap --style lines {IT_ARG} -o lines.png": Expected(writes=("lines.png",)),
+    f"attnviz heatmap --style lines -m minilm {IT_ARG} --layer 6 --head 12 "
+    "-o lines_l6h12.png": Expected(writes=("lines_l6h12.png",)),
+    "attnviz page 'I am good' -o lesson.html": Expected(writes=("lesson.html",)),
+    f"attnviz page -m minilm {IT_ARG} -o it.html": Expected(writes=("it.html",)),
+    "attnviz page 'The cat sat on the mat' --causal --pad-to 8 --focus sat "
+    "-o masked.html": Expected(writes=("masked.html",)),
+    f"attnviz explain --model minilm {IT_ARG} --layer 6 --head 12": Expected(
+        (
+            f"Sentence: {IT}  (15 word pieces)",
+            MINILM_SIZES,
+            MINILM_LAST,
+            "Head 12 of 12",
+            "animal  ███████████████▌         0.65",
+        )
+    ),  # fmt: skip
+    f"attnviz explain --model minilm {DOG_ARG} --layer 4 --head 2 --hide-special": Expected(
+        (
+            "Sentence: A dog ate the food because it was hungry  (11 word pieces, 9 shown)",
+            "Weights: all-MiniLM-L6-v2 (pretrained), layer 4 of 6",
+            "dog     ████████████▊            0.53",
+        )
+    ),  # fmt: skip
+    f"attnviz heatmap --model minilm {IT_ARG} --layer 6 --head 12 -o it_l6h12.png": Expected(
+        writes=("it_l6h12.png",)
+    ),
+    f"attnviz heatmap --model minilm {DOG_ARG} --all-layers -o dog_grid.png": Expected(
+        writes=("dog_grid.png",)
+    ),
+    "attnviz explain --model minilm 'I am good' --head 1 --dtype float64 "
+    "--export minilm.npz": Expected(
+        ("Sentence: I am good  (5 word pieces)", MINILM_LAST),
+        writes=("minilm.npz",),
+        then=every_layer_with_its_biases,
+    ),
+    f"attnviz explain --model tests/model/tiny_gpt2 {IT_ARG} --head 1": Expected(
+        (
+            f"Sentence: {IT}  (28 word pieces)",
+            TINY_GPT2,
+            "Note: the weights are random, not learned.",
+            "Step 7 · Concatenate the heads and project with W_O",
+            "Focus: where does 'it' look?",
+        )
+    ),  # fmt: skip
+    f"attnviz heatmap --model tests/model/tiny_gpt2 {IT_ARG} --all-layers --words "
+    "-o gpt2_grid.png": Expected(writes=("gpt2_grid.png",)),
+    "attnviz cross 'I am good' 'Je vais bien' --focus vais": Expected(
+        (
+            CROSS,
+            *SOURCE_TARGET,
+            "Step 1 · Tokens and embeddings of both sentences",
+            "Focus: where does 'vais' look?",
+        )
+    ),
+    "attnviz cross 'I am very good' 'Je vais bien' --head 1 -o cross.png "
+    "--export cross.npz": Expected(
+        (CROSS, "Source (keys and values): I am very good  (4 tokens)", "Head 1 of 2"),
+        writes=("cross.png", "cross.npz"),
+    ),
+    "attnviz cross 'I am good' 'Je vais bien' --steps 5 --svg cross.svg": Expected(
+        (CROSS, *SOURCE_TARGET, "Step 5 · Softmax: attention weights"), writes=("cross.svg",)
+    ),
+    "attnviz demo": Expected((*DEMO, "layer 6, head 12: 0.65", "selectivity 0.55")),
+    "attnviz demo --step": Expected(DEMO, notes=(NO_PAUSE,)),
+    f"attnviz heads --model minilm {IT_ARG}": Expected(
+        ("attnviz · where does 'it' look, in every head", "6 layers × 12 heads", *HEADS)
+    ),
+    f"attnviz heads --model minilm --words {DOG_ARG}": Expected(
+        ("6 layers × 12 heads", "dog      L4 H2   0.53  +0.43")
+    ),
+    f"attnviz heads {IT_ARG} --heads 4 --d-model 16": Expected(
+        ("Weights: random (seed 0); 1 layer × 4 heads.", "because  L1 H4  0.76  +0.72")
+    ),
+    "attnviz scaling": Expected(("attnviz · why divide by √d_k", *SCALING)),
+    "attnviz scaling --dk 2,8,32,128,512,2048 --keys 32 -o scaling.png": Expected(
+        ("each query scores 32", "2048     2060.2"), writes=("scaling.png",)
+    ),
+    "attnviz explain --embeddings sample_embeddings/toy8d.txt 'I am good'": Expected(
+        ("Embeddings: word vectors from sample_embeddings/toy8d.txt",)
+    ),
+    f"attnviz explain --embeddings {SAMPLES}/toy8d.json {DOG_ARG}": Expected(
+        ("Embeddings: word vectors from sample_embeddings/toy8d.json", "(9 tokens)")
+    ),
+    f"attnviz explain --embeddings {SAMPLES}/toy8d_vocab.npz "
+    "'the cat jumped over the lazy dog'": Expected(
+        ("Embeddings: word vectors from sample_embeddings/toy8d_vocab.npz", "(7 tokens)")
+    ),
+    "attnviz explain --embeddings sample_embeddings/i_am_good.npy 'I am good'": Expected(
+        ("Embeddings: rows of sample_embeddings/i_am_good.npy",)
+    ),
+    f"attnviz explain --embeddings {SAMPLES}/toy8d.txt --oov random "
+    "'I am tired and hungry'": Expected(
+        ("Embeddings: word vectors from sample_embeddings/toy8d.txt",),
+        notes=(
+            "note: 1 word(s) not in toy8d.txt got seeded random vectors (--oov random, seed 0): "
+            "'and'.",
+        ),
+    ),
+    f"attnviz explain --embeddings {SAMPLES}/minilm384d.txt {DOG_ARG} --head 1": Expected(
+        (
+            "Embeddings: word vectors from sample_embeddings/minilm384d.txt",
+            "d_model = 384, h = 2 heads, d_k = d_model / h = 192",
+        )
+    ),  # fmt: skip
+    "attnviz explain 'The cat saw the dog' --positions sinusoidal": Expected(
+        (
+            "Embeddings: seeded random vectors (seed 0) + sinusoidal positional encoding",
+            "PE (positions)  [5 × 8]",
+            "X = E + PE  [5 × 8]",
+        )
+    ),  # fmt: skip
+    "attnviz explain 'I am good' --heads 4 --d-model 16 --export trace.npz": Expected(
+        ("d_model = 16, h = 4 heads",), writes=("trace.npz",)
+    ),
+    "attnviz explain 'I am good' --weights trace.npz --export again.npz": Expected(
+        ("Weights: loaded from trace.npz",), writes=("again.npz",), then=same_numbers_bit_for_bit
+    ),
+    "attnviz explain 'I am good' -m minilm --export m.npz": Expected(
+        ("Sentence: I am good  (5 word pieces)", MINILM_LAST), writes=("m.npz",)
+    ),
+    "attnviz explain 'I am good' --weights m.npz --embeddings m.npz --layer 3": Expected(
+        (
+            "Weights: loaded from m.npz: all-MiniLM-L6-v2 (pretrained), layer 3 of 6",
+            "Embeddings: rows of m.npz, layer 3's input",
+        )
+    ),  # fmt: skip
+}
+
+#: Files the README's examples read, and the example before them that writes each.
+WRITTEN_BEFORE = {
+    "trace.npz": "attnviz explain 'I am good' --heads 4 --d-model 16 --export trace.npz",
+    "m.npz": "attnviz explain 'I am good' -m minilm --export m.npz",
+}

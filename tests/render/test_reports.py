@@ -1,0 +1,65 @@
+"""attnviz.render.reports: the tables of ``attnviz heads`` and ``attnviz scaling``, drawn from
+the analysis's numbers."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from attnviz.analysis.heads import head_weights
+from attnviz.analysis.scaling import ScalingRow, SoftmaxStats
+from attnviz.cli import run
+from attnviz.core import trace_with_options
+from attnviz.render.reports import render_scaling
+from attnviz.selection import ViewOptions, select
+
+IT = "The animal didn't cross the street because it was too tired"
+
+
+def printed(draw: Callable[..., None], *args: object, **kwargs: object) -> list[str]:
+    """What ``draw(*args, console, **kwargs)`` prints at 100 columns without colour."""
+    out = io.StringIO()
+    draw(*args, Console(file=out, width=100, color_system=None), **kwargs)
+    return out.getvalue().splitlines()
+
+
+def test_the_scaling_table_prints_each_statistic_without_and_with_the_scaling() -> None:
+    stats = SoftmaxStats  # score variance, max weight, entropy, gradient
+    rows = [
+        ScalingRow(4, stats(4.04, 0.411, 1.809, 0.3271), stats(0.99, 0.22, 2.4, 0.297)),
+        ScalingRow(1024, stats(1009.3, 0.96, 0.1, 0.058), stats(0.99, 0.24, 2.37, 0.303)),
+    ]
+    lines = printed(render_scaling, rows, n_keys=16)
+    assert lines[0] == "attnviz · why divide by √d_k"
+    assert any("(flat would be ln 16 = 2.77)" in line for line in lines)
+    table = [line for line in lines if line.strip()[:1].isdigit()]
+    assert table == [
+        "   4        4.0    0.99    0.41    0.22      1.81    2.40     0.327   0.297",
+        "1024     1009.3    0.99    0.96    0.24      0.10    2.37     0.058   0.303",
+    ]
+
+
+def test_the_heads_table_ranks_by_selectivity_with_signed_numbers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run(["heads", IT, "--heads", "4", "--d-model", "16"]) == 0  # render_heads prints it
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "attnviz · where does 'it' look, in every head"
+    assert any(
+        "Ranked by selectivity (--rank-by weight ranks by w alone)." in line for line in lines
+    )
+    assert any("these weights are random, not learned" in line for line in lines)
+    # Its best head for "because" is the one where 'it' gives it most beyond the others' mean.
+    trace = trace_with_options(IT, n_heads=4, d_model=16, seed=0).trace
+    weights = head_weights([trace], select(trace, ViewOptions(focus="it")))
+    because = trace.tokens.index("because")
+    best = int(np.argmax(weights.selectivity[0, :, because]))
+    row = next(line for line in lines if line.startswith("because "))
+    w, sel = weights.focus[0, best, because], weights.selectivity[0, best, because]
+    assert row.split()[1:4] == ["L1", f"H{best + 1}", f"{w:.2f}"]
+    assert row.split()[4] == (f"+{sel:.2f}" if sel >= 0 else f"−{-sel:.2f}")
+    assert any("−" in line for line in lines) and not any(" -0." in line for line in lines)
