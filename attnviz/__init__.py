@@ -29,7 +29,7 @@ from attnviz.explanation import Explanation
 from attnviz.provenance import Provenance
 from attnviz.tokens import tokenize
 from attnviz.trace import AttentionTrace
-from attnviz.trace_files import export_trace, load_trace
+from attnviz.trace_files import export_layers, export_trace, load_trace
 from attnviz.weights import AttentionWeights, load_weights, random_weights
 
 
@@ -56,6 +56,7 @@ __all__ = [
     "concat_heads",
     "cross",
     "explain",
+    "export_layers",
     "export_trace",
     "heads",
     "heatmap",

@@ -13,7 +13,7 @@ import numpy as np
 from attnviz.attention import causal_mask, multi_head_attention, padding_mask
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings, random_embeddings
-from attnviz.errors import AttnvizError, option
+from attnviz.errors import AttnvizError, option, spelled
 from attnviz.positions import Positions, sinusoidal_positions
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Masking, Provenance
 from attnviz.reuse import reuse_notes
@@ -179,7 +179,7 @@ def layer_inputs(
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise AttnvizError(
-            f"The seed ({option('seed')}) must be a whole number >= 0, got {seed!r}."
+            f"{spelled('The seed (--seed)', 'seed')} must be a whole number >= 0, got {seed!r}."
         )
     try:
         oov = OutOfVocabulary(oov)

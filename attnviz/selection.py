@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.errors import AttnvizError, option
+from attnviz.errors import AttnvizError, option, spelled
 from attnviz.tokens import Focus, default_focus, find_focus
 from attnviz.trace import AttentionTrace
 
@@ -150,9 +150,12 @@ def _gather(array: FloatArray, groups: Groups, *, axis: int, total: bool = False
 
 def no_layers() -> str:
     """What --layer where no layers are (the random mode, or files that hold one layer) says."""
+    made = spelled(
+        "--model … --export FILE",
+        "attnviz.export_layers(attnviz.explain(…, model=…).layers, FILE)",
+    )
     return (
-        f"{option('layer')} needs {option('model')}, or a model's export "
-        f"({option('model', metavar='…')} {option('export', metavar='FILE')}) as "
+        f"{option('layer')} needs {option('model')}, or a model's export ({made}) as "
         f"{option('weights')} or {option('embeddings')}: the random mode has one layer."
     )
 

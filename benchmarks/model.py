@@ -62,7 +62,6 @@ NUMPY_FORWARD = """
 import statistics, sys, time
 import numpy as np
 from attnviz.model.checkpoint import find_model, open_tensors, read_config
-from attnviz.model.run import PREFIXES
 from attnviz.model.tokenizer import encode, load_tokenizer
 from attnviz.provenance import (
     EmbeddingsKind, EmbeddingsOrigin, Provenance, WeightsKind, WeightsOrigin
@@ -75,7 +74,7 @@ config, architecture = read_config(folder)
 encoding = encode(load_tokenizer(folder), (sys.argv[1] + ". ") * 12, 512)
 ids = list(encoding.ids[:127]) + [encoding.ids[-1]]
 tokens = list(encoding.tokens[:127]) + [encoding.tokens[-1]]
-with open_tensors(folder, np.float32, PREFIXES) as tensors:
+with open_tensors(folder, np.float32, architecture.prefixes) as tensors:
     weights = architecture.load(tensors, config, ids)
 runs = int(sys.argv[2])
 times = []

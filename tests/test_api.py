@@ -428,3 +428,14 @@ def test_heads_and_scaling_return_data() -> None:
         rows = attnviz.scaling([4, 9000], queries=10)
     assert [row.d_k for row in rows] == [4, 4096]
     assert rows == attnviz.scaling("4,4096", queries=10)
+
+
+@needs_model
+def test_every_layer_exported_from_python_is_read_back_layer_by_layer(tmp_path: Path) -> None:
+    shown = attnviz.explain("I am good", model="minilm", dtype="float64")
+    attnviz.export_layers(shown.layers, tmp_path / "m.npz")
+    again = attnviz.explain(
+        "I am good", weights=tmp_path / "m.npz", embeddings=tmp_path / "m.npz", layer=3
+    )
+    np.testing.assert_allclose(again.trace.weights, shown.layers[2].weights, atol=1e-12)
+    assert len(attnviz.load_trace(tmp_path / "m.npz")) == 6

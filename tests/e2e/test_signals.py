@@ -70,11 +70,15 @@ def test_a_signal_during_a_write_removes_the_temporaries_and_keeps_every_file(
     before = listing(out)
     ready = tmp_path / "ready"
     argv = ["heatmap", SENTENCE, "-o", str(out / "main.png"), "--export", str(out / "t.npz")]
+    number = getattr(signal, signal_name)
     child = subprocess.Popen(
         [sys.executable, "-c", SLOW_EXPORT, str(ready), *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Under nohup (or a runner that ignores SIGHUP) the child would inherit the ignored
+        # signal, and attnviz rightly keeps a signal ignored: the test wants it delivered.
+        preexec_fn=lambda: signal.signal(number, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 120
@@ -88,7 +92,7 @@ def test_a_signal_during_a_write_removes_the_temporaries_and_keeps_every_file(
     finally:
         if child.poll() is None:
             child.kill()
-            child.wait()
+            child.communicate()  # reaps it and closes its pipes
     assert child.returncode == status == 128 + getattr(signal, signal_name)
     one_error_line(stderr, f"stopped by {signal_name}")
     assert listing(out) == before  # no temporary left, both old files as they were
