@@ -61,7 +61,8 @@ FORWARD_TARGET = 1.5
 NUMPY_FORWARD = """
 import statistics, sys, time
 import numpy as np
-from attnviz.model.checkpoint import find_model, open_tensors, read_config
+from attnviz.model.checkpoint import find_model, read_config
+from attnviz.model.tensors import open_tensors
 from attnviz.model.tokenizer import encode, load_tokenizer
 from attnviz.provenance import (
     EmbeddingsKind, EmbeddingsOrigin, Provenance, WeightsKind, WeightsOrigin

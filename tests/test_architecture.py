@@ -2,8 +2,8 @@
 module over 500 lines and no function over 80.
 
 Imports are read with ast from every module of attnviz, at module level and inside functions
-alike (a function's import runs too, only later); imports under ``if TYPE_CHECKING:`` are left
-out, since they never run.
+alike (a function's import runs too, only later), and those under ``if TYPE_CHECKING:`` too: a
+type names a dependency as much as a call does.
 """
 
 from __future__ import annotations
@@ -59,22 +59,11 @@ def module_files() -> dict[str, Path]:
     return modules
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imported_names(tree: ast.Module, module: str, is_package: bool) -> list[str]:
     """The dotted names (within attnviz) that a module's imports name, wherever they are."""
     names: list[str] = []
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -181,6 +170,7 @@ def test_the_check_finds_a_circle_and_reads_imports_inside_functions() -> None:
     )
     assert _imported_names(tree, "render.notebook", False) == [
         "typing.TYPE_CHECKING",
+        "attnviz.api.explain",  # a type's import counts too
         "attnviz.render.page",
         "attnviz.render.worked",
     ]

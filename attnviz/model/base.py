@@ -27,7 +27,7 @@ from attnviz.trace import AttentionTrace
 from attnviz.weights import AttentionWeights
 
 if TYPE_CHECKING:
-    from attnviz.model.checkpoint import Tensors
+    from attnviz.model.tensors import Tensors
 
 #: model_type -> the module whose ARCHITECTURE runs it.
 MODULES = {

@@ -30,8 +30,8 @@ from attnviz.model.base import (
     integer,
     number,
 )
-from attnviz.model.checkpoint import Tensors
 from attnviz.model.functional import gelu, layer_norm
+from attnviz.model.tensors import Tensors
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
 from attnviz.weights import AttentionWeights

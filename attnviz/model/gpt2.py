@@ -34,8 +34,8 @@ from attnviz.model.base import (
     number,
 )
 from attnviz.model.bert import split_heads
-from attnviz.model.checkpoint import Tensors
 from attnviz.model.functional import gelu_tanh, layer_norm
+from attnviz.model.tensors import Tensors
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
 from attnviz.weights import AttentionWeights

@@ -10,7 +10,8 @@ import numpy as np
 from attnviz.attention import padding_mask
 from attnviz.errors import AttnvizError, option, quoted
 from attnviz.model.base import ModelTrace
-from attnviz.model.checkpoint import checkpoint_name, find_model, open_tensors, read_config
+from attnviz.model.checkpoint import checkpoint_name, find_model, read_config
+from attnviz.model.tensors import open_tensors
 from attnviz.model.tokenizer import Encoding, encode, load_tokenizer, token_text
 from attnviz.provenance import (
     EmbeddingsKind,

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from attnviz.errors import AttnvizError, FileProblem, option
-from attnviz.model.checkpoint import INSTALL_EXTRA, read_model_file, read_settings
+from attnviz.model.checkpoint import read_model_file, read_settings
+from attnviz.model.tensors import INSTALL_EXTRA
 
 #: How a piece that is only spaces is shown, so that it has a visible label.
 SPACE = "␣"

@@ -20,10 +20,11 @@ pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model
 
 from attnviz.cli import app  # noqa: E402
 from attnviz.errors import AttnvizError, ExitStatus  # noqa: E402
-from attnviz.model.checkpoint import find_model, open_tensors, read_config  # noqa: E402
+from attnviz.model.checkpoint import find_model, read_config  # noqa: E402
 from attnviz.model.functional import layer_norm  # noqa: E402
 from attnviz.model.gpt2 import GPT2  # noqa: E402
 from attnviz.model.run import trace_model  # noqa: E402
+from attnviz.model.tensors import open_tensors  # noqa: E402
 from attnviz.provenance import EmbeddingsKind  # noqa: E402
 from attnviz.trace_files import load_trace  # noqa: E402
 
