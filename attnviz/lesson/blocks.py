@@ -19,7 +19,8 @@ class Span(NamedTuple):
     A span with a ``slot`` names the lesson's example word: ``text`` is that word as the
     terminal prints it, and a surface where the reader picks the word (the page) puts the
     picked word's name there instead. Slots: "query", "key" (the name as in a formula, q_I),
-    "query!r", "key!r" (quoted, 'I').
+    "query!r", "key!r" (quoted, 'I'); and "tables", words about the tables, which a surface
+    that draws none leaves out.
     """
 
     text: str

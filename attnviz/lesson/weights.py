@@ -17,14 +17,20 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
         "w_ij = exp(s_ij) / Σ_j' exp(s_ij')"
         + (", and a masked pair's weight is exactly 0. " if masked else ". ")
         + "(attnviz subtracts the row's maximum first, which changes nothing but keeps exp() "
-        "from overflowing.) The Σ column adds the unrounded weights"
-        + (
-            f"; every sum runs over all keys as computed, {lesson.hidden_names()} included, "
-            "though the tables leave them out"
-            if selection.hidden
-            else ""
-        )
-        + ". Row ",
+        "from overflowing.) ",
+        # About the table below: a surface that draws no table leaves it out.
+        Span(
+            "The Σ column adds the unrounded weights"
+            + (
+                f"; every sum runs over all keys as computed, {lesson.hidden_names()} included, "
+                "though the tables leave them out"
+                if selection.hidden
+                else ""
+            )
+            + ". ",
+            slot="tables",
+        ),
+        "Row ",
         Span(repr(lesson.all_queries[softmax.query]), slot="query!r"),
         ", column ",
         Span(repr(lesson.all_keys[softmax.key]), slot="key!r"),

@@ -265,6 +265,7 @@ function slotText(slot) {
     "query!r": () => DATA.queryQuoted[position],
     key: () => DATA.keyNames[chosenKey()],
     "key!r": () => DATA.keyQuoted[chosenKey()],
+    tables: () => "", // the page draws no tables: what the lesson says of them is left out
   };
   return names[slot]();
 }

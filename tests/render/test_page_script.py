@@ -42,3 +42,23 @@ def test_every_text_the_page_says_comes_in_its_data() -> None:
     script = resources.files("attnviz.render").joinpath("page.js").read_text(encoding="utf-8")
     used = set(re.findall(r"TEXT\.(\w+)", script))
     assert used == set(PAGE_TEXT)  # every text used, none left over
+
+
+def test_every_slot_the_lesson_uses_is_filled_by_the_page() -> None:
+    """A slot the page did not know would show the lesson's example word, not the picked one."""
+    from attnviz.lesson.blocks import Paragraph
+    from attnviz.lesson.build import lesson
+
+    layers, _ = trace_layers("The cat sat on the mat", TraceOptions(pad_to=8))
+    selection = select(layers[0], ViewOptions(hide_special=True, focus="sat"))
+    slots = {
+        span.slot
+        for block in lesson(layers[0], selection)
+        if isinstance(block, Paragraph)
+        for span in block.spans
+        if span.slot
+    }
+    assert slots == {"query", "query!r", "key!r", "tables"}
+    script = resources.files("attnviz.render").joinpath("page.js").read_text(encoding="utf-8")
+    handled = set(re.findall(r'^\s*"?([\w!]+)"?: \(\) =>', script, re.M))
+    assert slots <= handled
