@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from attnviz.cli import app
 
 
+@pytest.mark.slow  # writes an SVG, an HTML file and a deck of slides
 @pytest.mark.parametrize("command", [["explain", "I am good"], ["cross", "I am good", "Je vais"]])
 def test_the_lesson_is_written_once_per_command(
     command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch

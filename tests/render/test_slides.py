@@ -88,12 +88,14 @@ def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.mark.slow  # writes a whole deck of slides
 def test_one_svg_and_one_png_per_slide_named_in_lesson_order(deck: Path) -> None:
     names = sorted(path.name for path in deck.iterdir())
     assert names == sorted(f"{name}{ext}" for name in I_AM_GOOD for ext in (".svg", ".png"))
     assert [path.stem for path in sorted(deck.glob("*.png"))] == I_AM_GOOD
 
 
+@pytest.mark.slow  # writes a whole deck of slides
 def test_every_file_written_is_reported_once(tmp_path: Path) -> None:
     folder = tmp_path / "s"
     code, _, stderr = run("explain", "I am good", "--steps", "5", "--slides", str(folder))
@@ -104,6 +106,7 @@ def test_every_file_written_is_reported_once(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow  # writes a whole deck of slides
 def test_slides_are_16_9_1920_by_1080_pixels(deck: Path) -> None:
     for path in deck.glob("*.png"):
         assert png_size(path) == (1920, 1080), path.name
@@ -120,6 +123,7 @@ def test_slides_are_16_9_1920_by_1080_pixels(deck: Path) -> None:
         )
 
 
+@pytest.mark.slow  # writes a whole deck of slides
 def test_svg_text_is_paths_so_no_font_is_needed(deck: Path) -> None:
     for path in deck.glob("*.svg"):
         text = path.read_text(encoding="utf-8")
@@ -127,6 +131,7 @@ def test_svg_text_is_paths_so_no_font_is_needed(deck: Path) -> None:
         assert "<path" in text and "<use" in text  # each glyph an outline, used where it goes
 
 
+@pytest.mark.slow  # writes a whole deck of slides
 def test_the_same_command_writes_the_same_bytes(tmp_path: Path) -> None:
     for folder in ("a", "b"):
         arguments = ["cross", "I am good", "Je vais bien", "--steps", "5,8", "--focus", "vais"]
