@@ -55,20 +55,37 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
         )
     if not trace.is_cross:
         word_order(lesson)
-    x = lesson.selection.rows(trace.X)
-    if trace.E is not None and trace.PE is not None:
-        lesson.side_by_side(
-            [
-                Matrix(m, name, lesson.tokens, lesson.dims(trace.d_model))
-                for m, name in (
-                    (lesson.selection.rows(trace.E), "E (tokens)"),
-                    (lesson.selection.rows(trace.PE), "PE (positions)"),
-                    (x, "X = E + PE"),
-                )
-            ]
-        )
-    else:
-        lesson.show(Matrix(x, "X", lesson.tokens, lesson.dims(trace.d_model)))
+    _embeddings(
+        lesson,
+        (trace.X, trace.E, trace.PE),
+        ("X", "E (tokens)", "PE (positions)", "X = E + PE"),
+        source=False,
+    )
+
+
+def _embeddings(
+    lesson: LessonWriter,
+    arrays: tuple[np.ndarray, np.ndarray | None, np.ndarray | None],
+    titles: tuple[str, str, str, str],
+    *,
+    source: bool,
+) -> None:
+    """X's table, or E, PE and X = E + PE side by side when positions were added: ``arrays``
+    are (X, E, PE) [n, d_model], ``titles`` name X alone, then E, PE and their sum; the rows are
+    the queries' words, or with ``source`` the keys' (cross-attention's source sentence)."""
+    rows = lesson.selection.key_rows if source else lesson.selection.rows
+    labels = lesson.keys if source else lesson.tokens
+    columns = lesson.dims(lesson.trace.d_model)
+    x, e, pe = arrays
+    if e is None or pe is None:
+        lesson.show(Matrix(rows(x), titles[0], labels, columns))
+        return
+    lesson.side_by_side(
+        [
+            Matrix(rows(m), title, labels, columns)
+            for m, title in zip((e, pe, x), titles[1:], strict=True)
+        ]
+    )
 
 
 def _model_pieces(lesson: LessonWriter) -> None:
@@ -108,20 +125,12 @@ def _both_sentences(lesson: LessonWriter) -> None:
         f"[n_source, d_model] = [{len(lesson.keys)}, {trace.d_model}]."
     )
     word_order(lesson)
-    x_source = lesson.selection.key_rows(trace.X_source)
-    if trace.E_source is not None and trace.PE_source is not None:
-        lesson.side_by_side(
-            [
-                Matrix(m, name, lesson.keys, lesson.dims(trace.d_model))
-                for m, name in (
-                    (lesson.selection.key_rows(trace.E_source), "E_source"),
-                    (lesson.selection.key_rows(trace.PE_source), "PE_source"),
-                    (x_source, "X_source = E_source + PE_source"),
-                )
-            ]
-        )
-    else:
-        lesson.show(Matrix(x_source, "X_source", lesson.keys, lesson.dims(trace.d_model)))
+    _embeddings(
+        lesson,
+        (trace.X_source, trace.E_source, trace.PE_source),
+        ("X_source", "E_source", "PE_source", "X_source = E_source + PE_source"),
+        source=True,
+    )
     lesson.blank()
 
 
