@@ -55,3 +55,22 @@ def installed_attnviz() -> str:
     if found is None:
         pytest.fail("the attnviz command is not installed: python -m pip install -e .")
     return found
+
+
+def listing(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (temporaries included) and its bytes."""
+    return {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def one_error_line(stderr: str, *fragments: str) -> str:
+    """The one line on stderr, an error naming every fragment, and no traceback."""
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    assert "Traceback" not in stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]

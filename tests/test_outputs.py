@@ -21,27 +21,9 @@ from attnviz.cli import run
 from attnviz.errors import ExitStatus, OutputProblem
 from attnviz.files import atomic_write, staged_writes
 
-from support import examples
+from support import examples, listing, one_error_line
 
 SENTENCE = "I am good"
-
-
-def listing(folder: Path) -> dict[str, bytes]:
-    """Every file under ``folder`` (temporaries included) and its bytes."""
-    return {
-        str(path.relative_to(folder)): path.read_bytes()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file()
-    }
-
-
-def one_error_line(stderr: str, *fragments: str) -> str:
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
-    assert "Traceback" not in stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-    return lines[0]
 
 
 def disk_full(temporary: Path) -> None:

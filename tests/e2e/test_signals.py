@@ -13,25 +13,9 @@ import pytest
 
 from attnviz.errors import ExitStatus
 
+from support import listing, one_error_line
+
 SENTENCE = "I am good"
-
-
-def listing(folder: Path) -> dict[str, bytes]:
-    """Every file under ``folder`` (temporaries included) and its bytes."""
-    return {
-        str(path.relative_to(folder)): path.read_bytes()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file()
-    }
-
-
-def one_error_line(stderr: str, *fragments: str) -> str:
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
-    assert "Traceback" not in stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-    return lines[0]
 
 
 #: A child process running attnviz whose .npz export stops halfway, the temporary file written,
