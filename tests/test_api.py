@@ -24,6 +24,7 @@ runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"
 
 
+@pytest.mark.slow
 def test_every_docstring_example_runs() -> None:
     for module in (attnviz, attnviz.api):
         failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
@@ -171,6 +172,7 @@ def test_cross_takes_the_cross_options() -> None:
     assert "cross-attention (encoder–decoder)" in attnviz.lesson(shown)
 
 
+@pytest.mark.slow
 @needs_model
 def test_model_mode_returns_the_layer_asked_for_and_every_layer() -> None:
     shown = attnviz.explain(IT, model="minilm", layer=6, head=12, focus="it")
@@ -388,6 +390,7 @@ def count_selections(work: Any) -> int:
     return calls[0]
 
 
+@pytest.mark.slow
 def test_the_selection_is_made_once_per_command(tmp_path: Path) -> None:
     for arguments in (
         ["explain", IT, "--svg", str(tmp_path / "a.svg"), "--html", str(tmp_path / "a.html")],
@@ -409,6 +412,7 @@ def test_the_selection_is_made_once_per_command(tmp_path: Path) -> None:
     assert count_selections(notebook) == 1  # before: 5 (the display alone selected again)
 
 
+@pytest.mark.slow
 @needs_model
 def test_a_model_run_is_selected_once_not_once_per_layer() -> None:
     def notebook() -> None:

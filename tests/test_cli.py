@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -149,14 +147,6 @@ def test_sizes_and_seed_change_the_numbers() -> None:
     _, sized, _ = run("explain", "I am good", "--d-model", "12", "--heads", "3")
     assert default != seeded
     assert "Head 3 of 3" in sized and "√4" in sized
-
-
-def test_explain_is_reproducible_across_processes() -> None:
-    command = [sys.executable, "-m", "attnviz", "explain", IT_SENTENCE]
-    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
-    first = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
-    second = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
-    assert first == second and "Step 7" in first
 
 
 @pytest.mark.parametrize("name", ["toy8d.txt", "toy8d.json", "toy8d_vocab.npz"])
@@ -347,43 +337,6 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert_one_line_error(["explain", "I", "-e", str(path)], ExitStatus.BAD_FILE, "not readable")
 
 
-def test_python_dash_m_and_the_console_script_agree() -> None:
-    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
-    module = subprocess.run(
-        [sys.executable, "-m", "attnviz", "--version"], capture_output=True, text=True, env=env
-    )
-    assert module.returncode == 0 and module.stdout.strip() == f"attnviz {__version__}"
-
-
-def test_explain_does_not_import_matplotlib() -> None:
-    code = (
-        "import sys; from attnviz.cli import COMMANDS, app\n"
-        "try:\n    app(['explain', 'I am good', '--focus', 'I'])\nexcept SystemExit:\n    pass\n"
-        "roots = {m.split('.')[0] for m in sys.modules}\n"
-        "heavy = sorted(roots & {'matplotlib', 'PIL', 'torch'})\n"
-        "print('HEAVY', heavy)"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
-    assert "HEAVY []" in result.stdout
-
-
-@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["explain", "--help"]])
-def test_help_and_version_load_neither_rich_nor_matplotlib(argv: list[str]) -> None:
-    """Plain help, as click prints it: the fastest start-up a Typer command can have."""
-    code = (
-        "import sys; from attnviz.cli import run\n"
-        f"status = run({argv!r})\n"
-        "roots = {m.split('.')[0] for m in sys.modules}\n"
-        "print('STATUS', status, 'HEAVY', sorted(roots & {'rich', 'matplotlib', 'PIL'}))"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
-    assert "STATUS 0 HEAVY []" in result.stdout, result.stdout + result.stderr
-
-
 def test_overflowing_values_are_refused_not_turned_into_nan(tmp_path: Path) -> None:
     huge = tmp_path / "huge.txt"
     huge.write_text("i 1e160 1\nam 1 1e160\ngood -1e160 2\n", encoding="utf-8")
@@ -418,6 +371,7 @@ def test_complex_numbers_are_refused(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_heatmap_takes_the_same_options_as_explain(tmp_path: Path) -> None:
     trace_file = tmp_path / "t.npz"
     code, stdout, stderr = run(
@@ -569,6 +523,7 @@ def test_svg_and_html_keep_the_colours(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_demo_runs_the_five_examples_in_order() -> None:
     code, stdout, stderr = run("demo", "--no-model")
     assert code == 0, stderr
@@ -631,6 +586,7 @@ def test_repeated_keys_inside_a_nested_object_do_not_count_as_repeated_weights(
     assert code == 0, stderr
 
 
+@pytest.mark.slow
 def test_every_command_reports_the_files_it_wrote_the_same_way(tmp_path: Path) -> None:
     """'wrote PATH' on stderr, one line per file, whatever the command; stdout keeps only what
     the command shows (nothing, for heatmap)."""
@@ -664,6 +620,7 @@ def test_the_command_line_uses_only_typers_public_interface() -> None:
     assert "_click" not in source and "registered_commands" not in source
 
 
+@pytest.mark.slow
 def test_nothing_attnviz_writes_loads_anything_remote(tmp_path: Path) -> None:
     """No web font, script or image from a network in any SVG or HTML attnviz writes: a lesson
     saved for slides opens offline exactly as it was drawn."""

@@ -116,6 +116,7 @@ def test_several_layers_without_layer_or_a_layer_it_lacks_are_refused(
         ]
 
 
+@pytest.mark.slow
 def test_layer_with_a_file_of_one_layer_is_refused_and_the_file_keeps_its_layer(
     export: Path, tmp_path: Path
 ) -> None:
@@ -144,6 +145,7 @@ def test_x_of_an_export_needs_the_sentence_it_was_made_for(export: Path) -> None
     assert f"was made for the sentence 'I am good' (tokens '{' '.join(PIECES)}')" in stderr
 
 
+@pytest.mark.slow
 def test_heatmap_page_and_cross_take_a_layer_of_an_export(export: Path, tmp_path: Path) -> None:
     import attnviz
 

@@ -7,6 +7,7 @@ import re
 from html.parser import HTMLParser
 
 import numpy as np
+import pytest
 
 import attnviz
 from attnviz.labels import format_number
@@ -84,6 +85,7 @@ def test_repr_is_one_line_and_the_html_shows_every_head_with_the_traces_numbers(
     assert re.search(r"<img alt='[^']+' src='data:image/png;base64,[A-Za-z0-9+/=]+'>", fragment)
 
 
+@pytest.mark.slow
 def test_the_fragment_is_self_contained_and_escapes_every_word() -> None:
     shown = attnviz.explain("<script>alert(1)</script> & <b>bold</b>", causal=True, focus="bold")
     fragment = trace_html(shown.trace, shown.selection, shown.layers)
@@ -102,6 +104,7 @@ def test_the_fragment_is_self_contained_and_escapes_every_word() -> None:
     assert weights[1][2:-1] == ["0.00"] * (len(weights[1]) - 3)  # the first word sees itself
 
 
+@pytest.mark.slow
 def test_the_view_decides_the_heads_and_the_hidden_tokens() -> None:
     one = tables_of(attnviz.explain("I am good", head=2)._repr_html_())
     assert "Head 2: softmax weights" in one and "Head 1: softmax weights" not in one

@@ -65,6 +65,7 @@ def test_a_full_disk_on_the_export_leaves_the_picture_as_it_was(
     assert listing(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_a_failing_per_head_picture_leaves_no_folder_and_no_picture(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -108,6 +109,7 @@ def test_explain_writes_svg_html_and_export_together_or_not_at_all(
     assert listing(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_slides_and_an_export_fail_together(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

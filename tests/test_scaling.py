@@ -58,6 +58,7 @@ def test_parse_d_ks_caps_and_refuses() -> None:
             parse_d_ks(bad)
 
 
+@pytest.mark.slow
 def test_scaling_command_table_and_plot(tmp_path: Path) -> None:
     plot = tmp_path / "scaling.png"
     result = runner.invoke(app, ["scaling", "--dk", "4,64", "--queries", "100", "-o", str(plot)])

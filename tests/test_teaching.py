@@ -161,6 +161,7 @@ def test_cls_and_sep_are_explained_once_with_this_heads_share() -> None:
     assert "[CLS] and [SEP] are added" not in gpt2  # GPT-2 adds no special tokens
 
 
+@pytest.mark.slow
 @needs_model
 def test_lowercasing_is_said_only_when_it_changes_a_word_shown() -> None:
     # The note is the header's: one head's lesson is enough to read it.
@@ -254,6 +255,7 @@ def test_with_words_the_cls_sep_share_is_over_the_rows_shown() -> None:
     assert "shown as 7 words, [CLS] and [SEP]" in out
 
 
+@pytest.mark.slow
 @needs_model
 def test_merged_tables_say_so_in_their_titles() -> None:
     merged = lesson("explain", "-m", "minilm", "The zookeeper slept.", "--words", "--head", "1")

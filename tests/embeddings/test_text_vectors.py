@@ -69,6 +69,7 @@ def test_progress_is_reported_up_to_the_file_size(tmp_path: Path) -> None:
     assert calls[-1] == (size, size)
 
 
+@pytest.mark.slow
 def test_a_large_text_file_is_streamed_keeping_only_the_wanted_rows(tmp_path: Path) -> None:
     """Memory stays near the size of the rows kept, not of the file (here 40 MB)."""
     row = " ".join(f"{v:.6f}" for v in np.random.default_rng(0).standard_normal(300))

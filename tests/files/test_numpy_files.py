@@ -27,6 +27,7 @@ def npy_bytes(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
+@pytest.mark.slow
 def test_only_the_members_asked_for_are_decompressed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -123,6 +123,7 @@ def test_explain_shows_the_causal_mask_as_random_causal_does() -> None:
     assert "Focus: where does 'it' look?" in out
 
 
+@pytest.mark.slow
 def test_every_view_works_for_gpt2(tmp_path: Path) -> None:
     for args in (
         ["heads", "-m", str(MODEL), SENTENCE, "--words"],

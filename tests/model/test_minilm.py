@@ -149,6 +149,7 @@ def test_model_export_has_a_layer_axis_and_biases(tmp_path: Path) -> None:
         assert data["tokens"].tolist() == ["[CLS]", "i", "am", "good", "[SEP]"]
 
 
+@pytest.mark.slow
 def test_heatmap_with_the_model(tmp_path: Path) -> None:
     out = tmp_path / "m.png"
     result = runner.invoke(
@@ -401,6 +402,7 @@ def test_masks_do_not_apply_to_the_encoder() -> None:
     )
 
 
+@pytest.mark.slow
 def test_demo_names_the_strongest_and_the_most_selective_head_for_it_and_animal() -> None:
     result = runner.invoke(app, ["demo"])
     assert result.exit_code == 0, result.stderr
@@ -435,6 +437,7 @@ def test_pad_to_in_the_model_leaves_the_real_words_unchanged() -> None:
     )
 
 
+@pytest.mark.slow
 def test_punctuation_on_a_word_does_not_hide_it_from_focus() -> None:
     for args in (
         ["explain", "The dog chased it.", "-m", "minilm", "--words", "--head", "1"],

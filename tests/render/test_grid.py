@@ -174,6 +174,7 @@ def test_focus_targets_are_argmax_and_max_of_the_focus_rows() -> None:
         np.testing.assert_array_equal(weights[layer], rows.max(axis=1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sentence", "n_layers", "n_heads", "focus"),
     [
@@ -245,6 +246,7 @@ def test_layers_that_do_not_match_are_a_bug_not_a_picture() -> None:
         build_layers_figure(mixed, shown(mixed[0], None, None))
 
 
+@pytest.mark.slow
 def test_layers_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> None:
     layers = fake_layers(IT_SENTENCE)
     path = tmp_path / "grid.png"
@@ -258,6 +260,7 @@ def test_layers_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> 
     assert distinct_colours(pixels) > 100  # not blank
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("suffix", "magic"), [(".svg", None), (".pdf", b"%PDF-"), (".PNG", b"\x89PNG")]
 )
@@ -305,6 +308,7 @@ def test_a_failing_layers_write_leaves_no_file(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_the_pretrained_encoder_grid(tmp_path: Path) -> None:
     pytest.importorskip("safetensors", reason="needs the optional extra attnviz[model]")
     pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -42,6 +40,7 @@ from render.pictures import (
 from support import shown
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sentence", "d_model", "n_heads", "focus"),
     [
@@ -90,6 +89,7 @@ def test_focus_panel_adds_an_axes_with_the_focus_row_of_every_head() -> None:
     assert [t.get_text() for t in panel.get_yticklabels()] == ["head 1", "head 2"]
 
 
+@pytest.mark.slow
 def test_weights_are_printed_in_cells_whenever_they_fit() -> None:
     short = trace_of("I am good")
     figure = build_figure(short, shown(short, (0, 1), None))
@@ -303,6 +303,7 @@ def test_cross_title_shows_source_then_target_and_the_kind_of_attention() -> Non
         (3, 60, 2, True),
     ],
 )
+@pytest.mark.slow
 def test_cross_labels_never_overlap_nor_leave_the_picture(
     n_target: int, n_source: int, n_heads: int, focus: bool
 ) -> None:
@@ -328,6 +329,7 @@ def test_cross_labels_never_overlap_nor_leave_the_picture(
         )
 
 
+@pytest.mark.slow
 def test_cross_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> None:
     for trace, word in ((je_vais_bien(), "vais"), (cross_trace(TARGET, SOURCE[:5]), "chat")):
         focus = find_focus(trace.tokens, word)
@@ -364,6 +366,7 @@ def hatched_cells(patch: object) -> set[tuple[int, int]]:
     return cells
 
 
+@pytest.mark.slow
 def test_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> None:
     trace = trace_of(IT_SENTENCE)
     path = tmp_path / "it.png"
@@ -376,6 +379,7 @@ def test_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> None:
     assert distinct_colours(pixels) > 100  # not blank
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sentence", "d_model", "n_heads"),
     [("I am", 8, 2), (SIXTY, 8, 2), pytest.param(SIXTY, 16, 8, marks=pytest.mark.slow)],
@@ -396,11 +400,6 @@ def test_unknown_colormap_writes_nothing(tmp_path: Path) -> None:
             trace_of("I am"), shown(trace_of("I am"), (0,), None), tmp_path / "x.png", cmap="nosuch"
         )
     assert list(tmp_path.iterdir()) == []
-
-
-def test_importing_the_module_does_not_import_matplotlib() -> None:
-    code = "import sys, attnviz.render.heatmap; sys.exit('matplotlib' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
 def test_one_picture_holds_at_most_64_heads(

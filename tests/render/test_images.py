@@ -26,6 +26,7 @@ def test_cli_heatmap_writes_a_png(tmp_path: Path) -> None:
     assert f"wrote {output}" in result.stderr and not result.stdout
 
 
+@pytest.mark.slow
 def test_cli_heatmap_per_head_writes_one_image_per_head(tmp_path: Path) -> None:
     folder = tmp_path / "heads"
     args = ["heatmap", IT_SENTENCE, "-o", str(tmp_path / "all.svg"), "--per-head", str(folder)]
@@ -35,6 +36,7 @@ def test_cli_heatmap_per_head_writes_one_image_per_head(tmp_path: Path) -> None:
     assert (folder / "head_1.svg").read_text(encoding="utf-8").startswith("<?xml")
 
 
+@pytest.mark.slow
 def test_cli_heatmap_per_head_png(tmp_path: Path) -> None:
     folder = tmp_path / "heads"
     args = ["heatmap", "I am good", "-o", str(tmp_path / "x.png"), "--per-head", str(folder)]
@@ -66,6 +68,7 @@ def test_words_the_font_lacks_give_no_warning_in_either_style(style: str, tmp_pa
     assert result.exit_code == 0 and "Warning" not in result.output + result.stderr
 
 
+@pytest.mark.slow
 def test_cli_scale_reaches_the_picture_and_is_in_the_help(tmp_path: Path) -> None:
     output = tmp_path / "row.png"
     result = runner.invoke(app, ["heatmap", IT_SENTENCE, "--scale", "row", "-o", str(output)])
@@ -79,6 +82,7 @@ def test_cli_scale_reaches_the_picture_and_is_in_the_help(tmp_path: Path) -> Non
     assert figure.axes[-1].get_ylabel().startswith("attention weight ÷ its row's largest")
 
 
+@pytest.mark.slow
 def test_words_the_pictures_font_lacks_are_named_in_a_note(tmp_path: Path) -> None:
     output = tmp_path / "x.png"
     result = runner.invoke(app, ["heatmap", "東京 は because it Привет", "-o", str(output)])

@@ -163,6 +163,7 @@ def test_hostile_words_cannot_leave_the_data_block() -> None:
 MARKUP = ["</script>", "<!--", "<img src=x onerror=alert(1)>", "&amp;", "\u2028", "it", "\x1b[2J"]
 
 
+@pytest.mark.slow
 @settings(max_examples=60)  # a page each (up to 30 words): 60 in CI too
 @given(
     st.one_of(
@@ -215,6 +216,7 @@ def test_sizes() -> None:
     assert len(page_html(layers, trace, selection).encode()) < 60_000
 
 
+@pytest.mark.slow
 def test_a_model_page_of_fifteen_tokens_and_every_layer_and_head_is_under_3_mb() -> None:
     needs_model()
     layers, trace, selection = traced(IT_SENTENCE, model="minilm")
@@ -231,6 +233,7 @@ def test_a_model_page_of_fifteen_tokens_and_every_layer_and_head_is_under_3_mb()
     assert softmax == text.softmax(worked.softmax_example(layers[2], 11, 10, 2))
 
 
+@pytest.mark.slow
 def test_merged_words_and_hidden_tokens_follow_the_selection() -> None:
     needs_model()
     view = ViewOptions(words=True, hide_special=True)
@@ -265,6 +268,7 @@ def test_the_command_writes_one_page(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lesson.html"]
 
 
+@pytest.mark.slow
 def test_head_keeps_only_that_head_and_layer_opens_on_that_layer(tmp_path: Path) -> None:
     needs_model()
     out = tmp_path / "it.html"

@@ -6,8 +6,6 @@ from __future__ import annotations
 import io
 import re
 import struct
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +148,7 @@ def test_the_same_command_writes_the_same_bytes(tmp_path: Path) -> None:
         assert a.read_bytes() == b.read_bytes(), a.name
 
 
+@pytest.mark.slow
 def test_every_piece_of_text_is_at_least_28_pixels_tall_and_on_the_slide() -> None:
     slides = slides_of(IT_SENTENCE)
     for slide in (slides[0], slides[-1], *(s for s in slides if "weights" in s.name)):
@@ -259,6 +258,7 @@ def test_a_file_or_a_missing_parent_is_refused_before_any_work(tmp_path: Path) -
     assert a_file.read_text(encoding="utf-8") == "mine"
 
 
+@pytest.mark.slow
 def test_other_files_in_the_folder_are_left_alone(tmp_path: Path) -> None:
     folder = tmp_path / "deck"
     folder.mkdir()
@@ -270,15 +270,6 @@ def test_other_files_in_the_folder_are_left_alone(tmp_path: Path) -> None:
     assert (folder / "99-old-slide.png").read_bytes() == b"old"
     assert f"note: {folder} also holds 1 slide files" in stderr and "99-old-slide.png" in stderr
     assert not [p for p in folder.iterdir() if p.name.startswith(".")]  # no temporary left
-
-
-def test_slides_need_matplotlib_only_when_asked_for() -> None:
-    code = (
-        "import sys, attnviz.render.slides\n"
-        "print('HEAVY', sorted({m.split('.')[0] for m in sys.modules} & {'matplotlib', 'PIL'}))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0 and "HEAVY []" in result.stdout
 
 
 def test_rows_of_numbers_are_a_few_runs_and_keep_their_cells() -> None:

@@ -50,6 +50,7 @@ def test_wrap_keeps_vectors_whole_indents_continuations_and_leaves_no_trailing_s
     assert [line.plain for line in prose] == ["X has shape", "[n, d_model] = [11, 8]", "and so on"]
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(
     indent=st.integers(0, 12),

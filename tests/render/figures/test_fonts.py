@@ -86,6 +86,7 @@ def line_height(text: Text, renderer: object) -> float:
     return (box.width if vertical else box.height) / lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FIGURES)
 def test_every_text_is_at_least_12_px_and_every_title_18_px(name: str) -> None:
     figure = FIGURES[name]()
@@ -102,6 +103,7 @@ def test_every_text_is_at_least_12_px_and_every_title_18_px(name: str) -> None:
     assert suptitle_px * PROJECTOR_WIDTH / max(width_px, PROJECTOR_WIDTH) >= 16, suptitle_px
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FIGURES)
 def test_numbers_printed_in_cells_are_at_least_12_px(name: str) -> None:
     figure = FIGURES[name]()

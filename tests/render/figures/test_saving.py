@@ -17,6 +17,7 @@ from render.pictures import (
 from support import shown
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("suffix", "magic"), [(".svg", None), (".pdf", b"%PDF-"), (".PNG", b"\x89PNG")]
 )

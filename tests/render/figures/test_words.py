@@ -75,6 +75,7 @@ def x_rotations(axes: Axes) -> set[float]:
     return {text.get_rotation() for text in labels_of(axes, x=True)}
 
 
+@pytest.mark.slow
 def test_labels_are_horizontal_when_they_fit_and_turn_only_when_they_must() -> None:
     short = trace_of("I am good")
     figure = build_figure(short, shown(short, (0, 1), None))
