@@ -134,9 +134,12 @@ def weigh_values(weights: FloatArray, v: FloatArray) -> FloatArray:
 
 
 def concat_heads(z: FloatArray) -> FloatArray:
-    """Put the heads side by side: [Z_1 | Z_2 | … | Z_h].  [h, n, d_k] -> [n, h·d_k]"""
-    n_heads, n_tokens, d_k = z.shape
-    return np.transpose(z, (1, 0, 2)).reshape(n_tokens, n_heads * d_k)
+    """Put the heads side by side: [Z_1 | Z_2 | … | Z_h].  [..., h, n, d_k] -> [..., n, h·d_k]
+
+    (The leading axes are a batch of sentences, as training runs it.)
+    """
+    n_heads, n_tokens, d_k = z.shape[-3:]
+    return np.moveaxis(z, -3, -2).reshape(*z.shape[:-3], n_tokens, n_heads * d_k)
 
 
 def project_out(concat: FloatArray, w_o: FloatArray, b_o: FloatArray | None = None) -> FloatArray:

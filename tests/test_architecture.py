@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("provenance",),
     ("trace", "trace_files"),
     ("attention", "embeddings*", "weights"),
-    ("selection", "worked", "outputs", "reuse", "trace_options", "analysis*", "model*"),
+    ("selection", "worked", "outputs", "reuse", "trace_options", "analysis*", "model*", "train*"),
     ("core",),
     ("lesson*",),
     ("render*",),

@@ -1,0 +1,97 @@
+"""The training loop: steps of Adam on mini-batches, with a snapshot of what the model does
+(loss, held-out accuracy, where each probe's focus word looks in every layer) along the way."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attnviz.arrays import FloatArray
+from attnviz.train import network
+from attnviz.train.adam import Adam
+from attnviz.train.tasks import Examples, Task
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """The model after ``step`` steps."""
+
+    step: int
+    loss: float  # the mean cross-entropy of this step's batch
+    accuracy: float  # on the held-out examples
+    # [probes, layers, heads, n]: each probe's focus row in every layer and head
+    rows: tuple[FloatArray, ...]
+    seconds: float  # time spent training so far (snapshots not counted)
+
+
+@dataclass
+class Trainer:
+    """A task's model and its optimiser, stepped one batch at a time, reproducibly from a seed."""
+
+    task: Task
+    seed: int
+    shape: network.Shape = field(init=False)
+    parameters: network.Parameters = field(init=False)
+    steps: int = field(init=False, default=0)
+    seconds: float = field(init=False, default=0.0)
+
+    def __post_init__(self) -> None:
+        self._rng = np.random.default_rng(self.seed)
+        self.shape = network.shape_of(self.task)
+        self.parameters = network.initial_parameters(self.shape, self._rng)
+        self._adam = Adam(self.task.learning_rate)
+
+    def step(self) -> float:
+        """One step of Adam on a random batch; returns the batch's loss before the step."""
+        started = time.perf_counter()
+        train = self.task.train
+        size = min(self.task.batch, len(train.ids))
+        pick = self._rng.choice(len(train.ids), size=size, replace=False)
+        batch = Examples(train.ids[pick], train.targets[pick], train.query[pick])
+        loss, gradients, _ = network.loss_and_gradients(self.parameters, self.shape, batch)
+        self.parameters = self._adam.step(self.parameters, gradients)
+        self.steps += 1
+        self.seconds += time.perf_counter() - started
+        return loss
+
+    def accuracy(self) -> float:
+        return network.accuracy(self.parameters, self.shape, self.task.held_out)
+
+    def probe_rows(self) -> tuple[FloatArray, ...]:
+        """Each probe's focus row in every layer and head.  -> probes × [layers, heads, n]"""
+        rows = []
+        for probe in self.task.probes:
+            ids = np.array([[self.task.vocabulary.index(word) for word in probe.words]])
+            run = network.forward(self.parameters, self.shape, ids, np.array([probe.focus]))
+            rows.append(np.stack([p.weights[0, :, probe.focus] for p in run.layers]))
+        return tuple(rows)
+
+    def snapshot(self, loss: float) -> Snapshot:
+        return Snapshot(self.steps, loss, self.accuracy(), self.probe_rows(), self.seconds)
+
+
+def train(
+    task: Task, *, seed: int, max_steps: int, until: float | None, every: int = 10
+) -> Iterator[tuple[Trainer, Snapshot]]:
+    """Train, yielding a snapshot after step 0 and every ``every`` steps (and the last step).
+    Stops after ``max_steps`` steps, or at the first snapshot whose held-out accuracy reaches
+    ``until`` (None: never early)."""
+    trainer = Trainer(task, seed)
+    batch = task.train
+    first = network.loss_and_gradients(
+        trainer.parameters,
+        trainer.shape,
+        Examples(batch.ids[:1], batch.targets[:1], batch.query[:1]),
+    )[0]
+    yield trainer, trainer.snapshot(first)
+    loss = first
+    while trainer.steps < max_steps:
+        loss = trainer.step()
+        if trainer.steps % every == 0 or trainer.steps == max_steps:
+            snapshot = trainer.snapshot(loss)
+            yield trainer, snapshot
+            if until is not None and snapshot.accuracy >= until:
+                return

@@ -1,0 +1,260 @@
+"""A tiny attention-only transformer, forward and backward, on a batch of sentences.
+
+    X_0 = E[ids] + P[:n]                         token embeddings plus learned positions
+    X_l = X_{l−1} + Concat_i(softmax(Q_i·K_iᵀ/√d_k)·V_i)·W_O     for each layer l (no MLP, no
+                                                                  LayerNorm: attention only)
+
+and one of three readouts (tasks.Readout): the last layer's scaled scores in the focus row as
+the prediction over positions (pointer), X_L at the focus word times W_U over the task's words
+(word), or X_L at every position times W_U over the vocabulary (token). The forward pass is
+attnviz.attention's own step functions, the ones the lesson shows; the backward pass is
+train.backward's, one per step, in reverse order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import numpy as np
+
+from attnviz.arrays import FloatArray
+from attnviz.attention import (
+    attention_scores,
+    causal_mask,
+    concat_heads,
+    mask_scores,
+    project,
+    project_out,
+    scale_scores,
+    softmax,
+    weigh_values,
+)
+from attnviz.train import backward
+from attnviz.train.tasks import Examples, Readout, Task
+
+Parameters = dict[str, FloatArray]
+
+
+class Shape(NamedTuple):
+    """The sizes of a toy model."""
+
+    vocabulary: int
+    outputs: int  # the readout's choices (word: the task's words; token: the vocabulary)
+    d_model: int
+    n_heads: int
+    n_layers: int
+    max_positions: int
+    causal: bool
+    readout: Readout
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.n_heads
+
+
+def shape_of(task: Task, max_positions: int = 16) -> Shape:
+    outputs = {Readout.POINTER: 0, Readout.WORD: len(task.classes)}.get(
+        task.readout, len(task.vocabulary)
+    )
+    return Shape(
+        len(task.vocabulary),
+        outputs,
+        task.d_model,
+        task.n_heads,
+        task.n_layers,
+        max_positions,
+        task.causal,
+        task.readout,
+    )
+
+
+def layer_keys(layer: int) -> tuple[str, str, str, str]:
+    """The names of layer ``layer``'s (from 1) matrices in the parameters."""
+    return (f"W_Q.{layer}", f"W_K.{layer}", f"W_V.{layer}", f"W_O.{layer}")
+
+
+def initial_parameters(
+    shape: Shape, rng: np.random.Generator, dtype: type = np.float32
+) -> Parameters:
+    """Small random weights: E, P ~ N(0, 1); every W ~ N(0, 1/fan_in), so X·W keeps X's scale.
+    float32 trains twice as fast as float64 and as well; the gradient checks use float64."""
+    d, h, d_k = shape.d_model, shape.n_heads, shape.d_k
+    parameters = {
+        "E": rng.standard_normal((shape.vocabulary, d)),
+        "P": rng.standard_normal((shape.max_positions, d)),
+    }
+    for layer in range(1, shape.n_layers + 1):
+        q, k, v, o = layer_keys(layer)
+        for key in (q, k, v):
+            parameters[key] = rng.standard_normal((h, d, d_k)) / math.sqrt(d)
+        parameters[o] = rng.standard_normal((h * d_k, d)) / math.sqrt(h * d_k)
+    if shape.outputs:
+        parameters["W_U"] = rng.standard_normal((d, shape.outputs)) / math.sqrt(d)
+    return {key: value.astype(dtype) for key, value in parameters.items()}
+
+
+class LayerPass(NamedTuple):
+    """What one layer computed for a batch, kept for the backward pass and for showing."""
+
+    x: FloatArray  # [B, n, d_model] the layer's input
+    q: FloatArray  # [B, h, n, d_k]
+    k: FloatArray
+    v: FloatArray
+    scores: FloatArray  # [B, h, n, n]
+    scaled: FloatArray  # [B, h, n, n], −∞ where a causal mask forbids
+    weights: FloatArray  # [B, h, n, n]
+    z: FloatArray  # [B, h, n, d_k]
+    concat: FloatArray  # [B, n, h·d_k]
+
+
+class Forward(NamedTuple):
+    layers: tuple[LayerPass, ...]
+    output: FloatArray  # [B, n, d_model] X_L, the last layer's output
+    logits: FloatArray  # pointer/word: [B, choices]; token: [B, n, vocabulary]
+
+
+def forward(
+    parameters: Mapping[str, FloatArray],
+    shape: Shape,
+    ids: np.ndarray,
+    query: np.ndarray,
+    *,
+    ablate: Mapping[int, np.ndarray] | None = None,
+) -> Forward:
+    """Every layer on a batch.  ids: [B, n] ints; query: [B] the focus positions.
+
+    ablate: {layer: [B, n] bool} sets that layer's attention output to zero where True, so its
+    residual stream carries X_{l−1} unchanged there (to measure which path carries what).
+    """
+    n = ids.shape[1]
+    x = parameters["E"][ids] + parameters["P"][:n]
+    mask = causal_mask(n) if shape.causal else None
+    passes = []
+    for layer in range(1, shape.n_layers + 1):
+        w_q, w_k, w_v, w_o = (parameters[key] for key in layer_keys(layer))
+        q, k, v = (_projected(x, w) for w in (w_q, w_k, w_v))
+        scores = attention_scores(q, k)
+        scaled = scale_scores(scores, shape.d_k)
+        if mask is not None:
+            scaled = mask_scores(scaled, mask)
+        weights = softmax(scaled)
+        z = weigh_values(weights, v)
+        concat = concat_heads(z)
+        output = project_out(concat, w_o)
+        if ablate is not None and layer in ablate:
+            output = np.where(ablate[layer][..., np.newaxis], 0.0, output)
+        passes.append(LayerPass(x, q, k, v, scores, scaled, weights, z, concat))
+        x = x + output
+    return Forward(tuple(passes), x, _logits(parameters, shape, passes[-1], x, query))
+
+
+def _projected(x: FloatArray, w: FloatArray) -> FloatArray:
+    """project() on every sentence at once, as one [B·n, d_model] matrix per head (one matrix
+    product, not B small ones).  x: [B, n, d_model]; w: [h, d_model, d_k] -> [B, h, n, d_k]"""
+    batch, n, _ = x.shape
+    flat = project(x.reshape(batch * n, -1), w)  # [h, B·n, d_k]
+    return np.moveaxis(flat.reshape(w.shape[0], batch, n, -1), 0, 1)
+
+
+def _logits(
+    parameters: Mapping[str, FloatArray],
+    shape: Shape,
+    last: LayerPass,
+    output: FloatArray,
+    query: np.ndarray,
+) -> FloatArray:
+    rows = np.arange(len(query))
+    logits: FloatArray
+    if shape.readout is Readout.POINTER:
+        logits = last.scaled[rows, 0, query]  # [B, n]: head 1's scaled scores in the focus row
+    elif shape.readout is Readout.WORD:
+        logits = output[rows, query] @ parameters["W_U"]
+    else:
+        logits = output @ parameters["W_U"]
+    return logits
+
+
+def loss_and_gradients(
+    parameters: Mapping[str, FloatArray], shape: Shape, batch: Examples
+) -> tuple[float, Parameters, Forward]:
+    """The mean cross-entropy of the batch's answers and ∂L/∂(every parameter)."""
+    run = forward(parameters, shape, batch.ids, batch.query)
+    loss, d_logits = _readout_loss(run.logits, batch.targets)
+    gradients: Parameters = {}
+    d_x = np.zeros_like(run.output)
+    d_scaled_last = None
+    rows = np.arange(len(batch.query))
+    if shape.readout is Readout.POINTER:
+        d_scaled_last = np.zeros_like(run.layers[-1].scaled)
+        d_scaled_last[rows, 0, batch.query] = d_logits
+    elif shape.readout is Readout.WORD:
+        gradients["W_U"] = run.output[rows, batch.query].T @ d_logits
+        d_x[rows, batch.query] = d_logits @ parameters["W_U"].T
+    else:
+        flat = d_logits.reshape(-1, d_logits.shape[-1])
+        gradients["W_U"] = run.output.reshape(-1, shape.d_model).T @ flat
+        d_x = d_logits @ parameters["W_U"].T
+    for layer in range(shape.n_layers, 0, -1):
+        done = layer_backward(parameters, shape, run.layers[layer - 1], layer, d_x, d_scaled_last)
+        d_x, layer_gradients = done
+        gradients.update(layer_gradients)
+        d_scaled_last = None
+    d_embeddings, d_positions = backward.embed_backward(batch.ids, d_x, shape.vocabulary)
+    gradients["E"] = d_embeddings
+    gradients["P"] = np.zeros_like(parameters["P"])
+    gradients["P"][: batch.ids.shape[1]] = d_positions
+    return loss, gradients, run
+
+
+def _readout_loss(logits: FloatArray, targets: np.ndarray) -> tuple[float, FloatArray]:
+    """Cross-entropy over the answers; a token task's positions without one (−1) count 0."""
+    if logits.ndim == 2:
+        return backward.cross_entropy(logits, targets)
+    flat_logits, flat_targets = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
+    answered = flat_targets >= 0
+    loss, d_answered = backward.cross_entropy(flat_logits[answered], flat_targets[answered])
+    d_flat = np.zeros_like(flat_logits)
+    d_flat[answered] = d_answered
+    return loss, d_flat.reshape(logits.shape)
+
+
+def layer_backward(
+    parameters: Mapping[str, FloatArray],
+    shape: Shape,
+    layer_pass: LayerPass,
+    layer: int,
+    d_output: FloatArray,
+    d_scaled_extra: FloatArray | None,
+) -> tuple[FloatArray, Parameters]:
+    """One layer backwards: ∂L/∂X_l (d_output, [B, n, d_model]) -> ∂L/∂X_{l−1} and the
+    gradients of W_Q, W_K, W_V, W_O. The residual X_l = X_{l−1} + attention(X_{l−1}) passes
+    ∂L/∂X_l straight through as well. ``d_scaled_extra``: the pointer readout's gradient on this
+    layer's scaled scores."""
+    w_q, w_k, w_v, w_o = (parameters[key] for key in layer_keys(layer))
+    q_key, k_key, v_key, o_key = layer_keys(layer)
+    d_concat, d_w_o = backward.project_out_backward(layer_pass.concat, w_o, d_output)
+    d_z = backward.concat_heads_backward(d_concat, shape.n_heads)
+    d_weights, d_v = backward.weigh_values_backward(layer_pass.weights, layer_pass.v, d_z)
+    d_scaled = backward.softmax_backward(layer_pass.weights, d_weights)
+    if d_scaled_extra is not None:
+        d_scaled = d_scaled + d_scaled_extra
+    d_scores = backward.scale_scores_backward(d_scaled, shape.d_k)
+    d_q, d_k = backward.attention_scores_backward(layer_pass.q, layer_pass.k, d_scores)
+    d_x = d_output.copy()
+    gradients = {o_key: d_w_o}
+    for key, w, d_projected in ((q_key, w_q, d_q), (k_key, w_k, d_k), (v_key, w_v, d_v)):
+        d_x_part, gradients[key] = backward.project_backward(layer_pass.x, w, d_projected)
+        d_x += d_x_part
+    return d_x, gradients
+
+
+def accuracy(parameters: Mapping[str, FloatArray], shape: Shape, examples: Examples) -> float:
+    """The share of answers the model gets right (argmax of its readout)."""
+    logits = forward(parameters, shape, examples.ids, examples.query).logits
+    guesses = logits.argmax(axis=-1)
+    if logits.ndim == 2:
+        return float((guesses == examples.targets).mean())
+    answered = examples.targets >= 0
+    return float((guesses[answered] == examples.targets[answered]).mean())
