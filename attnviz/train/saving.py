@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -60,11 +60,11 @@ def save_model(
     folder: Path, config: Mapping[str, Any], parameters: Mapping[str, FloatArray]
 ) -> None:
     """Write the folder, both files or neither (the folder is made if it is missing)."""
+    arrays = {key: np.asarray(value, np.float32) for key, value in parameters.items()}
+
     def write_weights(path: Path) -> None:
         with open(path, "wb") as stream:
-            np.savez(
-                stream, **{key: np.asarray(value, np.float32) for key, value in parameters.items()}
-            )
+            np.savez(stream, **cast(dict[str, Any], arrays))  # plain float32: no pickle
 
     def write_config(path: Path) -> None:
         path.write_text(json.dumps(config, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
