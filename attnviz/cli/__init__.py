@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from attnviz.cli import commands
+from attnviz.cli import commands, training
 from attnviz.cli.console import report
 from attnviz.cli.environment import (
     StandardOutputFailed,
@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[Callable[..., Any], str | None]] = {
     "heads": (commands.heads, "Rank every (layer, head) by where the focus word looks."),
     "scaling": (commands.scaling, "Why ÷√d_k: the softmax with and without the scaling."),
     "demo": (commands.demo, None),
+    "train": (training.train, "Train a tiny transformer live, in numpy, and say what it learned."),
 }
 
 

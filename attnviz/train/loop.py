@@ -73,25 +73,16 @@ class Trainer:
         return Snapshot(self.steps, loss, self.accuracy(), self.probe_rows(), self.seconds)
 
 
-def train(
-    task: Task, *, seed: int, max_steps: int, until: float | None, every: int = 10
-) -> Iterator[tuple[Trainer, Snapshot]]:
-    """Train, yielding a snapshot after step 0 and every ``every`` steps (and the last step).
-    Stops after ``max_steps`` steps, or at the first snapshot whose held-out accuracy reaches
-    ``until`` (None: never early)."""
-    trainer = Trainer(task, seed)
-    batch = task.train
-    first = network.loss_and_gradients(
-        trainer.parameters,
-        trainer.shape,
-        Examples(batch.ids[:1], batch.targets[:1], batch.query[:1]),
-    )[0]
-    yield trainer, trainer.snapshot(first)
-    loss = first
+def run(trainer: Trainer, *, max_steps: int, until: float | None) -> Iterator[Snapshot]:
+    """Train, yielding a snapshot before the first step and after every step. Stops after
+    ``max_steps`` steps, or at the first step whose held-out accuracy reaches ``until`` (None:
+    never early)."""
+    train, size = trainer.task.train, trainer.task.batch
+    first_batch = Examples(train.ids[:size], train.targets[:size], train.query[:size])
+    loss = network.loss_and_gradients(trainer.parameters, trainer.shape, first_batch)[0]
+    yield trainer.snapshot(loss)
     while trainer.steps < max_steps:
-        loss = trainer.step()
-        if trainer.steps % every == 0 or trainer.steps == max_steps:
-            snapshot = trainer.snapshot(loss)
-            yield trainer, snapshot
-            if until is not None and snapshot.accuracy >= until:
-                return
+        snapshot = trainer.snapshot(trainer.step())
+        yield snapshot
+        if until is not None and snapshot.accuracy >= until:
+            return

@@ -69,6 +69,8 @@ class Task:
     held_out_rule: str  # what the held-out examples are, in words
     learning_rate: float
     batch: int  # sentences per step (all of them when the set is smaller)
+    max_steps: int  # when training stops if held-out accuracy never reaches the goal
+    typical_steps: int  # about how many steps reach 99% held-out: the live view's pacing
 
 
 ANIMALS = ("animal", "dog", "cat", "horse", "cow", "fox", "goat", "sheep")
@@ -131,6 +133,8 @@ def coref(readout: Readout = Readout.POINTER) -> Task:
         # the word readout (which must carry the referent into "it" first) in 75–425.
         learning_rate=0.01 if readout is Readout.POINTER else 0.007,
         batch=64 if readout is Readout.POINTER else 96,
+        max_steps=600 if readout is Readout.POINTER else 1500,
+        typical_steps=60 if readout is Readout.POINTER else 160,
     )
 
 
@@ -209,6 +213,8 @@ def induction(rng: np.random.Generator, length: int = 16) -> Task:
         probes=(Probe(probe, 12, 7),),
         learning_rate=0.01,
         batch=128,
+        max_steps=3000,
+        typical_steps=120,
     )
 
 
@@ -224,6 +230,8 @@ def _token_task(
     probes: tuple[Probe, ...],
     learning_rate: float,
     batch: int = 64,
+    max_steps: int = 300,
+    typical_steps: int = 20,
 ) -> Task:
     split = len(ids) * 4 // 5
     zero = np.zeros(len(ids), dtype=np.int64)
@@ -243,4 +251,6 @@ def _token_task(
         held_out_rule="a fifth of the random sequences, never trained on",
         learning_rate=learning_rate,
         batch=batch,
+        max_steps=max_steps,
+        typical_steps=typical_steps,
     )
