@@ -126,6 +126,8 @@ def run(argv: list[str] | None = None) -> int:
             "sentence, fewer heads, a smaller d_model or a smaller file."
         )
         return int(ExitStatus.BAD_INPUT)
+    if status == ExitStatus.INTERRUPTED:  # Typer returns Ctrl-C's KeyboardInterrupt as 130
+        report("stopped by Ctrl-C; any output not yet complete was left as it was.")
     return status if isinstance(status, int) else int(ExitStatus.SUCCESS)
 
 
