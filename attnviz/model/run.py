@@ -136,7 +136,7 @@ def _trace_toy(
             n_layers=config.n_layers,
         ),
         masking=Masking(causal=config.causal),
-        sentence=sentence,
+        sentence=sentence,  # no word groups: every token is a whole word
     )
     with np.errstate(all="ignore"):
         trace = toy.forward(weights, config, encoding, provenance=provenance)

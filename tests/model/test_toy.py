@@ -266,3 +266,10 @@ def test_the_toy_model_is_a_family_of_its_own_in_the_registry() -> None:
     assert not toy.FAMILY.special_tokens and toy.FAMILY.token_unit == "word"
     with pytest.raises(FileProblem, match="not a Hugging Face checkpoint"):
         read_config(find_model("coref"))
+
+
+def test_words_is_refused_for_tokens_that_are_whole_words() -> None:
+    line = one_line_error(
+        ["explain", "--model", "coref", "the animal", "--words"], ExitStatus.BAD_INPUT
+    )
+    assert "coref's tokens are whole words already" in line
