@@ -196,7 +196,8 @@ def select(trace: AttentionTrace, options: ViewOptions | None = None) -> Selecti
     if options.words and not provenance.word_groups and provenance.weights.is_pretrained:
         raise AttnvizError(
             f"{option('words')} merges a model's word pieces into words; "
-            f"{printable(provenance.weights.model)}'s tokens are whole words already."
+            f"{printable(provenance.weights.model or 'the model')}'s tokens are whole words "
+            "already."
         )
     if options.words and not provenance.word_groups:
         raise AttnvizError(
