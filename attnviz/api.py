@@ -226,7 +226,8 @@ def explain(
 
     Random weights by default (``seed``, ``heads``, ``d_model``, ``preset="paper"``); word
     vectors from ``embeddings`` (GloVe text, .npy, .npz, .json); matrices from ``weights``; or a
-    pretrained model, ``model="minilm"`` or ``"gpt2"`` or a checkpoint folder, whose ``layer``
+    trained model, ``model="coref"`` or ``"coref-word"`` (attnviz's toy models, shipped),
+    ``"minilm"`` or ``"gpt2"`` or a model folder, whose ``layer``
     (from 1, the last by default) is shown. ``head``, ``focus``, ``words`` and ``hide_special``
     say what the lesson, the heatmap and a notebook show. Returns an Explanation: ``.trace``
     is the layer's AttentionTrace; in a notebook it shows its lesson.

@@ -91,6 +91,9 @@ class WeightsOrigin(NamedTuple):
     # False for a checkpoint whose config.json says its weights are random, never trained
     # ("attnviz_untrained": true), such as the tiny GPT-2 the tests run.
     trained: bool = True
+    # PRETRAINED, or a FILE exported from one: what the model is, in its own folder's words
+    # (attnviz's toy models: size, task, readout, training); None when the folder says nothing.
+    about: str | None = None
 
     @property
     def is_random(self) -> bool:
@@ -193,6 +196,7 @@ class Provenance(NamedTuple):
                     layer=_optional(weights.get("layer"), int),
                     n_layers=_optional(weights.get("n_layers"), int),
                     trained=_exact(weights.get("trained", True), bool),
+                    about=_optional(weights.get("about"), str),
                 ),
                 masking=Masking(
                     causal=_exact(masking.get("causal", False), bool),

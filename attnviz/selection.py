@@ -19,7 +19,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, option, spelled
-from attnviz.tokens import Focus, default_focus, find_focus
+from attnviz.tokens import Focus, default_focus, find_focus, printable
 from attnviz.trace import AttentionTrace
 
 
@@ -193,6 +193,12 @@ def select(trace: AttentionTrace, options: ViewOptions | None = None) -> Selecti
     """
     options = options or ViewOptions()
     provenance = trace.provenance
+    if options.words and not provenance.word_groups and provenance.weights.is_pretrained:
+        raise AttnvizError(
+            f"{option('words')} merges a model's word pieces into words; "
+            f"{printable(provenance.weights.model or 'the model')}'s tokens are whole words "
+            "already."
+        )
     if options.words and not provenance.word_groups:
         raise AttnvizError(
             f"{option('words')} needs {option('model')}: the random mode's tokens are words "

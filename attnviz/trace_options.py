@@ -43,7 +43,7 @@ class TraceOptions:
     embeddings: Path | None = None  # a word-vector file
     oov: OutOfVocabulary = OutOfVocabulary.error  # words missing from the embeddings file
     weights: Path | None = None  # W_Q, W_K, W_V, W_O from an .npz/.json
-    model: str | None = None  # a pretrained checkpoint: a folder, "minilm" or "gpt2"
+    model: str | None = None  # a trained model: a folder, "coref", "minilm", …
     dtype: Dtype = Dtype.float32  # the model's precision
     causal: bool = False  # decoder self-attention for the random layer
     positions: Positions = Positions.none  # sinusoidal: X = E + PE for the random layer

@@ -102,7 +102,8 @@ DECLARATIONS: dict[str, Any] = {
         typer.Option(
             "--model",
             "-m",
-            help="A pretrained model: 'minilm', 'gpt2' or a checkpoint folder (attnviz[model]).",
+            help="A trained model: 'coref', 'coref-word' (attnviz's toy models), 'minilm', "
+            "'gpt2' (attnviz[model]) or a model folder.",
             show_default=False,
         ),
     ],

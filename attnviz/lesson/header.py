@@ -57,6 +57,8 @@ def write(lesson: LessonWriter) -> None:
     elif lesson.family is not None and (
         lesson.pretrained or provenance.weights.model is not None  # also from its export
     ):
+        if provenance.weights.about:
+            lesson.say(printable(provenance.weights.about))
         lesson.say(lesson.family.sublayer)
     if lesson.selection.hidden:
         lesson.note(

@@ -25,7 +25,8 @@ def _two_sentences(lesson: LessonWriter) -> bool:
 
 def title(lesson: LessonWriter, head: HeadView | None) -> str:
     if _from_model(lesson):
-        return "Word pieces and X, this layer's input"
+        unit = "word piece" if lesson.family is None else lesson.family.token_unit
+        return f"{unit.capitalize()}s and X, this layer's input"
     if _two_sentences(lesson):
         return "Tokens and embeddings of both sentences"
     return "Tokens and embeddings X"
@@ -95,7 +96,9 @@ def _model_pieces(lesson: LessonWriter) -> None:
         f"{lesson.shown_words()} ({option('words')}: each row is the mean of the rows of the word "
         "pieces the model saw, and a word's weight column the sum of its pieces')"
         if lesson.selection.merged
-        else f"{lesson.n_shown} word pieces"
+        else plural(
+            lesson.n_shown, "word piece" if lesson.family is None else lesson.family.token_unit
+        )
     )
     tokenizer = (
         "The model's tokenizer splits the sentence into pieces"

@@ -178,7 +178,9 @@ class LessonWriter:
 
     def counted(self) -> str:
         """How many tokens were computed, and how many rows the tables show."""
-        unit = "word piece" if self.pretrained else "token"
+        unit = "token"
+        if self.pretrained:
+            unit = "word piece" if self.family is None else self.family.token_unit
         computed = plural(self.n, unit)
         if self.selection.merged:
             return f"{computed}, shown as {self.shown_words()}"

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 MODULES = {
     "bert": "attnviz.model.bert",
     "gpt2": "attnviz.model.gpt2",
+    "attnviz-toy": "attnviz.model.toy",  # attnviz's own toy transformer (attnviz train)
 }
 
 
@@ -91,6 +92,7 @@ class Family(NamedTuple):
     # family adds none.
     special_tokens: str = ""
     special_names: tuple[str, ...] = ()  # those tokens, as the tokenizer writes them
+    token_unit: str = "word piece"  # what one token of the model is called
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,13 +110,20 @@ class ModelTrace:
         return self.hidden_states[-1]
 
 
-class Architecture(ABC):
-    """One family of pretrained transformers, as attnviz runs it in numpy."""
+class ModelKind:
+    """What every model_type in the registry has: its name, what it is, and its family's
+    sentences for the lesson."""
 
     model_type: ClassVar[str]  # config.json's model_type
     description: ClassVar[str]  # what it is, for messages: "BERT-family encoder"
-    causal: ClassVar[bool]  # a decoder: each word attends to itself and the words before it
     family: ClassVar[Family]  # what the family does around attention, in words
+
+
+class Architecture(ModelKind, ABC):
+    """One family of pretrained transformers in Hugging Face's layout (config.json,
+    model.safetensors, a tokenizer), as attnviz runs it in numpy."""
+
+    causal: ClassVar[bool]  # a decoder: each word attends to itself and the words before it
     prefixes: ClassVar[tuple[str, ...]]  # what a task model puts before every tensor's name
 
     @abstractmethod
@@ -138,17 +147,19 @@ class Architecture(ABC):
         """Run every layer; ``provenance`` is the first layer's, ``mask`` the padding mask."""
 
 
-def architecture_for(model_type: str, path: Path) -> Architecture:
-    """The architecture of ``model_type``; FileProblem naming the supported ones otherwise."""
+def architecture_for(model_type: str, path: Path) -> ModelKind:
+    """The registry's entry for ``model_type`` (an Architecture for a Hugging Face checkpoint);
+    FileProblem naming the supported ones otherwise."""
     module = MODULES.get(model_type)
     if module is None:
         supported = ", ".join(f"'{name}'" for name in MODULES)
         raise FileProblem(
             f"{path} is a {model_type!r} model; attnviz runs model_type {supported} "
-            "(BERT-family encoders such as all-MiniLM-L6-v2, and GPT-2)."
+            "(BERT-family encoders such as all-MiniLM-L6-v2, GPT-2, and the toy models attnviz "
+            "trains)."
         )
-    architecture: Architecture = importlib.import_module(module).ARCHITECTURE
-    return architecture
+    kind: ModelKind = importlib.import_module(module).ARCHITECTURE
+    return kind
 
 
 def family_of(model_type: str | None) -> Family | None:
@@ -157,8 +168,8 @@ def family_of(model_type: str | None) -> Family | None:
     module = MODULES.get(model_type or "")
     if module is None:
         return None
-    architecture: Architecture = importlib.import_module(module).ARCHITECTURE
-    return architecture.family
+    kind: ModelKind = importlib.import_module(module).ARCHITECTURE
+    return kind.family
 
 
 def layer_input(family: Family, layer: int) -> str:

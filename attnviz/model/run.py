@@ -3,14 +3,17 @@ architecture, tokenize, load what the sentence needs, run."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from attnviz.attention import padding_mask
-from attnviz.errors import AttnvizError, option, quoted
+from attnviz.errors import AttnvizError, FileProblem, option, quoted
+from attnviz.model import toy
 from attnviz.model.base import ModelTrace
-from attnviz.model.checkpoint import checkpoint_name, find_model, read_config
+from attnviz.model.checkpoint import checkpoint_name, config_data, find_model, read_config
 from attnviz.model.tensors import open_tensors
 from attnviz.model.tokenizer import Encoding, encode, load_tokenizer, token_text
 from attnviz.provenance import (
@@ -37,18 +40,24 @@ class ModelRun:
 def trace_model(
     sentence: str, model: str, *, dtype: str = "float32", pad_to: int | None = None
 ) -> ModelRun:
-    """Run a pretrained model (BERT family or GPT-2) on ``sentence``; keep every layer's attention.
+    """Run a trained model (BERT family, GPT-2 or attnviz's toy transformer) on ``sentence``;
+    keep every layer's attention.
 
-    model: a checkpoint folder, or a known model's name ("minilm", "gpt2"). dtype: "float32"
-    (as checkpoints store it) or "float64". pad_to: append padding tokens up to this many
-    positions and mask them as keys, as a batch of sentences of different lengths would be.
+    model: a checkpoint folder, a toy model's folder (attnviz train --save), or a known model's
+    name ("minilm", "gpt2", and attnviz's shipped toy models "coref" and "coref-word").
+    dtype: "float32" (as checkpoints store it) or "float64". pad_to: append padding tokens up
+    to this many positions and mask them as keys, as a batch of sentences of different lengths
+    would be (refused for the toy model, which has no padding token).
     """
     if dtype not in DTYPES:
         raise AttnvizError(f"{option('dtype', metavar=quoted(dtype))}: use float32 or float64.")
     if not sentence.strip():
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
     folder = find_model(model)
-    config, architecture = read_config(folder)
+    data = config_data(folder)
+    if data.get("model_type") == toy.MODEL_TYPE:
+        return _trace_toy(sentence, folder, data, checkpoint_name(model, folder), dtype, pad_to)
+    config, architecture = read_config(folder, data)
     tokenizer = load_tokenizer(folder)
     encoding = encode(tokenizer, sentence, config.max_positions)
     n_real = len(encoding.ids)
@@ -92,3 +101,58 @@ def trace_model(
     with np.errstate(all="ignore"):
         trace = architecture.forward(weights, encoding.tokens, provenance=provenance, mask=mask)
     return ModelRun(trace=trace, encoding=encoding, model_name=name)
+
+
+def _trace_toy(
+    sentence: str,
+    folder: Path,
+    data: dict[str, Any],
+    name: str,
+    dtype: str,
+    pad_to: int | None,
+) -> ModelRun:
+    """attnviz's toy transformer on ``sentence``: words of its own vocabulary, weights.npz."""
+    path = folder / "config.json"
+    try:
+        config = toy.read_config(data)
+    except KeyError as error:
+        raise FileProblem(f"{path} lacks {error}; it is not a complete config.json.") from None
+    except (TypeError, ValueError, OverflowError) as error:
+        raise FileProblem(f"{path}: {error}.") from None
+    if pad_to is not None:
+        raise AttnvizError(
+            f"{option('pad_to')}: {name} has no padding token (it reads one sentence at a "
+            f"time, of at most {config.max_positions} words); drop it."
+        )
+    encoding = toy.encode(sentence, config)
+    weights = toy.load_weights(folder, config, DTYPES[dtype])
+    provenance = Provenance(
+        embeddings=EmbeddingsOrigin(EmbeddingsKind.MODEL, architecture=toy.MODEL_TYPE, layer=1),
+        weights=WeightsOrigin(
+            WeightsKind.PRETRAINED,
+            model=name,
+            architecture=toy.MODEL_TYPE,
+            layer=1,
+            n_layers=config.n_layers,
+        ),
+        masking=Masking(causal=config.causal),
+        sentence=sentence,  # no word groups: every token is a whole word
+    )
+    with np.errstate(all="ignore"):
+        trace = toy.forward(weights, config, encoding, provenance=provenance)
+    focus = next((w for w in config.focus_words if w in encoding.tokens), None)
+    answered = None
+    if focus is not None and config.readout != "token":
+        answered = (focus, toy.answer(weights, config, trace, encoding.tokens.index(focus)))
+    about = toy.about(config, name, answered)
+    # Every layer's provenance says what the model is, for the lesson's header.
+    layers = tuple(
+        replace(
+            layer,
+            provenance=layer.provenance._replace(
+                weights=layer.provenance.weights._replace(about=about)
+            ),
+        )
+        for layer in trace.layers
+    )
+    return ModelRun(trace=replace(trace, layers=layers), encoding=encoding, model_name=name)

@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attnviz.errors import AttnvizError, option
+from attnviz.labels import plural
 from attnviz.render.figures.cells import draw_values, frame_row, hatch_masked
 from attnviz.render.figures.colour import ColourScale, check_colormap, colour_scale
 from attnviz.render.figures.fonts import (
@@ -119,7 +120,7 @@ def title_lines(
         ),
         *(["hatched: masked, weight 0"] if masked_shown(trace.masked, selection) else []),
         *([JOINED_PHRASE] if joined else []),
-        f"d_model {trace.d_model}, {trace.n_heads} heads, d_k {trace.d_k}",
+        f"d_model {trace.d_model}, {plural(trace.n_heads, 'head')}, d_k {trace.d_k}",
         weights_phrase(origin, with_layer=False),
         # its own phrase, so that a narrow figure breaks the title here rather than cutting it
         *(

@@ -1,0 +1,400 @@
+"""attnviz's own toy transformer, as ``attnviz train`` saves it: config.json's model_type
+"attnviz-toy", with weights.npz beside it (attnviz.train.saving writes both).
+
+    X₀ = E[ids] + P[0..n)                                     token embeddings + learned positions
+    for each layer l:
+        X_l = X_{l−1} + Concat_i(softmax(Q_i·K_iᵀ / √d_k)·V_i)·W_O,   Q_i = X_{l−1}·W_Q[i], …
+
+No biases, no LayerNorm, no feed-forward block: attention and the residual stream only, the
+model attnviz.train.network trains. Its vocabulary is a list of whole words, so it needs neither
+safetensors nor tokenizers: weights.npz is read without pickle (attnviz.files.load_npz), every
+shape checked before it is decompressed and every number checked to be finite.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attnviz.arrays import FloatArray
+from attnviz.attention import causal_mask
+from attnviz.errors import AttnvizError, FileProblem, option
+from attnviz.files import ArrayHeader, load_npz
+from attnviz.model.base import Family, ModelKind, ModelTrace, attend, finite, integer
+from attnviz.model.tokenizer import Encoding
+from attnviz.provenance import Provenance
+from attnviz.trace import frozen_array
+from attnviz.weights import AttentionWeights
+
+MODEL_TYPE = "attnviz-toy"  # as attnviz.train.saving writes it
+WEIGHTS = "weights.npz"
+READOUTS = ("pointer", "word", "token")
+#: What a word may begin or end with and still be looked up: the punctuation is dropped.
+PUNCTUATION = string.punctuation + "“”‘’«»…—–"
+
+FAMILY = Family(
+    tokenizer="attnviz's toy tokenizer lowercases the sentence and splits it at spaces, "
+    "dropping punctuation at either end of a word; each word is one token of the model's "
+    "vocabulary, with no special tokens",
+    word_order="Word order is already in X: before layer 1 the model adds a learned position "
+    "vector (P, one row per position from 0) to each word's embedding (E), X₀ = E[word] + P",
+    sublayer="In this model attention is the whole layer: no biases, no LayerNorm, no "
+    "feed-forward block. Its output is added back to X, X_l = X_{l−1} + output (a residual "
+    "connection), to give the next layer's X.",
+    after_attention="In the model it is then added back to X, X_l = X_{l−1} + output, which "
+    "is the next layer's X; this model has no LayerNorm and no feed-forward block.",
+    layer_input=(
+        "the model's embeddings, E[word] + P[position]",
+        "the output of layer {previous}: its X plus its attention output",
+    ),
+    token_unit="word",
+)
+
+
+class Toy(ModelKind):
+    """The registry's entry: attnviz.model.run reads its folders with this module's functions
+    (its vocabulary and weights.npz need neither safetensors nor tokenizers)."""
+
+    model_type = MODEL_TYPE
+    description = "attnviz toy transformer (attention only)"
+    family = FAMILY
+
+
+ARCHITECTURE = Toy()
+
+
+@dataclass(frozen=True)
+class ToyConfig:
+    """What a toy model's config.json says, validated on construction."""
+
+    task: str  # "coref", "reverse", …
+    summary: str  # the task in one line
+    readout: str  # "pointer", "word" or "token" (attnviz.train.tasks.Readout)
+    vocabulary: tuple[str, ...]  # the words it knows; a word's index is its id
+    classes: tuple[str, ...]  # the answers a word readout names (empty otherwise)
+    d_model: int
+    n_heads: int
+    n_layers: int
+    max_positions: int  # rows of P: the longest sentence it reads
+    causal: bool  # each word attends only to itself and the words before it
+    seed: int
+    steps: int  # training steps of Adam
+    train_examples: int
+    held_out_examples: int
+    held_out: str  # which examples were held out, in words
+    held_out_accuracy: float  # the share of held-out examples it answers right, 0…1
+    focus_words: tuple[str, ...] = ()  # the words whose row the task asks about ("it")
+
+    def __post_init__(self) -> None:
+        for name, value in (
+            ("d_model", self.d_model),
+            ("n_heads", self.n_heads),
+            ("n_layers", self.n_layers),
+            ("max_positions", self.max_positions),
+        ):
+            if value <= 0:
+                raise ValueError(f"{name} must be positive, got {value}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model {self.d_model} is not divisible by {self.n_heads} heads")
+        if self.readout not in READOUTS:
+            raise ValueError(f"readout is {self.readout!r}, not one of {', '.join(READOUTS)}")
+        if not self.vocabulary or len(set(self.vocabulary)) != len(self.vocabulary):
+            raise ValueError("vocabulary must list distinct words")
+        if any(not word or word != word.lower() or " " in word for word in self.vocabulary):
+            raise ValueError("vocabulary must hold lowercase words without spaces")
+        if self.readout == "word" and not self.classes:
+            raise ValueError("a word readout needs its classes")
+        if not 0.0 <= self.held_out_accuracy <= 1.0:
+            raise ValueError(f"held_out_accuracy is {self.held_out_accuracy}, not within 0…1")
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def outputs(self) -> int:
+        """The width of the output layer W_U: 0 for a pointer readout, which has none."""
+        return {"pointer": 0, "word": len(self.classes)}.get(self.readout, len(self.vocabulary))
+
+
+def read_config(data: Mapping[str, Any]) -> ToyConfig:
+    """config.json's object -> ToyConfig; KeyError, TypeError or ValueError naming the setting."""
+    training = data["training"]
+    if not isinstance(training, Mapping):
+        raise TypeError("training is not an object")
+    causal = data["causal"]
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal is {causal!r}, not true or false")
+    return ToyConfig(
+        task=_text(data, "task"),
+        summary=_text(data, "summary"),
+        readout=_text(data, "readout"),
+        vocabulary=_words(data, "vocabulary"),
+        classes=_words(data, "classes"),
+        d_model=integer(data, "d_model"),
+        n_heads=integer(data, "n_heads"),
+        n_layers=integer(data, "n_layers"),
+        max_positions=integer(data, "max_positions"),
+        causal=causal,
+        seed=integer(training, "seed"),
+        steps=integer(training, "steps"),
+        train_examples=integer(training, "train_examples"),
+        held_out_examples=integer(training, "held_out_examples"),
+        held_out=_text(training, "held_out"),
+        held_out_accuracy=_fraction(training, "held_out_accuracy"),
+        focus_words=_focus_words(data.get("probes", [])),
+    )
+
+
+def _focus_words(probes: Any) -> tuple[str, ...]:
+    """The words the probe sentences ask about, each once ("it" in coref)."""
+    if not isinstance(probes, list):
+        raise TypeError("probes is not a list")
+    words = []
+    for probe in probes:
+        sentence, focus = probe.get("words"), probe.get("focus")
+        if not isinstance(sentence, list) or isinstance(focus, bool) or not isinstance(focus, int):
+            raise TypeError("a probe lacks its words or focus")
+        words.append(str(sentence[focus]))
+    return tuple(dict.fromkeys(words))
+
+
+def _text(data: Mapping[str, Any], name: str) -> str:
+    value = data[name]
+    if not isinstance(value, str):
+        raise TypeError(f"{name} is {value!r}, not text")
+    return value
+
+
+def _words(data: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    value = data[name]
+    if not isinstance(value, list) or not all(isinstance(word, str) for word in value):
+        raise TypeError(f"{name} is not a list of words")
+    return tuple(value)
+
+
+def _fraction(data: Mapping[str, Any], name: str) -> float:
+    value = data[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise TypeError(f"{name} is {value!r}, not a number")
+    return float(value)
+
+
+# -- the sentence -------------------------------------------------------------------------------
+
+
+def encode(sentence: str, config: ToyConfig) -> Encoding:
+    """The sentence as the toy model reads it: lowercased, split at spaces, punctuation at
+    either end of a word dropped (a word of punctuation alone with it), each word one id."""
+    tokens, offsets = [], []
+    start = 0
+    for piece in sentence.split():
+        start = sentence.index(piece, start)
+        word = piece.strip(PUNCTUATION)
+        if word:
+            first = start + piece.index(word)
+            tokens.append(word.lower())
+            offsets.append((first, first + len(word)))
+        start += len(piece)
+    if not tokens:
+        raise AttnvizError('The sentence has no words; give some, e.g. "the animal was tired".')
+    index = {word: i for i, word in enumerate(config.vocabulary)}
+    unknown = list(dict.fromkeys(word for word in tokens if word not in index))
+    if unknown:
+        raise AttnvizError(
+            f"{option('model')}: this {config.task} model knows only its "
+            f"{len(config.vocabulary)} words, not {', '.join(repr(w) for w in unknown)}; use "
+            f"these: {' '.join(config.vocabulary)}."
+        )
+    if len(tokens) > config.max_positions:
+        raise AttnvizError(
+            f"{option('model')}: the sentence has {len(tokens)} words; this model reads at most "
+            f"{config.max_positions} (it has {config.max_positions} learned positions)."
+        )
+    return Encoding(
+        ids=tuple(index[word] for word in tokens),
+        tokens=tuple(tokens),
+        offsets=tuple(offsets),
+        sentence=sentence,
+        word_ids=tuple(range(len(tokens))),
+    )
+
+
+# -- the weights --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToyWeights:
+    """Every matrix of a toy model, as attnviz.train.network names them."""
+
+    E: FloatArray  # [vocabulary, d_model] token embeddings
+    P: FloatArray  # [max_positions, d_model] learned positions
+    layers: tuple[AttentionWeights, ...]  # W_Q, W_K, W_V [h, d_model, d_k], W_O [h·d_k, d_model]
+    W_U: FloatArray | None  # [d_model, outputs] the output layer; None for a pointer readout
+
+
+def expected_shapes(config: ToyConfig) -> dict[str, tuple[int, ...]]:
+    """Every array weights.npz must hold, and its shape."""
+    d, h, d_k = config.d_model, config.n_heads, config.d_k
+    shapes: dict[str, tuple[int, ...]] = {
+        "E": (len(config.vocabulary), d),
+        "P": (config.max_positions, d),
+    }
+    for layer in range(1, config.n_layers + 1):
+        for name in ("W_Q", "W_K", "W_V"):
+            shapes[f"{name}.{layer}"] = (h, d, d_k)
+        shapes[f"W_O.{layer}"] = (h * d_k, d)
+    if config.outputs:
+        shapes["W_U"] = (d, config.outputs)
+    return shapes
+
+
+def load_weights(folder: Path, config: ToyConfig, dtype: type = np.float32) -> ToyWeights:
+    """weights.npz, every array's shape checked (from its header, before it is read) and every
+    number checked to be finite; FileProblem in one line naming what is wrong."""
+    path = folder / WEIGHTS
+    if not path.exists() and not path.is_symlink():
+        raise FileProblem(
+            f"{folder} has config.json but no {WEIGHTS}; a toy model's folder holds both, as "
+            "attnviz train --save writes them."
+        )
+    shapes = expected_shapes(config)
+
+    def check(name: str, header: ArrayHeader) -> None:
+        if header.shape != shapes[name] or header.dtype.kind != "f":
+            raise FileProblem(
+                f"{path}: {name} is a {header.dtype} array {list(header.shape)}; config.json "
+                f"says it is a float array {list(shapes[name])}."
+            )
+
+    arrays = load_npz(path, "Model weights", shapes, check=check)
+    missing = [name for name in shapes if name not in arrays]
+    if missing:
+        raise FileProblem(
+            f"{path} lacks {', '.join(missing)}; it is not this model's {WEIGHTS} (save it "
+            "again with attnviz train --save)."
+        )
+    for name, array in arrays.items():
+        if not np.isfinite(array).all():
+            raise FileProblem(f"{path}: {name} holds NaN or infinity; the file is damaged.")
+    cast: dict[str, FloatArray] = {name: array.astype(dtype) for name, array in arrays.items()}
+    layers = tuple(
+        AttentionWeights(
+            W_Q=cast[f"W_Q.{layer}"],
+            W_K=cast[f"W_K.{layer}"],
+            W_V=cast[f"W_V.{layer}"],
+            W_O=cast[f"W_O.{layer}"],
+        )
+        for layer in range(1, config.n_layers + 1)
+    )
+    return ToyWeights(E=cast["E"], P=cast["P"], layers=layers, W_U=cast.get("W_U"))
+
+
+# -- the forward pass ---------------------------------------------------------------------------
+
+
+def forward(
+    weights: ToyWeights,
+    config: ToyConfig,
+    encoding: Encoding,
+    *,
+    provenance: Provenance,
+) -> ModelTrace:
+    """Every layer on one sentence, each through attention.multi_head_attention (with the
+    causal mask when the model is causal), so that every view has the real trace.
+    The same numbers as attnviz.train.network.forward on a batch of this one sentence."""
+    n = len(encoding.ids)
+    tokens = encoding.tokens
+    mask = causal_mask(n) if config.causal else None
+    hidden = finite(weights.E[list(encoding.ids)] + weights.P[:n], "the embeddings")
+    hidden_states = [hidden]
+    traces = []
+    for index, layer_weights in enumerate(weights.layers):
+        trace = attend(
+            tokens, hidden, layer_weights, provenance=provenance, layer=index + 1, mask=mask
+        )
+        traces.append(trace)
+        hidden = finite(hidden + trace.output, f"layer {index + 1}")
+        hidden_states.append(hidden)
+    return ModelTrace(
+        tokens=tuple(tokens),
+        layers=tuple(traces),
+        hidden_states=frozen_array(np.stack(hidden_states), copy=False),
+    )
+
+
+def answer(weights: ToyWeights, config: ToyConfig, trace: ModelTrace, focus: int) -> str:
+    """The model's answer at position ``focus``, read as it was trained to read it: the word
+    with the highest scaled score in head 1's row of the last layer (pointer), or W_U's choice
+    from X_L at the focus word (word: among the classes; token: among the vocabulary)."""
+    if config.readout == "pointer":
+        return trace.tokens[int(np.argmax(trace.layers[-1].scaled[0, focus]))]
+    assert weights.W_U is not None  # config.outputs > 0: load_weights read it
+    logits = trace.last_hidden_state[focus] @ weights.W_U
+    choices: Sequence[str] = config.classes if config.readout == "word" else config.vocabulary
+    return choices[int(np.argmax(logits))]
+
+
+# -- what it is, in words -----------------------------------------------------------------------
+
+
+def about(config: ToyConfig, name: str, answered: tuple[str, str] | None = None) -> str:
+    """What this model is, from its config.json: a toy, not a language model; its size, words,
+    task, readout and training, each number as the folder records it. ``answered``: (the
+    focus word, the model's answer there) for this sentence, when it has the focus word."""
+    heads = "1 head" if config.n_heads == 1 else f"{config.n_heads} heads"
+    layers = "1 layer" if config.n_layers == 1 else f"{config.n_layers} layers"
+    focus = " or ".join(f'"{word}"' for word in config.focus_words) or "the word asked about"
+    return (
+        f"{name} is a toy transformer trained by attnviz, not a language model: it learned one "
+        f"task, {config.summary}, on sentences made of its {len(config.vocabulary)} words. "
+        f"d_model = {config.d_model}, {layers} of {heads} each, attention only"
+        f"{', causal' if config.causal else ''}. {_readout(config, focus)} Trained "
+        f"{config.steps:,} steps of Adam from seed {config.seed} on {config.train_examples:,} "
+        f"sentences; on {config.held_out_examples:,} held-out ones ({config.held_out}) it "
+        f"answers {_accuracy(config)} right.{_answered(answered)}"
+    )
+
+
+def _answered(answered: tuple[str, str] | None) -> str:
+    """' In this sentence its answer at "it" is "animal".', or "" without the focus word."""
+    if answered is None:
+        return ""
+    focus, answer = answered
+    return f' In this sentence its answer at "{focus}" is "{answer}".'
+
+
+def _readout(config: ToyConfig, focus: str) -> str:
+    d = config.d_model
+    if config.readout == "pointer":
+        where = "its last layer" if config.n_heads == 1 else "head 1 of its last layer"
+        return (
+            f"Its answer is an attention row: {where} was trained so that the row of {focus} "
+            f"IS the answer, the word {focus} gives the most weight to."
+        )
+    if config.readout == "word":
+        return (
+            f"Its answer comes from an output layer: W_U [{d} × {config.outputs}] reads X at "
+            f"{focus} after the last layer and names one of {config.outputs} words; no "
+            f"attention row was trained to be the answer, so where {focus} looks need not be "
+            "the answer."
+        )
+    return (
+        f"Its answers come from an output layer: W_U [{d} × {config.outputs}] reads X at every "
+        "position after the last layer and names a word of its vocabulary there."
+    )
+
+
+def _accuracy(config: ToyConfig) -> str:
+    """The held-out share as a count and a percentage that never rounds up to 100%."""
+    right = round(config.held_out_accuracy * config.held_out_examples)
+    percent = f"{config.held_out_accuracy:.1%}"
+    if right < config.held_out_examples and percent == "100.0%":
+        percent = f"{math.floor(config.held_out_accuracy * 1000) / 10:.1f}%"
+    return f"{right:,} of {config.held_out_examples:,} ({percent})"

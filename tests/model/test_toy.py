@@ -1,0 +1,275 @@
+"""attnviz's toy transformer as a model of its own: the shipped coref and coref-word, read back
+from their folders without the optional extra, against attnviz.train.network's forward pass."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from attnviz.cli import app
+from attnviz.errors import AttnvizError, ExitStatus, FileProblem
+from attnviz.files import load_npz
+from attnviz.model import toy
+from attnviz.model.checkpoint import config_data, find_model
+from attnviz.model.run import trace_model
+from attnviz.train import network, tasks
+
+SHIPPED = {"coref": tasks.Readout.POINTER, "coref-word": tasks.Readout.WORD}
+SENTENCES = (tasks.TIRED, tasks.WIDE, "since it was so icy the cow never crossed the lane")
+runner = CliRunner()
+
+
+def parameters(name: str) -> dict[str, np.ndarray]:
+    return load_npz(find_model(name) / toy.WEIGHTS, "Model weights")
+
+
+def config(name: str) -> toy.ToyConfig:
+    return toy.read_config(config_data(find_model(name)))
+
+
+def one_line_error(args: list[str], status: ExitStatus) -> str:
+    result = runner.invoke(app, args)
+    assert result.exit_code == status, (result.exit_code, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    return lines[0]
+
+
+def copy_of(name: str, tmp_path: Path) -> Path:
+    folder = tmp_path / name
+    shutil.copytree(find_model(name), folder)
+    return folder
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("sentence", SENTENCES)
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_layer_matches_the_training_forward_pass(
+    name: str, sentence: str, dtype: str
+) -> None:
+    """Each layer through multi_head_attention gives network.forward's numbers (bit for bit on
+    the machine the models were made on; the tolerance allows another BLAS's rounding)."""
+    task = tasks.coref(SHIPPED[name])
+    weights = {key: value.astype(dtype) for key, value in parameters(name).items()}
+    words = sentence.split()
+    ids = np.array([[task.vocabulary.index(word) for word in words]])
+    expected = network.forward(weights, network.shape_of(task), ids, np.array([words.index("it")]))
+    run = trace_model(sentence, name, dtype=dtype)
+    assert run.trace.tokens == tuple(words)
+    tolerance = 1e-5 if dtype == "float32" else 1e-12
+    for layer, reference in zip(run.trace.layers, expected.layers, strict=True):
+        assert layer.X.dtype == np.dtype(dtype)
+        for ours, theirs in ((layer.X, reference.x), (layer.scaled, reference.scaled)):
+            np.testing.assert_allclose(ours, theirs[0], rtol=0, atol=tolerance * 10)
+        np.testing.assert_allclose(layer.weights, reference.weights[0], rtol=0, atol=tolerance)
+    np.testing.assert_allclose(
+        run.trace.last_hidden_state, expected.output[0], rtol=0, atol=tolerance * 10
+    )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "referent"), [(tasks.TIRED, "animal"), (tasks.WIDE, "street")]
+)
+def test_coref_last_layer_it_row_lands_on_the_referent(sentence: str, referent: str) -> None:
+    trace = trace_model(sentence, "coref").trace
+    last = trace.layers[-1]
+    assert last.weights[0, trace.tokens.index("it"), trace.tokens.index(referent)] >= 0.9
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_held_out_accuracy_recomputed_from_the_shipped_files(name: str) -> None:
+    task = tasks.coref(SHIPPED[name])
+    accuracy = network.accuracy(parameters(name), network.shape_of(task), task.held_out)
+    assert accuracy >= 0.99
+    # What the lesson says of the model is what the files do.
+    recorded = config(name)
+    assert recorded.held_out_accuracy == pytest.approx(accuracy)
+    assert recorded.held_out_examples == len(task.held_out.ids)
+    assert recorded.vocabulary == task.vocabulary
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_models_are_small(name: str) -> None:
+    folder = find_model(name)
+    assert folder.parent.name == "trained" and folder.name == name
+    assert sum(path.stat().st_size for path in folder.iterdir()) < 200_000
+
+
+def test_the_answer_is_read_as_each_model_was_trained_to_give_it() -> None:
+    for name, sentence, expected in (
+        ("coref", tasks.TIRED, "animal"),
+        ("coref", tasks.WIDE, "street"),
+        ("coref-word", tasks.TIRED, "animal"),
+        ("coref-word", tasks.WIDE, "street"),
+    ):
+        about = trace_model(sentence, name).trace.layers[0].provenance.weights.about
+        assert about is not None and about.endswith(f'its answer at "it" is "{expected}".')
+
+
+def test_the_lesson_says_what_coref_is_from_its_numbers() -> None:
+    result = runner.invoke(app, ["explain", "--model", "coref", tasks.TIRED])
+    assert result.exit_code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    recorded = config("coref")
+    for fragment in (
+        "coref is a toy transformer trained by attnviz, not a language model",
+        f"its {len(recorded.vocabulary)} words",
+        "d_model = 32, 2 layers of 1 head each, attention only",
+        'its last layer was trained so that the row of "it" IS the answer',
+        f"Trained {recorded.steps} steps of Adam from seed {recorded.seed}",
+        "it answers 2,048 of 2,048 (100.0%) right",
+        "no biases, no LayerNorm, no feed-forward block",
+        "Weights: coref (pretrained), layer 2 of 2",
+        "Step 1 · Words and X",
+        "(11 words)",
+    ):
+        assert fragment in text, fragment
+    # No other family's sentences.
+    for borrowed in ("[CLS]", "[SEP]", "word piece", "GELU", "LayerNorm(", "ln_1", "b_Q"):
+        assert borrowed not in text, borrowed
+
+
+def test_the_word_readout_says_its_attention_need_not_be_the_answer() -> None:
+    result = runner.invoke(app, ["explain", "--model", "coref-word", tasks.WIDE, "--steps", "1"])
+    assert result.exit_code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert 'W_U [32 × 16] reads X at "it" after the last layer and names one of 16 words' in text
+    assert 'where "it" looks need not be the answer' in text
+
+
+def test_tokenizer_lowercases_and_drops_punctuation_at_word_ends() -> None:
+    encoding = toy.encode('"The animal, didn\'t ... cross!" it', config("coref"))
+    assert encoding.tokens == ("the", "animal", "didn't", "cross", "it")
+    assert encoding.offsets[0] == (1, 4)
+
+
+def test_unknown_words_get_one_line_listing_the_vocabulary() -> None:
+    line = one_line_error(
+        ["explain", "--model", "coref", "the zebra saw the Zebra and a lion"], ExitStatus.BAD_INPUT
+    )
+    assert "not 'zebra', 'saw', 'and', 'a', 'lion'" in line
+    assert "use these: " + " ".join(config("coref").vocabulary) + "." in line
+
+
+def test_a_sentence_longer_than_the_positions_is_refused_with_the_limit() -> None:
+    line = one_line_error(
+        ["explain", "--model", "coref", "the animal " * 8 + "it"], ExitStatus.BAD_INPUT
+    )
+    assert "17 words" in line and "at most 16" in line
+
+
+def test_padding_is_refused() -> None:
+    line = one_line_error(
+        ["explain", "--model", "coref", "the animal", "--pad-to", "4"], ExitStatus.BAD_INPUT
+    )
+    assert "--pad-to" in line and "no padding token" in line
+
+
+def test_missing_weights_get_one_line(tmp_path: Path) -> None:
+    folder = copy_of("coref", tmp_path)
+    (folder / toy.WEIGHTS).unlink()
+    line = one_line_error(["explain", "--model", str(folder), "the animal"], ExitStatus.BAD_FILE)
+    assert "no weights.npz" in line
+
+
+@pytest.mark.parametrize(
+    ("damage", "fragment"),
+    [
+        (lambda path: path.write_bytes(path.read_bytes()[:2000]), "not a valid .npz"),
+        (lambda path: path.write_bytes(b"not a zip"), "not a valid .npz"),
+        (lambda path: np.savez(path, E=np.zeros((3, 3))), "config.json says"),
+        (
+            lambda path: np.savez(
+                path, **{**load_npz(path, "w"), "P": np.full((16, 32), np.nan, np.float32)}
+            ),
+            "P holds NaN or infinity",
+        ),
+        (
+            lambda path: np.savez(
+                path, **{k: v for k, v in load_npz(path, "w").items() if k != "W_O.2"}
+            ),
+            "lacks W_O.2",
+        ),
+    ],
+)
+def test_damaged_weights_get_one_line(
+    tmp_path: Path, damage: Callable[[Path], object], fragment: str
+) -> None:
+    folder = copy_of("coref", tmp_path)
+    path = folder / toy.WEIGHTS
+    damage(path)
+    line = one_line_error(["explain", "--model", str(folder), "the animal"], ExitStatus.BAD_FILE)
+    assert fragment in line
+
+
+def test_a_damaged_config_gets_one_line(tmp_path: Path) -> None:
+    folder = copy_of("coref", tmp_path)
+    data = json.loads((folder / "config.json").read_text())
+    data["n_heads"] = 5
+    (folder / "config.json").write_text(json.dumps(data))
+    line = one_line_error(["explain", "--model", str(folder), "the animal"], ExitStatus.BAD_FILE)
+    assert "not divisible by 5 heads" in line
+    del data["training"]
+    (folder / "config.json").write_text(json.dumps(data))
+    line = one_line_error(["explain", "--model", str(folder), "the animal"], ExitStatus.BAD_FILE)
+    assert "lacks 'training'" in line
+
+
+def test_runs_without_the_optional_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither safetensors nor tokenizers is needed: importing either would fail here."""
+    monkeypatch.setitem(sys.modules, "safetensors", None)
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    for name in SHIPPED:
+        assert trace_model(tasks.TIRED, name).trace.tokens == tuple(tasks.TIRED.split())
+
+
+def test_a_folder_attnviz_train_saves_runs_with_a_causal_mask_and_a_token_readout(
+    tmp_path: Path,
+) -> None:
+    from attnviz.train import loop, saving
+
+    task = tasks.previous(np.random.default_rng(0))
+    trainer, snapshot = list(loop.train(task, seed=0, max_steps=2, until=None))[-1]
+    settings = saving.model_config(task, trainer.shape, seed=0, steps=2, accuracy=snapshot.accuracy)
+    saving.save_model(tmp_path / "previous", settings, trainer.parameters)
+    run = trace_model("c a b b a g e f", str(tmp_path / "previous"))
+    assert run.model_name == "previous"
+    assert run.trace.layers[0].provenance.masking.causal
+    assert np.all(np.triu(run.trace.layers[0].weights[0], 1) == 0)
+    about = run.trace.layers[0].provenance.weights.about
+    assert about is not None and "reads X at every position" in about and ", causal" in about
+
+
+def test_errors_in_the_api_are_attnviz_errors(tmp_path: Path) -> None:
+    with pytest.raises(AttnvizError, match="knows only its 50 words"):
+        trace_model("the zebra", "coref")
+    folder = copy_of("coref-word", tmp_path)
+    (folder / toy.WEIGHTS).write_bytes(b"")
+    with pytest.raises(FileProblem):
+        trace_model("the animal", str(folder))
+
+
+def test_the_toy_model_is_a_family_of_its_own_in_the_registry() -> None:
+    from attnviz.model.base import MODULES, family_of
+    from attnviz.model.checkpoint import read_config
+
+    assert MODULES[toy.MODEL_TYPE] == "attnviz.model.toy"
+    assert family_of(toy.MODEL_TYPE) is toy.FAMILY
+    assert not toy.FAMILY.special_tokens and toy.FAMILY.token_unit == "word"
+    with pytest.raises(FileProblem, match="not a Hugging Face checkpoint"):
+        read_config(find_model("coref"))
+
+
+def test_words_is_refused_for_tokens_that_are_whole_words() -> None:
+    line = one_line_error(
+        ["explain", "--model", "coref", "the animal", "--words"], ExitStatus.BAD_INPUT
+    )
+    assert "coref's tokens are whole words already" in line
