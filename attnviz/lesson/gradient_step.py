@@ -43,7 +43,7 @@ class GradientLesson:
         self.blocks.append(Paragraph((Span(sentence, "note"),)))
 
     def worked(self, line: str) -> None:
-        self.blocks.append(Worked("gradient", line))
+        self.blocks.append(Worked("gradient_step", line))
 
     def show(self, matrix: Matrix) -> None:
         self.blocks.append(matrix)

@@ -11,11 +11,11 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from attnviz.lesson.examples import rounds_to
 from attnviz.lesson.gradient_examples import result_decimals
 from attnviz.render.gradient_step import print_gradient_step, render_gradient_step
+from attnviz.train.loop import Trainer
 from attnviz.train.one_step import GradientStep, gradient_step
-from attnviz.train.tasks import Readout
+from attnviz.train.tasks import Readout, coref
 
 READOUTS = [Readout.POINTER, Readout.WORD]
 #: The lines of a worked example: two spaces, then what is worked out.
@@ -39,11 +39,19 @@ def worked_lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if WORKED.match(line)]
 
 
+def rounds_to(value: float, printed: str) -> bool:
+    """Whether ``value`` is within half a unit of the last digit of ``printed`` (0.123 or
+    1.23e-06): what a reader checks."""
+    mantissa, _, exponent = printed.partition("e")
+    decimals = len(mantissa.partition(".")[2]) - int(exponent or 0)
+    return abs(value - float(printed)) <= 0.5 * 10.0**-decimals
+
+
 def by_hand(expression: str) -> float:
     """What a reader gets from the printed digits: −ln, ×, −, / as written."""
     python = re.sub(r"−ln (\S+)", r"-log(\1)", expression)
     python = python.replace("×", "*").replace("−", "-")
-    assert re.fullmatch(r"[-+*/() .0-9log]+", python), expression
+    assert re.fullmatch(r"[-+*/() .0-9loge]+", python), expression
     value: float = eval(python, {"__builtins__": {}}, {"log": math.log})
     return value
 
@@ -106,3 +114,21 @@ def test_no_color_gives_plain_text(monkeypatch: pytest.MonkeyPatch) -> None:
     record = print_gradient_step(Console(file=out, width=80), readout="word", seed=0)
     assert record.readout is Readout.WORD
     assert "\x1b" not in out.getvalue()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("readout", READOUTS, ids=lambda readout: readout.value)
+def test_a_trained_models_step_holds_by_hand_too(readout: Readout) -> None:
+    """From a trained model's weights (p near 1, gradients near 0) the examples still hold."""
+    trainer = Trainer(coref(readout), seed=1)
+    for _ in range(80):
+        trainer.step()
+    step = gradient_step(readout=readout, parameters=trainer.parameters)
+    text = printed(step, 2000)
+    assert "Weights: the coref model's weights as given." in " ".join(text.split())
+    for line in worked_lines(text):
+        _, _, worked = line.partition(" ← ") if " ← " in line else line.partition(" = ")
+        *expressions, result = worked.split(" = ")
+        for expression in expressions:
+            assert rounds_to(by_hand(expression), result), line
+    assert max(cell_len(line) for line in printed(step, 80).splitlines()) <= 80
