@@ -9,15 +9,17 @@ attnviz.lesson.gradient_examples, which makes each hold by hand at the digits sh
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from attnviz.labels import occurrence_labels, subscript
 from attnviz.lesson import gradient_examples as text
 from attnviz.lesson.blocks import Blank, Block, Heading, Matrix, Paragraph, Span, Worked
-from attnviz.train.one_step import GradientStep, LayerGradients
+from attnviz.lesson.gradient_layers import write_layer
+from attnviz.train.one_step import GradientStep
 from attnviz.train.tasks import Readout
+
+#: Columns in one table when a row is split (8 numbers of 3 decimals fit 80 columns of text).
+COLUMNS_PER_TABLE = 8
 
 
 class GradientLesson:
@@ -52,12 +54,21 @@ class GradientLesson:
         self.number += 1
         self.blocks += [Blank(), Heading(f"Step {self.number} · {title}", "step")]
 
-    def row(self, values: np.ndarray, title: str, label: str, columns: list[str]) -> Matrix:
-        """One row of numbers as a [1 × columns] table, keeping the largest one in view."""
-        keep = int(np.argmax(np.abs(values)))
-        if columns is self.words or columns is self.choices:
-            keep = self.step.referent if columns is self.words else self.step.target
-        return Matrix(values[np.newaxis], title, [label], columns, keep_column=keep)
+    def row(self, values: np.ndarray, title: str, label: str, columns: list[str]) -> None:
+        """One row of numbers, every one shown (see ``table``)."""
+        self.table(values[np.newaxis], title, [label], columns)
+
+    def table(self, values: np.ndarray, title: str, labels: list[str], columns: list[str]) -> None:
+        """Rows of numbers, every one shown: past 11 columns (d_model's 32, the 16 nouns), in
+        tables of 8 columns, which fit 80 columns of text whole."""
+        n = values.shape[1]
+        if n <= len(self.words):
+            self.show(Matrix(values, title, labels, columns))
+            return
+        for start in range(0, n, COLUMNS_PER_TABLE):
+            end = min(start + COLUMNS_PER_TABLE, n)
+            part = f"{title}, {columns[start]} to {columns[end - 1]} of {n}"
+            self.show(Matrix(values[:, start:end], part, labels, columns[start:end]))
 
     # -- the lesson -------------------------------------------------------------------------------
 
@@ -66,7 +77,7 @@ class GradientLesson:
         self.forward()
         self.readout()
         for layer in reversed(self.step.layers):
-            self.layer(layer)
+            write_layer(self, layer)
         self.update()
         self.closing()
         return self.blocks
@@ -77,13 +88,15 @@ class GradientLesson:
         self.blocks.append(Heading("attnviz · one training step, every number", "title"))
         self.say(f"Sentence: {' '.join(step.words)}  ({len(step.words)} words)")
         weights = (
-            f"the initial weights of the coref model for seed {step.seed} (random, not yet trained)"
+            f"the coref model's initial weights for seed {step.seed}, the ones its training "
+            "starts from (random, not yet trained)"
             if step.seed is not None
             else "the coref model's weights as given"
         )
         self.say(
             f"Model: d_model = {shape.d_model}, {shape.n_layers} layers of {shape.n_heads} head "
-            f"(d_k = {shape.d_k}), attention only: X_l = X_l−1 + softmax(Q·Kᵀ/√d_k)·V·W_O. "
+            f"(d_k = {shape.d_k}), attention only: X_0 = E[words] + P[:n] (token embeddings plus "
+            "learned positions), then X_l = X_{l−1} + softmax(Q·Kᵀ/√d_k)·V·W_O in each layer. "
             f"Weights: {weights}."
         )
         if step.readout is Readout.POINTER:
@@ -104,9 +117,9 @@ class GradientLesson:
             "∂L/∂A is the gradient of the loss L with respect to A, the same shape as A."
         )
         self.say(
-            "(A worked example's result is printed to 3 significant digits; its terms carry as "
-            "many decimals as it takes for them to give that result by hand. Tables have "
-            f"{text.TABLE_DECIMALS} decimals.)"
+            "(Worked examples print their results to 3 decimals or more, so that small numbers "
+            "keep 3 significant digits, and their terms with as many digits as it takes for "
+            f"them to give that result by hand. Tables have {text.TABLE_DECIMALS} decimals.)"
         )
 
     def forward(self) -> None:
@@ -127,15 +140,7 @@ class GradientLesson:
             )  # fmt: skip
         )
         logits = np.stack([step.logits, step.probabilities])
-        self.show(
-            Matrix(
-                logits,
-                "logits and p = softmax(logits)",
-                ["logits", "p"],
-                self.choices,
-                keep_column=step.target,
-            )  # fmt: skip
-        )
+        self.table(logits, "logits and p = softmax(logits)", ["logits", "p"], self.choices)
         p = float(step.probabilities[step.target])
         if step.readout is Readout.POINTER:
             last = step.shape.n_layers
@@ -155,7 +160,7 @@ class GradientLesson:
             "and p_j for every other choice: every wrong choice is pushed down by its "
             "probability, the answer up by what it lacks of 1."
         )
-        self.show(self.row(step.d_logits, "∂L/∂logits", "∂L/∂ℓ", self.choices))
+        self.row(step.d_logits, "∂L/∂logits", "∂L/∂ℓ", self.choices)
         p = step.probabilities
         self.worked(
             f"∂L/∂ℓ_{self.choices[step.target]} = {text.minus_target(p[step.target], True)}"
@@ -214,181 +219,7 @@ class GradientLesson:
             f"∂L/∂X_L[{self.it}, {c + 1}] = "
             f"{text.products(step.d_logits, w_u[c], step.d_output_focus[c])}"
         )
-        self.show(self.row(step.d_output_focus, f"∂L/∂X_L[{self.it}]", self.it, self.dims))
-
-    # -- one layer --------------------------------------------------------------------------------
-
-    def layer(self, grads: LayerGradients) -> None:
-        n = grads.layer
-        self.blocks += [Blank(), Heading(f"Layer {n}, backwards", "section")]
-        if np.any(grads.d_output):
-            self.through_w_o(grads)
-            self.through_values(grads)
-            self.through_softmax(grads)
-        self.through_scaling(grads)
-        self.through_scores(grads)
-        self.through_projections(grads)
-
-    def through_w_o(self, grads: LayerGradients) -> None:
-        step, n, h = self.step, grads.layer, subscript(grads.layer)
-        self.open_step(f"Through W_O{h}: ∂L/∂Z{h} = ∂L/∂output{h}·W_O{h}ᵀ")
-        rows = [i for i in range(len(step.words)) if np.any(grads.d_output[i])]
-        source = (
-            "∂L/∂X_L above"
-            if n == step.shape.n_layers
-            else f"what layer {n + 1} passed down, ∂L/∂X_{n}"
-        )
-        self.say(
-            f"X_{n} = X_{n - 1} + Concat{h}·W_O{h}, so ∂L/∂output{h} is {source} "
-            f"(non-zero in {len(rows)} of {len(step.words)} rows). With one head, Concat{h} is "
-            f"Z{h}: ∂L/∂Z{h} = ∂L/∂output{h}·W_O{h}ᵀ, [{len(step.words)} × {step.shape.d_k}]. "
-            f"In the row of {self.it!r}, its largest number, {step.d_model} products:"
-        )
-        w_o = step.parameters[f"W_O.{n}"]
-        d_z = grads.d_z[0, step.focus]
-        c = int(np.argmax(np.abs(d_z)))
-        self.worked(
-            f"∂L/∂z_{self.it}[{c + 1}] = "
-            f"{text.products(grads.d_output[step.focus], w_o[c], d_z[c])}"
-        )
-        self.show(self.row(d_z, f"∂L/∂Z{h}[{self.it}]", self.it, self.head_dims))
-        r, m = np.unravel_index(np.argmax(np.abs(grads.d_w_o)), grads.d_w_o.shape)
-        self.say(
-            f"∂L/∂W_O{h} = Concat{h}ᵀ·∂L/∂output{h} [{step.shape.d_k} × {step.d_model}], a sum "
-            f"over the rows; its largest entry:"
-        )
-        self.worked(
-            f"∂L/∂W_O{h}[{r + 1}, {m + 1}] = "
-            + text.products(grads.concat[rows, r], grads.d_output[rows, m], grads.d_w_o[r, m])
-        )
-
-    def through_values(self, grads: LayerGradients) -> None:
-        step, h = self.step, subscript(grads.layer)
-        self.open_step(f"∂L/∂weights{h} = ∂L/∂Z{h}·V{h}ᵀ")
-        self.say(
-            f"z_i = Σ_j w_ij·v_j, so ∂L/∂w_ij = ∂L/∂z_i · v_j: a weight matters as much as its "
-            f"value vector points where the loss wants z_i to move. For {self.it!r} and "
-            f"{self.referent!r}, {step.shape.d_k} products:"
-        )
-        d_z = grads.d_z[0, step.focus]
-        self.worked(
-            f"∂L/∂w_{self.it},{self.referent} = "
-            + text.products(
-                d_z, grads.v[0, step.referent], grads.d_weights[0, step.focus, step.referent]
-            )
-        )
-        self.say(f"(And ∂L/∂V{h} = weights{h}ᵀ·∂L/∂Z{h}, which reaches W_V{h} below.)")
-
-    def through_softmax(self, grads: LayerGradients) -> None:
-        step, h = self.step, subscript(grads.layer)
-        self.open_step(f"The softmax backwards: ∂L/∂scaled{h}")
-        self.say(
-            "w = softmax(s) along each row, so ∂L/∂s_ij = w_ij·(∂L/∂w_ij − Σ_k w_ik·∂L/∂w_ik): "
-            "raising one score raises its own weight and lowers the others of the row (they "
-            "still sum to 1), hence the row's weighted mean subtracted. A weight near 0 passes "
-            f"almost nothing back. The row of {self.it!r}:"
-        )
-        i = step.focus
-        w, g, s = grads.weights[0, i], grads.d_weights[0, i], grads.d_softmax[0, i]
-        self.show(
-            Matrix(
-                np.stack([w, g, s]),
-                f"row {self.it!r}: w, ∂L/∂w, ∂L/∂s",
-                ["w", "∂L/∂w", "∂L/∂s"],
-                self.words,
-                keep_column=step.referent,
-            )  # fmt: skip
-        )
-        total, line = text.softmax_backward(w, g, step.referent, s[step.referent])
-        self.say(f"The row's Σ_k w_k·∂L/∂w_k, then the entry of {self.referent!r}:")
-        self.worked(f"Σ = {total}")
-        self.worked(f"∂L/∂s_{self.it},{self.referent} = {line}")
-
-    def through_scaling(self, grads: LayerGradients) -> None:
-        step, h = self.step, subscript(grads.layer)
-        root = math.sqrt(step.shape.d_k)
-        self.open_step(f"Through ÷√d_k: ∂L/∂scores{h} = ∂L/∂scaled{h} / √{step.shape.d_k}")
-        i, j = step.focus, step.referent
-        if grads.d_readout is not None:
-            self.say(
-                f"Here ∂L/∂scaled{h} is the readout's ∂L/∂logits in the row of {self.it!r}"
-                + (
-                    "; the softmax passes nothing back, as the layer's output is not read."
-                    if not np.any(grads.d_softmax)
-                    else ", plus the softmax's part."
-                )
-            )
-        self.say(
-            f"scaled = scores / √d_k, so the gradient is divided by √d_k = "
-            f"√{step.shape.d_k} = {text.result(root)} on its way back too. In the row of "
-            f"{self.it!r}:"
-        )
-        self.show(self.row(grads.d_scores[0, i], f"∂L/∂scores{h}[{self.it}]", self.it, self.words))
-        self.worked(
-            f"∂L/∂score_{self.it},{self.referent} = "
-            + text.divided(grads.d_scaled[0, i, j], root, grads.d_scores[0, i, j])
-        )
-
-    def through_scores(self, grads: LayerGradients) -> None:
-        step, h = self.step, subscript(grads.layer)
-        self.open_step(f"∂L/∂Q{h} = ∂L/∂scores{h}·K{h} and ∂L/∂K{h} = ∂L/∂scores{h}ᵀ·Q{h}")
-        i, j = step.focus, step.referent
-        d_scores = grads.d_scores[0]
-        self.say(
-            f"score_ij = q_i·k_j, so ∂L/∂q_i = Σ_j ∂L/∂score_ij·k_j (a query moves towards the "
-            "keys whose scores should rise) and ∂L/∂k_j = Σ_i ∂L/∂score_ij·q_i. The largest "
-            f"number of ∂L/∂q_{self.it}, {len(step.words)} products:"
-        )
-        d_q = grads.d_q[0, i]
-        c = int(np.argmax(np.abs(d_q)))
-        self.worked(
-            f"∂L/∂q_{self.it}[{c + 1}] = {text.products(d_scores[i], grads.k[0, :, c], d_q[c])}"
-        )
-        self.show(self.row(d_q, f"∂L/∂Q{h}[{self.it}]", self.it, self.head_dims))
-        rows = [r for r in range(len(step.words)) if d_scores[r, j] != 0]
-        d_k = grads.d_k[0, j]
-        c = int(np.argmax(np.abs(d_k)))
-        only = (
-            f"; only the row of {self.it!r} has a gradient, so one product"
-            if rows == [i]
-            else f", {len(rows)} products"
-        )
-        self.say(f"The largest number of ∂L/∂k_{self.referent}{only}:")
-        self.worked(
-            f"∂L/∂k_{self.referent}[{c + 1}] = "
-            + text.products(d_scores[rows, j], grads.q[0, rows, c], d_k[c])
-        )
-
-    def through_projections(self, grads: LayerGradients) -> None:
-        step, n, h = self.step, grads.layer, subscript(grads.layer)
-        self.open_step(f"∂L/∂W_Q{h} = X_{n - 1}ᵀ·∂L/∂Q{h}, and the same for W_K{h}, W_V{h}")
-        d_w = grads.d_w_q[0]
-        r, c = np.unravel_index(np.argmax(np.abs(d_w)), d_w.shape)
-        rows = [i for i in range(len(step.words)) if grads.d_q[0, i, c] != 0]
-        self.say(
-            f"Q{h} = X_{n - 1}·W_Q{h}, so ∂L/∂W_Q{h} = X_{n - 1}ᵀ·∂L/∂Q{h} "
-            f"[{step.d_model} × {step.shape.d_k}]: entry (r, c) is Σ_i X[i, r]·∂L/∂Q[i, c] over "
-            f"the words. Its largest entry"
-            + (
-                f" (only the row of {self.it!r} of ∂L/∂Q{h} is non-zero: one product):"
-                if rows == [step.focus]
-                else f" ({len(rows)} products):"
-            )
-        )
-        self.worked(
-            f"∂L/∂W_Q{h}[{r + 1}, {c + 1}] = "
-            + text.products(grads.x[rows, r], grads.d_q[0, rows, c], d_w[r, c])
-        )
-        self.say(
-            f"Likewise ∂L/∂W_K{h} = X_{n - 1}ᵀ·∂L/∂K{h} and ∂L/∂W_V{h} = X_{n - 1}ᵀ·∂L/∂V{h}. "
-            f"X_{n - 1} gets ∂L/∂Q{h}·W_Q{h}ᵀ + ∂L/∂K{h}·W_K{h}ᵀ + ∂L/∂V{h}·W_V{h}ᵀ, plus "
-            f"∂L/∂X_{n} unchanged through the residual"
-            + (
-                f", and passes it down to layer {n - 1}."
-                if n > 1
-                else "; the rows of E and P the sentence uses get it as their gradient."
-            )
-        )
+        self.row(step.d_output_focus, f"∂L/∂X_L[{self.it}]", self.it, self.dims)
 
     # -- the update and after ----------------------------------------------------------------------
 

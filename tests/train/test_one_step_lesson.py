@@ -103,6 +103,7 @@ def test_the_pointer_lesson_says_where_the_gradient_enters() -> None:
 def test_it_fits_the_width_plain_and_has_no_nan(step: GradientStep, width: int) -> None:
     text = printed(step, width)
     assert "\x1b" not in text
+    assert "elided" not in text  # every number is shown (and there is no --export to point to)
     assert "nan" not in text.lower().replace("animal", "")
     assert max(cell_len(line) for line in text.splitlines()) <= width
     assert text.splitlines()[0] == "attnviz · one training step, every number"
