@@ -5,20 +5,17 @@ example; attnviz.lesson.gradient_step writes the rest of the lesson around it.""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from attnviz.labels import subscript
 from attnviz.lesson import gradient_examples as text
 from attnviz.lesson.blocks import Blank, Heading, Matrix
+from attnviz.lesson.gradient_writer import GradientWriter
 from attnviz.train.one_step import LayerGradients
 
-if TYPE_CHECKING:
-    from attnviz.lesson.gradient_step import GradientLesson
 
-
-def write_layer(lesson: GradientLesson, grads: LayerGradients) -> None:
+def write_layer(lesson: GradientWriter, grads: LayerGradients) -> None:
     """Layer ``grads.layer`` backwards, from ∂L/∂X_l to the gradients of its matrices; a
     layer whose output is not read (the pointer readout's last) starts at its scaled scores."""
     n = grads.layer
@@ -32,7 +29,7 @@ def write_layer(lesson: GradientLesson, grads: LayerGradients) -> None:
     _through_projections(lesson, grads)
 
 
-def _through_w_o(lesson: GradientLesson, grads: LayerGradients) -> None:
+def _through_w_o(lesson: GradientWriter, grads: LayerGradients) -> None:
     step, n, h = lesson.step, grads.layer, subscript(grads.layer)
     lesson.open_step(f"Through W_O{h}: ∂L/∂Z{h} = ∂L/∂output{h}·W_O{h}ᵀ")
     rows = [i for i in range(len(step.words)) if np.any(grads.d_output[i])]
@@ -65,7 +62,7 @@ def _through_w_o(lesson: GradientLesson, grads: LayerGradients) -> None:
     )
 
 
-def _through_values(lesson: GradientLesson, grads: LayerGradients) -> None:
+def _through_values(lesson: GradientWriter, grads: LayerGradients) -> None:
     step, h = lesson.step, subscript(grads.layer)
     lesson.open_step(f"∂L/∂weights{h} = ∂L/∂Z{h}·V{h}ᵀ")
     lesson.say(
@@ -83,7 +80,7 @@ def _through_values(lesson: GradientLesson, grads: LayerGradients) -> None:
     lesson.say(f"(And ∂L/∂V{h} = weights{h}ᵀ·∂L/∂Z{h}, which reaches W_V{h} below.)")
 
 
-def _through_softmax(lesson: GradientLesson, grads: LayerGradients) -> None:
+def _through_softmax(lesson: GradientWriter, grads: LayerGradients) -> None:
     step, h = lesson.step, subscript(grads.layer)
     lesson.open_step(f"The softmax backwards: ∂L/∂scaled{h}")
     lesson.say(
@@ -109,7 +106,7 @@ def _through_softmax(lesson: GradientLesson, grads: LayerGradients) -> None:
     lesson.worked(f"∂L/∂s_{lesson.it},{lesson.referent} = {line}")
 
 
-def _through_scaling(lesson: GradientLesson, grads: LayerGradients) -> None:
+def _through_scaling(lesson: GradientWriter, grads: LayerGradients) -> None:
     step, h = lesson.step, subscript(grads.layer)
     root = math.sqrt(step.shape.d_k)
     lesson.open_step(f"Through ÷√d_k: ∂L/∂scores{h} = ∂L/∂scaled{h} / √{step.shape.d_k}")
@@ -135,15 +132,15 @@ def _through_scaling(lesson: GradientLesson, grads: LayerGradients) -> None:
     )
 
 
-def _through_scores(lesson: GradientLesson, grads: LayerGradients) -> None:
+def _through_scores(lesson: GradientWriter, grads: LayerGradients) -> None:
     step, h = lesson.step, subscript(grads.layer)
     lesson.open_step(f"∂L/∂Q{h} = ∂L/∂scores{h}·K{h} and ∂L/∂K{h} = ∂L/∂scores{h}ᵀ·Q{h}")
     i, j = step.focus, step.referent
     d_scores = grads.d_scores[0]
     lesson.say(
-        f"score_ij = q_i·k_j, so ∂L/∂q_i = Σ_j ∂L/∂score_ij·k_j (a query moves towards the "
-        "keys whose scores should rise) and ∂L/∂k_j = Σ_i ∂L/∂score_ij·q_i. The largest "
-        f"number of ∂L/∂q_{lesson.it}, {len(step.words)} products:"
+        f"score_ij = q_i·k_j, so ∂L/∂q_i = Σ_j ∂L/∂score_ij·k_j (a step against it moves q_i "
+        "towards the keys whose scores should rise) and ∂L/∂k_j = Σ_i ∂L/∂score_ij·q_i. The "
+        f"largest number of ∂L/∂q_{lesson.it}, {len(step.words)} products:"
     )
     d_q = grads.d_q[0, i]
     c = int(np.argmax(np.abs(d_q)))
@@ -166,7 +163,7 @@ def _through_scores(lesson: GradientLesson, grads: LayerGradients) -> None:
     )
 
 
-def _through_projections(lesson: GradientLesson, grads: LayerGradients) -> None:
+def _through_projections(lesson: GradientWriter, grads: LayerGradients) -> None:
     step, n, h = lesson.step, grads.layer, subscript(grads.layer)
     lesson.open_step(f"∂L/∂W_Q{h} = X_{n - 1}ᵀ·∂L/∂Q{h}, and the same for W_K{h}, W_V{h}")
     d_w = grads.d_w_q[0]

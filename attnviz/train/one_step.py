@@ -22,10 +22,11 @@ from attnviz.errors import AttnvizError
 from attnviz.train import backward, network
 from attnviz.train.tasks import TIRED, Examples, Readout, coref
 
-#: The learning rate of the lesson's one step of plain gradient descent: the initial model's
-#: softmax rows are nearly one-hot, so its gradients reach several units and a larger step
-#: overshoots (at 0.1 the loss of seed 0's pointer model goes from 6.4 to 0.000 and its other
-#: seeds' to hundreds).
+#: The learning rate of the lesson's one step of plain gradient descent. The initial model's
+#: softmax rows are nearly one-hot and its gradients reach several units, so a larger step
+#: overshoots: at 0.1 the word readout's loss for seed 3 rises from 4.15 to 6.14, at 1 the
+#: pointer's for seed 0 from 6.39 to 845. At 0.001 the loss falls for both readouts and seeds
+#: 0–5, and for seed 0 the weight of "animal" in the row of "it" rises with both.
 STEP_LEARNING_RATE = 0.001
 FOCUS = "it"
 REFERENT = "animal"
