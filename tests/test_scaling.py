@@ -29,6 +29,40 @@ def test_unscaled_variance_grows_like_d_k_and_scaled_stays_near_one() -> None:
     assert max(scaled_entropy) - min(scaled_entropy) < 0.15
 
 
+def test_unscaled_gradient_shrinks_with_d_k_and_scaled_stays_the_same_size() -> None:
+    """The seeds' "more stable gradients": for the same upstream gradient, what the softmax
+    passes back shrinks and stalls without the scaling, and keeps its size with it."""
+    rows = scaling_experiment([4, 16, 64, 256, 1024], n_queries=400, seed=2)
+    unscaled = [row.unscaled.backward for row in rows]
+    scaled = [row.scaled.backward for row in rows]
+    assert unscaled == sorted(unscaled, reverse=True)
+    assert unscaled[-1] < unscaled[0] / 4
+    assert max(scaled) / min(scaled) < 1.25
+    assert all(row.scaled.backward > 3 * row.unscaled.backward for row in rows[-2:])
+    stalled = [row.unscaled.stalled for row in rows]
+    assert stalled == sorted(stalled) and stalled[-1] > 0.5
+    assert all(row.scaled.stalled < 0.02 for row in rows)
+
+
+def test_the_backward_statistics_of_flat_and_one_hot_rows() -> None:
+    upstream = np.array([[1.0, -1.0, 2.0, 0.0]])
+    # w = 1/4 everywhere: ∂L/∂s = (g − mean g) / 4 = [0.125, −0.375, 0.375, −0.125]
+    flat = softmax_stats(np.zeros((1, 4)), upstream)
+    assert flat.backward == pytest.approx(np.sqrt(2 * 0.125**2 + 2 * 0.375**2))
+    assert flat.stalled == 0.0
+    one_hot = softmax_stats(np.array([[1000.0, 0.0, 0.0, 0.0]]), upstream)
+    assert one_hot.backward == pytest.approx(0.0, abs=1e-12) and one_hot.stalled == 1.0
+    assert np.isnan(softmax_stats(np.zeros((1, 4))).backward)
+
+
+def test_the_upstream_gradient_leaves_the_other_statistics_as_they_were() -> None:
+    """q and k are drawn as before the gradients were added: the README's table stands."""
+    row = scaling_experiment([4, 16], seed=0)[1]
+    assert format(row.unscaled.score_variance, ".1f") == "15.9"
+    assert format(row.unscaled.gradient, ".3f") == "0.273"
+    assert format(row.scaled.gradient, ".3f") == "0.302"
+
+
 def test_softmax_stats_of_flat_and_one_hot_rows() -> None:
     flat = softmax_stats(np.zeros((3, 4)))
     assert flat.max_weight == pytest.approx(0.25) and flat.entropy == pytest.approx(np.log(4))

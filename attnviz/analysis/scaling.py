@@ -5,6 +5,11 @@ variance 1, so Var(q·k) = d_k. Unscaled, the scores spread wider as d_k grows, 
 turns one-hot, and its gradient ∂w/∂s = diag(w) - w·wᵀ goes to zero: learning stalls. Dividing
 by √d_k brings the variance back to 1 whatever d_k is. It is the same as a softmax temperature
 of √d_k: softmax(s/T) with T = √d_k.
+
+The seeds' "more stable gradients", measured as backpropagation meets them: for an upstream
+gradient g on each row's weights, the softmax passes back ∂L/∂s_j = w_j·(g_j − Σ_k w_k·g_k)
+(train.backward.softmax_backward). A one-hot row passes back almost nothing, so unscaled, as d_k
+grows, ever more rows stall; scaled, the gradient keeps its size.
 """
 
 from __future__ import annotations
@@ -17,9 +22,13 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.attention import softmax
 from attnviz.errors import AttnvizError, option, quoted, spelled
+from attnviz.train.backward import softmax_backward
 
 MAX_D_K = 4096  # larger sizes are capped: 4096 already shows the effect, and memory grows with d_k
 MAX_NUMBERS = 32_000_000  # queries × keys × d_k drawn at once: 256 MB of float64
+#: A row whose ‖∂L/∂s‖ is below this has stalled: it passes back almost nothing (a flat row of
+#: 16 weights passes back about 0.24 for the same upstream gradient).
+STALLED = 0.01
 
 
 class SoftmaxStats(NamedTuple):
@@ -29,6 +38,11 @@ class SoftmaxStats(NamedTuple):
     max_weight: float  # mean over rows of the largest weight (1/n flat, 1 one-hot)
     entropy: float  # mean entropy of a row, in nats (log n flat, 0 one-hot)
     gradient: float  # mean Frobenius norm of ∂w/∂s = diag(w) - w·wᵀ (0 when one-hot)
+    # For an upstream gradient g ~ N(0, 1) on the weights: the mean over rows of ‖∂L/∂s‖, with
+    # ∂L/∂s_j = w_j·(g_j − Σ_k w_k·g_k), and the share of rows where it is below STALLED.
+    # NaN when no upstream gradient was given.
+    backward: float = float("nan")
+    stalled: float = float("nan")
 
 
 class ScalingRow(NamedTuple):
@@ -37,8 +51,9 @@ class ScalingRow(NamedTuple):
     scaled: SoftmaxStats  # scores ÷ √d_k
 
 
-def softmax_stats(scores: FloatArray) -> SoftmaxStats:
-    """Statistics of softmax over rows of ``scores``.  [rows, n] -> SoftmaxStats"""
+def softmax_stats(scores: FloatArray, upstream: FloatArray | None = None) -> SoftmaxStats:
+    """Statistics of softmax over rows of ``scores``, and with ``upstream`` (∂L/∂w, the same
+    shape) of the gradient the softmax passes back.  [rows, n] -> SoftmaxStats"""
     weights = softmax(scores)
     with np.errstate(divide="ignore", invalid="ignore"):
         entropy = -np.sum(np.where(weights > 0, weights * np.log(weights), 0.0), axis=-1)
@@ -47,11 +62,17 @@ def softmax_stats(scores: FloatArray) -> SoftmaxStats:
     off_diagonal = squares.sum(-1) ** 2 - (squares**2).sum(-1)
     diagonal = (squares * (1 - weights) ** 2).sum(-1)
     gradient = np.sqrt(diagonal + off_diagonal)
+    backward, stalled = float("nan"), float("nan")
+    if upstream is not None:
+        passed = np.linalg.norm(softmax_backward(weights, upstream), axis=-1)
+        backward, stalled = float(passed.mean()), float((passed < STALLED).mean())
     return SoftmaxStats(
         score_variance=float(scores.var()),
         max_weight=float(weights.max(-1).mean()),
         entropy=float(entropy.mean()),
         gradient=float(gradient.mean()),
+        backward=backward,
+        stalled=stalled,
     )
 
 
@@ -60,7 +81,9 @@ def scaling_experiment(
 ) -> list[ScalingRow]:
     """For each d_k: n_queries queries against n_keys keys, unit-variance components, seeded.
 
-    Returns the softmax statistics of q·k and of q·k/√d_k.
+    Returns the softmax statistics of q·k and of q·k/√d_k, the gradients for the same upstream
+    gradient g ~ N(0, 1) in both (drawn from a generator of its own, so that q and k are those of
+    a run without it).
     """
     for name, value, low, high in (
         ("keys", n_keys, 2, 4096),
@@ -78,6 +101,7 @@ def scaling_experiment(
             f"{option('keys')}."
         )
     rng = np.random.default_rng(seed)
+    upstream_rng = np.random.default_rng((seed, 1))
     rows = []
     for d_k in d_ks:
         if not 1 <= d_k <= MAX_D_K:
@@ -85,7 +109,9 @@ def scaling_experiment(
         q = rng.standard_normal((n_queries, 1, d_k))
         k = rng.standard_normal((n_queries, n_keys, d_k))
         scores = np.matmul(q, np.swapaxes(k, -1, -2))[:, 0, :]  # [queries, keys]
-        rows.append(ScalingRow(d_k, softmax_stats(scores), softmax_stats(scores / np.sqrt(d_k))))
+        upstream = upstream_rng.standard_normal(scores.shape)
+        unscaled = softmax_stats(scores, upstream)
+        rows.append(ScalingRow(d_k, unscaled, softmax_stats(scores / np.sqrt(d_k), upstream)))
     return rows
 
 

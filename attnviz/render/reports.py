@@ -3,8 +3,8 @@ where rich.table's speed does not matter (the lesson's tables are laid out by ha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from math import log
+from collections.abc import Callable, Sequence
+from math import isnan, log
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attnviz.analysis.heads import HeadRanking, RankBy
-from attnviz.analysis.scaling import ScalingRow
+from attnviz.analysis.scaling import STALLED, ScalingRow
 from attnviz.errors import option
 from attnviz.labels import fit_label, format_number, occurrence_labels, plural
 from attnviz.render.text import wrap
@@ -70,6 +70,61 @@ def render_heads(
             ),
         )
     console.print(Group(*parts))
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.0f}%"
+
+
+def _backward_table(rows: Sequence[ScalingRow], console: Console) -> list[RenderableType]:
+    """The seeds' "more stable gradients": what the softmax passes back, without and with the
+    scaling, for the same random upstream gradient, and a sentence of this run's numbers; nothing
+    for rows without them (statistics made without an upstream gradient)."""
+    if any(isnan(row.unscaled.backward) or isnan(row.scaled.backward) for row in rows):
+        return []
+    parts = _paragraphs(
+        console,
+        Text("More stable gradients", style="bold cyan"),
+        Text(
+            "What backpropagation gets through the softmax: for an upstream gradient g on each "
+            "row's weights, drawn from N(0, 1) (seeded, the same g without and with the "
+            "scaling), the gradient at the softmax's input s is ∂L/∂s_j = w_j·(g_j − Σ_k "
+            "w_k·g_k). ‖∂L/∂s‖ is its mean length over the rows; stalled, the share of rows "
+            f"where it is below {STALLED}, rows that pass back almost nothing."
+        ),
+    )
+    # One column per d_k, so that each statistic reads along a line as d_k grows; as many
+    # d_k per table as fit the page.
+    statistics: tuple[tuple[str, Callable[[ScalingRow], str]], ...] = (
+        ("‖∂L/∂s‖", lambda row: format_number(row.unscaled.backward, 3)),
+        ("‖∂L/∂s‖ ÷√d_k", lambda row: format_number(row.scaled.backward, 3)),
+        ("stalled", lambda row: _percent(row.unscaled.stalled)),
+        ("stalled ÷√d_k", lambda row: _percent(row.scaled.stalled)),
+    )
+    per_table = max(1, (console.width - 16) // 8)
+    for start in range(0, len(rows), per_table):
+        chunk = rows[start : start + per_table]
+        table = _table(("d_k", "left"), *((str(row.d_k), "right") for row in chunk))
+        for name, cell in statistics:
+            table.add_row(name, *(cell(row) for row in chunk))
+        parts += [Text(), table]
+    parts.append(Text())
+    first, last = rows[0], rows[-1]
+    if len(rows) > 1:
+        parts += _paragraphs(
+            console,
+            Text(
+                f"From d_k = {first.d_k} to {last.d_k}, unscaled, ‖∂L/∂s‖ goes from "
+                f"{format_number(first.unscaled.backward, 3)} to "
+                f"{format_number(last.unscaled.backward, 3)} and the stalled rows from "
+                f"{_percent(first.unscaled.stalled)} to {_percent(last.unscaled.stalled)}; "
+                f"divided by √d_k, from {format_number(first.scaled.backward, 3)} to "
+                f"{format_number(last.scaled.backward, 3)} and from "
+                f"{_percent(first.scaled.stalled)} to {_percent(last.scaled.stalled)}."
+            ),
+        )
+        parts.append(Text())
+    return parts
 
 
 def _heads_introduction(
@@ -196,6 +251,7 @@ def render_scaling(rows: Sequence[ScalingRow], console: Console, *, n_keys: int)
             format_number(s.gradient, 3),
         )
     parts += [table, Text()]
+    parts += _backward_table(rows, console)
     parts += _paragraphs(
         console,
         Text(

@@ -43,6 +43,34 @@ def test_the_scaling_table_prints_each_statistic_without_and_with_the_scaling() 
     ]
 
 
+def test_the_scaling_report_adds_the_gradient_the_softmax_passes_back() -> None:
+    stats = SoftmaxStats  # score variance, max weight, entropy, gradient, backward, stalled
+    rows = [
+        ScalingRow(4, stats(4.0, 0.41, 1.81, 0.327, 0.3104, 0.0025), stats(1, 0.2, 2.4, 0.3, 0.29)),
+        ScalingRow(
+            1024, stats(1009, 0.96, 0.1, 0.058, 0.049, 0.7525), stats(1, 0.2, 2.4, 0.3, 0.274)
+        ),
+    ]
+    rows = [row._replace(scaled=row.scaled._replace(stalled=0.0)) for row in rows]
+    lines = printed(render_scaling, rows, n_keys=16)
+    text = " ".join(" ".join(lines).split())
+    assert "More stable gradients" in lines
+    assert "∂L/∂s_j = w_j·(g_j − Σ_k w_k·g_k)" in text and "below 0.01" in text
+    start = lines.index(next(line for line in lines if line.startswith("d_k ")))
+    assert [line.split() for line in lines[start : start + 6]] == [
+        ["d_k", "4", "1024"],
+        ["─" * len(lines[start + 1])],
+        ["‖∂L/∂s‖", "0.310", "0.049"],
+        ["‖∂L/∂s‖", "÷√d_k", "0.290", "0.274"],
+        ["stalled", "0%", "75%"],
+        ["stalled", "÷√d_k", "0%", "0%"],
+    ]
+    assert (
+        "From d_k = 4 to 1024, unscaled, ‖∂L/∂s‖ goes from 0.310 to 0.049 and the stalled rows "
+        "from 0% to 75%; divided by √d_k, from 0.290 to 0.274 and from 0% to 0%." in text
+    )
+
+
 def test_the_heads_table_ranks_by_selectivity_with_signed_numbers(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
