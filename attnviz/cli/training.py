@@ -111,6 +111,14 @@ HistoryOption = Annotated[
         readable=False,
     ),
 ]
+ExplainStepOption = Annotated[
+    bool,
+    typer.Option(
+        "--explain-step",
+        help="coref only: instead of training, print one gradient step on the seeds' sentence "
+        "with every number, from the loss at 'it' back to ∂L/∂W_Q and the update.",
+    ),
+]
 
 
 def train(
@@ -123,6 +131,7 @@ def train(
     save: SaveOption = None,
     animate: AnimateOption = None,
     history: HistoryOption = None,
+    explain_step: ExplainStepOption = False,
 ) -> None:
     """Train a tiny transformer in numpy, live, and say what it learned.
 
@@ -131,6 +140,9 @@ def train(
 
     Example: attnviz train coref
     """
+    if explain_step:
+        explain_one_step(task, readout, seed, steps, save, animate, history)
+        return
     from attnviz import training
     from attnviz.files import check_output_path, staged_writes
     from attnviz.render.training import TrainingView, print_lines
@@ -172,6 +184,29 @@ def train(
         written = write_outputs(trained, save=save, history=history, animate=animate)
     for path in written:
         wrote(path)
+
+
+def explain_one_step(
+    task: TaskName,
+    readout: ReadoutName | None,
+    seed: int,
+    *others: object,
+) -> None:
+    """--explain-step: one step of gradient descent, printed; nothing is trained or written."""
+    from attnviz.render.gradient_step import print_gradient_step
+
+    if task is not TaskName.coref:
+        raise AttnvizError(f"--explain-step is for coref; {task.value} has no such lesson.")
+    if any(other is not None for other in others):
+        raise AttnvizError(
+            "--explain-step prints one step and trains nothing: leave out --steps, --save, "
+            "--animate and --history."
+        )
+    if seed < 0:
+        raise AttnvizError(f"--seed {seed}: give a seed of 0 or more.")
+    print_gradient_step(
+        new_console(), readout="pointer" if readout is None else readout.value, seed=seed
+    )
 
 
 def write_outputs(

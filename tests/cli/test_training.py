@@ -86,3 +86,20 @@ def test_the_word_readout_says_where_its_attention_went() -> None:
     assert result.exit_code == 0, result.output
     assert 'Readout: word: an output layer reads X at "it"' in result.stdout
     assert 'the model\'s answer: "animal" (right)' in result.stdout
+
+
+def test_explain_step_prints_one_step_and_trains_nothing(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["train", "coref", "--explain-step"])
+    assert result.exit_code == 0, result.output
+    assert "L = −ln p(animal)" in result.stdout
+    assert "∂L/∂W_Q₁ = X_0ᵀ·∂L/∂Q₁" in result.stdout
+    assert "The weight of 'animal' in the row of 'it', layer 2:" in result.stdout
+    assert "Trained" not in result.stdout  # no training ran
+    for arguments, fragment in (
+        (["reverse", "--explain-step"], "--explain-step is for coref"),
+        (["coref", "--explain-step", "--save", str(tmp_path / "m")], "trains nothing"),
+    ):
+        refused = runner.invoke(app, ["train", *arguments])
+        assert refused.exit_code != 0
+        one_error_line(refused.stderr, fragment)
+    assert list(tmp_path.iterdir()) == []

@@ -234,12 +234,9 @@ def test_runs_without_the_optional_extra(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_a_folder_attnviz_train_saves_runs_with_a_causal_mask_and_a_token_readout(
     tmp_path: Path,
 ) -> None:
-    from attnviz.train import loop, saving
+    from attnviz import training
 
-    task = tasks.previous(np.random.default_rng(0))
-    trainer, snapshot = list(loop.train(task, seed=0, max_steps=2, until=None))[-1]
-    settings = saving.model_config(task, trainer.shape, seed=0, steps=2, accuracy=snapshot.accuracy)
-    saving.save_model(tmp_path / "previous", settings, trainer.parameters)
+    training.train("previous", steps=2, until=None).save(tmp_path / "previous")
     run = trace_model("c a b b a g e f", str(tmp_path / "previous"))
     assert run.model_name == "previous"
     assert run.trace.layers[0].provenance.masking.causal
