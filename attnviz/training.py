@@ -21,6 +21,7 @@ from attnviz.train import loop, network, report, saving, tasks
 from attnviz.train.history import save_history
 from attnviz.train.loop import Snapshot
 from attnviz.train.tasks import Readout, Task
+from attnviz.train.threads import one_blas_thread
 
 TASKS = ("coref", "reverse", "previous", "induction")
 MAX_STEPS = 20_000  # about 3 minutes at the largest task's pace: a bound set before the work
@@ -119,9 +120,10 @@ def train(
     snapshots = []
     trainer = loop.Trainer(chosen, seed)
     limit = chosen.max_steps if steps is None else steps
-    for snapshot in loop.run(trainer, max_steps=limit, until=until):
-        snapshots.append(snapshot)
-        if on_snapshot is not None:
-            on_snapshot(snapshot)
-    found = measured.findings(chosen, trainer.shape, trainer.parameters)
+    with one_blas_thread():
+        for snapshot in loop.run(trainer, max_steps=limit, until=until):
+            snapshots.append(snapshot)
+            if on_snapshot is not None:
+                on_snapshot(snapshot)
+        found = measured.findings(chosen, trainer.shape, trainer.parameters)
     return Trained(chosen, seed, trainer.shape, dict(trainer.parameters), tuple(snapshots), found)

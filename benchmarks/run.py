@@ -26,7 +26,7 @@ from pathlib import Path
 from table import Row, format_table, read_rows
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("startup", "heatmap", "trace", "model")
+BENCHMARKS = ("startup", "heatmap", "trace", "model", "train")
 
 
 def versions() -> str:

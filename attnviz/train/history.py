@@ -15,12 +15,14 @@ from attnviz.train.tasks import Task
 
 
 def history_arrays(task: Task, snapshots: Sequence[Snapshot]) -> dict[str, np.ndarray]:
-    """step [S], loss [S], accuracy [S], seconds [S]; for probe p: probe{p}_words [n] (text),
+    """step [S], loss [S], accuracy [S] (held-out, as measured after step measured [S]),
+    seconds [S]; for probe p: probe{p}_words [n] (text),
     probe{p}_focus, probe{p}_answer (positions) and probe{p}_rows [S, layers, heads, n]."""
     arrays: dict[str, np.ndarray] = {
         "step": np.array([s.step for s in snapshots]),
         "loss": np.array([s.loss for s in snapshots]),
         "accuracy": np.array([s.accuracy for s in snapshots]),
+        "measured": np.array([s.measured for s in snapshots]),
         "seconds": np.array([s.seconds for s in snapshots]),
         "task": np.array(task.name),
     }

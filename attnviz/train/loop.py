@@ -21,7 +21,8 @@ class Snapshot:
 
     step: int
     loss: float  # the mean cross-entropy of this step's batch
-    accuracy: float  # on the held-out examples
+    accuracy: float  # on the held-out examples, as measured after step ``measured``
+    measured: int  # held-out accuracy is measured every CHECK_EVERY steps and at the end
     # [probes, layers, heads, n]: each probe's focus row in every layer and head
     rows: tuple[FloatArray, ...]
     seconds: float  # time spent training so far (snapshots not counted)
@@ -69,20 +70,35 @@ class Trainer:
             rows.append(np.stack([p.weights[0, :, probe.focus] for p in run.layers]))
         return tuple(rows)
 
-    def snapshot(self, loss: float) -> Snapshot:
-        return Snapshot(self.steps, loss, self.accuracy(), self.probe_rows(), self.seconds)
+    def snapshot(self, loss: float, previous: Snapshot | None = None) -> Snapshot:
+        """The model now; held-out accuracy measured anew unless ``previous`` (this run's
+        last snapshot) is given, whose measurement is carried on."""
+        if previous is None:
+            accuracy, measured = self.accuracy(), self.steps
+        else:
+            accuracy, measured = previous.accuracy, previous.measured
+        return Snapshot(self.steps, loss, accuracy, measured, self.probe_rows(), self.seconds)
+
+
+#: Steps between measurements of held-out accuracy: each is a forward pass over every held-out
+#: example, costlier than a training step, so not after every one.
+CHECK_EVERY = 5
 
 
 def run(trainer: Trainer, *, max_steps: int, until: float | None) -> Iterator[Snapshot]:
-    """Train, yielding a snapshot before the first step and after every step. Stops after
-    ``max_steps`` steps, or at the first step whose held-out accuracy reaches ``until`` (None:
-    never early)."""
+    """Train, yielding a snapshot before the first step and after every step. Held-out
+    accuracy is measured every CHECK_EVERY steps and after the last; training stops after
+    ``max_steps`` steps, or at the first measurement that reaches ``until`` (None: never
+    early)."""
     train, size = trainer.task.train, trainer.task.batch
     first_batch = Examples(train.ids[:size], train.targets[:size], train.query[:size])
     loss = network.loss_and_gradients(trainer.parameters, trainer.shape, first_batch)[0]
-    yield trainer.snapshot(loss)
+    snapshot = trainer.snapshot(loss)
+    yield snapshot
     while trainer.steps < max_steps:
-        snapshot = trainer.snapshot(trainer.step())
+        loss = trainer.step()
+        check = trainer.steps % CHECK_EVERY == 0 or trainer.steps == max_steps
+        snapshot = trainer.snapshot(loss, None if check else snapshot)
         yield snapshot
-        if until is not None and snapshot.accuracy >= until:
+        if check and until is not None and snapshot.accuracy >= until:
             return
