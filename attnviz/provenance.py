@@ -118,7 +118,13 @@ class WeightsOrigin(NamedTuple):
             return f"random (seed {self.seed})"
         if self.kind is WeightsKind.GIVEN:
             return "given"
-        text = f"{self.model} ({'pretrained' if self.trained else 'random, untrained checkpoint'})"
+        if not self.trained:
+            kind = "random, untrained checkpoint"
+        elif self.architecture == "attnviz-toy":
+            kind = "trained by attnviz"
+        else:
+            kind = "pretrained"
+        text = f"{self.model} ({kind})"
         if with_layer and self.layer is not None and self.n_layers is not None:
             text += f", layer {self.layer} of {self.n_layers}"
         if self.kind is WeightsKind.FILE:

@@ -9,6 +9,11 @@ seeded, and the files carry no date, so running the script twice gives the same 
 ``heatmap_gpt2_grid.png`` those of the tests' tiny GPT-2, words merged; they are made only when
 the model extra (and all-MiniLM-L6-v2's files) are installed. ``slide_scores.png`` and
 ``slide_weights.png`` are two slides of ``attnviz explain … --slides DIR``.
+
+``coref_tired.png``, ``coref_wide.png``, ``coref_word_tired.png`` and ``coref_word_wide.png`` are
+the last layer of the two models attnviz ships (``--model coref``, ``--model coref-word``) for
+the seeds' two sentences, and ``train_coref.gif`` is ``attnviz train coref --animate``: they need
+no extra.
 """
 
 from __future__ import annotations
@@ -54,6 +59,31 @@ def make_gpt2_picture(path: Path) -> None:
     save_layers_heatmap(layers, select(layers[0], ViewOptions(focus="it", words=True)), path)
 
 
+TIRED = "The animal didn't cross the street because it was too tired"
+WIDE = "The animal didn't cross the street because it was too wide"
+#: file name -> (shipped model, sentence): its last layer, the row of "it" outlined
+TRAINED_PICTURES = {
+    "coref_tired.png": ("coref", TIRED),
+    "coref_wide.png": ("coref", WIDE),
+    "coref_word_tired.png": ("coref-word", TIRED),
+    "coref_word_wide.png": ("coref-word", WIDE),
+}
+
+
+def make_trained_pictures() -> None:
+    """The shipped toy models on the seeds' two sentences, and the coref training animated."""
+    from attnviz import training
+    from attnviz.render.animation import save_animation
+
+    for name, (model, sentence) in TRAINED_PICTURES.items():
+        layers = trace_layers(sentence, TraceOptions(model=model)).layers
+        save_heatmap(layers[-1], select(layers[-1], ViewOptions(focus="it")), DOCS / name)
+        print(f"wrote {DOCS / name}")
+    trained = training.train("coref")
+    save_animation(trained.task, trained.snapshots, DOCS / "train_coref.gif")
+    print(f"wrote {DOCS / 'train_coref.gif'}")
+
+
 def make_scaling_picture(path: Path) -> None:
     from attnviz.analysis.scaling import scaling_experiment
     from attnviz.render.plots import save_scaling_plot
@@ -96,6 +126,7 @@ def make_slide_pictures() -> None:
 
 
 def main() -> None:
+    make_trained_pictures()
     make_scaling_picture(DOCS / "scaling.png")
     make_lines_picture(DOCS / "lines_it.png")
     make_mask_and_cross_pictures()

@@ -45,6 +45,46 @@ def replace_block(text: str, starts_with: str, lines: list[str]) -> str:
     return text[:start] + "\n".join(lines) + "\n" + text[end:]
 
 
+def command_output(arguments: list[str], columns: int) -> list[str]:
+    """What ``attnviz ARGUMENTS`` prints, piped, at ``columns``, colour off."""
+    from typer.testing import CliRunner
+
+    from attnviz.cli import app
+
+    os.environ.update({"COLUMNS": str(columns), "NO_COLOR": "1"})
+    result = CliRunner().invoke(app, arguments)
+    return [line.rstrip() for line in result.stdout.splitlines()]
+
+
+def training_frame() -> list[str]:
+    """The live view's last frame of ``attnviz train coref``, as text at 100 columns."""
+    import io
+
+    from rich.console import Console
+
+    from attnviz import training
+    from attnviz.render.training import TrainingView
+
+    console = Console(width=100, no_color=True, file=io.StringIO(), force_terminal=False)
+    trained = training.train("coref")
+    view = TrainingView(console, trained.task, pace=0)
+    view.losses.extend(snapshot.loss for snapshot in trained.snapshots)
+    console.print(view.frame(trained.snapshots[-1]))
+    frame = console.file.getvalue()  # type: ignore[attr-defined]
+    lines = [line.rstrip() for line in frame.splitlines()][:7]  # the first sentence's rows
+    return lines
+
+
+def update_training(text: str) -> str:
+    """The README's `attnviz train` blocks: a live frame, the piped output, --explain-step's
+    last lines."""
+    text = replace_block(text, "step ", training_frame())
+    text = replace_block(text, "Task coref:", command_output(["train", "coref"], 100))
+    step = command_output(["train", "coref", "--explain-step"], 80)
+    start = next(i for i, line in enumerate(step) if line.startswith("The loss went from"))
+    return replace_block(text, "The loss went from", step[start:])
+
+
 def main() -> None:
     lines = real_output()
     end_of_step_5 = next(
@@ -58,6 +98,7 @@ def main() -> None:
     text = replace_block(text, "attnviz · multi-head", lines[: end_of_step_5 + 1])
     text = replace_block(text, "─", lines[focus:])
     text = replace_block(text, "$ COLUMNS=80", narrow_scores())
+    text = update_training(text)
     README.write_text(text, encoding="utf-8")
     print("updated README.md")
 

@@ -92,6 +92,15 @@ DEMO = tuple(
     )
 )
 SCALING = readme_text_block("### `attnviz scaling`")
+SCALING_GRADIENTS = readme_text_block("### `attnviz scaling`", 1)
+WIDE_ARG = shlex.quote("The animal didn't cross the street because it was too wide")
+TRAIN_START = ('Task coref: which noun "it" is, decided by the adjective after it.',)
+TRAINED = readme_text_block("### `attnviz train TASK`", 1)
+#: The parts of the pasted summary that are the same on every machine (not the seconds).
+TRAINED_SAYS = tuple(
+    line for line in TRAINED if line and line != "…" and "s of training" not in line
+) + ("Trained 55 steps in",)
+EXPLAIN_STEP = readme_text_block("### `attnviz train TASK`", 2)
 HEADS = readme_text_block("### `attnviz heads SENTENCE`")[1:]  # its title line is the README's own
 LESSON_SLIDES = (
     "01-title", "02-tokens", "03-head1-qkv", "04-head1-scores", "05-head1-scaled",
@@ -258,7 +267,46 @@ EXPECTED: dict[str, Expected] = {
     f"attnviz heads {IT_ARG} --heads 4 --d-model 16": Expected(
         ("Weights: random (seed 0); 1 layer × 4 heads.", "because  L1 H4  0.76  +0.72")
     ),
-    "attnviz scaling": Expected(("attnviz · why divide by √d_k", *SCALING)),
+    "attnviz scaling": Expected(("attnviz · why divide by √d_k", *SCALING, *SCALING_GRADIENTS)),
+    f"attnviz heatmap --model coref {IT_ARG} --focus it -o coref_tired.png": Expected(
+        writes=("coref_tired.png",)
+    ),
+    f"attnviz heatmap --model coref {WIDE_ARG} --focus it -o coref_wide.png": Expected(
+        writes=("coref_wide.png",)
+    ),
+    f"attnviz heatmap --model coref-word {IT_ARG} --focus it -o coref_word_tired.png": Expected(
+        writes=("coref_word_tired.png",)
+    ),
+    f"attnviz heads --model coref-word {IT_ARG} --focus it": Expected(
+        (
+            "Weights: coref-word (trained by attnviz); 2 layers × 1 head.",
+            "L1 H1   street   1.00   +0.82",
+            "L2 H1   was      1.00   +0.30",
+        )
+    ),
+    "attnviz train coref": Expected((*TRAIN_START, *TRAINED_SAYS)),
+    "attnviz train coref --readout word": Expected(
+        (
+            'Task coref-word: which noun "it" is, decided by the adjective after it.',
+            'Readout: word: an output layer reads X at "it" after the last layer',
+            "Right answer, attention elsewhere: an attention weight says where a word read",
+        )
+    ),
+    "attnviz train reverse": Expected(
+        (
+            "Task reverse: each position gives the digit at the mirrored position (8 digits).",
+            "Layer 1, head 1: mirror score",
+        )
+    ),
+    "attnviz train induction --save induction_model": Expected(
+        ("Layer 2, head 1: induction score",), writes=("induction_model",)
+    ),
+    "attnviz train coref --animate train_coref.gif --history history.npz": Expected(
+        (*TRAIN_START, "Trained 55 steps in"), writes=("history.npz", "train_coref.gif")
+    ),
+    "attnviz train coref --explain-step": Expected(
+        ("attnviz · one training step, every number", *EXPLAIN_STEP)
+    ),
     "attnviz scaling --dk 2,8,32,128,512,2048 --keys 32 -o scaling.png": Expected(
         ("each query scores 32", "2048     2060.2"), writes=("scaling.png",)
     ),

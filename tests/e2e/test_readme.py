@@ -66,12 +66,20 @@ SIGNATURES = {
     ".svg": b"<",  # <svg, or matplotlib's <?xml before it
     ".html": b"<!DOCTYPE html>",
     ".npz": b"PK\x03\x04",
+    ".gif": b"GIF89a",
 }
+
+
+#: The models attnviz ships: --model with one of these needs no extra.
+SHIPPED_MODELS = ("coref", "coref-word")
 
 
 def needs_model(command: str) -> bool:
     arguments = shlex.split(command)
-    return "--model" in arguments or "-m" in arguments
+    for flag in ("--model", "-m"):
+        if flag in arguments and arguments[arguments.index(flag) + 1] not in SHIPPED_MODELS:
+            return True
+    return False
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -81,6 +89,9 @@ def png_size(path: Path) -> tuple[int, int]:
 
 def check_written(path: Path) -> None:
     """A whole file of its kind: the right signature, a plausible size, a readable body."""
+    if path.is_dir():  # a model folder, as `attnviz train --save` writes it
+        assert sorted(p.name for p in path.iterdir()) == ["config.json", "weights.npz"]
+        return
     content = path.read_bytes()
     assert content.startswith(SIGNATURES[path.suffix]), path
     if path.suffix == ".png":
@@ -90,7 +101,10 @@ def check_written(path: Path) -> None:
             assert (width, height) == (1920, 1080)
     elif path.suffix == ".npz":
         with np.load(path, allow_pickle=False) as saved:
-            np.testing.assert_allclose(saved["weights"].sum(-1), 1.0, atol=1e-6)
+            if "probe1_rows" in saved:  # `attnviz train --history`: each row of each snapshot
+                np.testing.assert_allclose(saved["probe1_rows"].sum(-1), 1.0, atol=1e-5)
+            else:
+                np.testing.assert_allclose(saved["weights"].sum(-1), 1.0, atol=1e-6)
     elif path.suffix in (".svg", ".html"):
         text = content.decode("utf-8")
         assert "<svg" in text[:500] if path.suffix == ".svg" else "<html" in text[:100]
@@ -167,15 +181,20 @@ def test_every_command_is_documented() -> None:
         assert f"### `attnviz {command}" in README, command
 
 
-def test_python_api_examples_run() -> None:
+def test_python_api_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the examples save files where they run
     # The fourth block is a notebook cell (%matplotlib): tests/test_notebook_lesson.py runs it.
-    first, model, library, _ = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
+    first, toy, model, library, _ = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
     namespace: dict[str, Any] = {}
     exec(first, namespace)  # noqa: S102 - the README's own example
     assert namespace["trace"].weights.shape == (2, 11, 11)
     assert namespace["text"].startswith("attnviz · multi-head self-attention")
     assert namespace["pair"].trace.is_cross
     assert [row.d_k for row in namespace["rows"]] == [4, 16, 64]
+    exec(toy, namespace)  # noqa: S102 - the shipped toy model and training, without the extra
+    assert namespace["toy"].trace.weights[0, 7].argmax() == 5  # "it" on "street"
+    assert namespace["trained"].findings.accuracy >= 0.99
+    assert (tmp_path / "my_coref" / "weights.npz").is_file()
     if has_model_extra():  # without the extra, the model example is not run
         exec(model, namespace)  # noqa: S102
         assert namespace["real"].trace.provenance.weights.layer == 6

@@ -127,7 +127,7 @@ def test_the_lesson_says_what_coref_is_from_its_numbers() -> None:
         f"Trained {recorded.steps} steps of Adam from seed {recorded.seed}",
         "it answers 2,048 of 2,048 (100.0%) right",
         "no biases, no LayerNorm, no feed-forward block",
-        "Weights: coref (pretrained), layer 2 of 2",
+        "Weights: coref (trained by attnviz), layer 2 of 2",
         "Step 1 · Words and X",
         "(11 words)",
     ):
