@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attnviz.errors import AttnvizError
+from attnviz.labels import plural
 from attnviz.lesson.options import LessonOptions
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
@@ -33,7 +34,7 @@ class Explanation:
     def __repr__(self) -> str:
         shown = self.selection.heads
         heads = (
-            f"{len(shown)} heads"
+            plural(len(shown), "head")
             if len(shown) == self.trace.n_heads
             else "head " + ", ".join(str(head + 1) for head in shown)
         )

@@ -57,6 +57,12 @@ class Trained:
     snapshots: tuple[Snapshot, ...]
     findings: measured.Findings
 
+    def __repr__(self) -> str:
+        return (
+            f"<Trained {self.task.name}: seed {self.seed}, {self.steps} steps, held-out "
+            f"accuracy {report.percent(self.findings.accuracy)}>"
+        )
+
     @property
     def steps(self) -> int:
         return self.snapshots[-1].step
@@ -92,7 +98,7 @@ def check_training(steps: int | None, until: float | None, seed: int) -> None:
         raise AttnvizError(f"{option('steps', steps)}: give 1 to {MAX_STEPS:,} steps.")
     if until is not None and not 0 < until <= 1:
         raise AttnvizError(
-            f"{option('until', until)}: give a held-out accuracy between 0 and 1, e.g. 0.99."
+            f"{option('until', until)}: give a held-out accuracy above 0 and at most 1, e.g. 0.99."
         )
     if seed < 0:
         raise AttnvizError(f"{option('seed', seed)}: give a seed of 0 or more.")

@@ -47,7 +47,14 @@ def check_save_folder(folder: Path) -> None:
             )
 
 
-TaskArgument = Annotated[TaskName, typer.Argument(help="What to learn.", show_default=False)]
+TaskArgument = Annotated[
+    TaskName,
+    typer.Argument(
+        help="What to learn: coref, reverse, previous or induction.",
+        show_default=False,
+        metavar="TASK",
+    ),
+]
 ReadoutOption = Annotated[
     ReadoutName | None,
     typer.Option(
@@ -165,7 +172,7 @@ def train(
     print_lines(console, report.start(chosen, shape, seed=seed))
     console.print()
     with staged_writes():  # every file, or none
-        with TrainingView(console, chosen, pace=pace) as view:
+        with TrainingView(console, chosen, pace=pace, steps=steps) as view:
             trained = training.train(
                 chosen,
                 seed=seed,

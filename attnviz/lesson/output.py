@@ -50,9 +50,13 @@ def _concatenate(lesson: LessonWriter) -> None:
     )
     if trace.n_heads > NAMED_HEADS:
         blocks += ", …"
+    side_by_side = (
+        "The one head's output is Concat = [Z₁] (with h heads, side by side: [Z₁ | … | Z_h]), "
+        if trace.n_heads == 1
+        else f"The {trace.n_heads} heads' outputs are put side by side: Concat = [Z₁ | … | Z_h], "
+    )
     lesson.say(
-        f"The {trace.n_heads} heads' outputs are put side by side: Concat = [Z₁ | … | Z_h], "
-        f"shape [n, h·d_k] = [{n}, {trace.n_heads * trace.d_k}] "
+        side_by_side + f"shape [n, h·d_k] = [{n}, {trace.n_heads * trace.d_k}] "
         f"(columns {blocks}{lesson.shown_rows().replace(' (', '; ').rstrip(')')}). "
         f"W_O [h·d_k, d_model] = [{trace.n_heads * trace.d_k}, {trace.d_model}] mixes them "
         f"back into d_model = {trace.d_model} columns: output = Concat·W_O{lesson.bias('O')}, "

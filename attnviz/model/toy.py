@@ -357,8 +357,8 @@ def about(config: ToyConfig, name: str, answered: tuple[str, str] | None = None)
         f"d_model = {config.d_model}, {layers} of {heads} each, attention only"
         f"{', causal' if config.causal else ''}. {_readout(config, focus)} Trained "
         f"{config.steps:,} steps of Adam from seed {config.seed} on {config.train_examples:,} "
-        f"sentences; on {config.held_out_examples:,} held-out ones ({config.held_out}) it "
-        f"answers {_accuracy(config)} right.{_answered(answered)}"
+        f"sentences; on {config.held_out_examples:,} held-out ones ({config.held_out}) "
+        f"{_accuracy(config)}.{_answered(answered)}"
     )
 
 
@@ -392,9 +392,13 @@ def _readout(config: ToyConfig, focus: str) -> str:
 
 
 def _accuracy(config: ToyConfig) -> str:
-    """The held-out share as a count and a percentage that never rounds up to 100%."""
-    right = round(config.held_out_accuracy * config.held_out_examples)
+    """How many held-out examples it gets right: a count and a percentage that never rounds up
+    to 100%; a token readout's share is of its answers, one at each position, not of whole
+    sequences, so it is said as such."""
     percent = f"{config.held_out_accuracy:.1%}"
-    if right < config.held_out_examples and percent == "100.0%":
+    if config.held_out_accuracy < 1 and percent == "100.0%":
         percent = f"{math.floor(config.held_out_accuracy * 1000) / 10:.1f}%"
-    return f"{right:,} of {config.held_out_examples:,} ({percent})"
+    if config.readout == "token":
+        return f"it gets {percent} of their answers right, one answer at each position"
+    right = round(config.held_out_accuracy * config.held_out_examples)
+    return f"it answers {right:,} of {config.held_out_examples:,} ({percent}) right"

@@ -1,8 +1,8 @@
 """`attnviz train --animate FILE.gif`: the focus rows over training, a frame per snapshot.
 
 Each panel is one probe sentence in one layer: a bar for each word, the weight the focus word
-gives it, the word it should find in green; each frame's title gives the step and the held-out
-accuracy. matplotlib and Pillow (which matplotlib brings) are imported here only.
+gives it, the answer in green (the focus word in blue); each frame's title gives the step and
+the held-out accuracy. matplotlib and Pillow (which matplotlib brings) are imported here only.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def save_animation(task: Task, snapshots: Sequence[Snapshot], path: Path) -> Non
             focus = report.quoted(probe.words[probe.focus])
             answer = report.quoted(probe.words[probe.answer])
             axes.set_title(
-                f"layer {layer + 1}: where {focus} looks (green: {answer}, what it should find)",
+                f"layer {layer + 1}: where {focus} (blue) looks; green: {answer}, the answer",
                 fontsize=10,
                 loc="left",
             )

@@ -40,9 +40,10 @@ def loss_curve(losses: Sequence[float], width: int) -> str:
 
 
 def answer_weights(task: Task, snapshot: Snapshot) -> list[str]:
-    """Each probe's last-layer weight on the word its focus word should find."""
+    """Each probe's last-layer weight on the answer: L2 "it"→animal 0.97."""
+    last = f"L{task.n_layers} "
     return [
-        f"{report.quoted(p.words[p.focus])}→{p.words[p.answer]} {rows[-1, 0, p.answer]:.2f}"
+        f"{last}{report.quoted(p.words[p.focus])}→{p.words[p.answer]} {rows[-1, 0, p.answer]:.2f}"
         for p, rows in zip(task.probes, snapshot.rows, strict=True)
     ]
 
@@ -57,12 +58,17 @@ class TrainingView:
 
     LINE_EVERY = 10  # steps between plain lines
 
-    def __init__(self, console: Console, task: Task, *, pace: float) -> None:
+    def __init__(
+        self, console: Console, task: Task, *, pace: float, steps: int | None = None
+    ) -> None:
         """A snapshot comes after every step."""
         self.console, self.task = console, task
         self.live_view = live_view(console)
         # The whole run on screen for about ``pace`` seconds: a step's share of it.
-        self.frame_seconds = pace / task.typical_steps if self.live_view else 0.0
+        # ``steps`` asked for, or about as many as the task usually takes; past them it runs at
+        # full speed, so a run never stays on screen much longer than ``pace``.
+        self.paced_steps = steps or task.typical_steps
+        self.frame_seconds = pace / self.paced_steps if self.live_view else 0.0
         self.losses: list[float] = []
         self._live: Live | None = None
         self._shown = time.perf_counter()
@@ -91,7 +97,8 @@ class TrainingView:
                 )
                 self.console.print(line, markup=False, highlight=False, soft_wrap=True)
             return
-        wait = self.frame_seconds - (time.perf_counter() - self._shown)
+        paced = snapshot.step <= self.paced_steps
+        wait = self.frame_seconds - (time.perf_counter() - self._shown) if paced else 0.0
         if wait > 0:
             time.sleep(wait)
         self._live.update(self.frame(snapshot), refresh=True)
@@ -125,11 +132,11 @@ class TrainingView:
         parts: list[RenderableType] = [head, curve]
         for probe, rows in zip(self.task.probes, snapshot.rows, strict=True):
             parts.append(Text(""))
-            parts.extend(probe_lines(probe, rows, width))
+            parts.extend(probe_lines(self.task, probe, rows, width))
         return Group(*parts)
 
 
-def probe_lines(probe: Probe, rows: FloatArray, width: int) -> list[Text]:
+def probe_lines(task: Task, probe: Probe, rows: FloatArray, width: int) -> list[Text]:
     """The probe's words, and under each word its weight in the focus row of every layer: a bar
     that grows with the weight, then the weight (bars alone when the numbers would not fit in
     ``width`` columns).  rows: [layers, heads, n]"""
@@ -157,7 +164,7 @@ def probe_lines(probe: Probe, rows: FloatArray, width: int) -> list[Text]:
         report.quoted(probe.words[probe.focus]),
         report.quoted(probe.words[probe.answer]),
     )
-    lines.append(Text(f"    {focus} should find {answer} (green)", "dim"))
+    lines.append(Text("    " + report.answer_legend(task, focus, answer), "dim"))
     return lines
 
 

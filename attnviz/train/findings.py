@@ -32,7 +32,7 @@ class Look:
     head: int  # from 1
     position: int  # the word it gives most weight
     weight: float  # that weight
-    answer_weight: float  # the weight on the word it should find
+    answer_weight: float  # the weight on the answer
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,9 @@ class Pattern:
 
 @dataclass(frozen=True)
 class Findings:
-    accuracy: float  # held-out
+    accuracy: float  # held-out: the share of answers right (a token task: one per position)
+    # A token task's held-out sequences with every answer right, and how many there are.
+    sequences_right: tuple[int, int] | None
     probes: tuple[ProbeFinding, ...]
     ablations: tuple[Ablation, ...]  # coref only
     readings: tuple[Reading, ...]  # coref only
@@ -96,11 +98,24 @@ def findings(task: Task, shape: network.Shape, parameters: Mapping[str, FloatArr
     held = task.held_out
     return Findings(
         accuracy=network.accuracy(parameters, shape, held),
+        sequences_right=_sequences_right(shape, parameters, held)
+        if task.readout is Readout.TOKEN
+        else None,
         probes=tuple(_probe(task, shape, parameters, probe) for probe in task.probes),
         ablations=_ablations(task, shape, parameters) if task.name.startswith("coref") else (),
         readings=_readings(task, shape, parameters) if task.name.startswith("coref") else (),
         patterns=_patterns(task, shape, parameters) if task.readout is Readout.TOKEN else (),
     )
+
+
+def _sequences_right(
+    shape: network.Shape, parameters: Mapping[str, FloatArray], held: Examples
+) -> tuple[int, int]:
+    """How many held-out sequences have every answer right, of how many."""
+    guesses = network.forward(parameters, shape, held.ids, held.query).logits.argmax(axis=-1)
+    answered = held.targets >= 0
+    whole = ((guesses == held.targets) | ~answered).all(axis=1)
+    return int(whole.sum()), len(held.ids)
 
 
 def _probe(
@@ -126,7 +141,9 @@ def _probe(
         correct = answer == probe.words[probe.answer]
     relay = None
     last = run.layers[-1].weights[0, 0, probe.focus]
-    if shape.n_layers > 1 and int(last.argmax()) != probe.answer:
+    # A pointer's last row IS its answer: landing elsewhere is a wrong answer, not a relay.
+    pointer = task.readout is Readout.POINTER
+    if shape.n_layers > 1 and not pointer and int(last.argmax()) != probe.answer:
         position = int(last.argmax())
         row = run.layers[0].weights[0, 0, position]
         top = int(row.argmax())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attnviz.labels import occurrence_labels
 from attnviz.train.findings import Findings, ProbeFinding
 from attnviz.train.network import Shape
 from attnviz.train.tasks import Readout, Task
@@ -39,17 +40,33 @@ def start(task: Task, shape: Shape, *, seed: int) -> list[str]:
         else "no mask (every word reads every word, after it too)"
     )
     heads = "1 head" if shape.n_heads == 1 else f"{shape.n_heads} heads"
-    layers = "1 layer" if shape.n_layers == 1 else f"{shape.n_layers} layers"
+    layers = (
+        f"1 layer of attention only, with {heads}"
+        if shape.n_layers == 1
+        else f"{shape.n_layers} layers of attention only, {heads} each"
+    )
     return [
         f"Task {task.name}: {task.summary}.",
         f"Data: {len(task.train.ids):,} training examples and {len(task.held_out.ids):,} held "
         f"out ({task.held_out_rule}); {len(task.vocabulary)} words in the vocabulary.",
-        f"Model: {layers} of attention only, {heads} each, d_model {shape.d_model}, learned "
+        f"Model: {layers}, d_model {shape.d_model}, learned "
         f"positions, no feed-forward block, no LayerNorm; {mask}.",
         "Readout: " + READOUTS[task.readout].format(focus=focus, classes=len(task.classes)) + ".",
         f"Training: Adam, learning rate {task.learning_rate:g}, {task.batch} examples a step, "
         f"seed {seed}.",
     ]
+
+
+def answer_legend(task: Task, focus: str, answer: str) -> str:
+    """What the green word is, true for every readout: only a pointer's last layer is trained
+    to look at it."""
+    if task.readout is Readout.POINTER:
+        return (
+            f"{answer} (green) is the answer: the last layer's row of {focus} is trained to be it"
+        )
+    return (
+        f"{answer} (green) is the answer: an output layer names it; no row is trained to look at it"
+    )
 
 
 def progress(step: int, loss: float, accuracy: float, answers: Sequence[str]) -> str:
@@ -58,20 +75,23 @@ def progress(step: int, loss: float, accuracy: float, answers: Sequence[str]) ->
     return "  ".join([line, *answers])
 
 
+#: Below this held-out accuracy a model has not learned its task: what zeroing a layer costs,
+#: or where its attention lands, says little about how it does the task.
+TRAINED = 0.9
+
+
 def finish(task: Task, found: Findings, *, steps: int, seconds: float) -> list[str]:
     """What was learned, layer by layer, from this run's numbers."""
-    lines = [
-        f"Trained {steps} steps in {seconds:.2f} s of training: held-out accuracy "
-        f"{percent(found.accuracy)} ({len(task.held_out.ids):,} examples never trained on).",
-    ]
+    lines = [f"Trained {steps} steps in {seconds:.2f} s of training: " + _accuracy(task, found)]
     for probe in found.probes:
         lines.extend(_probe_lines(task, probe))
-    lines.extend(_path_lines(found))
+    lines.extend(_path_lines(task, found))
     lines.extend(
         f"Layer {p.layer}, head {p.head}: {p.name} score {p.score:.2f} ({p.formula})."
         for p in found.patterns
     )
-    if any(p.relay is not None for p in found.probes) and task.readout is Readout.WORD:
+    relayed = [p for p in found.probes if p.relay is not None]
+    if relayed and all(p.correct for p in relayed) and found.accuracy >= TRAINED:
         lines.append(
             "Right answer, attention elsewhere: an attention weight says where a word read "
             "from, not what the model used to answer."
@@ -79,14 +99,29 @@ def finish(task: Task, found: Findings, *, steps: int, seconds: float) -> list[s
     return lines
 
 
+def _accuracy(task: Task, found: Findings) -> str:
+    examples = len(task.held_out.ids)
+    if found.sequences_right is None:
+        return (
+            f"held-out accuracy {percent(found.accuracy)} ({examples:,} examples never trained on)."
+        )
+    right, total = found.sequences_right
+    answers = int((task.held_out.targets >= 0).sum())
+    return (
+        f"held-out accuracy {percent(found.accuracy)} of {answers:,} answers, one at each "
+        f"position of {total:,} sequences never trained on; {right:,} of the {total:,} "
+        "sequences entirely right."
+    )
+
+
 def _probe_lines(task: Task, found: ProbeFinding) -> list[str]:
     probe = found.probe
-    words, focus, answer = probe.words, quoted(probe.words[probe.focus]), probe.words[probe.answer]
-    lines = [" ".join(words)]
+    words = occurrence_labels(probe.words)
+    focus, answer = quoted(words[probe.focus]), words[probe.answer]
+    lines = [" ".join(probe.words)]
     for look in found.looks:
-        where = f"layer {look.layer}" + (
-            f" head {look.head}" if len(found.looks) > task.n_layers else ""
-        )
+        several = len(found.looks) > task.n_layers
+        where = f"layer {look.layer}" + (f" head {look.head}" if several else "")
         text = (
             f"  {where}: {focus} gives {quoted(words[look.position])} {look.weight:.2f} (its most)"
         )
@@ -96,53 +131,71 @@ def _probe_lines(task: Task, found: ProbeFinding) -> list[str]:
     verdict = "right" if found.correct else f"wrong: it should be {quoted(answer)}"
     lines.append(f"  the model's answer: {quoted(found.answer)} ({verdict})")
     if found.relay is not None:
-        relay, look = found.relay, found.relay.look
-        last = found.looks[-1]
+        relay, look, last = found.relay, found.relay.look, found.looks[-1]
+        relay_word = quoted(words[relay.position])
         lines.append(
-            f"  The last layer's row of {focus} lands on {quoted(words[relay.position])}, not "
-            f"on {quoted(answer)} ({last.answer_weight:.2f})"
-            + (", yet the answer is right." if found.correct else ".")
+            f"  The last layer's row of {focus} lands on {relay_word}, not on {quoted(answer)} "
+            f"({last.answer_weight:.2f})" + (", yet the answer is right." if found.correct else ".")
         )
-        relay_word, its_most = quoted(words[relay.position]), quoted(words[look.position])
+        its_most = quoted(words[look.position])
         read = f"{relay_word} itself, in layer 1, gave {its_most} {look.weight:.2f} (its most)"
-        if look.position == probe.answer:
-            lines.append(f"  {read}: {focus} reads {quoted(answer)} second-hand, through it.")
+        if look.position == probe.answer and found.correct:
+            lines.append(
+                f"  {read}: {focus} reads {quoted(answer)} second-hand, through {relay_word}."
+            )
+        elif look.position == probe.answer:
+            lines.append(f"  {read}.")
         else:
             lines.append(f"  {read} and {quoted(answer)} {look.answer_weight:.2f}.")
     return lines
 
 
-def _path_lines(found: Findings) -> list[str]:
+def _path_lines(task: Task, found: Findings) -> list[str]:
     if len(found.ablations) != 2:
         return []
     at_it, at_nouns = found.ablations
+    chance = (
+        "naming one of the sentence's two nouns at random scores 50%"
+        if task.readout is Readout.WORD
+        else "pointing at one of the two nouns at random scores 50%"
+    )
     lines = [
-        "Which path carries the adjective? With layer 1's output zeroed "
+        "Where does the last layer need layer 1's work? With layer 1's output zeroed "
         f"{at_it.where}, held-out accuracy is {percent(at_it.accuracy)}; zeroed "
-        f"{at_nouns.where}, {percent(at_nouns.accuracy)} (picking one of the two nouns at "
-        f"random scores 50%; untouched, {percent(found.accuracy)})."
+        f"{at_nouns.where}, {percent(at_nouns.accuracy)} (untouched, {percent(found.accuracy)}; "
+        f"{chance})."
     ]
-    if found.readings:
-        nouns, it = found.readings
-        lines.append(
-            f"In layer {nouns.layer}, {nouns.readers} give {nouns.read} {nouns.weight:.2f} on "
-            f"average, {it.readers} {it.weight:.2f}."
+    nouns, it = found.readings
+    lines.append(
+        f"In layer {nouns.layer}, {nouns.readers} give {nouns.read} {nouns.weight:.2f} on "
+        f"average, {it.readers} {it.weight:.2f}."
+    )
+    lines.append(_path_verdict(found, at_it.accuracy, at_nouns.accuracy, nouns.weight, it.weight))
+    return lines
+
+
+def _path_verdict(
+    found: Findings, at_it: float, at_nouns: float, nouns_read: float, it_reads: float
+) -> str:
+    """The conclusion the numbers allow, and no more."""
+    if found.accuracy < TRAINED:
+        return (
+            f"At {percent(found.accuracy)} held-out the model has not learned the task yet: "
+            "what zeroing costs says little so far."
         )
-    cost_it, cost_nouns = found.accuracy - at_it.accuracy, found.accuracy - at_nouns.accuracy
+    cost_it, cost_nouns = found.accuracy - at_it, found.accuracy - at_nouns
     if max(cost_it, cost_nouns) < 0.05:
-        lines.append(
+        return (
             "Neither costs much: the last layer does not rely on layer 1's output at these words."
         )
-    elif cost_nouns >= 2 * cost_it:
-        lines.append(
-            "Most of it travels through the nouns: what layer 1 adds at the nouns is what the "
-            'last layer needs to tell which noun "it" is.'
-        )
-    elif cost_it >= 2 * cost_nouns:
-        lines.append(
-            'Most of it travels through "it" itself: what layer 1 adds at "it" decides which '
-            "noun the last layer finds."
-        )
-    else:
-        lines.append("Both paths carry part of it: zeroing either one costs accuracy.")
-    return lines
+    if cost_nouns >= 2 * cost_it:
+        verdict = "Most of what the last layer needs from layer 1 is at the nouns"
+        if nouns_read > it_reads:
+            return verdict + ", the words that read the adjective there: that path carries it."
+        return verdict + "."
+    if cost_it >= 2 * cost_nouns:
+        verdict = 'Most of what the last layer needs from layer 1 is at "it" itself'
+        if it_reads > nouns_read:
+            return verdict + ", which reads the adjective there: that path carries it."
+        return verdict + ' (where "it" looks in layer 1 is above).'
+    return "Both carry part of it: zeroing either one costs accuracy."

@@ -47,7 +47,7 @@ class Probe:
 
     words: tuple[str, ...]
     focus: int  # the position whose row is shown
-    answer: int  # the position the focus word should find
+    answer: int  # the position of the answer (what the task asks of the focus word)
 
 
 @dataclass(frozen=True, eq=False)

@@ -24,14 +24,17 @@ def test_piped_it_prints_plain_lines_and_what_was_learned() -> None:
     out = result.stdout
     assert "\x1b" not in out  # no escape codes when piped
     assert out.startswith("Task reverse: each position gives the digit at the mirrored")
-    assert "Model: 1 layer of attention only, 1 head each, d_model 32" in out
+    assert "Model: 1 layer of attention only, with 1 head, d_model 32" in out
     steps = [int(s) for s in re.findall(r"^step +(\d+) ", out, flags=re.M)]
     assert steps[0] == 0 and all(s % 10 == 0 for s in steps[:-1])
     trained = re.search(r"Trained (\d+) steps in [\d.]+ s of training: held-out accuracy", out)
     assert trained is not None and int(trained[1]) == steps[-1]
     assert "Layer 1, head 1: mirror score" in out
+    sequences = re.search(r"; ([\d,]+) of the ([\d,]+) sequences entirely right", out)
+    assert sequences is not None and sequences[2] == "1,024"  # whole sequences, not positions
 
 
+@pytest.mark.slow
 def test_every_file_is_written_and_reported(tmp_path: Path) -> None:
     arguments = ["train", "reverse", "--save", str(tmp_path / "m"), "--history"]
     arguments += [str(tmp_path / "h.npz"), "--animate", str(tmp_path / "a.gif")]

@@ -97,20 +97,33 @@ def test_the_path_sentence_follows_the_ablation_numbers(coref: training.Trained)
     nouns = np.isin(held.ids, [coref.task.vocabulary.index(w) for w in ("animal", "street")])
     assert nouns.sum() >= len(held.ids) // 8  # the seeds' nouns appear in many sentences
     lines = report.finish(coref.task, coref.findings, steps=coref.steps, seconds=coref.seconds)
-    path = next(line for line in lines if line.startswith("Which path"))
+    path = next(line for line in lines if line.startswith("Where does the last layer need"))
     assert report.percent(at_it.accuracy) in path and report.percent(at_nouns.accuracy) in path
+    nouns, it = coref.findings.readings
     verdict = lines[lines.index(path) + 2]
     cost_it = coref.findings.accuracy - at_it.accuracy
     cost_nouns = coref.findings.accuracy - at_nouns.accuracy
     if cost_nouns >= 2 * cost_it:
-        assert verdict.startswith("Most of it travels through the nouns")
+        assert verdict.startswith("Most of what the last layer needs from layer 1 is at the nouns")
+        # "carries the adjective" only when the nouns read it more than "it" does
+        assert ("that path carries it" in verdict) == (nouns.weight > it.weight)
     elif cost_it >= 2 * cost_nouns:
-        assert verdict.startswith('Most of it travels through "it"')
+        assert verdict.startswith('Most of what the last layer needs from layer 1 is at "it"')
     else:
-        assert verdict.startswith("Both paths")
+        assert verdict.startswith("Both carry part of it")
 
 
-@pytest.mark.slow
+def test_an_untrained_model_gets_no_verdict_and_no_moral() -> None:
+    """Two steps in, the answers are wrong: nothing is concluded from zeroing, and the
+    right-answer lesson is not told."""
+    early = training.train("coref", readout="word", steps=2, until=None)
+    assert early.findings.accuracy < 0.5
+    lines = report.finish(early.task, early.findings, steps=2, seconds=0.0)
+    assert any("has not learned the task yet" in line for line in lines)
+    assert not any(line.startswith("Right answer") for line in lines)
+    assert not any("second-hand" in line for line in lines)
+
+
 def test_the_word_readout_is_right_while_its_attention_looks_elsewhere(
     coref_word: training.Trained,
 ) -> None:
