@@ -61,12 +61,8 @@ def answer_legend(task: Task, focus: str, answer: str) -> str:
     """What the green word is, true for every readout: only a pointer's last layer is trained
     to look at it."""
     if task.readout is Readout.POINTER:
-        return (
-            f"{answer} (green) is the answer: the last layer's row of {focus} is trained to be it"
-        )
-    return (
-        f"{answer} (green) is the answer: an output layer names it; no row is trained to look at it"
-    )
+        return f"answer {answer} (green): the last layer's row of {focus} is trained to be it"
+    return f"answer {answer} (green): named by the output layer, no row is trained to it"
 
 
 def progress(step: int, loss: float, accuracy: float, answers: Sequence[str]) -> str:
