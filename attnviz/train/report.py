@@ -62,7 +62,7 @@ def answer_legend(task: Task, focus: str, answer: str) -> str:
     to look at it."""
     if task.readout is Readout.POINTER:
         return f"answer {answer} (green): the last layer's row of {focus} is trained to be it"
-    return f"answer {answer} (green): named by the output layer, no row is trained to it"
+    return f"answer {answer} (green): the output layer names it; no row must look there"
 
 
 def progress(step: int, loss: float, accuracy: float, answers: Sequence[str]) -> str:
