@@ -35,7 +35,7 @@ def invoke(*args: str) -> str:
 def test_explain_every_layer_with_the_focus(model: str) -> None:
     for layer in ("1", "2"):
         text = invoke("explain", "--model", model, tasks.WIDE, "--layer", layer, "--focus", "it")
-        assert f"Weights: {model} (pretrained), layer {layer} of 2" in text
+        assert f"Weights: {model} (trained by attnviz), layer {layer} of 2" in text
         assert "Focus: where does 'it' look?" in text
         assert "not a language model" in text
 
