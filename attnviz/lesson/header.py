@@ -18,7 +18,7 @@ def write(lesson: LessonWriter) -> None:
     lesson.heading(f"attnviz · multi-head {kind}, step by step", "title")
     lesson.say(
         Span("Z = softmax(Q·Kᵀ / √d_k) · V", "bold"),
-        " for each head, then Concat(Z₁ … Z_h) · W_O",
+        f" for each head, then Concat(Z₁ … Z_h) · W_O{lesson.bias('O')}",
     )
     if trace.is_cross:
         lesson.say(

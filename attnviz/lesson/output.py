@@ -24,8 +24,8 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     example = worked.output_element(trace, lesson.example)
     lesson.blank()
     lesson.say(
-        "W_O's rows for head h, W_O^(h), carry Z_h into the output: Concat·W_O = "
-        f"Σ_h Z_h·W_O^(h){lesson.bias('O')}. For example, the first number of the output of ",
+        f"W_O's rows for head h, W_O^(h), carry Z_h into the output: Concat·W_O{lesson.bias('O')}"
+        f" = Σ_h Z_h·W_O^(h){lesson.bias('O')}. For example, the first number of the output of ",
         Span(repr(lesson.all_queries[example.token]), slot="query!r"),
         ", head by head:",
     )

@@ -122,11 +122,18 @@ class LessonWriter:
         if self.rounding_noted or not shown:
             return
         self.rounding_noted = True
+        decimals = self.text.decimals
+        # A result keeps at least 2 decimals, so that it can be checked when the tables show
+        # fewer (--decimals 1 or 0): say so rather than "rounded as in the tables".
+        rounded = (
+            "rounded as in the tables"
+            if decimals >= 2
+            else f"printed with 2 decimals, where the tables show {plural(decimals, 'decimal')}"
+        )
         self.say(
             Span(
-                "(A worked example's result is rounded as in the tables; where every term is "
-                "written out, the terms carry as many decimals as it takes for them to give "
-                "that result by hand.)",
+                f"(A worked example's result is {rounded}; where every term is written out, the "
+                "terms carry as many decimals as it takes for them to give that result by hand.)",
                 "dim",
             )
         )

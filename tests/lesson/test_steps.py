@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,17 @@ def test_steps_are_refused_in_the_tables_words() -> None:
     (trace,) = traced("I am good")  # no word followed
     with pytest.raises(AttnvizError, match="step 8 is the focus view.*show steps 1-7"):
         lesson(trace, select(trace), LessonOptions(steps="8"))
+
+
+@pytest.mark.parametrize(("decimals", "said"), [(1, "1 decimal"), (0, "0 decimals")])
+def test_below_two_decimals_the_note_says_results_keep_two(decimals: int, said: str) -> None:
+    """With --decimals 1 the tables show -1.1 and the example's result -1.12: the note says
+    why, instead of "rounded as in the tables"."""
+    import attnviz
+
+    text = attnviz.lesson(attnviz.explain("I am good"), decimals=decimals, steps="2")
+    flat = " ".join(text.split())
+    assert f"result is printed with 2 decimals, where the tables show {said};" in flat
+    assert "rounded as in the tables" not in flat
+    results = re.findall(r"= (-?\d+\.\d+)$", text, flags=re.M)
+    assert results and all(len(r.split(".")[1]) == 2 for r in results)
