@@ -62,8 +62,24 @@ def test_step_4_states_the_assumption_and_prints_this_heads_true_variances(
         assert float(k_variance) == pytest.approx(np.var(trace.K[h]), abs=0.006)
         assert float(raw) == pytest.approx(np.var(scores), abs=0.006)
         assert float(scaled) == pytest.approx(np.var(scores / np.sqrt(trace.d_k)), abs=0.006)
-    # The random weights break the assumption on purpose, and the lesson says by how much.
-    assert "components of variance about 2" in out and "embeddings of variance 1" in out
+    # The random weights break the assumption on purpose, and the lesson says by how much: in
+    # expectation, and for this head's own W_Q and W_K, which a sample of embeddings confirms.
+    assert "in expectation over its random weights" in out and "variance 2" in out
+    own = re.findall(
+        r"give q components of variance ([\d.]+), k ([\d.]+) and scaled scores of two words "
+        r"([\d.]+)",
+        out,
+    )
+    assert len(own) == len(found)  # one for each head shown
+    rng = np.random.default_rng(7)
+    x, y = rng.standard_normal((2, 20_000, trace.d_model))
+    for (head, *_), (q_said, k_said, scaled_said) in zip(found, own, strict=True):
+        h = int(head) - 1
+        q, k = x @ trace.W_Q[h], y @ trace.W_K[h]
+        assert float(q_said) == pytest.approx(q.var(), rel=0.05)
+        assert float(k_said) == pytest.approx(k.var(), rel=0.05)
+        sampled = ((q * k).sum(axis=1) / np.sqrt(trace.d_k)).var()
+        assert float(scaled_said) == pytest.approx(sampled, rel=0.1)
 
 
 def test_the_random_weights_give_q_and_k_components_of_variance_about_2() -> None:
@@ -183,9 +199,11 @@ def test_step_7_in_model_mode_names_the_models_own_sublayer() -> None:
 def test_step_4_leaves_padding_rows_out_and_says_which_rows_it_measured(tmp_path: Path) -> None:
     out = " ".join(lesson("explain", "I am good", "--pad-to", "5", "--hide-special").split())
     plain = " ".join(lesson("explain", "I am good").split())
-    # The padding rows are filler: the 9 scores of the 3 words, as without padding.
+    # The padding rows are filler and the [PAD] keys masked: the 9 scores of the 3 words, as
+    # without padding, are what is left of 25.
     found = re.search(
-        r"this head's 9 scores \(the \[PAD\] rows left out\) have variance ([\d.]+)", out
+        r"this head's 9 scores \(the \[PAD\] rows and columns left out\) have variance ([\d.]+)",
+        out,
     )
     unpadded = re.search(r"this head's 9 scores have variance ([\d.]+)", plain)
     assert found is not None and unpadded is not None
@@ -198,7 +216,7 @@ def test_step_4_says_when_small_embeddings_make_the_rows_flat() -> None:
     out = " ".join(
         lesson("explain", "--embeddings", str(sample), "A dog ate the food", "--head", "1").split()
     )
-    assert "for embeddings of variance 1, such as its random ones" in out
+    assert "embeddings of variance 1 (such as its random ones)" in out
     assert "the softmax rows come out nearly flat" in out
     assert "0.00 /" not in out.split("Step 4")[1].split("Step 5")[0].split("For example")[0]
     assert "nearly flat" not in lesson("explain", "A dog ate the food")

@@ -30,6 +30,18 @@ def folded(word: str) -> str:
     return "".join(c for c in decomposed if unicodedata.category(c) != "Mn")
 
 
+def expected_variances(trace: AttentionTrace, head: int) -> tuple[float, float, float]:
+    """For x, y with independent components of mean 0 and variance 1: the mean variance of the
+    components of q = x·W_Q and k = y·W_K (a column's Σ_d W[d, c]²), and of the scaled score
+    q·k / √d_k, whose variance is ‖W_Q·W_Kᵀ‖²_F / d_k (x·W_Q·W_Kᵀ·yᵀ summed over d × d
+    independent products)."""
+    w_q, w_k = trace.W_Q[head].astype(np.float64), trace.W_K[head].astype(np.float64)
+    q_variance = float((w_q**2).sum(axis=0).mean())
+    k_variance = float((w_k**2).sum(axis=0).mean())
+    scaled_variance = float(((w_q @ w_k.T) ** 2).sum()) / trace.d_k
+    return q_variance, k_variance, scaled_variance
+
+
 def scaling_sentence(lesson: LessonWriter, head: int) -> str:
     """Why ÷√d_k, and what this head's numbers show: the paper's argument holds under its
     assumption (q, k components independent, mean 0, variance 1), which the numbers on
@@ -52,7 +64,8 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
     if trace.mask is not None and not allowed.all():
         notes.append("masked pairs left out")
     if padding:
-        notes.append(f"the {printable(trace.tokens[-1])} rows left out")
+        # Rows of filler, and the masked [PAD] keys: n_real² of the n² scores are kept.
+        notes.append(f"the {printable(trace.tokens[-1])} rows and columns left out")
     hidden = [p for p in lesson.selection.hidden if p < n_queries]
     if hidden:
         names = list(dict.fromkeys(printable(trace.tokens[p]) for p in hidden))
@@ -75,12 +88,15 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
         "distance from the mean, ÷N)"
     )
     if trace.provenance.weights.is_drawn:
+        expected_q, expected_k, expected_scaled = expected_variances(trace, head)
         shown += (
-            ". attnviz's random W_Q and W_K break the assumption on purpose: for embeddings "
-            "of variance 1, such as its random ones, they give q and k components of "
-            "variance about 2, so that over many sentences the scaled scores' variance is "
-            "about 4 and the softmax rows come out neither flat nor one-hot; the few scores "
-            "of one sentence can be far from that."
+            ". attnviz's random W_Q and W_K break the assumption on purpose: in expectation "
+            "over its random weights, embeddings of variance 1 (such as its random ones) give "
+            "q and k components of variance 2 and scaled scores of variance 4, so that the "
+            "softmax rows come out neither flat nor one-hot. This head's own W_Q and W_K, for "
+            f"independent embeddings of variance 1, give q components of variance "
+            f"{amount(expected_q)}, k {amount(expected_k)} and scaled scores of two words "
+            f"{amount(expected_scaled)}; the few scores of one sentence can be far from that."
         )
     elif lesson.pretrained and not trace.provenance.weights.trained:
         shown += ": this checkpoint's untrained weights need not meet the assumption."
