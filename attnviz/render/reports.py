@@ -60,14 +60,28 @@ def render_heads(
     parts += _per_word(ranking, labels, console)
     parts.append(Text())
     parts += _per_head(ranking, labels, console, top)
-    if first.provenance.weights.is_random:
+    focus = printable(ranking.focus)
+    shown = [link for links in ranking.per_word.values() for link in links] + ranking.per_head
+    if any(isnan(link.selectivity) for link in shown):
         parts += _paragraphs(
             console,
             Text(
-                f"Note: these weights are random, not learned; use {option('model')} for a "
-                "trained model.",
-                style="yellow",
+                f"—: no selectivity, because '{focus}' may not look at that word (a mask hides "
+                f"it from the row of '{focus}': a decoder reads only the words before), or no "
+                "other row may, to compare with."
             ),
+        )
+    weights = first.provenance.weights
+    if weights.is_random:
+        # A checkpoint given with --model can be untrained too: its config.json says so.
+        advice = (
+            "this checkpoint is untrained (its config.json says so); give a trained one"
+            if weights.is_pretrained
+            else f"use {option('model')} for a trained model"
+        )
+        parts += _paragraphs(
+            console,
+            Text(f"Note: these weights are random, not learned; {advice}.", style="yellow"),
         )
     console.print(Group(*parts))
 

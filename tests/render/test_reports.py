@@ -17,6 +17,8 @@ from attnviz.core import trace_with_options
 from attnviz.render.reports import render_scaling
 from attnviz.selection import ViewOptions, select
 
+from support import needs_model
+
 IT = "The animal didn't cross the street because it was too tired"
 
 
@@ -91,3 +93,19 @@ def test_the_heads_table_ranks_by_selectivity_with_signed_numbers(
     assert row.split()[1:4] == ["L1", f"H{best + 1}", f"{w:.2f}"]
     assert row.split()[4] == (f"+{sel:.2f}" if sel >= 0 else f"−{-sel:.2f}")
     assert any("−" in line for line in lines) and not any(" -0." in line for line in lines)
+
+
+@needs_model
+def test_an_untrained_checkpoint_and_a_dash_are_explained(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The tiny GPT-2 is random (its config.json says so) though given with --model, and its
+    causal mask leaves 'it' no selectivity for the words after it: both are said."""
+    from pathlib import Path
+
+    tiny = Path(__file__).resolve().parents[1] / "model" / "tiny_gpt2"
+    assert run(["heads", "--model", str(tiny), IT]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "—: no selectivity, because 'it' may not look at that word" in text
+    assert "this checkpoint is untrained (its config.json says so); give a trained one." in text
+    assert "use --model for a trained model" not in text
