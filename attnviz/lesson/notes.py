@@ -171,6 +171,34 @@ def lowercased(lesson: LessonWriter) -> str:
     return ""
 
 
+def padding_rows_sentence(lesson: LessonWriter, head: int) -> str:
+    """What the padding rows are, when the table shows them: only [PAD] as a key is masked, so
+    a [PAD] query still looks at the real words; its row and its output are computed, and
+    nothing reads them. Uniform rows are said to be uniform only when they are, from q."""
+    trace = lesson.trace
+    padding = trace.provenance.masking.padding
+    n_real = len(trace.tokens) - padding
+    shown = [p for p in range(n_real, len(trace.tokens)) if p not in lesson.selection.hidden]
+    if not padding or trace.is_cross or not shown:
+        return ""
+    pad = printable(trace.tokens[-1])
+    rows = trace.weights[head][n_real:, :n_real]
+    text = (
+        f"The {pad} rows: only {pad} as a key is masked, so a {pad} query still looks at the "
+        f"{n_real} real words. "
+    )
+    zero_x = np.allclose(trace.X[n_real:], 0.0) and not trace.has_biases
+    if zero_x and np.allclose(rows, 1.0 / n_real):
+        text += (
+            f"Here its X is zero, so its query is zero, every score is 0 and each weight "
+            f"1/{n_real} = {1 / n_real:.2f}. "
+        )
+    return text + (
+        "These rows, and the outputs at the padding, are computed because the batch is one "
+        "array, but nothing reads them: they are filler, and a model ignores them."
+    )
+
+
 def mask_sentence(trace: AttentionTrace) -> str:
     """Why some scores are −∞: the causal mask, the padding mask, or both."""
     masking = trace.provenance.masking

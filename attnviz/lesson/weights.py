@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attnviz.lesson.blocks import Matrix, Span
-from attnviz.lesson.notes import special_tokens_sentence
+from attnviz.lesson.notes import padding_rows_sentence, special_tokens_sentence
 from attnviz.lesson.writer import HeadView, LessonWriter
 
 
@@ -42,6 +42,9 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
         special = special_tokens_sentence(lesson, head.index)
         if special:
             lesson.say(special)
+        padding = padding_rows_sentence(lesson, head.index)
+        if padding:
+            lesson.say(padding)
     lesson.show(
         Matrix(
             selection.pairs(trace.weights[head.index], total=True),
