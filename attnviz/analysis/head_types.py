@@ -33,6 +33,7 @@ key baseline alone is the selectivity of attnviz.analysis.heads (over the trace'
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
 from typing import NamedTuple
 
@@ -202,6 +203,13 @@ def trace_head_types(trace: AttentionTrace, layer: int = 1) -> list[TypedHead]:
     return typed
 
 
+def run_head_types(layers: Sequence[AttentionTrace]) -> list[TypedHead]:
+    """Every head of every layer (``Explanation.layers``), typed, layer 1 head 1 first."""
+    return [
+        typed for number, trace in enumerate(layers, 1) for typed in trace_head_types(trace, number)
+    ]
+
+
 def baselines(
     weights: FloatArray, focus: int, allowed: np.ndarray, rows: np.ndarray
 ) -> tuple[FloatArray, FloatArray]:
@@ -272,7 +280,7 @@ def self_argmax_rows(
     return result
 
 
-def self_argmax_count(layers: tuple[AttentionTrace, ...] | list[AttentionTrace]) -> tuple[int, int]:
+def self_argmax_count(layers: Sequence[AttentionTrace]) -> tuple[int, int]:
     """(rows whose largest weight is on the word itself, rows counted) over every layer and
     head of a run; [PAD] rows are not counted."""
     count = total = 0

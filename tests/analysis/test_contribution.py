@@ -33,13 +33,13 @@ def random_trace() -> AttentionTrace:
 def looped_norms(arrays: dict[str, np.ndarray]) -> np.ndarray:
     """‖w_ij · ((x_j·W_V^h + b_V^h)·W_O^h)‖ one head, query and key at a time, from raw arrays."""
     X, W_V, W_O, weights = arrays["X"], arrays["W_V"], arrays["W_O"], arrays["weights"]
-    n_heads, n, _ = weights.shape
+    n_heads, n_queries, n_keys = weights.shape
     d_k = W_V.shape[-1]
     norms = np.zeros(weights.shape)
     for h in range(n_heads):
         rows = W_O[h * d_k : (h + 1) * d_k]
-        for i in range(n):
-            for j in range(n):
+        for i in range(n_queries):
+            for j in range(n_keys):
                 value = X[j] @ W_V[h]
                 if "b_V" in arrays:
                     value = value + arrays["b_V"][h]
@@ -62,6 +62,17 @@ def test_norms_equal_a_per_word_loop_over_the_export(tmp_path: Path) -> None:
     trace = random_trace()
     found = contributions(trace)
     np.testing.assert_allclose(found.norms, looped_norms(exported(trace, tmp_path)), atol=1e-12)
+
+
+def test_cross_attention_keys_are_the_source_words(tmp_path: Path) -> None:
+    trace = attnviz.cross("I am very good", "Je vais bien").trace
+    found = contributions(trace)
+    assert found.norms.shape == (trace.n_heads, 3, 4)
+    arrays = exported(trace, tmp_path)
+    arrays["X"] = arrays["X_source"]  # keys and values come from the source
+    np.testing.assert_allclose(found.norms, looped_norms(arrays), atol=1e-12)
+    row = row_contribution(trace, 0, 1)
+    assert row.word == "vais" and [e.word for e in row.keys] == ["I", "am", "very", "good"]
 
 
 def test_shares_sum_to_one_per_row_and_follow_the_norms() -> None:

@@ -15,6 +15,7 @@ from attnviz.analysis.head_types import (
     HeadType,
     classify,
     head_scores,
+    run_head_types,
     self_argmax_count,
     self_argmax_rows,
     specificity,
@@ -177,7 +178,9 @@ def test_minilm(tmp_path: Path) -> None:
     n = weights.shape[-1]
     previous = weights[0, 2, np.arange(1, n), np.arange(n - 1)]
     assert previous.min() >= 0.999
-    typed = trace_head_types(layers[0], layer=1)[2]
+    every = run_head_types(layers)
+    assert [(t.layer, t.head) for t in every[:13]] == [(1, h) for h in range(1, 13)] + [(2, 1)]
+    typed = every[2]
     assert (typed.layer, typed.head, typed.type) == (1, 3, HeadType.previous)
     assert typed.scores.previous == pytest.approx(previous.mean())
     assert typed.scores.first_is_cls and typed.scores.last_is_sep
