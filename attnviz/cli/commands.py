@@ -396,7 +396,7 @@ def compare(
     the total variation TV = ½·Σ_j |w_A(j) − w_B(j)| over the words both share (the words only
     one has counted as one), and the heads in which the focus word's top word changes.
 
-    Example: attnviz compare --model coref "… because it was too tired" "… because it was too wide"
+    Example: attnviz compare "The cat sat because it was tired" "The cat sat because it was wide"
     """
     from attnviz.comparing import compared, notes
     from attnviz.render.compare import render_comparison
