@@ -388,7 +388,10 @@ def compare(
     ],
     trace_options: Annotated[TraceOptions, Leave("pad_to")],
     view: ViewOptions,
-    top: Annotated[int, typer.Option("--top", help="How many heads to list.")] = 20,
+    top: Annotated[int, typer.Option("--top", help="How many heads to list (and draw).")] = 20,
+    output: image_option(  # type: ignore[valid-type]
+        "Also draw each listed head's two rows, A above B: .png, .svg or .pdf."
+    ) = None,
 ) -> None:
     """Where the focus word looks in SENTENCE_A and in SENTENCE_B, head by head.
 
@@ -403,6 +406,7 @@ def compare(
 
     if top < 1:
         raise AttnvizError(f"--top {top}: give 1 or more.")
+    check_outputs(None, (output, "--output"))
     with reading_progress(trace_options.embeddings) as progress:
         pair = compared(sentence_a, sentence_b, trace_options, view, progress=progress)
     for message in notes(pair):
@@ -414,3 +418,8 @@ def compare(
         new_console(),
         top=top,
     )
+    if output is not None:
+        from attnviz.render.compare_figure import save_comparison_figure
+
+        save_comparison_figure(pair.comparison, output, top=top)
+        wrote(output)

@@ -3,6 +3,8 @@ refusals as one line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -85,3 +87,18 @@ def test_refusals_are_one_line(args: tuple[str, ...], fragments: tuple[str, ...]
     code, out, err = compare(*args)
     assert code == ExitStatus.BAD_INPUT and out == ""
     one_error_line(err, *fragments)
+
+
+def test_an_unknown_picture_extension_is_refused_before_any_work(tmp_path: Path) -> None:
+    code, out, err = compare(TIRED, WIDE, "-o", str(tmp_path / "compare.gif"))
+    assert code == ExitStatus.CANNOT_WRITE and out == ""
+    one_error_line(err, "--output", "compare.gif", "use one of .png, .svg, .pdf.")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow  # draws a picture
+def test_output_draws_the_listed_heads(tmp_path: Path) -> None:
+    path = tmp_path / "compare.png"
+    code, out, err = compare("-m", "coref", TIRED, WIDE, "--top", "1", "-o", str(path))
+    assert code == 0 and err.strip() == f"wrote {path}"
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
