@@ -201,39 +201,39 @@ def _closing(
     labels_a: Sequence[str],
     labels_b: Sequence[str],
 ) -> Text:
-    """What the numbers say, in one or two sentences."""
+    """What the numbers say: where the focus word moves (or that it does not), the largest
+    change when that is another head, how much the heads change on average, and for random
+    weights that none of it is learned."""
     name = printable(comparison.focus)
-    heads = comparison.heads
+    heads, moved = comparison.heads, comparison.moved
     largest = heads[0]
-    where = f"layer {largest.layer}, head {largest.head}"
-    moved = comparison.moved
+    sentences = []
     if moved:
         first = moved[0]
-        said = (
+        sentences.append(
             f"{name!r} moves from {labels_a[first.top_a]!r} to {labels_b[first.top_b]!r} in "
             f"layer {first.layer}, head {first.head} (TV {format_number(first.tv, 2)})"
+            + (f"; it moves in {len(moved)} of {len(heads)} heads." if len(heads) > 1 else ".")
         )
-        if len(heads) > 1:
-            said += f"; it moves in {len(moved)} of {plural(len(heads), 'head')}"
     else:
-        every = "all " * (len(heads) > 1)
-        said = f"{name!r} keeps its top word in {every}{plural(len(heads), 'head')}"
+        every = {1: "its one head", 2: "both heads"}.get(len(heads), f"all {len(heads)} heads")
+        sentences.append(f"{name!r} keeps its top word in {every}.")
+    if not moved or largest is not moved[0]:
+        sentences.append(
+            f"The largest change is TV {format_number(largest.tv, 2)}, in layer "
+            f"{largest.layer}, head {largest.head}."
+        )
     if len(heads) > 1:
         mean = sum(change.tv for change in heads) / len(heads)
         small = sum(change.tv < SMALL for change in heads)
-        said += (
-            f". The largest change is TV {format_number(largest.tv, 2)} ({where}); the mean "
-            f"over the {len(heads)} heads is {format_number(mean, 2)}, and TV is below "
-            f"{SMALL:.2f} in {small} of them."
+        sentences.append(
+            f"The mean TV over the {len(heads)} heads is {format_number(mean, 2)}, and TV is "
+            f"below {SMALL:.2f} in {small} of them."
         )
-    elif not moved:
-        said += f"; TV {format_number(largest.tv, 2)}."
-    else:
-        said += "."
     if weights.is_random:
-        said += (
-            " These weights are random, not learned: any change or move comes from the words' "
+        sentences.append(
+            "These weights are random, not learned: any change or move comes from the words' "
             f"vectors and the random matrices, not from meaning; use {option('model')} for a "
             "trained model."
         )
-    return Text(said)
+    return Text(" ".join(sentences))
