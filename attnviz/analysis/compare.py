@@ -14,10 +14,10 @@ the weight that has to move to turn one row into the other: 0 when the rows agre
 shared word, 1 when they put their weight on different words. The weight on the words that
 differ counts once, as a whole, so TV stays in [0, 1] whatever the sentences' lengths.
 
-The focus word "moves" in a head when its top word in A and its top word in B are different
-outcomes of that same space: not the same shared word (from "animal" to "street"), and not both
-words that only their own sentence has ("tired" in A, "wide" in B: it stays on the word that
-was changed).
+The focus word "moves" in a head when its top word in A and its top word in B are not the same
+shared word (from "animal" to "street"), unless both are words only their own sentence has, in
+the same place between the same shared words ("tired" in A, "wide" in B: it stays on the word
+that was changed).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class HeadChange(NamedTuple):
     tv: float  # total variation between the rows (module docstring), in [0, 1]
     top_a: int  # A's column with the largest weight (the first on a tie)
     top_b: int  # B's column with the largest weight
-    moves: bool  # the top words are neither one shared word nor both words that differ
+    moves: bool  # the top words are neither one shared word nor one changed word (docstring)
 
 
 class Comparison(NamedTuple):
@@ -113,6 +113,13 @@ class Comparison(NamedTuple):
     def moved(self) -> tuple[HeadChange, ...]:
         """The heads in which the focus word's top word changes, highest TV first."""
         return tuple(change for change in self.heads if change.moves)
+
+
+def _places(columns: Sequence[int], side: int, alignment: Alignment) -> dict[int, int]:
+    """For each column a sentence alone has, its place: how many shared words come before it
+    in that sentence (``side`` 0 for A's columns, 1 for B's)."""
+    shared = [pair[side] for pair in alignment.pairs]
+    return {column: sum(index < column for index in shared) for column in columns}
 
 
 def compare_rows(
@@ -134,7 +141,10 @@ def compare_rows(
     """
     alignment = align_words(words_a, words_b)
     partner = dict(alignment.pairs)
-    differ_a, differ_b = set(alignment.only_a), set(alignment.only_b)
+    place_a, place_b = (
+        _places(alignment.only_a, 0, alignment),
+        _places(alignment.only_b, 1, alignment),
+    )
     changes = []
     for index, layer in enumerate(layers):
         for head in heads:
@@ -150,7 +160,7 @@ def compare_rows(
                     top_a=top_a,
                     top_b=top_b,
                     moves=partner.get(top_a) != top_b
-                    and not (top_a in differ_a and top_b in differ_b),
+                    and not (top_a in place_a and place_a[top_a] == place_b.get(top_b)),
                 )
             )
     ranked = sorted(changes, key=lambda change: -change.tv)  # stable: ties keep head order

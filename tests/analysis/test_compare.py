@@ -130,3 +130,23 @@ def test_heads_are_ranked_by_tv_and_moves_name_a_change_of_top_word() -> None:
     assert (second.layer, second.tv, second.moves) == (2, 0.0, False)
     assert comparison.moved == (first,)
     assert comparison.n_heads == 1 and comparison.n_layers == 2
+
+
+def test_words_only_one_sentence_has_count_as_one_place_only_where_they_stand_together() -> None:
+    a = ["street", "it", "was", "tired"]
+    b = ["it", "ate", "was", "wide"]  # "street"/"ate" stand apart; "tired"/"wide" together
+    comparison = compare_rows(
+        rows([0.7, 0.1, 0.1, 0.1], [0.1, 0.1, 0.1, 0.7]),
+        rows([0.1, 0.7, 0.1, 0.1], [0.1, 0.1, 0.1, 0.7]),
+        a,
+        b,
+        focus="it",
+        layers=[1, 2],
+        heads=[0],
+        n_layers=2,
+    )
+    by_layer = {change.layer: change for change in comparison.heads}
+    assert (a[by_layer[1].top_a], b[by_layer[1].top_b]) == ("street", "ate")
+    assert by_layer[1].moves  # before "it" in A, after it in B: not the same place
+    assert (a[by_layer[2].top_a], b[by_layer[2].top_b]) == ("tired", "wide")
+    assert not by_layer[2].moves
