@@ -231,9 +231,10 @@ def _closing(
             f"below {SMALL:.2f} in {small} of them."
         )
     if weights.is_random:
+        untrained = "" if weights.is_drawn else " (an untrained checkpoint)"
+        fix = f"; use {option('model')} for a trained model" if weights.is_drawn else ""
         sentences.append(
-            "These weights are random, not learned: any change or move comes from the words' "
-            f"vectors and the random matrices, not from meaning; use {option('model')} for a "
-            "trained model."
+            f"These weights are random, not learned{untrained}: any change or move comes from "
+            f"the words' vectors and the random matrices, not from meaning{fix}."
         )
     return Text(" ".join(sentences))

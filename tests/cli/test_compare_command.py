@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from attnviz.cli import app
 from attnviz.errors import ExitStatus
 
-from support import one_error_line
+from support import needs_model, one_error_line
 
 TIRED = "The animal didn't cross the street because it was too tired"
 WIDE = "The animal didn't cross the street because it was too wide"
@@ -105,3 +105,13 @@ def test_output_draws_the_listed_heads(tmp_path: Path) -> None:
     code, out, err = compare("-m", "coref", TIRED, WIDE, "--top", "1", "-o", str(path))
     assert code == 0 and err.strip() == f"wrote {path}"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@needs_model
+def test_an_untrained_checkpoint_is_called_random_without_asking_for_a_model() -> None:
+    tiny_gpt2 = str(Path(__file__).parents[1] / "model" / "tiny_gpt2")
+    code, out, _ = compare("-m", tiny_gpt2, "the cat sat because it was tired", "it was wide")
+    assert code == 0
+    said = " ".join(out.split())
+    assert "These weights are random, not learned (an untrained checkpoint): any change" in said
+    assert "--model" not in said
