@@ -5,9 +5,9 @@
 >>> shown.trace.weights.sum(axis=-1).round(12).tolist()   # every softmax row sums to 1
 [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 
-``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads`` and ``scaling`` are the
-command line's commands as functions (attnviz.api); the step functions and ``trace_attention``
-are the math underneath.
+``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads``, ``compare`` and
+``scaling`` are the command line's commands as functions (attnviz.api, attnviz.comparing); the
+step functions and ``trace_attention`` are the math underneath.
 """
 
 from attnviz.api import cross, explain, heads, heatmap, lesson, page, scaling
@@ -21,6 +21,7 @@ from attnviz.attention import (
     softmax,
     weigh_values,
 )
+from attnviz.comparing import compare
 from attnviz.config import AttentionConfig
 from attnviz.core import trace_attention
 from attnviz.embeddings import Embeddings, load_embeddings, random_embeddings
@@ -53,6 +54,7 @@ __all__ = [
     "Explanation",
     "__version__",
     "attention_scores",
+    "compare",
     "concat_heads",
     "cross",
     "explain",

@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("lesson*",),
     ("render*",),
-    ("api", "explanation", "training"),
+    ("api", "explanation", "training", "comparing"),
     ("cli*", "", "__main__"),  # "": the package's own __init__, the public API
 )
 

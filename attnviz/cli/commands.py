@@ -375,3 +375,51 @@ def demo(
     console = new_console()
     examples = api.demo_examples(use_model=use_model)
     run_demo(console, examples, pause=pacer(console) if step else None)
+
+
+def compare(
+    sentence_a: Annotated[
+        str,
+        typer.Argument(help="Sentence A, in quotes.", metavar="SENTENCE_A", callback=typed_text),
+    ],
+    sentence_b: Annotated[
+        str,
+        typer.Argument(help="Sentence B, in quotes.", metavar="SENTENCE_B", callback=typed_text),
+    ],
+    trace_options: Annotated[TraceOptions, Leave("pad_to")],
+    view: ViewOptions,
+    top: Annotated[int, typer.Option("--top", help="How many heads to list (and draw).")] = 20,
+    output: image_option(  # type: ignore[valid-type]
+        "Also draw each listed head's two rows, A above B: .png, .svg or .pdf."
+    ) = None,
+) -> None:
+    """Where the focus word looks in SENTENCE_A and in SENTENCE_B, head by head.
+
+    Each head's row of the focus word ("it" by default) in both sentences, the heads ranked by
+    the total variation TV = ½·Σ_j |w_A(j) − w_B(j)| over the words both share (the words only
+    one has counted as one), and the heads in which the focus word's top word changes.
+
+    Example: attnviz compare "The cat sat because it was tired" "The cat sat because it was wide"
+    """
+    from attnviz.comparing import compared, notes
+    from attnviz.render.compare import render_comparison
+
+    if top < 1:
+        raise AttnvizError(f"--top {top}: give 1 or more.")
+    check_outputs(None, (output, "--output"))
+    with reading_progress(trace_options.embeddings) as progress:
+        pair = compared(sentence_a, sentence_b, trace_options, view, progress=progress)
+    for message in notes(pair):
+        note(message)
+    render_comparison(
+        pair.comparison,
+        (sentence_a, sentence_b),
+        pair.a.trace.provenance.weights,
+        new_console(),
+        top=top,
+    )
+    if output is not None:
+        from attnviz.render.compare_figure import save_comparison_figure
+
+        save_comparison_figure(pair.comparison, output, top=top)
+        wrote(output)

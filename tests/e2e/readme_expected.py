@@ -102,6 +102,9 @@ TRAINED_SAYS = tuple(
 ) + ("Trained 55 steps in",)
 EXPLAIN_STEP = readme_text_block("### `attnviz train TASK`", 2)
 HEADS = readme_text_block("### `attnviz heads SENTENCE`")[1:]  # its title line is the README's own
+COMPARE = "### `attnviz compare A B`"
+COMPARE_COREF = tuple(line for line in readme_text_block(COMPARE) if line)
+COMPARE_MINILM = tuple(line for line in readme_text_block(COMPARE, 1) if line)
 LESSON_SLIDES = (
     "01-title", "02-tokens", "03-head1-qkv", "04-head1-scores", "05-head1-scaled",
     "06-head1-weights", "07-head1-z", "08-head2-qkv", "09-head2-qkv-2", "10-head2-scores",
@@ -283,6 +286,16 @@ EXPECTED: dict[str, Expected] = {
             "L1 H1   street   1.00   +0.82",
             "L2 H1   was      1.00   +0.30",
         )
+    ),
+    f"attnviz compare --model coref {IT_ARG} {WIDE_ARG}": Expected(
+        ("Weights: coref (trained by attnviz); 2 layers × 1 head", *COMPARE_COREF)
+    ),
+    f"attnviz compare --model minilm {IT_ARG} {WIDE_ARG} --top 5": Expected(
+        ("Weights: all-MiniLM-L6-v2 (pretrained); 6 layers × 12 heads", *COMPARE_MINILM)
+    ),
+    f"attnviz compare --model coref {IT_ARG} {WIDE_ARG} -o compare.png": Expected(
+        ("'it' moves from 'animal' to 'street' in layer 2, head 1 (TV 1.00)",),
+        writes=("compare.png",),
     ),
     "attnviz train coref": Expected((*TRAIN_START, *TRAINED_SAYS)),
     "attnviz train coref --readout word": Expected(

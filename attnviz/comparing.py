@@ -1,0 +1,172 @@
+"""``attnviz.compare``: a focus word's attention in two sentences, head by head.
+
+>>> import attnviz
+>>> pair = attnviz.compare("The cat sat because it was tired", "The cat sat because it was wide")
+>>> pair.comparison.alignment.only_a, pair.comparison.alignment.only_b
+((6,), (6,))
+>>> 0.0 <= pair.comparison.heads[0].tv <= 1.0
+True
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from attnviz.analysis.compare import Comparison, align_words, compare_rows
+from attnviz.api import Progress, explained
+from attnviz.arguments import choice, flags, text, whole
+from attnviz.errors import AttnvizError, option
+from attnviz.explanation import Explanation
+from attnviz.selection import Selection, ViewOptions, select
+from attnviz.tokens import printable
+from attnviz.trace_options import Dtype, TraceOptions, trace_options_from
+
+DEFAULT_FOCUS = "it"
+
+
+@dataclass(frozen=True, eq=False)
+class Compared:
+    """Two sentences traced alike, seen through one focus word, and the comparison of its rows:
+    ``a`` and ``b`` are each sentence's Explanation (``.selection`` follows the focus word),
+    ``comparison`` every head ranked by how much the row changed (analysis.compare)."""
+
+    a: Explanation
+    b: Explanation
+    comparison: Comparison
+
+    def __repr__(self) -> str:
+        moved = len(self.comparison.moved)
+        return (
+            f"<Compared: {self.comparison.focus!r} in {len(self.comparison.heads)} heads, "
+            f"moves in {moved}; largest TV {self.comparison.heads[0].tv:.2f}>"
+        )
+
+
+def compared(
+    sentence_a: str,
+    sentence_b: str,
+    trace_options: TraceOptions,
+    view: ViewOptions,
+    *,
+    progress: Progress | None = None,
+) -> Compared:
+    """Both sentences traced with the same options, the focus word (``view.focus``, "it" by
+    default) found in each, and every head's rows compared: ``attnviz compare``'s path.
+    ``view.layer`` (with a model) keeps one layer, ``view.head`` one head."""
+    unfocused = view._replace(focus=None)
+    a = explained(sentence_a, trace_options, unfocused, progress=progress)
+    b = explained(sentence_b, trace_options, unfocused, progress=progress)
+    spec = view.focus or DEFAULT_FOCUS
+    focused = unfocused._replace(layer=None, focus=spec)
+    selection_a = _focused(a, b, focused, "A", sentence_a)
+    selection_b = _focused(b, a, focused, "B", sentence_b)
+    a = replace(a, selection=selection_a, view=a.view._replace(focus=view.focus))
+    b = replace(b, selection=selection_b, view=b.view._replace(focus=view.focus))
+    chosen = a.view.layer is not None and a.is_model_run
+    layers = [a.layers.index(a.trace) + 1] if chosen else list(range(1, len(a.layers) + 1))
+    rows_a = np.stack([selection_a.focus_weights(a.layers[n - 1].weights) for n in layers])
+    rows_b = np.stack([selection_b.focus_weights(b.layers[n - 1].weights) for n in layers])
+    assert selection_a.focus is not None  # _focused found it
+    comparison = compare_rows(
+        rows_a,
+        rows_b,
+        selection_a.column_words,
+        selection_b.column_words,
+        focus=selection_a.focus.label,
+        layers=layers,
+        heads=selection_a.heads,
+        n_layers=len(a.layers),
+    )
+    return Compared(a, b, comparison)
+
+
+def notes(pair: Compared) -> tuple[str, ...]:
+    """What the person should be told of both traces, each note once."""
+    return tuple(dict.fromkeys((*pair.a.notes, *pair.b.notes)))
+
+
+def _focused(
+    shown: Explanation, other: Explanation, view: ViewOptions, name: str, sentence: str
+) -> Selection:
+    """The selection of ``shown`` following the focus word; a word missing from this sentence
+    is refused with the sentence named and the words both sentences share."""
+    try:
+        return select(shown.trace, view)
+    except AttnvizError as error:
+        if "is not in the sentence" not in str(error):
+            raise AttnvizError(f"In sentence {name}: {error}") from None
+    columns, special = shown.selection.column_groups, set(shown.trace.provenance.special)
+    pairs = align_words(shown.selection.column_words, other.selection.column_words).pairs
+    shared = [
+        shown.selection.column_words[i] for i, _ in pairs if not special.issuperset(columns[i])
+    ]
+    listed = " ".join(printable(word) for word in dict.fromkeys(shared))
+    fix = (
+        f"follow a word both have with {option('focus', metavar='WORD')}: {listed}"
+        if listed
+        else "the sentences share no word to follow"
+    )
+    cut = sentence if len(sentence) <= 40 else sentence[:39] + "…"
+    raise AttnvizError(
+        f"The focus word {view.focus!r} is not in sentence {name} ({printable(cut)!r}); {fix}."
+    )
+
+
+def compare(
+    sentence_a: str,
+    sentence_b: str,
+    *,
+    model: str | None = None,
+    focus: str | None = None,
+    layer: int | None = None,
+    head: int | None = None,
+    words: bool = False,
+    hide_special: bool = False,
+    heads: int | None = None,
+    d_model: int | None = None,
+    seed: int = 0,
+    preset: str | None = None,
+    embeddings: str | Path | None = None,
+    oov: str = "error",
+    weights: str | Path | None = None,
+    dtype: str = "float32",
+    causal: bool = False,
+    positions: str = "none",
+) -> Compared:
+    """Where ``focus`` ("it" by default) looks in ``sentence_a`` and in ``sentence_b``, every
+    head ranked by the total variation between its two rows, as ``attnviz compare`` prints it;
+    the options are explain()'s. ``layer`` (with a model) and ``head`` keep one of each.
+
+    >>> import attnviz
+    >>> tired = "The animal didn't cross the street because it was too tired"
+    >>> pair = attnviz.compare(tired, tired.replace("tired", "wide"), model="coref")
+    >>> top = pair.comparison.heads[0]
+    >>> words = pair.comparison.words_a, pair.comparison.words_b
+    >>> top.layer, words[0][top.top_a], words[1][top.top_b], round(top.tv, 2)
+    (2, 'animal', 'street', 1.0)
+    """
+    whole(layer=layer, head=head, seed=seed)
+    flags(words=words, hide_special=hide_special, causal=causal)
+    text(focus=focus, model=model)
+    trace_options = trace_options_from(
+        heads=heads,
+        d_model=d_model,
+        seed=seed,
+        preset=preset,
+        embeddings=embeddings,
+        oov=oov,
+        weights=weights,
+        positions=positions,
+        model=model,
+        dtype=choice(Dtype, dtype, "dtype"),
+        causal=causal,
+    )
+    view = ViewOptions(layer=layer, head=head, focus=focus, hide_special=hide_special, words=words)
+    pair = compared(sentence_a, sentence_b, trace_options, view)
+    for message in notes(pair):
+        warnings.warn(message, UserWarning, stacklevel=2)
+    return pair

@@ -1,0 +1,152 @@
+"""attnviz.analysis.compare: the words two sentences share, aligned in order, and the total
+variation between a focus word's rows, checked against literal loops."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attnviz.analysis.compare import Alignment, align_words, compare_rows, total_variation
+
+TIRED = "The animal didn't cross the street because it was too tired".split()
+WIDE = "The animal didn't cross the street because it was too wide".split()
+
+
+def test_same_length_sentences_share_every_word_but_the_changed_one() -> None:
+    alignment = align_words(TIRED, WIDE)
+    assert alignment.pairs == tuple((i, i) for i in range(10))
+    assert alignment.only_a == (10,) and alignment.only_b == (10,)
+
+
+def test_different_lengths_align_the_shared_words_in_order() -> None:
+    a = "the cat sat on the mat".split()
+    b = "the black cat sat on the red mat today".split()
+    alignment = align_words(a, b)
+    assert [(a[i], b[j]) for i, j in alignment.pairs] == [
+        ("the", "the"), ("cat", "cat"), ("sat", "sat"), ("on", "on"), ("the", "the"),
+        ("mat", "mat"),
+    ]  # fmt: skip
+    assert alignment.only_a == ()
+    assert [b[j] for j in alignment.only_b] == ["black", "red", "today"]
+
+
+def test_repeated_words_pair_in_order_and_never_cross() -> None:
+    a = ["a", "b", "a", "c", "a"]
+    b = ["a", "a", "c", "b"]
+    alignment = align_words(a, b)
+    assert len(alignment.pairs) == 3  # a a c: the longest common subsequence
+    assert [a[i] for i, _ in alignment.pairs] == [b[j] for _, j in alignment.pairs]
+    assert all(i1 < i2 and j1 < j2 for (i1, j1), (i2, j2) in itertools.pairwise(alignment.pairs))
+
+
+def test_nothing_shared_or_nothing_at_all() -> None:
+    assert align_words(["x"], ["y"]) == Alignment((), (0,), (0,))
+    assert align_words([], ["y"]) == Alignment((), (), (0,))
+
+
+def longest_common_subsequence(a: list[str], b: list[str]) -> int:
+    """By brute recursion, for the short lists hypothesis draws."""
+    if not a or not b:
+        return 0
+    if a[0] == b[0]:
+        return 1 + longest_common_subsequence(a[1:], b[1:])
+    return max(longest_common_subsequence(a[1:], b), longest_common_subsequence(a, b[1:]))
+
+
+words = st.lists(st.sampled_from(["the", "it", "cat", "was"]), max_size=7)
+
+
+@given(words, words)
+def test_the_alignment_is_a_longest_common_subsequence(a: list[str], b: list[str]) -> None:
+    alignment = align_words(a, b)
+    assert len(alignment.pairs) == longest_common_subsequence(a, b)
+    assert all(a[i] == b[j] for i, j in alignment.pairs)
+    assert sorted([i for i, _ in alignment.pairs] + list(alignment.only_a)) == list(range(len(a)))
+    assert sorted([j for _, j in alignment.pairs] + list(alignment.only_b)) == list(range(len(b)))
+
+
+def literal_tv(row_a: np.ndarray, row_b: np.ndarray, alignment: Alignment) -> float:
+    """½·(Σ over the shared words |w_A − w_B| + |A's weight on its own words − B's on its own|),
+    one word at a time."""
+    total = 0.0
+    for i, j in alignment.pairs:
+        total += abs(float(row_a[i]) - float(row_b[j]))
+    only_a = 0.0
+    for i in alignment.only_a:
+        only_a += float(row_a[i])
+    only_b = 0.0
+    for j in alignment.only_b:
+        only_b += float(row_b[j])
+    return 0.5 * (total + abs(only_a - only_b))
+
+
+@given(words, words, st.integers(0, 2**32 - 1))
+def test_tv_is_the_literal_loop_and_stays_between_0_and_1(
+    a: list[str], b: list[str], seed: int
+) -> None:
+    if not a or not b:
+        return
+    rng = np.random.default_rng(seed)
+    row_a, row_b = rng.dirichlet(np.ones(len(a))), rng.dirichlet(np.ones(len(b)))
+    alignment = align_words(a, b)
+    tv = total_variation(row_a, row_b, alignment)
+    assert tv == pytest.approx(literal_tv(row_a, row_b, alignment), abs=1e-12)
+    assert -1e-12 <= tv <= 1 + 1e-12
+
+
+def test_tv_by_hand() -> None:
+    alignment = align_words(["it", "cat", "tired"], ["it", "cat", "wide"])
+    row_a = np.array([0.2, 0.7, 0.1])
+    row_b = np.array([0.2, 0.1, 0.7])
+    # ½·(|0.2 − 0.2| + |0.7 − 0.1| + |0.1 − 0.7|) = ½·(0 + 0.6 + 0.6) = 0.6
+    assert total_variation(row_a, row_b, alignment) == pytest.approx(0.6)
+    assert total_variation(row_a, row_a, align_words(["x"] * 3, ["x"] * 3)) == 0.0
+
+
+def rows(*weights: list[float]) -> np.ndarray:
+    return np.array([[w] for w in weights])  # [layers, 1 head, columns]
+
+
+def test_heads_are_ranked_by_tv_and_moves_name_a_change_of_top_word() -> None:
+    a, b = ["the", "cat", "it", "tired"], ["the", "cat", "it", "wide"]
+    comparison = compare_rows(
+        rows([0.1, 0.8, 0.05, 0.05], [0.1, 0.1, 0.1, 0.7]),
+        rows([0.8, 0.1, 0.05, 0.05], [0.1, 0.1, 0.1, 0.7]),
+        a,
+        b,
+        focus="it",
+        layers=[1, 2],
+        heads=[0],
+        n_layers=2,
+    )
+    first, second = comparison.heads
+    assert (first.layer, first.head, first.top_a, first.top_b) == (1, 1, 1, 0)
+    assert first.tv == pytest.approx(0.7) and first.moves
+    # from "tired" to "wide": the word that was changed, in both; no move
+    assert (second.layer, second.tv, second.moves) == (2, 0.0, False)
+    assert comparison.moved == (first,)
+    assert comparison.n_heads == 1 and comparison.n_layers == 2
+
+
+def test_words_only_one_sentence_has_count_as_one_place_only_where_they_stand_together() -> None:
+    a = ["street", "it", "was", "tired"]
+    b = ["it", "ate", "was", "wide"]  # "street"/"ate" stand apart; "tired"/"wide" together
+    comparison = compare_rows(
+        rows([0.7, 0.1, 0.1, 0.1], [0.1, 0.1, 0.1, 0.7]),
+        rows([0.1, 0.7, 0.1, 0.1], [0.1, 0.1, 0.1, 0.7]),
+        a,
+        b,
+        focus="it",
+        layers=[1, 2],
+        heads=[0],
+        n_layers=2,
+    )
+    by_layer = {change.layer: change for change in comparison.heads}
+    assert (a[by_layer[1].top_a], b[by_layer[1].top_b]) == ("street", "ate")
+    assert by_layer[1].moves  # before "it" in A, after it in B: not the same place
+    assert (a[by_layer[2].top_a], b[by_layer[2].top_b]) == ("tired", "wide")
+    assert not by_layer[2].moves
