@@ -434,6 +434,7 @@ def test_heads_and_scaling_return_data() -> None:
     assert rows == attnviz.scaling("4,4096", queries=10)
 
 
+@pytest.mark.slow
 @needs_model
 def test_every_layer_exported_from_python_is_read_back_layer_by_layer(tmp_path: Path) -> None:
     shown = attnviz.explain("I am good", model="minilm", dtype="float64")

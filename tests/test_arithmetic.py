@@ -141,6 +141,7 @@ MODEL_COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @needs_model
 @pytest.mark.parametrize("name", MODEL_COMMANDS)
 def test_every_worked_example_of_a_model_holds_at_its_precision(name: str) -> None:

@@ -89,6 +89,7 @@ def test_explain_every_table_fits_100_columns_and_80_columns(
             assert widest <= int(columns), (columns, sentence, widest)
 
 
+@pytest.mark.slow
 def test_wide_matrices_are_elided_with_their_full_shape_in_the_title() -> None:
     code, stdout, _ = run("explain", "Thinking Machines", "--preset", "paper")
     assert code == 0

@@ -76,6 +76,7 @@ def test_a_layers_grid_of_panels_too_small_to_read_is_refused() -> None:
         build_layers_figure(layers, select(layers[0]))
 
 
+@pytest.mark.slow
 @needs_model
 def test_a_sentence_of_only_unknown_pieces_prints_no_nan() -> None:
     # Warnings are errors in this test suite: a mean over no rows would fail it.

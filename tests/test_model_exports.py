@@ -52,6 +52,7 @@ def run(*arguments: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.slow
 def test_layer_l_of_an_export_is_that_layers_matrices_biases_and_input(export: Path) -> None:
     import attnviz
 
@@ -85,6 +86,7 @@ def test_the_lesson_says_where_the_weights_and_x_came_from(export: Path) -> None
     assert "Word order is already in X" in text
 
 
+@pytest.mark.slow
 def test_the_weights_alone_run_on_other_x_and_say_how_to_get_the_models(export: Path) -> None:
     code, stdout, stderr = run("explain", "I am good", "--weights", str(export), "--layer", "3")
     assert code == 0

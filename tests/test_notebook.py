@@ -53,6 +53,7 @@ def tables_of(fragment: str) -> dict[str, list[list[str]]]:
     return dict(parser.tables)
 
 
+@pytest.mark.slow
 def test_repr_is_one_line_and_the_html_shows_every_head_with_the_traces_numbers() -> None:
     shown = attnviz.explain(IT, focus="it")
     trace = shown.trace

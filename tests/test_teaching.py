@@ -33,7 +33,7 @@ def lesson(*args: str) -> str:
     "args",
     [
         ["explain", IT],
-        ["explain", IT, "--preset", "paper", "--head", "3"],
+        pytest.param(["explain", IT, "--preset", "paper", "--head", "3"], marks=pytest.mark.slow),
         ["explain", IT, "--causal", "--head", "2"],
         ["cross", "I am good", "Je vais bien"],
     ],
@@ -161,6 +161,7 @@ def test_hide_special_states_the_computed_shape_and_the_rows_shown() -> None:
     )
 
 
+@pytest.mark.slow
 @needs_model
 def test_cls_and_sep_are_explained_once_with_this_heads_share() -> None:
     out = lesson("explain", "-m", "minilm", IT, "--head", "1")
@@ -188,6 +189,7 @@ def test_lowercasing_is_said_only_when_it_changes_a_word_shown() -> None:
     assert "'The' is 'the' in the worked examples" in words  # the tables show words as written
 
 
+@pytest.mark.slow
 @needs_model
 def test_step_7_in_model_mode_names_the_models_own_sublayer() -> None:
     bert = lesson("explain", "-m", "minilm", "I am good", "--head", "1")
@@ -253,6 +255,7 @@ def test_an_untrained_checkpoint_is_called_random_everywhere(tmp_path: Path) -> 
     assert not load_trace(path)[0].provenance.weights.trained  # the export keeps it
 
 
+@pytest.mark.slow
 @needs_model
 def test_with_words_the_cls_sep_share_is_over_the_rows_shown() -> None:
     from attnviz.model.run import trace_model

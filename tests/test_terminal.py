@@ -36,6 +36,7 @@ def render(
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_colour_adds_styles_but_changes_no_character(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TERM", "xterm-256color")  # Rich narrows a dumb terminal to 80 columns
     trace = attnviz.trace_attention("The animal didn't cross the street because it was too tired")
@@ -192,6 +193,7 @@ def test_every_table_of_the_11_word_sentence_fits_80_and_100_columns_whole(
         assert all(len(row.split()) == len(header.split()) + 1 for row in rows), title
 
 
+@pytest.mark.slow
 def test_the_paper_sizes_fit_100_columns_and_elide_at_80_as_before() -> None:
     trace = attnviz.explain(IT, preset="paper", head=1)
     wide = attnviz.lesson(trace, width=100)
@@ -201,6 +203,7 @@ def test_the_paper_sizes_fit_100_columns_and_elide_at_80_as_before() -> None:
     assert max(len(line) for line in narrow.splitlines()) <= 80
 
 
+@pytest.mark.slow
 def test_a_37_word_sentence_still_elides_with_its_full_shape_in_the_title() -> None:
     sentence = f"{IT} and the cat that sat on the mat near the door looked at it with great "
     sentence += "surprise because nobody had ever seen such a tired animal"

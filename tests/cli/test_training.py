@@ -74,6 +74,7 @@ def test_outputs_are_refused_before_training_and_nothing_is_written(tmp_path: Pa
     assert listing(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_a_model_attnviz_saved_is_replaced(tmp_path: Path) -> None:
     folder = tmp_path / "m"
     for seed in ("1", "2"):

@@ -135,6 +135,7 @@ def test_hide_special_leaves_cls_and_sep_out_and_says_so() -> None:
     assert abs(numerator / denominator - weight) < 0.01
 
 
+@pytest.mark.slow
 def test_model_export_has_a_layer_axis_and_biases(tmp_path: Path) -> None:
     path = tmp_path / "m.npz"
     result = runner.invoke(
@@ -186,6 +187,7 @@ def one_line_error(args: list[str], status: ExitStatus, fragment: str) -> None:
     assert len(lines) == 1 and fragment in lines[0], result.stderr
 
 
+@pytest.mark.slow
 def test_model_errors(tmp_path: Path) -> None:
     one_line_error(
         ["explain", "I am good", "-m", "minilm", "--heads", "4"],
@@ -237,6 +239,7 @@ def test_model_errors(tmp_path: Path) -> None:
     one_line_error(["explain", "I am good", "-m", str(corrupt)], ExitStatus.BAD_FILE, "safetensors")
 
 
+@pytest.mark.slow
 def test_vocab_txt_alone_gives_the_same_pieces(tmp_path: Path) -> None:
     folder = tmp_path / "vocab_only"
     folder.mkdir()
@@ -317,6 +320,7 @@ def test_words_merges_pieces_mean_over_rows_sum_over_columns() -> None:
     np.testing.assert_allclose(merged.rows(layer.X)[zookeeper], layer.X[pieces].mean(0), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_words_on_the_command_line_and_export_stays_in_pieces(tmp_path: Path) -> None:
     path = tmp_path / "w.npz"
     result = runner.invoke(
@@ -420,6 +424,7 @@ def test_demo_names_the_strongest_and_the_most_selective_head_for_it_and_animal(
     assert "Weights: all-MiniLM-L6-v2 (pretrained), layer 4 of 6" in text
 
 
+@pytest.mark.slow
 def test_pad_to_in_the_model_leaves_the_real_words_unchanged() -> None:
     plain = trace_model("I am good", "minilm", dtype="float64")
     padded = trace_model("I am good", "minilm", dtype="float64", pad_to=9)
@@ -449,6 +454,7 @@ def test_punctuation_on_a_word_does_not_hide_it_from_focus() -> None:
         assert "where does 'it' look" in result.stdout
 
 
+@pytest.mark.slow
 def test_weights_of_one_model_layer_fed_back_keep_their_biases(tmp_path: Path) -> None:
     from attnviz.core import trace_layers
     from attnviz.trace_files import export_trace

@@ -210,6 +210,7 @@ def test_layers_title_names_the_sentence_and_the_random_weights() -> None:
     assert "3 layers × 4 heads" in title and "random weights, not a trained model" in title
 
 
+@pytest.mark.slow
 def test_layers_title_names_the_model_without_the_layer_number() -> None:
     layers = [
         replace(

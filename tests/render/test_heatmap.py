@@ -60,6 +60,7 @@ def test_labels_never_overlap_nor_leave_the_picture(
     assert_readable(figure)
 
 
+@pytest.mark.slow
 def test_figure_has_a_titled_panel_per_head_and_one_shared_colour_bar() -> None:
     trace = trace_of(IT_SENTENCE, 16, 8)
     figure = build_figure(trace, shown(trace, (0, 2, 7), None))
@@ -153,6 +154,7 @@ def test_title_says_rows_sum_to_1_when_the_drawn_rows_do(hide_special: bool, wor
     assert "each row sums to 1" in title and "less than 1" not in title
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("words", [False, True])
 def test_title_says_rows_sum_to_less_than_1_when_special_tokens_are_hidden(words: bool) -> None:
     trace = with_special_tokens()
@@ -171,6 +173,7 @@ def test_title_says_rows_sum_to_less_than_1_when_special_tokens_are_hidden(words
     assert phrase in grid_title
 
 
+@pytest.mark.slow
 def test_long_sentence_title_is_cut_to_the_picture_width() -> None:
     trace = trace_of(" ".join(WORDS * 3))
     figure = build_figure(trace, shown(trace, (0,), None))

@@ -18,6 +18,7 @@ from render.pictures import (
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_cli_heatmap_writes_a_png(tmp_path: Path) -> None:
     output = tmp_path / "x.png"
     result = runner.invoke(app, ["heatmap", "I am good", "-o", str(output)])
@@ -55,6 +56,7 @@ def test_cli_unknown_colormap_is_one_line_and_writes_nothing(tmp_path: Path) -> 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", ["grid", "lines"])
 def test_words_the_font_lacks_give_no_warning_in_either_style(style: str, tmp_path: Path) -> None:
     """Emoji and CJK are drawn as boxes by the bundled font; the user sees 'wrote …', no noise.

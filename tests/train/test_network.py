@@ -26,7 +26,7 @@ TASKS = {
 }
 
 
-@pytest.mark.parametrize("n_heads", [1, 2])
+@pytest.mark.parametrize("n_heads", [1, pytest.param(2, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", list(TASKS))
 def test_every_gradient_matches_central_differences(name: str, n_heads: int) -> None:
     rng = np.random.default_rng(7)

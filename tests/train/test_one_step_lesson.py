@@ -89,6 +89,7 @@ def test_the_closing_line_is_the_records_weight_before_and_after(step: GradientS
     assert "plain gradient descent" in text and "lr = 0.001" in text
 
 
+@pytest.mark.slow
 def test_the_pointer_lesson_says_where_the_gradient_enters() -> None:
     text = " ".join(printed(gradient_step(), 2000).split())
     assert "the gradient enters layer 2 at its scaled scores, after its softmax" in text

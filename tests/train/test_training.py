@@ -34,6 +34,7 @@ def last_rows(trained: training.Trained) -> list[np.ndarray]:
     return rows
 
 
+@pytest.mark.slow
 def test_coref_finds_animal_and_street_from_the_adjective(coref: training.Trained) -> None:
     assert coref.findings.accuracy >= 0.99
     tired, wide = last_rows(coref)
@@ -67,6 +68,7 @@ def test_induction_learns_a_previous_token_head_then_an_induction_head() -> None
     assert scores[(1, "previous-token")] > 0.5 and scores[(2, "induction")] > 0.8
 
 
+@pytest.mark.slow
 def test_each_probe_sentence_states_the_weights_of_the_model(coref: training.Trained) -> None:
     lines = report.finish(coref.task, coref.findings, steps=coref.steps, seconds=coref.seconds)
     rows = last_rows(coref)
@@ -90,6 +92,7 @@ def test_each_probe_sentence_states_the_weights_of_the_model(coref: training.Tra
     )
 
 
+@pytest.mark.slow
 def test_the_path_sentence_follows_the_ablation_numbers(coref: training.Trained) -> None:
     at_it, at_nouns = coref.findings.ablations
     # Recomputed here: layer 1's output zeroed at the nouns of every held-out sentence.
@@ -113,6 +116,7 @@ def test_the_path_sentence_follows_the_ablation_numbers(coref: training.Trained)
         assert verdict.startswith("Both carry part of it")
 
 
+@pytest.mark.slow
 def test_an_untrained_model_gets_no_verdict_and_no_moral() -> None:
     """Two steps in, the answers are wrong: nothing is concluded from zeroing, and the
     right-answer lesson is not told."""
@@ -124,6 +128,7 @@ def test_an_untrained_model_gets_no_verdict_and_no_moral() -> None:
     assert not any("second-hand" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_the_word_readout_is_right_while_its_attention_looks_elsewhere(
     coref_word: training.Trained,
 ) -> None:
@@ -157,6 +162,7 @@ def test_bad_settings_are_refused_in_the_apis_words() -> None:
         training.train("translate")
 
 
+@pytest.mark.slow
 def test_the_history_and_the_model_folder_are_written_and_read_back(
     coref: training.Trained, tmp_path: pytest.TempPathFactory
 ) -> None:
