@@ -112,14 +112,16 @@ def train(
     steps: int | None = None,
     until: float | None = 0.99,
     on_snapshot: Callable[[Snapshot], None] | None = None,
+    history: bool = True,
 ) -> Trained:
     """Train a tiny transformer on ``task`` (a name, with ``readout`` for coref, or a Task from
     make_task) and return it with what it learned.
 
     steps: the most steps to train (the task's own limit by default); until: stop after the
     first step whose held-out accuracy reaches this (None: train every step). A snapshot is
-    taken after every step and given to ``on_snapshot`` as it is taken. Same arguments, same
-    numbers, on every machine and whatever shows them.
+    taken after every step and given to ``on_snapshot`` as it is taken; ``history=False`` (with
+    ``until=None``) keeps only the first and the last, for a script that trains many steps.
+    Same arguments, same numbers, on every machine and whatever shows them.
     """
     check_training(steps, until, seed)
     chosen = task if isinstance(task, Task) else make_task(task, readout, seed=seed)
@@ -127,7 +129,7 @@ def train(
     trainer = loop.Trainer(chosen, seed)
     limit = chosen.max_steps if steps is None else steps
     with one_blas_thread():
-        for snapshot in loop.run(trainer, max_steps=limit, until=until):
+        for snapshot in loop.run(trainer, max_steps=limit, until=until, every_step=history):
             snapshots.append(snapshot)
             if on_snapshot is not None:
                 on_snapshot(snapshot)

@@ -85,16 +85,25 @@ class Trainer:
 CHECK_EVERY = 5
 
 
-def run(trainer: Trainer, *, max_steps: int, until: float | None) -> Iterator[Snapshot]:
+def run(
+    trainer: Trainer, *, max_steps: int, until: float | None, every_step: bool = True
+) -> Iterator[Snapshot]:
     """Train, yielding a snapshot before the first step and after every step. Held-out
     accuracy is measured every CHECK_EVERY steps and after the last; training stops after
     ``max_steps`` steps, or at the first measurement that reaches ``until`` (None: never
-    early)."""
+    early). ``every_step=False`` (with ``until`` None) yields only the first and the last
+    snapshot: the same steps, without the views and checks after each that a script needs not.
+    """
     train, size = trainer.task.train, trainer.task.batch
     first_batch = Examples(train.ids[:size], train.targets[:size], train.query[:size])
     loss = network.loss_and_gradients(trainer.parameters, trainer.shape, first_batch)[0]
     snapshot = trainer.snapshot(loss)
     yield snapshot
+    if not every_step and until is None:
+        while trainer.steps < max_steps:
+            loss = trainer.step()
+        yield trainer.snapshot(loss)
+        return
     while trainer.steps < max_steps:
         loss = trainer.step()
         check = trainer.steps % CHECK_EVERY == 0 or trainer.steps == max_steps

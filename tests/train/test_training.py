@@ -178,3 +178,13 @@ def test_the_history_and_the_model_folder_are_written_and_read_back(
     with np.load(folder / "model" / "weights.npz", allow_pickle=False) as weights:
         for key, value in coref.parameters.items():
             assert np.array_equal(weights[key], value), key
+
+
+def test_without_history_the_same_steps_give_the_same_weights() -> None:
+    full = training.train("previous", steps=12, until=None)
+    quick = training.train("previous", steps=12, until=None, history=False)
+    assert len(full.snapshots) == 13 and len(quick.snapshots) == 2
+    assert quick.steps == full.steps == 12
+    for key, value in full.parameters.items():
+        assert np.array_equal(value, quick.parameters[key]), key
+    assert quick.findings.accuracy == full.findings.accuracy
