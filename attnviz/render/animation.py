@@ -69,16 +69,24 @@ def save_animation(task: Task, snapshots: Sequence[Snapshot], path: Path) -> Non
     figure.subplots_adjust(
         left=0.07, right=0.98, top=1 - 0.7 / (1.0 + 1.35 * rows), bottom=0.04, hspace=0.9
     )
+    # The axes, words and titles are the same in every frame: drawn once, then each frame
+    # restores that picture and draws only its bars and its title on it (blitting), about a
+    # twentieth of the time of drawing the whole figure again.
+    canvas = figure.canvas
+    canvas.draw()
+    background = canvas.copy_from_bbox(figure.bbox)  # type: ignore[attr-defined]
     images = []
     for snapshot in frames:
+        canvas.restore_region(background)  # type: ignore[attr-defined]
         accuracy = report.percent(snapshot.accuracy)
         title.set_text(f"{task.name} · step {snapshot.step} · held-out accuracy {accuracy}")
+        figure.draw_artist(title)
         for drawn, probe, layer in bars:
             index = task.probes.index(probe)
             for rectangle, weight in zip(drawn, snapshot.rows[index][layer, 0], strict=True):
                 rectangle.set_height(float(weight))
-        figure.canvas.draw()
-        rgba = np.asarray(figure.canvas.buffer_rgba())  # type: ignore[attr-defined]
+                rectangle.axes.draw_artist(rectangle)
+        rgba = np.asarray(canvas.buffer_rgba())  # type: ignore[attr-defined]
         images.append(Image.fromarray(rgba[..., :3].copy()).quantize(colors=64))
     durations = [FRAME_MS] * (len(images) - 1) + [LAST_FRAME_MS]
 
