@@ -11,6 +11,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from attnviz.analysis.head_types import self_argmax_count
 from attnviz.analysis.heads import HeadRanking, RankBy
 from attnviz.analysis.scaling import STALLED, ScalingRow
 from attnviz.errors import option
@@ -60,6 +61,7 @@ def render_heads(
     parts += _per_word(ranking, labels, console)
     parts.append(Text())
     parts += _per_head(ranking, labels, console, top)
+    parts += _paragraphs(console, _own_word_rows(layers))
     focus = printable(ranking.focus)
     shown = [link for links in ranking.per_word.values() for link in links] + ranking.per_head
     if any(isnan(link.selectivity) for link in shown):
@@ -84,6 +86,20 @@ def render_heads(
             Text(f"Note: these weights are random, not learned; {advice}.", style="yellow"),
         )
     console.print(Group(*parts))
+
+
+def _own_word_rows(layers: Sequence[AttentionTrace]) -> Text:
+    """How many rows give their largest weight to their own word, counted in this run: an
+    introduction to attention may say that a word's highest weight goes to itself."""
+    own, rows = self_argmax_count(layers)
+    return Text(
+        f"Rows that look most at their own word: {own:,} of the {rows:,} rows of these heads "
+        "(every word's row in every head, padding left out) give their largest weight to the "
+        "word itself, so a word's largest weight need not go to itself."
+        if own < rows
+        else f"Every one of the {rows:,} rows of these heads gives its largest weight to the "
+        "word itself."
+    )
 
 
 def _percent(share: float) -> str:

@@ -109,3 +109,21 @@ def test_an_untrained_checkpoint_and_a_dash_are_explained(
     assert "—: no selectivity, because 'it' may not look at that word" in text
     assert "this checkpoint is untrained (its config.json says so); give a trained one." in text
     assert "use --model for a trained model" not in text
+
+
+def test_heads_counts_the_rows_that_look_most_at_their_own_word(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Counted from the trace, not assumed: with the default random weights no row of the
+    11-word sentence gives its largest weight to its own word."""
+    assert run(["heads", IT, "--heads", "4", "--d-model", "16"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    trace = trace_with_options(IT, n_heads=4, d_model=16, seed=0).trace
+    own = sum(
+        int(trace.weights[h, i, i] >= trace.weights[h, i].max())
+        for h in range(trace.n_heads)
+        for i in range(trace.n_tokens)
+    )
+    rows = trace.n_heads * trace.n_tokens
+    said = f"Rows that look most at their own word: {own:,} of the {rows:,} rows of these heads"
+    assert said in text
