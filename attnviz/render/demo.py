@@ -13,6 +13,7 @@ from rich.console import Console, Group
 from rich.rule import Rule
 from rich.text import Text
 
+from attnviz.analysis.caveats import attention_caveat
 from attnviz.analysis.heads import HeadLink
 from attnviz.analysis.scaling import ScalingRow
 from attnviz.render.reports import render_scaling
@@ -136,20 +137,12 @@ class _Demo:
         strongest, selective = it.heads
         self.say(Text(it_heads_text(strongest, selective), style="bold"))
         self.console.print()
-        self.say(Text(ATTENTION_CAVEAT))
+        self.say(Text(attention_caveat("'it'")))
         self.console.print()
         self.say(
             Text(f"Layer {selective.layer}, head {selective.head}, step by step:", style="bold")
         )
         self.lesson((it.trace, it.selection))
-
-
-ATTENTION_CAVEAT = (
-    "A caution: a high weight shows where the vector of 'it' reads information from in one "
-    "head, not why, and not that the model has resolved what 'it' refers to; the other heads "
-    'and layers mix that information further (Jain & Wallace 2019, "Attention is not '
-    'Explanation").'
-)
 
 
 def it_heads_text(strongest: HeadLink, selective: HeadLink) -> str:

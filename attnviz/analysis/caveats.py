@@ -1,0 +1,27 @@
+"""Sentences about what attention weights do and do not show, said the same way wherever a
+model's row is interpreted: the focus view, heatmap captions, the page, the notebook, ``demo``,
+``compare``, ``heads --ablate``. Each is true of any trained model's weights, whatever the numbers.
+"""
+
+from __future__ import annotations
+
+
+def attention_caveat(word: str) -> str:
+    """The caution beside a trained model's row for ``word`` (printed as given, already
+    made printable by the caller): a weight says where the vector reads from, not why, and
+    weight and effect need not coincide (Jain & Wallace 2019; Wiegreffe & Pinter 2019)."""
+    return (
+        f"A caution: a high weight shows where the vector of {word} reads information from in "
+        f"one head, not why, and not that the model has resolved what {word} refers to; the "
+        "other heads and layers mix that information further, and a head with large weights "
+        'can change the output little when it is removed (Jain & Wallace 2019, "Attention is '
+        'not Explanation"; Wiegreffe & Pinter 2019, "Attention is not not Explanation").'
+    )
+
+
+#: From layer 2 on, a row mixes vectors that earlier layers already mixed (Abnar & Zuidema 2020).
+MIXTURES = (
+    "From layer 2 on, each row's words are the outputs of the layers below: vectors that "
+    "already mix the whole sentence (and, through the residual connection, keep part of their "
+    "own word), not the words themselves."
+)
