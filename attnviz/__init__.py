@@ -6,11 +6,11 @@
 [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 
 ``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads``, ``compare`` and
-``scaling`` are the command line's commands as functions (attnviz.api, attnviz.comparing); the
-step functions and ``trace_attention`` are the math underneath.
+``scaling`` are the command line's commands as functions (attnviz.api, attnviz.comparing,
+attnviz.paging); the step functions and ``trace_attention`` are the math underneath.
 """
 
-from attnviz.api import cross, explain, heads, heatmap, lesson, page, scaling
+from attnviz.api import cross, explain, heads, heatmap, lesson, scaling
 from attnviz.attention import (
     attention_scores,
     concat_heads,
@@ -27,6 +27,7 @@ from attnviz.core import trace_attention
 from attnviz.embeddings import Embeddings, load_embeddings, random_embeddings
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.explanation import Explanation
+from attnviz.paging import page
 from attnviz.provenance import Provenance
 from attnviz.tokens import tokenize
 from attnviz.trace import AttentionTrace

@@ -29,7 +29,7 @@ from attnviz.analysis.scaling import ScalingRow, parse_d_ks, scaling_experiment
 from attnviz.arguments import choice, flags, steps_text, text, whole
 from attnviz.core import TracedLayers, cross_layers, trace_layers
 from attnviz.errors import AttnvizError, option
-from attnviz.explanation import Explanation, Page
+from attnviz.explanation import Explanation
 from attnviz.lesson.options import LessonOptions
 from attnviz.render.options import MAX_WIDTH, ImageOptions, Scale, Style
 from attnviz.selection import Selection, ViewOptions, choose_layer, select
@@ -411,21 +411,6 @@ def heatmap(
     from attnviz.render.heatmap import build_figure
 
     return build_figure(explanation.trace, selection, cmap=cmap, scale=options.scale)
-
-
-def page(shown: Shown, *, decimals: int = 2) -> Page:
-    """The interactive lesson page: click a word to see where it looks and every number of its
-    steps; step by step with the arrow keys. Display it in a notebook, or
-    ``.save("lesson.html")``.
-
-    >>> import attnviz
-    >>> lesson_page = attnviz.page(attnviz.explain("I am good"))
-    >>> lesson_page.html.lower().startswith("<!doctype html>")
-    True
-    """
-    explanation = _explanation_of(shown, "page")
-    whole(decimals=decimals)
-    return Page(explanation.page_html(LessonOptions(decimals=decimals)))
 
 
 def heads(shown: Shown, *, rank_by: str = "selectivity") -> HeadRanking:

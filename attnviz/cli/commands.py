@@ -227,21 +227,61 @@ def page(
     trace_options: TraceOptions,
     view: ViewOptions,
     lesson: Annotated[LessonOptions, Leave("show_weights", "steps")],
+    open_head: Annotated[
+        int | None,
+        typer.Option(
+            "--open-head",
+            help="Open the page on head N (from 1), every head kept in its menu (--head N "
+            "keeps head N alone).",
+            show_default=False,
+        ),
+    ] = None,
+    compare: Annotated[
+        str | None,
+        typer.Option(
+            "--compare",
+            help="A second sentence, in quotes: the page also shows the focus word's row "
+            '("it" by default) in both, each head\'s two rows side by side and the heads ranked '
+            "by how much the row changed, as attnviz compare.",
+            metavar="SENTENCE_B",
+            callback=typed_text,
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Save an interactive lesson page for SENTENCE: one HTML file, offline.
 
-    Click a word: lines to every word, and each step's numbers worked out for it; a step-by-step
-    mode for a projector. With --model, every layer; --layer picks the first shown.
+    Click a word: lines to every word, each step's numbers worked out for it, and beside its
+    row what each word adds, ‖w_ij·f_h(x_j)‖ with f_h(x_j) = v_j·W_O^h, and its share of the
+    row; with --model, rollout through the layers below and a caution on reading weights as
+    explanations. The head menu names each head's type (previous-token, [CLS] sink, broad, …,
+    scored from its whole matrix as attnviz heads does). A step-by-step mode for a projector.
+    With --model, every layer; --layer picks the first shown.
 
     Example: attnviz page "The animal didn't cross the street because it was too tired" -o it.html
+
+    Two sentences: attnviz page "…because it was too tired" --compare "…because it was too
+    wide" -o pair.html
     """
+    from attnviz import paging
+    from attnviz.explanation import Page
     from attnviz.files import check_output_path
-    from attnviz.render.page import save_page
 
     check_output_path(output, (".html", ".htm"), "--output")
-    explanation = explained(sentence, trace_options, view)
-    trace, selection = explanation.trace, explanation.selection
-    save_page(output, explanation.layers, trace, selection, lesson.decimals)
+    if compare is None:
+        explanation = explained(sentence, trace_options, view)
+        html = paging.page_html(explanation, lesson.decimals, open_head=open_head)
+    else:
+        from attnviz.comparing import compared, notes
+
+        with reading_progress(trace_options.embeddings) as progress:
+            pair = compared(
+                sentence, compare, trace_options, view._replace(layer=None), progress=progress
+            )
+        for message in notes(pair):
+            note(message)
+        html = paging.compared_page_html(pair, view.layer, lesson.decimals, open_head=open_head)
+    Page(html).save(output)
     wrote(output)
 
 

@@ -78,9 +78,8 @@ function buildControls() {
 
   const heads = byId("head");
   if (DATA.heads.length > 1) heads.append(new Option(TEXT.allHeads, ALL_HEADS));
-  DATA.heads.forEach((head, index) =>
-    heads.append(new Option(fill(TEXT.headOption, { head: head + 1 }), index)),
-  );
+  DATA.heads.forEach((_, index) => heads.append(new Option("", index)));
+  nameHeads();
   heads.value = state.head;
   heads.addEventListener("change", () => {
     state.head = Number(heads.value);
@@ -107,6 +106,18 @@ function buildControls() {
     }
   });
   window.addEventListener("resize", drawPicture);
+}
+
+// The head menu names each head's type in the layer shown (cross-attention has none).
+function nameHeads() {
+  const types = layer().headTypes;
+  const options = [...byId("head").options].filter((option) => Number(option.value) !== ALL_HEADS);
+  options.forEach((option, index) => {
+    const head = DATA.heads[index] + 1;
+    option.textContent = types
+      ? fill(TEXT.headOptionTyped, { head, type: types[index].type })
+      : fill(TEXT.headOption, { head });
+  });
 }
 
 // From "All steps", either direction starts at step 1.
@@ -352,6 +363,144 @@ function isMasked(key) {
   return DATA.maskedKeys !== null && DATA.maskedKeys[state.row][key];
 }
 
+// -- beside the row: what each word adds, rollout, the head's type, the caution --------------------
+
+function table(node, header, rows, titles) {
+  const head = make("tr");
+  header.forEach((text, index) => {
+    const cell = make("th", "", text);
+    if (titles) cell.title = titles[index];
+    head.append(cell);
+  });
+  node.replaceChildren(head);
+  for (const cells of rows) {
+    const row = make("tr", cells.className || "");
+    cells.forEach((text, index) => row.append(make(index === 0 ? "th" : "td", "", text)));
+    node.append(row);
+  }
+}
+
+function renderRow() {
+  const heads = shownHeads();
+  const single = heads.length === 1;
+  const word = DATA.rows[state.row].word;
+  const rollout = layer().rollout;
+  const where = DATA.layers.length > 1 ? layer().name + ", " : "";
+  byId("row-title").textContent = fill(TEXT.rowTitle, {
+    word,
+    where,
+    head: single ? headName(heads[0]) : TEXT.everyHead,
+  });
+  const types = layer().headTypes;
+  byId("head-type").textContent = single && types ? types[heads[0]].why : "";
+  // Which columns: a head's weight, contribution and share; rollout when the page has layers.
+  const shown = [0, ...(single ? [1, 2, 3] : []), ...(rollout ? [4] : [])];
+  const contribution = single ? layer().heads[heads[0]].contribution : null;
+  const note = single ? contribution.notes[state.row] : null;
+  // A row's contributions, shares and rollout come as one string each, numbers between spaces.
+  const split = (text) => (text === undefined ? [] : text.split(" "));
+  const norms = single ? split(contribution.norms[state.row]) : [];
+  const shares = single ? split(contribution.shares[state.row]) : [];
+  const rolled = rollout ? split(rollout[state.row]) : [];
+  const rows = DATA.columns.map((column, index) => {
+    const masked = DATA.maskedCells !== null && DATA.maskedCells[state.row][index];
+    const all = [
+      column.word,
+      single ? (masked ? TEXT.masked : layer().heads[heads[0]].weights[state.row][index]) : "",
+      single ? norms[index] : "",
+      single ? shares[index] : "",
+      rollout ? rolled[index] : "",
+    ];
+    const cells = shown.map((c) => all[c]);
+    if (note && note.column === String(index)) cells.className = "parked";
+    return cells;
+  });
+  const titles = shown.map((c) => TEXT.rowColumnTitles[c]);
+  table(byId("row-table"), shown.map((c) => TEXT.rowColumns[c]), shown.length > 1 ? rows : [], titles);
+  byId("row-table").hidden = shown.length === 1;
+  let said = single ? "" : TEXT.rowChooseHead;
+  if (note) {
+    said = fill(TEXT.contributionDisagrees, {
+      ...note,
+      key: DATA.columns[Number(note.column)].word,
+      word,
+    });
+  } else if (note === 0) {
+    said = fill(TEXT.contributionAgrees, { n: DATA.sizes.nKeys });
+  }
+  byId("contribution-note").textContent = said;
+  byId("contribution-about").textContent = single
+    ? fill(TEXT.contributionAbout, { word, total: contribution.totals[state.row] })
+    : "";
+  byId("rollout-note").textContent = rollout
+    ? fill(TEXT.rolloutAbout, { word, layer: state.layer + 1 })
+    : "";
+  byId("caveat").textContent = DATA.caveat ? fill(DATA.caveat, { word }) : "";
+}
+
+// -- the second sentence ---------------------------------------------------------------------------
+
+function renderComparison() {
+  const compared = DATA.compare;
+  byId("compare").hidden = !compared;
+  if (!compared) return;
+  const focus = compared.focus;
+  byId("compare-title").textContent = fill(TEXT.compareTitle, { sentence: compared.sentence });
+  byId("compare-about").textContent = compared.about;
+  byId("compare-summary").textContent = compared.summary;
+  const heads = shownHeads();
+  const change =
+    heads.length === 1
+      ? compared.changes.find((c) => c.layer === state.layer && c.head === heads[0])
+      : undefined;
+  const where = DATA.layers.length > 1 ? layer().name + ", " : "";
+  byId("compare-row-title").textContent = change
+    ? fill(TEXT.compareRowTitle, { focus, where, head: headName(heads[0]) })
+    : fill(TEXT.compareChooseHead, { focus });
+  table(byId("compare-row"), TEXT.compareColumns, change ? change.rows : []);
+  byId("compare-row").hidden = !change;
+  byId("compare-worked").textContent = change ? change.worked : "";
+  byId("compare-worked").hidden = !change;
+  byId("compare-said").textContent = change ? change.said : "";
+
+  const ranked = compared.changes.slice(0, compared.ranked);
+  const top =
+    ranked.length < compared.changes.length
+      ? fill(TEXT.compareTop, { shown: ranked.length, total: compared.changes.length })
+      : "";
+  byId("compare-ranked-title").textContent = fill(TEXT.compareRankedTitle, { focus, top });
+  const rows = ranked.map((c) => {
+    const types = DATA.layers[c.layer].headTypes;
+    const cells = [
+      fill(TEXT.compareHeadName, { layer: c.layer + 1, head: DATA.heads[c.head] + 1 }),
+      types ? types[c.head].type : "",
+      c.tv,
+      c.topA,
+      c.wA,
+      c.topB,
+      c.wB,
+      c.moves,
+    ];
+    if (c === change) cells.className = "chosen";
+    return cells;
+  });
+  const node = byId("compare-ranked");
+  table(node, TEXT.compareRankedColumns, rows);
+  // A head of the ranking, clicked (or chosen with Enter), is shown above and in the picture.
+  [...node.querySelectorAll("tr")].slice(1).forEach((row, index) => {
+    const choose = () => {
+      state.layer = ranked[index].layer;
+      state.head = ranked[index].head;
+      render();
+    };
+    row.tabIndex = 0;
+    row.addEventListener("click", choose);
+    row.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") choose();
+    });
+  });
+}
+
 // -- everything ----------------------------------------------------------------------------------
 
 function renderAbout() {
@@ -362,9 +511,12 @@ function renderAbout() {
 
 function render() {
   byId("layer").value = state.layer;
+  nameHeads();
   byId("head").value = state.head;
   renderAbout();
   drawPicture();
+  renderRow();
+  renderComparison();
   renderSteps();
 }
 

@@ -32,11 +32,12 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from attnviz.render.page_compare import ComparedWith
 from attnviz.render.page_data import page_data
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
-__all__ = ["page_data", "page_html", "save_page", "script_json"]
+__all__ = ["ComparedWith", "page_data", "page_html", "save_page", "script_json"]
 
 
 def page_html(
@@ -44,11 +45,16 @@ def page_html(
     trace: AttentionTrace,
     selection: Selection,
     decimals: int = 2,
+    *,
+    start_head: int | None = None,
+    compared: ComparedWith | None = None,
 ) -> str:
     """The lesson page for ``layers``, opening on ``trace`` (one of them), as one HTML
-    document: every layer, each of the selection's heads, every shown word's worked numbers.
+    document: every layer, each of the selection's heads, every shown word's worked numbers;
+    opening on head ``start_head`` (from 0) if given, and showing the comparison with a
+    second sentence if ``compared`` is given (page_data).
     """
-    data = page_data(layers, trace, selection, decimals)
+    data = page_data(layers, trace, selection, decimals, start_head=start_head, compared=compared)
     script = _asset("page.js")
     style = _asset("page.css")
     # Hashes rather than 'unsafe-inline': only this script and this style may run, so even
@@ -77,11 +83,14 @@ def save_page(
     trace: AttentionTrace,
     selection: Selection,
     decimals: int = 2,
+    *,
+    start_head: int | None = None,
+    compared: ComparedWith | None = None,
 ) -> None:
     """page_html, written atomically to ``path`` (checked beforehand by the caller)."""
     from attnviz.files import atomic_write
 
-    text = page_html(layers, trace, selection, decimals)
+    text = page_html(layers, trace, selection, decimals, start_head=start_head, compared=compared)
     atomic_write(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
 
 
@@ -150,6 +159,26 @@ _TEMPLATE = """<!DOCTYPE html>
 </div>
 <p id="legend"></p>
 <p class="weights-note" id="weights-note"></p>
+<p class="head-type" id="head-type"></p>
+<section id="compare" aria-labelledby="compare-title" hidden>
+<h2 id="compare-title"></h2>
+<p class="about" id="compare-about"></p>
+<p id="compare-summary"></p>
+<h3 id="compare-row-title"></h3>
+<table id="compare-row" class="numbers"></table>
+<p class="worked" id="compare-worked"></p>
+<p id="compare-said"></p>
+<h3 id="compare-ranked-title"></h3>
+<table id="compare-ranked" class="numbers"></table>
+</section>
+<section id="row-numbers" aria-labelledby="row-title">
+<h3 id="row-title"></h3>
+<table id="row-table" class="numbers"></table>
+<p class="note" id="contribution-note"></p>
+<p class="about" id="contribution-about"></p>
+<p class="about" id="rollout-note"></p>
+</section>
+<p class="caveat" id="caveat"></p>
 </section>
 <section id="steps" aria-label="Every step for the chosen word"></section>
 </main>

@@ -23,6 +23,14 @@ from attnviz.lesson.build import header, lesson
 from attnviz.lesson.examples import MOST_TERMS, ExampleText, position_labels
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import Step, numbered
+from attnviz.render.page_compare import COMPARE_TEXT, ComparedWith, compare_data
+from attnviz.render.page_rows import (
+    ROW_TEXT,
+    caveat_template,
+    contribution_data,
+    head_types,
+    rollout_data,
+)
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -54,6 +62,7 @@ PAGE_TEXT = {
     "the right to work out its weight. Keys: Tab, Enter, and ← → for the steps.",
     "allHeads": "All heads",
     "headOption": "Head {head}",
+    "headOptionTyped": "Head {head} · {type}",
     "headName": "head {head}",
     "pictureTitle": "Where does “{word}” look? ({where}{head})",
     "everyHead": "every head",
@@ -71,6 +80,8 @@ PAGE_TEXT = {
     "allSteps": "All steps",
     "stepOf": "Step {step} of {steps}",
     "terms": " ({count} terms)",
+    **ROW_TEXT,
+    **COMPARE_TEXT,
 }
 
 
@@ -82,12 +93,22 @@ def page_data(
     trace: AttentionTrace,
     selection: Selection,
     decimals: int = 2,
+    *,
+    start_head: int | None = None,
+    compared: ComparedWith | None = None,
 ) -> dict[str, Any]:
     """Everything the page shows, as JSON-ready data: words, every layer's and head's weights,
-    worked examples and lesson, each number already formatted."""
+    worked examples and lesson, each number already formatted.
+
+    ``start_head`` (from 0, one of the selection's heads) is the head the page opens on, the
+    first by default; ``compared`` a second sentence whose comparison the page shows too.
+    """
     if not layers:
         raise ValueError("page_data needs at least one layer")
     start = _index_of(layers, trace)
+    if start_head is not None and start_head not in selection.heads:
+        raise ValueError(f"head {start_head} is not one of the page's heads")
+    rolled: Sequence[Any] | None = rollout_data(layers, selection, max(decimals, 2))
     options = LessonOptions(decimals=decimals)
     queries, keys = position_labels(trace)
     text = ExampleText(decimals, queries, keys)
@@ -95,30 +116,15 @@ def page_data(
     rows = [group[0] for group in selection.row_groups]  # the pieces the worked examples follow
     first_word = next((r for r, p in enumerate(rows) if p not in special), 0)
     real = trace.n_tokens - trace.provenance.masking.padding  # the sentence's own tokens
-    masked = trace.masked if trace.mask is not None and not trace.mask.all() else None
     opening = header(trace, selection, options)
     return {
         "title": next((b.text for b in opening if isinstance(b, Heading)), "attnviz"),
         "sentence": printable(trace.provenance.sentence or " ".join(trace.tokens[:real])),
         "queryNames": queries,
         "keyNames": keys,
-        "rows": [
-            {"word": word, "position": position}
-            for word, position in zip(
-                occurrence_labels([printable(w) for w in selection.row_words]), rows, strict=True
-            )
-        ],
-        "columns": [
-            {"word": word, "positions": list(group)}
-            for word, group in zip(
-                occurrence_labels([printable(w) for w in selection.column_words]),
-                selection.column_groups,
-                strict=True,
-            )
-        ],
+        **_words(selection, rows),
         "keyColumn": [selection.column_of(j) for j in range(len(trace.key_tokens))],
-        "maskedCells": None if masked is None else selection.masked_pairs(masked).tolist(),
-        "maskedKeys": None if masked is None else masked[rows].tolist(),
+        **_masks(trace, selection, rows),
         "queryQuoted": [repr(name) for name in queries],  # as the lesson quotes a word: 'it'
         "keyQuoted": [repr(name) for name in keys],
         "text": PAGE_TEXT,
@@ -140,10 +146,15 @@ def page_data(
         "headColours": _head_colours(trace.n_heads),
         "start": {
             "layer": start,
-            "head": 0,  # the first of the selection's heads
+            "head": 0 if start_head is None else selection.heads.index(start_head),
             "row": selection.focus_row if selection.focus_row is not None else first_word,
         },
-        "layers": [_layer_data(layer, selection, options, text, rows) for layer in layers],
+        "layers": [
+            {**_layer_data(layer, selection, options, text, rows), "rollout": rollout}
+            for layer, rollout in zip(layers, rolled or [None] * len(layers), strict=True)
+        ],
+        "caveat": caveat_template(trace),
+        "compare": None if compared is None else compare_data(compared, selection.heads, decimals),
     }
 
 
@@ -161,6 +172,48 @@ def _page_steps(steps: tuple[Step, ...]) -> list[dict[str, Any]]:
         for number, step in numbered(steps).items()
         if not step.focus
     ]
+
+
+def _words(selection: Selection, rows: list[int]) -> dict[str, Any]:
+    """The shown rows (each with the position its worked examples follow) and columns."""
+    return {
+        "rows": [
+            {"word": word, "position": position}
+            for word, position in zip(
+                occurrence_labels([printable(w) for w in selection.row_words]), rows, strict=True
+            )
+        ],
+        "columns": [
+            {"word": word, "positions": list(group)}
+            for word, group in zip(
+                occurrence_labels([printable(w) for w in selection.column_words]),
+                selection.column_groups,
+                strict=True,
+            )
+        ],
+    }
+
+
+def _masks(trace: AttentionTrace, selection: Selection, rows: list[int]) -> dict[str, Any]:
+    """The masked cells as shown, and each shown row's masked keys; None without a mask."""
+    masked = trace.masked if trace.mask is not None and not trace.mask.all() else None
+    return {
+        "maskedCells": None if masked is None else selection.masked_pairs(masked).tolist(),
+        "maskedKeys": None if masked is None else masked[rows].tolist(),
+    }
+
+
+def _layer_names(layers: Sequence[AttentionTrace]) -> list[str]:
+    """Each layer as the page's menu names it: "Layer 3 of 6", or "The layer"."""
+    names = []
+    for layer in layers:
+        origin = layer.provenance.weights
+        names.append(
+            f"Layer {origin.layer} of {origin.n_layers}"
+            if origin.layer is not None and origin.n_layers is not None
+            else "The layer"
+        )
+    return names
 
 
 def _lesson_steps(
@@ -211,11 +264,7 @@ def _layer_data(
     rows: list[int],
 ) -> dict[str, Any]:
     origin = trace.provenance.weights
-    name = (
-        f"Layer {origin.layer} of {origin.n_layers}"
-        if origin.layer is not None and origin.n_layers is not None
-        else "The layer"
-    )
+    name = _layer_names([trace])[0]
     weights_note = (
         "Random weights, not learned: the lines show how attention is computed, not what a "
         "trained model attends to."
@@ -231,7 +280,13 @@ def _layer_data(
         ],
         "weightsNote": weights_note,
         "steps": _lesson_steps(trace, selection, options),
-        "heads": [_head_data(trace, selection, text, head, rows) for head in selection.heads],
+        "heads": [
+            {**_head_data(trace, selection, text, head, rows), "contribution": contribution}
+            for head, contribution in zip(
+                selection.heads, contribution_data(trace, selection, text.least), strict=True
+            )
+        ],
+        "headTypes": head_types(trace, selection),
         "output": [text.output_sum(worked.output_element(trace, row)) for row in rows],
     }
 

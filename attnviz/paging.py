@@ -1,0 +1,115 @@
+"""``attnviz.page``: the interactive lesson page of one sentence, or of two compared.
+
+    >>> import attnviz
+    >>> lesson_page = attnviz.page(attnviz.explain("I am good"), open_head=2)
+    >>> lesson_page.html.lower().startswith("<!doctype html>")
+    True
+
+``attnviz page`` takes the same path: ``page_html`` for one sentence (``--open-head N``) and
+``compared_page_html`` for ``--compare B``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from attnviz.api import Shown, _explanation_of
+from attnviz.arguments import whole
+from attnviz.comparing import Compared
+from attnviz.errors import AttnvizError, option
+from attnviz.explanation import Explanation, Page
+from attnviz.selection import choose_layer
+
+
+def page(shown: Shown | Compared, *, decimals: int = 2, open_head: int | None = None) -> Page:
+    """The interactive lesson page: click a word to see where it looks and every number of its
+    steps, beside what each word adds (‖w_ij·f_h(x_j)‖), the head's type and, with a model,
+    rollout through the layers below; step by step with the arrow keys. Display it in a
+    notebook, or ``.save("lesson.html")``.
+
+    ``shown``: what explain() returns (or a bare trace), or what compare() returns, whose page
+    shows sentence A with the comparison of both sentences. ``open_head`` (from 1) is the head
+    the page opens on, every head staying in its menu (``head=`` keeps one head alone).
+
+    >>> import attnviz
+    >>> tired = "The cat sat because it was tired"
+    >>> pair = attnviz.compare(tired, tired.replace("tired", "wide"))
+    >>> "Sentence B: {sentence}" in attnviz.page(pair).html
+    True
+    """
+    whole(decimals=decimals, open_head=open_head)
+    if isinstance(shown, Compared):
+        return Page(compared_page_html(shown, None, decimals, open_head=open_head))
+    explanation = _explanation_of(shown, "page")
+    return Page(page_html(explanation, decimals, open_head=open_head))
+
+
+def page_html(explanation: Explanation, decimals: int, *, open_head: int | None = None) -> str:
+    """The page of one explained sentence, opening on head ``open_head`` (from 1) if given."""
+    from attnviz.render.page import page_html as render
+
+    _has_words(explanation)
+    return render(
+        explanation.layers,
+        explanation.trace,
+        explanation.selection,
+        decimals,
+        start_head=_start_head(explanation, open_head),
+    )
+
+
+def compared_page_html(
+    pair: Compared, layer: int | None, decimals: int, *, open_head: int | None = None
+) -> str:
+    """The page of sentence A with the comparison of both, opening on model layer ``layer``
+    (from 1; None: the layer ``pair.a`` shows) and head ``open_head`` (from 1) if given; with
+    neither, on the head whose row changed most."""
+    from attnviz.render.page import ComparedWith
+    from attnviz.render.page import page_html as render
+
+    explanation = pair.a
+    if layer is not None:
+        explanation = replace(explanation, trace=choose_layer(explanation.layers, layer))
+    elif open_head is None:
+        # Nothing asked: open on the head whose row changed most, in its layer.
+        top = pair.comparison.heads[0]
+        explanation = replace(explanation, trace=explanation.layers[top.layer - 1])
+        open_head = top.head
+    _has_words(explanation)
+    b = pair.b.trace
+    compared = ComparedWith(
+        b.provenance.sentence or " ".join(b.tokens), pair.comparison, b.provenance.weights
+    )
+    return render(
+        explanation.layers,
+        explanation.trace,
+        explanation.selection,
+        decimals,
+        start_head=_start_head(explanation, open_head),
+        compared=compared,
+    )
+
+
+def _has_words(explanation: Explanation) -> None:
+    if not explanation.trace.tokens:
+        raise AttnvizError("This trace has no words, so there is no page to draw.")
+
+
+def _start_head(explanation: Explanation, open_head: int | None) -> int | None:
+    """``open_head`` (from 1) as the trace's head (from 0), refused when it does not exist or
+    when ``head`` keeps another head alone."""
+    if open_head is None:
+        return None
+    n_heads = explanation.trace.n_heads
+    if not 1 <= open_head <= n_heads:
+        raise AttnvizError(
+            f"{option('open_head', open_head)} does not exist; heads are numbered 1 to {n_heads}."
+        )
+    shown = explanation.selection.heads
+    if open_head - 1 not in shown:
+        kept = option("head", shown[0] + 1)
+        raise AttnvizError(
+            f"{option('open_head', open_head)}: {kept} keeps head {shown[0] + 1} alone; leave "
+            f"out {option('head')} to keep every head and open on head {open_head}."
+        )
+    return open_head - 1

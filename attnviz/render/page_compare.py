@@ -1,0 +1,156 @@
+"""What the page shows of a second sentence (``attnviz page A --compare B``): the comparison of
+attnviz.analysis.compare as JSON-ready data. For every head compared, the focus word's row in A
+and in B over the aligned words, their total variation worked out, and where the focus word
+moves; the heads ranked by how much the row changed; the sentences ``attnviz compare`` closes
+with. Every number is formatted and every sentence written here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from attnviz.analysis.compare import Comparison, HeadChange
+from attnviz.labels import format_number, occurrence_labels
+from attnviz.provenance import WeightsOrigin
+from attnviz.render.compare import _closing
+from attnviz.tokens import printable
+
+
+class ComparedWith(NamedTuple):
+    """The second sentence of a page and the comparison of the focus word's rows (A is the
+    page's own sentence)."""
+
+    sentence: str  # sentence B, as written
+    comparison: Comparison  # attnviz.analysis.compare, every head of every layer compared
+    weights: WeightsOrigin  # where both traces' weights come from
+
+
+#: What the comparison section says around its numbers; {name}s are filled by the script.
+COMPARE_TEXT = {
+    "compareTitle": "Sentence B: {sentence}",
+    "compareRowTitle": "The row of “{focus}” in {where}{head}, A beside B",
+    "compareColumns": ["word", "w_A", "w_B", "|w_A − w_B|"],
+    "compareRankedTitle": "The heads ranked by how much the row of “{focus}” changed{top}",
+    "compareTop": " (top {shown} of {total}; click one to show it)",
+    "compareRankedColumns": ["head", "type", "TV", "top in A", "w_A", "top in B", "w_B", "moves"],
+    "compareChooseHead": "Choose a head to see the row of “{focus}” in A beside B.",
+    "compareHeadName": "L{layer} H{head}",
+}
+
+#: The ranked list shows this many heads (all when there are fewer), as `compare --top`'s 20.
+RANKED = 20
+
+
+def compare_data(compared: ComparedWith, heads: Sequence[int], decimals: int) -> dict[str, Any]:
+    """The comparison as the page shows it. ``heads`` are the page's heads (from 0), so that a
+    head of the ranking can be shown by its place in the page's menu."""
+    comparison = compared.comparison
+    labels_a = occurrence_labels([printable(word) for word in comparison.words_a])
+    labels_b = occurrence_labels([printable(word) for word in comparison.words_b])
+    alignment = comparison.alignment
+    focus = printable(comparison.focus)
+    only_a = " ".join(labels_a[i] for i in alignment.only_a) or "none"
+    only_b = " ".join(labels_b[j] for j in alignment.only_b) or "none"
+    about = (
+        f"The sentences share {len(alignment.pairs)} words, aligned in order; only in A: "
+        f"{only_a}; only in B: {only_b}. In each head, TV is the total variation between the row "
+        f"of “{focus}” in A and in B: TV = ½·(Σ_j |w_A(j) − w_B(j)| over the shared words j + "
+        "|w_A(only in A) − w_B(only in B)|), the share of the weight that moves: 0, the same "
+        f"row; 1, no weight on the same words. “{focus}” moves in a head when the word it gives "
+        "most weight in A is not the one it gives most weight in B (a word only A has and one "
+        "only B has in the same place count as the same)."
+    )
+    changes = [
+        _change(change, labels_a, labels_b, comparison, heads, decimals)
+        for change in comparison.heads
+    ]
+    return {
+        "sentence": printable(compared.sentence),
+        "focus": focus,
+        "about": about,
+        "summary": _closing(comparison, compared.weights, labels_a, labels_b).plain,
+        "ranked": RANKED,
+        "changes": changes,
+    }
+
+
+def _change(
+    change: HeadChange,
+    labels_a: Sequence[str],
+    labels_b: Sequence[str],
+    comparison: Comparison,
+    heads: Sequence[int],
+    decimals: int,
+) -> dict[str, Any]:
+    """One head: its place in the page, its ranking row, both rows side by side, TV worked out
+    and one sentence on where the focus word looks in A and in B."""
+    alignment = comparison.alignment
+
+    def number(value: float) -> str:
+        return format_number(float(value), decimals)
+
+    rows, total = [], 0.0
+    for i, j in alignment.pairs:
+        w_a, w_b = float(change.row_a[i]), float(change.row_b[j])
+        total += abs(w_a - w_b)
+        rows.append([labels_a[i], number(w_a), number(w_b), number(abs(w_a - w_b))])
+    if alignment.only_a or alignment.only_b:
+        w_a = float(change.row_a[list(alignment.only_a)].sum())
+        w_b = float(change.row_b[list(alignment.only_b)].sum())
+        total += abs(w_a - w_b)
+        others = " ".join(
+            [
+                *(labels_a[i] for i in alignment.only_a),
+                "/",
+                *(labels_b[j] for j in alignment.only_b),
+            ]
+        )
+        rows.append([f"(the others: {others})", number(w_a), number(w_b), number(abs(w_a - w_b))])
+    top_a, top_b = labels_a[change.top_a], labels_b[change.top_b]
+    w_top_a, w_top_b = number(change.row_a[change.top_a]), number(change.row_b[change.top_b])
+    return {
+        "layer": change.layer - 1,
+        "head": heads.index(change.head - 1),
+        "tv": number(change.tv),
+        "topA": top_a,
+        "wA": w_top_a,
+        "topB": top_b,
+        "wB": w_top_b,
+        "moves": "yes" if change.moves else "no",
+        "rows": rows,
+        "worked": (
+            f"TV = ½ × {format_number(total, 3)} = {format_number(change.tv, 3)}: half the sum of "
+            "the last column, from the unrounded weights."
+        ),
+        "said": _said(
+            change,
+            dict(alignment.pairs).get(change.top_a) == change.top_b,
+            comparison.focus,
+            top_a,
+            top_b,
+            w_top_a,
+            w_top_b,
+        ),
+    }
+
+
+def _said(
+    change: HeadChange, shared: bool, focus: str, top_a: str, top_b: str, w_a: str, w_b: str
+) -> str:
+    """Where the focus word looks most in A and in B, in this head."""
+    name = printable(focus)
+    if change.moves:
+        return (
+            f"In this head “{name}” moves: its top word is “{top_a}” in A ({w_a}) and “{top_b}” "
+            f"in B ({w_b})."
+        )
+    if shared:
+        return (
+            f"In this head “{name}” does not move: its top word is “{top_a}” in both ({w_a} "
+            f"in A, {w_b} in B)."
+        )
+    return (
+        f"In this head “{name}” stays on the word that was changed: “{top_a}” in A ({w_a}), "
+        f"“{top_b}” in B ({w_b})."
+    )
