@@ -410,10 +410,16 @@ def text_of_output(trace: AttentionTrace, query: int) -> str:
 
 
 def choose(driver: Any, control: str, label: str) -> None:
+    """Choose the option ``label``; a head by its number alone ("Head 12"), whatever the type
+    the menu names after it ("Head 12 · mixed")."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    Select(driver.find_element(By.ID, control)).select_by_visible_text(label)
+    menu = Select(driver.find_element(By.ID, control))
+    texts = [option.text for option in menu.options]
+    menu.select_by_index(
+        next(i for i, text in enumerate(texts) if text == label or text.startswith(label + " · "))
+    )
 
 
 @pytest.mark.browser
@@ -656,3 +662,115 @@ def test_real_pointer_clicks_select_the_word_under_the_pointer(
         title = browser.find_element(By.ID, "picture-title").text
         assert f"“{name}”" in title, (name, title)
         assert button(browser, "queries", name).get_attribute("aria-pressed") == "true"
+
+
+# -- beside the row: contributions, rollout, head types, the caution; a second sentence --------
+
+
+def table_cells(driver: Any, table: str) -> list[list[str]]:
+    from selenium.webdriver.common.by import By
+
+    rows = driver.find_elements(By.CSS_SELECTOR, f"#{table} tr")
+    return [
+        [cell.get_attribute("textContent") for cell in row.find_elements(By.XPATH, "./*")]
+        for row in rows
+    ]
+
+
+@pytest.mark.browser
+def test_the_row_shows_what_each_word_adds_its_rollout_and_the_heads_type(
+    browser: Any, model_page: Any
+) -> None:
+    """MiniLM, layer 6, head 12, the row of "it": beside each weight ‖w_ij·f_h(x_j)‖ and its
+    share (attnviz.analysis.contribution), rollout through layer 6 (analysis.rollout), the
+    sentence on [CLS]'s weight parked on a short value, the head's type in the menu, and the
+    caution for a trained model."""
+    from selenium.webdriver.common.by import By
+
+    from attnviz.analysis.contribution import row_contribution
+    from attnviz.analysis.head_types import trace_head_types
+    from attnviz.analysis.rollout import trace_rollout
+
+    path, layers = model_page
+    open_page(browser, path)
+    choose(browser, "layer", "Layer 6 of 6")
+    choose(browser, "head", "Head 12")
+    button(browser, "queries", "it").click()
+    trace, it = layers[5], 10
+    row = row_contribution(trace, 11, it)
+    rolled = trace_rollout(layers)[5, it]
+    cells = table_cells(browser, "row-table")
+    assert cells[0] == ["word", "weight w_ij", "‖w_ij·f_h(x_j)‖", "share", "rollout"]
+    assert [c[1:] for c in cells[1:]] == [
+        [format_number(k.weight, 2), format_number(k.norm, 2), format_number(k.share, 2),
+         format_number(r, 2)]
+        for k, r in zip(row.keys, rolled, strict=True)
+    ]  # fmt: skip
+    note = browser.find_element(By.ID, "contribution-note").text
+    total = format_number(row.total, 2)
+    assert note == (
+        "“[CLS]” has weight 0.15 but a share of only 0.01: its value after W_O is short, "
+        f"‖f_h(x_[CLS])‖ = {format_number(row.keys[0].transformed_norm, 2)}, at most half of the "
+        f"row's weighted mean Σ_j w_ij·‖f_h(x_j)‖ = {total}, so the weight parked on it adds "
+        "little to the output of “it”: attention there is close to a no-op."
+    )
+    assert "Rollout through layer 6" in browser.find_element(By.ID, "rollout-note").text
+    kind = trace_head_types(trace)[11].type.value
+    menu = browser.find_element(By.ID, "head").get_attribute("value")
+    assert menu == "11" and f"Head 12 · {kind}" in browser.find_element(By.ID, "head").text
+    assert browser.find_element(By.ID, "head-type").text.startswith("Head 12 ")
+    caution = browser.find_element(By.ID, "caveat").text
+    assert caution.startswith("A caution: a high weight shows where the vector of “it”")
+    # Every head at once: the rollout alone, which is the layer's, not a head's.
+    choose(browser, "head", "All heads")
+    assert table_cells(browser, "row-table")[0] == ["word", "rollout"]
+    assert browser.find_element(By.ID, "contribution-note").text.startswith("Choose a head")
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= 1280
+
+
+@pytest.mark.browser
+def test_a_page_of_two_sentences_opens_where_the_row_changed_most(
+    browser: Any, tmp_path: Path
+) -> None:
+    """attnviz page A --compare B with the trained coref model: "it" moves from "animal" to
+    "street"; a head of the ranking, clicked, is shown; random weights open on --open-head."""
+    from selenium.webdriver.common.by import By
+
+    out = tmp_path / "pair.html"
+    wide = IT_SENTENCE.replace("tired", "wide")
+    code, _, stderr = run("page", IT_SENTENCE, "-m", "coref", "--compare", wide, "-o", str(out))
+    assert code == 0, stderr
+    open_page(browser, out)
+    assert browser.find_element(By.ID, "compare").is_displayed()
+    assert browser.find_element(By.ID, "compare-title").text == f"Sentence B: {wide}"
+    title = browser.find_element(By.ID, "picture-title").text
+    assert title == "Where does “it” look? (Layer 2 of 2, head 1)"
+    said = browser.find_element(By.ID, "compare-said").text
+    assert (
+        said
+        == "In this head “it” moves: its top word is “animal” in A (1.00) and “street” in B (1.00)."
+    )
+    ranked = table_cells(browser, "compare-ranked")
+    assert ranked[0] == ["head", "type", "TV", "top in A", "w_A", "top in B", "w_B", "moves"]
+    assert [r[0] for r in ranked[1:]] == ["L2 H1", "L1 H1"]
+    browser.find_elements(By.CSS_SELECTOR, "#compare-ranked tr")[2].click()
+    title = browser.find_element(By.ID, "picture-title").text
+    assert title == "Where does “it” look? (Layer 1 of 2, head 1)"
+    assert browser.find_element(By.ID, "compare-row-title").text.endswith(
+        "Layer 1 of 2, head 1, A beside B"
+    )
+    rows = table_cells(browser, "compare-row")
+    assert rows[0] == ["word", "w_A", "w_B", "|w_A − w_B|"] and rows[-1][0].startswith(
+        "(the others"
+    )
+
+    out = tmp_path / "random.html"
+    code, _, stderr = run(
+        "page", IT_SENTENCE, "--compare", wide, "--open-head", "2", "-o", str(out)
+    )
+    assert code == 0, stderr
+    open_page(browser, out)
+    assert browser.find_element(By.ID, "head").get_attribute("value") == "1"
+    assert browser.find_element(By.ID, "caveat").text == ""  # random weights: not interpreted
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert errors == []
