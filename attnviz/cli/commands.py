@@ -253,15 +253,17 @@ def page(
 
     Click a word: lines to every word, each step's numbers worked out for it, and beside its
     row what each word adds, ‖w_ij·f_h(x_j)‖ with f_h(x_j) = v_j·W_O^h, and its share of the
-    row; with --model, rollout through the layers below and a caution on reading weights as
-    explanations. The head menu names each head's type (previous-token, [CLS] sink, broad, …,
-    scored from its whole matrix as attnviz heads does). A step-by-step mode for a projector.
-    With --model, every layer; --layer picks the first shown.
+    row's total; with --model, rollout through the layers below, and for a trained model a
+    caution on reading weights as explanations. The head menu names each head's type, scored
+    from its whole matrix A: the mean weight on the previous word, the next, itself, the first
+    ([CLS]) or the last ([SEP]) (a type at 0.5 or more), else broad when the rows' entropy is
+    at least 0.9 of a uniform row's, else mixed. A step-by-step mode for a projector. With
+    --model, every layer; --layer picks the first shown.
 
     Example: attnviz page "The animal didn't cross the street because it was too tired" -o it.html
 
-    Two sentences: attnviz page "…because it was too tired" --compare "…because it was too
-    wide" -o pair.html
+    Two sentences: attnviz page "The cat sat because it was tired" --compare "The cat sat
+    because it was wide" -o pair.html
     """
     from attnviz import paging
     from attnviz.explanation import Page
