@@ -6,10 +6,12 @@
 [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 
 ``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads``, ``compare`` and
-``scaling`` are the command line's commands as functions (attnviz.api, attnviz.comparing); the
-step functions and ``trace_attention`` are the math underneath.
+``scaling`` are the command line's commands as functions (attnviz.api, attnviz.comparing), and
+``ablate`` is ``heads --ablate`` (attnviz.ablating); the step functions and ``trace_attention``
+are the math underneath.
 """
 
+from attnviz.ablating import ablate
 from attnviz.api import cross, explain, heads, heatmap, lesson, page, scaling
 from attnviz.attention import (
     attention_scores,
@@ -53,6 +55,7 @@ __all__ = [
     "ExitStatus",
     "Explanation",
     "__version__",
+    "ablate",
     "attention_scores",
     "compare",
     "concat_heads",

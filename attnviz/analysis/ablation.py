@@ -220,7 +220,7 @@ def readout_of(loaded: LoadedModel, word: Focus) -> tuple[Readout | None, str]:
             )
         return _toy_readout(loaded.weights, config, loaded.name, focus), ""
     if isinstance(loaded.weights, GPT2Weights):
-        table = _tied_embeddings(loaded)
+        table = tied_embeddings(loaded)
         if table is None:
             return None, (
                 f"{loaded.name}'s config.json unties its output layer from the token "
@@ -237,7 +237,7 @@ def readout_of(loaded: LoadedModel, word: Focus) -> tuple[Readout | None, str]:
     )
 
 
-def _tied_embeddings(loaded: LoadedModel) -> FloatArray | None:
+def tied_embeddings(loaded: LoadedModel) -> FloatArray | None:
     """GPT-2's whole token table W_te [vocabulary, d_model], its output layer when tied (the
     default); None when config.json unties them."""
     from attnviz.model.base import integer

@@ -158,9 +158,10 @@ class Architecture(ModelKind, ABC):
         start: int = 1,
         attention_output: FloatArray | None = None,
     ) -> ModelTrace:
-        """Layers ``start`` (from 1) on, from ``hidden``, what layer start reads (``mask`` as
-        its attention trace has it); ``attention_output`` replaces layer start's attention
-        output when given. ``forward`` is the embeddings and then this from layer 1."""
+        """Layers ``start`` (from 1) on, from ``hidden``, what layer start reads; ``mask`` the
+        padding mask or, as a layer's trace has it, that mask with the architecture's own
+        (causal) mask in it; ``attention_output`` replaces layer start's attention output when
+        given. ``forward`` is the embeddings and then this from layer 1."""
 
 
 def architecture_for(model_type: str, path: Path) -> ModelKind:

@@ -177,11 +177,10 @@ class GPT2(Architecture):
         """Every block, keeping each one's attention (on ln_1 of the residual stream), with the
         causal mask (and ``mask``, the padding mask, when given)."""
         n = len(tokens)
-        allowed = causal_mask(n) if mask is None else causal_mask(n) & mask
         hidden = finite(
             weights.token_embeddings[:n] + weights.position_embeddings[:n], "the embeddings"
         )
-        return self.run_layers(weights, tokens, hidden, provenance=provenance, mask=allowed)
+        return self.run_layers(weights, tokens, hidden, provenance=provenance, mask=mask)
 
     def run_layers(
         self,
@@ -195,10 +194,12 @@ class GPT2(Architecture):
         attention_output: FloatArray | None = None,
     ) -> ModelTrace:
         """Blocks ``start`` (from 1) to the last on the residual stream ``hidden`` [n, d_model]
-        before block start, with ``mask`` as it is (the causal mask already in it), then the
-        final LayerNorm. ``attention_output`` [n, d_model], when given, stands in for block
-        start's attention output, whose trace is then left out (an ablation re-runs the model
-        from there)."""
+        before block start, then the final LayerNorm; always causal, ``mask`` (the padding
+        mask, when given) combined with it. ``attention_output`` [n, d_model], when given,
+        stands in for block start's attention output, whose trace is then left out (an ablation
+        re-runs the model from there)."""
+        n = len(tokens)
+        allowed = causal_mask(n) if mask is None else causal_mask(n) & mask
         hidden_states = [hidden]
         traces = []
         eps = weights.layer_norm_eps
@@ -212,7 +213,7 @@ class GPT2(Architecture):
             else:
                 x = layer_norm(hidden, *block.norm_1, eps)
                 trace = attend(
-                    tokens, x, block.attention, provenance=provenance, layer=index + 1, mask=mask
+                    tokens, x, block.attention, provenance=provenance, layer=index + 1, mask=allowed
                 )
                 traces.append(trace)
                 output = trace.output
