@@ -80,7 +80,7 @@ def _method(ablation: Ablation, focus: str) -> str:
     keys = ablation.focus_keys
     where = []
     if ablation.causal:
-        where.append("the words up to its own, a decoder's causal mask")
+        where.append("the tokens up to its own, a decoder's causal mask")
     if ablation.padding:
         where.append(f"the {plural(ablation.padding, '[PAD] token')} left out")
     scope = f" ({'; '.join(where)})" if where else ""
