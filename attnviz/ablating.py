@@ -29,6 +29,11 @@ def ablated(
     """``attnviz heads --ablate``'s path: the model of ``trace_options`` on ``sentence``, every
     head ablated in turn at the focus word of ``view`` ("it" by default); and the notes the
     person should be told."""
+    if view.hide_special:
+        raise AttnvizError(
+            f"{option('ablate')} names the word each head's row of the focus word looks at "
+            f"most, special tokens included; drop {option('hide_special')}."
+        )
     if trace_options.model is None:
         raise AttnvizError(
             f"{option('ablate')} runs a trained model again with one head changed at a time; "
@@ -59,7 +64,6 @@ def ablate(
     model: str,
     focus: str | None = None,
     words: bool = False,
-    hide_special: bool = False,
     dtype: str = "float32",
     pad_to: int | None = None,
 ) -> Ablation:
@@ -72,14 +76,15 @@ def ablate(
     focus word's last hidden state; ``output_change`` is the total variation ½·Σ|p − p'| of the
     model's output distribution there (GPT-2's next token, a toy model's answer), None for a
     BERT-family encoder; ``weight`` is the head's largest weight in the focus word's row, on
-    ``words[target]``. ``words`` and ``hide_special`` choose the columns, as in explain().
-    One extra forward pass per head (72 for MiniLM, about 3 s).
+    ``words[target]`` (``words=True`` merges a model's word pieces, as in explain()).
+    One extra forward pass per head, each from the head's layer on (72 for MiniLM: a fraction of
+    a second).
     """
     whole(pad_to=pad_to)
-    flags(words=words, hide_special=hide_special)
+    flags(words=words)
     text(focus=focus, model=model)
     trace_options = TraceOptions(model=model, dtype=choice(Dtype, dtype, "dtype"), pad_to=pad_to)
-    view = ViewOptions(focus=focus, hide_special=hide_special, words=words)
+    view = ViewOptions(focus=focus, words=words)
     ablation, notes = ablated(sentence, trace_options, view)
     for message in notes:
         warnings.warn(message, UserWarning, stacklevel=2)

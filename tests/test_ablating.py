@@ -44,6 +44,7 @@ def test_another_focus_word_and_float64() -> None:
         ({"pad_to": 14}, "pad_to: coref has no padding token"),
         ({"dtype": "float16"}, "dtype='float16' is not a choice"),
         ({"words": "yes"}, "words='yes': give True or False."),
+        ({"words": True}, "merges a model's word pieces into words; coref's tokens are whole"),
     ],
 )
 def test_refusals(options: dict[str, object], message: str) -> None:

@@ -69,6 +69,7 @@ class Ablation:
     model: str  # the model's name, as the provenance gives it
     focus: str  # the focus word's label: "it", "it:2"
     position: int  # the token whose hidden state (and output) is measured
+    piece: str  # that token; the focus word's last piece when --words merged several
     words: tuple[str, ...]  # the selection's column words, which ``target`` indexes
     effects: tuple[HeadEffect, ...]
     readout: str  # what the output distribution is; "" without one
@@ -119,8 +120,8 @@ def total_variation(p: FloatArray, q: FloatArray) -> float:
 
 
 def measure_position(selection: Selection) -> int:
-    """Where the focus word's effect is measured: its last piece, where the whole word has been
-    read (for a decoder, the position that predicts the next word)."""
+    """Where the focus word's effect is measured: its last piece (for a decoder, the first
+    position that has read the whole word, and predicts the word after it)."""
     assert selection.focus is not None and selection.focus_row is not None
     return max(selection.row_groups[selection.focus_row])
 
@@ -175,6 +176,7 @@ def ablate_heads(
         model=loaded.name,
         focus=selection.focus.label,
         position=position,
+        piece=run.tokens[position],
         words=selection.column_words,
         effects=tuple(effects),
         readout="" if readout is None else readout.what,

@@ -85,6 +85,8 @@ def _method(ablation: Ablation, focus: str) -> str:
         where.append(f"the {plural(ablation.padding, '[PAD] token')} left out")
     scope = f" ({'; '.join(where)})" if where else ""
     measured = f"Δh = ‖h − h′‖ / ‖h‖ for the last hidden state h of '{focus}'"
+    if ablation.piece.casefold() != ablation.focus.split(":")[0].casefold():
+        measured += f" (at its last piece, '{printable(ablation.piece)}')"
     if ablation.readout:
         measured += (
             f", and TV = ½·Σ_w |p(w) − p′(w)| (total variation: 0 the same, 1 nothing shared) "

@@ -43,6 +43,12 @@ def test_a_missing_focus_word_is_refused_in_one_line() -> None:
     one_error_line(err, "--ablate measures the change at one word", "--focus WORD")
 
 
+def test_hidden_special_tokens_are_refused_in_one_line() -> None:
+    code, out, err = heads("-m", "coref", TIRED, "--ablate", "--hide-special")
+    assert code == ExitStatus.BAD_INPUT and out == ""
+    one_error_line(err, "special tokens included; drop --hide-special.")
+
+
 def test_coref() -> None:
     code, out, err = heads("-m", "coref", TIRED, "--ablate")
     assert code == 0 and err == ""

@@ -23,6 +23,7 @@ def ablation(effects: tuple[HeadEffect, ...], **changes: object) -> Ablation:
         "model": "all-MiniLM-L6-v2",
         "focus": "it",
         "position": 5,
+        "piece": "it",
         "words": WORDS,
         "effects": effects,
         "readout": "",
@@ -68,6 +69,9 @@ def test_the_report_states_the_method_with_this_runs_numbers() -> None:
     assert "(4 extra forward passes, one per head)" in words
     assert "Δh = ‖h − h′‖ / ‖h‖ for the last hidden state h of 'it'; h′ is after the" in words
     assert "It has no output layer here: only the hidden state is measured." in words
+    assert "last piece" not in words
+    pieces = flat(draw(ablation(EFFECTS, focus="unbelievably", piece="##bly")))
+    assert "last hidden state h of 'unbelievably' (at its last piece, '##bly'); h′ is" in pieces
     assert "TV" not in text  # no readout, no column
     header = next(line for line in lines if line.startswith("head"))
     assert header.split() == ["head", "type", "looks", "most", "at", "w", "Δh"]
