@@ -7,9 +7,11 @@
 
 ``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads``, ``compare`` and
 ``scaling`` are the command line's commands as functions (attnviz.api, attnviz.comparing,
-attnviz.paging); the step functions and ``trace_attention`` are the math underneath.
+attnviz.paging), and ``ablate`` is ``heads --ablate`` (attnviz.ablating); the step functions and
+``trace_attention`` are the math underneath.
 """
 
+from attnviz.ablating import ablate
 from attnviz.api import cross, explain, heads, heatmap, lesson, scaling
 from attnviz.attention import (
     attention_scores,
@@ -54,6 +56,7 @@ __all__ = [
     "ExitStatus",
     "Explanation",
     "__version__",
+    "ablate",
     "attention_scores",
     "compare",
     "concat_heads",

@@ -344,6 +344,16 @@ def heads(
             "weight: the focus word's weight alone.",
         ),
     ] = RankBy.selectivity,
+    ablate: Annotated[
+        bool,
+        typer.Option(
+            "--ablate",
+            help="With --model: give each head in turn uniform weights, run the model again and "
+            "rank the heads by how much the focus word's last hidden state h changes, "
+            "‖h − h′‖/‖h‖ (and, for GPT-2 or a toy model, the total variation ½·Σ|p − p′| of "
+            "its output distribution there), beside each head's largest weight.",
+        ),
+    ] = False,
 ) -> None:
     """Rank every (layer, head) by where the focus word's attention goes.
 
@@ -356,6 +366,15 @@ def heads(
 
     if top < 1:
         raise AttnvizError(f"--top {top}: give 1 or more.")
+    if ablate:
+        from attnviz.ablating import ablated
+        from attnviz.render.ablation import render_ablation
+
+        ablation, notes = ablated(sentence, trace_options, view)
+        for message in notes:
+            note(message)
+        render_ablation(ablation, new_console(), top=top)
+        return
     explanation = explained(sentence, trace_options, view)
     ranking = api.ranked_heads(explanation, rank_by)
     render_heads(ranking, explanation.layers, new_console(), top=top)

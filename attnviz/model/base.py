@@ -146,6 +146,23 @@ class Architecture(ModelKind, ABC):
     ) -> ModelTrace:
         """Run every layer; ``provenance`` is the first layer's, ``mask`` the padding mask."""
 
+    @abstractmethod
+    def run_layers(
+        self,
+        weights: Any,
+        tokens: Sequence[str],
+        hidden: FloatArray,
+        *,
+        provenance: Provenance,
+        mask: np.ndarray | None,
+        start: int = 1,
+        attention_output: FloatArray | None = None,
+    ) -> ModelTrace:
+        """Layers ``start`` (from 1) on, from ``hidden``, what layer start reads; ``mask`` the
+        padding mask or, as a layer's trace has it, that mask with the architecture's own
+        (causal) mask in it; ``attention_output`` replaces layer start's attention output when
+        given. ``forward`` is the embeddings and then this from layer 1."""
+
 
 def architecture_for(model_type: str, path: Path) -> ModelKind:
     """The registry's entry for ``model_type`` (an Architecture for a Hugging Face checkpoint);

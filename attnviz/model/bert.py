@@ -199,18 +199,44 @@ class Bert(Architecture):
         """Every layer, keeping each one's attention; in the weights' dtype (float32 as the
         checkpoint stores it, or float64)."""
         hidden = finite(embed(weights, len(tokens)), "the embeddings")
+        return self.run_layers(weights, tokens, hidden, provenance=provenance, mask=mask)
+
+    def run_layers(
+        self,
+        weights: BertWeights,
+        tokens: Sequence[str],
+        hidden: FloatArray,
+        *,
+        provenance: Provenance,
+        mask: np.ndarray | None,
+        start: int = 1,
+        attention_output: FloatArray | None = None,
+    ) -> ModelTrace:
+        """Layers ``start`` (from 1) to the last on ``hidden`` [n, d_model], layer start's input.
+        ``attention_output`` [n, d_model], when given, stands in for layer start's attention
+        output, whose trace is then left out (an ablation re-runs the model from there)."""
         hidden_states = [hidden]
         traces = []
         eps = weights.layer_norm_eps
         # The feed-forward block's [n, d_ff] activations, which no view shows: one buffer for
         # every layer, GELU computed in place.
         inner = np.empty((len(tokens), weights.layers[0].W_1.shape[1]), hidden.dtype)
-        for index, layer in enumerate(weights.layers):
-            trace = attend(
-                tokens, hidden, layer.attention, provenance=provenance, layer=index + 1, mask=mask
-            )
-            traces.append(trace)
-            after_attention = layer_norm(hidden + trace.output, *layer.attention_norm, eps)
+        for index in range(start - 1, len(weights.layers)):
+            layer = weights.layers[index]
+            if attention_output is not None and index == start - 1:
+                output = attention_output
+            else:
+                trace = attend(
+                    tokens,
+                    hidden,
+                    layer.attention,
+                    provenance=provenance,
+                    layer=index + 1,
+                    mask=mask,
+                )
+                traces.append(trace)
+                output = trace.output
+            after_attention = layer_norm(hidden + output, *layer.attention_norm, eps)
             np.matmul(after_attention, layer.W_1, out=inner)
             feed_forward = np.matmul(gelu(inner, out=inner, bias=layer.b_1), layer.W_2)
             feed_forward += after_attention

@@ -177,23 +177,47 @@ class GPT2(Architecture):
         """Every block, keeping each one's attention (on ln_1 of the residual stream), with the
         causal mask (and ``mask``, the padding mask, when given)."""
         n = len(tokens)
-        allowed = causal_mask(n) if mask is None else causal_mask(n) & mask
         hidden = finite(
             weights.token_embeddings[:n] + weights.position_embeddings[:n], "the embeddings"
         )
+        return self.run_layers(weights, tokens, hidden, provenance=provenance, mask=mask)
+
+    def run_layers(
+        self,
+        weights: GPT2Weights,
+        tokens: Sequence[str],
+        hidden: FloatArray,
+        *,
+        provenance: Provenance,
+        mask: np.ndarray | None,
+        start: int = 1,
+        attention_output: FloatArray | None = None,
+    ) -> ModelTrace:
+        """Blocks ``start`` (from 1) to the last on the residual stream ``hidden`` [n, d_model]
+        before block start, then the final LayerNorm; always causal, ``mask`` (the padding
+        mask, when given) combined with it. ``attention_output`` [n, d_model], when given,
+        stands in for block start's attention output, whose trace is then left out (an ablation
+        re-runs the model from there)."""
+        n = len(tokens)
+        allowed = causal_mask(n) if mask is None else causal_mask(n) & mask
         hidden_states = [hidden]
         traces = []
         eps = weights.layer_norm_eps
         # The feed-forward block's [n, d_ff] activations, which no view shows: one buffer for
         # every block, GELU computed in place.
-        inner = np.empty((n, weights.blocks[0].W_fc.shape[1]), hidden.dtype)
-        for index, block in enumerate(weights.blocks):
-            x = layer_norm(hidden, *block.norm_1, eps)
-            trace = attend(
-                tokens, x, block.attention, provenance=provenance, layer=index + 1, mask=allowed
-            )
-            traces.append(trace)
-            hidden = hidden + trace.output
+        inner = np.empty((len(tokens), weights.blocks[0].W_fc.shape[1]), hidden.dtype)
+        for index in range(start - 1, len(weights.blocks)):
+            block = weights.blocks[index]
+            if attention_output is not None and index == start - 1:
+                output = attention_output
+            else:
+                x = layer_norm(hidden, *block.norm_1, eps)
+                trace = attend(
+                    tokens, x, block.attention, provenance=provenance, layer=index + 1, mask=allowed
+                )
+                traces.append(trace)
+                output = trace.output
+            hidden = hidden + output
             np.matmul(layer_norm(hidden, *block.norm_2, eps), block.W_fc, out=inner)
             feed_forward = np.matmul(gelu_tanh(inner, out=inner, bias=block.b_fc), block.W_proj)
             feed_forward += block.b_proj

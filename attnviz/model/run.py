@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from attnviz.arrays import FloatArray
 from attnviz.attention import padding_mask
 from attnviz.errors import AttnvizError, FileProblem, option, quoted
 from attnviz.model import toy
-from attnviz.model.base import ModelTrace
+from attnviz.model.base import Architecture, ModelTrace
 from attnviz.model.checkpoint import checkpoint_name, config_data, find_model, read_config
 from attnviz.model.tensors import open_tensors
 from attnviz.model.tokenizer import Encoding, encode, load_tokenizer, token_text
@@ -37,6 +38,70 @@ class ModelRun:
     model_name: str
 
 
+@dataclass(frozen=True, eq=False)
+class LoadedModel:
+    """A model's weights for one sentence, ready to run: what ``trace_model`` runs once, and
+    what an ablation runs again from one layer on (``run_layers``)."""
+
+    name: str  # as the provenance names it: "all-MiniLM-L6-v2", "coref", a folder's name
+    folder: Path
+    encoding: Encoding
+    provenance: Provenance  # the first layer's
+    mask: np.ndarray | None  # the padding mask, when --pad-to added padding
+    weights: Any  # the architecture's (BertWeights, GPT2Weights), or ToyWeights
+    architecture: Architecture | None  # None: attnviz's toy transformer
+    toy_config: toy.ToyConfig | None = None  # the toy transformer's, else None
+
+    def forward(self) -> ModelTrace:
+        """Every layer on the sentence, each one's attention kept."""
+        # A number that overflows is found and named by the architecture (the layer, or the
+        # tensor as it was read), in one sentence: numpy's warnings would print lines of its
+        # source code.
+        with np.errstate(all="ignore"):
+            if self.toy_config is not None:
+                return toy.forward(
+                    self.weights, self.toy_config, self.encoding, provenance=self.provenance
+                )
+            assert self.architecture is not None  # every model but the toy one has one
+            return self.architecture.forward(
+                self.weights, self.encoding.tokens, provenance=self.provenance, mask=self.mask
+            )
+
+    def run_layers(
+        self,
+        hidden: FloatArray,
+        *,
+        start: int,
+        attention_output: FloatArray | None,
+        mask: np.ndarray | None,
+    ) -> ModelTrace:
+        """Layers ``start`` (from 1) to the last from ``hidden`` [n, d_model], what layer start
+        reads, with ``attention_output`` [n, d_model] for its attention's output when given;
+        ``mask`` as layer start's trace has it. hidden_states[0] is ``hidden``."""
+        tokens = self.encoding.tokens
+        with np.errstate(all="ignore"):
+            if self.toy_config is not None:
+                return toy.run_layers(
+                    self.weights,
+                    self.toy_config,
+                    tokens,
+                    hidden,
+                    provenance=self.provenance,
+                    start=start,
+                    attention_output=attention_output,
+                )
+            assert self.architecture is not None  # every model but the toy one has one
+            return self.architecture.run_layers(
+                self.weights,
+                tokens,
+                hidden,
+                provenance=self.provenance,
+                mask=mask,
+                start=start,
+                attention_output=attention_output,
+            )
+
+
 def trace_model(
     sentence: str, model: str, *, dtype: str = "float32", pad_to: int | None = None
 ) -> ModelRun:
@@ -49,6 +114,17 @@ def trace_model(
     to this many positions and mask them as keys, as a batch of sentences of different lengths
     would be (refused for the toy model, which has no padding token).
     """
+    loaded = load_model(sentence, model, dtype=dtype, pad_to=pad_to)
+    trace = loaded.forward()
+    if loaded.toy_config is not None:
+        return _toy_run(loaded, loaded.toy_config, trace)
+    return ModelRun(trace=trace, encoding=loaded.encoding, model_name=loaded.name)
+
+
+def load_model(
+    sentence: str, model: str, *, dtype: str = "float32", pad_to: int | None = None
+) -> LoadedModel:
+    """The weights ``trace_model`` runs on ``sentence`` (the same arguments), not yet run."""
     if dtype not in DTYPES:
         raise AttnvizError(f"{option('dtype', metavar=quoted(dtype))}: use float32 or float64.")
     if not sentence.strip():
@@ -56,7 +132,7 @@ def trace_model(
     folder = find_model(model)
     data = config_data(folder)
     if data.get("model_type") == toy.MODEL_TYPE:
-        return _trace_toy(sentence, folder, data, checkpoint_name(model, folder), dtype, pad_to)
+        return _load_toy(sentence, folder, data, checkpoint_name(model, folder), dtype, pad_to)
     config, architecture = read_config(folder, data)
     tokenizer = load_tokenizer(folder)
     encoding = encode(tokenizer, sentence, config.max_positions)
@@ -96,22 +172,18 @@ def trace_model(
         words=words,
         sentence=sentence,
     )
-    # A number that overflows is found and named by the architecture (the layer, or the tensor
-    # as it was read), in one sentence: numpy's warnings would print lines of its source code.
-    with np.errstate(all="ignore"):
-        trace = architecture.forward(weights, encoding.tokens, provenance=provenance, mask=mask)
-    return ModelRun(trace=trace, encoding=encoding, model_name=name)
+    return LoadedModel(name, folder, encoding, provenance, mask, weights, architecture)
 
 
-def _trace_toy(
+def _load_toy(
     sentence: str,
     folder: Path,
     data: dict[str, Any],
     name: str,
     dtype: str,
     pad_to: int | None,
-) -> ModelRun:
-    """attnviz's toy transformer on ``sentence``: words of its own vocabulary, weights.npz."""
+) -> LoadedModel:
+    """attnviz's toy transformer for ``sentence``: words of its own vocabulary, weights.npz."""
     path = folder / "config.json"
     try:
         config = toy.read_config(data)
@@ -138,13 +210,18 @@ def _trace_toy(
         masking=Masking(causal=config.causal),
         sentence=sentence,  # no word groups: every token is a whole word
     )
-    with np.errstate(all="ignore"):
-        trace = toy.forward(weights, config, encoding, provenance=provenance)
-    focus = next((w for w in config.focus_words if w in encoding.tokens), None)
+    return LoadedModel(name, folder, encoding, provenance, None, weights, None, config)
+
+
+def _toy_run(loaded: LoadedModel, config: toy.ToyConfig, trace: ModelTrace) -> ModelRun:
+    """The toy model's run, every layer's provenance saying what the model is and, when the
+    sentence has its focus word, its answer there."""
+    tokens = loaded.encoding.tokens
+    focus = next((w for w in config.focus_words if w in tokens), None)
     answered = None
     if focus is not None and config.readout != "token":
-        answered = (focus, toy.answer(weights, config, trace, encoding.tokens.index(focus)))
-    about = toy.about(config, name, answered)
+        answered = (focus, toy.answer(loaded.weights, config, trace, tokens.index(focus)))
+    about = toy.about(config, loaded.name, answered)
     # Every layer's provenance says what the model is, for the lesson's header.
     layers = tuple(
         replace(
@@ -155,4 +232,6 @@ def _trace_toy(
         )
         for layer in trace.layers
     )
-    return ModelRun(trace=replace(trace, layers=layers), encoding=encoding, model_name=name)
+    return ModelRun(
+        trace=replace(trace, layers=layers), encoding=loaded.encoding, model_name=loaded.name
+    )

@@ -310,17 +310,37 @@ def forward(
     causal mask when the model is causal), so that every view has the real trace.
     The same numbers as attnviz.train.network.forward on a batch of this one sentence."""
     n = len(encoding.ids)
-    tokens = encoding.tokens
-    mask = causal_mask(n) if config.causal else None
     hidden = finite(weights.E[list(encoding.ids)] + weights.P[:n], "the embeddings")
+    return run_layers(weights, config, encoding.tokens, hidden, provenance=provenance)
+
+
+def run_layers(
+    weights: ToyWeights,
+    config: ToyConfig,
+    tokens: Sequence[str],
+    hidden: FloatArray,
+    *,
+    provenance: Provenance,
+    start: int = 1,
+    attention_output: FloatArray | None = None,
+) -> ModelTrace:
+    """Layers ``start`` (from 1) to the last on ``hidden`` [n, d_model], layer start's input.
+    ``attention_output`` [n, d_model], when given, stands in for layer start's attention output,
+    whose trace is then left out (an ablation re-runs the model from there)."""
+    mask = causal_mask(len(tokens)) if config.causal else None
     hidden_states = [hidden]
     traces = []
-    for index, layer_weights in enumerate(weights.layers):
-        trace = attend(
-            tokens, hidden, layer_weights, provenance=provenance, layer=index + 1, mask=mask
-        )
-        traces.append(trace)
-        hidden = finite(hidden + trace.output, f"layer {index + 1}")
+    for index in range(start - 1, len(weights.layers)):
+        if attention_output is not None and index == start - 1:
+            output = attention_output
+        else:
+            trace = attend(
+                tokens, hidden, weights.layers[index], provenance=provenance, layer=index + 1,
+                mask=mask,
+            )  # fmt: skip
+            traces.append(trace)
+            output = trace.output
+        hidden = finite(hidden + output, f"layer {index + 1}")
         hidden_states.append(hidden)
     return ModelTrace(
         tokens=tuple(tokens),

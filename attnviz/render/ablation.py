@@ -1,0 +1,197 @@
+"""``attnviz heads --ablate``: every head's effect at the focus word when its weights are made
+uniform (analysis.ablation), beside its largest weight in the focus word's row, as a Rich table
+with the sentences that say what the numbers are and what they are not."""
+
+from __future__ import annotations
+
+import numpy as np
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from attnviz.analysis.ablation import Ablation, HeadEffect, rank_correlation
+from attnviz.analysis.caveats import attention_caveat
+from attnviz.labels import fit_label, format_number, occurrence_labels, plural
+from attnviz.render.text import wrap
+from attnviz.tokens import printable
+
+#: Why the two need not agree, said once beside the numbers.
+NEED_NOT_COINCIDE = (
+    "Large weights and large effects need not coincide (Jain & Wallace 2019; Wiegreffe & "
+    "Pinter 2019): a weight says how much of a word's value vector a row mixes in, and the "
+    "value vector can be small, W_O can turn it away, the residual stream carries the word's "
+    "own vector past the head, and later layers can make up for it. Uniform weights are one "
+    "ablation among several (zeroing the head, or its mean output over other sentences, give "
+    "other numbers), and a head's effect in this sentence says little about another sentence."
+)
+
+#: Head types whose rows park their weight on one token (analysis.head_types.HeadType values).
+SINKS = frozenset({"first-token sink", "[CLS] sink", "last-token sink", "[SEP] sink"})
+#: Why a sink head can show a large effect though its attention is a "no-op".
+SINK_ABLATION = (
+    "For a sink head (its rows park their weight on one token, often one with a small value "
+    'vector), uniform weights are not "no attention": they mix every word\'s value vector in '
+    "where the head added little, so its Δh measures what that mixing does, not what the head "
+    "contributed."
+)
+
+
+def render_ablation(ablation: Ablation, console: Console, *, top: int = 20) -> None:
+    """The ablation's introduction, the first ``top`` heads by Δh, and what to make of it."""
+    focus = printable(ablation.focus)
+    labels = occurrence_labels([printable(word) for word in ablation.words])
+    parts: list[RenderableType] = []
+    parts += _paragraphs(
+        console,
+        Text(
+            f"attnviz · does the head matter here? '{focus}' in {printable(ablation.model)}, "
+            f"{plural(ablation.n_layers, 'layer')} × {plural(ablation.n_heads, 'head')}",
+            style="bold",
+        ),
+    )
+    parts += [Text(), *_paragraphs(console, Text(_method(ablation, focus))), Text()]
+    parts += _paragraphs(console, Text(_title(ablation, focus, top), style="bold cyan"))
+    parts.append(_table(ablation, labels, top))
+    parts.append(Text())
+    closing = [Text(_comparison(ablation, labels, focus))]
+    if any(effect.kind in SINKS for effect in ablation.effects[:top]):
+        closing.append(Text(SINK_ABLATION))
+    closing += [Text(NEED_NOT_COINCIDE), Text(attention_caveat(f"'{focus}'"), style="yellow")]
+    if not ablation.trained:
+        closing.append(
+            Text(
+                "Note: these weights are random, not learned (the checkpoint's config.json says "
+                "it is untrained): give a trained model to see what a trained head does.",
+                style="yellow",
+            )
+        )
+    for index, text in enumerate(closing):
+        parts += [Text()] * (index > 0) + _paragraphs(console, text)
+    console.print(Group(*parts))
+
+
+def _paragraphs(console: Console, *texts: Text) -> list[RenderableType]:
+    return [line for text in texts for line in wrap(text, console.width)]
+
+
+def _method(ablation: Ablation, focus: str) -> str:
+    """What was done and measured, with this run's numbers."""
+    keys = ablation.focus_keys
+    where = []
+    if ablation.causal:
+        where.append("the tokens up to its own, a decoder's causal mask")
+    if ablation.padding:
+        where.append(f"the {plural(ablation.padding, '[PAD] token')} left out")
+    scope = f" ({'; '.join(where)})" if where else ""
+    measured = f"Δh = ‖h − h′‖ / ‖h‖ for the last hidden state h of '{focus}'"
+    if ablation.piece.casefold() != ablation.focus.split(":")[0].casefold():
+        measured += f" (at its last piece, '{printable(ablation.piece)}')"
+    if ablation.readout:
+        measured += (
+            f", and TV = ½·Σ_w |p(w) − p′(w)| (total variation: 0 the same, 1 nothing shared) "
+            f"for {ablation.readout}"
+        )
+    text = (
+        f"Each head in turn gets uniform weights: each row spreads its weight evenly over the "
+        f"tokens it may attend to{scope}, so the row of '{focus}' puts 1/{keys} = "
+        f"{format_number(1 / keys, 3)} on each of its {keys} tokens. The model then runs again "
+        f"from that head's layer on ({len(ablation.effects)} extra forward passes, one per "
+        f"head), and the change at '{focus}' is measured: {measured}; "
+        f"{'h′ and p′ are' if ablation.readout else 'h′ is'} after the ablation."
+    )
+    return text + (f" {ablation.readout_note}" if ablation.readout_note else "")
+
+
+def _title(ablation: Ablation, focus: str, top: int) -> str:
+    title = f"Heads by their effect on '{focus}', largest Δh first"
+    if len(ablation.effects) > top:
+        title += f" (top {top} of {len(ablation.effects)})"
+    return title
+
+
+def _table(ablation: Ablation, labels: list[str], top: int) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, header_style="bold")
+    columns = [
+        ("head", "left"),
+        ("type", "left"),
+        ("looks most at", "left"),
+        ("w", "right"),
+        ("Δh", "right"),
+    ]
+    if ablation.readout:
+        columns.append(("TV", "right"))
+    for header, justify in columns:
+        table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for effect in ablation.effects[:top]:
+        cells: list[str | Text] = [
+            _head(effect),
+            effect.kind,
+            Text(fit_label(labels[effect.target])),
+            format_number(effect.weight, 2),
+            format_number(effect.hidden_change, 3),
+        ]
+        if effect.output_change is not None:
+            cells.append(format_number(effect.output_change, 3))
+        table.add_row(*cells)
+    return table
+
+
+def _head(effect: HeadEffect) -> str:
+    return f"L{effect.layer} H{effect.head}"
+
+
+def _comparison(ablation: Ablation, labels: list[str], focus: str) -> str:
+    """Where the head with the largest weight ranks by effect, what the most effective head's
+    weight is, and the rank correlation over every head: this run's numbers."""
+    effects = ablation.effects
+    strongest = max(effects, key=lambda effect: effect.weight)  # the first of equal weights
+    rank = effects.index(strongest) + 1
+    first = effects[0]
+    text = (
+        f"Here the largest weight in the row of '{focus}' is in {_head(strongest)} "
+        f"({format_number(strongest.weight, 2)} on '{labels[strongest.target]}'), which ranks "
+        f"{_ordinal(rank)} of {len(effects)} by Δh ({format_number(strongest.hidden_change, 3)})"
+    )
+    if first is not strongest:
+        text += (
+            f"; the largest Δh ({format_number(first.hidden_change, 3)}, {_head(first)}) comes "
+            f"from a head whose largest weight is {format_number(first.weight, 2)}, on "
+            f"'{labels[first.target]}'"
+        )
+    text += "."
+    if len(effects) >= 3:
+        weights = np.array([effect.weight for effect in effects])
+        changes = np.array([effect.hidden_change for effect in effects])
+        rho = rank_correlation(weights, changes)
+        if rho == rho:  # NaN when every weight (or every Δh) is the same
+            text += (
+                f" Over the {len(effects)} heads, the rank correlation (Spearman's ρ) between a "
+                f"head's largest weight and its Δh is {_signed(rho)}"
+                f"{_strength(rho)}."
+            )
+    return text
+
+
+def _strength(rho: float) -> str:
+    """A plain word for |ρ|, after the number."""
+    size = abs(rho)
+    if size < 0.1:
+        return ": none to speak of"
+    if size < 0.3:
+        return ": weak"
+    if size < 0.6:
+        return ": moderate"
+    return ": strong"
+
+
+def _signed(value: float) -> str:
+    text = format_number(value, 2)
+    return text.replace("-", "−") if text.startswith("-") else "+" + text
+
+
+def _ordinal(number: int) -> str:
+    suffix = (
+        "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    )
+    return f"{number}{suffix}"

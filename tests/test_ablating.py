@@ -1,0 +1,61 @@
+"""attnviz.ablate, the Python API of heads --ablate: its example, its numbers beside the
+command line's, and its refusals in the API's words."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+import attnviz
+import attnviz.ablating
+from attnviz.errors import AttnvizError
+
+TIRED = "the animal didn't cross the street because it was too tired"
+
+
+def test_the_docstring_example_runs() -> None:
+    failed, attempted = doctest.testmod(attnviz.ablating, optionflags=doctest.ELLIPSIS)
+    assert attempted > 0 and failed == 0
+
+
+def test_ablate_on_coref() -> None:
+    result = attnviz.ablate(TIRED, model="coref")
+    assert repr(result).startswith("<Ablation: 'it' in 2 heads of coref; largest change Δh = 0.69")
+    first, second = result.effects
+    assert (first.layer, first.head, result.words[first.target]) == (1, 1, "it")
+    assert (second.layer, second.head, result.words[second.target]) == (2, 1, "animal")
+    assert first.output_change is not None and first.output_change > 0.9
+    assert "coref's answer at 'it'" in result.readout
+    assert result.n_layers == 2 and result.n_heads == 1 and result.trained
+
+
+def test_another_focus_word_and_float64() -> None:
+    result = attnviz.ablate(TIRED, model="coref", focus="street", dtype="float64")
+    assert result.focus == "street" and result.position == 5
+    assert result.readout == "" and "trained to answer at 'it' only" in result.readout_note
+    assert all(effect.output_change is None for effect in result.effects)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"focus": "zebra"}, "zebra"),
+        ({"pad_to": 14}, "pad_to: coref has no padding token"),
+        ({"dtype": "float16"}, "dtype='float16' is not a choice"),
+        ({"words": "yes"}, "words='yes': give True or False."),
+        ({"words": True}, "merges a model's word pieces into words; coref's tokens are whole"),
+    ],
+)
+def test_refusals(options: dict[str, object], message: str) -> None:
+    with pytest.raises(AttnvizError, match=message.replace("(", r"\(")):
+        attnviz.ablate(TIRED, model="coref", **options)  # type: ignore[arg-type]
+
+
+def test_a_sentence_without_the_default_focus_word() -> None:
+    with pytest.raises(AttnvizError) as raised:
+        attnviz.ablate("the animal was tired", model="coref")
+    assert raised.value.message == (
+        "ablate measures the change at one word: name it with focus=WORD (the default, 'it', "
+        "is not in the sentence)."
+    )
