@@ -202,6 +202,14 @@ EXPECTED: dict[str, Expected] = {
     "-o lines_l6h12.png": Expected(writes=("lines_l6h12.png",)),
     "attnviz page 'I am good' -o lesson.html": Expected(writes=("lesson.html",)),
     f"attnviz page -m minilm {IT_ARG} -o it.html": Expected(writes=("it.html",)),
+    f"attnviz page -m minilm {IT_ARG} --layer 6 --open-head 12 -o it12.html": Expected(
+        writes=("it12.html",)
+    ),
+    f"attnviz page -m coref {IT_ARG} --compare {WIDE_ARG} -o tired-wide.html": Expected(
+        writes=("tired-wide.html",)
+    ),
+    "attnviz page 'The cat sat because it was tired' --compare 'The cat sat because it was wide' "
+    "-o pair.html": Expected(writes=("pair.html",)),
     "attnviz page 'The cat sat on the mat' --causal --pad-to 8 --focus sat "
     "-o masked.html": Expected(writes=("masked.html",)),
     f"attnviz explain --model minilm {IT_ARG} --layer 6 --head 12": Expected(
