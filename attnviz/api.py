@@ -132,6 +132,8 @@ def ranked_heads(explanation: Explanation, rank_by: RankBy) -> HeadRanking:
             f"heads follows one word: name it with {option('focus', metavar='WORD')} (the "
             "default, 'it', is not in the sentence)."
         )
+    if explanation.trace.is_cross:
+        raise AttnvizError("heads ranks self-attention heads; cross-attention has no offsets.")
     return rank_heads(explanation.layers, explanation.selection, rank_by=rank_by)
 
 
@@ -183,18 +185,16 @@ def demo_examples(*, use_model: bool) -> DemoExamples:
 
 
 def _it_in_the_model(model: Explanation) -> ItExample:
-    """The demo's "it" → "animal": the heads with the largest weight and the most selective one,
-    and the latter's layer, shown with that head."""
-    from attnviz.analysis.heads import head_weights, top_heads_per_target
+    """The demo's "it" → "animal": where "it" looks most in every head, its heads for "animal",
+    and the layer of the most specific one, shown with that head."""
+    from attnviz.analysis.heads import focus_survey
     from attnviz.render.demo import ItExample
 
     animal = model.selection.column_words.index("animal")
-    weights = head_weights(model.layers, model.selection)
-    strongest = top_heads_per_target(weights, 1, rank_by=RankBy.weight)[animal][0]
-    selective = top_heads_per_target(weights, 1, rank_by=RankBy.selectivity)[animal][0]
-    layer = model.layers[selective.layer - 1]
-    selection = model.selection._replace(heads=(selective.head - 1,))
-    return ItExample(layer, selection, (strongest, selective), True)
+    survey = focus_survey(model.layers, model.selection, animal)
+    specific = survey.specific
+    selection = model.selection._replace(heads=(specific.head - 1,))
+    return ItExample(model.layers[specific.layer - 1], selection, survey, True)
 
 
 # -- the Python API ---------------------------------------------------------------------------
@@ -428,17 +428,18 @@ def page(shown: Shown, *, decimals: int = 2) -> Page:
     return Page(explanation.page_html(LessonOptions(decimals=decimals)))
 
 
-def heads(shown: Shown, *, rank_by: str = "selectivity") -> HeadRanking:
+def heads(shown: Shown, *, rank_by: str = "specificity") -> HeadRanking:
     """Every (layer, head) ranked by where the focus word looks, as ``attnviz heads`` lists
     them: ``per_word`` holds each shown word's top heads, ``per_head`` each head's top word
-    (highest first); ``rank_by`` "selectivity" (the focus word's weight minus the other words'
-    mean) or "weight".
+    (highest first), ``types`` each head's type. ``rank_by``: "specificity", w − max(key,
+    offset), what the head gives the focus word beyond what its other rows give the same word
+    (key) or the word as far from them (offset); "selectivity", w − key; or "weight", w.
 
     >>> import attnviz
     >>> ranking = attnviz.heads(attnviz.explain("The cat sat because it was tired"))
-    >>> best = ranking.per_head[0]               # the head most selective for 'it', and where
+    >>> best = ranking.per_head[0]               # the head most specific to 'it', and where
     >>> f"layer {best.layer}, head {best.head}: {ranking.words[best.target]!r}"
-    "layer 1, head 1: 'was'"
+    "layer 1, head 2: 'was'"
     """
     explanation = _explanation_of(shown, "heads")
     return ranked_heads(explanation, choice(RankBy, rank_by, "rank_by"))

@@ -298,15 +298,40 @@ def heads(
         RankBy,
         typer.Option(
             "--rank-by",
-            help="selectivity: the focus word's weight minus the other words' mean weight; "
-            "weight: the focus word's weight alone.",
+            help="specificity: w − max(key, offset); selectivity: w − key; weight: w alone "
+            "(the formulas below).",
         ),
-    ] = RankBy.selectivity,
+    ] = RankBy.specificity,
 ) -> None:
-    """Rank every (layer, head) by where the focus word's attention goes.
+    """Rank every (layer, head) by what the focus word's attention does there, and name each
+    head's type.
 
-    For each word, the heads in which the focus word looks at it most selectively (or, with
-    --rank-by weight, most); and each head's top word.
+    For each word, the heads in which the focus word looks at it most beyond what the head does
+    in every row; each head's top word, type and baselines; how many rows look most at their own
+    word.
+
+    \b
+    For the focus word i, a head's weights A and a word j:
+      w      = A[i, j]
+      key    = mean_r A[r, j]            every row looks at j: a sink
+      offset = mean_r A[r, r + (j − i)]  every row looks as far: positional
+      spec   = w − max(key, offset)      what is specific to the focus word
+      sel    = w − key
+    r: the head's other rows with a choice (two keys or more), [CLS] and [SEP]
+    included whether shown or not, neither [PAD] nor the focus word's rows;
+    for each key only the rows that may attend to it.
+
+    \b
+    Head types, each from the head's whole matrix (its rows with a choice):
+      previous = mean_i A[i, i−1]   next = mean_i A[i, i+1]
+      self     = mean_i A[i, i]     first = mean_(i≠0) A[i, 0]
+      last     = mean_(i≠s) A[i, s], s the last special token ([SEP]),
+                 else the last word
+      entropy  = mean_i H(A[i]) / log(keys row i may attend to), 1: uniform
+    The type is the largest of previous, next, self, first and last if it is
+    0.5 or more: previous-token, next-token, self, first-token sink ([CLS]
+    sink when position 0 is special), last-token sink ([SEP] sink); else
+    broad if the entropy is 0.9 or more; else mixed.
 
     Example: attnviz heads -m minilm "The animal didn't cross the street because it was too tired"
     """
