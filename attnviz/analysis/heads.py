@@ -156,7 +156,7 @@ def position_baselines(
     allowed = allowed_pairs(n, trace.mask)
     padding = trace.provenance.masking.padding
     rows = choice_rows(allowed, (*range(n - padding, n), *own))
-    seen = allowed[list(own)].any(axis=0)
+    seen = np.any(allowed[list(own)], axis=0)
     by_key = np.full((trace.n_heads, n), np.nan)
     by_offset = np.full((trace.n_heads, n), np.nan)
     for head, weights in enumerate(np.asarray(trace.weights, dtype=np.float64)):

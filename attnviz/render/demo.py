@@ -175,9 +175,9 @@ def largest_weights_text(survey: FocusSurvey, model: str) -> str:
     named = [f"{_where(link)} ({format_number(link.weight, 2)})" for link in survey.target_heads]
     if not named:
         return f"{text} In no head is {target} the word 'it' looks at most."
-    heads = "one head" if len(named) == 1 else f"{len(named)} heads"
+    many = "one head" if len(named) == 1 else f"{len(named)} heads"
     only = " only" if 2 * len(named) < survey.n_heads else ""
-    return f"{text} So {target} is where 'it' looks most in {heads}{only}: {_words(named)}."
+    return f"{text} So {target} is where 'it' looks most in {many}{only}: {_words(named)}."
 
 
 def _baselines(link: HeadLink, survey: FocusSurvey) -> str:
@@ -198,7 +198,7 @@ def specificity_text(survey: FocusSurvey) -> str:
         f"A large weight can be what a head does in every row. In {_where(strongest)}, 'it' "
         f"gives {word} {plain_number(strongest.weight)}, its largest weight of any head, but "
         f"{_baselines(strongest, survey)}: its specificity, the weight minus the larger of "
-        f"these two (as attnviz heads ranks), is {signed(strongest.specificity)}"
+        f"these two, which attnviz heads ranks by, is {signed(strongest.specificity)}"
     )
     rounded = "(Each number is rounded on its own.)"
     if (specific.layer, specific.head) == (strongest.layer, strongest.head):

@@ -219,8 +219,8 @@ def _heads_introduction(
             "previous-token head. spec, the specificity, is w − max(key, offset): near 0, the head "
             f"does this for every row, so even a large w says nothing specific to {name!r}; "
             f"high, {name!r} looks there and the other rows do not; below 0, less than they do. "
-            f"{rows}. Each number is rounded on its own, so w − max(key, offset) may differ "
-            f"from spec in the last digit. {ranked}"
+            f"{rows}. Each number is rounded on its own, so spec may differ in its last digit "
+            f"from w minus the larger baseline. {ranked}"
         ),
     )
 
@@ -249,7 +249,7 @@ def _types_summary(ranking: HeadRanking, labels: Sequence[str]) -> list[Text]:
         counts.append(f"{len(heads)} {kind.value}{named}")
     summary = Text(
         "Head types, each scored on the head's whole matrix by the formulas attnviz heads "
-        f"--help states: {', '.join(counts)}. mixed: none of the others."
+        f"--help states: {', '.join(counts)}. mixed: no score reaches its threshold."
     )
     example = _typed_example(ranking, labels)
     return [summary] if example is None else [summary, example]
