@@ -133,7 +133,10 @@ def ranked_heads(explanation: Explanation, rank_by: RankBy) -> HeadRanking:
             "default, 'it', is not in the sentence)."
         )
     if explanation.trace.is_cross:
-        raise AttnvizError("heads ranks self-attention heads; cross-attention has no offsets.")
+        raise AttnvizError(
+            "heads ranks self-attention heads, as explain() returns them: in cross-attention "
+            "the keys are another sentence's words, so no offset or head type applies."
+        )
     return rank_heads(explanation.layers, explanation.selection, rank_by=rank_by)
 
 
@@ -429,11 +432,9 @@ def page(shown: Shown, *, decimals: int = 2) -> Page:
 
 
 def heads(shown: Shown, *, rank_by: str = "specificity") -> HeadRanking:
-    """Every (layer, head) ranked by where the focus word looks, as ``attnviz heads`` lists
-    them: ``per_word`` holds each shown word's top heads, ``per_head`` each head's top word
-    (highest first), ``types`` each head's type. ``rank_by``: "specificity", w − max(key,
-    offset), what the head gives the focus word beyond what its other rows give the same word
-    (key) or the word as far from them (offset); "selectivity", w − key; or "weight", w.
+    """Every (layer, head) ranked as ``attnviz heads`` ranks them: ``per_word``, each word's
+    top heads; ``per_head``, each head's top word; ``types``, each head's type. ``rank_by``:
+    "specificity", w − max(key, offset) (``attnviz heads --help``), "selectivity" or "weight".
 
     >>> import attnviz
     >>> ranking = attnviz.heads(attnviz.explain("The cat sat because it was tired"))

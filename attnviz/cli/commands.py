@@ -319,7 +319,9 @@ def heads(
       sel    = w − key
     r: the head's other rows with a choice (two keys or more), [CLS] and [SEP]
     included whether shown or not, neither [PAD] nor the focus word's rows;
-    for each key only the rows that may attend to it.
+    for each key only the rows that may attend to it. With --words, a word's
+    w, key and offset are sums over its pieces; w is read from the mean of
+    the focus word's pieces' rows, offsets from its first piece.
 
     \b
     Head types, each from the head's whole matrix (its rows with a choice):

@@ -269,3 +269,50 @@ def test_help_states_the_formulas_within_80_columns() -> None:
         "broad if the entropy is 0.9 or more; else mixed",
     ):
         assert formula in text, formula
+
+
+@pytest.mark.slow
+@needs_model
+def test_words_sum_each_words_pieces_recomputed_from_the_export(tmp_path: Path) -> None:
+    """--words: "tokenization" is two pieces; its w, key and offset are the sums of theirs."""
+    path = tmp_path / "run.npz"
+    args = ["Tokenization is hard because it is new", "--model", "minilm"]
+    made = runner.invoke(app, ["explain", *args, "--export", str(path)], env=ENV)
+    assert made.exit_code == 0, made.stderr
+    result = runner.invoke(app, ["heads", *args, "--words", "--top", "500"], env=ENV)
+    assert result.exit_code == 0, result.stderr
+    run = Export(path)
+    with np.load(path) as saved:
+        config = json.loads(str(saved["config"]))["layers"][0]
+    groups = [tuple(group) for group in config["word_groups"]]
+    assert (1, 2) in groups  # token ##ization
+    words = fit_labels(config["words"])
+    focus = run.tokens.index("it")
+
+    def numbers(layer: int, h: int, group: tuple[int, ...]) -> tuple[float, float, float]:
+        pieces = [run.baselines(layer, h, focus, j) for j in group]
+        return (
+            sum(run.weights[layer, h, focus, j] for j in group),
+            sum(piece[0] for piece in pieces),
+            sum(piece[1] for piece in pieces),
+        )
+
+    rows = [m.groups() for line in result.stdout.splitlines() if (m := PER_HEAD.match(line))]
+    assert len(rows) == 72
+    for head, _, word, w, key, offset, spec in rows:
+        layer, h = (int(part[1:]) - 1 for part in head.split())
+        expected_w, expected_key, expected_offset = numbers(layer, h, groups[words.index(word)])
+        assert w == f"{expected_w:.2f}", head
+        assert (key, offset) == (plain(expected_key), plain(expected_offset)), head
+        assert spec == signed(expected_w - max(expected_key, expected_offset)), head
+    line = next(line for line in result.stdout.splitlines() if line.startswith("Tokeniz"))
+    cells = line.split()
+    for k in range(1, len(cells), 4):
+        layer, h = int(cells[k][1:]) - 1, int(cells[k + 1][1:]) - 1
+        expected_w, expected_key, expected_offset = numbers(layer, h, (1, 2))
+        assert cells[k + 2] == f"{expected_w:.2f}"
+        assert cells[k + 3] == signed(expected_w - max(expected_key, expected_offset))
+
+
+def fit_labels(words: list[str]) -> list[str]:
+    return [fit_label(label) for label in occurrence_labels([printable(w) for w in words])]
