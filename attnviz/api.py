@@ -132,6 +132,11 @@ def ranked_heads(explanation: Explanation, rank_by: RankBy) -> HeadRanking:
             f"heads follows one word: name it with {option('focus', metavar='WORD')} (the "
             "default, 'it', is not in the sentence)."
         )
+    if explanation.trace.is_cross:
+        raise AttnvizError(
+            "heads ranks self-attention heads, as explain() returns them: in cross-attention "
+            "the keys are another sentence's words, so no offset or head type applies."
+        )
     return rank_heads(explanation.layers, explanation.selection, rank_by=rank_by)
 
 
@@ -183,18 +188,16 @@ def demo_examples(*, use_model: bool) -> DemoExamples:
 
 
 def _it_in_the_model(model: Explanation) -> ItExample:
-    """The demo's "it" → "animal": the heads with the largest weight and the most selective one,
-    and the latter's layer, shown with that head."""
-    from attnviz.analysis.heads import head_weights, top_heads_per_target
+    """The demo's "it" → "animal": where "it" looks most in every head, its heads for "animal",
+    and the layer of the most specific one, shown with that head."""
+    from attnviz.analysis.heads import focus_survey
     from attnviz.render.demo import ItExample
 
     animal = model.selection.column_words.index("animal")
-    weights = head_weights(model.layers, model.selection)
-    strongest = top_heads_per_target(weights, 1, rank_by=RankBy.weight)[animal][0]
-    selective = top_heads_per_target(weights, 1, rank_by=RankBy.selectivity)[animal][0]
-    layer = model.layers[selective.layer - 1]
-    selection = model.selection._replace(heads=(selective.head - 1,))
-    return ItExample(layer, selection, (strongest, selective), True)
+    survey = focus_survey(model.layers, model.selection, animal)
+    specific = survey.specific
+    selection = model.selection._replace(heads=(specific.head - 1,))
+    return ItExample(model.layers[specific.layer - 1], selection, survey, True)
 
 
 # -- the Python API ---------------------------------------------------------------------------
@@ -413,17 +416,16 @@ def heatmap(
     return build_figure(explanation.trace, selection, cmap=cmap, scale=options.scale)
 
 
-def heads(shown: Shown, *, rank_by: str = "selectivity") -> HeadRanking:
-    """Every (layer, head) ranked by where the focus word looks, as ``attnviz heads`` lists
-    them: ``per_word`` holds each shown word's top heads, ``per_head`` each head's top word
-    (highest first); ``rank_by`` "selectivity" (the focus word's weight minus the other words'
-    mean) or "weight".
+def heads(shown: Shown, *, rank_by: str = "specificity") -> HeadRanking:
+    """Every (layer, head) ranked as ``attnviz heads`` ranks them: ``per_word``, each word's
+    top heads; ``per_head``, each head's top word; ``types``, each head's type. ``rank_by``:
+    "specificity", w − max(key, offset) (``attnviz heads --help``), "selectivity" or "weight".
 
     >>> import attnviz
     >>> ranking = attnviz.heads(attnviz.explain("The cat sat because it was tired"))
-    >>> best = ranking.per_head[0]               # the head most selective for 'it', and where
+    >>> best = ranking.per_head[0]               # the head most specific to 'it', and where
     >>> f"layer {best.layer}, head {best.head}: {ranking.words[best.target]!r}"
-    "layer 1, head 1: 'was'"
+    "layer 1, head 2: 'was'"
     """
     explanation = _explanation_of(shown, "heads")
     return ranked_heads(explanation, choice(RankBy, rank_by, "rank_by"))

@@ -424,6 +424,12 @@ def test_a_model_run_is_selected_once_not_once_per_layer() -> None:
 
 
 def test_heads_and_scaling_return_data() -> None:
+    default = attnviz.heads(attnviz.explain(IT))
+    assert default.rank_by.value == "specificity" and len(default.types) == 2
+    best = default.per_head[0]
+    assert best.specificity == best.weight - max(best.by_key, best.by_offset)
+    with pytest.raises(attnviz.AttnvizError, match="in cross-attention the keys are another"):
+        attnviz.heads(attnviz.cross("I am good", "Je vais bien", focus="vais"))
     ranking = attnviz.heads(attnviz.explain(IT), rank_by="weight")
     assert ranking.focus == "it" and ranking.rank_by.value == "weight"
     assert len(ranking.per_head) == 2 and set(ranking.per_word) == set(range(11))

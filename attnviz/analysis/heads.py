@@ -1,20 +1,32 @@
-"""Which (layer, head) pairs send a focus word's attention where: ranking, no recomputation.
+"""Which (layer, head) pairs send a focus word's attention where, and how much of it is about
+that word: ranking, no recomputation.
 
-A large weight from the focus word to a target says little on its own: in some heads every
-word looks at the same target (a word, or [CLS]), and the focus word merely follows the crowd.
-So each link also carries its selectivity,
+A large weight from the focus word i to a word j says little on its own: a head may do the same
+in every row. Everyone may look at j (a sink such as [CLS], a popular word), or every row may look
+as far back or ahead as j is from i (a previous-token head puts 1.00 on "because" from "it"
+because it puts 1.00 on every row's previous word). So each (head, word) carries the two
+baselines of attnviz.analysis.head_types, each a mean over the head's other rows r:
 
-    selectivity = w(focus → target) − mean over the other words o of w(o → target),
+    w           = A[i, j]                    the focus word's weight
+    by key      = mean_r A[r, j]             what the other rows give j
+    by offset   = mean_r A[r, r + (j − i)]   what they give the word as far from them
+    selectivity = w − by key
+    specificity = w − max(by key, by offset)
 
-the focus word's weight on the target minus the mean weight the other shown rows of the same
-head give that target. Near 0: the head sends everyone there, so it says nothing about the
-focus word; large: the focus word looks there and the others do not.
+Specificity is what ``attnviz heads`` ranks by: near 0, the head does this for every word, so it
+says nothing specific to the focus word; high, the focus word looks there and the head's other
+rows do not look there, nor as far away.
 
-Which rows are "the other words": every row the selection shows (hidden [CLS]/[SEP] rows are
-left out, merged words are one row each), except the focus word's own rows (all of its pieces
-when pieces are shown, so "##ization" does not stand in for "token"), and, for each target,
-except rows that may not attend to it (a causal mask's earlier words, whose 0 is not a choice).
-A target the focus word itself may not attend to has no selectivity (NaN, ranked last).
+Which rows are "the other rows": every row of the trace with a choice (at least two keys it may
+attend to), shown or not ([CLS] and [SEP] count even when a view hides them, so that a number
+does not change with what is shown), except [PAD] rows and the focus word's own rows (all of its
+pieces, so "##ization" does not stand in for "token"); for each key only the rows that may
+attend to it. A word the focus word may not attend to (a later word under a causal mask: its 0
+is no choice) has neither baseline (NaN, ranked last).
+
+A word made of pieces (``--words``): w is the focus word's shown weight on it (its pieces' rows'
+mean, summed over the word's pieces), each baseline the sum of its pieces' baselines, offsets
+counted from the focus word's first piece.
 """
 
 from __future__ import annotations
@@ -25,6 +37,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attnviz.analysis.head_types import (
+    TypedHead,
+    allowed_pairs,
+    baselines,
+    choice_rows,
+    run_head_types,
+)
+from attnviz.arrays import FloatArray
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -32,8 +52,9 @@ from attnviz.trace import AttentionTrace
 class RankBy(str, Enum):
     """What ``attnviz heads`` ranks (layer, head) pairs by."""
 
-    selectivity = "selectivity"  # the focus word's weight minus the other words' mean weight
-    weight = "weight"  # the focus word's weight alone
+    specificity = "specificity"  # w − max(by key, by offset)
+    selectivity = "selectivity"  # w − by key
+    weight = "weight"  # w alone
 
 
 class HeadLink(NamedTuple):
@@ -42,24 +63,65 @@ class HeadLink(NamedTuple):
     layer: int
     head: int
     target: int  # shown column of the target word
-    weight: float  # the focus word's weight on the target
-    selectivity: float  # weight minus the other rows' mean weight on it; NaN without others
+    weight: float  # w, the focus word's weight on the target
+    by_key: float  # the other rows' mean weight on the target; NaN without any
+    by_offset: float  # their mean weight on the word as far from them; NaN without any
+
+    @property
+    def baseline(self) -> float:
+        """max(by key, by offset), the one that exists if only one does (NaN if neither)."""
+        return float(np.fmax(self.by_key, self.by_offset))
+
+    @property
+    def selectivity(self) -> float:
+        return self.weight - self.by_key
+
+    @property
+    def specificity(self) -> float:
+        return self.weight - self.baseline
+
+    def measure(self, rank_by: RankBy) -> float:
+        """The number ``rank_by`` ranks by."""
+        if rank_by is RankBy.weight:
+            return self.weight
+        return self.selectivity if rank_by is RankBy.selectivity else self.specificity
 
 
 class HeadWeights(NamedTuple):
-    """The focus word's shown weights and the other words' mean, in every layer and head."""
+    """The focus word's shown weights and both baselines, in every layer and head."""
 
     focus: np.ndarray  # [L, h, columns] the focus word's shown row of each head's weights
-    others: np.ndarray  # [L, h, columns] mean weight the other shown rows give each column
+    by_key: np.ndarray  # [L, h, columns] the other rows' mean weight on each column
+    by_offset: np.ndarray  # [L, h, columns] their mean weight as far from them
+
+    @property
+    def baseline(self) -> np.ndarray:
+        """[L, h, columns] max(by key, by offset), NaN where neither exists."""
+        with np.errstate(invalid="ignore"):
+            result: np.ndarray = np.fmax(self.by_key, self.by_offset)
+        return result
 
     @property
     def selectivity(self) -> np.ndarray:
-        """[L, h, columns] focus − others (NaN where no other row may see the column)."""
-        return selectivity(self.focus, self.others)
+        """[L, h, columns] w − by key."""
+        result: np.ndarray = self.focus - self.by_key
+        return result
+
+    @property
+    def specificity(self) -> np.ndarray:
+        """[L, h, columns] w − max(by key, by offset)."""
+        result: np.ndarray = self.focus - self.baseline
+        return result
+
+    def values(self, rank_by: RankBy) -> np.ndarray:
+        """[L, h, columns] what ``rank_by`` ranks by."""
+        if rank_by is RankBy.weight:
+            return self.focus
+        return self.selectivity if rank_by is RankBy.selectivity else self.specificity
 
     def key(self, rank_by: RankBy) -> np.ndarray:
         """[L, h, columns] what ``rank_by`` ranks by, NaN as −∞ so that it ranks last."""
-        values = self.selectivity if rank_by is RankBy.selectivity else self.focus
+        values = self.values(rank_by)
         return np.where(np.isnan(values), -np.inf, values)
 
 
@@ -71,85 +133,90 @@ def focus_rows(layers: Sequence[AttentionTrace], selection: Selection) -> np.nda
     return np.stack([selection.focus_weights(layer.weights) for layer in layers])
 
 
-def other_rows(selection: Selection, word_groups: Sequence[Sequence[int]]) -> tuple[int, ...]:
-    """The shown rows that stand for other words than the focus word.
-
-    word_groups: the trace's positions of each word's pieces (Provenance.groups). Every shown
-    row except those holding a piece of the focus word.
-    """
+def own_positions(selection: Selection, word_groups: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    """The trace positions of the focus word's pieces (Provenance.groups), whether the view
+    merges them or not."""
     if selection.focus is None:
         raise ValueError("this selection follows no word")
     index = selection.focus.index
-    own = next((set(group) for group in word_groups if index in group), {index})
-    return tuple(row for row, group in enumerate(selection.row_groups) if own.isdisjoint(group))
+    own = next((tuple(group) for group in word_groups if index in group), (index,))
+    return tuple(sorted(own))
 
 
-def others_mean(shown: np.ndarray, rows: Sequence[int], masked: np.ndarray) -> np.ndarray:
-    """The mean weight the rows ``rows`` give each column, over the rows that may see it.
+def position_baselines(
+    trace: AttentionTrace, focus: int, own: Sequence[int]
+) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    """Both baselines of the focus position's row in every head, over the trace's positions.
 
-    shown: [h, n_rows, n_columns] one layer's weights as shown; masked: [n_rows, n_columns]
-    bool, True where a row may not attend to a column. -> [h, n_columns], NaN for a column that
-    none of ``rows`` may see (or when ``rows`` is empty).
+    own: the focus word's positions, left out of the other rows. -> (by key [h, n], by offset
+    [h, n], [n] bool: the keys the focus word may attend, by any of its pieces); NaN where no
+    other row counts, and for every key the focus word may not attend.
     """
-    chosen = list(rows)
-    allowed = ~masked[chosen]  # [k, n_columns]
-    counts = allowed.sum(axis=0)  # [n_columns]
-    sums = np.where(allowed, shown[:, chosen], 0.0).sum(axis=1)  # [h, n_columns]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means: np.ndarray = sums / counts  # 0 / 0 is NaN: nobody else to compare with
-    return means
+    n = trace.n_tokens
+    allowed = allowed_pairs(n, trace.mask)
+    padding = trace.provenance.masking.padding
+    rows = choice_rows(allowed, (*range(n - padding, n), *own))
+    seen = np.any(allowed[list(own)], axis=0)
+    by_key = np.full((trace.n_heads, n), np.nan)
+    by_offset = np.full((trace.n_heads, n), np.nan)
+    for head, weights in enumerate(np.asarray(trace.weights, dtype=np.float64)):
+        key, offset = baselines(weights, focus, allowed, rows)
+        by_key[head] = np.where(seen, key, np.nan)
+        by_offset[head] = np.where(seen, offset, np.nan)
+    return by_key, by_offset, seen
 
 
-def selectivity(focus: np.ndarray, others: np.ndarray) -> np.ndarray:
-    """How much more the focus word looks at each word than the other words do.
-
-    focus − others, [..., n], [..., n] -> [..., n]: in [−1, 1]; 0 when the focus word looks
-    there exactly as much as the others on average.
+def column_totals(values: FloatArray, seen: np.ndarray, selection: Selection) -> FloatArray:
+    """Per-position baselines summed over each shown column's positions that the focus word may
+    attend (NaN when it may attend none, or one of them has no baseline).  [h, n] -> [h, columns]
     """
-    difference: np.ndarray = focus - others
-    return difference
+    columns = []
+    for group in selection.column_groups:
+        visible = [position for position in group if seen[position]]
+        if visible:
+            columns.append(values[:, visible].sum(axis=1))
+        else:
+            columns.append(np.full(values.shape[0], np.nan))
+    return np.stack(columns, axis=1)
 
 
 def head_weights(layers: Sequence[AttentionTrace], selection: Selection) -> HeadWeights:
-    """The focus word's shown weights and the other rows' mean, per layer and head.
+    """The focus word's shown weights and both baselines, per layer and head.
 
     -> HeadWeights of [L, h, columns] each; every layer is seen through the same selection.
     """
+    if selection.focus is None:
+        raise ValueError("this selection follows no word")
     first = layers[0]
-    rows = other_rows(selection, first.provenance.groups(first.n_tokens))
-    focus_row = selection.focus_row
-    others = []
+    own = own_positions(selection, first.provenance.groups(first.n_tokens))
+    by_key, by_offset = [], []
     for layer in layers:
-        shown = np.stack([selection.pairs(w, total=True) for w in layer.weights])
-        masked = selection.masked_pairs(layer.masked)  # [rows, columns]
-        mean = others_mean(shown, rows, masked)
-        # A word the focus word may not see (a later word, under a causal mask): its 0 is no
-        # choice of the head's, so there is nothing to compare.
-        mean[:, masked[focus_row]] = np.nan
-        others.append(mean)
-    return HeadWeights(focus_rows(layers, selection), np.stack(others))
+        key, offset, seen = position_baselines(layer, selection.focus.index, own)
+        by_key.append(column_totals(key, seen, selection))
+        by_offset.append(column_totals(offset, seen, selection))
+    return HeadWeights(focus_rows(layers, selection), np.stack(by_key), np.stack(by_offset))
 
 
 def _links(weights: HeadWeights, pairs: Sequence[tuple[int, int, int]]) -> list[HeadLink]:
     """HeadLinks of (layer, head, target) triples numbered from 0; layers and heads from 1."""
-    focus, selective = weights.focus, weights.selectivity
     return [
         HeadLink(
             layer + 1,
             head + 1,
             target,
-            float(focus[layer, head, target]),
-            float(selective[layer, head, target]),
+            float(weights.focus[layer, head, target]),
+            float(weights.by_key[layer, head, target]),
+            float(weights.by_offset[layer, head, target]),
         )
         for layer, head, target in pairs
     ]
 
 
 def top_heads_per_target(
-    weights: HeadWeights, per_target: int = 3, *, rank_by: RankBy = RankBy.selectivity
+    weights: HeadWeights, per_target: int = 3, *, rank_by: RankBy = RankBy.specificity
 ) -> dict[int, list[HeadLink]]:
-    """For each shown column, the ``per_target`` heads that rank highest for it by ``rank_by``:
-    the focus word's weight on it, or its selectivity. Ties go to the earlier head."""
+    """For each shown column, the ``per_target`` heads that rank highest for it by ``rank_by``.
+    Ties go to the earlier head."""
     key = weights.key(rank_by)
     n_layers, n_heads, n_columns = key.shape
     ranking: dict[int, list[HeadLink]] = {}
@@ -160,7 +227,7 @@ def top_heads_per_target(
 
 
 def top_target_per_head(
-    weights: HeadWeights, *, rank_by: RankBy = RankBy.selectivity
+    weights: HeadWeights, *, rank_by: RankBy = RankBy.specificity
 ) -> list[HeadLink]:
     """Each head's top target for the focus word by ``rank_by``, highest first (ties: the
     earlier head)."""
@@ -182,10 +249,17 @@ class HeadRanking(NamedTuple):
     words: tuple[str, ...]  # the shown columns' words, as written
     focus: str  # the focus word's label ("it", or "the:2")
     rank_by: RankBy
-    weights: HeadWeights  # [L, h, columns] the focus word's weights and the others' mean
+    weights: HeadWeights  # [L, h, columns] the focus word's weights and both baselines
     per_word: dict[int, list[HeadLink]]  # each shown column's top heads, best first
     word_order: tuple[int, ...]  # the columns, by how high their best head ranks
     per_head: list[HeadLink]  # each head's top word, highest first
+    types: tuple[TypedHead, ...] = ()  # every head's type (head_types.run_head_types)
+    column_groups: tuple[tuple[int, ...], ...] = ()  # each shown column's trace positions
+    focus_position: int = 0  # the trace position of the focus word (its first piece)
+
+    def type_of(self, link: HeadLink) -> TypedHead | None:
+        """The type of the head ``link`` is in (None when the types were not scored)."""
+        return next((t for t in self.types if (t.layer, t.head) == (link.layer, link.head)), None)
 
 
 def rank_heads(
@@ -193,11 +267,11 @@ def rank_heads(
     selection: Selection,
     *,
     per_word: int = 3,
-    rank_by: RankBy = RankBy.selectivity,
+    rank_by: RankBy = RankBy.specificity,
 ) -> HeadRanking:
     """Where the focus word of ``selection`` looks in every layer and head, ranked by
     ``rank_by``: each shown word's ``per_word`` top heads (fewer when there are fewer heads),
-    and each head's top word."""
+    each head's top word, and every head's type."""
     if selection.focus is None:
         raise ValueError("rank_heads follows a focus word; the selection has none")
     weights = head_weights(layers, selection)
@@ -213,4 +287,67 @@ def rank_heads(
         per_word=ranking,
         word_order=tuple(order),
         per_head=top_target_per_head(weights, rank_by=rank_by),
+        types=tuple(run_head_types(layers)),
+        column_groups=selection.column_groups,
+        focus_position=selection.focus.index,
+    )
+
+
+def largest_weight_positions(layers: Sequence[AttentionTrace], focus: int) -> np.ndarray:
+    """The position on which the focus position's row puts its largest weight, in every layer
+    and head, over the whole row ([CLS] and [SEP] included; ties: the earlier position).
+    -> [L, h] int"""
+    return np.stack([np.argmax(layer.weights[:, focus], axis=-1) for layer in layers])
+
+
+class FocusSurvey(NamedTuple):
+    """Where the focus word's largest weight goes across every head of a run, and its heads for
+    one target word (``attnviz demo``'s "it" and "animal")."""
+
+    n_heads: int  # heads counted: layers × heads
+    tops: tuple[tuple[str, tuple[tuple[int, int], ...]], ...]  # each word some head's row
+    # puts its largest weight on (labelled as in the trace, the:1 … the:2), with those heads
+    # (layer, head from 1); most heads first, ties in the sentence's order
+    target: str  # the target word
+    offset: int  # how far the target is from the focus word (first pieces; −8: 8 before)
+    target_heads: tuple[HeadLink, ...]  # the heads whose largest weight is on the target,
+    # by weight, largest first
+    strongest: HeadLink  # the head with the largest weight on the target
+    specific: HeadLink  # the head with the highest specificity on the target
+
+
+def focus_survey(
+    layers: Sequence[AttentionTrace], selection: Selection, target: int
+) -> FocusSurvey:
+    """Where the focus word of ``selection`` looks most in each head (over whole rows, hidden
+    [CLS] and [SEP] included), and its heads for the shown column ``target``."""
+    from attnviz.labels import occurrence_labels
+
+    if selection.focus is None:
+        raise ValueError("focus_survey follows a focus word; the selection has none")
+    tops = largest_weight_positions(layers, selection.focus.index)  # [L, h]
+    labels = occurrence_labels(layers[0].tokens)
+    heads: dict[int, list[tuple[int, int]]] = {}
+    for (layer, head), position in np.ndenumerate(tops):
+        heads.setdefault(int(position), []).append((layer + 1, head + 1))
+    order = sorted(heads, key=lambda position: (-len(heads[position]), position))
+    weights = head_weights(layers, selection)
+    column = selection.column_groups[target]
+    on_target = [
+        link
+        for link in _links(
+            weights, [(layer, head, target) for layer, head in np.ndindex(tops.shape)]
+        )
+        if int(tops[link.layer - 1, link.head - 1]) in column
+    ]
+    strongest = top_heads_per_target(weights, 1, rank_by=RankBy.weight)[target][0]
+    specific = top_heads_per_target(weights, 1, rank_by=RankBy.specificity)[target][0]
+    return FocusSurvey(
+        n_heads=int(tops.size),
+        tops=tuple((labels[position], tuple(heads[position])) for position in order),
+        target=selection.column_words[target],
+        offset=column[0] - selection.focus.index,
+        target_heads=tuple(sorted(on_target, key=lambda link: -link.weight)),
+        strongest=strongest,
+        specific=specific,
     )

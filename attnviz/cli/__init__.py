@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from attnviz.cli import commands, training
+from attnviz.cli import commands, reading, training
 from attnviz.cli.console import report
 from attnviz.cli.environment import (
     StandardOutputFailed,
@@ -28,8 +28,8 @@ COMMANDS: dict[str, tuple[Callable[..., Any], str | None]] = {
     "heatmap": (commands.heatmap, "Save the attention weights as a heatmap image."),
     "page": (commands.page, "Save an interactive lesson page: one HTML file, offline."),
     "cross": (commands.cross, "Cross-attention: queries from TARGET, keys and values from SOURCE."),
-    "heads": (commands.heads, "Rank every (layer, head) by where the focus word looks."),
-    "compare": (commands.compare, "Where the focus word looks in two sentences, head by head."),
+    "heads": (reading.heads, "Rank every (layer, head) by where the focus word looks."),
+    "compare": (reading.compare, "Where the focus word looks in two sentences, head by head."),
     "scaling": (commands.scaling, "Why ÷√d_k: the softmax with and without the scaling."),
     "demo": (commands.demo, None),
     "train": (training.train, "Train a tiny transformer live, in numpy, and say what it learned."),

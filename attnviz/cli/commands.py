@@ -13,7 +13,6 @@ from typing import Annotated, NamedTuple
 import typer
 
 from attnviz import api
-from attnviz.analysis.heads import RankBy
 from attnviz.cli.console import new_console, note, pacer, reading_progress, wrote
 from attnviz.cli.options import (
     Export,
@@ -26,7 +25,6 @@ from attnviz.cli.options import (
     image_option,
     typed_text,
 )
-from attnviz.errors import AttnvizError
 from attnviz.explanation import Explanation
 from attnviz.files import staged_writes
 from attnviz.lesson.blocks import Block
@@ -331,55 +329,6 @@ def cross(
     tell(explanation, lesson, step, Recordings(svg, html, slides, export, heatmap=output))
 
 
-def heads(
-    sentence: Sentence,
-    trace_options: TraceOptions,
-    view: Annotated[ViewOptions, Leave("layer", "head")],
-    top: Annotated[int, typer.Option("--top", help="How many heads to list.")] = 20,
-    rank_by: Annotated[
-        RankBy,
-        typer.Option(
-            "--rank-by",
-            help="selectivity: the focus word's weight minus the other words' mean weight; "
-            "weight: the focus word's weight alone.",
-        ),
-    ] = RankBy.selectivity,
-    ablate: Annotated[
-        bool,
-        typer.Option(
-            "--ablate",
-            help="With --model: give each head in turn uniform weights, run the model again and "
-            "rank the heads by how much the focus word's last hidden state h changes, "
-            "‖h − h′‖/‖h‖ (and, for GPT-2 or a toy model, the total variation ½·Σ|p − p′| of "
-            "its output distribution there), beside each head's largest weight.",
-        ),
-    ] = False,
-) -> None:
-    """Rank every (layer, head) by where the focus word's attention goes.
-
-    For each word, the heads in which the focus word looks at it most selectively (or, with
-    --rank-by weight, most); and each head's top word.
-
-    Example: attnviz heads -m minilm "The animal didn't cross the street because it was too tired"
-    """
-    from attnviz.render.reports import render_heads
-
-    if top < 1:
-        raise AttnvizError(f"--top {top}: give 1 or more.")
-    if ablate:
-        from attnviz.ablating import ablated
-        from attnviz.render.ablation import render_ablation
-
-        ablation, notes = ablated(sentence, trace_options, view)
-        for message in notes:
-            note(message)
-        render_ablation(ablation, new_console(), top=top)
-        return
-    explanation = explained(sentence, trace_options, view)
-    ranking = api.ranked_heads(explanation, rank_by)
-    render_heads(ranking, explanation.layers, new_console(), top=top)
-
-
 def scaling(
     dk: Annotated[
         str, typer.Option("--dk", help="The d_k sizes to try, comma-separated (up to 4096).")
@@ -436,51 +385,3 @@ def demo(
     console = new_console()
     examples = api.demo_examples(use_model=use_model)
     run_demo(console, examples, pause=pacer(console) if step else None)
-
-
-def compare(
-    sentence_a: Annotated[
-        str,
-        typer.Argument(help="Sentence A, in quotes.", metavar="SENTENCE_A", callback=typed_text),
-    ],
-    sentence_b: Annotated[
-        str,
-        typer.Argument(help="Sentence B, in quotes.", metavar="SENTENCE_B", callback=typed_text),
-    ],
-    trace_options: Annotated[TraceOptions, Leave("pad_to")],
-    view: ViewOptions,
-    top: Annotated[int, typer.Option("--top", help="How many heads to list (and draw).")] = 20,
-    output: image_option(  # type: ignore[valid-type]
-        "Also draw each listed head's two rows, A above B: .png, .svg or .pdf."
-    ) = None,
-) -> None:
-    """Where the focus word looks in SENTENCE_A and in SENTENCE_B, head by head.
-
-    Each head's row of the focus word ("it" by default) in both sentences, the heads ranked by
-    the total variation TV = ½·Σ_j |w_A(j) − w_B(j)| over the words both share (the words only
-    one has counted as one), and the heads in which the focus word's top word changes.
-
-    Example: attnviz compare "The cat sat because it was tired" "The cat sat because it was wide"
-    """
-    from attnviz.comparing import compared, notes
-    from attnviz.render.compare import render_comparison
-
-    if top < 1:
-        raise AttnvizError(f"--top {top}: give 1 or more.")
-    check_outputs(None, (output, "--output"))
-    with reading_progress(trace_options.embeddings) as progress:
-        pair = compared(sentence_a, sentence_b, trace_options, view, progress=progress)
-    for message in notes(pair):
-        note(message)
-    render_comparison(
-        pair.comparison,
-        (sentence_a, sentence_b),
-        pair.a.trace.provenance.weights,
-        new_console(),
-        top=top,
-    )
-    if output is not None:
-        from attnviz.render.compare_figure import save_comparison_figure
-
-        save_comparison_figure(pair.comparison, output, top=top)
-        wrote(output)

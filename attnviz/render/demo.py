@@ -14,12 +14,14 @@ from rich.rule import Rule
 from rich.text import Text
 
 from attnviz.analysis.caveats import attention_caveat
-from attnviz.analysis.heads import HeadLink
+from attnviz.analysis.heads import FocusSurvey, HeadLink
 from attnviz.analysis.scaling import ScalingRow
-from attnviz.render.reports import render_scaling
+from attnviz.labels import format_number
+from attnviz.render.reports import offset_words, plain_number, render_scaling, signed
 from attnviz.render.terminal import Pacer, render_explain
 from attnviz.render.text import wrap
 from attnviz.selection import Selection
+from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
@@ -31,12 +33,12 @@ Shown = tuple[AttentionTrace, Selection]
 
 
 class ItExample(NamedTuple):
-    """What "it" refers to: a layer shown step by step, and, from a trained model, the heads
-    in which 'it' gives 'animal' its largest weight and is most selective (None: random)."""
+    """What "it" refers to: a layer shown step by step, and, from a trained model, where 'it'
+    looks most across its heads and its heads for 'animal' (None: random weights)."""
 
     trace: AttentionTrace
     selection: Selection
-    heads: tuple[HeadLink, HeadLink] | None  # (strongest, most selective)
+    survey: FocusSurvey | None  # where 'it' looks most, and its heads for 'animal'
     model_wanted: bool  # the model was asked for (so its absence deserves a hint)
 
 
@@ -123,7 +125,7 @@ class _Demo:
         """all-MiniLM-L6-v2's heads for "it" → "animal": the one with the largest weight and,
         if another, the most selective one, walked through step by step; or the random layer
         when the model is not installed (or not wanted)."""
-        if it.heads is None:
+        if it.survey is None:
             hint = INSTALL_HINT if it.model_wanted else ""
             self.say(
                 Text(
@@ -134,44 +136,75 @@ class _Demo:
             )
             self.lesson((it.trace, it.selection))
             return
-        strongest, selective = it.heads
-        self.say(Text(it_heads_text(strongest, selective), style="bold"))
+        model = printable(it.trace.provenance.weights.model or "the model")
+        self.say(Text(largest_weights_text(it.survey, model), style="bold"))
+        self.console.print()
+        self.say(Text(specificity_text(it.survey)))
         self.console.print()
         self.say(Text(attention_caveat("'it'")))
         self.console.print()
-        self.say(
-            Text(f"Layer {selective.layer}, head {selective.head}, step by step:", style="bold")
-        )
+        specific = it.survey.specific
+        self.say(Text(f"Layer {specific.layer}, head {specific.head}, step by step:", style="bold"))
         self.lesson((it.trace, it.selection))
 
 
-def it_heads_text(strongest: HeadLink, selective: HeadLink) -> str:
-    """What the heads say about 'it' → 'animal', from the numbers: the head with the largest
-    weight and, when it is another head, the most selective one. The other words' mean weight
-    is weight − selectivity; in the strongest head it is at least the selective head's (a
-    larger weight with a smaller selectivity), so "more" below is always true."""
+def _where(link: HeadLink) -> str:
+    return f"layer {link.layer}, head {link.head}"
 
-    def where(link: HeadLink) -> str:
-        return f"layer {link.layer}, head {link.head}"
 
-    strong_others = strongest.weight - strongest.selectivity
+def _words(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def largest_weights_text(survey: FocusSurvey, model: str) -> str:
+    """Where 'it' puts its largest weight, counted over every head, and the heads in which
+    that is the target word, from the numbers."""
+    counts: dict[int, list[str]] = {}
+    for word, heads in survey.tops:
+        counts.setdefault(len(heads), []).append(repr(printable(word)))
+    parts = []
+    for count, words in sorted(counts.items(), reverse=True):
+        each = " each" if len(words) > 1 else ""
+        parts.append(f"to {_words(words)} in {count}{each}")
+    target = repr(printable(survey.target))
     text = (
-        f"In all-MiniLM-L6-v2, 'it' gives 'animal' its largest weight in {where(strongest)}: "
-        f"{strongest.weight:.2f}."
+        f"Across all {survey.n_heads} heads of {model}, 'it' gives its largest weight "
+        f"{_words(parts)}."
     )
-    if (selective.layer, selective.head) == (strongest.layer, strongest.head):
-        return (
-            f"{text} The other words ([CLS] and [SEP] not counted) give 'animal' "
-            f"{strong_others:.2f} on average there, so "
-            f"its selectivity (weight − the others' mean) is {strongest.selectivity:.2f}, the "
-            "highest of any head for 'it' → 'animal'."
-        )
-    selective_others = selective.weight - selective.selectivity
+    named = [f"{_where(link)} ({format_number(link.weight, 2)})" for link in survey.target_heads]
+    if not named:
+        return f"{text} In no head is {target} the word 'it' looks at most."
+    many = "one head" if len(named) == 1 else f"{len(named)} heads"
+    only = " only" if 2 * len(named) < survey.n_heads else ""
+    return f"{text} So {target} is where 'it' looks most in {many}{only}: {_words(named)}."
+
+
+def _baselines(link: HeadLink, survey: FocusSurvey) -> str:
+    """What the head's other rows give the target and the word as far from them."""
+    word = repr(printable(survey.target))
     return (
-        f"{text} But the other words ([CLS] and [SEP] not counted) give 'animal' "
-        f"{strong_others:.2f} on average there too, "
-        f"so that head is less about 'it': its selectivity (weight − the others' mean) is "
-        f"{strongest.selectivity:.2f}. In {where(selective)}, 'it' gives 'animal' "
-        f"{selective.weight:.2f} and the others {selective_others:.2f} on average: selectivity "
-        f"{selective.selectivity:.2f}, the most selective head for 'it' → 'animal'."
+        f"the head's other rows give {word} {plain_number(link.by_key)} and "
+        f"{offset_words(survey.offset)} {plain_number(link.by_offset)} on average"
+    )
+
+
+def specificity_text(survey: FocusSurvey) -> str:
+    """The head with the largest weight on the target and the one with the highest
+    specificity (w − max(key, offset), the measure ``attnviz heads`` ranks by)."""
+    strongest, specific = survey.strongest, survey.specific
+    word = repr(printable(survey.target))
+    text = (
+        f"A large weight can be what a head does in every row. In {_where(strongest)}, 'it' "
+        f"gives {word} {plain_number(strongest.weight)}, its largest weight of any head, but "
+        f"{_baselines(strongest, survey)}: its specificity, the weight minus the larger of "
+        f"these two, which attnviz heads ranks by, is {signed(strongest.specificity)}"
+    )
+    rounded = "(Each number is rounded on its own.)"
+    if (specific.layer, specific.head) == (strongest.layer, strongest.head):
+        return f"{text}, the highest of any head for 'it' → {word}. {rounded}"
+    return (
+        f"{text}. In {_where(specific)}, 'it' gives {word} {plain_number(specific.weight)} and "
+        f"{_baselines(specific, survey)}: specificity {signed(specific.specificity)}, the "
+        f"highest of any head for 'it' → {word}. {rounded}"
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from attnviz.cli import commands
+from attnviz.cli import commands, reading
 from attnviz.errors import AttnvizError, OutputProblem
 from attnviz.selection import ViewOptions
 from attnviz.trace_options import TraceOptions
@@ -28,11 +28,11 @@ def test_outputs_are_checked_before_any_work(tmp_path: Path) -> None:
 
 def test_heads_needs_a_focus_word_and_a_positive_top() -> None:
     with pytest.raises(AttnvizError, match="--top 0: give 1 or more."):
-        commands.heads("I am good", TraceOptions(), ViewOptions(focus="am"), top=0)
+        reading.heads("I am good", TraceOptions(), ViewOptions(focus="am"), top=0)
     with pytest.raises(
         AttnvizError, match="heads follows one word: name it with (--focus |focus=)"
     ):
-        commands.heads("I am good", TraceOptions(), ViewOptions())
+        reading.heads("I am good", TraceOptions(), ViewOptions())
 
 
 def test_scaling_prints_its_table_and_notes_capped_sizes(

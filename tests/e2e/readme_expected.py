@@ -267,16 +267,18 @@ EXPECTED: dict[str, Expected] = {
     "attnviz cross 'I am good' 'Je vais bien' --steps 5 --svg cross.svg": Expected(
         (CROSS, *SOURCE_TARGET, "Step 5 · Softmax: attention weights"), writes=("cross.svg",)
     ),
-    "attnviz demo": Expected((*DEMO, "layer 6, head 12: 0.65", "selectivity 0.55")),
+    "attnviz demo": Expected(
+        (*DEMO, "'it' gives its largest weight to '[CLS]' in 53", "specificity +0.46")
+    ),
     "attnviz demo --step": Expected(DEMO, notes=(NO_PAUSE,)),
     f"attnviz heads --model minilm {IT_ARG}": Expected(
         ("attnviz · where does 'it' look, in every head", "6 layers × 12 heads", *HEADS)
     ),
     f"attnviz heads --model minilm --words {DOG_ARG}": Expected(
-        ("6 layers × 12 heads", "dog      L4 H2   0.53  +0.43")
+        ("6 layers × 12 heads", "dog      L4 H2   0.53  +0.30")
     ),
     f"attnviz heads {IT_ARG} --heads 4 --d-model 16": Expected(
-        ("Weights: random (seed 0); 1 layer × 4 heads.", "because  L1 H4  0.76  +0.72")
+        ("Weights: random (seed 0); 1 layer × 4 heads.", "because  L1 H4  0.76  +0.62")
     ),
     "attnviz scaling": Expected(("attnviz · why divide by √d_k", *SCALING, *SCALING_GRADIENTS)),
     f"attnviz heatmap --model coref {IT_ARG} --focus it -o coref_tired.png": Expected(
@@ -291,8 +293,8 @@ EXPECTED: dict[str, Expected] = {
     f"attnviz heads --model coref-word {IT_ARG} --focus it": Expected(
         (
             "Weights: coref-word (trained by attnviz); 2 layers × 1 head.",
-            "L1 H1   street   1.00   +0.82",
-            "L2 H1   was      1.00   +0.30",
+            "L1 H1  mixed  street  1.00  0.18    0.10  +0.82",
+            "L2 H1  mixed  was     1.00  0.70    0.11  +0.30",
         )
     ),
     f"attnviz compare --model coref {IT_ARG} {WIDE_ARG}": Expected(

@@ -268,8 +268,9 @@ def test_without_the_extra_model_mode_names_what_to_install(
     ("rank_by", "first", "second"),
     [
         # Layer 4, head 2 singles "it" out; in layer 6, head 12 most words look at "animal".
+        ("specificity", ["L4", "H2", "0.64", "+0.46"], ["L6", "H12", "0.65", "+0.25"]),
         ("selectivity", ["L4", "H2", "0.64", "+0.55"], ["L6", "H12", "0.65", "+0.25"]),
-        ("weight", ["L6", "H12", "0.65", "+0.25"], ["L4", "H2", "0.64", "+0.55"]),
+        ("weight", ["L6", "H12", "0.65", "+0.25"], ["L4", "H2", "0.64", "+0.46"]),
     ],
 )
 def test_heads_finds_the_heads_where_it_looks_at_animal(
@@ -407,17 +408,71 @@ def test_masks_do_not_apply_to_the_encoder() -> None:
 
 
 @pytest.mark.slow
-def test_demo_names_the_strongest_and_the_most_selective_head_for_it_and_animal() -> None:
+def test_demo_counts_where_it_looks_and_its_heads_for_animal(tmp_path: Path) -> None:
+    """Every number of the demo's "it" sentences, recomputed with numpy from the export."""
     result = runner.invoke(app, ["demo"])
     assert result.exit_code == 0, result.stderr
     text = " ".join(result.stdout.split())
-    # Layer 6, head 12 gives "animal" the most weight, but every word looks at "animal" there;
-    # layer 4, head 2 is the selective one, and the one walked through.
-    assert "'it' gives 'animal' its largest weight in layer 6, head 12: 0.65." in text
-    assert "the other words ([CLS] and [SEP] not counted) give 'animal' 0.38 on average" in text
-    assert "selectivity (weight − the others' mean) is 0.27" in text
-    assert "In layer 4, head 2, 'it' gives 'animal' 0.64 and the others 0.09 on average" in text
-    assert "selectivity 0.55, the most selective head for 'it' → 'animal'" in text
+    path = tmp_path / "it.npz"
+    made = runner.invoke(app, ["explain", IT_SENTENCE, "-m", "minilm", "--export", str(path)])
+    assert made.exit_code == 0, made.stderr
+    with np.load(path) as saved:
+        weights = saved["weights"].astype(np.float64)  # [6, 12, 15, 15]
+        tokens = [str(token) for token in saved["tokens"]]
+    it, animal = tokens.index("it"), tokens.index("animal")
+    rows = weights[:, :, it]  # [6, 12, 15]
+    tops = rows.argmax(axis=-1)
+    counts = {token: int((tops == tokens.index(token)).sum()) for token in ("[CLS]", "tired")}
+    assert counts == {"[CLS]": 53, "tired": 6}
+    assert (
+        "Across all 72 heads of all-MiniLM-L6-v2, 'it' gives its largest weight to '[CLS]' in "
+        "53, to 'tired' in 6, to 'animal', 'because' and 'was' in 3 each"
+    ) in text
+    on_animal = sorted(
+        (
+            (rows[layer, head, animal], layer + 1, head + 1)
+            for layer, head in zip(*np.nonzero(tops == animal), strict=True)
+        ),
+        reverse=True,
+    )
+    named = ", ".join(f"layer {layer}, head {head} ({w:.2f})" for w, layer, head in on_animal[:-1])
+    last = on_animal[-1]
+    assert (
+        f"So 'animal' is where 'it' looks most in {len(on_animal)} heads only: {named} and "
+        f"layer {last[1]}, head {last[2]} ({last[0]:.2f})."
+    ) in text
+    # Both baselines over the other rows ([CLS] and [SEP] included), by hand.
+    others = [r for r in range(len(tokens)) if r != it]
+    offset = animal - it
+    far = [r for r in others if 0 <= r + offset < len(tokens)]
+
+    def numbers(layer: int, head: int) -> tuple[float, float, float, float]:
+        a = weights[layer - 1, head - 1]
+        key = a[others, animal].mean()
+        by_offset = np.mean([a[r, r + offset] for r in far])
+        w = a[it, animal]
+        return w, key, by_offset, w - max(key, by_offset)
+
+    specs = {(i + 1, h + 1): numbers(i + 1, h + 1)[3] for i in range(6) for h in range(12)}
+    best = max(specs, key=lambda head: specs[head])
+    assert best == (4, 2)
+    w, key, by_offset, spec = numbers(6, 12)
+    assert (
+        f"In layer 6, head 12, 'it' gives 'animal' {w:.2f}, its largest weight of any head, but "
+        f"the head's other rows give 'animal' {key:.2f} and the word 8 before them "
+        f"{by_offset:.2f} on average: its specificity, the weight minus the larger of these two, "
+        f"which attnviz heads ranks by, is +{spec:.2f}."
+    ) in text
+    w, key, by_offset, spec = numbers(*best)
+    assert (
+        f"In layer 4, head 2, 'it' gives 'animal' {w:.2f} and the head's other rows give "
+        f"'animal' {key:.2f} and the word 8 before them {by_offset:.2f} on average: specificity "
+        f"+{spec:.2f}, the highest of any head for 'it' → 'animal'."
+    ) in text
+    # The same number attnviz heads prints for that head.
+    ranked = runner.invoke(app, ["heads", IT_SENTENCE, "--model", "minilm"])
+    animal_row = next(line for line in ranked.stdout.splitlines() if line.startswith("animal "))
+    assert animal_row.split()[1:5] == ["L4", "H2", f"{w:.2f}", f"+{spec:.2f}"]
     assert "not that the model has resolved what 'it' refers to" in text
     assert "Attention is not Explanation" in text
     assert "Layer 4, head 2, step by step:" in text

@@ -73,26 +73,67 @@ def test_the_scaling_report_adds_the_gradient_the_softmax_passes_back() -> None:
     )
 
 
-def test_the_heads_table_ranks_by_selectivity_with_signed_numbers(
+def test_the_heads_table_ranks_by_specificity_with_signed_numbers(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert run(["heads", IT, "--heads", "4", "--d-model", "16"]) == 0  # render_heads prints it
     lines = capsys.readouterr().out.splitlines()
+    text = " ".join(" ".join(lines).split())
     assert lines[0] == "attnviz · where does 'it' look, in every head"
-    assert any(
-        "Ranked by selectivity (--rank-by weight ranks by w alone)." in line for line in lines
-    )
-    assert any("these weights are random, not learned" in line for line in lines)
-    # Its best head for "because" is the one where 'it' gives it most beyond the others' mean.
+    assert "spec, the specificity, is w − max(key, offset)" in text
+    assert "Ranked by spec; --rank-by selectivity ranks by sel (w − key)" in text
+    assert "these weights are random, not learned" in text
+    # Its best head for "because" is the one where 'it' gives it most beyond both baselines.
     trace = trace_with_options(IT, n_heads=4, d_model=16, seed=0).trace
     weights = head_weights([trace], select(trace, ViewOptions(focus="it")))
     because = trace.tokens.index("because")
-    best = int(np.argmax(weights.selectivity[0, :, because]))
+    best = int(np.argmax(weights.specificity[0, :, because]))
     row = next(line for line in lines if line.startswith("because "))
-    w, sel = weights.focus[0, best, because], weights.selectivity[0, best, because]
+    w, spec = weights.focus[0, best, because], weights.specificity[0, best, because]
     assert row.split()[1:4] == ["L1", f"H{best + 1}", f"{w:.2f}"]
-    assert row.split()[4] == (f"+{sel:.2f}" if sel >= 0 else f"−{-sel:.2f}")
+    assert row.split()[4] == (f"+{spec:.2f}" if spec >= 0 else f"−{-spec:.2f}")
     assert any("−" in line for line in lines) and not any(" -0." in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("rank_by", "says"),
+    [
+        ("selectivity", ["Ranked by sel (w − key)", "most selective word for 'it'"]),
+        ("weight", ["Ranked by w alone", "favourite word for 'it', strongest first"]),
+    ],
+)
+def test_the_heads_report_names_what_it_ranks_by(
+    rank_by: str, says: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["heads", IT, "--rank-by", rank_by]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(part in text for part in says)
+
+
+def test_a_positional_heads_large_weight_is_said_to_be_its_baseline(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A typed head in which 'it' puts a large weight that its baseline explains is named, with
+    the numbers of the table."""
+    from dataclasses import replace
+
+    from attnviz.render.reports import render_heads
+
+    trace = trace_with_options(IT, n_heads=2, d_model=8, seed=0).trace
+    n = trace.n_tokens
+    previous = np.full((n, n), 0.02 / (n - 1))
+    previous[np.arange(n), np.maximum(np.arange(n) - 1, 0)] = 0.98
+    trace = replace(trace, weights=np.stack([previous, trace.weights[1]]))
+    selection = select(trace, ViewOptions(focus="it"))
+    from attnviz.analysis.heads import rank_heads
+
+    lines = printed(render_heads, rank_heads([trace], selection), [trace])
+    text = " ".join(" ".join(lines).split())
+    assert "1 previous-token (L1 H1)" in text
+    assert (
+        "For example, L1 H1 is a previous-token head: 'it' gives 'because' 0.98 there, and the "
+        "head's other rows give the word before them 0.98 on average, so spec is only +0.00"
+    ) in text
 
 
 @needs_model
@@ -106,7 +147,8 @@ def test_an_untrained_checkpoint_and_a_dash_are_explained(
     tiny = Path(__file__).resolve().parents[1] / "model" / "tiny_gpt2"
     assert run(["heads", "--model", str(tiny), IT]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "—: no selectivity, because 'it' may not look at that word" in text
+    assert "—: no baseline and no spec, because 'it' may not look at that word" in text
+    assert "the first row, which may look only at itself, has no choice and does not count" in text
     assert "this checkpoint is untrained (its config.json says so); give a trained one." in text
     assert "use --model for a trained model" not in text
 
@@ -127,3 +169,4 @@ def test_heads_counts_the_rows_that_look_most_at_their_own_word(
     rows = trace.n_heads * trace.n_tokens
     said = f"Rows that look most at their own word: {own:,} of the {rows:,} rows of these heads"
     assert said in text
+    assert "No head is a self head (a mean weight of 0.5 or more on the word itself)." in text
