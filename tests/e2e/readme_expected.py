@@ -102,6 +102,7 @@ TRAINED_SAYS = tuple(
 ) + ("Trained 55 steps in",)
 EXPLAIN_STEP = readme_text_block("### `attnviz train TASK`", 2)
 HEADS = readme_text_block("### `attnviz heads SENTENCE`")[1:]  # its title line is the README's own
+ABLATE = tuple(readme_text_block("### `attnviz heads SENTENCE`", 1))
 COMPARE = "### `attnviz compare A B`"
 COMPARE_COREF = tuple(line for line in readme_text_block(COMPARE) if line)
 COMPARE_MINILM = tuple(line for line in readme_text_block(COMPARE, 1) if line)
@@ -271,6 +272,13 @@ EXPECTED: dict[str, Expected] = {
         (*DEMO, "'it' gives its largest weight to '[CLS]' in 53", "specificity +0.46")
     ),
     "attnviz demo --step": Expected(DEMO, notes=(NO_PAUSE,)),
+    f"attnviz heads --model minilm {IT_ARG} --ablate --top 8": Expected(says=ABLATE),
+    f"attnviz heads --model coref {IT_ARG} --ablate": Expected(
+        says=(
+            "L1 H1   mixed   it              0.84   0.688   0.933",
+            "L2 H1   mixed   animal          1.00   0.515   0.000",
+        )
+    ),
     f"attnviz heads --model minilm {IT_ARG}": Expected(
         ("attnviz · where does 'it' look, in every head", "6 layers × 12 heads", *HEADS)
     ),
