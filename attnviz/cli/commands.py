@@ -32,7 +32,7 @@ from attnviz.files import staged_writes
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
 from attnviz.outputs import check_export, check_folder, check_image, write_export
-from attnviz.render.options import ImageOptions, Scale, Style
+from attnviz.render.options import ImageOptions, Measure, Scale, Style
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import TraceOptions
@@ -183,6 +183,16 @@ def heatmap(
             show_default=False,
         ),
     ] = None,
+    measure: Annotated[
+        Measure,
+        typer.Option(
+            "--measure",
+            help="weights: softmax(Q·Kᵀ/√d_k) per head. contribution: each head's shares "
+            "‖w_ij·f_h(x_j)‖ / Σ_k ‖w_ik·f_h(x_k)‖, f_h(x_j) = v_j·W_O^h (what word j adds, "
+            "not only its weight). rollout: R_l = Â_l·…·Â_1, Â = ½·mean_h A + ½·I, over the "
+            "layers up to the one shown (where mixing could carry each input word).",
+        ),
+    ] = Measure.weights,
 ) -> None:
     """Save the attention weights of SENTENCE as a heatmap image, one panel per head.
 
@@ -190,9 +200,7 @@ def heatmap(
 
     Example: attnviz heatmap "The animal didn't cross the street because it was too tired" -o it.png
     """
-    options = ImageOptions(
-        style=style, cmap=cmap, all_layers=all_layers, per_head=per_head, scale=scale
-    )
+    options = ImageOptions(style, cmap, all_layers, per_head, scale, measure)
     given = {"layer": view.layer, "head": view.head, "per_head": per_head}
     api.pictures_refused(
         options, drawing_one=[name for name, value in given.items() if value is not None]
