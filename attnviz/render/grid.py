@@ -40,8 +40,8 @@ from attnviz.render.figures.titles import (
     weights_phrase,
 )
 from attnviz.render.figures.words import (
-    JOINED_PHRASE,
-    any_joined,
+    CONTINUED_PHRASE,
+    any_continued,
     label_positions,
     short_label,
     word_labels,
@@ -78,7 +78,7 @@ MAX_GRID_TOKENS = 128
 
 
 def layers_title_lines(
-    layers: Sequence[AttentionTrace], selection: Selection, width: float, *, joined: bool = False
+    layers: Sequence[AttentionTrace], selection: Selection, width: float, *, continued: bool = False
 ) -> list[str]:
     """The title of the layers × heads figure, ``width`` inches wide: the sentence (one line),
     what the panels show as ``selection`` shows them, and the model without the ", layer k of
@@ -101,7 +101,7 @@ def layers_title_lines(
             ),
         ),
         *(["hatched: masked, weight 0"] if masked_shown(first.masked, selection) else []),
-        *([JOINED_PHRASE] if joined else []),
+        *([CONTINUED_PHRASE] if continued else []),
         origin,
     ]
     return [sentence, *pack_phrases(phrases, max_chars)]
@@ -184,8 +184,7 @@ def build_layers_figure(
     _check_layers(layers)
     check_grid_size(len(layers), layers[0].n_heads, len(selection.row_words))
     first, focus_row = layers[0], selection.focus_row
-    sentence = first.provenance.sentence
-    labels = [short_label(word) for word in word_labels(selection.row_words, sentence)]
+    labels = [short_label(word) for word in word_labels(selection.row_words)]
     layout = plan_layers_layout(labels, len(layers), first.n_heads)
     drawn = (
         [
@@ -195,8 +194,8 @@ def build_layers_figure(
         if layout.labelled
         else []
     )
-    joined = any_joined(labels, [*drawn, *([] if focus_row is None else [focus_row])])
-    title = layers_title_lines(layers, selection, layout.width, joined=joined)
+    continued = any_continued(labels, [*drawn, *([] if focus_row is None else [focus_row])])
+    title = layers_title_lines(layers, selection, layout.width, continued=continued)
     summary = summary_text(labels[focus_row], layout.summary_room) if (
         selection.focus is not None and focus_row is not None
     ) else None  # fmt: skip

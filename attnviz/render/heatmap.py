@@ -45,8 +45,8 @@ from attnviz.render.figures.titles import (
     weights_phrase,
 )
 from attnviz.render.figures.words import (
-    JOINED_PHRASE,
-    any_joined,
+    CONTINUED_PHRASE,
+    any_continued,
     label_positions,
     label_words,
     short_label,
@@ -98,7 +98,7 @@ def title_lines(
     width: float,
     font: float = MIN_TITLE_FONT,
     *,
-    joined: bool = False,
+    continued: bool = False,
     drawn: Drawn | None = None,
 ) -> list[str]:
     """The figure's title for a figure ``width`` inches wide at ``font`` points: the sentence
@@ -124,7 +124,7 @@ def title_lines(
             hidden_taking_weight(drawn.matrices, selection, trace.tokens),
         ),
         *(["hatched: masked, weight 0"] if masked_shown(trace.masked, selection) else []),
-        *([JOINED_PHRASE] if joined else []),
+        *([CONTINUED_PHRASE] if continued else []),
         f"d_model {trace.d_model}, {plural(trace.n_heads, 'head')}, d_k {trace.d_k}",
         weights_phrase(origin, with_layer=False),
         # its own phrase, so that a narrow figure breaks the title here rather than cutting it
@@ -187,20 +187,19 @@ def build_figure(
     _check_heads(heads)
     drawn = drawn_measure(measure, trace, layers or (trace,), heads)
     n_panels = len(drawn.titles)
-    sentence = trace.provenance.sentence
-    row_labels = [short_label(word) for word in word_labels(selection.row_words, sentence)]
-    column_labels = [short_label(word) for word in word_labels(selection.column_words, sentence)]
+    row_labels = [short_label(word) for word in word_labels(selection.row_words)]
+    column_labels = [short_label(word) for word in word_labels(selection.column_words)]
     layout = plan_layout(
         row_labels,
         n_panels,
         n_panels if selection.focus else 0,
         key_tokens=column_labels if trace.is_cross else None,
     )
-    joined = any_joined(
+    continued = any_continued(
         row_labels, label_positions(len(row_labels), layout.y.step, selection.focus_row)
-    ) or any_joined(column_labels, label_positions(len(column_labels), layout.x.step))
+    ) or any_continued(column_labels, label_positions(len(column_labels), layout.x.step))
     title = title_lines(
-        trace, selection, layout.width, layout.title_font, joined=joined, drawn=drawn
+        trace, selection, layout.width, layout.title_font, continued=continued, drawn=drawn
     )
     figure = new_figure(layout.width, layout.height(len(title)))
     weights = [selection.pairs(matrix, total=True) for matrix in drawn.matrices]
