@@ -390,7 +390,9 @@ def heatmap(
     if all_layers:
         from attnviz.render.grid import build_layers_figure
 
-        return build_layers_figure(explanation.layers, selection, cmap=cmap, scale=options.scale)
+        return build_layers_figure(
+            explanation.layers, selection, cmap=cmap, scale=options.scale, measure=options.measure
+        )
     if options.style is Style.lines:
         from attnviz.render.plots import build_lines_figure
 

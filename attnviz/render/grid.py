@@ -62,8 +62,8 @@ from attnviz.render.grid_layout import (
     plan_layers_layout,
     summary_text,
 )
-from attnviz.render.measures import is_trained
-from attnviz.render.options import Scale
+from attnviz.render.measures import GRID_NAMES, every_layer, is_trained
+from attnviz.render.options import Measure, Scale
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -95,11 +95,13 @@ def layers_title_lines(
     *,
     continued: bool = False,
     typed: bool = False,
+    measure: Measure = Measure.weights,
 ) -> list[str]:
     """The title of the layers × heads figure, ``width`` inches wide: the sentence (one line),
-    what the panels show as ``selection`` shows them, what the word above each panel is when
-    ``typed``, and the model without the ", layer k of L" of each layer's source; a caution
-    about reading attention for a trained model."""
+    what the panels show (``measure``) as ``selection`` shows them, what the word above each
+    panel is when ``typed``, and the model without the ", layer k of L" of each layer's source;
+    a caution about reading attention for a trained model."""
+    matrices = every_layer(measure, layers)
     max_chars = int((width - 0.3) * 72 / (CHAR_WIDTH * title_font_for(width)))
     first = layers[0]
     sentence = truncate_words(f"“{pieces_text(first)}”", max_chars)
@@ -108,20 +110,22 @@ def layers_title_lines(
         origin = "random weights, not a trained model"  # a different seed per layer
     else:
         origin = weights_phrase(first.provenance.weights, with_layer=False)
+    size = f"{plural(len(layers), 'layer')} × {plural(first.n_heads, 'head')}"
+    name = GRID_NAMES[measure][0]
     phrases = [
-        f"attention weights of {plural(len(layers), 'layer')} × {plural(first.n_heads, 'head')}",
+        # the default title as it was; a longer name on its own, so a narrow title breaks there
+        *([f"{name} of {size}"] if measure is Measure.weights else [name, size]),
         "each panel: query words (rows) × key words (columns)",
         row_sums_phrase(
-            np.stack([shown_row_sums(layer.weights, selection) for layer in layers]),
-            hidden_taking_weight(
-                np.stack([layer.weights for layer in layers]), selection, first.tokens
-            ),
+            np.stack([shown_row_sums(layer, selection) for layer in matrices]),
+            hidden_taking_weight(matrices, selection, first.tokens),
         ),
         *(["hatched: masked, weight 0"] if masked_shown(first.masked, selection) else []),
         *([CONTINUED_PHRASE] if continued else []),
         origin,
     ]
     sentences = [
+        *GRID_NAMES[measure][2],
         *([TYPES_PHRASE] if typed else []),
         *([short_attention_caveat()] if is_trained(first) else []),
     ]
@@ -130,14 +134,19 @@ def layers_title_lines(
 
 
 def focus_targets(
-    layers: Sequence[AttentionTrace], selection: Selection
+    layers: Sequence[AttentionTrace], selection: Selection, matrices: FloatArray | None = None
 ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
     """Where the focus word looks hardest in each head of each layer.
 
-    The focus word's shown weights [L, h, columns] -> (argmax, max): [L, h] each, the shown key
-    word the focus word gives its largest weight to, and that weight.
+    The focus word's shown weights [L, h, columns] (or its rows of ``matrices`` [L, h, n, n],
+    contributions say) -> (argmax, max): [L, h] each, the shown key word the focus word gives
+    its largest weight to, and that weight.
     """
-    rows = focus_rows(layers, selection)
+    rows = (
+        focus_rows(layers, selection)
+        if matrices is None
+        else np.stack([selection.focus_weights(layer) for layer in matrices])
+    )
     return rows.argmax(axis=2), rows.max(axis=2).astype(np.float64)
 
 
@@ -195,11 +204,13 @@ def build_layers_figure(
     *,
     cmap: str = "viridis",
     scale: Scale | None = None,
+    measure: Measure = Measure.weights,
 ) -> Figure:
     """A small heatmap per (layer, head): rows of panels are layers, columns heads, each
-    panel weights[head] as the selection shows it; a shared colour bar; and, when the
-    selection follows a word, a [layers × heads] panel of the largest weight the focus word
-    gives, naming the word it goes to. Every layer is seen through the same selection.
+    panel weights[head] (or its contribution shares: ``measure``) as the selection shows it; a
+    shared colour bar; and, when the selection follows a word, a [layers × heads] panel of the
+    largest weight the focus word gives, naming the word it goes to. Every layer is seen
+    through the same selection.
 
     The panels are one image in one Axes whose data coordinates are cells: panel (layer, head)
     covers x from head·(n + g) to head·(n + g) + n and y likewise, g = 1/split the gap.
@@ -220,19 +231,20 @@ def build_layers_figure(
     )
     continued = any_continued(labels, [*drawn, *([] if focus_row is None else [focus_row])])
     title = layers_title_lines(
-        layers, selection, layout.width, continued=continued, typed=types is not None
-    )
-    summary = summary_text(labels[focus_row], layout.summary_room) if (
+        layers, selection, layout.width, continued=continued, typed=types is not None,
+        measure=measure,
+    )  # fmt: skip
+    noun, short = GRID_NAMES[measure][1]
+    summary = summary_text(labels[focus_row], layout.summary_room, noun) if (
         selection.focus is not None and focus_row is not None
     ) else None  # fmt: skip
     height = layout.height(len(title), summary)
     figure = new_figure(layout.width, height)
     title_font = title_font_for(layout.width)
     grid_top = len(title) * title_line(title_font) + layout.grid_top
-    panels = np.stack(
-        [[selection.pairs(head, total=True) for head in layer.weights] for layer in layers]
-    )
-    colours = colour_scale(scale, panels)
+    matrices = every_layer(measure, layers)
+    panels = np.stack([[selection.pairs(head, total=True) for head in layer] for layer in matrices])
+    colours = colour_scale(scale, panels, (noun, short))
     axes = place_axes(figure, layout.left, grid_top, layout.grid_width, layout.grid_height)
     image = _draw_panels(axes, panels, labels, layout, cmap, colours, focus_row)
     if first.mask is not None:
@@ -246,7 +258,8 @@ def build_layers_figure(
         axes = place_axes(
             figure, layout.left, summary_top, layout.grid_width, len(layers) * SUMMARY_ROW
         )
-        _draw_layers_focus(axes, focus_targets(layers, selection), summary, labels, layout, cmap)
+        targets = focus_targets(layers, selection, matrices)
+        _draw_layers_focus(axes, targets, summary, labels, layout, cmap)
     figure.suptitle(
         "\n".join(title),
         fontsize=title_font,
@@ -464,12 +477,15 @@ def save_layers_heatmap(
     *,
     cmap: str = "viridis",
     scale: Scale | None = None,
+    measure: Measure = Measure.weights,
 ) -> None:
-    """Write every layer's heads as one layers × heads grid to ``path`` (.png, .svg or .pdf).
+    """Write every layer's heads as one layers × heads grid to ``path`` (.png, .svg or .pdf),
+    of ``measure`` (weights or contribution shares).
 
     Same rules as save_heatmap: the format the extension names, written atomically, no dates,
     a fixed SVG id salt, so the same layers give the same bytes.
     """
     image_format_of(path)
     check_colormap(cmap)
-    save_figure(build_layers_figure(layers, selection, cmap=cmap, scale=scale), path)
+    figure = build_layers_figure(layers, selection, cmap=cmap, scale=scale, measure=measure)
+    save_figure(figure, path)

@@ -138,21 +138,23 @@ class SummaryText:
         return 0.3 + len(self.caption) * 1.3 * SUMMARY_CAPTION_FONT / 72 + 0.1
 
 
-def summary_text(label: str, room: float) -> SummaryText:
+def summary_text(label: str, room: float, noun: str = "attention weight") -> SummaryText:
     """Title and caption of the focus panel for the word ``label``, in lines of at most
-    ``room`` inches."""
+    ``room`` inches; ``noun`` names what a cell's colour is."""
     word = printable(label)
     bold = 1.1  # bold glyphs are about a tenth wider
     title_chars = int(room / text_inches(1, bold * SUMMARY_TITLE_FONT))
     caption_chars = int(room / text_inches(1, SUMMARY_CAPTION_FONT))
     title = [f'Where "{word}" looks,', "every layer and head"]
-    caption = [
-        f'each cell: the word "{word}" attends to most in that head;',
-        "its colour: that attention weight",
-    ]
+    looked_at = (
+        f'the word "{word}" attends to most in that head;'
+        if noun == "attention weight"
+        else f'the word with the largest {noun} in the row of "{word}";'
+    )
+    caption = [f"each cell: {looked_at}", f"its colour: that {noun}"]
     return SummaryText(
         title=pack_phrases(title, title_chars, separator=" "),
-        caption=pack_phrases(caption, caption_chars, separator=" "),
+        caption=pack_phrases(" ".join(caption).split(" "), caption_chars, separator=" "),
     )
 
 

@@ -17,8 +17,8 @@ from attnviz.trace import AttentionTrace
 def pictures_refused(options: ImageOptions, *, drawing_one: Sequence[str]) -> None:
     """The pictures' contradictions, refused before any work: every layer and head in one
     figure with options that choose one (``drawing_one``: those given, by their API names),
-    a colour scale for lines, and a measure other than the weights where only weights are
-    drawn (lines, every layer) or, for rollout, one head chosen (rollout mixes them all)."""
+    a colour scale for lines, and a measure other than the weights for lines, or rollout
+    (one matrix for every head) for every layer's heads or with one head chosen."""
     if options.all_layers and drawing_one:
         chosen = [option(name) for name in drawing_one]
         listed = ", ".join(chosen[:-1]) + " and " + chosen[-1] if len(chosen) > 1 else chosen[0]
@@ -33,13 +33,15 @@ def pictures_refused(options: ImageOptions, *, drawing_one: Sequence[str]) -> No
     measure = options.measure
     if measure is Measure.weights:
         return
-    drawing = option("all_layers") if options.all_layers else None
     if options.style is Style.lines:
-        drawing = option("style", Style.lines)
-    if drawing is not None:
         raise AttnvizError(
-            f"{drawing} draws attention weights only; drop it to draw "
-            f"{option('measure', measure)} as heatmaps of one layer."
+            f"{option('style', Style.lines)} draws attention weights only; drop it to draw "
+            f"{option('measure', measure)} as heatmaps."
+        )
+    if options.all_layers and measure is Measure.rollout:
+        raise AttnvizError(
+            f"{option('all_layers')} draws every head; {option('measure', measure)} mixes "
+            f"them into one matrix: drop {option('all_layers')} to draw it."
         )
     chosen_heads = [option(name) for name in ("head", "per_head") if name in drawing_one]
     if measure is Measure.rollout and chosen_heads:
@@ -66,7 +68,10 @@ def save_images(
     if options.all_layers:
         from attnviz.render.grid import save_layers_heatmap
 
-        save_layers_heatmap(layers, selection, output, cmap=options.cmap, scale=options.scale)
+        save_layers_heatmap(
+            layers, selection, output, cmap=options.cmap, scale=options.scale,
+            measure=options.measure,
+        )  # fmt: skip
         return [output], _notes(selection)
     if options.style is Style.lines:
         from attnviz.render.plots import save_lines_figure

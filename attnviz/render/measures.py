@@ -41,10 +41,12 @@ class Drawn:
 
 
 WEIGHTS_PHRASES = ("attention weights softmax(Q·Kᵀ/√d_k)",)
-CONTRIBUTION_PHRASES = (
-    "contribution shares ‖w_ij·f_h(x_j)‖ / Σ_k ‖w_ik·f_h(x_k)‖",
-    "f_h(x_j) = v_j·W_O^h: word j's value as head h adds it to the output",
-    "Kobayashi et al. 2020",
+#: The formulas go in the caption, broken between words where a narrow picture needs it (a
+#: title phrase longer than a line is cut).
+CONTRIBUTION_CAPTION = (
+    "Contribution share = ‖w_ij·f_h(x_j)‖ / Σ_k ‖w_ik·f_h(x_k)‖, with f_h(x_j) = v_j·W_O^h: "
+    "the size of what word j adds to row i's output in head h, as a share of the row's "
+    "(Kobayashi et al. 2020)."
 )
 ROLLOUT_CAPTION = (
     "Rollout follows the mixing down to the input words: R_l[i, j] is how much of word j "
@@ -52,6 +54,31 @@ ROLLOUT_CAPTION = (
     "values, W_O, the feed-forward blocks and layer norms, so it says where mixing could carry "
     "a word, not what the model uses."
 )
+
+
+#: What the layers × heads grid can draw: the title's name for it, the colour bar's names and
+#: the caption's formula.
+GRID_NAMES = {
+    Measure.weights: ("attention weights", ("attention weight", "weight"), ()),
+    Measure.contribution: (
+        "contribution shares",
+        ("contribution share", "share"),
+        (CONTRIBUTION_CAPTION,),
+    ),
+}
+
+
+def every_layer(measure: Measure, layers: Sequence[AttentionTrace]) -> FloatArray:
+    """Every head of every layer as ``measure`` draws it: [L, h, n, n]. Rollout is one matrix
+    per layer, not one per head: AttnvizError (the command line refuses it before any work)."""
+    if measure is Measure.rollout:
+        raise AttnvizError(
+            f"{option('all_layers')} draws every head; {option('measure', measure)} mixes "
+            f"them into one matrix: drop {option('all_layers')} to draw it."
+        )
+    if measure is Measure.contribution:
+        return np.stack([np.nan_to_num(contributions(layer).shares) for layer in layers])
+    return np.stack([np.asarray(layer.weights) for layer in layers])
 
 
 def is_trained(trace: AttentionTrace) -> bool:
@@ -107,21 +134,22 @@ def drawn_measure(
     if measure is Measure.contribution:
         shares = np.nan_to_num(contributions(trace).shares[list(heads)])  # a row of 0s: 0
         return Drawn(
-            shares, head_titles, head_names, CONTRIBUTION_PHRASES, "contribution share",
-            "share", caveat,
+            shares, head_titles, head_names, ("contribution shares",), "contribution share",
+            "share", (CONTRIBUTION_CAPTION, *caveat),
         )  # fmt: skip
     if measure is Measure.rollout:
         below = layers_up_to(trace, layers)
         last = len(below)
         rolled = trace_rollout(below)[-1:]  # [1, n, n]: R_last
-        phrases = (
-            f"attention rollout R_{last} = Â_{last}·…·Â_1" if last > 1 else "attention rollout R_1",
-            "Â_l = ½·mean over heads of A_l + ½·I, rows renormalised",
-            f"every head of {last} layer{'s' if last > 1 else ''}",
+        product = f"R_{last} = Â_{last}·…·Â_1" if last > 1 else "R_1 = Â_1"
+        layers_text = f"{last} layer{'s' if last > 1 else ''}"
+        formula = (
+            f"Attention rollout {product}, Â_l = ½·mean over heads of A_l + ½·I with rows "
+            f"renormalised, over every head of {layers_text}."
         )
         return Drawn(
-            rolled, (f"Rollout R_{last}",), (f"R_{last}",), phrases, "rollout", "rollout",
-            (ROLLOUT_CAPTION, *caveat),
+            rolled, (f"Rollout R_{last}",), (f"R_{last}",), (f"attention rollout R_{last}",),
+            "rollout", "rollout", (formula, ROLLOUT_CAPTION, *caveat),
         )  # fmt: skip
     weights = np.asarray(trace.weights)[list(heads)]
     return Drawn(

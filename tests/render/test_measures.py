@@ -15,7 +15,7 @@ from attnviz.analysis.caveats import short_attention_caveat
 from attnviz.cli import run
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.render import heatmap as heatmap_module
-from attnviz.render.measures import ROLLOUT_CAPTION
+from attnviz.render.measures import CONTRIBUTION_CAPTION, ROLLOUT_CAPTION
 from render.pictures import IT_SENTENCE
 
 from support import has_model_extra, listing, one_error_line
@@ -89,7 +89,8 @@ def test_contribution_picture_draws_the_shares_the_export_gives(
     np.testing.assert_allclose(drawn[2], expected[:, it], atol=1e-6)  # where "it" looks
     assert not np.allclose(expected, weights, atol=0.01)  # a different picture from weights
     title = one_line(figure.get_suptitle())
-    assert "contribution shares ‖w_ij·f_h(x_j)‖ / Σ_k ‖w_ik·f_h(x_k)‖" in title
+    assert "contribution shares" in title and one_line(CONTRIBUTION_CAPTION) in title
+    assert "‖w_ij·f_h(x_j)‖ / Σ_k ‖w_ik·f_h(x_k)‖" in title
     assert "attention weights" not in title and "each row sums to 1" in title
     assert figure.axes[-1].get_ylabel().startswith("contribution share")  # the colour bar
     assert short_attention_caveat() not in title  # random weights: no model to caution about
@@ -132,7 +133,8 @@ def test_model_rollout_multiplies_every_layer_up_to_the_one_shown(
     np.testing.assert_allclose(panel, rollout_from_export(weights[:4]), atol=1e-5)
     assert not np.allclose(panel, rollout_from_export(weights), atol=1e-3)  # not layer 6's
     title = one_line(figure.get_suptitle())
-    assert "attention rollout R_4 = Â_4·…·Â_1" in title and "every head of 4 layers" in title
+    assert "attention rollout R_4" in title and "R_4 = Â_4·…·Â_1" in title
+    assert "every head of 4 layers" in title
     assert short_attention_caveat() in title  # a pretrained model's picture is cautioned
 
 
@@ -189,11 +191,41 @@ def test_contradictions_are_one_line_and_leave_no_file(
     assert listing(tmp_path) == {}
 
 
-def test_all_layers_draw_only_weights(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_all_layers_refuse_rollout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     arguments = ["heatmap", IT_SENTENCE, "-o", str(tmp_path / "out.png"), "--all-layers"]
-    assert run([*arguments, "--measure", "contribution"]) == ExitStatus.BAD_INPUT
-    one_error_line(capsys.readouterr().err, "--all-layers", "--measure contribution")
+    assert run([*arguments, "--measure", "rollout"]) == ExitStatus.BAD_INPUT
+    one_error_line(capsys.readouterr().err, "--all-layers", "--measure rollout")
     assert listing(tmp_path) == {}
+
+
+@pytest.mark.slow
+def test_every_layers_contribution_shares_against_the_export(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from attnviz.render import grid
+
+    figures: list[Figure] = []
+    save = grid.save_figure
+    monkeypatch.setattr(grid, "save_figure", lambda f, p: (figures.append(f), save(f, p)))
+    image, export = tmp_path / "g.png", tmp_path / "g.npz"
+    sentence = "the animal didn't cross the street because it was too tired"
+    arguments = ["heatmap", "-m", "coref", sentence, "-o", str(image), "--export", str(export)]
+    assert run([*arguments, "--all-layers", "--measure", "contribution"]) == 0
+    with np.load(export) as data:
+        arrays = dict(data)
+    expected = np.stack([shares_from_export(arrays, layer) for layer in range(2)])  # [L, h, n, n]
+    [figure] = figures
+    layout = grid.plan_layers_layout(sentence.split(), 2, 1, typed=True)
+    tiles = grid.tiled(expected, layout.split, layout.band)
+    drawn = np.ma.filled(figure.axes[0].get_images()[0].get_array(), np.nan)
+    np.testing.assert_allclose(drawn, tiles, atol=1e-6)
+    it = sentence.split().index("it")
+    focus = figure.axes[-1].get_images()[0].get_array()  # [L, h]: the largest share of "it"
+    np.testing.assert_allclose(focus, expected[:, :, it].max(axis=-1), atol=1e-6)
+    title = one_line(figure.get_suptitle())
+    assert "contribution shares" in title and "2 layers × 1 head" in title
+    assert one_line(CONTRIBUTION_CAPTION) in title
+    assert "largest contribution share" in one_line(figure.axes[-1].get_xlabel())
 
 
 @pytest.mark.slow
