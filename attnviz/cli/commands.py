@@ -166,7 +166,13 @@ def heatmap(
     export: Export = None,
     all_layers: Annotated[
         bool,
-        typer.Option("--all-layers", help="Every layer and head in one grid (with --model)."),
+        typer.Option(
+            "--all-layers",
+            help="Every layer and head in one grid (with --model), each panel headed by its "
+            "head's type from its whole matrix A: the mean weight on the previous word, the "
+            "next, itself, the first ([CLS]) or the last ([SEP]) (a type at 0.5 or more), else "
+            "broad when the rows' entropy is at least 0.9 of a uniform row's, else mixed.",
+        ),
     ] = False,
     style: Annotated[
         Style,

@@ -1,6 +1,7 @@
 """Which pictures ``attnviz heatmap`` draws of the computed layers, and where they go: one
 figure of the chosen heads, the lines illustration, or every layer and head at once; with
---per-head, one more file per head. matplotlib is imported by the modules that draw."""
+--per-head, one more file per head; and the combinations of options refused before any work.
+matplotlib is imported by the modules that draw."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def save_images(
     """Draw what ``options`` ask of ``trace`` (or, every layer and head, of ``layers``) as
     ``selection`` shows it; the files written, in order, and a note naming the words the
     pictures' font draws as boxes. (The options' contradictions are refused where they enter,
-    attnviz.api.pictures_refused.)"""
+    by pictures_refused above; what a measure cannot draw of this trace, by the drawing.)"""
     from attnviz.render.figures import check_colormap
 
     check_colormap(options.cmap)
