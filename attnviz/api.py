@@ -31,7 +31,8 @@ from attnviz.core import TracedLayers, cross_layers, trace_layers
 from attnviz.errors import AttnvizError, option
 from attnviz.explanation import Explanation
 from attnviz.lesson.options import LessonOptions
-from attnviz.render.options import MAX_WIDTH, ImageOptions, Scale, Style
+from attnviz.render.images import pictures_refused as pictures_refused
+from attnviz.render.options import MAX_WIDTH, ImageOptions, Measure, Scale, Style
 from attnviz.selection import Selection, ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import Dtype, TraceOptions, trace_options_from
@@ -94,23 +95,6 @@ def _explanation(traced: TracedLayers, asked: ViewOptions, view: ViewOptions) ->
     selection = select(trace, view)
     notes = (*traced.notes, *selection.notes)
     return Explanation(trace, traced.layers, asked, selection, notes)
-
-
-def pictures_refused(options: ImageOptions, *, drawing_one: Sequence[str]) -> None:
-    """The pictures' contradictions, refused before any work: every layer and head in one
-    figure with options that choose one (``drawing_one``: those given, by their API names),
-    and a colour scale for lines."""
-    if options.all_layers and drawing_one:
-        chosen = [option(name) for name in drawing_one]
-        listed = ", ".join(chosen[:-1]) + " and " + chosen[-1] if len(chosen) > 1 else chosen[0]
-        raise AttnvizError(
-            f"{option('all_layers')} draws every layer and head in one figure; drop {listed}."
-        )
-    if options.style is Style.lines and options.scale is not None:
-        raise AttnvizError(
-            f"{option('scale')} sets the heatmaps' colours; {option('style', Style.lines)} has "
-            f"none (a line's width is its weight): drop {option('scale')}."
-        )
 
 
 def save_pictures(
@@ -368,13 +352,15 @@ def heatmap(
     style: str = "grid",
     cmap: str = "viridis",
     scale: str | None = None,
+    measure: str = "weights",
 ) -> Figure:
     """The attention weights as a matplotlib Figure, as ``attnviz heatmap`` draws them: one
     panel per head (``head`` for one), the focus word's row outlined; ``style="lines"`` for
     lines from the focus word; ``all_layers=True`` for every layer and head of a model run;
     ``scale`` "fixed" (colours 0–1), "row" (each row to its largest) or "auto" (to the largest
-    shown), by default fixed up to 16 words. ``head`` and ``focus`` override what was asked of
-    ``explain``.
+    shown), by default fixed up to 16 words; ``measure`` "contribution" for each head's
+    contribution shares, "rollout" for the rollout up to the layer shown. ``head`` and
+    ``focus`` override what was asked of ``explain``.
 
     >>> import attnviz
     >>> figure = attnviz.heatmap(attnviz.explain("I am good"), head=2)
@@ -392,6 +378,7 @@ def heatmap(
         cmap=cmap,
         all_layers=all_layers,
         scale=None if scale is None else choice(Scale, scale, "scale"),
+        measure=choice(Measure, measure, "measure"),
     )
     pictures_refused(options, drawing_one=("head",) if head is not None else ())
     check_colormap(cmap)
@@ -406,14 +393,19 @@ def heatmap(
     if all_layers:
         from attnviz.render.grid import build_layers_figure
 
-        return build_layers_figure(explanation.layers, selection, cmap=cmap, scale=options.scale)
+        return build_layers_figure(
+            explanation.layers, selection, cmap=cmap, scale=options.scale, measure=options.measure
+        )
     if options.style is Style.lines:
         from attnviz.render.plots import build_lines_figure
 
         return build_lines_figure(explanation.trace, selection)
     from attnviz.render.heatmap import build_figure
 
-    return build_figure(explanation.trace, selection, cmap=cmap, scale=options.scale)
+    return build_figure(
+        explanation.trace, selection, cmap=cmap, scale=options.scale,
+        measure=options.measure, layers=explanation.layers,
+    )  # fmt: skip
 
 
 def heads(shown: Shown, *, rank_by: str = "specificity") -> HeadRanking:

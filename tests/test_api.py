@@ -183,9 +183,9 @@ def test_model_mode_returns_the_layer_asked_for_and_every_layer() -> None:
     grid = attnviz.heatmap(shown, all_layers=True)
     assert isinstance(grid, Figure)
     (tiles,) = grid.axes[0].get_images()  # every layer and head, tiled in one image
-    assert [text.get_text() for text in grid.axes[0].texts][-6:] == [
-        f"Layer {k}" for k in range(1, 7)
-    ]
+    texts = [text.get_text() for text in grid.axes[0].texts]
+    assert texts[12:18] == [f"Layer {k}" for k in range(1, 7)]  # after "Head 1" … "Head 12"
+    assert texts[18 + 2] == "previous-token"  # then each head's type: layer 1 head 3
     assert tiles.get_array().shape[1] > 12 * 15  # 12 heads of 15 word pieces side by side
     with warnings.catch_warnings():
         warnings.simplefilter("error")

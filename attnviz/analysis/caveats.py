@@ -25,3 +25,13 @@ MIXTURES = (
     "already mix the whole sentence (and, through the residual connection, keep part of their "
     "own word), not the words themselves."
 )
+
+
+def short_attention_caveat() -> str:
+    """attention_caveat in one sentence, for a picture's caption, where no single word is
+    interpreted: attention shows where vectors read from, not why, nor what matters."""
+    return (
+        "A caution: attention shows where each word's vector reads information from, not why, "
+        "and a head with large weights can change the output little when it is removed "
+        "(Jain & Wallace 2019; Wiegreffe & Pinter 2019)."
+    )

@@ -30,7 +30,7 @@ from attnviz.files import staged_writes
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
 from attnviz.outputs import check_export, check_folder, check_image, write_export
-from attnviz.render.options import ImageOptions, Scale, Style
+from attnviz.render.options import ImageOptions, Measure, Scale, Style
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import TraceOptions
@@ -164,7 +164,13 @@ def heatmap(
     export: Export = None,
     all_layers: Annotated[
         bool,
-        typer.Option("--all-layers", help="Every layer and head in one grid (with --model)."),
+        typer.Option(
+            "--all-layers",
+            help="Every layer and head in one grid (with --model), each panel headed by its "
+            "head's type from its whole matrix A: the mean weight on the previous word, the "
+            "next, itself, the first ([CLS]) or the last ([SEP]) (a type at 0.5 or more), else "
+            "broad when the rows' entropy is at least 0.9 of a uniform row's, else mixed.",
+        ),
     ] = False,
     style: Annotated[
         Style,
@@ -181,6 +187,16 @@ def heatmap(
             show_default=False,
         ),
     ] = None,
+    measure: Annotated[
+        Measure,
+        typer.Option(
+            "--measure",
+            help="weights: softmax(Q·Kᵀ/√d_k) per head. contribution: each head's shares "
+            "‖w_ij·f_h(x_j)‖ / Σ_k ‖w_ik·f_h(x_k)‖, f_h(x_j) = v_j·W_O^h (what word j adds, "
+            "not only its weight). rollout: R_l = Â_l·…·Â_1, Â = ½·mean_h A + ½·I, over the "
+            "layers up to the one shown (where mixing could carry each input word).",
+        ),
+    ] = Measure.weights,
 ) -> None:
     """Save the attention weights of SENTENCE as a heatmap image, one panel per head.
 
@@ -188,9 +204,7 @@ def heatmap(
 
     Example: attnviz heatmap "The animal didn't cross the street because it was too tired" -o it.png
     """
-    options = ImageOptions(
-        style=style, cmap=cmap, all_layers=all_layers, per_head=per_head, scale=scale
-    )
+    options = ImageOptions(style, cmap, all_layers, per_head, scale, measure)
     given = {"layer": view.layer, "head": view.head, "per_head": per_head}
     api.pictures_refused(
         options, drawing_one=[name for name, value in given.items() if value is not None]

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from attnviz.analysis.caveats import short_attention_caveat
+from attnviz.analysis.head_types import TypedHead, run_head_types
 from attnviz.analysis.heads import focus_rows
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, option
@@ -40,8 +42,8 @@ from attnviz.render.figures.titles import (
     weights_phrase,
 )
 from attnviz.render.figures.words import (
-    JOINED_PHRASE,
-    any_joined,
+    CONTINUED_PHRASE,
+    any_continued,
     label_positions,
     short_label,
     word_labels,
@@ -54,12 +56,14 @@ from attnviz.render.grid_layout import (
     SUMMARY_LABEL_FONT,
     SUMMARY_ROW,
     SUMMARY_TITLE_FONT,
+    TYPE_FONT,
     LayersLayout,
     SummaryText,
     plan_layers_layout,
     summary_text,
 )
-from attnviz.render.options import Scale
+from attnviz.render.measures import GRID_NAMES, every_layer, is_trained
+from attnviz.render.options import Measure, Scale
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -77,12 +81,27 @@ MAX_GRID_PANELS = 384
 MAX_GRID_TOKENS = 128
 
 
+#: What the word above each panel is, for the title (analysis/head_types.py has the formulas).
+TYPES_PHRASE = (
+    "above each panel: the head's type, scored over all its rows (mean weight on the previous "
+    "or next word, itself, the first or last token; broad: rows near uniform)."
+)
+
+
 def layers_title_lines(
-    layers: Sequence[AttentionTrace], selection: Selection, width: float, *, joined: bool = False
+    layers: Sequence[AttentionTrace],
+    selection: Selection,
+    width: float,
+    *,
+    continued: bool = False,
+    typed: bool = False,
+    measure: Measure = Measure.weights,
 ) -> list[str]:
     """The title of the layers × heads figure, ``width`` inches wide: the sentence (one line),
-    what the panels show as ``selection`` shows them, and the model without the ", layer k of
-    L" of each layer's source."""
+    what the panels show (``measure``) as ``selection`` shows them, what the word above each
+    panel is when ``typed``, and the model without the ", layer k of L" of each layer's source;
+    a caution about reading attention for a trained model."""
+    matrices = every_layer(measure, layers)
     max_chars = int((width - 0.3) * 72 / (CHAR_WIDTH * title_font_for(width)))
     first = layers[0]
     sentence = truncate_words(f"“{pieces_text(first)}”", max_chars)
@@ -91,31 +110,43 @@ def layers_title_lines(
         origin = "random weights, not a trained model"  # a different seed per layer
     else:
         origin = weights_phrase(first.provenance.weights, with_layer=False)
+    size = f"{plural(len(layers), 'layer')} × {plural(first.n_heads, 'head')}"
+    name = GRID_NAMES[measure][0]
     phrases = [
-        f"attention weights of {plural(len(layers), 'layer')} × {plural(first.n_heads, 'head')}",
+        # the default title as it was; a longer name on its own, so a narrow title breaks there
+        *([f"{name} of {size}"] if measure is Measure.weights else [name, size]),
         "each panel: query words (rows) × key words (columns)",
         row_sums_phrase(
-            np.stack([shown_row_sums(layer.weights, selection) for layer in layers]),
-            hidden_taking_weight(
-                np.stack([layer.weights for layer in layers]), selection, first.tokens
-            ),
+            np.stack([shown_row_sums(layer, selection) for layer in matrices]),
+            hidden_taking_weight(matrices, selection, first.tokens),
         ),
         *(["hatched: masked, weight 0"] if masked_shown(first.masked, selection) else []),
-        *([JOINED_PHRASE] if joined else []),
+        *([CONTINUED_PHRASE] if continued else []),
         origin,
     ]
-    return [sentence, *pack_phrases(phrases, max_chars)]
+    sentences = [
+        *GRID_NAMES[measure][2],
+        *([TYPES_PHRASE] if typed else []),
+        *([short_attention_caveat()] if is_trained(first) else []),
+    ]
+    caption = [line for text in sentences for line in pack_phrases(text.split(" "), max_chars, " ")]
+    return [sentence, *pack_phrases(phrases, max_chars), *caption]
 
 
 def focus_targets(
-    layers: Sequence[AttentionTrace], selection: Selection
+    layers: Sequence[AttentionTrace], selection: Selection, matrices: FloatArray | None = None
 ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
     """Where the focus word looks hardest in each head of each layer.
 
-    The focus word's shown weights [L, h, columns] -> (argmax, max): [L, h] each, the shown key
-    word the focus word gives its largest weight to, and that weight.
+    The focus word's shown weights [L, h, columns] (or its rows of ``matrices`` [L, h, n, n],
+    contributions say) -> (argmax, max): [L, h] each, the shown key word the focus word gives
+    its largest weight to, and that weight.
     """
-    rows = focus_rows(layers, selection)
+    rows = (
+        focus_rows(layers, selection)
+        if matrices is None
+        else np.stack([selection.focus_weights(layer) for layer in matrices])
+    )
     return rows.argmax(axis=2), rows.max(axis=2).astype(np.float64)
 
 
@@ -148,20 +179,21 @@ def _check_layers(layers: Sequence[AttentionTrace]) -> None:
             raise ValueError("every layer must have the same tokens and number of heads")
 
 
-def tiled(panels: FloatArray, split: int) -> NDArray[np.float64]:
+def tiled(panels: FloatArray, split: int, band: int = 0) -> NDArray[np.float64]:
     """Panels [L, h, n, n] as one image: each cell ``split`` × ``split`` pixels, panels one
-    pixel apart, the gaps NaN (drawn blank). -> [L·(n·split + 1) − 1, h·(n·split + 1) − 1]
+    pixel apart and ``band`` blank rows above each (room for its type), the gaps NaN (drawn
+    blank). -> [L·(n·split + 1 + band) − 1, h·(n·split + 1) − 1]
 
     >>> tiled(np.ones((1, 2, 1, 1)), 1)
     array([[ 1., nan,  1.]])
     """
     n_layers, n_heads, n_rows, n_columns = panels.shape
-    side_y, side_x = n_rows * split + 1, n_columns * split + 1
+    side_y, side_x = n_rows * split + 1 + band, n_columns * split + 1
     image = np.full((n_layers * side_y - 1, n_heads * side_x - 1), np.nan)
     cells = np.repeat(np.repeat(panels, split, axis=2), split, axis=3)
     for layer in range(n_layers):
         for head in range(n_heads):
-            top, left = layer * side_y, head * side_x
+            top, left = layer * side_y + band, head * side_x
             image[top : top + n_rows * split, left : left + n_columns * split] = cells[layer, head]
     return image
 
@@ -172,11 +204,13 @@ def build_layers_figure(
     *,
     cmap: str = "viridis",
     scale: Scale | None = None,
+    measure: Measure = Measure.weights,
 ) -> Figure:
     """A small heatmap per (layer, head): rows of panels are layers, columns heads, each
-    panel weights[head] as the selection shows it; a shared colour bar; and, when the
-    selection follows a word, a [layers × heads] panel of the largest weight the focus word
-    gives, naming the word it goes to. Every layer is seen through the same selection.
+    panel weights[head] (or its contribution shares: ``measure``) as the selection shows it; a
+    shared colour bar; and, when the selection follows a word, a [layers × heads] panel of the
+    largest weight the focus word gives, naming the word it goes to. Every layer is seen
+    through the same selection.
 
     The panels are one image in one Axes whose data coordinates are cells: panel (layer, head)
     covers x from head·(n + g) to head·(n + g) + n and y likewise, g = 1/split the gap.
@@ -184,9 +218,9 @@ def build_layers_figure(
     _check_layers(layers)
     check_grid_size(len(layers), layers[0].n_heads, len(selection.row_words))
     first, focus_row = layers[0], selection.focus_row
-    sentence = first.provenance.sentence
-    labels = [short_label(word) for word in word_labels(selection.row_words, sentence)]
-    layout = plan_layers_layout(labels, len(layers), first.n_heads)
+    labels = [short_label(word) for word in word_labels(selection.row_words)]
+    types = None if first.is_cross else run_head_types(layers)
+    layout = plan_layers_layout(labels, len(layers), first.n_heads, typed=types is not None)
     drawn = (
         [
             *label_positions(len(labels), layout.y.step, focus_row),
@@ -195,23 +229,28 @@ def build_layers_figure(
         if layout.labelled
         else []
     )
-    joined = any_joined(labels, [*drawn, *([] if focus_row is None else [focus_row])])
-    title = layers_title_lines(layers, selection, layout.width, joined=joined)
-    summary = summary_text(labels[focus_row], layout.summary_room) if (
+    continued = any_continued(labels, [*drawn, *([] if focus_row is None else [focus_row])])
+    title = layers_title_lines(
+        layers, selection, layout.width, continued=continued, typed=types is not None,
+        measure=measure,
+    )  # fmt: skip
+    noun, short = GRID_NAMES[measure][1]
+    summary = summary_text(labels[focus_row], layout.summary_room, noun) if (
         selection.focus is not None and focus_row is not None
     ) else None  # fmt: skip
     height = layout.height(len(title), summary)
     figure = new_figure(layout.width, height)
     title_font = title_font_for(layout.width)
     grid_top = len(title) * title_line(title_font) + layout.grid_top
-    panels = np.stack(
-        [[selection.pairs(head, total=True) for head in layer.weights] for layer in layers]
-    )
-    colours = colour_scale(scale, panels)
+    matrices = every_layer(measure, layers)
+    panels = np.stack([[selection.pairs(head, total=True) for head in layer] for layer in matrices])
+    colours = colour_scale(scale, panels, (noun, short))
     axes = place_axes(figure, layout.left, grid_top, layout.grid_width, layout.grid_height)
     image = _draw_panels(axes, panels, labels, layout, cmap, colours, focus_row)
     if first.mask is not None:
         _hatch_every_panel(axes, selection.masked_pairs(first.masked), layout)
+    if types is not None:
+        _name_head_types(axes, types, layout)
     _draw_layers_colour_bar(figure, image, colours, layout, grid_top)
     if summary is not None:
         summary_top = grid_top + layout.grid_height + layout.x_depth + SECTION_GAP
@@ -219,7 +258,8 @@ def build_layers_figure(
         axes = place_axes(
             figure, layout.left, summary_top, layout.grid_width, len(layers) * SUMMARY_ROW
         )
-        _draw_layers_focus(axes, focus_targets(layers, selection), summary, labels, layout, cmap)
+        targets = focus_targets(layers, selection, matrices)
+        _draw_layers_focus(axes, targets, summary, labels, layout, cmap)
     figure.suptitle(
         "\n".join(title),
         fontsize=title_font,
@@ -231,13 +271,29 @@ def build_layers_figure(
     return figure
 
 
+def _name_head_types(axes: Axes, types: Sequence[TypedHead], layout: LayersLayout) -> None:
+    """Each panel's head type ("previous-token", "[CLS] sink", "broad") in the band above it,
+    cut to the panel's width."""
+    for typed in types:
+        centre = (typed.head - 1) * layout.step_x + layout.n_tokens / 2
+        axes.annotate(
+            truncate_to(typed.type.value, layout.panel - 0.04, TYPE_FONT),
+            (centre, layout.panel_top(typed.layer - 1)),
+            xytext=(0, 1),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=TYPE_FONT,
+            parse_math=False,
+        )
+
+
 def _hatch_every_panel(axes: Axes, masked: NDArray[np.bool_], layout: LayersLayout) -> None:
     """The masked pairs [n, n] hatched in every panel of the tiled image."""
-    step = layout.n_tokens + 1 / layout.split
     # In the tiled image a cell spans [column, column + 1); hatch_masked centres cells on
     # whole numbers, hence the half cell.
     tiles = [
-        (head * step + 0.5, layer * step + 0.5)
+        (head * layout.step_x + 0.5, layout.panel_top(layer) + 0.5)
         for layer in range(layout.n_layers)
         for head in range(layout.n_heads)
     ]
@@ -273,13 +329,13 @@ def _draw_panels(
     the focus word's row framed in every panel."""
     from matplotlib import colormaps
 
-    n, step = layout.n_tokens, layout.n_tokens + 1 / layout.split
+    n, step = layout.n_tokens, layout.step_x
     extent_x = layout.n_heads * step - 1 / layout.split
-    extent_y = layout.n_layers * step - 1 / layout.split
+    extent_y = layout.n_layers * layout.step_y - 1 / layout.split
     shown = np.stack([[colours.colours_of(panel) for panel in layer] for layer in panels])
     palette = colormaps[cmap].with_extremes(bad=(1.0, 1.0, 1.0, 0.0))  # the gaps: blank
     image = axes.imshow(
-        tiled(shown, layout.split),
+        tiled(shown, layout.split, layout.band),
         cmap=palette,
         vmin=0.0,
         vmax=colours.top,
@@ -298,7 +354,7 @@ def _draw_panels(
     layer_offset = -(layout.y.depth if layout.labelled or focus_row is not None else 0) * 72 - 4
     for layer in range(layout.n_layers):
         axes.annotate(
-            f"Layer {layer + 1}", (0.0, layer * step + n / 2), xytext=(layer_offset, 0),
+            f"Layer {layer + 1}", (0.0, layout.panel_top(layer) + n / 2), xytext=(layer_offset, 0),
             textcoords="offset points", ha="right", va="center", rotation=90, **label_font,
         )  # fmt: skip
     _label_edges(axes, labels, layout, focus_row, step)
@@ -316,7 +372,9 @@ def _label_edges(
     every = label_positions(n, layout.y.step, focus_row) if layout.labelled else (
         [focus_row] if focus_row is not None else []
     )  # fmt: skip
-    y_ticks = [layer * step + row + 0.5 for layer in range(layout.n_layers) for row in every]
+    y_ticks = [
+        layout.panel_top(layer) + row + 0.5 for layer in range(layout.n_layers) for row in every
+    ]
     y_labels = [labels[row] for _ in range(layout.n_layers) for row in every]
     axes.set_axis_on()
     for spine in axes.spines.values():
@@ -350,7 +408,7 @@ def _frame_focus_rows(axes: Axes, focus_row: int, layout: LayersLayout, step: fl
         [(x, y), (x + n, y), (x + n, y + 1), (x, y + 1), (x, y)]
         for layer in range(layout.n_layers)
         for head in range(layout.n_heads)
-        for x, y in [(head * step, layer * step + focus_row)]
+        for x, y in [(head * step, layout.panel_top(layer) + focus_row)]
     ]
     for colour, width in (("black", 1.4), ("white", 0.6)):
         axes.add_collection(
@@ -419,12 +477,15 @@ def save_layers_heatmap(
     *,
     cmap: str = "viridis",
     scale: Scale | None = None,
+    measure: Measure = Measure.weights,
 ) -> None:
-    """Write every layer's heads as one layers × heads grid to ``path`` (.png, .svg or .pdf).
+    """Write every layer's heads as one layers × heads grid to ``path`` (.png, .svg or .pdf),
+    of ``measure`` (weights or contribution shares).
 
     Same rules as save_heatmap: the format the extension names, written atomically, no dates,
     a fixed SVG id salt, so the same layers give the same bytes.
     """
     image_format_of(path)
     check_colormap(cmap)
-    save_figure(build_layers_figure(layers, selection, cmap=cmap, scale=scale), path)
+    figure = build_layers_figure(layers, selection, cmap=cmap, scale=scale, measure=measure)
+    save_figure(figure, path)

@@ -38,6 +38,8 @@ SUMMARY_LABEL_FONT = 9.0  # points, "Layer 1" and "Head 1" along its edges
 SUMMARY_TITLE_FONT = MIN_TITLE_FONT  # points, bold: 'Where "it" looks, every layer and head'
 SUMMARY_CAPTION_FONT = 9.0  # points, what a cell shows, under the panel
 GRID_LABEL_FONT = 9.0  # points, bold: "Head 1" above the first row, "Layer 1" left of each row
+TYPE_FONT = MIN_FONT  # points: each panel's head type ("previous-token"), above the panel
+TYPE_BAND = (1.25 * TYPE_FONT + 2) / 72  # inches above each panel for its type, at least
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class LayersLayout:
     y: AxisLabels  # query words left of the first column
     left: float  # inches left of the first column: "Layer 1" and the word labels
     split: int  # image pixels per cell: the gap between panels is one pixel of the image
+    band: int = 0  # image pixels above each panel for its head type (0: no types shown)
 
     @property
     def cell(self) -> float:
@@ -66,12 +69,27 @@ class LayersLayout:
         return self.cell / self.split
 
     @property
+    def step_x(self) -> float:
+        """Cells from one panel's left edge to the next one's (the tiled image's data units)."""
+        return self.n_tokens + 1 / self.split
+
+    @property
+    def step_y(self) -> float:
+        """Cells from one row of panels' top to the next one's, the type band included."""
+        return self.n_tokens + (1 + self.band) / self.split
+
+    def panel_top(self, layer: int) -> float:
+        """Cells from the image's top to the top of layer ``layer``'s panels (from 0)."""
+        return layer * self.step_y + self.band / self.split
+
+    @property
     def grid_width(self) -> float:
         return self.n_heads * self.panel + (self.n_heads - 1) * self.gap
 
     @property
     def grid_height(self) -> float:
-        return self.n_layers * self.panel + (self.n_layers - 1) * self.gap
+        band = self.n_layers * self.band * self.gap
+        return self.n_layers * self.panel + band + (self.n_layers - 1) * self.gap
 
     @property
     def grid_top(self) -> float:
@@ -120,29 +138,33 @@ class SummaryText:
         return 0.3 + len(self.caption) * 1.3 * SUMMARY_CAPTION_FONT / 72 + 0.1
 
 
-def summary_text(label: str, room: float) -> SummaryText:
+def summary_text(label: str, room: float, noun: str = "attention weight") -> SummaryText:
     """Title and caption of the focus panel for the word ``label``, in lines of at most
-    ``room`` inches."""
+    ``room`` inches; ``noun`` names what a cell's colour is."""
     word = printable(label)
     bold = 1.1  # bold glyphs are about a tenth wider
     title_chars = int(room / text_inches(1, bold * SUMMARY_TITLE_FONT))
     caption_chars = int(room / text_inches(1, SUMMARY_CAPTION_FONT))
     title = [f'Where "{word}" looks,', "every layer and head"]
-    caption = [
-        f'each cell: the word "{word}" attends to most in that head;',
-        "its colour: that attention weight",
-    ]
+    looked_at = (
+        f'the word "{word}" attends to most in that head;'
+        if noun == "attention weight"
+        else f'the word with the largest {noun} in the row of "{word}";'
+    )
+    caption = [f"each cell: {looked_at}", f"its colour: that {noun}"]
     return SummaryText(
         title=pack_phrases(title, title_chars, separator=" "),
-        caption=pack_phrases(caption, caption_chars, separator=" "),
+        caption=pack_phrases(" ".join(caption).split(" "), caption_chars, separator=" "),
     )
 
 
-def plan_layers_layout(tokens: Sequence[str], n_layers: int, n_heads: int) -> LayersLayout:
+def plan_layers_layout(
+    tokens: Sequence[str], n_layers: int, n_heads: int, *, typed: bool = False
+) -> LayersLayout:
     """Small square panels, MIN_SMALL_PANEL to MAX_SMALL_PANEL inches, as large as a row of
     ``n_heads`` allows within MAX_LAYERS_WIDTH; word labels at MIN_FONT, every k-th word when
     the cells are smaller than a line; beyond MAX_LAYERS_LABEL_TOKENS words, none but the focus
-    word."""
+    word; with ``typed``, a band of TYPE_BAND inches above every panel for its head type."""
     n_tokens = len(tokens)
     labels = [short_label(token) for token in tokens]
     longest = widest(labels, MIN_FONT, bold=True)
@@ -157,6 +179,7 @@ def plan_layers_layout(tokens: Sequence[str], n_layers: int, n_heads: int) -> La
     panel = min(max((room - (n_heads - 1) * PANEL_GAP) / n_heads, MIN_SMALL_PANEL), MAX_SMALL_PANEL)
     cell = panel / n_tokens
     y = axis_labels(longest, n_tokens, cell, MIN_FONT, x=False)
+    split = max(1, math.ceil(cell / PANEL_GAP))
     return LayersLayout(
         n_layers=n_layers,
         n_heads=n_heads,
@@ -167,5 +190,6 @@ def plan_layers_layout(tokens: Sequence[str], n_layers: int, n_heads: int) -> La
         x=axis_labels(longest, n_tokens, cell, MIN_FONT, x=True),
         y=y,
         left=left_of(y.depth),
-        split=max(1, math.ceil(cell / PANEL_GAP)),
+        split=split,
+        band=math.ceil(TYPE_BAND / (cell / split)) if typed else 0,
     )

@@ -45,8 +45,8 @@ from attnviz.render.figures.titles import (
     weights_phrase,
 )
 from attnviz.render.figures.words import (
-    JOINED_PHRASE,
-    any_joined,
+    CONTINUED_PHRASE,
+    any_continued,
     label_positions,
     label_words,
     short_label,
@@ -60,7 +60,8 @@ from attnviz.render.heatmap_layout import (
     head_title_depth,
     plan_layout,
 )
-from attnviz.render.options import Scale
+from attnviz.render.measures import Drawn, drawn_measure
+from attnviz.render.options import Measure, Scale
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -97,11 +98,15 @@ def title_lines(
     width: float,
     font: float = MIN_TITLE_FONT,
     *,
-    joined: bool = False,
+    continued: bool = False,
+    drawn: Drawn | None = None,
 ) -> list[str]:
     """The figure's title for a figure ``width`` inches wide at ``font`` points: the sentence
     (cut to one line), or for cross-attention “source” → “target” and which side gives queries,
-    keys and values; then what the colours are, the sizes and where the weights came from."""
+    keys and values; then what the colours are (``drawn``: the selection's weights when None),
+    the sizes and where the weights came from; then ``drawn``'s caption, word by word."""
+    if drawn is None:
+        drawn = drawn_measure(Measure.weights, trace, (trace,), selection.heads)
     max_chars = int((width - 2 * MARGIN) * 72 / (CHAR_WIDTH * font))
     origin = trace.provenance.weights
     if trace.is_cross:
@@ -113,13 +118,13 @@ def title_lines(
     else:
         heading = [truncate_words(f"“{pieces_text(trace)}”", max_chars)]
     phrases = [
-        "attention weights softmax(Q·Kᵀ/√d_k)",
+        *drawn.phrases,
         row_sums_phrase(
-            shown_row_sums(trace.weights[list(selection.heads)], selection),
-            hidden_taking_weight(trace.weights[list(selection.heads)], selection, trace.tokens),
+            shown_row_sums(drawn.matrices, selection),
+            hidden_taking_weight(drawn.matrices, selection, trace.tokens),
         ),
         *(["hatched: masked, weight 0"] if masked_shown(trace.masked, selection) else []),
-        *([JOINED_PHRASE] if joined else []),
+        *([CONTINUED_PHRASE] if continued else []),
         f"d_model {trace.d_model}, {plural(trace.n_heads, 'head')}, d_k {trace.d_k}",
         weights_phrase(origin, with_layer=False),
         # its own phrase, so that a narrow figure breaks the title here rather than cutting it
@@ -129,7 +134,10 @@ def title_lines(
             else []
         ),
     ]
-    return [*heading, *pack_phrases(phrases, max_chars)]
+    caption = [
+        line for text in drawn.caption for line in pack_phrases(text.split(" "), max_chars, " ")
+    ]
+    return [*heading, *pack_phrases(phrases, max_chars), *caption]
 
 
 # -- drawing ---------------------------------------------------------------------------------
@@ -154,9 +162,15 @@ def build_figure(
     *,
     cmap: str = "viridis",
     scale: Scale | None = None,
+    measure: Measure = Measure.weights,
+    layers: Sequence[AttentionTrace] = (),
 ) -> Figure:
     """One heatmap per head of the selection, a shared colour bar and, when the selection
     follows a word, a panel of that word's weights in every one of those heads.
+
+    ``measure`` picks what the panels show (render/measures.py): the weights; each head's
+    contribution shares; or one panel, the rollout of ``layers`` (every layer of the run; the
+    trace's own when empty) up to the trace.
 
     trace.weights: [h, n, n] -> panels of [rows, columns] as the selection shows them; the
     focus panel is the focus word's shown row in each head: [len(heads), columns]. For
@@ -171,38 +185,41 @@ def build_figure(
     """
     heads = selection.heads
     _check_heads(heads)
-    sentence = trace.provenance.sentence
-    row_labels = [short_label(word) for word in word_labels(selection.row_words, sentence)]
-    column_labels = [short_label(word) for word in word_labels(selection.column_words, sentence)]
+    drawn = drawn_measure(measure, trace, layers or (trace,), heads)
+    n_panels = len(drawn.titles)
+    row_labels = [short_label(word) for word in word_labels(selection.row_words)]
+    column_labels = [short_label(word) for word in word_labels(selection.column_words)]
     layout = plan_layout(
         row_labels,
-        len(heads),
-        len(heads) if selection.focus else 0,
+        n_panels,
+        n_panels if selection.focus else 0,
         key_tokens=column_labels if trace.is_cross else None,
     )
-    joined = any_joined(
+    continued = any_continued(
         row_labels, label_positions(len(row_labels), layout.y.step, selection.focus_row)
-    ) or any_joined(column_labels, label_positions(len(column_labels), layout.x.step))
-    title = title_lines(trace, selection, layout.width, layout.title_font, joined=joined)
+    ) or any_continued(column_labels, label_positions(len(column_labels), layout.x.step))
+    title = title_lines(
+        trace, selection, layout.width, layout.title_font, continued=continued, drawn=drawn
+    )
     figure = new_figure(layout.width, layout.height(len(title)))
-    weights = [selection.pairs(trace.weights[head], total=True) for head in heads]
+    weights = [selection.pairs(matrix, total=True) for matrix in drawn.matrices]
     panels = Panels(
         layout,
         row_labels,
         column_labels,
         cmap,
-        colour_scale(scale, np.stack(weights)),
+        colour_scale(scale, np.stack(weights), (drawn.noun, drawn.short)),
         selection.masked_pairs(trace.masked) if trace.mask is not None else None,
         selection.focus_row,
     )
     grid_top = MARGIN + len(title) * title_line(layout.title_font)
-    images = _draw_head_panels(figure, weights, heads, panels, grid_top)
+    images = _draw_head_panels(figure, weights, drawn.titles, panels, grid_top)
     focus, focus_row = selection.focus, selection.focus_row
     if focus is not None and focus_row is not None:
         # The focus word is a column too, in bold, unless the columns are another sentence.
         keep = None if trace.is_cross else selection.column_of(focus.index)
-        focus_weights = selection.focus_weights(trace.weights)[list(heads)]
-        _draw_focus_panel(figure, focus_weights, heads, (focus_row, keep), panels, grid_top)
+        focus_weights = selection.focus_weights(drawn.matrices)
+        _draw_focus_panel(figure, focus_weights, drawn.names, (focus_row, keep), panels, grid_top)
     _draw_colour_bar(figure, images[0], panels, grid_top)
     figure.suptitle(
         "\n".join(title),
@@ -230,16 +247,17 @@ def _check_heads(heads: Sequence[int]) -> None:
 def _draw_head_panels(
     figure: Figure,
     weights: Sequence[NDArray[np.float64]],
-    heads: Sequence[int],
+    titles: Sequence[str],
     panels: Panels,
     grid_top: float,
 ) -> list[AxesImage]:
-    """A panel per head of ``weights`` [rows, columns], up to four in a row, under the title's
-    ``grid_top`` inches; the focus word's row framed, masked cells hatched."""
+    """A panel per matrix of ``weights`` [rows, columns] titled by ``titles`` ("Head 1"), up to
+    four in a row, under the title's ``grid_top`` inches; the focus word's row framed, masked
+    cells hatched."""
     layout = panels.layout
     first_panel = grid_top + head_title_depth(layout.head_font)
     images = []
-    for position, (head, head_weights) in enumerate(zip(heads, weights, strict=True)):
+    for position, (name, head_weights) in enumerate(zip(titles, weights, strict=True)):
         row, column = divmod(position, layout.columns)
         axes = place_axes(
             figure,
@@ -248,7 +266,7 @@ def _draw_head_panels(
             layout.panel_width,
             layout.panel_height,
         )
-        images.append(_draw_head(axes, head_weights, head, panels))
+        images.append(_draw_head(axes, head_weights, name, panels))
         if panels.focus_row is not None:
             frame_row(axes, panels.focus_row, layout.n_keys)
         if panels.masked is not None:  # only self-attention has masks: [n, n]
@@ -261,14 +279,14 @@ def _draw_head_panels(
 def _draw_focus_panel(
     figure: Figure,
     weights: NDArray[np.float64],
-    heads: Sequence[int],
+    names: Sequence[str],
     focus: tuple[int, int | None],
     panels: Panels,
     grid_top: float,
 ) -> None:
-    """Under the head panels, the focus word's shown row in every head: ``weights``
-    [len(heads), columns]; ``focus`` is its (row, column), the column None when the columns are
-    another sentence's words."""
+    """Under the head panels, the focus word's shown row in every panel: ``weights``
+    [len(names), columns], each row labelled by ``names`` ("head 1"); ``focus`` is its (row,
+    column), the column None when the columns are another sentence's words."""
     layout, (focus_row, keep) = panels.layout, focus
     top = grid_top + layout.rows * layout.row_height + head_title_depth(layout.head_font)
     left = MARGIN + layout.head_labels
@@ -279,9 +297,9 @@ def _draw_focus_panel(
         MARGIN + layout.grid_width - PANEL_GAP - left,
         layout.focus_rows * layout.focus_row,
     )
-    _draw_focus(axes, weights, heads, panels.row_labels[focus_row], keep, panels)
+    _draw_focus(axes, weights, names, panels.row_labels[focus_row], keep, panels)
     if panels.masked is not None:  # its masked keys, in every head
-        hatch_masked(axes, np.tile(panels.masked[focus_row], (len(heads), 1)))
+        hatch_masked(axes, np.tile(panels.masked[focus_row], (len(names), 1)))
 
 
 def _draw_colour_bar(figure: Figure, image: AxesImage, panels: Panels, grid_top: float) -> None:
@@ -299,9 +317,10 @@ def _draw_colour_bar(figure: Figure, image: AxesImage, panels: Panels, grid_top:
     colour_bar.ax.tick_params(labelsize=max(MIN_FONT, layout.tick_font))
 
 
-def _draw_head(axes: Axes, weights: NDArray[np.float64], head: int, panels: Panels) -> AxesImage:
-    """One head's weights [n_query, n_key]: rows are query words, columns key words, coloured as
-    ``panels.colours`` says, each weight printed when it fits; the focus word's label in bold."""
+def _draw_head(axes: Axes, weights: NDArray[np.float64], name: str, panels: Panels) -> AxesImage:
+    """One panel titled ``name`` of weights [n_query, n_key]: rows are query words, columns key
+    words, coloured as ``panels.colours`` says, each value printed when it fits; the focus
+    word's label in bold."""
     layout, colours = panels.layout, panels.colours
     image = axes.imshow(
         colours.colours_of(weights),
@@ -311,7 +330,7 @@ def _draw_head(axes: Axes, weights: NDArray[np.float64], head: int, panels: Pane
         interpolation="nearest",
         aspect="auto",  # the axes are already the cells' shape
     )
-    axes.set_title(f"Head {head + 1}", fontsize=layout.head_font, fontweight="bold", pad=4)
+    axes.set_title(name, fontsize=layout.head_font, fontweight="bold", pad=4)
     label_words(axes, panels.column_labels, layout.x, layout.tick_font, x=True)
     label_words(axes, panels.row_labels, layout.y, layout.tick_font, x=False, keep=panels.focus_row)
     axes.set_xlabel(layout.x_title, fontsize=AXIS_TITLE_FONT)
@@ -324,13 +343,13 @@ def _draw_head(axes: Axes, weights: NDArray[np.float64], head: int, panels: Pane
 def _draw_focus(
     axes: Axes,
     weights: NDArray[np.float64],
-    heads: Sequence[int],
+    names: Sequence[str],
     word: str,
     keep: int | None,
     panels: Panels,
 ) -> AxesImage:
-    """The focus word's row of weights in each shown head: [len(heads), n_key]; under it the
-    key words, the one at ``keep`` in bold."""
+    """The focus word's row of weights in each panel: [len(names), n_key], each row labelled
+    by ``names`` ("head 1"); under it the key words, the one at ``keep`` in bold."""
     layout, colours = panels.layout, panels.colours
     image = axes.imshow(
         colours.colours_of(weights),
@@ -345,8 +364,7 @@ def _draw_focus(
         parse_math=False,
     )  # fmt: skip
     label_words(axes, panels.column_labels, layout.focus_x, layout.tick_font, x=True, keep=keep)
-    head_labels = [f"head {head + 1}" for head in heads]
-    axes.set_yticks(range(len(heads)), labels=head_labels, fontsize=layout.tick_font)
+    axes.set_yticks(range(len(names)), labels=list(names), fontsize=layout.tick_font)
     axes.tick_params(length=2, pad=2)
     axes.set_xlabel(layout.focus_title, fontsize=AXIS_TITLE_FONT)
     _draw_cell_lines(axes, weights.shape, layout)
@@ -389,12 +407,16 @@ def save_heatmap(
     *,
     cmap: str = "viridis",
     scale: Scale | None = None,
+    measure: Measure = Measure.weights,
+    layers: Sequence[AttentionTrace] = (),
 ) -> None:
-    """Write the heatmaps of the selection's heads to ``path`` (.png, .svg or .pdf).
+    """Write the heatmaps of the selection's heads to ``path`` (.png, .svg or .pdf); ``measure``
+    and ``layers`` as build_figure takes them.
 
     Written atomically, in the format the extension names. Deterministic: no dates, no
     software version and a fixed SVG id salt, so the same trace gives the same bytes.
     """
     image_format_of(path)
     check_colormap(cmap)
-    save_figure(build_figure(trace, selection, cmap=cmap, scale=scale), path)
+    figure = build_figure(trace, selection, cmap=cmap, scale=scale, measure=measure, layers=layers)
+    save_figure(figure, path)

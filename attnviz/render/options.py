@@ -31,6 +31,14 @@ class Scale(str, Enum):
     auto = "auto"  # 0 to the largest weight shown
 
 
+class Measure(str, Enum):
+    """What heatmap's colours show (attnviz.render.measures computes each)."""
+
+    weights = "weights"  # softmax(Q·Kᵀ/√d_k), every head
+    contribution = "contribution"  # each word's share of what it adds, ‖w_ij·f_h(x_j)‖
+    rollout = "rollout"  # R_l over the layers up to the one shown (Abnar & Zuidema 2020)
+
+
 class ImageOptions(NamedTuple):
     """The pictures asked for, besides what the view shows."""
 
@@ -39,3 +47,4 @@ class ImageOptions(NamedTuple):
     all_layers: bool = False  # every layer and head in one grid
     per_head: Path | None = None  # also one image per head in this folder
     scale: Scale | None = None  # None: fixed up to 16 words, else auto (render/figures.py)
+    measure: Measure = Measure.weights  # what the colours show

@@ -6,13 +6,16 @@ matplotlib is imported inside the functions, so importing this module costs noth
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from attnviz.analysis.caveats import short_attention_caveat
 from attnviz.analysis.scaling import ScalingRow
 from attnviz.errors import AttnvizError, option
 from attnviz.render.figures import image_format_of, new_figure, save_figure
+from attnviz.render.measures import is_trained
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -131,9 +134,18 @@ def build_lines_figure(trace: AttentionTrace, selection: Selection) -> Figure:
                 bbox_to_anchor=(0.5, 1.0), fontsize=9)  # fmt: skip
     origin = trace.provenance.weights
     kind = "random weights, not learned" if origin.is_random else printable(origin.describe())
+    # A trained model's lines are read as explanations: the caution under the title, wrapped to
+    # the figure's 6.4 inches at 10 points (about 80 characters).
+    caution = textwrap.wrap(short_attention_caveat(), 78) if is_trained(trace) else []
     figure.suptitle(
-        f"Where “{printable(focus.word)}” looks: line thickness and opacity = attention weight\n"
-        f"({kind})",
+        "\n".join(
+            [
+                f"Where “{printable(focus.word)}” looks: line thickness and opacity = "
+                "attention weight",
+                f"({kind})",
+                *caution,
+            ]
+        ),
         fontsize=10,
     )
     return figure

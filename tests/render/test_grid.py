@@ -14,6 +14,7 @@ from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 
 import attnviz
+from attnviz.analysis.caveats import short_attention_caveat
 from attnviz.errors import AttnvizError, OutputProblem, command_line
 from attnviz.labels import occurrence_labels
 from attnviz.provenance import WeightsKind, WeightsOrigin
@@ -79,19 +80,22 @@ def test_layers_figure_has_one_panel_per_layer_and_head(focus: bool) -> None:
     axes = grid_axes(figure)
     (image,) = axes.get_images()
     assert image.get_clim() == (0.0, 1.0)
-    layout = plan_layers_layout(IT_SENTENCE.split(), 3, 4)
-    expected = tiled(np.stack([layer.weights for layer in layers]), layout.split)
+    layout = plan_layers_layout(IT_SENTENCE.split(), 3, 4, typed=True)
+    expected = tiled(np.stack([layer.weights for layer in layers]), layout.split, layout.band)
     np.testing.assert_array_equal(np.ma.filled(image.get_array(), np.nan), expected)
-    # Every panel at its place: panel (layer, head) starts (n + 1/split) cells after the last.
-    n, split = 11, layout.split
+    # Every panel at its place: panel (layer, head) starts (n + 1/split) cells right of the
+    # last, and a row of panels (n + (1 + band)/split) cells under the last, its type above it.
+    n, split, band = 11, layout.split, layout.band
     for layer in range(3):
         for head in range(4):
-            top, left = layer * (n * split + 1), head * (n * split + 1)
+            top, left = layer * (n * split + 1 + band) + band, head * (n * split + 1)
             panel = expected[top : top + n * split : split, left : left + n * split : split]
             np.testing.assert_array_equal(panel, layers[layer].weights[head])
-    assert np.isnan(expected[n * split]).all()  # a blank row of pixels between the panels
+    assert band > 0 and np.isnan(expected[:band]).all()  # blank rows of pixels for the types
+    assert np.isnan(expected[band + n * split]).all()  # and between the panels
     heads = [f"Head {k}" for k in range(1, 5)]
-    assert annotations(axes) == [*heads, "Layer 1", "Layer 2", "Layer 3"]
+    assert annotations(axes)[:7] == [*heads, "Layer 1", "Layer 2", "Layer 3"]
+    assert len(panel_types(figure)) == 12  # a type above each panel
     assert cell_texts(axes) == []  # no numbers in 44 cells of 0.13 inches
     frames = [c for c in axes.collections if not isinstance(c, PathCollection)]
     assert len(frames) == (2 if focus else 0)  # the focus row framed: black, then white
@@ -133,12 +137,12 @@ def test_layers_figure_hatches_the_masked_cells_of_every_panel() -> None:
     ]
     figure = build_layers_figure(layers, shown(layers[0], None, None))
     (hatched,) = grid_axes(figure).patches
-    split = plan_layers_layout(["I", "think", "it", "works"], 2, 3).split
-    step = 4 + 1 / split
+    layout = plan_layers_layout(["I", "think", "it", "works"], 2, 3, typed=True)
+    step = layout.step_x
     rectangles = hatched.get_path().vertices.reshape(-1, 5, 2)  # type: ignore[attr-defined]
     corners = {tuple(np.round(r.min(axis=0), 6)) for r in rectangles}
     assert corners == {
-        (round(head * step + column, 6), round(layer * step + row, 6))
+        (round(head * step + column, 6), round(layout.panel_top(layer) + row, 6))
         for layer in range(2)
         for head in range(3)
         for row, column in ((0, 1), (1, 2), (2, 3))  # each row's run starts right of the diagonal
@@ -324,7 +328,10 @@ def test_the_pretrained_encoder_grid(tmp_path: Path) -> None:
     assert len(figure.axes) == 3  # the tiled panels, the colour bar, the focus panel
     title = figure.get_suptitle()
     assert title.startswith(f"“{IT_SENTENCE}”")  # the words as written, not the lowercase pieces
-    assert title.endswith("weights all-MiniLM-L6-v2 (pretrained)") and "layer 6" not in title
+    assert "weights all-MiniLM-L6-v2 (pretrained)\n" in title and "layer 6" not in title
+    assert " ".join(title.split()).endswith(short_attention_caveat())  # a trained model's
+    types = panel_types(figure)
+    assert len(types) == 72 and types[2] == "previous-token"  # layer 1 head 3: the word before
     _, expected = focus_targets(layers, shown(layers[0], None, focus))
     np.testing.assert_allclose(summary_panel(figure).get_images()[0].get_array(), expected)
     assert figure.get_size_inches()[0] <= grid_layout.MAX_LAYERS_WIDTH + 0.5
@@ -338,8 +345,9 @@ def test_the_layers_grid_takes_the_same_colour_scales() -> None:
     figure = build_layers_figure(layers, shown(layers[0], None, None), scale=Scale.row)
     image = grid_axes(figure).get_images()[0]
     drawn = np.ma.filled(image.get_array(), np.nan)
-    split = plan_layers_layout(IT_SENTENCE.split(), 3, 4).split
-    first = drawn[: 11 * split : split, : 11 * split : split]  # layer 1, head 1
+    layout = plan_layers_layout(IT_SENTENCE.split(), 3, 4, typed=True)
+    split, band = layout.split, layout.band
+    first = drawn[band : band + 11 * split : split, : 11 * split : split]  # layer 1, head 1
     weights = layers[0].weights[0]
     np.testing.assert_allclose(first, weights / weights.max(axis=1)[:, None])
     assert figure.axes[1].get_ylabel().startswith("attention weight ÷ its row's largest")
@@ -367,3 +375,46 @@ def test_the_layers_grid_holds_at_most_384_panels(tmp_path: Path) -> None:
     with pytest.raises(AttnvizError, match="--layer N"), command_line():
         save_images(layers, trace, shown(trace), tmp_path / "grid.png", options)
     assert list(tmp_path.iterdir()) == []
+
+
+def panel_types(figure: Figure) -> list[str]:
+    """The words written in the bands above the panels, in the order drawn (layer by layer)."""
+    grid = figure.axes[0]
+    fonts = {text.get_fontsize() for text in grid.texts}
+    assert grid_layout.TYPE_FONT in fonts
+    return [text.get_text() for text in grid.texts if text.get_fontsize() == grid_layout.TYPE_FONT]
+
+
+@pytest.mark.slow
+def test_each_panel_names_its_head_type_from_the_whole_matrix() -> None:
+    from attnviz.analysis.head_types import run_head_types
+    from attnviz.render.grid import TYPES_PHRASE
+
+    layers = fake_layers(IT_SENTENCE, n_layers=2, n_heads=2, d_model=8)
+    # A previous-token head in layer 2 head 1: every row's weight on the word before.
+    weights = np.array(layers[1].weights)
+    n = weights.shape[-1]
+    weights[0] = np.eye(n, k=-1)
+    weights[0, 0, 0] = 1.0
+    layers[1] = replace(layers[1], weights=weights)
+    figure = build_layers_figure(layers, shown(layers[0], None, it_focus(layers[0])))
+    expected = [typed.type.value for typed in run_head_types(layers)]
+    assert panel_types(figure) == expected
+    assert expected[2] == "previous-token"
+    assert " ".join(TYPES_PHRASE.split()) in " ".join(figure.get_suptitle().split())
+    assert_readable(figure)
+
+
+def test_the_type_band_takes_room_above_every_row_of_panels() -> None:
+    labels = IT_SENTENCE.split()
+    plain = plan_layers_layout(labels, 6, 12)
+    typed = plan_layers_layout(labels, 6, 12, typed=True)
+    assert plain.band == 0 and typed.band > 0
+    band = typed.band * typed.gap  # inches
+    assert band >= grid_layout.TYPE_BAND
+    assert typed.grid_height == pytest.approx(plain.grid_height + 6 * band)
+    assert typed.panel_top(1) - typed.panel_top(0) == pytest.approx(typed.step_y)
+    image = tiled(np.ones((2, 1, 1, 1)), 1, band=2)
+    np.testing.assert_array_equal(
+        np.isnan(image[:, 0]), [True, True, False, True, True, True, False]
+    )

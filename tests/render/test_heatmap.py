@@ -17,7 +17,7 @@ from attnviz.render import heatmap
 from attnviz.render.figures.cells import cell_texts
 from attnviz.render.figures.saving import DPI
 from attnviz.render.figures.titles import shown_row_sums
-from attnviz.render.figures.words import JOINED_PHRASE, word_label_texts
+from attnviz.render.figures.words import CONTINUED_PHRASE, word_label_texts
 from attnviz.render.grid import build_layers_figure
 from attnviz.render.heatmap import MAX_HEAD_PANELS, build_figure, save_heatmap, sentences_line
 from attnviz.selection import ViewOptions, select
@@ -210,13 +210,14 @@ def test_a_title_claims_hatching_and_hidden_weight_only_where_the_picture_has_th
     assert "softmax(Q·Kᵀ/√d_k);" in title  # "·" is the product sign, not a separator
 
 
-def test_a_model_figure_labels_joined_pieces_and_says_what_the_mark_means() -> None:
-    trace = trace_of("the animal didn ' t go")
-    written = replace(trace, provenance=trace.provenance._replace(sentence="the animal didn't go"))
-    figure = build_figure(written, shown(written, (0,), None))
-    assert tick_texts(figure.axes[0], x=True) == ["the", "animal", "didn", "·'", "·t", "go"]
-    assert JOINED_PHRASE in figure.get_suptitle().replace("\n", "; ")
-    assert JOINED_PHRASE not in build_figure(trace, shown(trace, (0,), None)).get_suptitle()
+def test_pieces_are_named_as_the_terminal_names_them_and_the_title_says_what_hashes_mean() -> None:
+    trace = trace_of("token ization isn ' t go")
+    pieces = replace(trace, tokens=("token", "##ization", "isn", "'", "t", "go"))
+    figure = build_figure(pieces, shown(pieces, (0,), None))
+    assert tick_texts(figure.axes[0], x=True) == ["token", "##ization", "isn", "'", "t", "go"]
+    title = figure.get_suptitle().replace("\n", "; ")
+    assert CONTINUED_PHRASE in title and "·t" not in title
+    assert CONTINUED_PHRASE not in build_figure(trace, shown(trace, (0,), None)).get_suptitle()
 
 
 TARGET = "Le chat noir dormait tranquillement sur le vieux canapé du salon hier".split()
@@ -417,3 +418,22 @@ def test_one_picture_holds_at_most_64_heads(
     )
     assert run([*argv, "--head", "3"]) == 0
     assert [path.name for path in tmp_path.iterdir()] == ["heads.png"]
+
+
+@pytest.mark.slow
+def test_a_model_figure_and_the_terminal_name_the_pieces_alike(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from support import has_model_extra
+
+    if not has_model_extra():
+        pytest.skip("needs the optional extra attnviz[model]")
+    sentence = "Tokenization isn't trivial"
+    assert run(["explain", "-m", "minilm", sentence, "--head", "1"]) == 0
+    table_rows = {line.split()[0] for line in capsys.readouterr().out.splitlines() if line}
+    shown = attnviz.explain(sentence, model="minilm", head=1)
+    figure = attnviz.heatmap(shown)
+    drawn = tick_texts(figure.axes[0], x=True)
+    assert drawn == ["[CLS]", "token", "##ization", "isn", "'", "t", "trivial", "[SEP]"]
+    assert set(drawn) <= table_rows  # every label is a row label of the terminal's tables
+    assert CONTINUED_PHRASE in figure.get_suptitle().replace("\n", "; ")

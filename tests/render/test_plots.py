@@ -56,3 +56,14 @@ def test_lines_style_refuses_more_heads_than_colours(tmp_path: Path) -> None:
             tmp_path / "x.png",
         )
     assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.slow
+def test_a_trained_models_lines_carry_the_caution_and_random_ones_do_not() -> None:
+    from attnviz.analysis.caveats import short_attention_caveat
+
+    sentence = "the animal didn't cross the street because it was too tired"
+    trained = attnviz.heatmap(attnviz.explain(sentence, model="coref"), style="lines")
+    random = attnviz.heatmap(attnviz.explain(sentence), style="lines")
+    assert short_attention_caveat() in " ".join(trained.get_suptitle().split())
+    assert "caution" not in random.get_suptitle()

@@ -55,10 +55,13 @@ def default_scale(n_keys: int) -> Scale:
 
 @dataclass(frozen=True)
 class ColourScale:
-    """How weights become colours: cells show ``colours_of(weights)`` on 0..top."""
+    """How values become colours: cells show ``colours_of(values)`` on 0..top; ``noun`` names
+    what a colour is on the colour bar, ``short`` its short form."""
 
     scale: Scale
     top: float  # the colour bar's upper end
+    noun: str = "attention weight"
+    short: str = "weight"
 
     def colours_of(self, weights: FloatArray) -> FloatArray:
         """[..., columns] -> the values coloured: the weights, or each row ÷ its largest."""
@@ -74,19 +77,20 @@ class ColourScale:
     @property
     def labels(self) -> tuple[str, ...]:
         """The colour bar's label, what a colour means, longest first: the first that fits."""
+        noun, short = self.noun, self.short
         if self.scale is Scale.row:
             return (
-                "attention weight ÷ its row's largest\n(a row's largest is brightest)",
-                "weight ÷ its row's largest",
+                f"{noun} ÷ its row's largest\n(a row's largest is brightest)",
+                f"{short} ÷ its row's largest",
                 "÷ row's largest",
             )
         if self.scale is Scale.auto:
             return (
-                f"attention weight\n(colours 0–{self.top:.2f}: the largest shown)",
-                f"weight (0–{self.top:.2f}: largest)",
+                f"{noun}\n(colours 0–{self.top:.2f}: the largest shown)",
+                f"{short} (0–{self.top:.2f}: largest)",
                 f"0–{self.top:.2f}: largest",
             )
-        return ("attention weight\n(colours 0–1)", "attention weight (0–1)", "weight (0–1)")
+        return (f"{noun}\n(colours 0–1)", f"{noun} (0–1)", f"{short} (0–1)")
 
     def label(self, room: float, font: float) -> str:
         """The longest of ``labels`` whose lines fit along a colour bar ``room`` inches long."""
@@ -96,11 +100,16 @@ class ColourScale:
         return self.labels[-1]
 
 
-def colour_scale(scale: Scale | None, shown: FloatArray) -> ColourScale:
-    """The colour scale asked for (``None``: the default for the columns shown) of the weights
-    ``shown`` [..., columns]; the largest shown is rounded up to 2 decimals."""
+def colour_scale(
+    scale: Scale | None,
+    shown: FloatArray,
+    names: tuple[str, str] = ("attention weight", "weight"),
+) -> ColourScale:
+    """The colour scale asked for (``None``: the default for the columns shown) of the values
+    ``shown`` [..., columns] (weights, or what ``names`` calls them: the colour bar's noun and
+    its short form); the largest shown is rounded up to 2 decimals."""
     chosen = scale or default_scale(shown.shape[-1])
     if chosen is Scale.auto:
         largest = float(shown.max(initial=0.0))
-        return ColourScale(chosen, max(math.ceil(largest * 100 - 1e-9) / 100, 0.01))
-    return ColourScale(chosen, 1.0)
+        return ColourScale(chosen, max(math.ceil(largest * 100 - 1e-9) / 100, 0.01), *names)
+    return ColourScale(chosen, 1.0, *names)

@@ -1,6 +1,6 @@
-"""The words along a panel's edges: named as the terminal names them (the:1, ·t for a piece
-joined to the one before), cut to fit, thinned when crowded, turned when too wide, and placed as
-plain texts beside the panel.
+"""The words along a panel's edges: named as the terminal names them (the:1, ##ization for a
+piece continuing the word before), cut to fit, thinned when crowded, turned when too wide, and
+placed as plain texts beside the panel.
 
 matplotlib is imported inside the functions, so importing this module costs nothing.
 """
@@ -48,41 +48,32 @@ def label_positions(n_labels: int, step: int, keep: int | None = None) -> list[i
     return sorted({p for p in positions if abs(p - keep) >= step} | {keep})
 
 
-#: Marks a word piece written joined to the piece before it ("didn", "·'", "·t"), so that a
-#: figure's labels read as the words they spell.
-JOINED = "·"
-JOINED_PHRASE = f"{JOINED}t: a piece written joined to the one before"
+#: How the terminal's tables, and so every figure, name a WordPiece piece that continues the
+#: word before it: "token", "##ization". Byte-level BPE pieces ("bel") and punctuation ("isn",
+#: "'", "t") carry no mark there either: the figures name every piece as the tables do.
+CONTINUED = "##"
+CONTINUED_PHRASE = f"{CONTINUED}…: a word piece continuing the word before it"
 
 
-def word_labels(words: Sequence[str], sentence: str = "") -> list[str]:
-    """Labels of the words (or word pieces) along a figure's axis, as the terminal names them:
-    repeats numbered (the:1, the:2), and where ``sentence`` is the text a tokenizer cut into
-    these pieces, a piece written joined to the one before marked with JOINED. Pieces are found
-    in the sentence in order, ignoring case; one the sentence does not spell as it is ([CLS], a
-    WordPiece continuation, an accent the tokenizer stripped) is left unmarked.
+def word_labels(words: Sequence[str]) -> list[str]:
+    """Labels of the words (or word pieces) along a figure's axis, as the terminal's tables
+    name them: made printable, repeats numbered (the:1, the:2), pieces as the tokenizer writes
+    them.
 
-    >>> word_labels(["[CLS]", "didn", "'", "t", "go", "[SEP]"], "Didn't go")
-    ['[CLS]', 'didn', "·'", '·t', 'go', '[SEP]']
+    >>> word_labels(["[CLS]", "token", "##ization", "isn", "'", "t", "[SEP]"])
+    ['[CLS]', 'token', '##ization', 'isn', "'", 't', '[SEP]']
     """
-    labels = occurrence_labels([printable(word) for word in words])
-    if not sentence:
-        return labels
-    text, end = sentence.casefold(), None
-    for position, word in enumerate(words):
-        piece = word.strip().casefold()
-        found = text.find(piece, end or 0) if piece else -1
-        if found < 0:
-            continue
-        if found == end:
-            labels[position] = JOINED + labels[position]
-        end = found + len(piece)
-    return labels
+    return occurrence_labels([printable(word) for word in words])
 
 
-def any_joined(labels: Sequence[str], positions: Iterable[int]) -> bool:
-    """Whether any of the ``labels`` drawn (those at ``positions``) marks a piece joined to the
-    one before, so that the title says what JOINED means only when a picture shows it."""
-    return any(labels[position].startswith(JOINED) for position in positions)
+def any_continued(labels: Sequence[str], positions: Iterable[int]) -> bool:
+    """Whether any of the ``labels`` drawn (those at ``positions``) is a piece continuing the
+    word before ("##ization"), so that the title says what CONTINUED means only when a picture
+    shows it."""
+    return any(
+        labels[position].startswith(CONTINUED) and len(labels[position]) > len(CONTINUED)
+        for position in positions
+    )
 
 
 def short_label(token: str) -> str:

@@ -58,17 +58,19 @@ def test_short_label_cuts_long_words_with_an_ellipsis() -> None:
     assert len(label) == words.MAX_LABEL_CHARS and label.endswith("…")
 
 
-def test_word_labels_mark_pieces_written_joined_to_the_one_before() -> None:
-    pieces = ["[CLS]", "the", "animal", "didn", "'", "t", "go", "[SEP]"]
-    assert words.word_labels(pieces, "The animal didn't go") == [
-        "[CLS]", "the", "animal", "didn", "·'", "·t", "go", "[SEP]",
-    ]  # fmt: skip
-    assert words.word_labels(pieces) == pieces  # attnviz's own words: no sentence to align
-    assert words.word_labels(["a", "b", "a"], "a b a") == ["a:1", "b", "a:2"]
-    assert words.word_labels(["token", "##ization"], "tokenization") == ["token", "##ization"]
-    assert words.word_labels(["didn", "'t"], "didn't") == ["didn", "·'t"]  # GPT-2's pieces
-    # A piece the sentence does not spell (an accent the tokenizer stripped) is left as it is.
-    assert words.word_labels(["cafe", "au", "lait"], "café au lait") == ["cafe", "au", "lait"]
+def test_word_labels_name_pieces_as_the_terminal_does() -> None:
+    pieces = ["[CLS]", "token", "##ization", "didn", "'", "t", "go", "[SEP]"]
+    assert words.word_labels(pieces) == pieces  # WordPiece's own "##", nothing added
+    assert words.word_labels(["a", "b", "a"]) == ["a:1", "b", "a:2"]
+    assert words.word_labels(["didn", "'t"]) == ["didn", "'t"]  # GPT-2's pieces: no mark either
+    assert words.word_labels(["a\x1b"]) == ["a\\x1b"]  # control characters escaped
+
+
+def test_the_title_explains_hashes_only_where_a_continued_piece_is_drawn() -> None:
+    labels = ["token", "##ization", "##"]
+    assert words.any_continued(labels, [0, 1])
+    assert not words.any_continued(labels, [0])  # "##ization" not drawn
+    assert not words.any_continued(labels, [2])  # "##" typed as a word continues nothing
 
 
 def x_rotations(axes: Axes) -> set[float]:
