@@ -137,6 +137,6 @@ def test_the_focus_bars_say_what_they_leave_out_as_the_terminal_does() -> None:
     fragment = trace_html(trace, shown.selection, shown.layers, image=False)
     it = trace.tokens.index("it")
     hidden = trace.weights[1, it, [0, len(trace.tokens) - 1]].sum()
-    assert f"(hidden [CLS] and [SEP], together {format_number(hidden, 2)})" in fragment
+    assert f"(hidden [CLS] and [SEP], together weight {format_number(hidden, 2)}, " in fragment
     assert "… 1 more word, together" in fragment  # 13 words shown, 12 bars
     assert "among the words shown ([CLS] and [SEP] hidden)" in fragment
