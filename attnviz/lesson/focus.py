@@ -182,8 +182,8 @@ def differs(lesson: LessonWriter, row: FocusRow, query: int) -> str:
         sentence = (
             f"The largest weight, {number(row.weights[a])} on {keys[a]!r}, is not the largest "
             f"contribution: {keys[b]!r} adds more (share {number(row.shares[b])} against "
-            f"{number(row.shares[a])}), as its f is longer, ‖f({keys[b]})‖ = "
-            f"{number(row.lengths[b])} against ‖f({keys[a]})‖ = {number(row.lengths[a])}"
+            f"{number(row.shares[a])}) because f(x_{keys[b]}) is longer: ‖f(x_{keys[b]})‖ = "
+            f"{number(row.lengths[b])} against ‖f(x_{keys[a]})‖ = {number(row.lengths[a])}"
         )
         return sentence + (_no_op(lesson, row, a) if a in parked else "") + "."
     if not parked:
@@ -191,8 +191,9 @@ def differs(lesson: LessonWriter, row: FocusRow, query: int) -> str:
     a = parked[0]
     return (
         f"{keys[a]!r} has weight {number(row.weights[a])} but a share of "
-        f"{number(row.shares[a])}: its f is short, ‖f({keys[a]})‖ = {number(row.lengths[a])} "
-        f"against {number(row.total)}, the row's mean ‖f‖ weighted by w (its total)"
+        f"{number(row.shares[a])} because f(x_{keys[a]}) is short: ‖f(x_{keys[a]})‖ = "
+        f"{number(row.lengths[a])} against {number(row.total)}, the row's mean ‖f‖ weighted by "
+        "w (its total)"
         + _no_op(lesson, row, a)
         + "."
     )
@@ -218,8 +219,8 @@ def _contribution(lesson: LessonWriter, head: int, query: int) -> None:
     name = lesson.all_keys[key]
     word = lesson.all_queries[query]
     lesson.say(
-        f"What {name!r} adds to {word!r} in head {head + 1}: w × ‖f(x_{name})‖ = ‖w·f(x_{name})‖, "
-        f"then its share of the row's total Σ_j w_{word},j·‖f(x_j)‖:"
+        f"What {name!r} adds to {word!r} in head {head + 1}, ‖w·f(x_{name})‖ = w × "
+        f"‖f(x_{name})‖, and its share of the row's total:"
     )
     product, share = lesson.text.contribution(example)
     lesson.worked_line("contribution", product)
