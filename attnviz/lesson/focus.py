@@ -193,9 +193,7 @@ def differs(lesson: LessonWriter, row: FocusRow, query: int) -> str:
         f"{keys[a]!r} has weight {number(row.weights[a])} but a share of "
         f"{number(row.shares[a])} because f(x_{keys[a]}) is short: ‖f(x_{keys[a]})‖ = "
         f"{number(row.lengths[a])} against {number(row.total)}, the row's mean ‖f‖ weighted by "
-        "w (its total)"
-        + _no_op(lesson, row, a)
-        + "."
+        "w (its total)" + _no_op(lesson, row, a) + "."
     )
 
 
