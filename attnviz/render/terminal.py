@@ -200,7 +200,7 @@ def _paired_bars(bars: Bars, labels: list[str], label_width: int, width: int) ->
     top = pad_right("", label_width + 1) + pad_right(headings[0], first) + gap
     if bars.between:
         top += pad_left(headings[1], between) + gap
-    lines = [Text((top + headings[2]).rstrip(), style="dim")]
+    lines = [Text.assemble(((top + headings[2]).rstrip(), "dim"))]  # a span: blocks keep it
     betweens = bars.between or ("",) * len(labels)
     for index, label in enumerate(labels):
         line = Text(pad_right(label, label_width) + " ")

@@ -351,3 +351,25 @@ def test_when_every_row_looks_most_at_itself_the_note_says_so_and_no_more() -> N
         "heads, not a rule of attention." in said
     )
     assert "Counted here" not in said and "so it is not a rule" not in said
+
+
+def test_the_api_lesson_and_the_command_show_the_same_rollout() -> None:
+    import attnviz
+
+    shown = attnviz.explain(IT, model="coref", focus="it")
+    text = attnviz.lesson(shown, steps="8", width=100)
+    result = runner.invoke(
+        app,
+        ["explain", IT, "-m", "coref", "--focus", "it", "--steps", "8"],
+        env={"COLUMNS": "100", "NO_COLOR": "1"},
+    )
+    assert result.exit_code == 0
+    rollout = text[text.index("Rollout to layer 2") :]
+    assert rollout in result.stdout
+    # Without the run's layers (a caller that gives only the trace) there is no rollout.
+    from attnviz.lesson.blocks import Heading
+    from attnviz.lesson.build import lesson
+    from attnviz.lesson.options import LessonOptions
+
+    alone = lesson(shown.trace, shown.selection, LessonOptions(steps="8"))
+    assert not any(isinstance(b, Heading) and b.text.startswith("Rollout") for b in alone)
