@@ -168,7 +168,7 @@ def differs(lesson: LessonWriter, row: FocusRow, query: int) -> str:
     """
     if row.total <= 0:
         return ""
-    number, keys = lesson.number, lesson.keys
+    number, keys = lesson.text.exact, lesson.keys  # at least 2 decimals, whatever the tables
     top_weight = int(np.argmax(row.weights))
     top_share = int(np.argmax(row.shares))
     n_keys = len(lesson.trace.key_tokens)
