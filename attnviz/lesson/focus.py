@@ -177,13 +177,20 @@ def differs(lesson: LessonWriter, row: FocusRow, query: int) -> str:
         for j in np.argsort(-row.weights, kind="stable")
         if row.weights[j] > 1 / n_keys and row.weights[j] >= OVERWEIGHT_FACTOR * row.shares[j]
     ]
+    groups = lesson.selection.column_groups
+
+    def length(j: int) -> str:
+        # A word of several pieces has no one f: its pieces' ‖f‖, averaged by their weights.
+        mean = " (its pieces', averaged by weight)" if len(groups[j]) > 1 else ""
+        return f"‖f(x_{keys[j]})‖ = {number(row.lengths[j])}{mean}"
+
     if top_share != top_weight and number(row.shares[top_share]) != number(row.shares[top_weight]):
         a, b = top_weight, top_share
         sentence = (
             f"The largest weight, {number(row.weights[a])} on {keys[a]!r}, is not the largest "
             f"contribution: {keys[b]!r} adds more (share {number(row.shares[b])} against "
-            f"{number(row.shares[a])}) because f(x_{keys[b]}) is longer: ‖f(x_{keys[b]})‖ = "
-            f"{number(row.lengths[b])} against ‖f(x_{keys[a]})‖ = {number(row.lengths[a])}"
+            f"{number(row.shares[a])}) because f(x_{keys[b]}) is longer: {length(b)} against "
+            f"{length(a)}"
         )
         return sentence + (_no_op(lesson, row, a) if a in parked else "") + "."
     if not parked:
@@ -191,9 +198,10 @@ def differs(lesson: LessonWriter, row: FocusRow, query: int) -> str:
     a = parked[0]
     return (
         f"{keys[a]!r} has weight {number(row.weights[a])} but a share of "
-        f"{number(row.shares[a])} because f(x_{keys[a]}) is short: ‖f(x_{keys[a]})‖ = "
-        f"{number(row.lengths[a])} against {number(row.total)}, the row's mean ‖f‖ weighted by "
-        "w (its total)" + _no_op(lesson, row, a) + "."
+        f"{number(row.shares[a])} because f(x_{keys[a]}) is short: {length(a)} against "
+        f"{number(row.total)}, the row's mean ‖f‖ weighted by w (its total)"
+        + _no_op(lesson, row, a)
+        + "."
     )
 
 

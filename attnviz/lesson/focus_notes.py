@@ -47,6 +47,11 @@ def own_word(lesson: LessonWriter, owner: str) -> str:
     own = self_argmax_rows(trace.weights, trace.mask, padding=padding)[heads]  # [heads, n]
     count, total = int(own.sum()), len(heads) * (trace.n_tokens - padding)
     focus_count = int(own[:, focus.index].sum())
+    assert selection.focus_row is not None
+    if len(selection.row_groups[selection.focus_row]) > 1:  # --words: counted for one piece
+        owner = f"{lesson.all_queries[focus.index]!r} (the first piece of {owner!r})"
+    else:
+        owner = repr(owner)
     unit = "token"
     if lesson.pretrained:
         unit = "word piece" if lesson.family is None else lesson.family.token_unit
@@ -59,13 +64,13 @@ def own_word(lesson: LessonWriter, owner: str) -> str:
     )
     if count == total:
         return (
-            f"{claim}Here all {total} rows ({counted}) do, {owner!r} in every head shown: true "
+            f"{claim}Here all {total} rows ({counted}) do, {owner} in every head shown: true "
             "of these heads, not a rule of attention."
         )
     percent = f"{100 * count / total:.0f}%"
     return (
         f"{claim}Counted here: {count} of {total} rows ({counted}; {percent}) put their largest "
-        f"weight on their own word, and {owner!r} does in {focus_count} of "
+        f"weight on their own word, and {owner} does in {focus_count} of "
         f"{plural(len(heads), 'head')}; so it is not a rule."
     )
 
@@ -82,14 +87,18 @@ def rollout(lesson: LessonWriter, owner: str) -> None:
     averaged = (
         f"averaged over its {trace.n_heads} heads" if trace.n_heads > 1 else "(its only head)"
     )
+    assert selection.focus_row is not None
+    merged = len(selection.row_groups[selection.focus_row]) > 1
+    pieces = " (the mean of its pieces' rows)" if merged else ""
     lesson.blank()
     lesson.heading(f"Rollout to layer {layer}", "head")
     lesson.say(
         "Attention rollout (Abnar & Zuidema 2020) follows the mixing down to the sentence's "
         "words: Â_l = ½·mean_h A_l + ½·I, where ½·I stands for the residual connection, rows "
         "renormalised; R_1 = Â_1, R_l = Â_l·R_(l−1). "
-        f"Row {owner!r} of R_{layer}, beside layer {layer}'s row {averaged}: how much of each "
-        f"input word would reach {owner!r} if mixing were all the layers did. It follows the "
+        f"Row {owner!r} of R_{layer}{pieces}, beside layer {layer}'s row {averaged}: how much "
+        f"of each input word would reach {owner!r} if mixing were all the layers did. It follows "
+        "the "
         "weights only and ignores the value vectors, W_O and whatever else a layer does, such "
         "as a feed-forward block or LayerNorm: it says where mixing could carry a word, not "
         "what the model uses."

@@ -373,3 +373,42 @@ def test_the_api_lesson_and_the_command_show_the_same_rollout() -> None:
 
     alone = lesson(shown.trace, shown.selection, LessonOptions(steps="8"))
     assert not any(isinstance(b, Heading) and b.text.startswith("Rollout") for b in alone)
+
+
+@needs_model
+@pytest.mark.slow
+def test_words_of_several_pieces_sum_their_pieces_and_the_focus_averages_its_rows(
+    tmp_path: Path,
+) -> None:
+    sentence = "The zookeeper said it, unbelievably."
+    run = explained(
+        tmp_path, "explain", "-m", "minilm", sentence, "--words", "--focus", "zookeeper",
+        "--head", "3", "--steps", "8",
+    )  # fmt: skip
+    arrays = layer_arrays(run.arrays, 6)
+    tokens = [str(t) for t in run.arrays["tokens"]]
+    groups: list[list[int]] = []
+    for position, token in enumerate(tokens):  # a "##" piece continues the word before it
+        if token.startswith("##"):
+            groups[-1].append(position)
+        else:
+            groups.append([position])
+    words = ["".join(tokens[p].removeprefix("##") for p in group) for group in groups]
+    focus = groups[words.index("zookeeper")]
+    weights = arrays["weights"][2][focus]  # [pieces of the focus word, keys]
+    norms = weights * transformed_norms(arrays)[2]
+    total = norms.sum(axis=1).mean()
+    section = focus_part(run.stdout)
+    # The labels are the sentence's words ("The"); the tokenizer lowercased the pieces.
+    bars = {label.casefold(): numbers for label, numbers in bars_of(section, "Head 3").items()}
+    assert len(bars) == len(words)
+    for word, group in zip(words, groups, strict=True):
+        label = word if len(word) <= 10 else word[:9] + "…"
+        weight, norm, share = bars[label.casefold()]
+        assert close(weight, weights[:, group].sum(axis=1).mean()), word
+        assert close(norm, norms[:, group].sum(axis=1).mean()), word
+        assert close(share, norms[:, group].sum(axis=1).mean() / total), word
+    said = " ".join(section.split())
+    assert "(its pieces', averaged by weight)" in said
+    assert "'zoo' (the first piece of 'zookeeper') does in" in said
+    assert "Row 'zookeeper' of R_6 (the mean of its pieces' rows)" in said
