@@ -336,7 +336,9 @@ def lesson(
         highlight=False,
         force_jupyter=False,  # text, also in a notebook, where Rich would display HTML instead
     )
-    render_explain(explanation.trace, explanation.selection, console, options)
+    render_explain(
+        explanation.trace, explanation.selection, console, options, layers=explanation.layers
+    )
     printed: str = console.file.getvalue()  # type: ignore[attr-defined]
     if show:
         print(printed, end="")

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attnviz.analysis.contribution import row_contribution
 from attnviz.arrays import FloatArray
 from attnviz.attention import softmax_parts
 from attnviz.selection import Selection
@@ -240,4 +241,35 @@ def head_examples(trace: AttentionTrace, selection: Selection, head: int) -> Hea
         scaling=scaling(trace, head, query, key),
         softmax=softmax_example(trace, head, query, key),
         weighted_sum=weighted_sum(trace, head, query),
+    )
+
+
+class ContributionExample(NamedTuple):
+    """What one key adds to one query's output in one head (Kobayashi et al. 2020):
+    ‖w_ij·f_h(x_j)‖ = w_ij·‖f_h(x_j)‖, f_h(x_j) = v_j·W_O^(h), and its share of the row's total
+    Σ_k ‖w_ik·f_h(x_k)‖. The numbers are attnviz.analysis.contribution's, never recomputed."""
+
+    head: int
+    query: int
+    key: int
+    weight: float  # w_ij, the trace's weights[head, query, key]
+    transformed_norm: float  # ‖f_h(x_j)‖ = ‖v_j·W_O^(h)‖
+    norm: float  # ‖w_ij·f_h(x_j)‖
+    total: float  # Σ_k ‖w_ik·f_h(x_k)‖ over every key as computed
+    share: float  # norm / total
+
+
+def contribution(trace: AttentionTrace, head: int, query: int, key: int) -> ContributionExample:
+    """Weight against contribution: key ``key``'s size in the output of ``query`` in ``head``."""
+    row = row_contribution(trace, head, query)
+    entry = row.keys[key]
+    return ContributionExample(
+        head=head,
+        query=query,
+        key=key,
+        weight=entry.weight,
+        transformed_norm=entry.transformed_norm,
+        norm=entry.norm,
+        total=row.total,
+        share=entry.share,
     )

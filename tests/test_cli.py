@@ -105,13 +105,14 @@ def test_focus_shows_ranked_bars_and_the_weighted_sum() -> None:
     focus = stdout[stdout.index("Focus: where does 'it' look?") :]
     assert focus.count("Head ") == 2
     assert "z_it = " in focus and "·v_" in focus
-    head_1 = [
-        line
-        for line in focus[focus.index("Head 1") : focus.index("z_it")].splitlines()[1:]
-        if line.strip()
-    ]
+    bars = focus[focus.index("Head 1") : focus.index("  z_it")].splitlines()
+    assert bars[1].split() == ["weight", "‖w·f‖", "share"]  # the columns' names
+    head_1 = [line for line in bars[2:] if line.strip()]
     words = [line.split()[0] for line in head_1]
-    weights = [float(line.split()[-1]) for line in head_1]
+    # Each line: the word, its weight's bar and weight, ‖w·f‖, the share's bar and share.
+    numbers = [[float(t) for t in line.split()[1:] if t[0].isdigit()] for line in head_1]
+    assert all(len(row) == 3 for row in numbers), head_1
+    weights = [row[0] for row in numbers]
     assert sorted(words) == sorted(
         ["The:1", "the:2", *IT_SENTENCE.split()[1:4], *IT_SENTENCE.split()[5:]]
     )

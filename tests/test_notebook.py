@@ -137,6 +137,31 @@ def test_the_focus_bars_say_what_they_leave_out_as_the_terminal_does() -> None:
     fragment = trace_html(trace, shown.selection, shown.layers, image=False)
     it = trace.tokens.index("it")
     hidden = trace.weights[1, it, [0, len(trace.tokens) - 1]].sum()
-    assert f"(hidden [CLS] and [SEP], together {format_number(hidden, 2)})" in fragment
+    assert f"(hidden [CLS] and [SEP], together weight {format_number(hidden, 2)}, " in fragment
     assert "… 1 more word, together" in fragment  # 13 words shown, 12 bars
     assert "among the words shown ([CLS] and [SEP] hidden)" in fragment
+
+
+def test_the_focus_bars_show_each_words_contribution_beside_its_weight() -> None:
+    from attnviz.analysis.contribution import row_contribution
+
+    shown = attnviz.explain("I am good", focus="I")
+    fragment = trace_html(shown.trace, shown.selection, shown.layers, image=False)
+    assert "<th>weight</th><th>‖w·f‖</th><th>share</th>" in fragment
+    for head in (0, 1):
+        row = row_contribution(shown.trace, head, 0)
+        for key in row.keys:
+            assert f"<td class='number'>{format_number(key.norm, 2)}</td>" in fragment, key.word
+    assert "A weight w_ij only mixes" in fragment and "share of each word's value" not in fragment
+    assert "Rollout" not in fragment  # one random layer: nothing below it
+
+
+@needs_model
+@pytest.mark.slow
+def test_a_models_focus_view_in_a_notebook_has_the_rollout_and_the_caution() -> None:
+    shown = attnviz.explain(IT, model="minilm", head=12, focus="it")
+    fragment = trace_html(shown.trace, shown.selection, shown.layers, image=False)
+    assert "<caption>Rollout to layer 6</caption>" in fragment
+    assert "<th>rollout R_6</th>" in fragment
+    assert fragment.count("A caution: a high weight") == 1
+    assert "From layer 2 on, each row" in fragment  # the rows are mixtures, said once

@@ -125,7 +125,7 @@ def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Record
     from attnviz.render.terminal import render_explain, save_lesson
 
     trace, selection = explanation.trace, explanation.selection
-    blocks = written_lesson(trace, selection, lesson)
+    blocks = written_lesson(trace, selection, lesson, layers=explanation.layers)
     console = new_console()
     pause = pacer(console) if step else None
     render_explain(trace, selection, console, lesson, pause=pause, blocks=blocks)

@@ -5,6 +5,7 @@
     writer.py    what every step writes with (LessonWriter)
     header.py    the opening; notes.py, sentences said in several steps
     <key>.py     each step: tokens, qkv, scores, scaled, weights, z, output, focus
+    focus_notes.py  the end of the focus view: own-word rows, rollout, the caution
     blocks.py    the blocks; examples.py, how a worked example reads; options.py, LessonOptions
 
 Every number comes from the trace and the worked examples from attnviz.worked; nothing here

@@ -76,11 +76,20 @@ class Tables(NamedTuple):
 
 
 class Bars(NamedTuple):
-    """Weights drawn as horizontal bars, one per labelled word."""
+    """Weights drawn as horizontal bars, one per labelled word; optionally a second bar beside
+    each (a contribution's share of its row, a rollout), with numbers between the two.
+
+    A surface sets, per word: label, the first bar and its text, the ``between`` numbers, the
+    second bar and its text; ``headings`` name those three columns when there is a second bar.
+    """
 
     labels: tuple[str, ...]
     weights: tuple[float, ...]
     texts: tuple[str, ...]  # each weight as printed
+    second: tuple[float, ...] = ()  # a second bar per word, in [0, 1]; () for none
+    second_texts: tuple[str, ...] = ()  # each second value as printed
+    between: tuple[str, ...] = ()  # a number printed between the bars (a contribution's size)
+    headings: tuple[str, ...] = ()  # (first bar, between, second bar): the columns' names
 
 
 class Blank(NamedTuple):

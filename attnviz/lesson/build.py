@@ -1,7 +1,10 @@
 """The lesson as blocks: its header, then each step of the table (attnviz/lesson/steps.py),
 written by the step's own module, once or once per head shown.
 
-    lesson(trace, selection, options) -> list[Block]
+    lesson(trace, selection, options, layers=()) -> list[Block]
+
+``layers``: every layer of the run (``Explanation.layers``), for what follows the layers below
+the one shown (the focus view's rollout); a lesson without them leaves that out.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import importlib
 from collections.abc import Collection, Iterator, Sequence
 from types import ModuleType
 
+from attnviz.analysis.caveats import MIXTURES
 from attnviz.errors import AttnvizError, option, quoted
 from attnviz.lesson import header as opening
 from attnviz.lesson import steps as table
@@ -25,9 +29,12 @@ def lesson(
     trace: AttentionTrace,
     selection: Selection,
     options: LessonOptions | None = None,
+    *,
+    layers: Sequence[AttentionTrace] = (),
 ) -> list[Block]:
     """The whole lesson for ``trace`` as the ``selection`` shows it: every step of the table, or
-    with ``options.steps`` only those (and the header)."""
+    with ``options.steps`` only those (and the header). ``layers``: every layer of the run,
+    ``trace`` among them, or () (see the module's docstring)."""
     options = options or LessonOptions()
     steps = table.STEPS  # read at each call: the table is the one definition of the steps
     wanted = options.step_numbers
@@ -39,8 +46,8 @@ def lesson(
             f"one with {option('focus', metavar='WORD')}, or show steps "
             f"1-{last_plain_number(steps)}."
         )
-    writer = LessonWriter(trace, selection, options)
-    opening.write(writer)
+    writer = LessonWriter(trace, selection, options, layers)
+    _open(writer)
     for run in _runs(steps):
         _write_run(writer, run)
     return writer.blocks if wanted is None else only_steps(writer.blocks, wanted)
@@ -52,8 +59,16 @@ def header(
     """The lesson's opening alone: its title, the formula, the sentence, the sizes, where X and
     the weights come from, and its notes (hidden tokens, merged pieces, lowercasing)."""
     writer = LessonWriter(trace, selection, options or LessonOptions())
-    opening.write(writer)
+    _open(writer)
     return writer.blocks
+
+
+def _open(writer: LessonWriter) -> None:
+    """The header, and from a model's layer 2 on, what its rows are: the first thing said
+    before any row is shown."""
+    opening.write(writer)
+    if (writer.trace.provenance.embeddings.layer or 1) > 1 and not writer.trace.is_cross:
+        writer.say(MIXTURES)
 
 
 def _runs(steps: tuple[Step, ...]) -> Iterator[list[tuple[int, Step]]]:

@@ -278,3 +278,32 @@ class ExampleText:
             name = f"b_O[{example.column + 1}] + {name}"
             values.insert(0, self.term(example.bias, decimals))
         return f"{name} = {' + '.join(values)} = {result}"
+
+    def contribution_decimals(self, example: worked.ContributionExample) -> tuple[int, int]:
+        """(terms, sizes): the fewest decimals at which the printed ‖w·f‖ and row total give
+        the printed share, and then the fewest, from those, at which the printed w × ‖f‖ gives
+        that printed ‖w·f‖."""
+        share = self.exact(example.share)
+
+        def share_holds(decimals: int) -> bool:
+            norm = float(self.exact(example.norm, decimals))
+            total = float(self.exact(example.total, decimals))
+            return total != 0 and rounds_to(norm / total, share)
+
+        sizes = fewest_decimals(share_holds, self.least)
+        norm = self.exact(example.norm, sizes)
+        holds = sum_of_products_holds([example.weight], [example.transformed_norm], (), norm)
+        return fewest_decimals(holds, sizes), sizes
+
+    def contribution(self, example: worked.ContributionExample) -> tuple[str, str]:
+        """What one key adds, as two lines that hold by hand: ‖w·f(key)‖ = w × ‖f(key)‖, then
+        its share, ‖w·f(key)‖ / the row's total."""
+        terms, sizes = self.contribution_decimals(example)
+        key = self.keys[example.key]
+        norm = self.exact(example.norm, sizes)
+        product = (
+            f"‖w·f(x_{key})‖ = {self.exact(example.weight, terms)}×"
+            f"{self.exact(example.transformed_norm, terms)} = {norm}"
+        )
+        share = f"{norm} / {self.exact(example.total, sizes)} = {self.exact(example.share)}"
+        return product, share

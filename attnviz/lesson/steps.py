@@ -73,8 +73,8 @@ STEPS: tuple[Step, ...] = (
     Step(
         "focus",
         "Focus",
-        arrays=("weights", "V"),
-        examples=("weighted_sum", "weighted_sum_element"),
+        arrays=("weights", "V", "W_O"),
+        examples=("weighted_sum", "weighted_sum_element", "contribution"),
         focus=True,
     ),
 )

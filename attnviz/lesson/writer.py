@@ -46,8 +46,18 @@ class HeadView:
 class LessonWriter:
     """The lesson's blocks as they are written, and what every step needs to write them."""
 
-    def __init__(self, trace: AttentionTrace, selection: Selection, options: LessonOptions):
+    def __init__(
+        self,
+        trace: AttentionTrace,
+        selection: Selection,
+        options: LessonOptions,
+        layers: Sequence[AttentionTrace] = (),
+    ):
         self.trace = trace
+        # The model's layers up to and including ``trace`` (what rollout follows); () when the
+        # run's layers were not given or ``trace`` is not among them.
+        self.layers_up_to = layers_up_to(layers, trace)
+        self.n_layers = len(layers)
         self.selection = selection
         self.options = options
         self.blocks: list[Block] = []
@@ -217,3 +227,14 @@ class LessonWriter:
 def listed(names: Sequence[str]) -> str:
     """ "a", "a and b", "a, b and c" """
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def layers_up_to(
+    layers: Sequence[AttentionTrace], trace: AttentionTrace
+) -> tuple[AttentionTrace, ...]:
+    """``layers`` up to and including ``trace`` (found as the very object, or as its very
+    weights, as a notebook's layers hold them); () when it is not among them."""
+    for index, layer in enumerate(layers):
+        if layer is trace or layer.weights is trace.weights:
+            return tuple(layers[: index + 1])
+    return ()

@@ -49,6 +49,7 @@ STYLE = """
  color:#555}
 .attnviz td.chosen{outline:2px solid #d62728;outline-offset:-2px}
 .attnviz .bars td{text-align:left}
+.attnviz .bars td.number{text-align:right}
 .attnviz .bar{display:inline-block;height:0.8em;background:#21908d;vertical-align:middle}
 .attnviz img{max-width:100%;height:auto;display:block;margin-top:0.4em}
 .attnviz .example{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:0.85em;
@@ -84,7 +85,7 @@ def trace_html(
         )
     parts.append("</div>")
     if selection.focus is not None:
-        parts += _focus(trace, selection, decimals)
+        parts += _focus(trace, selection, decimals, layers)
     if len(layers) > 1:
         parts += _overview(trace, selection, layers, decimals)
     if image:
@@ -99,14 +100,20 @@ def _header(trace: AttentionTrace, selection: Selection, decimals: int) -> list[
     return _blocks_html(header(trace, selection, LessonOptions(decimals=decimals)))
 
 
-def _focus(trace: AttentionTrace, selection: Selection, decimals: int) -> list[str]:
+def _focus(
+    trace: AttentionTrace,
+    selection: Selection,
+    decimals: int,
+    layers: Sequence[AttentionTrace] = (),
+) -> list[str]:
     """The lesson's focus view, as the terminal says it: where the focus word looks in each
-    shown head, what the bars leave out, and its z worked out."""
+    shown head beside what each word adds, what the bars leave out, its z and one contribution
+    worked out, and (``layers``: the model's run) the rollout through the layers below."""
     focus = focus_number(table.STEPS)
     if focus is None:
         return []
     options = LessonOptions(decimals=decimals, steps=str(focus))
-    blocks = lesson(trace, selection, options)
+    blocks = lesson(trace, selection, options, layers=layers)
     return _blocks_html(blocks[next(i for i, b in enumerate(blocks) if isinstance(b, Pause)) :])
 
 
@@ -145,12 +152,32 @@ def _paragraph(block: Paragraph) -> str:
 
 
 def _bars(bars: Bars, caption: str) -> str:
-    rows = "".join(
-        f"<tr><th>{_escape(label)}</th><td><span class='bar' "
-        f"style='width:{max(1.0, 160 * weight):.0f}px'></span> {text}</td></tr>"
-        for label, weight, text in zip(bars.labels, bars.weights, bars.texts, strict=True)
-    )
-    return f"<table class='bars'><caption>{_escape(caption)}</caption>{rows}</table>"
+    """Bars as a table: a word, its bar and number; with a second bar (a contribution's share,
+    a rollout), the numbers between and the second bar, under a row naming the columns."""
+
+    def cell(weight: float, text: str) -> str:
+        return (
+            f"<td><span class='bar' style='width:{max(1.0, 160 * weight):.0f}px'></span> "
+            f"{_escape(text)}</td>"
+        )
+
+    paired = bool(bars.second)
+    head = ""
+    if paired:
+        names = (*bars.headings, "", "", "")[:3]
+        between = f"<th>{_escape(names[1])}</th>" if bars.between else ""
+        head = (
+            f"<tr><th></th><th>{_escape(names[0])}</th>{between}<th>{_escape(names[2])}</th></tr>"
+        )
+    rows = []
+    for index, label in enumerate(bars.labels):
+        row = f"<tr><th>{_escape(label)}</th>{cell(bars.weights[index], bars.texts[index])}"
+        if paired:
+            if bars.between:
+                row += f"<td class='number'>{_escape(bars.between[index])}</td>"
+            row += cell(bars.second[index], bars.second_texts[index])
+        rows.append(row + "</tr>")
+    return f"<table class='bars'><caption>{_escape(caption)}</caption>{head}{''.join(rows)}</table>"
 
 
 def _weights_table(

@@ -33,7 +33,7 @@ from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
 from attnviz.render.tables import matrix_block
 from attnviz.render.text import Block as TextBlock
-from attnviz.render.text import bar, pad_right, side_by_side, wrap
+from attnviz.render.text import bar, pad_left, pad_right, side_by_side, wrap
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -57,12 +57,14 @@ def render_explain(
     *,
     pause: Pacer | None = None,
     blocks: Sequence[Block] | None = None,
+    layers: Sequence[AttentionTrace] = (),
 ) -> None:
     """Print the whole step-by-step lesson for ``trace``, as ``selection`` shows it
-    (``blocks``: the lesson already written, as a command writes it once for every output)."""
+    (``blocks``: the lesson already written, as a command writes it once for every output;
+    ``layers``: every layer of the run, for the focus view's rollout)."""
     options = options or LessonOptions()
     if blocks is None:
-        blocks = lesson(trace, selection, options)
+        blocks = lesson(trace, selection, options, layers=layers)
     try:
         print_blocks(blocks, console, options, pause=pause)
     except _Stopped:
@@ -137,7 +139,7 @@ def _draw(
     if isinstance(block, Tables):
         return _tables(block.matrices, options.decimals, width, colours)
     if isinstance(block, Bars):
-        return [_bars(block)]
+        return [_bars(block, width)]
     raise TypeError(f"unknown lesson block {block!r}")
 
 
@@ -161,14 +163,54 @@ def _tables(
     return drawn
 
 
-def _bars(bars: Bars) -> TextBlock:
+def _bars(bars: Bars, width: int) -> TextBlock:
+    """One line per word: its label, its bar and number; with a second bar (a contribution's
+    share, a rollout), the numbers between and the second bar and number, under a line naming
+    the columns."""
     labels = [fit_label(label) for label in bars.labels]
     label_width = max(cell_len(label) for label in labels)
-    lines = []
-    for label, weight, text in zip(labels, bars.weights, bars.texts, strict=True):
+    if not bars.second:
+        lines = []
+        for label, weight, text in zip(labels, bars.weights, bars.texts, strict=True):
+            line = Text(pad_right(label, label_width) + " ")
+            line.append_text(bar(weight))
+            line.append(" " + text)
+            lines.append(line)
+        return TextBlock(lines=lines, width=max(line.cell_len for line in lines))
+    return _paired_bars(bars, labels, label_width, width)
+
+
+#: The gap between the columns of paired bars, and the longest and shortest bar they draw.
+PAIRED_GAP = 2
+PAIRED_BAR_WIDTH = (4, 16)
+
+
+def _paired_bars(bars: Bars, labels: list[str], label_width: int, width: int) -> TextBlock:
+    """Two bars per word with numbers, the columns named above, fitted to ``width`` cells."""
+    headings = (*bars.headings, "", "", "")[:3]
+    first_text = max(cell_len(text) for text in bars.texts)
+    second_text = max(cell_len(text) for text in bars.second_texts)
+    between = max([cell_len(text) for text in bars.between] + [cell_len(headings[1])])
+    fixed = label_width + 1 + (1 + first_text) + (1 + second_text)
+    fixed += 2 * PAIRED_GAP + between if bars.between else PAIRED_GAP
+    least, most = PAIRED_BAR_WIDTH
+    bar_width = max(least, min(most, (width - fixed) // 2))
+    first = max(bar_width + 1 + first_text, cell_len(headings[0]))
+    gap = " " * PAIRED_GAP
+    top = pad_right("", label_width + 1) + pad_right(headings[0], first) + gap
+    if bars.between:
+        top += pad_left(headings[1], between) + gap
+    lines = [Text.assemble(((top + headings[2]).rstrip(), "dim"))]  # a span: blocks keep it
+    betweens = bars.between or ("",) * len(labels)
+    for index, label in enumerate(labels):
         line = Text(pad_right(label, label_width) + " ")
-        line.append_text(bar(weight))
-        line.append(" " + text)
+        line.append_text(bar(bars.weights[index], bar_width))
+        line.append(pad_right(" " + pad_left(bars.texts[index], first_text), first - bar_width))
+        line.append(gap)
+        if bars.between:
+            line.append(pad_left(betweens[index], between) + gap)
+        line.append_text(bar(bars.second[index], bar_width))
+        line.append(" " + pad_left(bars.second_texts[index], second_text))
         lines.append(line)
     return TextBlock(lines=lines, width=max(line.cell_len for line in lines))
 

@@ -219,14 +219,14 @@ EXPECTED: dict[str, Expected] = {
             MINILM_SIZES,
             MINILM_LAST,
             "Head 12 of 12",
-            "animal  ███████████████▌         0.65",
+            "animal  ██████████▍      0.65   4.06  ██████████████   0.87",
         )
     ),  # fmt: skip
     f"attnviz explain --model minilm {DOG_ARG} --layer 4 --head 2 --hide-special": Expected(
         (
             "Sentence: A dog ate the food because it was hungry  (11 word pieces, 9 shown)",
             "Weights: all-MiniLM-L6-v2 (pretrained), layer 4 of 6",
-            "dog     ████████████▊            0.53",
+            "dog     ████████▌        0.53   2.07  ███████████      0.69",
         )
     ),  # fmt: skip
     f"attnviz heatmap --model minilm {IT_ARG} --layer 6 --head 12 -o it_l6h12.png": Expected(

@@ -111,7 +111,8 @@ def test_explain_with_the_model_shows_the_head_and_the_biases() -> None:
     assert "weights are random" not in out
     focus = out[out.index("Focus: where does 'it' look?") :]
     head_12 = focus.split("Head 12")[1].splitlines()
-    assert head_12[1].startswith("animal")
+    assert head_12[1].split() == ["weight", "‖w·f‖", "share"]
+    assert head_12[2].startswith("animal")
 
 
 def test_hide_special_leaves_cls_and_sep_out_and_says_so() -> None:
