@@ -9,13 +9,16 @@ from __future__ import annotations
 def attention_caveat(word: str) -> str:
     """The caution beside a trained model's row for ``word`` (printed as given, already
     made printable by the caller): a weight says where the vector reads from, not why, and
-    weight and effect need not coincide (Jain & Wallace 2019; Wiegreffe & Pinter 2019)."""
+    weight and effect need not coincide (Jain & Wallace 2019; Wiegreffe & Pinter 2019). True of
+    attnviz's pointer-readout toy model too, whose last layer's row is its answer by design."""
     return (
         f"A caution: a high weight shows where the vector of {word} reads information from in "
-        f"one head, not why, and not that the model has resolved what {word} refers to; the "
-        "other heads and layers mix that information further, and a head with large weights "
-        'can change the output little when it is removed (Jain & Wallace 2019, "Attention is '
-        'not Explanation"; Wiegreffe & Pinter 2019, "Attention is not not Explanation").'
+        f"one head, not why. Unless the model was built to answer with that very row (as a "
+        f"pointer readout is), it does not show that the model has resolved what {word} refers "
+        "to: the other heads and layers mix that information further, and a head with large "
+        "weights can change the output little when it is removed (Jain & Wallace 2019, "
+        '"Attention is not Explanation"; Wiegreffe & Pinter 2019, "Attention is not not '
+        'Explanation").'
     )
 
 

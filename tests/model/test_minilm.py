@@ -474,7 +474,7 @@ def test_demo_counts_where_it_looks_and_its_heads_for_animal(tmp_path: Path) -> 
     ranked = runner.invoke(app, ["heads", IT_SENTENCE, "--model", "minilm"])
     animal_row = next(line for line in ranked.stdout.splitlines() if line.startswith("animal "))
     assert animal_row.split()[1:5] == ["L4", "H2", f"{w:.2f}", f"+{spec:.2f}"]
-    assert "not that the model has resolved what 'it' refers to" in text
+    assert "it does not show that the model has resolved what 'it' refers to" in text
     assert "Attention is not Explanation" in text
     assert "Layer 4, head 2, step by step:" in text
     assert "Weights: all-MiniLM-L6-v2 (pretrained), layer 4 of 6" in text
