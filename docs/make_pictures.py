@@ -84,6 +84,31 @@ def make_trained_pictures() -> None:
     print(f"wrote {DOCS / 'train_coref.gif'}")
 
 
+def make_honest_pictures() -> None:
+    """"Reading attention honestly": the seeds' two sentences compared with coref (and, with the
+    model extra, MiniLM), and MiniLM's layer 6, head 12 drawn as contribution shares."""
+    from attnviz.comparing import compared
+    from attnviz.render.compare_figure import save_comparison_figure
+    from attnviz.render.options import Measure
+
+    pair = compared(TIRED, WIDE, TraceOptions(model="coref"), ViewOptions())
+    save_comparison_figure(pair.comparison, DOCS / "compare_coref.png", top=2)
+    print(f"wrote {DOCS / 'compare_coref.png'}")
+    try:
+        layers = trace_layers(TIRED, TraceOptions(model="minilm")).layers
+    except attnviz.AttnvizError as error:
+        print(f"skipped the MiniLM pictures: {error}")
+        return
+    pair = compared(TIRED, WIDE, TraceOptions(model="minilm"), ViewOptions())
+    save_comparison_figure(pair.comparison, DOCS / "compare_minilm.png", top=5)
+    print(f"wrote {DOCS / 'compare_minilm.png'}")
+    layer = layers[5]
+    selection = select(layer, ViewOptions(head=12, focus="it"))
+    path = DOCS / "contribution_minilm_it.png"
+    save_heatmap(layer, selection, path, measure=Measure.contribution, layers=layers)
+    print(f"wrote {path}")
+
+
 def make_scaling_picture(path: Path) -> None:
     from attnviz.analysis.scaling import scaling_experiment
     from attnviz.render.plots import save_scaling_plot
@@ -127,6 +152,7 @@ def make_slide_pictures() -> None:
 
 def main() -> None:
     make_trained_pictures()
+    make_honest_pictures()
     make_scaling_picture(DOCS / "scaling.png")
     make_lines_picture(DOCS / "lines_it.png")
     make_mask_and_cross_pictures()
