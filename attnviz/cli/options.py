@@ -164,8 +164,8 @@ DECLARATIONS: dict[str, Any] = {
         bool,
         typer.Option(
             "--words",
-            help="With --model: merge continuation pieces into their words (mean over rows, "
-            "sum over columns); punctuation stays apart.",
+            help="With --model: merge the pieces of each word of the sentence, as spaces "
+            "separate them (didn't, tired.), into one row (mean over rows, sum over columns).",
         ),
     ],
     # How the lesson is told: LessonOptions.
