@@ -19,6 +19,7 @@ from attnviz.cli.options import (
     Export,
     Html,
     Leave,
+    Reword,
     Sentence,
     Slides,
     Step,
@@ -259,7 +260,14 @@ def cross(
         ),
     ],
     trace_options: Annotated[TraceOptions, Leave("model", "dtype", "pad_to", "causal")],
-    view: Annotated[ViewOptions, Leave("hide_special", "words")],
+    view: Annotated[
+        ViewOptions,
+        Leave("hide_special", "words"),
+        Reword(
+            layer="With a model's export as --weights/--embeddings: the layer to read from it, "
+            "from 1 (cross runs no model itself: it takes no --model)."
+        ),
+    ],
     lesson: LessonOptions,
     export: Export = None,
     output: image_option("Also save the heatmap: .png, .svg or .pdf.") = None,  # type: ignore[valid-type]
