@@ -184,9 +184,12 @@ class ExampleText:
             f"{result}"
         )
 
-    def softmax_decimals(self, example: worked.SoftmaxExample, limit: int = 12) -> int:
+    def softmax_decimals(
+        self, example: worked.SoftmaxExample, limit: int = 12, *, shift: bool = False
+    ) -> int:
         """The fewest decimals at which exp of each printed number, the printed sum (when every
-        term is written out) and the printed division of ``softmax`` all hold."""
+        term is written out) and the printed division of ``softmax`` all hold; with ``shift``,
+        the printed subtraction of ``shift`` (s_ij − m_i from the scaled table's numbers) too."""
         j = example.key
         written_out = len(example.shifted) <= limit
         result = self.exact(example.result)
@@ -204,17 +207,31 @@ class ExampleText:
                     not written_out
                     or rounds_to(sum(float(np.exp(shown(s))) for s in example.shifted), total)
                 )
+                and (not shift or self._subtraction_holds(example, decimals))
             )
 
         return fewest_decimals(holds, self.least)
 
-    def softmax(self, example: worked.SoftmaxExample, limit: int = 12) -> str:
+    def _subtraction_holds(self, example: worked.SoftmaxExample, decimals: int) -> bool:
+        """Whether s_ij − m_i, both printed at ``decimals``, is the printed shifted score."""
+        if example.scaled is None:
+            return True
+        j = example.key
+        difference = float(self.exact(example.scaled[j], decimals)) - float(
+            self.exact(example.maximum, decimals)
+        )
+        return self.exact(difference, decimals) == self.exact(example.shifted[j], decimals)
+
+    def softmax(
+        self, example: worked.SoftmaxExample, limit: int = 12, *, shift: bool = False
+    ) -> str:
         """One weight as exp(shifted) / Σ exp(shifted), from the same pieces softmax() uses, at
         the decimals at which exp of each printed number, the printed sum (when every term is
-        written out) and the printed division all hold."""
+        written out) and the printed division all hold (with ``shift``, and ``shift``'s
+        subtraction)."""
         j = example.key
         result = self.exact(example.result)
-        decimals = self.softmax_decimals(example, limit)
+        decimals = self.softmax_decimals(example, limit, shift=shift)
         exps = [f"exp({self.exact(s, decimals)})" for s in example.shifted]
         if len(exps) > limit:
             exps = [*exps[:3], ELLIPSIS, exps[-1]]
@@ -222,6 +239,69 @@ class ExampleText:
             f"exp({self.exact(example.shifted[j], decimals)}) / ({' + '.join(exps)}) = "
             f"{self.exact(example.exponentials[j], decimals)} / "
             f"{self.exact(example.total, decimals)} = {result}"
+        )
+
+    def shift(self, example: worked.SoftmaxExample, limit: int = 12) -> str:
+        """s_ij − m_i = shifted, from the scaled table's numbers, at the decimals ``softmax``
+        (with ``shift``) prints the shifted scores with."""
+        assert example.scaled is not None
+        decimals = self.softmax_decimals(example, limit, shift=True)
+        j = example.key
+        return (
+            f"{self.exact(example.scaled[j], decimals)} − "
+            f"{self.exact(example.maximum, decimals)} = {self.exact(example.shifted[j], decimals)}"
+        )
+
+    def unshifted_decimals(
+        self, example: worked.SoftmaxExample, limit: int = 12
+    ) -> tuple[int, int] | None:
+        """The decimals of the scaled scores and of the exponentials at which exp(s_ij) /
+        Σ_k exp(s_ik) holds by hand from the scaled table's own numbers (at most one decimal
+        more than the table's): exp of the printed score gives the printed numerator, the
+        printed exponentials add up to the printed sum (when every term is written out), and
+        the printed division gives the weight. None when no such decimals exist (scores so
+        large that their exponentials need more digits than the table has)."""
+        exponentials = example.unshifted_exponentials
+        if example.scaled is None or exponentials is None:
+            return None
+        # From a million up numbers print in scientific notation, and the table's two decimals
+        # could not give such exponentials by hand anyway.
+        if not 0 < example.unshifted_total < 1e6:
+            return None
+        j = example.key
+        written_out = len(example.scaled) <= limit
+        result = self.exact(example.result)
+        for score_decimals in (self.least, self.least + 1):
+            shown = [read_back(self.exact(s, score_decimals)) for s in example.scaled]
+            for exp_decimals in (*range(self.least, -1, -1), *range(self.least + 1, 5)):
+                numerator = self.exact(exponentials[j], exp_decimals)
+                total = self.exact(example.unshifted_total, exp_decimals)
+                if float(total) == 0:
+                    continue
+                if (
+                    rounds_to(float(np.exp(shown[j])), numerator)
+                    and rounds_to(float(numerator) / float(total), result)
+                    and (not written_out or rounds_to(sum(float(np.exp(s)) for s in shown), total))
+                ):
+                    return score_decimals, exp_decimals
+        return None
+
+    def softmax_unshifted(self, example: worked.SoftmaxExample, limit: int = 12) -> str | None:
+        """One weight as exp(s_ij) / Σ_k exp(s_ik) with the scaled scores as the table shows
+        them; None where it cannot hold by hand at the table's digits (unshifted_decimals)."""
+        found = self.unshifted_decimals(example, limit)
+        if found is None:
+            return None
+        assert example.scaled is not None and example.unshifted_exponentials is not None
+        score_decimals, exp_decimals = found
+        j = example.key
+        exps = [f"exp({self.exact(s, score_decimals)})" for s in example.scaled]
+        if len(exps) > limit:
+            exps = [*exps[:3], ELLIPSIS, exps[-1]]
+        return (
+            f"exp({self.exact(example.scaled[j], score_decimals)}) / ({' + '.join(exps)}) = "
+            f"{self.exact(example.unshifted_exponentials[j], exp_decimals)} / "
+            f"{self.exact(example.unshifted_total, exp_decimals)} = {self.exact(example.result)}"
         )
 
     def weighted_sum(self, example: worked.WeightedSumExample, limit: int = 6) -> str:

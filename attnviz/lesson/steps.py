@@ -54,7 +54,7 @@ STEPS: tuple[Step, ...] = (
         "Softmax: attention weights",
         per_head=True,
         arrays=("weights",),
-        examples=("softmax",),
+        examples=("softmax_unshifted", "softmax"),
     ),
     Step(
         "z",
