@@ -27,6 +27,7 @@ from attnviz.cli.options import (
     image_option,
     typed_text,
 )
+from attnviz.divisors import divisor_rows
 from attnviz.errors import AttnvizError
 from attnviz.explanation import Explanation
 from attnviz.files import staged_writes
@@ -340,7 +341,9 @@ def scaling(
 ) -> None:
     """The experiment behind ÷√d_k: softmax of q·k with and without the scaling.
 
-    Variance of q·k, largest weight, entropy and gradient size for each d_k.
+    Variance of q·k, largest weight, entropy and gradient size for each d_k; then why the
+    divisor is √d_k and not the square root of the number of words: what ÷√n would do to the
+    same query and keys as words are added.
 
     Example: attnviz scaling --dk 4,16,64,256,1024 -o scaling.png
     """
@@ -351,7 +354,8 @@ def scaling(
     for message in notes:
         note(message)
     rows = api.scaling_rows(d_ks, keys=keys, queries=queries, seed=seed)
-    render_scaling(rows, new_console(), n_keys=keys)
+    divisor = divisor_rows(queries=queries, seed=seed)
+    render_scaling(rows, new_console(), n_keys=keys, divisor=divisor)
     if output is not None:
         from attnviz.render.plots import save_scaling_plot
 
