@@ -146,10 +146,11 @@ def special_tokens_sentence(lesson: LessonWriter, head: int) -> str:
         for name in family.special_names
         for columns in [[p for p in special if trace.tokens[p] == name]]
     }
-    given = " and ".join(f"{name} {lesson.number(share)}" for name, share in shares.items())
+    given = ", ".join(f"{name} {lesson.number(share)}" for name, share in shares.items())
     return (
         f"{family.special_tokens} In this head the rows shown for the sentence's words give "
-        f"{given} of their weight on average{parked(shares)}."
+        f"them {lesson.number(sum(shares.values()))} of their weight on average ({given})"
+        f"{parked(shares)}."
     )
 
 

@@ -51,14 +51,14 @@ STEPS: tuple[Step, ...] = (
     Step("scaled", "Scale by √d_k", per_head=True, arrays=("scaled",), examples=("scaling",)),
     Step(
         "weights",
-        "Softmax: attention weights",
+        "Softmax: each row of scores normalised into attention weights",
         per_head=True,
         arrays=("weights",),
         examples=("softmax_unshifted", "softmax"),
     ),
     Step(
         "z",
-        "Z = weights·V",
+        "The head's output Z = weights·V",
         per_head=True,
         arrays=("Z",),
         examples=("weighted_sum", "weighted_sum_element"),

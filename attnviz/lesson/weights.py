@@ -46,6 +46,7 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     if unshifted is not None:
         lesson.worked_line("softmax_unshifted", unshifted)
     shifted = _shifted_example(lesson, head)
+    subtraction, line = lesson.text.shifted_softmax(shifted)
     lesson.say(
         "attnviz subtracts the row's largest score m_i from every score first, "
         "w_ij = exp(s_ij − m_i) / Σ_k exp(s_ik − m_i): the factor exp(−m_i) cancels, so no "
@@ -53,10 +54,10 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
         Span(repr(lesson.all_queries[shifted.query]), slot="query!r"),
         ", column ",
         Span(repr(lesson.all_keys[shifted.key]), slot="key!r"),
-        Span(f", s_ij − m_i = {lesson.text.shift(shifted)}", slot="tables"),
+        Span(f", s_ij − m_i = {subtraction}", slot="tables"),
         ":",
     )
-    lesson.worked_line("softmax", lesson.text.softmax(shifted, shift=True))
+    lesson.worked_line("softmax", line)
     lesson.rounding_note()
     if head.index == selection.heads[0]:
         special = special_tokens_sentence(lesson, head.index)

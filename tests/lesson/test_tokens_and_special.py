@@ -97,7 +97,9 @@ def explain(*args: str) -> str:
     return result.stdout
 
 
-SHARES = re.compile(r"give \[CLS\] (\S+) and \[SEP\] (\S+) of their weight on average(: [^.]*)?\.")
+SHARES = re.compile(
+    r"give them (\S+) of their weight on average \(\[CLS\] (\S+), \[SEP\] (\S+)\)(: [^.]*)?\."
+)
 
 
 @needs_model
@@ -113,9 +115,10 @@ def test_minilm_names_where_the_parked_attention_goes(
     words = list(range(1, weights.shape[-1] - 1))  # every piece but [CLS] and [SEP]
     found = SHARES.findall(output)
     assert len(found) == 1
-    for cls, sep, parked in found:
+    for both, cls, sep, parked in found:
         row = weights[int(head) - 1]
         shares = {"[CLS]": row[words, 0].mean(), "[SEP]": row[words, -1].mean()}
+        assert float(both) == pytest.approx(sum(shares.values()), abs=0.005)
         assert float(cls) == pytest.approx(shares["[CLS]"], abs=0.005)
         assert float(sep) == pytest.approx(shares["[SEP]"], abs=0.005)
         if parked:
