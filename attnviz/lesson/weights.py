@@ -15,7 +15,7 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     masked = trace.mask is not None and not trace.mask.all()
     unshifted = lesson.text.softmax_unshifted(softmax)
     lesson.say(
-        "Each row of scaled scores s becomes non-negative weights that sum to 1: "
+        "Each row of scaled scores s becomes weights ≥ 0 that sum to 1: "
         "w_ij = exp(s_ij) / Σ_k exp(s_ik)"
         + (", and a masked pair's weight is exactly 0. " if masked else ". "),
         # About the table below: a surface that draws no table leaves it out.
@@ -34,8 +34,8 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
             [
                 Span(
                     f"Row {lesson.all_queries[softmax.query]!r}, column "
-                    f"{lesson.all_keys[softmax.key]!r}, the row's largest weight, "
-                    "from the scaled table's own numbers:",
+                    f"{lesson.all_keys[softmax.key]!r} (its largest weight), from the scaled "
+                    "table:",
                     slot="tables",
                 )
             ]
@@ -48,13 +48,12 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     shifted = _shifted_example(lesson, head)
     subtraction, line = lesson.text.shifted_softmax(shifted)
     lesson.say(
-        "attnviz subtracts the row's largest score m_i from every score first, "
-        "w_ij = exp(s_ij − m_i) / Σ_k exp(s_ik − m_i): the factor exp(−m_i) cancels, so no "
-        "weight changes, and no exp() can overflow. Row ",
+        "attnviz first subtracts the row's largest score m_i, which changes no weight "
+        "(exp(−m_i) cancels) and keeps exp() from overflowing. Row ",
         Span(repr(lesson.all_queries[shifted.query]), slot="query!r"),
         ", column ",
         Span(repr(lesson.all_keys[shifted.key]), slot="key!r"),
-        Span(f", s_ij − m_i = {subtraction}", slot="tables"),
+        Span(f", {subtraction}", slot="tables"),
         ":",
     )
     lesson.worked_line("softmax", line)

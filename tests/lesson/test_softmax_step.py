@@ -20,8 +20,8 @@ from support import needs_model
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"
 TINY_GPT2 = str(Path(__file__).resolve().parent.parent / "model" / "tiny_gpt2")
-SHIFT = re.compile(r"Row 'it', column (\S+), s_ij − m_i = (\S+) − (\S+) = (\S+):")
-UNSHIFTED = re.compile(r"Row 'it', column (\S+), the row's largest weight, from the scaled")
+SHIFT = re.compile(r"Row 'it', column (\S+), (\S+) − (\S+) = (\S+):")
+UNSHIFTED = re.compile(r"Row 'it', column (\S+) \(its largest weight\), from the scaled table:")
 
 
 def explained(tmp_path: Path, *args: str) -> tuple[str, dict[str, np.ndarray]]:
@@ -119,7 +119,7 @@ def test_the_default_lesson_shows_both_forms_with_the_tables_numbers(tmp_path: P
     output, _ = explained(tmp_path, "--head", "1")
     text = step_five(output)[0]
     assert "exp(3.50) / (exp(1.13) + exp(-0.43)" in text  # row 'it' of scaled₁ as printed
-    assert "column 'because', s_ij − m_i = 1.86 − 3.50 = -1.64:" in text
+    assert "column 'because', 1.86 − 3.50 = -1.64:" in text
     assert "  exp(-1.64) / (" in text and "= 0.19 / 1.63 = 0.12" in text
 
 
