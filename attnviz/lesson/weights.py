@@ -15,7 +15,7 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     masked = trace.mask is not None and not trace.mask.all()
     unshifted = lesson.text.softmax_unshifted(softmax)
     lesson.say(
-        "Each row of scaled scores s becomes weights ≥ 0 that sum to 1: "
+        "Each row of scaled scores s becomes non-negative weights that sum to 1: "
         "w_ij = exp(s_ij) / Σ_k exp(s_ik)"
         + (", and a masked pair's weight is exactly 0. " if masked else ". "),
         # About the table below: a surface that draws no table leaves it out.

@@ -8,7 +8,7 @@ from attnviz.lesson.writer import HeadView, LessonWriter
 
 def title(lesson: LessonWriter, head: HeadView | None) -> str:
     assert head is not None
-    return f"The head's output Z{head.h} = weights{head.h}·V{head.h}"
+    return f"Z{head.h} = weights{head.h}·V{head.h}, the head's output"
 
 
 def write(lesson: LessonWriter, head: HeadView | None) -> None:

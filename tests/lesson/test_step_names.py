@@ -23,8 +23,8 @@ IT = "The animal didn't cross the street because it was too tired"
 
 def test_step_titles_name_the_weights_and_the_heads_output() -> None:
     titles = {step.key: step.title for step in STEPS}
-    assert titles["weights"] == "Softmax: each row of scores normalised into attention weights"
-    assert titles["z"] == "The head's output Z = weights·V"
+    assert titles["weights"] == "Softmax: attention weights, each row of scores normalised"
+    assert titles["z"] == "Z = weights·V, the head's output"
 
 
 def test_the_lesson_says_once_that_z_is_not_the_attention_matrix(tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_the_lesson_says_once_that_z_is_not_the_attention_matrix(tmp_path: Path)
         n, d_v = data["Z"].shape[1:]
         assert data["weights"].shape[1:] == (n, n)
     assert "Z₁ is the head's output, [n, d_v]" in line and "weights₁, [n, n]" in line
-    assert "Step 6 · The head's output Z₁ = weights₁·V₁" in result.stdout
+    assert "Step 6 · Z₁ = weights₁·V₁, the head's output" in result.stdout
     assert f"Z₁ has shape [n, d_v] = [{n}, {d_v}]" in " ".join(result.stdout.split())
 
 

@@ -77,9 +77,7 @@ def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.Monk
         assert f"what the value vectors of head {head} add to the output of 'it'." in text
     assert "  a made-up line of arithmetic" in text
     assert "Step 8 · Concatenate the heads and project with W_O" in text
-    assert text.index("Step 6 · The head's output Z₁") < text.index(
-        "Step 7 · What each word adds in head 1"
-    )
+    assert text.index("Step 6 · Z₁") < text.index("Step 7 · What each word adds in head 1")
     assert text.index("Step 7 · What each word adds in head 1") < text.index("Head 2 of 2")
 
     data = page_data((trace,), trace, selection)
