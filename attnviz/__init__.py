@@ -26,6 +26,7 @@ from attnviz.attention import (
 from attnviz.comparing import compare
 from attnviz.config import AttentionConfig
 from attnviz.core import trace_attention
+from attnviz.divisors import divisor_rows
 from attnviz.embeddings import Embeddings, load_embeddings, random_embeddings
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.explanation import Explanation
@@ -61,6 +62,7 @@ __all__ = [
     "compare",
     "concat_heads",
     "cross",
+    "divisor_rows",
     "explain",
     "export_layers",
     "export_trace",

@@ -19,6 +19,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, option, spelled
+from attnviz.provenance import Provenance
 from attnviz.tokens import Focus, default_focus, find_focus, printable
 from attnviz.trace import AttentionTrace
 
@@ -207,11 +208,10 @@ def select(trace: AttentionTrace, options: ViewOptions | None = None) -> Selecti
     heads = choose_heads(trace, options.head)
     hidden = tuple(sorted(provenance.special)) if options.hide_special else ()
     if options.words:
-        row_groups = _visible(provenance.word_groups, hidden)
+        word_groups, words = sentence_words(provenance)
+        row_groups = _visible(word_groups, hidden)
         row_words = tuple(
-            word
-            for word, group in zip(provenance.words, provenance.word_groups, strict=True)
-            if group in row_groups
+            word for word, group in zip(words, word_groups, strict=True) if group in row_groups
         )
     else:
         row_groups = _visible(tuple((i,) for i in range(trace.n_tokens)), hidden)
@@ -235,6 +235,37 @@ def select(trace: AttentionTrace, options: ViewOptions | None = None) -> Selecti
         merged=options.words,
         notes=notes,
     )
+
+
+def sentence_words(provenance: Provenance) -> tuple[Groups, tuple[str, ...]]:
+    """The pieces grouped into the sentence's words, as --words shows them: the tokenizer's
+    words (provenance.word_groups) that touch in the sentence, with no space between them, are
+    one word. BERT's tokenizer cuts "didn't" into the words "didn", "'" and "t", GPT-2's into
+    "didn" and "'t"; a reader counts one word, and so does --words. A special token stays a
+    group of its own; a tokenizer word not found in the sentence as written keeps its group."""
+    special = set(provenance.special)
+    groups: list[tuple[int, ...]] = []
+    words: list[str] = []
+    spans: list[tuple[int, int] | None] = []  # where each merged word stands in the sentence
+    cursor = 0
+    for group, word in zip(provenance.word_groups, provenance.words, strict=True):
+        start = (
+            -1 if special.issuperset(group) or not word else provenance.sentence.find(word, cursor)
+        )
+        span = None if start < 0 else (start, start + len(word))
+        previous = spans[-1] if spans else None
+        if span is not None and previous is not None and previous[1] == span[0]:
+            groups[-1] += group
+            words[-1] += word
+            spans[-1] = (previous[0], span[1])
+            cursor = span[1]
+            continue
+        groups.append(group)
+        words.append(word)
+        spans.append(span)
+        if span is not None:
+            cursor = span[1]
+    return tuple(groups), tuple(words)
 
 
 def _visible(groups: Groups, hidden: Sequence[int]) -> Groups:

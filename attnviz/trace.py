@@ -96,8 +96,8 @@ class AttentionTrace:
     V: FloatArray  # [h, n, d_k] V_i = X·W_V[i]
     scores: FloatArray  # [h, n, n] Q_i·K_iᵀ, before scaling
     scaled: FloatArray  # [h, n, n] scores / √d_k
-    weights: FloatArray  # [h, n, n] softmax of each row of scaled; rows sum to 1
-    Z: FloatArray  # [h, n, d_k] weights·V_i
+    weights: FloatArray  # [h, n, n] the attention matrix: softmax of each row of scaled
+    Z: FloatArray  # [h, n, d_k] each head's output (not the attention matrix): weights·V_i
     concat: FloatArray  # [n, h·d_k] [Z_1 | … | Z_h]
     output: FloatArray  # [n, d_model] concat·W_O
     config: AttentionConfig

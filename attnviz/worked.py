@@ -5,8 +5,9 @@ computes nothing itself.
     Step 2  Q[h][i, c] = Σ_m X[i, m]·W_Q[h][m, c] (+ b_Q[h][c])
     Step 3  scores[h][i, j] = q_i · k_j = Σ_c q_i[c]·k_j[c]
     Step 4  scaled[h][i, j] = scores[h][i, j] / √d_k
-    Step 5  w_ij = exp(s_ij − m_i) / Σ_j' exp(s_ij' − m_i), m_i the row's largest allowed score;
-            a masked key's score is −∞, and exp(−∞) = 0
+    Step 5  w_ij = exp(s_ij) / Σ_k exp(s_ik) = exp(s_ij − m_i) / Σ_k exp(s_ik − m_i), m_i the
+            row's largest allowed score (exp(−m_i) cancels); a masked key's score is −∞, and
+            exp(−∞) = 0
     Step 6  z_i = Σ_j w_ij·v_j
     Step 7  output[i, c] = Σ_m Concat[i, m]·W_O[m, c] (+ b_O[c])
                          = Σ_h Z_h[i]·W_O^(h)[:, c] (+ b_O[c]),  W_O^(h) = head h's rows of W_O
@@ -65,7 +66,9 @@ class ScalingExample(NamedTuple):
 
 
 class SoftmaxExample(NamedTuple):
-    """Step 5: one weight as exp(shifted score) over the sum of its row's exponentials."""
+    """Step 5: one weight as exp(shifted score) over the sum of its row's exponentials, and as
+    exp(scaled score) over the sum of the row's unshifted exponentials (the same weight: the
+    factor exp(−m_i) cancels)."""
 
     head: int
     query: int
@@ -75,6 +78,13 @@ class SoftmaxExample(NamedTuple):
     masked: np.ndarray  # [n_keys] bool, True where the pair was masked
     total: float  # Σ exponentials
     result: float  # the trace's weights[head, query, key]
+    # The unshifted pieces, from the scaled table's own numbers: the row of scaled scores (−∞
+    # where masked), its largest allowed score m_i, exp(scaled) (inf where it overflows) and
+    # their sum.
+    scaled: FloatArray | None = None  # [n_keys]
+    maximum: float = 0.0
+    unshifted_exponentials: FloatArray | None = None  # [n_keys]
+    unshifted_total: float = 0.0
 
 
 class WeightedSumExample(NamedTuple):
@@ -153,6 +163,8 @@ def softmax_example(trace: AttentionTrace, head: int, query: int, key: int) -> S
     )
     row = np.where(masked, -np.inf, trace.scaled[head, query])
     shifted, exponentials, total = softmax_parts(row)
+    with np.errstate(over="ignore"):  # exp(800) is inf: such a row is shown shifted only
+        unshifted = np.exp(row.astype(np.float64))
     return SoftmaxExample(
         head=head,
         query=query,
@@ -162,6 +174,10 @@ def softmax_example(trace: AttentionTrace, head: int, query: int, key: int) -> S
         masked=masked,
         total=float(total[0]),
         result=float(trace.weights[head, query, key]),
+        scaled=row,
+        maximum=float(row.max()),
+        unshifted_exponentials=unshifted,
+        unshifted_total=float(unshifted.sum()),
     )
 
 
@@ -229,6 +245,21 @@ def example_key(trace: AttentionTrace, selection: Selection, head: int, query: i
     shown = np.asarray(selection.shown_columns)
     weights = np.asarray(trace.weights[head, query])[shown]
     return int(shown[int(np.argmax(weights))])
+
+
+def runner_up_key(trace: AttentionTrace, selection: Selection, head: int, query: int) -> int | None:
+    """The shown, allowed key with the largest weight below the row's largest (the earliest of
+    equals): a softmax example whose shifted score s_ij − m_i is not 0. None when every such
+    key has the row's largest weight (one key allowed, or a flat row)."""
+    shown = np.asarray(selection.shown_columns)
+    if trace.mask is not None:
+        shown = shown[~trace.masked[query][shown]]
+    scaled = np.asarray(trace.scaled[head, query])[shown]
+    below = scaled < scaled.max()
+    if not below.any():
+        return None
+    candidates = shown[below]
+    return int(candidates[int(np.argmax(scaled[below]))])
 
 
 def head_examples(trace: AttentionTrace, selection: Selection, head: int) -> HeadExamples:

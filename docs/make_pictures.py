@@ -85,7 +85,7 @@ def make_trained_pictures() -> None:
 
 
 def make_honest_pictures() -> None:
-    """"Reading attention honestly": the seeds' two sentences compared with coref (and, with the
+    """ "Reading attention honestly": the seeds' two sentences compared with coref (and, with the
     model extra, MiniLM), and MiniLM's layer 6, head 12 drawn as contribution shares."""
     from attnviz.comparing import compared
     from attnviz.render.compare_figure import save_comparison_figure

@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("lesson*",),
     ("render*",),
-    ("api", "explanation", "training", "comparing", "paging", "ablating"),
+    ("api", "explanation", "training", "comparing", "paging", "ablating", "divisors"),
     ("cli*", "", "__main__"),  # "": the package's own __init__, the public API
 )
 

@@ -98,9 +98,10 @@ def test_scaling_command_table_and_plot(tmp_path: Path) -> None:
     result = runner.invoke(app, ["scaling", "--dk", "4,64", "--queries", "100", "-o", str(plot)])
     assert result.exit_code == 0, result.stderr
     assert "softmax temperature" in result.stdout and "T = √d_k" in result.stdout
+    first_table = result.stdout.split("√d_k, not √(number of words)")[0]  # sizes by d_k
     rows = [
         line.split()
-        for line in result.stdout.splitlines()
+        for line in first_table.splitlines()
         if line.strip().split(" ")[0] in {"4", "64"}
     ]
     assert [row[0] for row in rows] == ["4", "64"]
@@ -136,3 +137,53 @@ def test_too_many_random_numbers_is_one_line_not_a_memory_error() -> None:
     result = runner.invoke(app, ["scaling", "--dk", "4096", "--keys", "4096"])
     assert result.exit_code == ExitStatus.BAD_INPUT
     assert "random numbers; keep it under" in result.stderr
+
+
+# -- √d_k, not √n ---------------------------------------------------------------------------------
+
+
+def test_dividing_by_root_d_k_keeps_a_pairs_scores_whatever_the_length() -> None:
+    from attnviz.analysis.scaling import divisor_experiment
+
+    rows = divisor_experiment((2, 8, 64, 256), d_k=64, n_queries=200, seed=3)
+    # Recomputed here from the same draws: query 1, keys 1 and 2.
+    rng = np.random.default_rng((3, 2))
+    q = rng.standard_normal((200, 1, 64))
+    k = rng.standard_normal((200, 256, 64))
+    pair = np.array([q[0, 0] @ k[0, 0], q[0, 0] @ k[0, 1]])
+    for row in rows:
+        np.testing.assert_allclose(row.pair_by_d_k, pair / 8.0, rtol=1e-12)
+        np.testing.assert_allclose(row.pair_by_n, pair / np.sqrt(row.n_keys), rtol=1e-12)
+        assert row.ratio_by_d_k == pytest.approx(np.exp((pair[0] - pair[1]) / 8.0))
+        assert row.ratio_by_d_k == pytest.approx(row.weights_by_d_k[0] / row.weights_by_d_k[1])
+    assert len({row.ratio_by_d_k for row in rows}) == 1  # ÷√d_k: the same at every length
+    ratios = [abs(np.log(row.ratio_by_n)) for row in rows]
+    assert ratios == sorted(ratios, reverse=True)  # ÷√n: towards 1 as words are added
+    flat = [row.flatness_by_n for row in rows]
+    assert flat == sorted(flat) and flat[-1] > 0.95  # long sentences flatten
+    assert rows[2].flatness_by_n == pytest.approx(rows[2].flatness_by_d_k)  # n = d_k
+
+
+@pytest.mark.slow
+def test_the_scaling_command_says_root_d_k_not_root_n_with_its_numbers() -> None:
+    import attnviz
+
+    result = runner.invoke(app, ["scaling", "--dk", "4,64"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    rows = attnviz.divisor_rows()
+    first, last = rows[0], rows[-1]
+    assert f"s₁ is {first.pair_by_d_k[0]:.2f} and w₁/w₂ {first.ratio_by_d_k:.1f} at every" in text
+    assert (
+        f"s₁ goes from {first.pair_by_n[0]:.2f} at n = {first.n_keys} to "
+        f"{last.pair_by_n[0]:.2f} at n = {last.n_keys}"
+    ) in text
+    assert f"flatness goes from {first.flatness_by_n:.2f} to {last.flatness_by_n:.2f}" in text
+    assert first.flatness_by_n < last.flatness_by_n
+    table = result.stdout.split("√d_k, not √(number of words)")[1].splitlines()
+    assert len({f"{r.ratio_by_d_k:.1f}" for r in rows}) == 1
+    for row in rows:
+        line = next(x for x in table if x.split()[:1] == [str(row.n_keys)])
+        assert line.split()[1:3] == [f"{row.pair_by_d_k[0]:.2f}", f"{row.pair_by_n[0]:.2f}"]
+    with pytest.raises(AttnvizError, match="queries"):
+        attnviz.divisor_rows(queries=0)

@@ -139,3 +139,72 @@ def parse_d_ks(text: str) -> tuple[list[int], list[str]]:
     if not values:
         raise AttnvizError(f"{option('d_ks')} is empty; give sizes such as 4,16,64,256,1024.")
     return list(dict.fromkeys(values)), notes
+
+
+#: Sentence lengths of the divisor experiment: the same query and keys, words added.
+LENGTHS = (2, 4, 8, 16, 64, 256)
+
+
+class DivisorRow(NamedTuple):
+    """One sentence length n of the divisor experiment: scores divided by √d_k (the paper's
+    divisor, fixed by the model) and by √n (the number of keys, which grows with the sentence)."""
+
+    d_k: int
+    n_keys: int
+    # The pair followed: query 1 of the run with its keys 1 and 2, which every length keeps.
+    pair_by_d_k: tuple[float, float]  # (s₁, s₂) = q·k / √d_k
+    pair_by_n: tuple[float, float]  # q·k / √n
+    weights_by_d_k: tuple[float, float]  # (w₁, w₂) in the row of n keys
+    weights_by_n: tuple[float, float]
+    # w₁ / w₂ = exp(s₁ − s₂): how the query ranks the two keys, whatever else the row holds.
+    ratio_by_d_k: float
+    ratio_by_n: float
+    # Over every query: the mean of a row's entropy / ln n (1 for a flat row, 0 one-hot).
+    flatness_by_d_k: float
+    flatness_by_n: float
+
+
+def _flatness(scaled: FloatArray) -> float:
+    """Mean over rows of entropy / ln n: 1 for a flat row of n weights, 0 for a one-hot one."""
+    weights = softmax(scaled)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -np.sum(np.where(weights > 0, weights * np.log(weights), 0.0), axis=-1)
+    return float(entropy.mean() / np.log(scaled.shape[-1]))
+
+
+def divisor_experiment(
+    lengths: Sequence[int] = LENGTHS, *, d_k: int = 64, n_queries: int = 400, seed: int = 0
+) -> list[DivisorRow]:
+    """What dividing the scores by √n (the number of keys) instead of √d_k would do: for each
+    length n, every query of the run scores its first n keys (the same keys for every n, words
+    added to the end of the sentence), components standard normal, seeded.
+
+    Divided by √d_k, the scores of a pair do not depend on n, nor does w₁/w₂ = exp(s₁ − s₂):
+    adding words shares the row among more keys and changes no score. Divided by √n, every
+    score shrinks as words are added, w₁/w₂ falls towards 1 and long rows flatten.
+    """
+    if not lengths or min(lengths) < 2:
+        raise AttnvizError("the divisor experiment needs sentences of 2 keys or more.")
+    rng = np.random.default_rng((seed, 2))
+    q = rng.standard_normal((n_queries, 1, d_k))
+    k = rng.standard_normal((n_queries, max(lengths), d_k))
+    scores = np.matmul(q, np.swapaxes(k, -1, -2))[:, 0, :]  # [queries, keys]
+    rows = []
+    for n in lengths:
+        by_d_k, by_n = scores[:, :n] / np.sqrt(d_k), scores[:, :n] / np.sqrt(n)
+        first_d_k, first_n = softmax(by_d_k[0]), softmax(by_n[0])
+        rows.append(
+            DivisorRow(
+                d_k=d_k,
+                n_keys=n,
+                pair_by_d_k=(float(by_d_k[0, 0]), float(by_d_k[0, 1])),
+                pair_by_n=(float(by_n[0, 0]), float(by_n[0, 1])),
+                weights_by_d_k=(float(first_d_k[0]), float(first_d_k[1])),
+                weights_by_n=(float(first_n[0]), float(first_n[1])),
+                ratio_by_d_k=float(np.exp(by_d_k[0, 0] - by_d_k[0, 1])),
+                ratio_by_n=float(np.exp(by_n[0, 0] - by_n[0, 1])),
+                flatness_by_d_k=_flatness(by_d_k),
+                flatness_by_n=_flatness(by_n),
+            )
+        )
+    return rows

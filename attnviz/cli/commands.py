@@ -18,6 +18,7 @@ from attnviz.cli.options import (
     Export,
     Html,
     Leave,
+    Reword,
     Sentence,
     Slides,
     Step,
@@ -25,6 +26,7 @@ from attnviz.cli.options import (
     image_option,
     typed_text,
 )
+from attnviz.divisors import divisor_rows
 from attnviz.explanation import Explanation
 from attnviz.files import staged_writes
 from attnviz.lesson.blocks import Block
@@ -313,7 +315,14 @@ def cross(
         ),
     ],
     trace_options: Annotated[TraceOptions, Leave("model", "dtype", "pad_to", "causal")],
-    view: Annotated[ViewOptions, Leave("hide_special", "words")],
+    view: Annotated[
+        ViewOptions,
+        Leave("hide_special", "words"),
+        Reword(
+            layer="With a model's export as --weights/--embeddings: the layer to read from it, "
+            "from 1 (cross runs no model itself: it takes no --model)."
+        ),
+    ],
     lesson: LessonOptions,
     export: Export = None,
     output: image_option("Also save the heatmap: .png, .svg or .pdf.") = None,  # type: ignore[valid-type]
@@ -356,7 +365,9 @@ def scaling(
 ) -> None:
     """The experiment behind ÷√d_k: softmax of q·k with and without the scaling.
 
-    Variance of q·k, largest weight, entropy and gradient size for each d_k.
+    Variance of q·k, largest weight, entropy and gradient size for each d_k; then why the
+    divisor is √d_k and not the square root of the number of words: what ÷√n would do to the
+    same query and keys as words are added.
 
     Example: attnviz scaling --dk 4,16,64,256,1024 -o scaling.png
     """
@@ -367,7 +378,8 @@ def scaling(
     for message in notes:
         note(message)
     rows = api.scaling_rows(d_ks, keys=keys, queries=queries, seed=seed)
-    render_scaling(rows, new_console(), n_keys=keys)
+    divisor = divisor_rows(queries=queries, seed=seed)
+    render_scaling(rows, new_console(), n_keys=keys, divisor=divisor)
     if output is not None:
         from attnviz.render.plots import save_scaling_plot
 

@@ -7,6 +7,7 @@ options on the command line, then hands the command the group built from them. S
 """
 
 # No `from __future__ import annotations`: Typer reads these annotations on every run.
+import copy
 import dataclasses
 import functools
 import inspect
@@ -164,8 +165,8 @@ DECLARATIONS: dict[str, Any] = {
         bool,
         typer.Option(
             "--words",
-            help="With --model: merge continuation pieces into their words (mean over rows, "
-            "sum over columns); punctuation stays apart.",
+            help="With --model: merge the pieces of each word of the sentence, as spaces "
+            "separate them (didn't, tired.), into one row (mean over rows, sum over columns).",
         ),
     ],
     # How the lesson is told: LessonOptions.
@@ -248,6 +249,23 @@ class Leave:
         self.names = frozenset(names)
 
 
+class Reword:
+    """``Annotated[ViewOptions, Reword(layer="…")]``: a command whose options of a group mean
+    something narrower there than the group's help says (cross takes no --model, so its
+    --layer only reads a model's export)."""
+
+    def __init__(self, **helps: str) -> None:
+        self.helps = helps
+
+
+def _reworded(declaration: Any, help_text: str) -> Any:
+    """An option's ``Annotated[type, typer.Option(…)]`` with its help replaced."""
+    kind, info = typing.get_args(declaration)
+    info = copy.copy(info)
+    info.help = help_text
+    return Annotated[kind, info]
+
+
 # -- groups to options and back -------------------------------------------------------------------
 
 
@@ -261,7 +279,7 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
     parameters: list[inspect.Parameter] = []
     groups: dict[str, tuple[type, list[str]]] = {}
     for name, parameter in inspect.signature(function).parameters.items():
-        annotation, left_out = _group_of(hints[name])
+        annotation, left_out, helps = _group_of(hints[name])
         if annotation is None:
             # Keyword-only, like the spread options: Typer passes every value by name.
             parameters.append(
@@ -278,7 +296,11 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
                     option,
                     inspect.Parameter.KEYWORD_ONLY,
                     default=default,
-                    annotation=DECLARATIONS[option],
+                    annotation=(
+                        _reworded(DECLARATIONS[option], helps[option])
+                        if option in helps
+                        else DECLARATIONS[option]
+                    ),
                 )
             )
         groups[name] = (annotation, names)
@@ -296,15 +318,19 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
     return gathered
 
 
-def _group_of(annotation: Any) -> tuple[type | None, frozenset[str]]:
-    """The options group an annotation names, and the options it leaves out."""
+def _group_of(annotation: Any) -> tuple[type | None, frozenset[str], dict[str, str]]:
+    """The options group an annotation names, the options it leaves out, and the help of
+    those it rewords."""
     left_out: frozenset[str] = frozenset()
+    helps: dict[str, str] = {}
     if typing.get_origin(annotation) is Annotated:
         annotation, *extras = typing.get_args(annotation)
         for extra in extras:
             if isinstance(extra, Leave):
                 left_out = extra.names
-    return (annotation if annotation in GROUPS else None), left_out
+            elif isinstance(extra, Reword):
+                helps = extra.helps
+    return (annotation if annotation in GROUPS else None), left_out, helps
 
 
 def _options_of(group: type) -> list[tuple[str, Any]]:

@@ -224,6 +224,125 @@ class ExampleText:
             f"{self.exact(example.total, decimals)} = {result}"
         )
 
+    def _exp_decimals(
+        self,
+        example: worked.SoftmaxExample,
+        exponents: np.ndarray,
+        exponentials: np.ndarray,
+        total: float,
+        limit: int,
+        most: int,
+        also: Callable[[int], bool] = lambda decimals: True,
+    ) -> tuple[int, int] | None:
+        """The decimals of the exponents (from the tables', up to ``most``) and of the
+        exponentials at which exp(exponent_j) / Σ exp(exponent_k) holds by hand: exp of the
+        printed exponent gives the printed numerator, the printed exponentials add up to the
+        printed sum (when every term is written out), the printed division gives the weight,
+        and ``also`` holds at the exponents' decimals. The exponentials get as few decimals as
+        that allows, fewer than the exponents' when they are large (exp(3.50) = 33.1: the
+        third digit of 33.12 is not known from 3.50). None when no such decimals exist."""
+        j = example.key
+        written_out = len(exponents) <= limit
+        result = self.exact(example.result)
+        for exponent_decimals in range(self.least, most + 1):
+            if not also(exponent_decimals):
+                continue
+            shown = [read_back(self.exact(s, exponent_decimals)) for s in exponents]
+            for decimals in (*range(self.least, -1, -1), *range(self.least + 1, most + 1)):
+                numerator, printed_total = (
+                    self.exact(exponentials[j], decimals),
+                    self.exact(total, decimals),
+                )
+                if float(printed_total) == 0:
+                    continue
+                if (
+                    rounds_to(float(np.exp(shown[j])), numerator)
+                    and rounds_to(float(numerator) / float(printed_total), result)
+                    and (
+                        not written_out
+                        or rounds_to(sum(float(np.exp(s)) for s in shown), printed_total)
+                    )
+                ):
+                    return exponent_decimals, decimals
+        return None
+
+    def _exp_line(
+        self,
+        example: worked.SoftmaxExample,
+        exponents: np.ndarray,
+        exponentials: np.ndarray,
+        total: float,
+        found: tuple[int, int],
+        limit: int,
+    ) -> str:
+        """exp(exponent_j) / (Σ exp(exponent_k)) = numerator / total = weight, at ``found``."""
+        exponent_decimals, decimals = found
+        j = example.key
+        exps = [f"exp({self.exact(s, exponent_decimals)})" for s in exponents]
+        if len(exps) > limit:
+            exps = [*exps[:3], ELLIPSIS, exps[-1]]
+        return (
+            f"exp({self.exact(exponents[j], exponent_decimals)}) / ({' + '.join(exps)}) = "
+            f"{self.exact(exponentials[j], decimals)} / {self.exact(total, decimals)} = "
+            f"{self.exact(example.result)}"
+        )
+
+    def _subtraction_holds(self, example: worked.SoftmaxExample, decimals: int) -> bool:
+        """Whether s_ij − m_i, both printed at ``decimals``, is the printed shifted score."""
+        assert example.scaled is not None
+        j = example.key
+        difference = float(self.exact(example.scaled[j], decimals)) - float(
+            self.exact(example.maximum, decimals)
+        )
+        return self.exact(difference, decimals) == self.exact(example.shifted[j], decimals)
+
+    def _shifted_decimals(self, example: worked.SoftmaxExample, limit: int) -> tuple[int, int]:
+        found = self._exp_decimals(
+            example,
+            example.shifted,
+            example.exponentials,
+            example.total,
+            limit,
+            MOST_DECIMALS,
+            also=lambda decimals: self._subtraction_holds(example, decimals),
+        )
+        return found or (MOST_DECIMALS, MOST_DECIMALS)
+
+    def shifted_softmax(self, example: worked.SoftmaxExample, limit: int = 12) -> tuple[str, str]:
+        """The weight as attnviz computes it, exp(s_ij − m_i) / Σ_k exp(s_ik − m_i): the
+        subtraction s_ij − m_i = shifted from the scaled table's numbers, and the line, both
+        holding by hand at the digits shown."""
+        assert example.scaled is not None
+        found = self._shifted_decimals(example, limit)
+        decimals, j = found[0], example.key
+        subtraction = (
+            f"{self.exact(example.scaled[j], decimals)} − {self.exact(example.maximum, decimals)}"
+            f" = {self.exact(example.shifted[j], decimals)}"
+        )
+        line = self._exp_line(
+            example, example.shifted, example.exponentials, example.total, found, limit
+        )
+        return subtraction, line
+
+    def softmax_unshifted(self, example: worked.SoftmaxExample, limit: int = 12) -> str | None:
+        """One weight as exp(s_ij) / Σ_k exp(s_ik) with the scaled scores as the table shows
+        them (at most one decimal more); None where that cannot hold by hand (scores so large
+        that their exponentials need more digits than the table has) or would print in
+        scientific notation (a sum of a million or more)."""
+        exponentials = example.unshifted_exponentials
+        if example.scaled is None or exponentials is None:
+            return None
+        if not 0 < example.unshifted_total < 1e6:
+            return None
+        found = self._exp_decimals(
+            example, example.scaled, exponentials, example.unshifted_total, limit, self.least + 1
+        )
+        if found is None:
+            return None
+        return self._exp_line(
+            example, example.scaled, exponentials, example.unshifted_total, found, limit
+        )
+
     def weighted_sum(self, example: worked.WeightedSumExample, limit: int = 6) -> str:
         """z_i = Σ_j w_ij·v_j, largest weights first, naming the value vectors; no numbers on
         the right, since rounded weights times the rounded rows of V need not give Z's rounded

@@ -82,12 +82,19 @@ def _through_values(lesson: GradientWriter, grads: LayerGradients) -> None:
 
 def _through_softmax(lesson: GradientWriter, grads: LayerGradients) -> None:
     step, h = lesson.step, subscript(grads.layer)
-    lesson.open_step(f"The softmax backwards: ∂L/∂scaled{h}")
+    lesson.open_step(f"The softmax's backward step: ∂L/∂scaled{h} from ∂L/∂weights{h}")
+    told = (
+        ""
+        if lesson.softmax_told
+        else "Forward, the softmax normalises each row of scores into weights that sum to 1; "
+        "it normalises no gradient. Its backward step, here, passes the gradient on: "
+    )
+    lesson.softmax_told = True
     lesson.say(
-        "w = softmax(s) along each row, so ∂L/∂s_ij = w_ij·(∂L/∂w_ij − Σ_k w_ik·∂L/∂w_ik): "
-        "raising one score raises its own weight and lowers the others of the row (they "
-        "still sum to 1), hence the row's weighted mean subtracted. A weight near 0 passes "
-        f"almost nothing back. The row of {lesson.it!r}:"
+        f"{told}w = softmax(s) along each row, so ∂L/∂s_ij = w_ij·(∂L/∂w_ij − Σ_k "
+        "w_ik·∂L/∂w_ik): raising one score raises its own weight and lowers the others of the "
+        "row (they still sum to 1), hence the row's weighted mean subtracted, and each row of "
+        f"∂L/∂s sums to 0. A weight near 0 passes almost nothing back. The row of {lesson.it!r}:"
     )
     i = step.focus
     w, g, s = grads.weights[0, i], grads.d_weights[0, i], grads.d_softmax[0, i]

@@ -28,6 +28,9 @@ class GradientWriter:
         self.dims = [str(i) for i in range(1, step.d_model + 1)]
         self.head_dims = [str(i) for i in range(1, step.shape.d_k + 1)]
         self.number = 0
+        # Whether the softmax's forward and backward roles have been told apart: said once, at
+        # the first softmax the gradient goes back through.
+        self.softmax_told = False
 
     # -- writing ----------------------------------------------------------------------------------
 

@@ -119,9 +119,9 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
 
 def special_tokens_sentence(lesson: LessonWriter, head: int) -> str:
     """What the model family's special tokens are ([CLS] and [SEP] in BERT's), and how much of
-    this head's attention they receive: trained BERT models park attention on them (Clark et al.
-    2019, "What does BERT look at?"). "" for a family that adds none, or a sentence without them.
-    """
+    this head's attention each receives: trained BERT models park attention on them (Clark et
+    al. 2019, "What does BERT look at?"), on [CLS] or on [SEP] depending on the head. "" for a
+    family that adds none, or a sentence without them."""
     trace, family = lesson.trace, lesson.family
     if not lesson.pretrained or family is None or not family.special_tokens:
         return ""
@@ -131,15 +131,39 @@ def special_tokens_sentence(lesson: LessonWriter, head: int) -> str:
         return ""
     # The mean over the rows shown for the sentence's words (a merged word's row is the
     # mean of its pieces' rows), so that it can be checked against the table.
-    received = trace.weights[head][:, special].sum(axis=1)  # [n] each row's share
     groups = [g for g in lesson.selection.row_groups if g[0] not in trace.provenance.special]
     if not groups:  # no row of a word of the sentence (only [UNK] and the markers)
         return family.special_tokens
-    share = float(np.mean([received[list(group)].mean() for group in groups]))
+    shares = {
+        name: float(
+            np.mean(
+                [
+                    trace.weights[head][list(group)][:, columns].sum(axis=1).mean()
+                    for group in groups
+                ]
+            )
+        )
+        for name in family.special_names
+        for columns in [[p for p in special if trace.tokens[p] == name]]
+    }
+    given = ", ".join(f"{name} {lesson.number(share)}" for name, share in shares.items())
     return (
         f"{family.special_tokens} In this head the rows shown for the sentence's words give "
-        f"them {lesson.number(share)} of their weight on average."
+        f"them {lesson.number(sum(shares.values()))} of their weight on average ({given})"
+        f"{parked(shares)}."
     )
+
+
+def parked(shares: dict[str, float]) -> str:
+    """Which special token the attention parked on them goes to, from the shares: one when it
+    receives at least twice as much as each other and a tenth of the weight at least; ""
+    when none does."""
+    name, most = max(shares.items(), key=lambda item: item[1])
+    others = [share for other, share in shares.items() if other != name]
+    if most < 0.1 or any(most < 2 * share for share in others):
+        return ""
+    rest = " or ".join(other for other in shares if other != name)
+    return f": what this head parks on them goes to {name}, not {rest}"
 
 
 def after_attention(lesson: LessonWriter) -> str:

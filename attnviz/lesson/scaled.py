@@ -16,7 +16,17 @@ def title(lesson: LessonWriter, head: HeadView | None) -> str:
 def write(lesson: LessonWriter, head: HeadView | None) -> None:
     assert head is not None
     trace, selection, h = lesson.trace, lesson.selection, head.h
-    lesson.say(scaling_sentence(lesson, head.index), " For example:")
+    if head.index == lesson.selection.heads[0]:
+        lesson.say(scaling_sentence(lesson, head.index))
+        lesson.say(
+            f"The divisor is √d_k = √{lesson.trace.d_k}, the width of q and k, not the square "
+            "root of the number of words: it is the same for every sentence (attnviz scaling "
+            "shows what dividing by √n, n the number of words, would do: the same query and "
+            "key would weigh differently as words were added, and long sentences would come out "
+            "flat). For example:"
+        )
+    else:
+        lesson.say(scaling_sentence(lesson, head.index), " For example:")
     lesson.worked_line("scaling", lesson.text.scaling(head.examples.scaling))
     lesson.rounding_note()
     masked = trace.mask is not None and not trace.mask.all()

@@ -51,14 +51,14 @@ STEPS: tuple[Step, ...] = (
     Step("scaled", "Scale by √d_k", per_head=True, arrays=("scaled",), examples=("scaling",)),
     Step(
         "weights",
-        "Softmax: attention weights",
+        "Softmax: attention weights, each row of scores normalised",
         per_head=True,
         arrays=("weights",),
-        examples=("softmax",),
+        examples=("softmax_unshifted", "softmax"),
     ),
     Step(
         "z",
-        "Z = weights·V",
+        "Z = weights·V, the head's output",
         per_head=True,
         arrays=("Z",),
         examples=("weighted_sum", "weighted_sum_element"),

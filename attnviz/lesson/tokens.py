@@ -3,13 +3,15 @@ word order comes from."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from attnviz.errors import option
 from attnviz.labels import plural
 from attnviz.lesson.blocks import Matrix
 from attnviz.lesson.writer import HeadView, LessonWriter
-from attnviz.provenance import EmbeddingsKind
+from attnviz.provenance import EmbeddingsKind, Provenance
 from attnviz.tokens import printable
 
 PAPER = "as the paper does (Vaswani et al. 2017, §3.5)"
@@ -111,6 +113,58 @@ def _model_pieces(lesson: LessonWriter) -> None:
         f"{tokenizer}; shown here: {pieces}. Row i of X is what this layer receives: "
         f"{trace.provenance.embeddings.describe()}. X has shape [n, d_model] = "
         f"[{lesson.n}, {trace.d_model}]{lesson.shown_rows()}."
+    )
+    unknown = unknown_sentence(trace.provenance, trace.tokens)
+    if unknown:
+        lesson.say(unknown)
+
+
+#: The piece a WordPiece tokenizer writes for text none of its vocabulary's pieces spell.
+UNKNOWN = "[UNK]"
+
+
+def unknown_texts(provenance: Provenance, tokens: Sequence[str]) -> list[str]:
+    """The text of the sentence behind each run of [UNK] pieces, in order: what lies between
+    the words found before and after it (the tokenizer's words are the sentence as written),
+    one whitespace-separated part per [UNK] when their numbers agree, else the whole gap."""
+    sentence = provenance.sentence
+    texts: list[str] = []
+    run = 0  # [UNK] pieces since the last word found
+    gap_start = cursor = 0
+    groups = [*provenance.groups(len(tokens)), ()]  # () closes the last run
+    words = [*provenance.words, ""]
+    for group, word in zip(groups, words, strict=True):
+        if group and tokens[group[0]] == UNKNOWN:
+            run += 1
+            continue
+        special = bool(group) and group[0] in provenance.special
+        found = -1 if special or not word else sentence.find(word, cursor)
+        if run and (found >= 0 or not group):
+            gap = sentence[gap_start : found if group else len(sentence)].split()
+            texts += gap if len(gap) == run else [" ".join(gap)]
+            run = 0
+        if found >= 0:
+            cursor = gap_start = found + len(word)
+    return [text for text in texts if text]
+
+
+def unknown_sentence(provenance: Provenance, tokens: Sequence[str]) -> str:
+    """What [UNK] is, and which text of the sentence became it; "" when no piece is [UNK]."""
+    count = sum(token == UNKNOWN for token in tokens)
+    if not count:
+        return ""
+    texts = unknown_texts(provenance, tokens)
+    which = (
+        f": here {' and '.join(repr(printable(text)) for text in texts)}"
+        if texts and provenance.sentence
+        else ""
+    )
+    return (
+        f"{UNKNOWN} is the tokenizer's unknown piece: it stands for text that no piece of the "
+        f"model's vocabulary spells{which}. Every {UNKNOWN} gets the same word embedding, "
+        "whatever the text was, so the model cannot tell such texts apart except by where they "
+        f"stand; attnviz counts {UNKNOWN} with [CLS] and [SEP] as a special token "
+        f"({option('hide_special')} hides it)."
     )
 
 

@@ -8,7 +8,7 @@ from attnviz.lesson.writer import HeadView, LessonWriter
 
 def title(lesson: LessonWriter, head: HeadView | None) -> str:
     assert head is not None
-    return f"Z{head.h} = weights{head.h}·V{head.h}"
+    return f"Z{head.h} = weights{head.h}·V{head.h}, the head's output"
 
 
 def write(lesson: LessonWriter, head: HeadView | None) -> None:
@@ -27,5 +27,12 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     lesson.worked_line("weighted_sum", lesson.text.weighted_sum(summed))
     lesson.worked_line("weighted_sum_element", lesson.text.weighted_sum_element(summed))
     lesson.rounding_note()
+    if head.index == lesson.selection.heads[0]:
+        n_keys = "n_source" if trace.is_cross else "n"
+        lesson.say(
+            f"Z{h} is the head's output, [{n_rows}, d_v], a row for each query; the attention "
+            f"matrix is weights{h}, [{n_rows}, {n_keys}], a weight for each (query, key) pair. "
+            "Some explanations call Z the attention matrix: here the two names stay apart."
+        )
     z = lesson.selection.rows(trace.Z[head.index])
     lesson.show(Matrix(z, f"Z{h} = weights{h}·V{h}", lesson.tokens, lesson.dims(trace.d_k)))

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, FileProblem
 from attnviz.model.base import (
     Architecture,
     Family,
@@ -30,6 +31,7 @@ from attnviz.model.base import (
     integer,
     number,
 )
+from attnviz.model.checkpoint import read_settings
 from attnviz.model.functional import gelu, layer_norm
 from attnviz.model.tensors import Tensors
 from attnviz.provenance import Provenance
@@ -99,14 +101,45 @@ FAMILY = Family(
         "the model's embeddings (word + position + token type, LayerNorm)",
         "the output of layer {previous} (after its residual and LayerNorm)",
     ),
-    special_tokens="[CLS] and [SEP] are added to every input by the tokenizer: [CLS] first (its "
-    "final vector stands for the whole input when the model is trained to classify) and [SEP] "
-    "at the end (it separates sentences). They are not words of the sentence, yet trained "
-    "models often send much attention to them in heads that have nothing to do for a "
-    "word: a common no-op pattern (in BERT, Clark et al. 2019 found [SEP] receiving much "
-    "of it in the middle layers).",
+    special_tokens="[CLS] and [SEP] are added to every input by the tokenizer: [CLS] first and "
+    "[SEP] at the end (it separates sentences). BERT's pretraining reads [CLS]'s final vector "
+    "to tell whether two sentences follow each other, and a classifier fine-tuned from BERT "
+    "reads the whole input from it; a sentence-embedding model may pool every piece's vector "
+    "instead. They are not words of the sentence, yet trained models often send much "
+    "attention to them in heads that have nothing to do for a word: a common no-op pattern "
+    "(in BERT, Clark et al. 2019 found [SEP] receiving much of it in the middle layers).",
     special_names=("[CLS]", "[SEP]"),
 )
+
+
+#: sentence-transformers' pooling modes (1_Pooling/config.json), in words: how the sentence's
+#: one vector is made from the final vectors of its pieces.
+POOLING_MODES = {
+    "pooling_mode_mean_tokens": "the mean of the final vectors of all its pieces, [CLS] and "
+    "[SEP] included (mean pooling)",
+    "pooling_mode_cls_token": "the final vector of [CLS] (CLS pooling)",
+    "pooling_mode_max_tokens": "the largest value of each column over all its pieces' final "
+    "vectors (max pooling)",
+    "pooling_mode_mean_sqrt_len_tokens": "the sum of the final vectors of all its pieces "
+    "divided by the square root of their number",
+}
+
+
+def pooling_about(folder: Path) -> str | None:
+    """How a sentence-transformers model makes one vector of a sentence, as its folder's
+    1_Pooling/config.json says; None when the folder has none (or says nothing readable),
+    so that the lesson never guesses a model's pooling."""
+    path = folder / "1_Pooling" / "config.json"
+    if not path.is_file():
+        return None
+    try:
+        data = read_settings(path)
+    except FileProblem:
+        return None
+    modes = [words for key, words in POOLING_MODES.items() if data.get(key) is True]
+    if len(modes) != 1:
+        return None
+    return f"Its folder's 1_Pooling/config.json makes the sentence's one vector from {modes[0]}."
 
 
 class Bert(Architecture):

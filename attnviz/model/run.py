@@ -14,6 +14,7 @@ from attnviz.attention import padding_mask
 from attnviz.errors import AttnvizError, FileProblem, option, quoted
 from attnviz.model import toy
 from attnviz.model.base import Architecture, ModelTrace
+from attnviz.model.bert import pooling_about
 from attnviz.model.checkpoint import checkpoint_name, config_data, find_model, read_config
 from attnviz.model.tensors import open_tensors
 from attnviz.model.tokenizer import Encoding, encode, load_tokenizer, token_text
@@ -165,6 +166,7 @@ def load_model(
             layer=1,
             n_layers=config.n_layers,
             trained=config.trained,
+            about=pooling_about(folder),
         ),
         masking=Masking(causal=architecture.causal, padding=len(encoding.ids) - n_real),
         special=encoding.special,

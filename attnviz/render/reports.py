@@ -14,7 +14,7 @@ from rich.text import Text
 
 from attnviz.analysis.head_types import POSITION_THRESHOLD, HeadType, TypedHead, self_argmax_count
 from attnviz.analysis.heads import HeadLink, HeadRanking, RankBy
-from attnviz.analysis.scaling import STALLED, ScalingRow
+from attnviz.analysis.scaling import STALLED, DivisorRow, ScalingRow
 from attnviz.errors import option
 from attnviz.labels import fit_label, format_number, occurrence_labels, plural
 from attnviz.render.text import wrap
@@ -372,8 +372,15 @@ def _per_head(
     return [*_paragraphs(console, Text(title, style="bold cyan")), table]
 
 
-def render_scaling(rows: Sequence[ScalingRow], console: Console, *, n_keys: int) -> None:
-    """The √d_k experiment as a table: each statistic without and with the scaling."""
+def render_scaling(
+    rows: Sequence[ScalingRow],
+    console: Console,
+    *,
+    n_keys: int,
+    divisor: Sequence[DivisorRow] = (),
+) -> None:
+    """The √d_k experiment as a table: each statistic without and with the scaling; then, with
+    ``divisor``, what dividing by √n (the number of keys) instead would do."""
     flat = log(n_keys)
     parts: list[RenderableType] = _paragraphs(
         console,
@@ -419,4 +426,68 @@ def render_scaling(rows: Sequence[ScalingRow], console: Console, *, n_keys: int)
             "the growth of q·k with d_k."
         ),
     )
+    if divisor:
+        parts += [Text(), *_divisor_part(divisor, console)]
     console.print(Group(*parts))
+
+
+def _ratio(value: float) -> str:
+    return format_number(value, 1) if value < 1e4 else f"{value:.1e}"
+
+
+def _divisor_part(rows: Sequence[DivisorRow], console: Console) -> list[RenderableType]:
+    """√d_k, not √n: the scores of one query and two keys as words are added, divided by the
+    fixed √d_k and by √n, and how flat the rows come out; sentences of this run's numbers."""
+    d_k = rows[0].d_k
+    first, last = rows[0], rows[-1]
+    parts = _paragraphs(
+        console,
+        Text("√d_k, not √(number of words)", style="bold cyan"),
+        Text(
+            "The divisor is √d_k, the width of q and k, which the model fixes; it is not the "
+            "square root of the number of keys n (the words of the sentence). Here d_k = "
+            f"{d_k}, random q and k with standard normal components (seeded): one query scores "
+            "its keys 1 and 2 while words are added to the sentence, and every query's row is "
+            "measured by entropy / ln n (1 for a flat row, 0 for a one-hot one). w₁/w₂ = "
+            "exp(s₁ − s₂) is how the query ranks the two keys, whatever else the row holds; "
+            "each weight itself changes in both, as more words share the row."
+        ),
+    )
+    table = _table(
+        ("n", "right"),
+        ("s₁ ÷√d_k", "right"),
+        ("s₁ ÷√n", "right"),
+        ("w₁/w₂ ÷√d_k", "right"),
+        ("w₁/w₂ ÷√n", "right"),
+        ("flatness ÷√d_k", "right"),
+        ("÷√n", "right"),
+        narrow=True,
+    )
+    for row in rows:
+        table.add_row(
+            str(row.n_keys),
+            format_number(row.pair_by_d_k[0], 2),
+            format_number(row.pair_by_n[0], 2),
+            _ratio(row.ratio_by_d_k),
+            _ratio(row.ratio_by_n),
+            format_number(row.flatness_by_d_k, 2),
+            format_number(row.flatness_by_n, 2),
+        )
+    parts += [Text(), table, Text()]
+    parts += _paragraphs(
+        console,
+        Text(
+            f"Divided by √d_k = √{d_k}, s₁ is {format_number(first.pair_by_d_k[0], 2)} and "
+            f"w₁/w₂ {_ratio(first.ratio_by_d_k)} at every length: adding words changes no "
+            f"score. Divided by √n, s₁ goes from {format_number(first.pair_by_n[0], 2)} at "
+            f"n = {first.n_keys} to {format_number(last.pair_by_n[0], 2)} at n = "
+            f"{last.n_keys} and w₁/w₂ from {_ratio(first.ratio_by_n)} to "
+            f"{_ratio(last.ratio_by_n)}: the same query and key would weigh differently in a "
+            f"longer sentence. The rows' flatness goes from {format_number(first.flatness_by_n, 2)}"
+            f" to {format_number(last.flatness_by_n, 2)} (÷√d_k: "
+            f"{format_number(first.flatness_by_d_k, 2)} to "
+            f"{format_number(last.flatness_by_d_k, 2)}): short sentences would come out "
+            "sharper and long ones flatter. The two divisors agree only where n = d_k."
+        ),
+    )
+    return parts

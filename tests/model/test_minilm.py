@@ -310,13 +310,23 @@ def test_words_merges_pieces_mean_over_rows_sum_over_columns() -> None:
     zookeeper = labels.index("zookeeper")
     assert [run.trace.tokens[i] for i in groups[zookeeper]] == ["zoo", "##keeper"]
     merged = select(layer, ViewOptions(words=True))
-    assert merged.row_words == labels and merged.row_groups == groups
+    # --words shows the sentence's words: a word and the punctuation it touches are one.
+    shown = ("[CLS]", "The", "zookeeper", "said", "it,", "unbelievably.", "[SEP]")
+    assert merged.row_words == shown
+    assert merged.row_groups == (
+        *groups[:4],
+        groups[4] + groups[5],
+        groups[6] + groups[7],
+        groups[8],
+    )
     weights = np.stack([merged.pairs(layer.weights[h], total=True) for h in range(12)])
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-12)
     pieces = list(groups[zookeeper])
-    it = labels.index("it")
+    it = shown.index("it,")
     np.testing.assert_allclose(
-        weights[:, it, zookeeper], layer.weights[:, groups[it][0], pieces].sum(-1), atol=1e-12
+        weights[:, it, zookeeper],
+        layer.weights[:, list(merged.row_groups[it])][:, :, pieces].sum(-1).mean(1),
+        atol=1e-12,
     )
     np.testing.assert_allclose(weights[:, zookeeper, :].sum(-1), 1.0, atol=1e-12)
     np.testing.assert_allclose(merged.rows(layer.X)[zookeeper], layer.X[pieces].mean(0), atol=1e-12)

@@ -239,7 +239,7 @@ def test_merged_words_and_hidden_tokens_follow_the_selection() -> None:
     view = ViewOptions(words=True, hide_special=True)
     layers, trace, selection = traced("Tokenization isn't trivial, it said", view, model="minilm")
     data = page_data(layers, trace, selection)
-    assert [row["word"] for row in data["rows"]][:2] == ["Tokenization", "isn"]
+    assert [row["word"] for row in data["rows"]][:2] == ["Tokenization", "isn't"]
     assert data["columns"][0]["positions"] == [1, 2]  # token, ##ization
     assert data["hidden"] == "[CLS] and [SEP]" and data["merged"]
     shown = data["layers"][-1]["heads"][0]

@@ -1,0 +1,140 @@
+"""Step 5's worked examples: one weight from the scaled table's own numbers, exp(s_ij) /
+Σ_k exp(s_ik), and one as attnviz computes it, shifted by the row's largest score, for a key
+whose shifted score is not 0. Every number is read back from the printed text and recomputed
+from the export, not from the code that chose the decimals."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from attnviz.cli import app
+
+from support import needs_model
+
+runner = CliRunner()
+IT = "The animal didn't cross the street because it was too tired"
+TINY_GPT2 = str(Path(__file__).resolve().parent.parent / "model" / "tiny_gpt2")
+SHIFT = re.compile(r"Row 'it', column (\S+), (\S+) − (\S+) = (\S+):")
+UNSHIFTED = re.compile(r"Row 'it', column (\S+) \(its largest weight\), from the scaled table:")
+
+
+def explained(tmp_path: Path, *args: str) -> tuple[str, dict[str, np.ndarray]]:
+    export = tmp_path / "trace.npz"
+    result = runner.invoke(
+        app, ["explain", IT, *args, "--export", str(export)], env={"COLUMNS": "3000"}
+    )
+    assert result.exit_code == 0, result.stderr
+    with np.load(export, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    return result.stdout, arrays
+
+
+def step_five(output: str) -> list[str]:
+    """Each head's step 5, up to its table."""
+    return [part.split("\nweights")[0] for part in output.split("Step 5 · ")[1:]]
+
+
+def worked(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.startswith("  exp(")]
+
+
+def value(printed: str) -> float:
+    return -math.inf if printed == "−∞" else float(printed)
+
+
+def decimals(printed: str) -> int:
+    return len(printed.partition(".")[2])
+
+
+def check_head(text: str, scaled: np.ndarray, weights: np.ndarray) -> bool:
+    """Check one head's step 5 against its row of the export; True when it showed the
+    unshifted form."""
+    lines = worked(text)
+    shift = SHIFT.search(text)
+    assert shift is not None, text
+    score, largest, shifted = shift.group(2, 3, 4)
+    # The key named: the one whose scaled score is printed (labels are the lesson's own).
+    key = int(np.argmin(np.abs(scaled - float(score))))
+    # The subtraction holds by hand, from the scaled scores as printed.
+    assert f"{float(score) - float(largest):.{decimals(shifted)}f}" == shifted
+    assert float(largest) == pytest.approx(scaled.max(), abs=0.5 * 10.0 ** -decimals(largest))
+    assert float(score) == pytest.approx(scaled[key], abs=0.5 * 10.0 ** -decimals(score))
+    assert lines[-1].startswith(f"exp({shifted}) / (")
+    if weights[key] < weights.max():  # a key below the row's largest: not exp(0) = 1
+        assert not lines[-1].startswith(f"exp({0:.{decimals(shifted)}f})")
+        order = np.sort(np.unique(scaled))[::-1]
+        assert scaled[key] == order[1]  # the runner-up
+    assert lines[-1].endswith(f"= {weights[key]:.2f}")
+    unshifted = UNSHIFTED.search(text)
+    if unshifted is None:
+        assert len(lines) == 1
+        return False
+    top = int(np.argmax(weights))
+    first = lines[0]
+    exponents = re.findall(r"exp\(([^)]*)\)", first.split(" / (", 1)[1].split(")) = ")[0] + ")")
+    if "…" not in first:  # the table's own numbers, in its order
+        for printed, number in zip(exponents, scaled, strict=True):
+            assert value(printed) == pytest.approx(number, abs=0.5 * 10.0 ** -decimals(printed))
+        assert decimals(exponents[0]) <= 3
+    numerator, total_and_result = first.split(" = ")[1], first.split(" = ")[2]
+    e, total = numerator.split(" / ")
+    top_printed = first[4 : first.index(")")]
+    assert value(top_printed) == pytest.approx(
+        scaled[top], abs=0.5 * 10.0 ** -decimals(top_printed)
+    )
+    assert math.exp(float(top_printed)) == pytest.approx(float(e), abs=0.5 * 10.0 ** -decimals(e))
+    assert f"{float(e) / float(total):.2f}" == total_and_result == f"{weights[top]:.2f}"
+    return True
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(), ("--decimals", "0"), ("--decimals", "1"), ("--causal",), ("--seed", "3")],
+)
+def test_softmax_examples_hold_for_random_weights(args: tuple[str, ...], tmp_path: Path) -> None:
+    output, arrays = explained(tmp_path, *args)
+    keys = [str(t) for t in arrays["tokens"]]
+    it = keys.index("it")
+    heads = step_five(output)
+    assert len(heads) == arrays["weights"].shape[0]
+    scaled = np.where(
+        np.isinf(arrays["scaled"]) | (arrays["weights"] == 0) & ("--causal" in args),
+        -np.inf,
+        arrays["scaled"],
+    )
+    shown = [
+        check_head(text, scaled[h, it], arrays["weights"][h, it]) for h, text in enumerate(heads)
+    ]
+    if not args or args[0] == "--decimals":  # the default sentence: at least once unshifted
+        assert any(shown)
+
+
+def test_the_default_lesson_shows_both_forms_with_the_tables_numbers(tmp_path: Path) -> None:
+    output, _ = explained(tmp_path, "--head", "1")
+    text = step_five(output)[0]
+    assert "exp(3.50) / (exp(1.13) + exp(-0.43)" in text  # row 'it' of scaled₁ as printed
+    assert "column 'because', 1.86 − 3.50 = -1.64:" in text
+    assert "  exp(-1.64) / (" in text and "= 0.19 / 1.63 = 0.12" in text
+
+
+@needs_model
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "model", [("-m", "minilm", "--head", "12"), ("-m", TINY_GPT2), ("-m", "coref")]
+)
+def test_softmax_examples_hold_for_models(model: tuple[str, ...], tmp_path: Path) -> None:
+    output, arrays = explained(tmp_path, *model)
+    keys = [str(t) for t in arrays["tokens"]]
+    it = next(i for i, k in enumerate(keys) if k.strip("Ġ") == "it")
+    heads = step_five(output)
+    weights = arrays["weights"][-1]  # the last layer's, the one shown
+    scaled = np.where(weights == 0, -np.inf, arrays["scaled"][-1])
+    chosen = [int(model[3]) - 1] if "--head" in model else range(weights.shape[0])
+    for text, h in zip(heads, chosen, strict=True):
+        check_head(text, scaled[h, it], weights[h, it])
