@@ -89,6 +89,16 @@ def cross_layers(
             f"cross runs the random (or loaded) layer; drop {option('model')} and "
             f"{option('pad_to')}, which belong to self-attention (explain, heatmap)."
         )
+    if options.export_layer is not None and options.weights is None and options.embeddings is None:
+        made = spelled(
+            "attnviz explain --model … --export FILE",
+            "attnviz.export_layers(attnviz.explain(…, model=…).layers, FILE)",
+        )
+        raise AttnvizError(
+            f"{option('layer')} with cross reads that layer of a model's export ({made}), given "
+            f"as {option('weights')} or {option('embeddings')}; without one, cross runs its one "
+            "random layer."
+        )
     trace, notes = trace_cross(
         source,
         target,

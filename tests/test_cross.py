@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+import attnviz
 from attnviz.cli import app
 from attnviz.core import trace_cross
 from attnviz.errors import AttnvizError, ExitStatus
@@ -142,3 +143,15 @@ def test_cross_shows_only_the_steps_asked_for() -> None:
     assert "Target (queries): Je vais bien" in result.stdout
     refused = runner.invoke(app, ["cross", "I am good", "Je vais bien", "--steps", "8"])
     assert refused.exit_code == ExitStatus.BAD_INPUT and "--focus WORD" in refused.stderr
+
+
+def test_layer_without_an_export_names_what_cross_reads_in_each_surface() -> None:
+    """cross takes no --model: --layer alone is refused with the export it reads, not --model."""
+    with pytest.raises(attnviz.AttnvizError) as refused:
+        attnviz.cross("I am good", "Je vais bien", layer=2)
+    message = str(refused.value)
+    assert "export_layers" in message and "model's export" in message
+    result = CliRunner().invoke(app, ["cross", "I am good", "Je vais bien", "--layer", "2"])
+    assert result.exit_code == 3
+    assert "--layer with cross reads that layer of a model's export" in result.output
+    assert "needs --model" not in result.output
