@@ -75,7 +75,7 @@ def heads(
 
     Example: attnviz heads -m minilm "The animal didn't cross the street because it was too tired"
     """
-    from attnviz.render.reports import render_heads
+    from attnviz.render.heads_report import render_heads
 
     if top < 1:
         raise AttnvizError(f"--top {top}: give 1 or more.")

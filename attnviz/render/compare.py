@@ -13,7 +13,7 @@ from attnviz.analysis.compare import Comparison, HeadChange
 from attnviz.errors import option
 from attnviz.labels import fit_label, format_number, occurrence_labels, plural
 from attnviz.provenance import WeightsOrigin
-from attnviz.render.reports import _paragraphs, _table
+from attnviz.render.reports import paragraphs, report_table
 from attnviz.tokens import printable
 
 #: A change the closing sentence counts as small: a tenth of the row's weight moved.
@@ -38,7 +38,7 @@ def render_comparison(
     parts += [Text(), *_side_by_side(comparison, comparison.heads[0], labels_a, labels_b, console)]
     if comparison.moved:
         parts += [Text(), *_moves(comparison, labels_a, labels_b, console, top)]
-    parts += [Text(), *_paragraphs(console, _closing(comparison, weights, labels_a, labels_b))]
+    parts += [Text(), *paragraphs(console, _closing(comparison, weights, labels_a, labels_b))]
     console.print(Group(*parts))
 
 
@@ -56,7 +56,7 @@ def _introduction(
     only_a = " ".join(labels_a[i] for i in alignment.only_a) or "none"
     only_b = " ".join(labels_b[j] for j in alignment.only_b) or "none"
     heads = plural(comparison.n_heads, "head")
-    return _paragraphs(
+    return paragraphs(
         console,
         Text(f"attnviz · where does {name!r} look, in sentence A and in sentence B", style="bold"),
         Text(f"A: {printable(sentences[0])}"),
@@ -93,7 +93,7 @@ def _ranked(
     title = f"The heads ranked by how much the row of {printable(comparison.focus)!r} changed"
     if len(comparison.heads) > len(shown):
         title += f" (top {len(shown)} of {len(comparison.heads)})"
-    table = _table(
+    table = report_table(
         ("head", "left"),
         ("TV", "right"),
         ("top in A", "left"),
@@ -113,7 +113,7 @@ def _ranked(
             format_number(float(change.row_b[change.top_b]), 2),
             "yes" if change.moves else "no",
         )
-    return [*_paragraphs(console, Text(title, style="bold cyan")), table]
+    return [*paragraphs(console, Text(title, style="bold cyan")), table]
 
 
 def _side_by_side(
@@ -129,7 +129,9 @@ def _side_by_side(
         f"The row of {printable(comparison.focus)!r} in L{change.layer} H{change.head}, "
         "side by side"
     )
-    table = _table(("word", "left"), ("w_A", "right"), ("w_B", "right"), ("|w_A − w_B|", "right"))
+    table = report_table(
+        ("word", "left"), ("w_A", "right"), ("w_B", "right"), ("|w_A − w_B|", "right")
+    )
     total = 0.0
     for i, j in alignment.pairs:
         w_a, w_b = float(change.row_a[i]), float(change.row_b[j])
@@ -160,9 +162,9 @@ def _side_by_side(
         f"the last column, from the unrounded weights.{others}"
     )
     return [
-        *_paragraphs(console, Text(title, style="bold cyan")),
+        *paragraphs(console, Text(title, style="bold cyan")),
         table,
-        *_paragraphs(console, worked),
+        *paragraphs(console, worked),
     ]
 
 
@@ -192,7 +194,7 @@ def _moves(
         lines.append(
             Text(f"… and {len(moved) - top} more ({option('top', metavar='N')} shows more).")
         )
-    return _paragraphs(console, *lines)
+    return paragraphs(console, *lines)
 
 
 def _closing(

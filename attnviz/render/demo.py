@@ -17,7 +17,8 @@ from attnviz.analysis.caveats import attention_caveat
 from attnviz.analysis.heads import FocusSurvey, HeadLink
 from attnviz.analysis.scaling import ScalingRow
 from attnviz.labels import format_number
-from attnviz.render.reports import offset_words, plain_number, render_scaling, signed
+from attnviz.render.heads_report import offset_words
+from attnviz.render.reports import plain_number, render_scaling, signed
 from attnviz.render.terminal import Pacer, render_explain
 from attnviz.render.text import wrap
 from attnviz.selection import Selection

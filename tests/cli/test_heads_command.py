@@ -109,6 +109,14 @@ class Export:
                     count += int(a[i, i] >= a[i][self.allowed[i]].max())
         return count
 
+    def own_word_heads(self, row: int) -> int:
+        """In how many heads row ``row`` gives its largest weight to itself."""
+        return sum(
+            int(a[row, row] >= a[row][self.allowed[row]].max())
+            for layer in self.weights
+            for a in layer
+        )
+
 
 def signed(value: float) -> str:
     if math.isnan(value):
@@ -181,6 +189,11 @@ def check_every_number(args: list[str], tmp_path: Path) -> str:
     rows = n_layers * n_heads * (run.n - run.padding)
     own = run.own_word_rows()
     assert f"Rows that look most at their own word: {own:,} of the {rows:,} rows" in text
+    heads = run.own_word_heads(focus)
+    assert (
+        f"The row of '{labels[focus]}' does so in {heads} of the {n_layers * n_heads:,} heads"
+        in text
+    )
     return text
 
 

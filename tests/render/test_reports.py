@@ -117,7 +117,7 @@ def test_a_positional_heads_large_weight_is_said_to_be_its_baseline(
     the numbers of the table."""
     from dataclasses import replace
 
-    from attnviz.render.reports import render_heads
+    from attnviz.render.heads_report import render_heads
 
     trace = trace_with_options(IT, n_heads=2, d_model=8, seed=0).trace
     n = trace.n_tokens
