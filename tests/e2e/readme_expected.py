@@ -104,6 +104,9 @@ EXPLAIN_STEP = readme_text_block("### `attnviz train TASK`", 2)
 HEADS = readme_text_block("### `attnviz heads SENTENCE`")[1:]  # its title line is the README's own
 ABLATE = tuple(readme_text_block("### `attnviz heads SENTENCE`", 1))
 COMPARE = "### `attnviz compare A B`"
+HONEST = "## Reading attention honestly"
+HONEST_FOCUS = tuple(readme_text_block(HONEST))  # the focus view of layer 6, head 12
+HONEST_WORKED = tuple(readme_text_block(HONEST, 1))  # one contribution worked out
 COMPARE_COREF = tuple(line for line in readme_text_block(COMPARE) if line)
 COMPARE_MINILM = tuple(line for line in readme_text_block(COMPARE, 1) if line)
 LESSON_SLIDES = (
@@ -314,6 +317,21 @@ EXPECTED: dict[str, Expected] = {
     f"attnviz compare --model coref {IT_ARG} {WIDE_ARG} -o compare.png": Expected(
         ("'it' moves from 'animal' to 'street' in layer 2, head 1 (TV 1.00)",),
         writes=("compare.png",),
+    ),
+    f"attnviz compare --model coref {IT_ARG} {WIDE_ARG} -o compare_coref.png": Expected(
+        ("'it' moves from 'animal' to 'street' in layer 2, head 1 (TV 1.00)",),
+        writes=("compare_coref.png",),
+    ),
+    f"attnviz compare --model minilm {IT_ARG} {WIDE_ARG} --top 5 -o compare_minilm.png": Expected(
+        ("L4 H2   0.43  animal    0.64  [CLS]     0.36    yes",), writes=("compare_minilm.png",)
+    ),
+    f"attnviz explain --model minilm {IT_ARG} --layer 6 --head 12 --focus it --steps 8": Expected(
+        (*HONEST_FOCUS, *HONEST_WORKED, "Row 'it' of R_6, beside layer 6's row averaged")
+    ),
+    f"attnviz heatmap --model minilm {IT_ARG} --layer 6 --head 12 --measure contribution "
+    "-o contribution_it.png": Expected(writes=("contribution_it.png",)),
+    f"attnviz heatmap --model minilm {IT_ARG} --measure rollout -o rollout_it.png": Expected(
+        writes=("rollout_it.png",)
     ),
     "attnviz train coref": Expected((*TRAIN_START, *TRAINED_SAYS)),
     "attnviz train coref --readout word": Expected(
