@@ -1,5 +1,5 @@
 """Regenerate docs/page.png: the lesson page `attnviz page` writes, as headless Chromium shows it
-on a 1280 × 720 screen, after a teacher's clicks: head 12 chosen, then step 5 of 7.
+on a 1280 × 720 screen, opened on head 12 (``--open-head 12``), then Next five times: step 5 of 7.
 
     python docs/make_page_screenshot.py
 
@@ -14,7 +14,6 @@ import tempfile
 from pathlib import Path
 
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
 
 from attnviz.cli import run
 
@@ -30,11 +29,10 @@ SENTENCE = "The animal didn't cross the street because it was too tired"
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         page = Path(folder) / "it.html"
-        assert run(["page", "-m", "minilm", SENTENCE, "-o", str(page)]) == 0
+        assert run(["page", "-m", "minilm", SENTENCE, "--open-head", "12", "-o", str(page)]) == 0
         driver = new_driver(f"{folder}/profile", "--hide-scrollbars")
         try:
             driver.get(page.as_uri())
-            Select(driver.find_element(By.ID, "head")).select_by_visible_text("Head 12")
             for _ in range(5):
                 driver.find_element(By.ID, "next").click()
             driver.save_screenshot(str(OUTPUT))
