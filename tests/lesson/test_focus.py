@@ -387,12 +387,19 @@ def test_words_of_several_pieces_sum_their_pieces_and_the_focus_averages_its_row
     )  # fmt: skip
     arrays = layer_arrays(run.arrays, 6)
     tokens = [str(t) for t in run.arrays["tokens"]]
+    # A piece continues the word before it when nothing separates them in the sentence
+    # ("##" pieces, and "it" + "," as written): the sentence's words, as a reader counts them.
     groups: list[list[int]] = []
-    for position, token in enumerate(tokens):  # a "##" piece continues the word before it
-        if token.startswith("##"):
+    written, cursor = sentence.lower(), 0
+    for position, token in enumerate(tokens):
+        piece = token.removeprefix("##")
+        start = -1 if token in ("[CLS]", "[SEP]") else written.find(piece, cursor)
+        if start >= 0 and start == cursor and cursor > 0 and groups:
             groups[-1].append(position)
         else:
             groups.append([position])
+        if start >= 0:
+            cursor = start + len(piece)
     words = ["".join(tokens[p].removeprefix("##") for p in group) for group in groups]
     focus = groups[words.index("zookeeper")]
     weights = arrays["weights"][2][focus]  # [pieces of the focus word, keys]
