@@ -11,41 +11,97 @@ attnviz.paging), and ``ablate`` is ``heads --ablate`` (attnviz.ablating); the st
 ``trace_attention`` are the math underneath.
 """
 
-from attnviz.ablating import ablate
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+# The commands' functions, bound now: every command's path imports attnviz.api anyway, and
+# ``lesson`` must be the function, not the subpackage attnviz.lesson that importing binds here.
 from attnviz.api import cross, explain, heads, heatmap, lesson, scaling
-from attnviz.attention import (
-    attention_scores,
-    concat_heads,
-    multi_head_attention,
-    project,
-    project_out,
-    scale_scores,
-    softmax,
-    weigh_values,
-)
-from attnviz.comparing import compare
-from attnviz.config import AttentionConfig
-from attnviz.core import trace_attention
-from attnviz.divisors import divisor_rows
-from attnviz.embeddings import Embeddings, load_embeddings, random_embeddings
-from attnviz.errors import AttnvizError, ExitStatus
-from attnviz.explanation import Explanation
-from attnviz.paging import page
-from attnviz.provenance import Provenance
-from attnviz.tokens import tokenize
-from attnviz.trace import AttentionTrace
-from attnviz.trace_files import export_layers, export_trace, load_trace
-from attnviz.weights import AttentionWeights, load_weights, random_weights
+
+if TYPE_CHECKING:
+    from attnviz.ablating import ablate
+    from attnviz.attention import (
+        attention_scores,
+        concat_heads,
+        multi_head_attention,
+        project,
+        project_out,
+        scale_scores,
+        softmax,
+        weigh_values,
+    )
+    from attnviz.comparing import compare
+    from attnviz.config import AttentionConfig
+    from attnviz.core import trace_attention
+    from attnviz.divisors import divisor_rows
+    from attnviz.embeddings import Embeddings, load_embeddings, random_embeddings
+    from attnviz.errors import AttnvizError, ExitStatus
+    from attnviz.explanation import Explanation
+    from attnviz.paging import page
+    from attnviz.provenance import Provenance
+    from attnviz.tokens import tokenize
+    from attnviz.trace import AttentionTrace
+    from attnviz.trace_files import export_layers, export_trace, load_trace
+    from attnviz.weights import AttentionWeights, load_weights, random_weights
 
 
-def __getattr__(name: str) -> str:
-    """``attnviz.__version__``, read from the installed package's metadata when asked for:
+#: Each public name and the module that defines it, imported when the name is first used:
+#: `attnviz explain` starts without loading the model runner, the trainer or the pictures.
+_PUBLIC: dict[str, str] = {
+    "ablate": "attnviz.ablating",
+    "attention_scores": "attnviz.attention",
+    "concat_heads": "attnviz.attention",
+    "multi_head_attention": "attnviz.attention",
+    "project": "attnviz.attention",
+    "project_out": "attnviz.attention",
+    "scale_scores": "attnviz.attention",
+    "softmax": "attnviz.attention",
+    "weigh_values": "attnviz.attention",
+    "compare": "attnviz.comparing",
+    "AttentionConfig": "attnviz.config",
+    "trace_attention": "attnviz.core",
+    "divisor_rows": "attnviz.divisors",
+    "Embeddings": "attnviz.embeddings",
+    "load_embeddings": "attnviz.embeddings",
+    "random_embeddings": "attnviz.embeddings",
+    "AttnvizError": "attnviz.errors",
+    "ExitStatus": "attnviz.errors",
+    "Explanation": "attnviz.explanation",
+    "page": "attnviz.paging",
+    "Provenance": "attnviz.provenance",
+    "tokenize": "attnviz.tokens",
+    "AttentionTrace": "attnviz.trace",
+    "export_layers": "attnviz.trace_files",
+    "export_trace": "attnviz.trace_files",
+    "load_trace": "attnviz.trace_files",
+    "AttentionWeights": "attnviz.weights",
+    "load_weights": "attnviz.weights",
+    "random_weights": "attnviz.weights",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module when first asked for (then kept), a submodule
+    (``attnviz.api``), or ``attnviz.__version__``, read from the installed package's metadata:
     importlib.metadata costs the command's start-up 25 ms, which only --version needs."""
     if name == "__version__":
         from importlib.metadata import version
 
         return version("attnviz")
+    if name in _PUBLIC:
+        value = getattr(import_module(_PUBLIC[name]), name)
+        globals()[name] = value
+        return value
+    try:
+        return import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as missing:
+        if missing.name != f"{__name__}.{name}":
+            raise
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
 
 
 __all__ = [

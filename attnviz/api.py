@@ -24,8 +24,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnviz.analysis.heads import HeadRanking, RankBy, rank_heads
-from attnviz.analysis.scaling import ScalingRow, parse_d_ks, scaling_experiment
 from attnviz.arguments import choice, flags, steps_text, text, whole
 from attnviz.core import TracedLayers, cross_layers, trace_layers
 from attnviz.errors import AttnvizError, option
@@ -40,6 +38,8 @@ from attnviz.trace_options import Dtype, TraceOptions, trace_options_from
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from attnviz.analysis.heads import HeadRanking, RankBy
+    from attnviz.analysis.scaling import ScalingRow
     from attnviz.render.demo import DemoExamples, ItExample
 
 Progress = Callable[[int, int], None]
@@ -121,18 +121,24 @@ def ranked_heads(explanation: Explanation, rank_by: RankBy) -> HeadRanking:
             "heads ranks self-attention heads, as explain() returns them: in cross-attention "
             "the keys are another sentence's words, so no offset or head type applies."
         )
+    from attnviz.analysis.heads import rank_heads  # not on explain's path: its start-up
+
     return rank_heads(explanation.layers, explanation.selection, rank_by=rank_by)
 
 
 def scaling_sizes(d_ks: str) -> tuple[list[int], tuple[str, ...]]:
     """The d_k sizes of ``attnviz scaling``, "4,16,64" -> [4, 16, 64], and a note for each
     capped."""
+    from attnviz.analysis.scaling import parse_d_ks
+
     sizes, notes = parse_d_ks(d_ks)
     return sizes, tuple(notes)
 
 
 def scaling_rows(sizes: Sequence[int], *, keys: int, queries: int, seed: int) -> list[ScalingRow]:
     """The √d_k experiment (``attnviz scaling``): a row per d_k."""
+    from attnviz.analysis.scaling import scaling_experiment
+
     return scaling_experiment(sizes, n_keys=keys, n_queries=queries, seed=seed)
 
 
@@ -167,7 +173,7 @@ def demo_examples(*, use_model: bool) -> DemoExamples:
         thinking=shown("Thinking Machines", head=1, focus="Thinking"),
         it=it,
         crossed=(crossing.trace, crossing.selection),
-        scaling=scaling_experiment([4, 16, 64, 256, 1024]),
+        scaling=scaling_rows([4, 16, 64, 256, 1024], keys=16, queries=400, seed=0),
     )
 
 
@@ -421,6 +427,8 @@ def heads(shown: Shown, *, rank_by: str = "specificity") -> HeadRanking:
     >>> f"layer {best.layer}, head {best.head}: {ranking.words[best.target]!r}"
     "layer 1, head 2: 'was'"
     """
+    from attnviz.analysis.heads import RankBy
+
     explanation = _explanation_of(shown, "heads")
     return ranked_heads(explanation, choice(RankBy, rank_by, "rank_by"))
 

@@ -117,9 +117,9 @@ def test_a_heads_rule_comes_with_its_first_step_after_the_pause() -> None:
 
 NARROW_SCRIPT = """
 import shlex, sys
-from attnviz.cli import COMMANDS, run
-for name, (function, _) in COMMANDS.items():
-    example = function.__doc__.split("Example: ")[1].split("\\n")[0]
+from attnviz.cli import COMMANDS, command_function, run
+for name in COMMANDS:
+    example = command_function(name).__doc__.split("Example: ")[1].split("\\n")[0]
     status = run(shlex.split(example)[1:])
     print(f"STATUS {name} {status}", file=sys.stderr)
 """

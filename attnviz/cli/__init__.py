@@ -7,11 +7,11 @@ into click parameters on each run, about 10 ms for all six, a twentieth of the s
 # No `from __future__ import annotations`: Typer reads these annotations on every run.
 import sys
 from collections.abc import Callable
+from importlib import import_module
 from typing import Annotated, Any
 
 import typer
 
-from attnviz.cli import commands, reading, training
 from attnviz.cli.console import report
 from attnviz.cli.environment import (
     StandardOutputFailed,
@@ -22,18 +22,35 @@ from attnviz.cli.options import command
 from attnviz.errors import ExitStatus
 from attnviz.signals import Interrupted, stopping_signals_raise
 
-#: Every command, by name, with its short help for ``attnviz --help``.
-COMMANDS: dict[str, tuple[Callable[..., Any], str | None]] = {
-    "explain": (commands.explain, None),
-    "heatmap": (commands.heatmap, "Save the attention weights as a heatmap image."),
-    "page": (commands.page, "Save an interactive lesson page: one HTML file, offline."),
-    "cross": (commands.cross, "Cross-attention: queries from TARGET, keys and values from SOURCE."),
-    "heads": (reading.heads, "Rank every (layer, head) by where the focus word looks."),
-    "compare": (reading.compare, "Where the focus word looks in two sentences, head by head."),
-    "scaling": (commands.scaling, "Why ÷√d_k: the softmax with and without the scaling."),
-    "demo": (commands.demo, None),
-    "train": (training.train, "Train a tiny transformer live, in numpy, and say what it learned."),
+#: Every command, by name: the module and function that run it (imported only for the command
+#: being run, so that `attnviz explain` loads neither the trainer nor the head reports) and its
+#: short help for ``attnviz --help``.
+COMMANDS: dict[str, tuple[str, str, str | None]] = {
+    "explain": ("commands", "explain", None),
+    "heatmap": ("commands", "heatmap", "Save the attention weights as a heatmap image."),
+    "page": ("commands", "page", "Save an interactive lesson page: one HTML file, offline."),
+    "cross": (
+        "commands",
+        "cross",
+        "Cross-attention: queries from TARGET, keys and values from SOURCE.",
+    ),
+    "heads": ("reading", "heads", "Rank every (layer, head) by where the focus word looks."),
+    "compare": ("reading", "compare", "Where the focus word looks in two sentences, head by head."),
+    "scaling": ("commands", "scaling", "Why ÷√d_k: the softmax with and without the scaling."),
+    "demo": ("commands", "demo", None),
+    "train": (
+        "training",
+        "train",
+        "Train a tiny transformer live, in numpy, and say what it learned.",
+    ),
 }
+
+
+def command_function(name: str) -> Callable[..., Any]:
+    """The function behind command ``name`` (attnviz.cli.<module>.<function>), imported now."""
+    module, function, _ = COMMANDS[name]
+    found: Callable[..., Any] = getattr(import_module(f"attnviz.cli.{module}"), function)
+    return found
 
 
 def version_callback(value: bool) -> None:
@@ -74,9 +91,9 @@ def build_app(only: str | None = None) -> typer.Typer:
         rich_markup_mode=None,
     )
     app.callback()(main)
-    for name, (function, short_help) in COMMANDS.items():
+    for name, (_, _, short_help) in COMMANDS.items():
         if only is None or name == only:
-            app.command(name, short_help=short_help)(command(function))
+            app.command(name, short_help=short_help)(command(command_function(name)))
     return app
 
 

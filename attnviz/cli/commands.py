@@ -26,7 +26,6 @@ from attnviz.cli.options import (
     image_option,
     typed_text,
 )
-from attnviz.divisors import divisor_rows
 from attnviz.explanation import Explanation
 from attnviz.files import staged_writes
 from attnviz.lesson.blocks import Block
@@ -378,6 +377,8 @@ def scaling(
     for message in notes:
         note(message)
     rows = api.scaling_rows(d_ks, keys=keys, queries=queries, seed=seed)
+    from attnviz.divisors import divisor_rows
+
     divisor = divisor_rows(queries=queries, seed=seed)
     render_scaling(rows, new_console(), n_keys=keys, divisor=divisor)
     if output is not None:

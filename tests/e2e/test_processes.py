@@ -45,6 +45,22 @@ def test_explain_does_not_import_matplotlib() -> None:
     assert "HEAVY []" in result.stdout
 
 
+def test_explain_loads_neither_the_model_runner_nor_the_trainer_nor_other_commands() -> None:
+    """`attnviz explain` in random mode imports only what it runs: start-up is the floor."""
+    code = (
+        "import sys; from attnviz.cli import run\n"
+        "run(['explain', 'I am good', '--focus', 'I'])\n"
+        "unused = ('attnviz.model.run', 'attnviz.train', 'attnviz.analysis.ablation', "
+        "'attnviz.analysis.heads', 'attnviz.analysis.scaling', 'attnviz.cli.training', "
+        "'attnviz.cli.reading', 'attnviz.comparing', 'attnviz.paging')\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith(unused)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert "LOADED []" in result.stdout, result.stdout[-300:]
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["explain", "--help"]])
 def test_help_and_version_load_neither_rich_nor_matplotlib(argv: list[str]) -> None:
     """Plain help, as click prints it: the fastest start-up a Typer command can have."""
