@@ -219,7 +219,10 @@ def multi_head_attention(
         W_K=frozen_array(weights.W_K),
         W_V=frozen_array(weights.W_V),
         W_O=frozen_array(weights.W_O),
-        **{key: frozen_array(value, copy=False) for key, value in steps._asdict().items()},
+        **cast(
+            dict[str, Any],
+            {key: frozen_array(value, copy=False) for key, value in steps._asdict().items()},
+        ),
         config=config,
         provenance=provenance,
         **cast(dict[str, Any], {key: _frozen_or_none(getattr(weights, key)) for key in BIAS_KEYS}),

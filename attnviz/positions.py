@@ -14,6 +14,7 @@ of PE[pos], whatever pos, which the paper hoped would make relative positions ea
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
@@ -38,3 +39,16 @@ def sinusoidal_positions(n_positions: int, d_model: int) -> FloatArray:
     two_i = columns - columns % 2  # 2i for columns 2i and 2i+1
     angles = positions / 10000.0 ** (two_i / d_model)  # [n_positions, d_model]
     return np.where(columns % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+@dataclass(frozen=True)
+class Rope:
+    """Rotary position embedding (Su et al. 2021) as a layer applies it to q and k inside each
+    head: coordinates paired and each pair rotated by m·θ_i at position m, θ_i = base^(−2i/d_k).
+
+    pairing: "half" pairs coordinate i with i + d_k/2 (Hugging Face Llama checkpoints);
+    "adjacent" pairs 2i with 2i + 1 (GGUF files, whose converter permuted W_Q's and W_K's rows).
+    """
+
+    base: float = 10000.0
+    pairing: str = "half"  # "half" or "adjacent"

@@ -15,6 +15,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
+from attnviz.positions import Rope
 from attnviz.provenance import Provenance
 
 #: The arrays of a trace, in the order of the computation; also the keys of an exported file.
@@ -88,8 +89,8 @@ class AttentionTrace:
     tokens: tuple[str, ...]  # [n] the words as they appear in the sentence
     X: FloatArray  # [n, d_model] embeddings, one row per token
     W_Q: FloatArray  # [h, d_model, d_k] query projection of each head
-    W_K: FloatArray  # [h, d_model, d_k] key projection of each head
-    W_V: FloatArray  # [h, d_model, d_k] value projection of each head
+    W_K: FloatArray  # [G, d_model, d_k] key projection of each key/value head (G = h but in GQA)
+    W_V: FloatArray  # [G, d_model, d_k] value projection of each key/value head
     W_O: FloatArray  # [h·d_k, d_model] output projection, mixing the heads
     Q: FloatArray  # [h, n, d_k] Q_i = X·W_Q[i]
     K: FloatArray  # [h, n, d_k] K_i = X·W_K[i]
@@ -122,6 +123,12 @@ class AttentionTrace:
     PE: FloatArray | None = None
     E_source: FloatArray | None = None
     PE_source: FloatArray | None = None
+    # Rotary positions (rope not None): Q_rotated, K_rotated [h or G, n, d_k] are Q and K with
+    # each pair of coordinates rotated by its position's angle; the scores are
+    # Q_rotated·K_rotatedᵀ, and V is not rotated. None without rotary positions.
+    rope: Rope | None = None
+    Q_rotated: FloatArray | None = None
+    K_rotated: FloatArray | None = None
 
     def __repr__(self) -> str:
         kind = "cross-attention" if self.is_cross else "self-attention"
@@ -154,6 +161,16 @@ class AttentionTrace:
     @property
     def d_k(self) -> int:
         return self.config.d_k
+
+    @property
+    def n_kv_heads(self) -> int:
+        """G, the key/value heads: h in the paper's attention; fewer in grouped-query attention,
+        where W_K, W_V, K, V (and b_K, b_V) are [G, …] and h/G query heads share each."""
+        return int(self.W_K.shape[0])
+
+    def kv_head(self, head: int) -> int:
+        """The key/value head that query head ``head`` (from 0) reads: head // (h/G)."""
+        return head // (self.n_heads // self.n_kv_heads)
 
     def arrays(self) -> dict[str, FloatArray]:
         """The trace's arrays by export key, in the order of the computation; biases if any."""
