@@ -153,6 +153,11 @@ def project_out(concat: FloatArray, w_o: FloatArray, b_o: FloatArray | None = No
     return output
 
 
+def _frozen_steps(steps: _Steps) -> dict[str, Any]:
+    """Each step's array, read-only, by its AttentionTrace field name."""
+    return {key: frozen_array(value, copy=False) for key, value in steps._asdict().items()}
+
+
 def multi_head_attention(
     tokens: Sequence[str],
     x: FloatArray,
@@ -219,10 +224,7 @@ def multi_head_attention(
         W_K=frozen_array(weights.W_K),
         W_V=frozen_array(weights.W_V),
         W_O=frozen_array(weights.W_O),
-        **cast(
-            dict[str, Any],
-            {key: frozen_array(value, copy=False) for key, value in steps._asdict().items()},
-        ),
+        **_frozen_steps(steps),
         config=config,
         provenance=provenance,
         **cast(dict[str, Any], {key: _frozen_or_none(getattr(weights, key)) for key in BIAS_KEYS}),
