@@ -63,7 +63,10 @@ def compared(
     spec = view.focus or DEFAULT_FOCUS
     focused = unfocused._replace(layer=None, focus=spec)
     selection_a = _focused(a, b, focused, "A", sentence_a)
-    selection_b = _focused(b, a, focused, "B", sentence_b)
+    word, colon, occurrence = spec.rpartition(":")
+    in_a_only = word if colon and word and occurrence.isdigit() else spec  # it:2 counts in A
+    _focused(b, a, focused._replace(focus=in_a_only), "B", sentence_b)  # refuses a word B lacks
+    selection_a, selection_b = _aligned_focus(a, b, selection_a, focused)
     a = replace(a, selection=selection_a, view=a.view._replace(focus=view.focus))
     b = replace(b, selection=selection_b, view=b.view._replace(focus=view.focus))
     chosen = a.view.layer is not None and a.is_model_run
@@ -87,6 +90,59 @@ def compared(
 def notes(pair: Compared) -> tuple[str, ...]:
     """What the person should be told of both traces, each note once."""
     return tuple(dict.fromkeys((*pair.a.notes, *pair.b.notes)))
+
+
+def _column_of(selection: Selection) -> int:
+    """The shown column that holds the focus word's first piece."""
+    assert selection.focus is not None
+    index = selection.focus.index
+    return next(i for i, group in enumerate(selection.column_groups) if index in group)
+
+
+def _spec_at(explanation: Explanation, column: int) -> str:
+    """A --focus that names exactly the word at ``column``: its first piece and occurrence."""
+    tokens = explanation.trace.tokens
+    position = explanation.selection.column_groups[column][0]
+    word = tokens[position]
+    occurrence = sum(t.casefold() == word.casefold() for t in tokens[: position + 1])
+    return f"{word}:{occurrence}"
+
+
+def _aligned_focus(
+    a: Explanation, b: Explanation, selection_a: Selection, view: ViewOptions
+) -> tuple[Selection, Selection]:
+    """The focus word in A and the word aligned with it in B, so that both rows belong to the
+    same word of the two sentences. ``it`` names the first "it" of A that B shares (an
+    occurrence, ``it:2``, counts in A); one that B's alignment leaves unpaired is refused."""
+    words_a, words_b = a.selection.column_words, b.selection.column_words
+    partner = dict(align_words(words_a, words_b).pairs)
+    column = _column_of(selection_a)
+    spec = view.focus or DEFAULT_FOCUS
+    if column not in partner and not spec.rpartition(":")[2].isdigit():
+        same = [i for i, word in enumerate(words_a) if word == words_a[column] and i in partner]
+        if same:
+            column = same[0]
+            selection_a = select(a.trace, view._replace(focus=_spec_at(a, column)))
+    if column not in partner:
+        shared = [_label(words_a, i) for i in partner if words_a[i] == words_a[column]]
+        fix = (
+            f"follow the one both share with {option('focus', shared[0])}"
+            if shared
+            else "follow a word both sentences share"
+        )
+        raise AttnvizError(
+            f"{_label(words_a, column)!r} in sentence A has no partner in sentence B (the words "
+            f"are aligned in order); {fix}."
+        )
+    selection_b = select(b.trace, view._replace(focus=_spec_at(b, partner[column])))
+    return selection_a, selection_b
+
+
+def _label(words: tuple[str, ...], column: int) -> str:
+    """A column's word as --focus names it in its sentence: it, or it:2 when it repeats."""
+    same = [i for i, word in enumerate(words) if word.casefold() == words[column].casefold()]
+    word = printable(words[column])
+    return word if len(same) == 1 else f"{word}:{same.index(column) + 1}"
 
 
 def _focused(

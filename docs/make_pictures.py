@@ -92,7 +92,10 @@ def make_honest_pictures() -> None:
     from attnviz.render.options import Measure
 
     pair = compared(TIRED, WIDE, TraceOptions(model="coref"), ViewOptions())
-    save_comparison_figure(pair.comparison, DOCS / "compare_coref.png", top=2)
+    weights = pair.a.trace.provenance.weights
+    save_comparison_figure(
+        pair.comparison, DOCS / "compare_coref.png", top=2, sentences=(TIRED, WIDE), weights=weights
+    )
     print(f"wrote {DOCS / 'compare_coref.png'}")
     try:
         layers = trace_layers(TIRED, TraceOptions(model="minilm")).layers
@@ -100,7 +103,14 @@ def make_honest_pictures() -> None:
         print(f"skipped the MiniLM pictures: {error}")
         return
     pair = compared(TIRED, WIDE, TraceOptions(model="minilm"), ViewOptions())
-    save_comparison_figure(pair.comparison, DOCS / "compare_minilm.png", top=5)
+    weights = pair.a.trace.provenance.weights
+    save_comparison_figure(
+        pair.comparison,
+        DOCS / "compare_minilm.png",
+        top=5,
+        sentences=(TIRED, WIDE),
+        weights=weights,
+    )
     print(f"wrote {DOCS / 'compare_minilm.png'}")
     layer = layers[5]
     selection = select(layer, ViewOptions(head=12, focus="it"))

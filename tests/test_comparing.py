@@ -83,9 +83,39 @@ def test_a_focus_word_missing_from_one_sentence_is_one_sentence_naming_it(
     )
 
 
-def test_an_occurrence_that_one_sentence_lacks_names_that_sentence() -> None:
-    with pytest.raises(AttnvizError, match=r"^In sentence B: 'the' occurs once; "):
+def test_an_occurrence_counts_in_a_and_one_b_does_not_share_is_refused() -> None:
+    with pytest.raises(AttnvizError, match=r"^'the:2' in sentence A has no partner in sentence B"):
         attnviz.compare("the cat and the dog", "the cat", focus="the:2")
+
+
+def test_a_repeated_focus_word_follows_the_occurrence_both_share() -> None:
+    """'it said it was fine' / 'she said it was fine': the second 'it' of A is the one aligned
+    with B's 'it'; the first has no partner, so the default follows the second."""
+    pair = attnviz.compare("it said it was fine", "she said it was fine")
+    assert pair.comparison.focus == "it:2"
+    assert pair.a.selection.focus is not None and pair.a.selection.focus.index == 2
+    assert pair.b.selection.focus is not None and pair.b.selection.focus.index == 2
+    same = attnviz.compare("it said it was fine", "she said it was fine", focus="it:2")
+    assert [h.tv for h in same.comparison.heads] == [h.tv for h in pair.comparison.heads]
+    with pytest.raises(AttnvizError, match='follow the one both share with focus="it:2"'):
+        attnviz.compare("it said it was fine", "she said it was fine", focus="it:1")
+
+
+def test_swapped_nouns_move_the_top_word() -> None:
+    """coref: the animal and the street swapped; in layer 2 'it' points at the noun that is
+    now in the animal's role, a shared word either way, so it moves from one to the other."""
+    pair = attnviz.compare(
+        "the animal didn't cross the street because it was too tired",
+        "the street didn't cross the animal because it was too tired",
+        model="coref",
+    )
+    alignment = pair.comparison.alignment
+    assert alignment.only_a == () and alignment.only_b == ()
+    top = pair.comparison.heads[0]
+    words_a, words_b = pair.comparison.words_a, pair.comparison.words_b
+    assert (top.layer, top.head) == (2, 1) and top.moves
+    assert (words_a[top.top_a], words_b[top.top_b]) == ("animal", "street")
+    assert top.tv > 0.99
 
 
 def test_the_api_refuses_as_explain_does() -> None:
@@ -112,3 +142,23 @@ def test_minilm_moves_little_and_its_numbers_are_the_traces() -> None:
     for change in comparison.heads[:5]:
         assert change.tv == pytest.approx(recomputed_tv(pair, change.layer, change.head), abs=1e-6)
     assert comparison.alignment.only_a != () and comparison.alignment.only_b != ()
+
+
+def test_the_report_says_how_little_moves_and_cautions_for_a_trained_model() -> None:
+    """coref: the row of 'it' moves entirely (no 'little'), with the caution; random weights:
+    little moves, and the closing says the weights are random instead of the caution."""
+    from rich.console import Console
+
+    from attnviz.render.compare import render_comparison
+
+    for model, little, cautioned in (("coref", False, True), (None, True, False)):
+        pair = attnviz.compare(TIRED, WIDE, model=model)
+        console = Console(width=100, record=True, color_system=None)
+        weights = pair.a.trace.provenance.weights
+        render_comparison(pair.comparison, (TIRED, WIDE), weights, console, top=5)
+        text = " ".join(console.export_text().split())
+        largest = max(change.tv for change in pair.comparison.heads)
+        assert ("Little of the row moves" in text) is little
+        if little:
+            assert f"no head does more than {largest:.2f} of the weight of 'it'" in text
+        assert ("A caution: a high weight shows where the vector of 'it'" in text) is cautioned

@@ -3,10 +3,11 @@ and how far apart they are.
 
 The two sentences' words are aligned first: the longest run of words both have, in order (a
 longest common subsequence, so "The animal … too tired" and "The animal … too wide" share ten
-words and differ in one; repeated words pair in order). The focus word's row in one head is a
-distribution over its sentence's words; over the aligned words plus one slot for the words only
-one sentence has ("other"), both rows are distributions over the same outcomes, and their
-total variation distance is
+words and differ in one; repeated words pair in order); then the words both have in another
+order pair by their text ("animal" and "street" swapped are still shared words). The focus
+word's row in one head is a distribution over its sentence's words; over the aligned words plus
+one slot for the words only one sentence has ("other"), both rows are distributions over the
+same outcomes, and their total variation distance is
 
     TV = ½ · ( Σ_shared j |w_A(j) − w_B(j)|  +  |w_A(only in A) − w_B(only in B)| ),
 
@@ -37,9 +38,18 @@ class Alignment(NamedTuple):
     only_a: tuple[int, ...]  # columns of A's words with no partner in B
     only_b: tuple[int, ...]  # columns of B's words with no partner in A
 
+    @property
+    def how(self) -> str:
+        """How the shared words were paired, in words, for every surface that says it."""
+        b_columns = [b for _, b in self.pairs]
+        if b_columns == sorted(b_columns):
+            return "aligned in order"
+        return "aligned in order where the order allows, the others by their text"
+
 
 def align_words(words_a: Sequence[str], words_b: Sequence[str]) -> Alignment:
-    """The longest common subsequence of two word lists (exact matches), as pairs of columns.
+    """The longest common subsequence of two word lists (exact matches), as pairs of columns,
+    then each word left in A paired with the first word left in B that is the same word.
 
     Dynamic programming: ``common[i, j]`` is the length of the longest common subsequence of
     ``words_a[i:]`` and ``words_b[j:]``; walking from (0, 0), equal words pair up, otherwise the
@@ -64,8 +74,19 @@ def align_words(words_a: Sequence[str], words_b: Sequence[str]) -> Alignment:
             i += 1
         else:
             j += 1
+    # Words both sentences have in another order ("the animal … the street" against "the
+    # street … the animal") pair by their text, in order, so that they count as shared words.
     paired_a = {a for a, _ in pairs}
     paired_b = {b for _, b in pairs}
+    for i in range(n_a):
+        if i in paired_a:
+            continue
+        same = [j for j in range(n_b) if j not in paired_b and words_b[j] == words_a[i]]
+        if same:
+            pairs.append((i, same[0]))
+            paired_a.add(i)
+            paired_b.add(same[0])
+    pairs.sort()
     return Alignment(
         pairs=tuple(pairs),
         only_a=tuple(i for i in range(n_a) if i not in paired_a),

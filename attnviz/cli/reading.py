@@ -137,5 +137,9 @@ def compare(
     if output is not None:
         from attnviz.render.compare_figure import save_comparison_figure
 
-        save_comparison_figure(pair.comparison, output, top=top)
+        sentences = (sentence_a, sentence_b)
+        weights = pair.a.trace.provenance.weights
+        save_comparison_figure(
+            pair.comparison, output, top=top, sentences=sentences, weights=weights
+        )
         wrote(output)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
+from attnviz.analysis.caveats import attention_caveat
 from attnviz.analysis.compare import Comparison, HeadChange
 from attnviz.errors import option
 from attnviz.labels import fit_label, format_number, occurrence_labels, plural
@@ -38,7 +39,10 @@ def render_comparison(
     parts += [Text(), *_side_by_side(comparison, comparison.heads[0], labels_a, labels_b, console)]
     if comparison.moved:
         parts += [Text(), *_moves(comparison, labels_a, labels_b, console, top)]
-    parts += [Text(), *paragraphs(console, _closing(comparison, weights, labels_a, labels_b))]
+    parts += [Text(), *paragraphs(console, closing(comparison, weights, labels_a, labels_b))]
+    if not weights.is_random:  # a trained model's rows are being read: the caution
+        name = printable(comparison.focus)
+        parts += [Text(), *paragraphs(console, Text(attention_caveat(repr(name))))]
     console.print(Group(*parts))
 
 
@@ -66,7 +70,7 @@ def _introduction(
             f"{plural(comparison.n_layers, 'layer')} × {heads}; both sentences traced alike."
         ),
         Text(
-            f"The sentences share {plural(len(alignment.pairs), 'word')}, aligned in order; "
+            f"The sentences share {plural(len(alignment.pairs), 'word')}, {alignment.how}; "
             f"only in A: {only_a}; only in B: {only_b}."
         ),
         Text(
@@ -197,7 +201,11 @@ def _moves(
     return paragraphs(console, *lines)
 
 
-def _closing(
+#: Below this largest TV, less than half of the focus word's row moves in every head.
+LITTLE = 0.5
+
+
+def closing(
     comparison: Comparison,
     weights: WeightsOrigin,
     labels_a: Sequence[str],
@@ -231,6 +239,11 @@ def _closing(
         sentences.append(
             f"The mean TV over the {len(heads)} heads is {format_number(mean, 2)}, and TV is "
             f"below {SMALL:.2f} in {small} of them."
+        )
+    if len(heads) > 1 and largest.tv < LITTLE:
+        sentences.append(
+            f"Little of the row moves: in no head does more than "
+            f"{format_number(largest.tv, 2)} of the weight of {name!r} go to other words."
         )
     if weights.is_random:
         untrained = "" if weights.is_drawn else " (an untrained checkpoint)"

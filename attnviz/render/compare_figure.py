@@ -6,14 +6,17 @@ matplotlib is imported inside the functions, so importing this module costs noth
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from attnviz.analysis.caveats import short_attention_caveat
 from attnviz.analysis.compare import Alignment, Comparison, HeadChange
 from attnviz.labels import fit_label, format_number, occurrence_labels
+from attnviz.provenance import WeightsOrigin
 from attnviz.render.figures import image_format_of, new_figure, save_figure
 from attnviz.render.figures.colour import text_colour
 from attnviz.tokens import printable
@@ -38,47 +41,73 @@ class Slot(NamedTuple):
 def aligned_slots(
     alignment: Alignment, labels_a: Sequence[str], labels_b: Sequence[str]
 ) -> list[Slot]:
-    """The columns in reading order: each run of words only A has, then only B has, sits where
-    it stands in the sentences, between the shared words around it."""
+    """The columns in A's reading order: each run of words only A has sits where it stands in
+    A, and each word only B has comes before the first shared word that follows it in B."""
     slots: list[Slot] = []
-    i = j = 0
+    placed_b: set[int] = set()
+    i = 0
     for pair_a, pair_b in (*alignment.pairs, (len(labels_a), len(labels_b))):
         slots += [Slot(f"{labels_a[k]} (A)", k, None) for k in range(i, pair_a)]
-        slots += [Slot(f"{labels_b[k]} (B)", None, k) for k in range(j, pair_b)]
+        for k in alignment.only_b:
+            if k < pair_b and k not in placed_b:
+                slots.append(Slot(f"{labels_b[k]} (B)", None, k))
+                placed_b.add(k)
         if pair_a < len(labels_a):
             slots.append(Slot(labels_a[pair_a], pair_a, pair_b))
-        i, j = pair_a + 1, pair_b + 1
+        i = pair_a + 1
     return slots
 
 
-def save_comparison_figure(comparison: Comparison, path: Path, *, top: int) -> None:
+def save_comparison_figure(
+    comparison: Comparison,
+    path: Path,
+    *,
+    top: int,
+    sentences: tuple[str, str] | None = None,
+    weights: WeightsOrigin | None = None,
+) -> None:
     """build_comparison_figure, written atomically in the format the extension names."""
     image_format_of(path)
-    save_figure(build_comparison_figure(comparison, top=top), path)
+    figure = build_comparison_figure(comparison, top=top, sentences=sentences, weights=weights)
+    save_figure(figure, path)
 
 
-def build_comparison_figure(comparison: Comparison, *, top: int) -> Figure:
+def build_comparison_figure(
+    comparison: Comparison,
+    *,
+    top: int,
+    sentences: tuple[str, str] | None = None,
+    weights: WeightsOrigin | None = None,
+) -> Figure:
     """A panel per head, the ``top`` heads with the largest TV first: row A above row B, one
     column per aligned word, each cell's weight printed in it; a word only one sentence has is
-    blank in the other's row."""
+    blank in the other's row. The title names the sentences and where the weights come from,
+    with the caution about attention for a trained model, when they are given."""
     labels_a = occurrence_labels([printable(word) for word in comparison.words_a])
     labels_b = occurrence_labels([printable(word) for word in comparison.words_b])
     slots = aligned_slots(comparison.alignment, labels_a, labels_b)
     heads = comparison.heads[:top]
-    width = LABELS + CELL * len(slots) + 0.3
-    height = PANEL * len(heads) + 0.85
-    figure = new_figure(max(width, 5.0), height)
+    width = max(LABELS + CELL * len(slots) + 0.3, 5.0)
     name = printable(comparison.focus)
-    figure.suptitle(
-        f"Where {name!r} looks in sentence A and in sentence B, the heads that changed most\n"
-        "TV = ½·(Σ over shared words |w_A − w_B| + |w_A(only A) − w_B(only B)|); grey: a word "
-        "that sentence lacks",
-        fontsize=10,
-        y=1 - 0.15 / height,
-        va="top",
-    )
+    characters = int(width * 10.5)  # about 10.5 characters of 10-point text an inch
+    lines = [
+        *textwrap.wrap(
+            f"Where {name!r} looks in sentence A and in sentence B, the heads that changed most",
+            characters,
+        ),
+        *textwrap.wrap(
+            "TV = ½·(Σ over shared words |w_A − w_B| + |w_A(only A) − w_B(only B)|); grey: a "
+            "word that sentence lacks",
+            characters,
+        ),
+        *_about(sentences, weights, characters),
+    ]
+    top_margin = 0.45 + 0.17 * len(lines)
+    height = PANEL * len(heads) + top_margin
+    figure = new_figure(width, height)
+    figure.suptitle("\n".join(lines), fontsize=10, y=1 - 0.15 / height, va="top")
     for index, change in enumerate(heads):
-        bottom = 1 - (0.5 + PANEL * (index + 1)) / height
+        bottom = 1 - (top_margin - 0.35 + PANEL * (index + 1)) / height
         axes = figure.add_axes(
             (
                 LABELS / figure.get_figwidth(),
@@ -89,6 +118,23 @@ def build_comparison_figure(comparison: Comparison, *, top: int) -> Figure:
         )
         _panel(axes, change, slots, labels_a, labels_b)
     return figure
+
+
+def _about(
+    sentences: tuple[str, str] | None, weights: WeightsOrigin | None, characters: int
+) -> list[str]:
+    """The title's lines on what was compared: both sentences, the weights, and for a trained
+    model the caution (attnviz.analysis.caveats), wrapped to the picture's width."""
+    about = (
+        []
+        if sentences is None
+        else [f"A: {printable(sentences[0])}", f"B: {printable(sentences[1])}"]
+    )
+    if weights is not None:
+        about.append(f"weights: {printable(weights.describe(with_layer=False))}")
+        if weights.model is not None and not weights.is_random:
+            about.append(short_attention_caveat())
+    return [line for text in about for line in (textwrap.wrap(text, characters) or [""])]
 
 
 def _panel(

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from attnviz.analysis.compare import Comparison, HeadChange
 from attnviz.labels import format_number, occurrence_labels
 from attnviz.provenance import WeightsOrigin
-from attnviz.render.compare import _closing
+from attnviz.render.compare import closing
 from attnviz.tokens import printable
 
 
@@ -53,7 +53,7 @@ def compare_data(compared: ComparedWith, heads: Sequence[int], decimals: int) ->
     only_a = " ".join(labels_a[i] for i in alignment.only_a) or "none"
     only_b = " ".join(labels_b[j] for j in alignment.only_b) or "none"
     about = (
-        f"The sentences share {len(alignment.pairs)} words, aligned in order; only in A: "
+        f"The sentences share {len(alignment.pairs)} words, {alignment.how}; only in A: "
         f"{only_a}; only in B: {only_b}. In each head, TV is the total variation between the row "
         f"of “{focus}” in A and in B: TV = ½·(Σ_j |w_A(j) − w_B(j)| over the shared words j + "
         "|w_A(only in A) − w_B(only in B)|), the share of the weight that moves: 0, the same "
@@ -69,7 +69,7 @@ def compare_data(compared: ComparedWith, heads: Sequence[int], decimals: int) ->
         "sentence": printable(compared.sentence),
         "focus": focus,
         "about": about,
-        "summary": _closing(comparison, compared.weights, labels_a, labels_b).plain,
+        "summary": closing(comparison, compared.weights, labels_a, labels_b).plain,
         "ranked": RANKED,
         "changes": changes,
     }

@@ -3,8 +3,6 @@ variation between a focus word's rows, checked against literal loops."""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -34,13 +32,21 @@ def test_different_lengths_align_the_shared_words_in_order() -> None:
     assert [b[j] for j in alignment.only_b] == ["black", "red", "today"]
 
 
-def test_repeated_words_pair_in_order_and_never_cross() -> None:
+def test_repeated_words_pair_in_order_then_words_in_another_order_by_text() -> None:
     a = ["a", "b", "a", "c", "a"]
     b = ["a", "a", "c", "b"]
     alignment = align_words(a, b)
-    assert len(alignment.pairs) == 3  # a a c: the longest common subsequence
-    assert [a[i] for i, _ in alignment.pairs] == [b[j] for _, j in alignment.pairs]
-    assert all(i1 < i2 and j1 < j2 for (i1, j1), (i2, j2) in itertools.pairwise(alignment.pairs))
+    # a a c in order (the longest common subsequence), then A's b with B's b, which crosses.
+    assert alignment.pairs == ((0, 0), (1, 3), (2, 1), (3, 2))
+    assert alignment.only_a == (4,) and alignment.only_b == ()
+
+
+def test_swapped_words_are_shared_not_only_in_one_sentence() -> None:
+    a = "the animal didn't cross the street".split()
+    b = "the street didn't cross the animal".split()
+    alignment = align_words(a, b)
+    assert alignment.only_a == () and alignment.only_b == ()
+    assert (a.index("animal"), b.index("animal")) in alignment.pairs
 
 
 def test_nothing_shared_or_nothing_at_all() -> None:
@@ -57,14 +63,27 @@ def longest_common_subsequence(a: list[str], b: list[str]) -> int:
     return max(longest_common_subsequence(a[1:], b), longest_common_subsequence(a, b[1:]))
 
 
+def longest_increasing_chain(pairs: list[tuple[int, int]]) -> int:
+    """The most pairs that increase in both columns at once (pairs sorted by A's column)."""
+    best = [1] * len(pairs)
+    for k, (i, j) in enumerate(pairs):
+        for m in range(k):
+            if pairs[m][0] < i and pairs[m][1] < j:
+                best[k] = max(best[k], best[m] + 1)
+    return max(best, default=0)
+
+
 words = st.lists(st.sampled_from(["the", "it", "cat", "was"]), max_size=7)
 
 
 @given(words, words)
 def test_the_alignment_is_a_longest_common_subsequence(a: list[str], b: list[str]) -> None:
     alignment = align_words(a, b)
-    assert len(alignment.pairs) == longest_common_subsequence(a, b)
+    # Every word both have pairs as often as both have it; an in-order chain of the pairs is
+    # as long as the longest common subsequence (the order is kept where it can be).
+    assert len(alignment.pairs) == sum(min(a.count(w), b.count(w)) for w in set(a))
     assert all(a[i] == b[j] for i, j in alignment.pairs)
+    assert longest_increasing_chain(list(alignment.pairs)) == longest_common_subsequence(a, b)
     assert sorted([i for i, _ in alignment.pairs] + list(alignment.only_a)) == list(range(len(a)))
     assert sorted([j for _, j in alignment.pairs] + list(alignment.only_b)) == list(range(len(b)))
 

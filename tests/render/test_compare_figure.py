@@ -45,3 +45,29 @@ def test_one_panel_per_head_with_every_weight_printed(tmp_path: Path) -> None:
     save_comparison_figure(pair.comparison, path, top=1)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not np.isnan(pair.comparison.heads[0].tv)
+
+
+def test_with_words_in_another_order_every_word_has_one_slot() -> None:
+    a = "the animal saw a cat near the street".split()
+    b = "the street saw a dog near the animal".split()
+    alignment = align_words(a, b)
+    slots = aligned_slots(alignment, a, b)
+    assert sorted(slot.a for slot in slots if slot.a is not None) == list(range(len(a)))
+    assert sorted(slot.b for slot in slots if slot.b is not None) == list(range(len(b)))
+    shared = [slot for slot in slots if slot.a is not None and slot.b is not None]
+    assert all(a[slot.a] == b[slot.b] for slot in shared)  # type: ignore[index]
+
+
+@pytest.mark.slow  # matplotlib draws the title
+def test_the_title_names_both_sentences_the_weights_and_for_a_trained_model_the_caution() -> None:
+    wide = TIRED.replace("tired", "wide")
+    for model, cautioned in (("coref", True), (None, False)):
+        pair = attnviz.compare(TIRED, wide, model=model)
+        weights = pair.a.trace.provenance.weights
+        figure = build_comparison_figure(
+            pair.comparison, top=1, sentences=(TIRED, wide), weights=weights
+        )
+        title = " ".join(figure.get_suptitle().split())
+        assert f"A: {TIRED}" in title and f"B: {wide}" in title
+        assert f"weights: {weights.describe(with_layer=False)}" in title
+        assert ("A caution:" in title) is cautioned
