@@ -227,11 +227,16 @@ def top_heads_per_target(
 
 
 def top_target_per_head(
-    weights: HeadWeights, *, rank_by: RankBy = RankBy.specificity
+    weights: HeadWeights,
+    *,
+    rank_by: RankBy = RankBy.specificity,
+    targets: Sequence[int] | None = None,
 ) -> list[HeadLink]:
     """Each head's top target for the focus word by ``rank_by``, highest first (ties: the
-    earlier head)."""
+    earlier head); ``targets``: the columns that may be a head's top target (all by default)."""
     key = weights.key(rank_by)
+    if targets is not None:
+        key = np.where(np.isin(np.arange(key.shape[-1]), list(targets)), key, -np.inf)
     links = _links(
         weights,
         [
@@ -262,6 +267,16 @@ class HeadRanking(NamedTuple):
         return next((t for t in self.types if (t.layer, t.head) == (link.layer, link.head)), None)
 
 
+def word_columns(selection: Selection, special: Sequence[int]) -> tuple[int, ...]:
+    """The shown columns that are words of the sentence, not only special tokens ([CLS], [SEP],
+    <|endoftext|>); every column when the sentence shows nothing else."""
+    markers = set(special)
+    words = tuple(
+        i for i, group in enumerate(selection.column_groups) if not markers.issuperset(group)
+    )
+    return words or tuple(range(len(selection.column_groups)))
+
+
 def rank_heads(
     layers: Sequence[AttentionTrace],
     selection: Selection,
@@ -277,6 +292,10 @@ def rank_heads(
     weights = head_weights(layers, selection)
     n_layers, n_heads = len(layers), layers[0].n_heads
     ranking = top_heads_per_target(weights, min(per_word, n_layers * n_heads), rank_by=rank_by)
+    # [CLS], [SEP] and the like are markers, not words: a head that parks weight there is a
+    # sink (its type says so), not a head that reads a word, so they are not ranked as targets.
+    words = word_columns(selection, layers[0].provenance.special)
+    ranking = {target: links for target, links in ranking.items() if target in words}
     key = weights.key(rank_by)
     order = sorted(ranking, key=lambda t: -key[ranking[t][0].layer - 1, ranking[t][0].head - 1, t])
     return HeadRanking(
@@ -286,7 +305,7 @@ def rank_heads(
         weights=weights,
         per_word=ranking,
         word_order=tuple(order),
-        per_head=top_target_per_head(weights, rank_by=rank_by),
+        per_head=top_target_per_head(weights, rank_by=rank_by, targets=words),
         types=tuple(run_head_types(layers)),
         column_groups=selection.column_groups,
         focus_position=selection.focus.index,

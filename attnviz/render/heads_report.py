@@ -52,11 +52,7 @@ def render_heads(
     if any(isnan(link.baseline) for link in shown):
         parts += paragraphs(
             console,
-            Text(
-                f"—: no baseline and no spec, because '{focus}' may not look at that word (a "
-                f"mask hides it from the row of '{focus}': a decoder reads only the words "
-                "before), or no other row may, to compare with."
-            ),
+            Text(f"—: no baseline and no spec, because {_why_no_baseline(first, focus)}."),
         )
     weights = first.provenance.weights
     if weights.is_random:
@@ -71,6 +67,25 @@ def render_heads(
             Text(f"Note: these weights are random, not learned; {advice}.", style="yellow"),
         )
     console.print(Group(*parts))
+
+
+def _why_no_baseline(trace: AttentionTrace, focus: str) -> str:
+    """Why a word has no baseline in this run: which mask hides it, or that no other row has a
+    choice of keys to compare with."""
+    reasons = []
+    if trace.provenance.masking.causal:
+        reasons.append(
+            f"'{focus}' may not look at that word (the causal mask hides the words after it: "
+            "a decoder reads only the words before)"
+        )
+    if trace.provenance.masking.padding:
+        reasons.append(f"'{focus}' may not look at it (the padding mask hides every [PAD] key)")
+    reasons.append(
+        "no other row of the head has a choice of two keys or more to compare with"
+        if not reasons
+        else "no other row may look at it, to compare with"
+    )
+    return ", or ".join(reasons)
 
 
 def _own_word_rows(ranking: HeadRanking, layers: Sequence[AttentionTrace]) -> Text:
@@ -134,6 +149,15 @@ def _heads_introduction(
         rows += ", [PAD] rows do not"
     if trace.provenance.masking.causal:
         rows += "; the first row, which may look only at itself, has no choice and does not count"
+    markers = list(dict.fromkeys(printable(trace.tokens[p]) for p in trace.provenance.special))
+    if markers and len(ranking.per_word) < len(ranking.words):
+        many = len(markers) > 1
+        ranked += (
+            f" {' and '.join(markers)} {'are' if many else 'is'} not ranked as "
+            f"{'targets: markers' if many else 'a target: a marker'} the tokenizer added, not "
+            f"{'words' if many else 'a word'} of the sentence; a head that parks most of its "
+            "weight there is typed as a sink."
+        )
     return paragraphs(
         console,
         Text(f"attnviz · where does {name!r} look, in every head", style="bold"),

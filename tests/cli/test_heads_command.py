@@ -154,7 +154,9 @@ def check_every_number(args: list[str], tmp_path: Path) -> str:
     for head, kind, word, w, key, offset, spec in per_head:
         layer, h = (int(part[1:]) - 1 for part in head.split())
         row = [run.spec(layer, h, focus, j) for j in range(run.n)]
-        best = int(np.argmax(np.where(np.isnan(row), -np.inf, row)))
+        # [CLS], [SEP] and other special tokens are markers, never a head's target.
+        targets = [j for j in range(run.n) if j not in run.special] or list(range(run.n))
+        best = max(targets, key=lambda j: -np.inf if math.isnan(row[j]) else row[j])
         assert word == labels[best], head
         expected_key, expected_offset = run.baselines(layer, h, focus, best)
         assert w == f"{run.weights[layer, h, focus, best]:.2f}", head
@@ -184,7 +186,8 @@ def check_every_number(args: list[str], tmp_path: Path) -> str:
             assert f"{lay} {hd}" == f"L{layer + 1} H{h + 1}", line
             assert w == f"{run.weights[layer, h, focus, j]:.2f}", line
             assert shown_spec == signed(spec), line
-    assert words == run.n  # every word has its row
+    marked = [j for j in range(run.n) if j in run.special]
+    assert words == (run.n - len(marked) if len(marked) < run.n else run.n)  # every word's row
     text = " ".join(out.split())
     rows = n_layers * n_heads * (run.n - run.padding)
     own = run.own_word_rows()
