@@ -25,6 +25,9 @@ class LessonOptions:
     decimals: int = 2  # digits after the point in tables; worked examples use at least 2
     show_weights: bool = False  # also print W_Q, W_K, W_V and W_O
     steps: str | None = None  # only these steps, as "4-6" or "1,3-5"; None: every step
+    # The notes a step says once, with the first head shown, said with every head: the page
+    # shows one head at a time, and a reader who opens it on head 12 must meet them too.
+    notes_in_every_head: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.decimals <= MAX_DECIMALS:

@@ -16,7 +16,7 @@ def title(lesson: LessonWriter, head: HeadView | None) -> str:
 def write(lesson: LessonWriter, head: HeadView | None) -> None:
     assert head is not None
     trace, selection, h = lesson.trace, lesson.selection, head.h
-    if head.index == lesson.selection.heads[0]:
+    if lesson.first_head(head):
         lesson.say(scaling_sentence(lesson, head.index))
         lesson.say(
             f"The divisor is √d_k = √{lesson.trace.d_k}, the width of q and k, not the square "

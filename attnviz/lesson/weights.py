@@ -58,7 +58,7 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     )
     lesson.worked_line("softmax", line)
     lesson.rounding_note()
-    if head.index == selection.heads[0]:
+    if lesson.first_head(head):
         special = special_tokens_sentence(lesson, head.index)
         if special:
             lesson.say(special)

@@ -46,6 +46,11 @@ class HeadView:
 class LessonWriter:
     """The lesson's blocks as they are written, and what every step needs to write them."""
 
+    def first_head(self, head: HeadView) -> bool:
+        """Whether a note said once per step goes with ``head``: the first head shown, or every
+        head when the options ask for it (the page, one head at a time)."""
+        return head.index == self.selection.heads[0] or self.options.notes_in_every_head
+
     def __init__(
         self,
         trace: AttentionTrace,

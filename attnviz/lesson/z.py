@@ -27,7 +27,7 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     lesson.worked_line("weighted_sum", lesson.text.weighted_sum(summed))
     lesson.worked_line("weighted_sum_element", lesson.text.weighted_sum_element(summed))
     lesson.rounding_note()
-    if head.index == lesson.selection.heads[0]:
+    if lesson.first_head(head):
         n_keys = "n_source" if trace.is_cross else "n"
         lesson.say(
             f"Z{h} is the head's output, [{n_rows}, d_v], a row for each query; the attention "

@@ -109,7 +109,7 @@ def page_data(
     if start_head is not None and start_head not in selection.heads:
         raise ValueError(f"head {start_head} is not one of the page's heads")
     rolled: Sequence[Any] | None = rollout_data(layers, selection, max(decimals, 2))
-    options = LessonOptions(decimals=decimals)
+    options = LessonOptions(decimals=decimals, notes_in_every_head=True)  # one head at a time
     queries, keys = position_labels(trace)
     text = ExampleText(decimals, queries, keys)
     special = set(trace.provenance.special)
