@@ -39,7 +39,7 @@ def _why(lesson: LessonWriter) -> None:
     lesson.say(
         "FlashAttention computes steps 5 and 6 together, a block of keys at a time, so that the "
         "n × n matrix of scores and weights is never stored: each query keeps only a running "
-        "maximum m, sum ℓ and output o in fast memory, and each block of K and V is read from "
+        "maximum m, sum l and output o in fast memory, and each block of K and V is read from "
         "memory once. The "
         "result is exact, not an approximation: the same weights and the same z, up to "
         "rounding in the last digits."
@@ -51,33 +51,39 @@ def _how(lesson: LessonWriter, example: worked.BlockwiseExample) -> None:
     n_keys, updates = len(example.weights), online.updates
     given = option("block", online.block)
     if len(updates) == 1:
-        sizes = f"one block ({given}): the plain softmax; a smaller block shows the rescaling"
+        sizes = f"one block ({given}): the plain softmax"
+        sizes += "; a smaller block shows the rescaling" if n_keys > 1 else ""
     else:
         sizes = f"{plural(len(updates), 'block')} of {online.block}"
         if updates[-1].stop - updates[-1].start != online.block:
             sizes += f", the last of {updates[-1].stop - updates[-1].start}"
-        sizes += f" ({given}" + (", so as to make 3 or 4)" if lesson.options.block is None else ")")
+        if lesson.options.block is not None:
+            sizes += f" ({given})"
+        elif n_keys >= 3:
+            sizes += f" ({given}, the default for {n_keys} keys: 3 or 4 blocks)"
+        else:
+            sizes += f" ({given}, the default for {n_keys} keys: one a block)"
     h = subscript(example.head + 1)
     lesson.say(
         "The row of ",
         Span(repr(lesson.all_queries[example.query]), slot="query!r"),
         f" in head {example.head + 1}: its {plural(n_keys, 'key')} in {sizes}. "
-        "Three numbers run along, from m = −∞, ℓ = 0 and "
-        "o = 0: m, the largest score so far; ℓ, the sum of exp(s_j − m) so far; o, the sum of "
+        "Three numbers run along, from m = −∞, l = 0 and "
+        "o = 0: m, the largest score so far; l, the sum of exp(s_j − m) so far; o, the sum of "
         f"exp(s_j − m)·v_j so far, a vector of d_v = {trace.d_k}. For each block, with "
         f"s_j = q·k_j / √d_k from Q{h} and K{h} as in step 4 (−∞ where masked):",
     )
     for line in (
         "m_new = max(m_old, the block's largest s_j)",
-        "ℓ_new = exp(m_old − m_new)·ℓ_old + Σ_j exp(s_j − m_new)",
+        "l_new = exp(m_old − m_new)·l_old + Σ_j exp(s_j − m_new)",
         f"o_new = exp(m_old − m_new)·o_old + Σ_j exp(s_j − m_new)·v_j      (v_j from V{h})",
     ):
         lesson.say(Span("  "), Span(line, "bold"))
     lesson.say(
         "The factor exp(m_old − m_new) is 1 while the maximum stays and below 1 when it grows: "
         "what was summed with the old maximum subtracted is rescaled to the new one, so every "
-        "term of ℓ and o is exp(s_j − m) for the current m, as if m had been known from the "
-        "start (at block 1, exp(−∞) = 0 times ℓ = 0)."
+        "term of l and o is exp(s_j − m) for the current m, as if m had been known from the "
+        "start (at block 1, exp(−∞) = 0 times l = 0)."
     )
     updates = example.online.updates
     if not any(np.isinf(update.scores).any() for update in updates):
@@ -87,7 +93,7 @@ def _how(lesson: LessonWriter, example: worked.BlockwiseExample) -> None:
     lesson.note(
         "Masked keys have s_j = −∞ and exp(−∞) = 0: they add nothing"
         + (
-            f", and a block of masked keys only ({named} here) leaves m, ℓ and o as they "
+            f", and a block of masked keys only ({named} here) leaves m, l and o as they "
             "were (FlashAttention skips such a block without "
             "reading it)."
             if empty
@@ -107,25 +113,32 @@ def _block_table(
     masked[:, 0] = np.isinf(update.scores)
     return Matrix(
         table,
-        f"Block {number} of {len(example.online.updates)}: keys {update.start + 1} to "
-        f"{update.stop}, m = {lesson.number(update.m_new)}",
+        f"Block {number} of {len(example.online.updates)}: {_keys(update)}, "
+        f"m = {lesson.number(update.m_new)}, e_j = exp(s_j − m)",
         lesson.all_keys[update.start : update.stop],
-        ["s_j", "exp(s_j−m)", *(f"v{c}" for c in range(1, v.shape[1] + 1))],
+        ["s_j", "e_j", *(f"v{c}" for c in range(1, v.shape[1] + 1))],
         masked=masked if masked.any() else None,
     )
 
 
+def _keys(update: BlockUpdate) -> str:
+    """ "keys 4 to 6", "key 7" """
+    if update.stop - update.start == 1:
+        return f"key {update.stop}"
+    return f"keys {update.start + 1} to {update.stop}"
+
+
 def _running_table(lesson: LessonWriter, example: worked.BlockwiseExample) -> Matrix:
-    """After each block: m, the factor, ℓ and o."""
+    """After each block: m, the factor, l and o."""
     updates = example.online.updates
     rows = np.array([[u.m_new, u.factor, u.l_new, *u.o_new] for u in updates])
     masked = np.zeros(rows.shape, bool)
     masked[:, 0] = np.isinf(rows[:, 0])
     return Matrix(
         rows,
-        "m, exp(m_old − m), ℓ and o after each block",
+        "m, exp(m_old − m), l and o after each block",
         [f"block {n}" for n in range(1, len(updates) + 1)],
-        ["m", "factor", "ℓ", *(f"o{c}" for c in range(1, rows.shape[1] - 2))],
+        ["m", "factor", "l", *(f"o{c}" for c in range(1, rows.shape[1] - 2))],
         masked=masked if masked.any() else None,
     )
 
@@ -151,7 +164,7 @@ def _worked(lesson: LessonWriter, example: worked.BlockwiseExample) -> None:
         lesson.say(
             f"Block {index + 1}, worked out: "
             + (
-                "the largest score grows, so ℓ and o are rescaled:"
+                "the largest score grows, so l and o are rescaled:"
                 if grew
                 else "the largest score is still block 1's here, so the factor is exp(0) = 1:"
             )
@@ -159,17 +172,18 @@ def _worked(lesson: LessonWriter, example: worked.BlockwiseExample) -> None:
         lesson.worked_line(
             "blockwise",
             f"m = max({m_old}, {text.exact(update.scores.max(), m_decimals)}) = {m_new};  "
-            f"exp(m_old − m_new) = exp({m_old} − {m_new}) = {text.exact(update.factor)}",
+            f"exp(m_old − m_new) = exp({m_old} − {text.term(update.m_new, m_decimals)}) = "
+            f"{text.exact(update.factor)}",
         )
     else:
-        lesson.say("Block 1, worked out (m_old = −∞, so the factor is 0 and ℓ_old = 0):")
+        lesson.say("Block 1, worked out (m_old = −∞, so the factor is 0 and l_old = 0):")
     allowed = np.isfinite(update.scores)
     exponentials = update.exponentials[allowed]
     if allowed.sum() > MOST_TERMS:
         added = [float(exponentials.sum())]
-        sum_name = f"ℓ = factor·ℓ_old + Σ of the block's {int(allowed.sum())} exp(s_j − m)"
+        sum_name = f"l = factor·l_old + Σ of the block's {int(allowed.sum())} exp(s_j − m)"
     else:
-        added, sum_name = [float(e) for e in exponentials], "ℓ = factor·ℓ_old + Σ exp(s_j − m)"
+        added, sum_name = [float(e) for e in exponentials], "l = factor·l_old + Σ exp(s_j − m)"
     lesson.worked_line(
         "blockwise",
         f"{sum_name} = {text.products([update.factor], [update.l_old], update.l_new, added)}",
@@ -199,7 +213,7 @@ def _factor_decimals(lesson: LessonWriter, update: BlockUpdate) -> int:
 
 
 def _division_decimals(lesson: LessonWriter, o: float, ell: float, z: float) -> int:
-    """The fewest decimals for o and ℓ at which o/ℓ, worked from them as printed, gives z."""
+    """The fewest decimals for o and l at which o/l, worked from them as printed, gives z."""
     printed = lesson.text.exact(z)
 
     def holds(decimals: int) -> bool:
@@ -216,10 +230,10 @@ def _same_as_steps_5_and_6(lesson: LessonWriter, example: worked.BlockwiseExampl
     decimals = _division_decimals(lesson, o, ell, z)
     h = subscript(example.head + 1)
     word = lesson.all_queries[example.query]
-    lesson.say("At the end, z = o/ℓ; its first number:")
+    lesson.say("At the end, z = o/l; its first number:")
     lesson.worked_line(
         "blockwise",
-        f"z_{word}[1] = o[1]/ℓ = {text.exact(o, decimals)} / {text.exact(ell, decimals)} = "
+        f"z_{word}[1] = o[1]/l = {text.exact(o, decimals)} / {text.exact(ell, decimals)} = "
         f"{text.exact(z)}",
     )
     shown = min(len(online.z), 6)
@@ -231,11 +245,11 @@ def _same_as_steps_5_and_6(lesson: LessonWriter, example: worked.BlockwiseExampl
     z_gap = float(np.abs(online.z - example.z).max())
     w_gap = float(np.abs(online.weights() - example.weights).max())
     lesson.say(
-        f"o/ℓ = {vector(online.z)}, and step 6's z of {word!r}, its row of Z{h}, is "
+        f"o/l = {vector(online.z)}, and step 6's z of {word!r}, its row of Z{h}, is "
         f"{vector(example.z)}: the same, the largest difference {_gap(z_gap)}. The weights, "
         "each block's exp(s_j − m_block) rescaled to the last m by exp(m_block − m) and divided "
-        f"by ℓ, are step 5's row of weights{h} (largest difference {_gap(w_gap)}); FlashAttention "
-        "never keeps them, it needs only o and ℓ."
+        f"by l, are step 5's row of weights{h} (largest difference {_gap(w_gap)}); FlashAttention "
+        "never keeps them, it needs only o and l."
     )
     lesson.show(
         Matrix(
