@@ -63,28 +63,40 @@ def _how(lesson: LessonWriter, example: worked.BlockwiseExample) -> None:
             sizes += f" ({given}, the default for {n_keys} keys: 3 or 4 blocks)"
         else:
             sizes += f" ({given}, the default for {n_keys} keys: one a block)"
-    h = subscript(example.head + 1)
+    h, kv = subscript(example.head + 1), subscript(trace.kv_head(example.head) + 1)
+    rotated = "" if trace.Q_rotated is None else "rotated "
+    hidden = (
+        f" Every key as computed is here, {lesson.hidden_names()} included."
+        if lesson.selection.hidden
+        else ""
+    )
     lesson.say(
         "The row of ",
         Span(repr(lesson.all_queries[example.query]), slot="query!r"),
-        f" in head {example.head + 1}: its {plural(n_keys, 'key')} in {sizes}. "
+        f" in head {example.head + 1}: its {plural(n_keys, 'key')} in {sizes}.{hidden} "
         "Three numbers run along, from m = −∞, l = 0 and "
         "o = 0: m, the largest score so far; l, the sum of exp(s_j − m) so far; o, the sum of "
         f"exp(s_j − m)·v_j so far, a vector of d_v = {trace.d_k}. For each block, with "
-        f"s_j = q·k_j / √d_k from Q{h} and K{h} as in step 4 (−∞ where masked):",
+        f"s_j = q·k_j / √d_k from {rotated}Q{h} and K{kv} as in step 4 (−∞ where masked):",
     )
     for line in (
         "m_new = max(m_old, the block's largest s_j)",
         "l_new = exp(m_old − m_new)·l_old + Σ_j exp(s_j − m_new)",
-        f"o_new = exp(m_old − m_new)·o_old + Σ_j exp(s_j − m_new)·v_j      (v_j from V{h})",
+        f"o_new = exp(m_old − m_new)·o_old + Σ_j exp(s_j − m_new)·v_j      (v_j from V{kv})",
     ):
         lesson.say(Span("  "), Span(line, "bold"))
     lesson.say(
         "The factor exp(m_old − m_new) is 1 while the maximum stays and below 1 when it grows: "
         "what was summed with the old maximum subtracted is rescaled to the new one, so every "
         "term of l and o is exp(s_j − m) for the current m, as if m had been known from the "
-        "start (at block 1, exp(−∞) = 0 times l = 0)."
+        "start. At block 1 the factor is exp(−∞ − m) = 0: there is nothing yet to rescale."
     )
+    _masked_note(lesson, example)
+
+
+def _masked_note(lesson: LessonWriter, example: worked.BlockwiseExample) -> None:
+    """What masked keys do, when the row has any: nothing, and a block of them leaves the
+    running numbers as they were."""
     updates = example.online.updates
     if not any(np.isinf(update.scores).any() for update in updates):
         return
@@ -145,12 +157,13 @@ def _running_table(lesson: LessonWriter, example: worked.BlockwiseExample) -> Ma
 
 def _worked_block(example: worked.BlockwiseExample) -> int:
     """The block the worked example follows: the first after block 1 whose factor rescales a
-    sum (below 1); else the last."""
+    sum (below 1); else the last with a sum to rescale and a key not masked; else block 1."""
     updates = example.online.updates
     for index, update in enumerate(updates[1:], start=1):
         if update.l_old > 0 and update.factor < 1:
             return index
-    return len(updates) - 1
+    adding = [i for i, u in enumerate(updates) if u.l_old > 0 and np.isfinite(u.scores).any()]
+    return max(adding, default=0)
 
 
 def _worked(lesson: LessonWriter, example: worked.BlockwiseExample) -> None:
@@ -166,7 +179,7 @@ def _worked(lesson: LessonWriter, example: worked.BlockwiseExample) -> None:
             + (
                 "the largest score grows, so l and o are rescaled:"
                 if grew
-                else "the largest score is still block 1's here, so the factor is exp(0) = 1:"
+                else "the largest score does not grow here, so the factor is exp(0) = 1:"
             )
         )
         lesson.worked_line(

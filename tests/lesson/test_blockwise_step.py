@@ -8,6 +8,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import attnviz
@@ -20,7 +22,7 @@ from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import STEPS, in_order, numbered, optional_numbers
 from attnviz.selection import ViewOptions, select
 
-from support import needs_model, one_error_line
+from support import examples, needs_model, one_error_line
 
 IT = "The animal didn't cross the street because it was too tired"
 runner = CliRunner()
@@ -222,3 +224,23 @@ def test_models_rows_a_block_at_a_time(model: str) -> None:
     assert headings == [
         "Step 6b · FlashAttention's softmax, a block of keys at a time: 'it' in head 1"
     ]
+
+
+@pytest.mark.slow
+@settings(deadline=None, max_examples=examples(300))
+@given(
+    seed=st.integers(0, 2**32),
+    decimals=st.integers(0, 5),
+    block=st.one_of(st.none(), st.integers(1, 13)),
+    causal=st.booleans(),
+    focus=st.sampled_from(["animal", "it", "tired", "street"]),
+)
+def test_worked_lines_hold_by_hand_for_any_seed_block_and_decimals(
+    seed: int, decimals: int, block: int | None, causal: bool, focus: str
+) -> None:
+    shown = attnviz.explain(IT, seed=seed, causal=causal, focus=focus)
+    blocks = step_blocks(shown, decimals=decimals, block=block)
+    lines = worked_lines(blocks)
+    assert len(lines) >= 3
+    for line in lines:
+        holds_by_hand(line)
