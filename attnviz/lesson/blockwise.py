@@ -36,9 +36,10 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
 
 
 def _why(lesson: LessonWriter) -> None:
+    matrix = "n_target × n_source" if lesson.trace.is_cross else "n × n"
     lesson.say(
         "FlashAttention computes steps 5 and 6 together, a block of keys at a time, so that the "
-        "n × n matrix of scores and weights is never stored: each query keeps only a running "
+        f"{matrix} matrix of scores and weights is never stored: each query keeps only a running "
         "maximum m, sum l and output o in fast memory, and each block of K and V is read from "
         "memory once. The "
         "result is exact, not an approximation: the same weights and the same z, up to "
