@@ -304,10 +304,12 @@ def lesson(
     width: int = 100,
     color: bool = False,
     show: bool = False,
+    block: int | None = None,
 ) -> str:
     """The step-by-step lesson as ``attnviz explain`` prints it, as text (with ANSI colours
     when ``color``); ``show=True`` also prints it. ``steps`` ("4-6", "1,3-5", 4 or [4, 5, 6])
-    keeps only those steps, as --steps does.
+    keeps only those steps, as --steps does; "5,6,blockwise" adds the softmax a ``block`` of
+    keys at a time (FlashAttention's), shown only when named.
 
     >>> import attnviz
     >>> text = attnviz.lesson(attnviz.explain("I am good"), width=80)
@@ -326,7 +328,8 @@ def lesson(
     explanation = _explanation_of(shown, "lesson")
     whole(decimals=decimals, width=width)
     flags(show_weights=show_weights, color=color, show=show)
-    options = LessonOptions(decimals=decimals, show_weights=show_weights, steps=steps_text(steps))
+    steps = steps_text(steps)
+    options = LessonOptions(decimals=decimals, show_weights=show_weights, steps=steps, block=block)
     if width < 40:
         raise AttnvizError(f"width={width} is too narrow for the tables; give 40 or more.")
     if width > MAX_WIDTH:

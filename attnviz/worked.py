@@ -9,6 +9,7 @@ computes nothing itself.
             row's largest allowed score (exp(−m_i) cancels); a masked key's score is −∞, and
             exp(−∞) = 0
     Step 6  z_i = Σ_j w_ij·v_j
+    Step 6b z_i again, a block of keys at a time (attnviz.analysis.blockwise): o/ℓ
     Step 7  output[i, c] = Σ_m Concat[i, m]·W_O[m, c] (+ b_O[c])
                          = Σ_h Z_h[i]·W_O^(h)[:, c] (+ b_O[c]),  W_O^(h) = head h's rows of W_O
 
@@ -23,6 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attnviz.analysis.blockwise import OnlineSoftmax, default_block, online_softmax
 from attnviz.analysis.contribution import row_contribution
 from attnviz.arrays import FloatArray
 from attnviz.attention import softmax_parts
@@ -304,3 +306,34 @@ def contribution(trace: AttentionTrace, head: int, query: int, key: int) -> Cont
         total=row.total,
         share=entry.share,
     )
+
+
+class BlockwiseExample(NamedTuple):
+    """Step 6b: one query's row in one head computed a block of keys at a time, as FlashAttention
+    does (attnviz.analysis.blockwise), beside the trace's own weights and z that it equals."""
+
+    head: int
+    query: int
+    online: OnlineSoftmax  # every block's m, ℓ, o and factor
+    weights: FloatArray  # [n_keys] the trace's weights[head, query]
+    z: FloatArray  # [d_v] the trace's Z[head, query]
+
+
+def blockwise(
+    trace: AttentionTrace, head: int, query: int, block: int | None = None
+) -> BlockwiseExample:
+    """Query ``query``'s row of head ``head``, ``block`` keys at a time (None: so that the keys
+    make 3 or 4 blocks), from its q and the key/value head's K and V (rotated where the trace
+    has RoPE), as step 4 scores them."""
+    q = trace.Q if trace.Q_rotated is None else trace.Q_rotated
+    keys = trace.K if trace.K_rotated is None else trace.K_rotated
+    kv_head = trace.kv_head(head)
+    n_keys = keys.shape[1]
+    online = online_softmax(
+        q[head, query],
+        keys[kv_head],
+        trace.V[kv_head],
+        block=default_block(n_keys) if block is None else block,
+        allowed=None if trace.mask is None else trace.mask[query],
+    )
+    return BlockwiseExample(head, query, online, trace.weights[head, query], trace.Z[head, query])

@@ -239,7 +239,7 @@ def page(
     ],
     trace_options: TraceOptions,
     view: ViewOptions,
-    lesson: Annotated[LessonOptions, Leave("show_weights", "steps")],
+    lesson: Annotated[LessonOptions, Leave("show_weights", "steps", "block")],
     open_head: Annotated[
         int | None,
         typer.Option(

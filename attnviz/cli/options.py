@@ -182,7 +182,17 @@ DECLARATIONS: dict[str, Any] = {
             "--steps",
             help="Show only these steps, after the header, e.g. 4-6 or 1,3-5: 1 tokens and X; "
             "2–6 each head's Q K V, Q·Kᵀ, ÷√d_k, softmax and Z (for every head shown); "
-            "7 Concat and W_O; 8 the focus view.",
+            "7 Concat and W_O; 8 the focus view. Shown only when named: blockwise (6b), the "
+            "softmax and Z a block of keys at a time, as FlashAttention computes them.",
+            show_default=False,
+        ),
+    ],
+    "block": Annotated[
+        int | None,
+        typer.Option(
+            "--block",
+            help="Keys per block in the blockwise step (--steps blockwise). Default: so that the "
+            "sentence makes 3 or 4 blocks.",
             show_default=False,
         ),
     ],

@@ -19,7 +19,7 @@ from attnviz.lesson import header as opening
 from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Blank, Block, Heading, Pause, SectionEnd
 from attnviz.lesson.options import LessonOptions
-from attnviz.lesson.steps import Step, focus_number, last_plain_number, numbered
+from attnviz.lesson.steps import Step, focus_number, in_order, last_plain_number
 from attnviz.lesson.writer import HeadView, LessonWriter
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
@@ -49,6 +49,8 @@ def lesson(
     writer = LessonWriter(trace, selection, options, layers)
     _open(writer)
     for run in _runs(steps):
+        if run[0][2].optional and (wanted is None or run[0][0] not in wanted):
+            continue  # an optional step is written only when --steps names it
         _write_run(writer, run)
     return writer.blocks if wanted is None else only_steps(writer.blocks, wanted)
 
@@ -71,43 +73,48 @@ def _open(writer: LessonWriter) -> None:
         writer.say(MIXTURES)
 
 
-def _runs(steps: tuple[Step, ...]) -> Iterator[list[tuple[int, Step]]]:
+Numbered = tuple[int, str, Step]  # a step with its number and its heading's label (in_order)
+
+
+def _runs(steps: tuple[Step, ...]) -> Iterator[list[Numbered]]:
     """The numbered steps in runs: consecutive steps in each head together, every other step
     alone."""
-    run: list[tuple[int, Step]] = []
-    for number, step in numbered(steps).items():
-        if run and not (step.per_head and run[-1][1].per_head):
+    run: list[Numbered] = []
+    for numbered_step in in_order(steps):
+        step = numbered_step[2]
+        if run and not (step.per_head and run[-1][2].per_head):
             yield run
             run = []
-        run.append((number, step))
+        run.append(numbered_step)
     if run:
         yield run
 
 
-def _write_run(writer: LessonWriter, run: list[tuple[int, Step]]) -> None:
+def _write_run(writer: LessonWriter, run: list[Numbered]) -> None:
     """A run of steps: a head's steps once per head shown, each head a section; another step
     once (the focus view only when a word is followed). Each ends a part of the lesson."""
-    if run[0][1].per_head:
+    if run[0][2].per_head:
         for index in writer.selection.heads:
             head = writer.head_view(index)
             section = f"Head {index + 1} of {writer.trace.n_heads}"
-            for position, (number, step) in enumerate(run):
-                _write_step(writer, number, step, head, section if position == 0 else None)
+            for position, numbered_step in enumerate(run):
+                _write_step(writer, numbered_step, head, section if position == 0 else None)
             writer.blocks.append(SectionEnd())
         return
-    ((number, step),) = run
+    ((number, label, step),) = run
     if step.focus and writer.selection.focus is None:
         return
-    _write_step(writer, number, step, None, step.section)
+    _write_step(writer, (number, label, step), None, step.section)
     writer.blocks.append(SectionEnd())
 
 
 def _write_step(
-    writer: LessonWriter, number: int, step: Step, head: HeadView | None, section: str | None
+    writer: LessonWriter, numbered_step: Numbered, head: HeadView | None, section: str | None
 ) -> None:
+    number, label, step = numbered_step
     module = _module(step)
     title = module.title(writer, head) if hasattr(module, "title") else step.title
-    writer.open_step(number, step, title, head, section)
+    writer.open_step(number, step, title, head, section, label=label)
     module.write(writer, head)
 
 

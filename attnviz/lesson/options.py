@@ -9,9 +9,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from attnviz.errors import AttnvizError, option, quoted
+from attnviz.errors import AttnvizError, option, quoted, spelled
 from attnviz.lesson import steps as table
-from attnviz.lesson.steps import Step, focus_number, last_plain_number
+from attnviz.lesson.steps import (
+    Step,
+    focus_number,
+    last_plain_number,
+    numbered,
+    optional_numbers,
+)
 
 MAX_DECIMALS = 8
 
@@ -24,7 +30,8 @@ class LessonOptions:
 
     decimals: int = 2  # digits after the point in tables; worked examples use at least 2
     show_weights: bool = False  # also print W_Q, W_K, W_V and W_O
-    steps: str | None = None  # only these steps, as "4-6" or "1,3-5"; None: every step
+    steps: str | None = None  # only these steps, as "4-6", "1,3-5" or "5,6,blockwise"; None: all
+    block: int | None = None  # keys per block in the blockwise step; None: 3 or 4 blocks
     # The notes a step says once, with the first head shown, said with every head: the page
     # shows one head at a time, and a reader who opens it on head 12 must meet them too.
     notes_in_every_head: bool = False
@@ -34,8 +41,22 @@ class LessonOptions:
             raise AttnvizError(
                 f"{option('decimals', self.decimals)} is out of range; use 0 to {MAX_DECIMALS}."
             )
+        if self.block is not None and (
+            isinstance(self.block, bool) or not isinstance(self.block, int) or self.block < 1
+        ):
+            raise AttnvizError(
+                f"{option('block', self.block)}: give the number of keys in a block, a whole "
+                "number from 1 up, e.g. 4."
+            )
         if self.steps is not None:
             parse_steps(self.steps)  # refuses a malformed list before any work is done
+        blockwise = optional_numbers(table.STEPS).get("blockwise")
+        if self.block is not None and blockwise not in (self.step_numbers or ()):
+            add = spelled("--steps blockwise", 'steps="blockwise"')
+            raise AttnvizError(
+                f"{option('block', self.block)} is for the blockwise step, shown only when "
+                f"named: add {add} (or e.g. 5,6,blockwise)."
+            )
 
     @property
     def step_numbers(self) -> frozenset[int] | None:
@@ -44,16 +65,21 @@ class LessonOptions:
 
 
 def parse_steps(spec: str) -> frozenset[int]:
-    """ "1,3-5" -> {1, 3, 4, 5}: step numbers and ranges of them, separated by commas.
+    """ "1,3-5" -> {1, 3, 4, 5}: step numbers and ranges of them, and the keys of optional
+    steps ("blockwise", as the table numbers it), separated by commas.
 
     Raises AttnvizError for anything else, and for a step that no lesson has (the table in
     attnviz/lesson/steps.py); whether this lesson has a focus view is for the lesson to say.
     """
     steps = table.STEPS
+    named = optional_numbers(steps)
     numbers: set[int] = set()
     given = option("steps", metavar=quoted(spec))
     for part in spec.replace(" ", "").split(","):
         match = _STEPS_SPEC.fullmatch(part)
+        if part.lower() in named:
+            numbers.add(named[part.lower()])
+            continue
         if match is None:
             if not spec.strip():
                 raise AttnvizError(
@@ -61,13 +87,19 @@ def parse_steps(spec: str) -> frozenset[int]:
                 )
             if not part:
                 raise AttnvizError(f"{given} has an empty item; give e.g. 4-6 or 1,3-5.")
+            if part.isalpha() and named:
+                raise AttnvizError(
+                    f"{given}: {part!r} is neither a step number nor a range of them, nor a "
+                    f"step shown only when named ({', '.join(named)}); give e.g. 4-6, 1,3-5 "
+                    f"or 5,6,{next(iter(named))}."
+                )
             raise AttnvizError(
                 f"{given}: {part!r} is neither a step number nor a range of them; "
                 "give e.g. 4-6 or 1,3-5."
             )
         for digits in match.groups(default=match.group(1)):
             # Compared as text first: int() of thousands of digits would itself fail.
-            if len(digits) > 3 or not 1 <= int(digits) <= len(steps):
+            if len(digits) > 3 or not 1 <= int(digits) <= len(numbered(steps)):
                 raise AttnvizError(f"{given}: there is no step {digits}; {_which(steps)}.")
         first, last = (int(digits) for digits in match.groups(default=match.group(1)))
         if first > last:

@@ -10,6 +10,10 @@ its ``write(lesson, head)`` adds the step's blocks (prose, tables, worked exampl
 optional ``title(lesson, head)`` completes the table's title with this trace's numbers
 ("Scale by √d_k" becomes "Scale by √d_k = √4 = 2.00"). Adding a step is a row here and that file.
 
+An ``optional`` step is written only when ``--steps`` names it by its key ("--steps 5,6,blockwise"):
+it has no number of the plain steps' (so theirs stay as they are), and its heading is labelled
+after the step it follows ("Step 6b"). Inside the lesson it is numbered past every plain step.
+
 Light on purpose (no numpy): the command line's options and ``attnviz --help`` read it.
 """
 
@@ -30,6 +34,7 @@ class Step:
     section: str | None = None  # the section it opens when it is not a head's: "All heads"
     focus: bool = False  # the focus view: only when a word is followed; no step heading
     module: str | None = None  # the module that writes it; None: attnviz.lesson.<key>
+    optional: bool = False  # written only when --steps names its key; labelled "6b" after step 6
 
     @property
     def writer(self) -> str:
@@ -64,6 +69,14 @@ STEPS: tuple[Step, ...] = (
         examples=("weighted_sum", "weighted_sum_element"),
     ),
     Step(
+        "blockwise",
+        "FlashAttention's softmax, a block of keys at a time",
+        arrays=("Q", "K", "V", "weights", "Z"),
+        examples=("blockwise",),
+        section="One head, a block of keys at a time",
+        optional=True,
+    ),
+    Step(
         "output",
         "Concatenate the heads and project with W_O",
         arrays=("concat", "W_O", "output"),
@@ -81,8 +94,30 @@ STEPS: tuple[Step, ...] = (
 
 
 def numbered(steps: tuple[Step, ...]) -> dict[int, Step]:
-    """The steps by number, from 1."""
-    return dict(enumerate(steps, start=1))
+    """The steps by number, from 1: every step but the optional ones, which --steps names."""
+    return dict(enumerate((step for step in steps if not step.optional), start=1))
+
+
+def in_order(steps: tuple[Step, ...]) -> list[tuple[int, str, Step]]:
+    """Every step in the table's order with its number and the label its heading shows: a plain
+    step's number ("6"); an optional step, numbered past every plain step, is labelled after the
+    step before it ("6b", then "6c")."""
+    plain = len(numbered(steps))
+    ordered: list[tuple[int, str, Step]] = []
+    number, extra, letter = 0, 0, "a"
+    for step in steps:
+        if step.optional:
+            extra, letter = extra + 1, chr(ord(letter) + 1)
+            ordered.append((plain + extra, f"{number}{letter}", step))
+        else:
+            number, letter = number + 1, "a"
+            ordered.append((number, str(number), step))
+    return ordered
+
+
+def optional_numbers(steps: tuple[Step, ...]) -> dict[str, int]:
+    """The optional steps' numbers by key, as in_order numbers them."""
+    return {step.key: number for number, _, step in in_order(steps) if step.optional}
 
 
 def focus_number(steps: tuple[Step, ...]) -> int | None:

@@ -89,13 +89,21 @@ class LessonWriter:
     # -- opening a step ---------------------------------------------------------------------------
 
     def open_step(
-        self, number: int, step: Step, title: str, head: HeadView | None, section: str | None
+        self,
+        number: int,
+        step: Step,
+        title: str,
+        head: HeadView | None,
+        section: str | None,
+        *,
+        label: str | None = None,
     ) -> None:
         """A step's pause and heading, after the heading of the section it opens (``section``:
         a head, all heads), so that pacing and --steps take the two together. The focus view
-        has no step heading: it opens its own section."""
+        has no step heading: it opens its own section. ``label``: what the heading calls the
+        step when not its number (an optional step's "6b")."""
         self.current_step = number
-        heading = f"Step {number} · {title}"
+        heading = f"Step {label or number} · {title}"
         index = None if head is None else head.index
         self.blocks.append(Pause(title if step.focus else heading, number, step.key, index))
         if section is not None:
