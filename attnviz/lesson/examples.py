@@ -426,3 +426,20 @@ class ExampleText:
         )
         share = f"{norm} / {self.exact(example.total, sizes)} = {self.exact(example.share)}"
         return product, share
+
+    def contribution_length(self, example: worked.ContributionExample, d_model: int) -> str:
+        """Where ‖f(key)‖ comes from: the length of f = v·W_O^(h), √ of its d_model squares'
+        sum, the sum at the decimals at which its root gives the printed length."""
+        terms, _ = self.contribution_decimals(example)
+        key = self.keys[example.key]
+        length = self.exact(example.transformed_norm, terms)
+        squares = example.transformed_norm**2
+
+        def holds(decimals: int) -> bool:
+            return rounds_to(float(self.exact(squares, decimals)) ** 0.5, length)
+
+        summed = self.exact(squares, fewest_decimals(holds, self.least))
+        return (
+            f"‖f(x_{key})‖ = √(f₁² + … + f_{d_model}²) = √{summed} = {length}, "
+            f"f(x_{key}) = v_{key}·W_O^({example.head + 1})"
+        )

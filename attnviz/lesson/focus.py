@@ -64,9 +64,16 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     )
     if selection.merged and any(len(group) > 1 for group in selection.column_groups):
         lesson.say("A word of several pieces sums its pieces' sizes, as it sums their weights.")
+    types = _head_types(lesson)
+    if types:
+        lesson.say(
+            "Each head is named by its type, scored over all its rows (attnviz heads --help): a "
+            "previous-token head, or a sink whose rows park their weight on one token, does much "
+            f"the same in every row, so its bars say little about {owner!r} itself."
+        )
     rows = focus_rows(lesson)
     for index in selection.heads:
-        _head(lesson, index, rows[index], name)
+        _head(lesson, index, rows[index], name, types.get(index))
     focus_notes.write(lesson, owner)
 
 
@@ -99,7 +106,19 @@ def focus_rows(lesson: LessonWriter) -> list[FocusRow]:
     return rows
 
 
-def _head(lesson: LessonWriter, head: int, row: FocusRow, name: str) -> None:
+def _head_types(lesson: LessonWriter) -> dict[int, str]:
+    """Each head's type (analysis.head_types) by head index from 0; none in cross-attention,
+    whose weights are not square."""
+    if lesson.trace.is_cross:
+        return {}
+    from attnviz.analysis.head_types import trace_head_types
+
+    return {typed.head - 1: typed.type.value for typed in trace_head_types(lesson.trace)}
+
+
+def _head(
+    lesson: LessonWriter, head: int, row: FocusRow, name: str, kind: str | None = None
+) -> None:
     """One head's bars for the focus word, what they leave out, why weight and contribution
     differ where they do, its z and one contribution worked out."""
     trace, selection = lesson.trace, lesson.selection
@@ -107,7 +126,7 @@ def _head(lesson: LessonWriter, head: int, row: FocusRow, name: str) -> None:
     assert focus is not None
     order = np.argsort(-row.weights, kind="stable")
     lesson.blank()
-    lesson.heading(f"Head {head + 1}", "head")
+    lesson.heading(f"Head {head + 1}" + (f" · {kind}" if kind else ""), "head")
     shown = order[:MOST_BARS]
     number = lesson.number
     lesson.blocks.append(
@@ -229,5 +248,6 @@ def _contribution(lesson: LessonWriter, head: int, query: int) -> None:
         f"‖f(x_{name})‖, and its share of the row's total:"
     )
     product, share = lesson.text.contribution(example)
+    lesson.worked_line("contribution", lesson.text.contribution_length(example, trace.d_model))
     lesson.worked_line("contribution", product)
     lesson.worked_line("contribution", share)

@@ -219,7 +219,7 @@ def build_figure(
         # The focus word is a column too, in bold, unless the columns are another sentence.
         keep = None if trace.is_cross else selection.column_of(focus.index)
         focus_weights = selection.focus_weights(drawn.matrices)
-        _draw_focus_panel(figure, focus_weights, drawn.names, (focus_row, keep), panels, grid_top)
+        _draw_focus_panel(figure, focus_weights, drawn, (focus_row, keep), panels, grid_top)
     _draw_colour_bar(figure, images[0], panels, grid_top)
     figure.suptitle(
         "\n".join(title),
@@ -279,14 +279,15 @@ def _draw_head_panels(
 def _draw_focus_panel(
     figure: Figure,
     weights: NDArray[np.float64],
-    names: Sequence[str],
+    drawn: Drawn,
     focus: tuple[int, int | None],
     panels: Panels,
     grid_top: float,
 ) -> None:
     """Under the head panels, the focus word's shown row in every panel: ``weights``
-    [len(names), columns], each row labelled by ``names`` ("head 1"); ``focus`` is its (row,
-    column), the column None when the columns are another sentence's words."""
+    [len(drawn.names), columns], each row labelled by ``drawn.names`` ("head 1") and titled by
+    ``drawn.focus_title``; ``focus`` is its (row, column), the column None when the columns are
+    another sentence's words."""
     layout, (focus_row, keep) = panels.layout, focus
     top = grid_top + layout.rows * layout.row_height + head_title_depth(layout.head_font)
     left = MARGIN + layout.head_labels
@@ -297,9 +298,10 @@ def _draw_focus_panel(
         MARGIN + layout.grid_width - PANEL_GAP - left,
         layout.focus_rows * layout.focus_row,
     )
-    _draw_focus(axes, weights, names, panels.row_labels[focus_row], keep, panels)
+    title = drawn.focus_title.format(word=panels.row_labels[focus_row])
+    _draw_focus(axes, weights, drawn.names, title, keep, panels)
     if panels.masked is not None:  # its masked keys, in every head
-        hatch_masked(axes, np.tile(panels.masked[focus_row], (len(names), 1)))
+        hatch_masked(axes, np.tile(panels.masked[focus_row], (len(drawn.names), 1)))
 
 
 def _draw_colour_bar(figure: Figure, image: AxesImage, panels: Panels, grid_top: float) -> None:
@@ -344,12 +346,13 @@ def _draw_focus(
     axes: Axes,
     weights: NDArray[np.float64],
     names: Sequence[str],
-    word: str,
+    title: str,
     keep: int | None,
     panels: Panels,
 ) -> AxesImage:
     """The focus word's row of weights in each panel: [len(names), n_key], each row labelled
-    by ``names`` ("head 1"); under it the key words, the one at ``keep`` in bold."""
+    by ``names`` ("head 1"), the panel titled ``title``; under it the key words, the one at
+    ``keep`` in bold."""
     layout, colours = panels.layout, panels.colours
     image = axes.imshow(
         colours.colours_of(weights),
@@ -360,8 +363,7 @@ def _draw_focus(
         interpolation="nearest",
     )
     axes.set_title(
-        f'Where "{word}" looks', fontsize=layout.head_font, fontweight="bold", pad=4,
-        parse_math=False,
+        title, fontsize=layout.head_font, fontweight="bold", pad=4, parse_math=False
     )  # fmt: skip
     label_words(axes, panels.column_labels, layout.focus_x, layout.tick_font, x=True, keep=keep)
     axes.set_yticks(range(len(names)), labels=list(names), fontsize=layout.tick_font)

@@ -38,6 +38,7 @@ class Drawn:
     noun: str  # the colour bar's label: "attention weight", "contribution share", "rollout"
     short: str  # its short form, for a short colour bar: "weight", "share", "rollout"
     caption: tuple[str, ...] = ()  # sentences under the title: what it does not mean
+    focus_title: str = 'Where "{word}" looks'  # the focus word's panel, {word} filled in
 
 
 WEIGHTS_PHRASES = ("attention weights softmax(Q·Kᵀ/√d_k)",)
@@ -135,7 +136,7 @@ def drawn_measure(
         shares = np.nan_to_num(contributions(trace).shares[list(heads)])  # a row of 0s: 0
         return Drawn(
             shares, head_titles, head_names, ("contribution shares",), "contribution share",
-            "share", (CONTRIBUTION_CAPTION, *caveat),
+            "share", (CONTRIBUTION_CAPTION, *caveat), 'What each word adds to "{word}" (shares)',
         )  # fmt: skip
     if measure is Measure.rollout:
         below = layers_up_to(trace, layers)
@@ -150,6 +151,7 @@ def drawn_measure(
         return Drawn(
             rolled, (f"Rollout R_{last}",), (f"R_{last}",), (f"attention rollout R_{last}",),
             "rollout", "rollout", (formula, ROLLOUT_CAPTION, *caveat),
+            'How much of each word reaches "{word}" (rollout)',
         )  # fmt: skip
     weights = np.asarray(trace.weights)[list(heads)]
     return Drawn(

@@ -48,9 +48,9 @@ ROW_TEXT = {
     "Σ_j ‖w_ij·f_h(x_j)‖ = {total}, so shares sum to 1 like weights (b_O belongs to no word and "
     "is left out).",
     "contributionDisagrees": "“{key}” has weight {weight} but a share of only {share}: its value "
-    "after W_O is short, ‖f_h(x_{key})‖ = {norm}, at most half of the row's weighted mean "
-    "Σ_j w_ij·‖f_h(x_j)‖ = {total}, so the weight parked on it adds little to the output of "
-    "“{word}”: attention there is close to a no-op.",
+    "after W_O is short, ‖f_h(x_{key})‖ = {norm} against {total}, the row's mean ‖f‖ weighted "
+    "by w (its total Σ_j w_ij·‖f_h(x_j)‖), so the weight parked on it adds little to the output "
+    "of “{word}”.",
     "contributionAgrees": "In this row no word with more than an even weight (1/{n}) has a weight "
     f"{OVERWEIGHT_FACTOR:g} times its share or more: here no weight overstates that much what "
     "its word adds.",
@@ -161,7 +161,7 @@ def _overweighted(
     (the page says so); None when that key is hidden or merged (its numbers are not those shown).
 
     weight ≥ 2·share  ⟺  w_k ≥ 2·w_k·‖f_k‖ / Σ_j w_j‖f_j‖  ⟺  ‖f_k‖ ≤ ½·Σ_j w_j‖f_j‖: the
-    sentence's "at most half of the row's weighted mean" is the same test.
+    test is the same as the key's ‖f‖ against the row's weighted mean, which the sentence gives.
     """
     if len(group) != 1:
         return None  # a word of several pieces: its shown row is their mean

@@ -85,7 +85,9 @@ def bar_numbers(line: str) -> list[float] | None:
 def bars_of(section: str, heading: str) -> dict[str, list[float]]:
     """The numbers on each line of the paired bars under ``heading`` ("Head 2"), after the
     line naming their columns: label -> [first number, …] (the bar characters left out)."""
-    lines = section[section.index(f"\n{heading}\n") :].splitlines()[2:]
+    start = re.search(rf"\n{re.escape(heading)}( · [^\n]+)?\n", section)  # "Head 1 · mixed"
+    assert start is not None, heading
+    lines = section[start.start() :].splitlines()[2:]
     top = next(
         i for i in range(len(lines) - 1) if lines[i].startswith(" ") and bar_numbers(lines[i + 1])
     )
@@ -419,3 +421,23 @@ def test_words_of_several_pieces_sum_their_pieces_and_the_focus_averages_its_row
     assert "(its pieces', averaged by weight)" in said
     assert "'zoo' (the first piece of 'zookeeper') does in" in said
     assert "Row 'zookeeper' of R_6 (the mean of its pieces' rows)" in said
+
+
+def test_the_length_of_f_is_worked_out_from_v_and_w_o(tmp_path: Path) -> None:
+    """‖f(x_j)‖ = √(f₁² + … + f_d²) with f = v_j·W_O^(h): the printed sum of squares, its root
+    and the printed length agree, and the length is that of the export's v_j·W_O^(h)."""
+    run = explained(tmp_path, "explain", IT, "--focus", "it", "--steps", "8")
+    said = re.findall(
+        r"‖f\(x_(\S+)\)‖ = √\(f₁² \+ … \+ f_(\d+)²\) = √([\d.]+) = ([\d.]+), "
+        r"f\(x_\S+\) = v_\S+·W_O\^\((\d+)\)",
+        run.stdout,
+    )
+    assert len(said) == 2  # one per head
+    tokens = [str(t) for t in run.arrays["tokens"]]
+    d_k = run.arrays["W_Q"].shape[-1]
+    for word, d_model, squares, length, head in said:
+        h, j = int(head) - 1, tokens.index(word)
+        f = run.arrays["V"][h, j] @ run.arrays["W_O"][h * d_k : (h + 1) * d_k]
+        assert int(d_model) == f.size
+        assert f"{float(squares) ** 0.5:.{len(length.split('.')[1])}f}" == length
+        assert abs(float(length) - np.linalg.norm(f)) <= 0.5 * 10 ** -len(length.split(".")[1])

@@ -268,3 +268,15 @@ def test_the_api_draws_contributions_of_a_cross_attention_trace() -> None:
     expected = contributions / contributions.sum(axis=2, keepdims=True)
     np.testing.assert_allclose(np.stack(panel_values(figure)[:2]), expected, atol=1e-6)
     assert "contribution shares" in one_line(figure.get_suptitle())
+
+
+@pytest.mark.slow  # three figures drawn
+def test_the_focus_panel_is_titled_by_what_it_shows() -> None:
+    shown = attnviz.explain(IT_SENTENCE, model="coref", focus="it")
+    titles = {}
+    for measure in ("weights", "contribution", "rollout"):
+        figure = attnviz.heatmap(shown, measure=measure)
+        titles[measure] = [axes.get_title() for axes in figure.axes]
+    assert 'Where "it" looks' in titles["weights"]
+    assert 'What each word adds to "it" (shares)' in titles["contribution"]
+    assert 'How much of each word reaches "it" (rollout)' in titles["rollout"]

@@ -710,9 +710,9 @@ def test_the_row_shows_what_each_word_adds_its_rollout_and_the_heads_type(
     total = format_number(row.total, 2)
     assert note == (
         "“[CLS]” has weight 0.15 but a share of only 0.01: its value after W_O is short, "
-        f"‖f_h(x_[CLS])‖ = {format_number(row.keys[0].transformed_norm, 2)}, at most half of the "
-        f"row's weighted mean Σ_j w_ij·‖f_h(x_j)‖ = {total}, so the weight parked on it adds "
-        "little to the output of “it”: attention there is close to a no-op."
+        f"‖f_h(x_[CLS])‖ = {format_number(row.keys[0].transformed_norm, 2)} against {total}, "
+        "the row's mean ‖f‖ weighted by w (its total Σ_j w_ij·‖f_h(x_j)‖), so the weight parked "
+        "on it adds little to the output of “it”."
     )
     assert "Rollout through layer 6" in browser.find_element(By.ID, "rollout-note").text
     kind = trace_head_types(trace)[11].type.value
