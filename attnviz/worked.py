@@ -119,26 +119,30 @@ def projection(
         raise ValueError(f"matrix must be Q, K or V, not {matrix!r}")
     rows = trace.X if matrix == "Q" or trace.X_source is None else trace.X_source
     bias = getattr(trace, f"b_{matrix}")
+    index = head if matrix == "Q" else trace.kv_head(head)  # K, V: the head's key/value head
     return ProjectionExample(
         matrix=matrix,
         head=head,
         token=token,
         column=column,
         x=rows[token],
-        w=getattr(trace, f"W_{matrix}")[head][:, column],
-        bias=None if bias is None else float(bias[head, column]),
-        result=float(getattr(trace, matrix)[head, token, column]),
+        w=getattr(trace, f"W_{matrix}")[index][:, column],
+        bias=None if bias is None else float(bias[index, column]),
+        result=float(getattr(trace, matrix)[index, token, column]),
     )
 
 
 def dot_product(trace: AttentionTrace, head: int, query: int, key: int) -> DotProductExample:
-    """Step 3: scores[head][query, key] = q_query · k_key."""
+    """Step 3: scores[head][query, key] = q_query · k_key (q and k rotated with rotary
+    positions; k from the head's key/value head)."""
+    queries = trace.Q if trace.Q_rotated is None else trace.Q_rotated
+    keys = trace.K if trace.K_rotated is None else trace.K_rotated
     return DotProductExample(
         head=head,
         query=query,
         key=key,
-        q=trace.Q[head, query],
-        k=trace.K[head, key],
+        q=queries[head, query],
+        k=keys[trace.kv_head(head), key],
         result=float(trace.scores[head, query, key]),
     )
 
@@ -189,7 +193,7 @@ def weighted_sum(trace: AttentionTrace, head: int, query: int) -> WeightedSumExa
         query=query,
         weights=weights,
         order=tuple(int(j) for j in np.argsort(-weights, kind="stable")),
-        values=trace.V[head],
+        values=trace.V[trace.kv_head(head)],
         result=trace.Z[head, query],
     )
 

@@ -35,7 +35,8 @@ def expected_variances(trace: AttentionTrace, head: int) -> tuple[float, float, 
     components of q = x·W_Q and k = y·W_K (a column's Σ_d W[d, c]²), and of the scaled score
     q·k / √d_k, whose variance is ‖W_Q·W_Kᵀ‖²_F / d_k (x·W_Q·W_Kᵀ·yᵀ summed over d × d
     independent products)."""
-    w_q, w_k = trace.W_Q[head].astype(np.float64), trace.W_K[head].astype(np.float64)
+    w_q = trace.W_Q[head].astype(np.float64)
+    w_k = trace.W_K[trace.kv_head(head)].astype(np.float64)
     q_variance = float((w_q**2).sum(axis=0).mean())
     k_variance = float((w_k**2).sum(axis=0).mean())
     scaled_variance = float(((w_q @ w_k.T) ** 2).sum()) / trace.d_k
@@ -58,7 +59,7 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
     # Finite numbers beyond 1e154 square to infinity: such a variance reads "inf", unwarned.
     with np.errstate(over="ignore", invalid="ignore"):
         q_variance = float(np.var(trace.Q[head][:n_queries]))
-        k_variance = float(np.var(trace.K[head][:n_keys]))
+        k_variance = float(np.var(trace.K[trace.kv_head(head)][:n_keys]))
         score_variance, scaled_variance = float(scores.var()), float(scaled.var())
     notes = []
     if trace.mask is not None and not allowed.all():

@@ -299,10 +299,13 @@ def _head_data(
     queries = [_query_data(trace, selection, text, head, row) for row in rows]
     # The q and k terms of step 3 at every number of decimals some pair of this head needs.
     levels = sorted({d for query in queries for d in query["dot"]})
+    # The q and k the scores were taken from: rotated, with rotary positions.
+    queries_used = trace.Q if trace.Q_rotated is None else trace.Q_rotated
+    keys_used = trace.K if trace.K_rotated is None else trace.K_rotated
     dot_terms = {
         str(d): {
-            "q": [_terms(text, trace.Q[head, row], d) for row in rows],
-            "k": [_terms(text, k, d) for k in trace.K[head]],
+            "q": [_terms(text, queries_used[head, row], d) for row in rows],
+            "k": [_terms(text, k, d) for k in keys_used[trace.kv_head(head)]],
         }
         for d in levels
     }
