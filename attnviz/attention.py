@@ -198,7 +198,6 @@ def multi_head_attention(
     """Run every step of multi-head attention on X and keep each intermediate: the one place
     an AttentionTrace is assembled, for the random layer, cross-attention and every layer of a
     pretrained model alike.
-
     tokens: [n]; x: [n, d_model]; weights: W_Q [h, d_model, d_k], W_K, W_V [G, d_model, d_k]
     (G = h but in grouped-query attention), W_O [h·d_k, d_model], and in a pretrained layer the
     biases b_Q [h, d_k], b_K, b_V [G, d_k], b_O [d_model]. rope: rotary positions (see above).
@@ -211,8 +210,7 @@ def multi_head_attention(
     E and attention runs on X = E + PE (Vaswani et al. §3.5); the trace keeps E, PE and X. In
     cross-attention source_positional_encoding [n_source, d_model] is added to source_x alike.
     The provenance must say so (embeddings.positions), as the default one then does.
-    provenance: how X and the weights were made; by default X is "given" and the weights'
-    origin is theirs.
+    provenance: how X and the weights were made; by default X "given", the weights' own origin.
     config: the sizes, checked against the weights; by default taken from them.
     Computed in float32 when X and the weights are float32 (a checkpoint's precision), else in
     float64. Returns an AttentionTrace with Q, K, V, scores, scaled, weights, Z [h, …], concat,

@@ -352,7 +352,8 @@ def _positions(positions: Positions | str) -> Positions:
         return Positions(positions)
     except ValueError:
         raise AttnvizError(
-            f"positions must be 'none', 'sinusoidal' or 'rope', got {positions!r}."
+            f"positions must be 'none' or 'sinusoidal' (added to X) or 'rope' (q and k rotated), "
+            f"got {positions!r}."
         ) from None
 
 
