@@ -94,7 +94,10 @@ def rope_frequencies(d_k: int, base: float) -> FloatArray:
 
 def rope_angles(positions: FloatArray, d_k: int, base: float) -> FloatArray:
     """m·θ_i for each position m and pair i.  [n], d_k -> [n, d_k/2]"""
-    return np.multiply.outer(np.asarray(positions, dtype=np.float64), rope_frequencies(d_k, base))
+    angles: FloatArray = np.multiply.outer(
+        np.asarray(positions, dtype=np.float64), rope_frequencies(d_k, base)
+    )
+    return angles
 
 
 def rope_pairs(d_k: int, pairing: str) -> tuple[np.ndarray, np.ndarray]:

@@ -3,7 +3,8 @@ a trace. Every renderer (the terminal lesson, a notebook, a page) formats these 
 computes nothing itself.
 
     Step 2  Q[h][i, c] = Σ_m X[i, m]·W_Q[h][m, c] (+ b_Q[h][c])
-    Step 3  scores[h][i, j] = q_i · k_j = Σ_c q_i[c]·k_j[c]
+    RoPE    q_m'[a] = q_m[a]·cos(m·θ_i) − q_m[b]·sin(m·θ_i), q_m'[b] = q_m[a]·sin(m·θ_i) + …
+    Step 3  scores[h][i, j] = q_i · k_j = Σ_c q_i[c]·k_j[c]  (q, k turned with rotary positions)
     Step 4  scaled[h][i, j] = scores[h][i, j] / √d_k
     Step 5  w_ij = exp(s_ij) / Σ_k exp(s_ik) = exp(s_ij − m_i) / Σ_k exp(s_ik − m_i), m_i the
             row's largest allowed score (exp(−m_i) cancels); a masked key's score is −∞, and
@@ -26,6 +27,7 @@ import numpy as np
 from attnviz.analysis.contribution import row_contribution
 from attnviz.arrays import FloatArray
 from attnviz.attention import softmax_parts
+from attnviz.positions import rope_frequencies, rope_pairs, rotate
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -224,6 +226,81 @@ def output_element(trace: AttentionTrace, token: int, column: int = 0) -> Output
     )
 
 
+class RotationExample(NamedTuple):
+    """Rotary positions: one pair (a, b) of q's coordinates at position m turned by m·θ_i,
+    a' = a·cos(m·θ_i) − b·sin(m·θ_i) and b' = a·sin(m·θ_i) + b·cos(m·θ_i)."""
+
+    head: int
+    token: int  # the position m, from 0
+    pair: int  # i, from 0
+    coordinates: tuple[int, int]  # the two coordinates (from 0) that turn together
+    theta: float  # θ_i = base^(−2i/d_k), radians per position
+    angle: float  # m·θ_i
+    a: float  # q[first], before turning
+    b: float  # q[second]
+    result: tuple[float, float]  # the trace's Q_rotated[head, token] at the two coordinates
+
+
+class RelativeExample(NamedTuple):
+    """What makes rotary positions relative: the same q and k (as projected, unturned) placed at
+    two pairs of positions the same distance apart score the same."""
+
+    head: int
+    query: int  # whose q, from 0
+    key: int  # whose k
+    positions: tuple[tuple[int, int], tuple[int, int]]  # (m, n) twice, n − m the same
+    scores: tuple[float, float]  # turned q_m · turned k_n at each pair of positions
+    own: float  # the trace's score at the words' own positions (query, key)
+
+
+def rotation(trace: AttentionTrace, head: int, token: int, pair: int = 0) -> RotationExample:
+    """Pair ``pair`` of q at position ``token`` in ``head`` as rotary positions turn it."""
+    if trace.rope is None or trace.Q_rotated is None:
+        raise ValueError("the trace has no rotary positions")
+    first, second = (int(c[pair]) for c in rope_pairs(trace.d_k, trace.rope.pairing))
+    theta = float(rope_frequencies(trace.d_k, trace.rope.base)[pair])
+    q = trace.Q[head, token]
+    return RotationExample(
+        head=head,
+        token=token,
+        pair=pair,
+        coordinates=(first, second),
+        theta=theta,
+        angle=token * theta,
+        a=float(q[first]),
+        b=float(q[second]),
+        result=(
+            float(trace.Q_rotated[head, token, first]),
+            float(trace.Q_rotated[head, token, second]),
+        ),
+    )
+
+
+#: The positions the relative-position example places one q and one k at: 3 apart, twice.
+RELATIVE_POSITIONS = ((2, 5), (7, 10))
+
+
+def relative_position(trace: AttentionTrace, head: int, query: int, key: int) -> RelativeExample:
+    """The q of ``query`` and the k of ``key`` in ``head`` turned as if at RELATIVE_POSITIONS:
+    one score per pair of positions (attnviz.positions.rotate, as the layer turns them)."""
+    if trace.rope is None:
+        raise ValueError("the trace has no rotary positions")
+    q = np.asarray(trace.Q[head, query], dtype=np.float64)[np.newaxis]  # [1, d_k]
+    k = np.asarray(trace.K[trace.kv_head(head), key], dtype=np.float64)[np.newaxis]
+    scores = tuple(
+        float(rotate(q, np.array([m]), trace.rope)[0] @ rotate(k, np.array([n]), trace.rope)[0])
+        for m, n in RELATIVE_POSITIONS
+    )
+    return RelativeExample(
+        head=head,
+        query=query,
+        key=key,
+        positions=RELATIVE_POSITIONS,
+        scores=(scores[0], scores[1]),
+        own=float(trace.scores[head, query, key]),
+    )
+
+
 class HeadExamples(NamedTuple):
     """The worked examples of steps 2 to 6 for one head, about one query word and the key it
     attends to most."""
@@ -233,6 +310,9 @@ class HeadExamples(NamedTuple):
     scaling: ScalingExample
     softmax: SoftmaxExample
     weighted_sum: WeightedSumExample
+    # With rotary positions: one pair turned, and the score two positions apart twice.
+    rotation: RotationExample | None = None
+    relative_position: RelativeExample | None = None
 
 
 def example_query(trace: AttentionTrace, selection: Selection) -> int:
@@ -270,12 +350,18 @@ def head_examples(trace: AttentionTrace, selection: Selection, head: int) -> Hea
     """Every worked example of one head, for the selection's example query and key."""
     query = example_query(trace, selection)
     key = example_key(trace, selection, head, query)
+    turned = None
+    if trace.rope is not None:
+        # At position 0 nothing turns: the example follows the last word then.
+        turned = rotation(trace, head, query if query > 0 else trace.n_tokens - 1)
     return HeadExamples(
         projection=projection(trace, head, query),
         dot_product=dot_product(trace, head, query, key),
         scaling=scaling(trace, head, query, key),
         softmax=softmax_example(trace, head, query, key),
         weighted_sum=weighted_sum(trace, head, query),
+        rotation=turned,
+        relative_position=None if turned is None else relative_position(trace, head, query, key),
     )
 
 

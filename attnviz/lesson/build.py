@@ -18,7 +18,7 @@ from attnviz.errors import AttnvizError, option, quoted
 from attnviz.lesson import header as opening
 from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Blank, Block, Heading, Pause, SectionEnd
-from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import Step, focus_number, last_plain_number, numbered
 from attnviz.lesson.writer import HeadView, LessonWriter
 from attnviz.selection import Selection
@@ -37,18 +37,19 @@ def lesson(
     ``trace`` among them, or () (see the module's docstring)."""
     options = options or LessonOptions()
     steps = table.STEPS  # read at each call: the table is the one definition of the steps
-    wanted = options.step_numbers
-    focus = focus_number(steps)
+    # Numbered for this trace: a step only some lessons have (rotary positions) counts here.
+    wanted = None if options.steps is None else parse_steps(options.steps, trace)
+    focus = focus_number(steps, trace)
     if wanted is not None and focus in wanted and selection.focus is None:
         given = option("steps", metavar=quoted(options.steps or ""))
         raise AttnvizError(
             f"{given}: step {focus} is the focus view, and this lesson follows no word; name "
             f"one with {option('focus', metavar='WORD')}, or show steps "
-            f"1-{last_plain_number(steps)}."
+            f"1-{last_plain_number(steps, trace)}."
         )
     writer = LessonWriter(trace, selection, options, layers)
     _open(writer)
-    for run in _runs(steps):
+    for run in _runs(numbered(steps, trace)):
         _write_run(writer, run)
     return writer.blocks if wanted is None else only_steps(writer.blocks, wanted)
 
@@ -71,11 +72,11 @@ def _open(writer: LessonWriter) -> None:
         writer.say(MIXTURES)
 
 
-def _runs(steps: tuple[Step, ...]) -> Iterator[list[tuple[int, Step]]]:
+def _runs(steps: dict[int, Step]) -> Iterator[list[tuple[int, Step]]]:
     """The numbered steps in runs: consecutive steps in each head together, every other step
     alone."""
     run: list[tuple[int, Step]] = []
-    for number, step in numbered(steps).items():
+    for number, step in steps.items():
         if run and not (step.per_head and run[-1][1].per_head):
             yield run
             run = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from attnviz.errors import AttnvizError, option, quoted
 from attnviz.lesson import steps as table
@@ -40,13 +41,14 @@ class LessonOptions:
         return None if self.steps is None else parse_steps(self.steps)
 
 
-def parse_steps(spec: str) -> frozenset[int]:
+def parse_steps(spec: str, trace: Any = None) -> frozenset[int]:
     """ "1,3-5" -> {1, 3, 4, 5}: step numbers and ranges of them, separated by commas.
 
-    Raises AttnvizError for anything else, and for a step that no lesson has (the table in
-    attnviz/lesson/steps.py); whether this lesson has a focus view is for the lesson to say.
+    Raises AttnvizError for anything else, and for a step that the lesson of ``trace`` (without
+    one: every lesson) does not have (the table in attnviz/lesson/steps.py); whether this lesson
+    has a focus view is for the lesson to say.
     """
-    steps = table.STEPS
+    steps = tuple(step for step in table.STEPS if step.applies(trace))
     numbers: set[int] = set()
     given = option("steps", metavar=quoted(spec))
     for part in spec.replace(" ", "").split(","):

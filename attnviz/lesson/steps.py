@@ -10,12 +10,18 @@ its ``write(lesson, head)`` adds the step's blocks (prose, tables, worked exampl
 optional ``title(lesson, head)`` completes the table's title with this trace's numbers
 ("Scale by √d_k" becomes "Scale by √d_k = √4 = 2.00"). Adding a step is a row here and that file.
 
+A step with a ``when`` is in the lessons of the traces it holds for only (rotary positions: a
+trace with ``rope``), and is numbered only there: the steps after it count one further in those
+lessons, and every other lesson keeps the paper's numbers.
+
 Light on purpose (no numpy): the command line's options and ``attnviz --help`` read it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,11 @@ class Step:
     section: str | None = None  # the section it opens when it is not a head's: "All heads"
     focus: bool = False  # the focus view: only when a word is followed; no step heading
     module: str | None = None  # the module that writes it; None: attnviz.lesson.<key>
+    when: Callable[[Any], bool] | None = None  # of an AttentionTrace: whether it has this step
+
+    def applies(self, trace: Any = None) -> bool:
+        """Whether the lesson of ``trace`` has this step (without a trace: every lesson)."""
+        return self.when is None or (trace is not None and self.when(trace))
 
     @property
     def writer(self) -> str:
@@ -46,6 +57,14 @@ STEPS: tuple[Step, ...] = (
         per_head=True,
         arrays=("W_Q", "W_K", "W_V", "Q", "K", "V"),
         examples=("projection",),
+    ),
+    Step(
+        "rope",
+        "Rotary positions: q and k turned by their position",
+        per_head=True,
+        arrays=("Q_rotated", "K_rotated"),
+        examples=("rotation", "relative_position"),
+        when=lambda trace: trace.rope is not None,
     ),
     Step("scores", "Raw scores Q·Kᵀ", per_head=True, arrays=("scores",), examples=("dot_product",)),
     Step("scaled", "Scale by √d_k", per_head=True, arrays=("scaled",), examples=("scaling",)),
@@ -80,16 +99,17 @@ STEPS: tuple[Step, ...] = (
 )
 
 
-def numbered(steps: tuple[Step, ...]) -> dict[int, Step]:
-    """The steps by number, from 1."""
-    return dict(enumerate(steps, start=1))
+def numbered(steps: tuple[Step, ...], trace: Any = None) -> dict[int, Step]:
+    """The steps of the lesson of ``trace`` by number, from 1 (without a trace: the steps
+    every lesson has)."""
+    return dict(enumerate((step for step in steps if step.applies(trace)), start=1))
 
 
-def focus_number(steps: tuple[Step, ...]) -> int | None:
+def focus_number(steps: tuple[Step, ...], trace: Any = None) -> int | None:
     """The focus view's number, or None when the table has none."""
-    return next((n for n, step in numbered(steps).items() if step.focus), None)
+    return next((n for n, step in numbered(steps, trace).items() if step.focus), None)
 
 
-def last_plain_number(steps: tuple[Step, ...]) -> int:
-    """The last step every lesson has (the focus view aside)."""
-    return max(n for n, step in numbered(steps).items() if not step.focus)
+def last_plain_number(steps: tuple[Step, ...], trace: Any = None) -> int:
+    """The last step of the lesson of ``trace`` (the focus view aside)."""
+    return max(n for n, step in numbered(steps, trace).items() if not step.focus)

@@ -128,7 +128,7 @@ def page_data(
         "queryQuoted": [repr(name) for name in queries],  # as the lesson quotes a word: 'it'
         "keyQuoted": [repr(name) for name in keys],
         "text": PAGE_TEXT,
-        "steps": _page_steps(table.STEPS),
+        "steps": _page_steps(table.STEPS, trace),
         "softmaxShown": _shown_terms(len(trace.key_tokens), SOFTMAX_TERMS),
         "hidden": _names([trace.tokens[p] for p in selection.hidden]),
         "merged": selection.merged,
@@ -158,7 +158,7 @@ def page_data(
     }
 
 
-def _page_steps(steps: tuple[Step, ...]) -> list[dict[str, Any]]:
+def _page_steps(steps: tuple[Step, ...], trace: AttentionTrace) -> list[dict[str, Any]]:
     """The steps the page goes through: the table's, the focus view aside (the page's picture
     is the focus view of whichever word is picked), each with the heading it has when no head
     is picked."""
@@ -169,7 +169,7 @@ def _page_steps(steps: tuple[Step, ...]) -> list[dict[str, Any]]:
             "perHead": step.per_head,
             "heading": f"Step {number} · {step.title}",
         }
-        for number, step in numbered(steps).items()
+        for number, step in numbered(steps, trace).items()
         if not step.focus
     ]
 
@@ -239,7 +239,7 @@ def _lesson_steps(
         {"blocks": steps[page["number"]]["blocks"], "heads": steps[page["number"]]["heads"]}
         if page["number"] in steps
         else {"blocks": [], "heads": []}
-        for page in _page_steps(table.STEPS)
+        for page in _page_steps(table.STEPS, trace)
     ]
 
 
