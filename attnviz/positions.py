@@ -81,8 +81,8 @@ class Rope:
 
 #: Each pairing in words: which coordinates turn together, and whose layout it is.
 PAIRINGS = {
-    "half": "coordinate i with i + d_k/2 (Hugging Face Llama checkpoints)",
-    "adjacent": "coordinates 2i and 2i + 1 side by side (GGUF files)",
+    "half": "coordinate i with i + d_k/2 (as in Hugging Face Llama checkpoints)",
+    "adjacent": "coordinates 2i and 2i + 1 side by side (as in GGUF files)",
 }
 
 

@@ -22,6 +22,7 @@ from attnviz.lesson.blocks import Bars, Block, Heading, Paragraph, Pause, Worked
 from attnviz.lesson.build import header, lesson, only_steps
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import focus_number
+from attnviz.render.measures import head_title
 from attnviz.render.text import weight_colours
 from attnviz.selection import Selection
 from attnviz.tokens import printable
@@ -80,7 +81,12 @@ def trace_html(
         weights = selection.pairs(trace.weights[head], total=True)
         parts.append(
             _weights_table(
-                f"Head {head + 1}: softmax weights", weights, rows, columns, decimals, masked
+                f"{head_title(trace, head)}: softmax weights",
+                weights,
+                rows,
+                columns,
+                decimals,
+                masked,
             )
         )
     parts.append("</div>")

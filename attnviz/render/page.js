@@ -114,9 +114,12 @@ function nameHeads() {
   const options = [...byId("head").options].filter((option) => Number(option.value) !== ALL_HEADS);
   options.forEach((option, index) => {
     const head = DATA.heads[index] + 1;
-    option.textContent = types
-      ? fill(TEXT.headOptionTyped, { head, type: types[index].type })
-      : fill(TEXT.headOption, { head });
+    // Heads that share K and V (grouped-query attention) say which key/value head they read.
+    const sharing = DATA.kvHeads ? fill(TEXT.headSharing, { kv: DATA.kvHeads[index] }) : "";
+    option.textContent =
+      (types
+        ? fill(TEXT.headOptionTyped, { head, type: types[index].type })
+        : fill(TEXT.headOption, { head })) + sharing;
   });
 }
 

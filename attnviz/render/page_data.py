@@ -62,6 +62,7 @@ PAGE_TEXT = {
     "the right to work out its weight. Keys: Tab, Enter, and ← → for the steps.",
     "allHeads": "All heads",
     "headOption": "Head {head}",
+    "headSharing": " (K/V {kv})",
     "headOptionTyped": "Head {head} · {type}",
     "headName": "head {head}",
     "pictureTitle": "Where does “{word}” look? ({where}{head})",
@@ -143,6 +144,10 @@ def page_data(
         "biases": trace.has_biases,
         "cross": trace.is_cross,
         "heads": list(selection.heads),
+        # Grouped-query attention: each shown head's key/value head (from 1), for its name.
+        **(
+            {"kvHeads": [trace.kv_head(h) + 1 for h in selection.heads]} if trace.is_grouped else {}
+        ),
         "headColours": _head_colours(trace.n_heads),
         "start": {
             "layer": start,
