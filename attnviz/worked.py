@@ -346,14 +346,21 @@ def runner_up_key(trace: AttentionTrace, selection: Selection, head: int, query:
     return int(candidates[int(np.argmax(scaled[below]))])
 
 
+def last_word(trace: AttentionTrace) -> int:
+    """The position of the sentence's last word: not padding, not a special token."""
+    real = range(trace.n_tokens - trace.provenance.masking.padding)
+    words = [p for p in real if p not in trace.provenance.special]
+    return words[-1] if words else trace.n_tokens - 1
+
+
 def head_examples(trace: AttentionTrace, selection: Selection, head: int) -> HeadExamples:
     """Every worked example of one head, for the selection's example query and key."""
     query = example_query(trace, selection)
     key = example_key(trace, selection, head, query)
     turned = None
     if trace.rope is not None:
-        # At position 0 nothing turns: the example follows the last word then.
-        turned = rotation(trace, head, query if query > 0 else trace.n_tokens - 1)
+        # At position 0 nothing turns: the example follows the sentence's last word then.
+        turned = rotation(trace, head, query if query > 0 else last_word(trace))
     return HeadExamples(
         projection=projection(trace, head, query),
         dot_product=dot_product(trace, head, query, key),
