@@ -308,10 +308,12 @@ function renderSteps() {
   byId("all-steps").disabled = state.step === 0;
 }
 
-function drawBlock([kind, content]) {
+function drawBlock([kind, content, fixed]) {
   if (kind === "h") return [make("h2", "", content)];
   if (kind === "p") return [lessonParagraph(content)];
-  if (kind === "w") return workedLines(content);
+  // An example about one word whatever is picked (a turned pair of rotary positions) comes as
+  // its text.
+  if (kind === "w") return fixed === undefined ? workedLines(content) : [worked(fixed)];
   return [];
 }
 

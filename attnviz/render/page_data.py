@@ -248,6 +248,10 @@ def _lesson_steps(
     ]
 
 
+#: Worked examples about one word and position whatever word the page picks: shown as written.
+FIXED_EXAMPLES = frozenset({"rotation", "relative_position"})
+
+
 def _encoded(block: Block) -> list[Any] | None:
     """A block as the page's data: ["h", text] a step's heading, ["p", runs] a paragraph of
     [text, style, slot] runs, ["w", example] a worked example the page writes for the word and
@@ -257,6 +261,8 @@ def _encoded(block: Block) -> list[Any] | None:
     if isinstance(block, Paragraph):
         return ["p", [[span.text, span.style, span.slot] for span in block.spans]]
     if isinstance(block, Worked):
+        if block.example in FIXED_EXAMPLES:
+            return ["w", block.example, block.text]
         return ["w", block.example]
     return None
 

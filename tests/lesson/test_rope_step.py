@@ -163,6 +163,11 @@ def test_every_view_reads_k_and_v_from_the_heads_key_value_head() -> None:
     data = page_data([trace], trace, select(trace, ViewOptions(focus="it")))
     assert data["kvHeads"] == [1, 1, 1, 1]
     assert [step["key"] for step in data["steps"]][:4] == ["tokens", "qkv", "rope", "scores"]
+    # The page writes the turned pair as the lesson does, whatever word is picked.
+    rope_blocks = data["layers"][0]["steps"][2]["heads"][0]
+    worked_blocks = [block for block in rope_blocks if block[0] == "w"]
+    assert [block[1] for block in worked_blocks] == ["rotation"] * 3 + ["relative_position"]
+    assert all(len(block) == 3 and block[2] for block in worked_blocks)
 
 
 @pytest.mark.slow
