@@ -81,8 +81,9 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
         "softmax towards one-hot rows with vanishing gradients. Dividing by √d_k brings "
         "that variance back to 1. "
     )
+    before = " (before turning)" if trace.rope is not None else ""  # the tables of step 2
     shown = (
-        f"Here q and k have components of variance {amount(q_variance)} and "
+        f"Here q and k{before} have components of variance {amount(q_variance)} and "
         f"{amount(k_variance)}, and this head's {counted} have variance "
         f"{amount(score_variance)}, the scaled ones {amount(scaled_variance)} "
         f"(= {amount(score_variance)} / {trace.d_k}; a variance here is the mean squared "
@@ -96,8 +97,9 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
             "q and k components of variance 2 and scaled scores of variance 4, so that the "
             "softmax rows come out neither flat nor one-hot. This head's own W_Q and W_K, for "
             f"independent embeddings of variance 1, give q components of variance "
-            f"{amount(expected_q)}, k {amount(expected_k)} and scaled scores of two words "
-            f"{amount(expected_scaled)}; the few scores of one sentence can be far from that."
+            f"{amount(expected_q)}, k {amount(expected_k)} and scaled scores of two words"
+            f"{before} {amount(expected_scaled)}; the few scores of one sentence can be far "
+            "from that."
         )
     elif lesson.pretrained and not trace.provenance.weights.trained:
         shown += ": this checkpoint's untrained weights need not meet the assumption."
