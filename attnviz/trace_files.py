@@ -77,8 +77,10 @@ def export_trace(trace: AttentionTrace, path: Path | str) -> None:
     concat, output and ``config`` (sizes and provenance: a JSON object, or in ``.npz`` the same
     object as JSON text); ``mask`` when one was used; biases when the layer has them; ``E`` and
     ``PE`` (X = E + PE) with a positional encoding; and for cross-attention ``X_source``,
-    ``source_tokens`` and ``target_tokens`` (and ``E_source``, ``PE_source``). Written
-    atomically.
+    ``source_tokens`` and ``target_tokens`` (and ``E_source``, ``PE_source``). With rotary
+    positions, ``Q_rotated`` and ``K_rotated``, and the config's ``rope`` (base, pairing); with
+    grouped-query attention W_K, W_V, K, V (and b_K, b_V) have G heads, and the config says
+    ``n_kv_heads`` and ``kv_head_of_each_head`` (from 0). Written atomically.
     """
     words: dict[str, Sequence[str]] = {}
     if trace.source_tokens is not None:
