@@ -213,6 +213,7 @@ def explain(
     causal: bool = False,
     positions: str = "none",
     pad_to: int | None = None,
+    kv_heads: int | None = None,
 ) -> Explanation:
     """Every step of multi-head self-attention on ``sentence``, as ``attnviz explain`` computes
     it; the options are its options (``pad_to=16`` for ``--pad-to 16``).
@@ -222,8 +223,9 @@ def explain(
     trained model, ``model="coref"`` or ``"coref-word"`` (attnviz's toy models, shipped),
     ``"minilm"`` or ``"gpt2"`` or a model folder, whose ``layer``
     (from 1, the last by default) is shown. ``head``, ``focus``, ``words`` and ``hide_special``
-    say what the lesson, the heatmap and a notebook show. Returns an Explanation: ``.trace``
-    is the layer's AttentionTrace; in a notebook it shows its lesson.
+    say what the lesson, the heatmap and a notebook show. ``positions="rope"`` rotates q and k;
+    ``kv_heads=G`` shares each key/value head among h/G query heads. Returns an Explanation:
+    ``.trace`` is the layer's AttentionTrace; in a notebook it shows its lesson.
 
     >>> import attnviz
     >>> shown = attnviz.explain("I am good", head=1, focus="am")
@@ -233,7 +235,7 @@ def explain(
     Traceback (most recent call last):
     attnviz.errors.AttnvizError: head=3 does not exist; heads are numbered 1 to 2.
     """
-    whole(layer=layer, head=head, pad_to=pad_to, seed=seed)
+    whole(layer=layer, head=head, pad_to=pad_to, seed=seed, kv_heads=kv_heads)
     flags(words=words, hide_special=hide_special, causal=causal)
     text(focus=focus, model=model)
     trace_options = trace_options_from(
@@ -245,6 +247,7 @@ def explain(
         oov=oov,
         weights=weights,
         positions=positions,
+        kv_heads=kv_heads,
         model=model,
         dtype=choice(Dtype, dtype, "dtype"),
         causal=causal,

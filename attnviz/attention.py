@@ -6,6 +6,14 @@
 (Vaswani et al., "Attention Is All You Need", 2017, section 3.2.) Every function here is pure:
 arrays in, arrays out, no printing, no files, no global random state. Shapes use the paper's
 names: n tokens, h heads, d_model embedding width, d_k = d_model / h per head.
+
+Two changes of today's models (Llama and its family), both optional here:
+- rotary positions (RoPE, attnviz.positions.rotate): each head's q and k turned, pair by pair of
+  coordinates, by the angle of their position 0 … n−1, and the scores taken between the turned
+  ones; a trace keeps Q, K and Q_rotated, K_rotated. V is not rotated. Self-attention only.
+- grouped-query attention: W_K, W_V [G, d_model, d_k] with G dividing h give K, V [G, n, d_k],
+  query head i reading key/value head i // (h/G); the h/G heads of a group are scored against
+  their one K and weigh their one V, which are never copied (G = 1: multi-query attention).
 """
 
 from __future__ import annotations
@@ -18,8 +26,8 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
-from attnviz.errors import AttnvizError
-from attnviz.positions import Positions
+from attnviz.errors import AttnvizError, option
+from attnviz.positions import Positions, Rope, rotate
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Provenance
 from attnviz.trace import BIAS_KEYS, AttentionTrace, frozen_array, frozen_mask, provenance_seed
 from attnviz.weights import AttentionWeights
@@ -67,31 +75,47 @@ def project(x: FloatArray, w: FloatArray, b: FloatArray | None = None) -> FloatA
 
 
 def project_together(
-    x: FloatArray, side_by_side: FloatArray, bias: FloatArray | None, n_heads: int, d_k: int
+    x: FloatArray,
+    side_by_side: FloatArray,
+    bias: FloatArray | None,
+    heads: int | Sequence[int],
+    d_k: int,
 ) -> list[FloatArray]:
     """Several projections of the same X in one matrix product, X·[W_1 | W_2 | …] (+ bias), each
     head's columns side by side (AttentionWeights.side_by_side), split back by head: the same
     numbers as project() for each W, faster, one large product instead of many small ones.
+    ``heads``: how many heads each W has, in order (h for W_Q, G for W_K and W_V); one number
+    when they all have as many.
 
-    [n, d_model], [d_model, k·h·d_k], optional [k·h·d_k] -> k × [h, n, d_k]
+    [n, d_model], [d_model, Σheads·d_k], optional [Σheads·d_k] -> [heads_1, n, d_k], …
     """
-    projected = np.matmul(x, side_by_side)  # [n, k·h·d_k]
+    projected = np.matmul(x, side_by_side)  # [n, Σheads·d_k]
     if bias is not None:
         projected += bias
     n, width = x.shape[0], side_by_side.shape[1]
     per_head = projected.reshape(n, width // d_k, d_k)
+    if isinstance(heads, int):
+        heads = [heads] * (width // d_k // heads)
+    starts = np.cumsum([0, *heads])
     return [
-        per_head[:, start : start + n_heads].transpose(1, 0, 2)
-        for start in range(0, width // d_k, n_heads)
+        per_head[:, start : start + count].transpose(1, 0, 2)
+        for start, count in zip(starts[:-1], heads, strict=True)
     ]
 
 
 def attention_scores(q: FloatArray, k: FloatArray) -> FloatArray:
-    """Raw scores s_ij = q_i · k_j, how well query i matches key j.
+    """Raw scores s_ij = q_i · k_j, how well query i matches key j. With fewer key heads G than
+    query heads h (grouped-query attention), query head i is scored against key head i // (h/G),
+    the h/G heads of a group against their one K, which is never copied.
 
-    [h, n_q, d_k], [h, n_k, d_k] -> [h, n_q, n_k]
+    [h, n_q, d_k], [G, n_k, d_k] -> [h, n_q, n_k]
     """
-    return np.matmul(q, np.swapaxes(k, -1, -2))
+    h, g = q.shape[0], k.shape[0]
+    if g == h:
+        return np.matmul(q, np.swapaxes(k, -1, -2))
+    grouped = q.reshape(g, h // g, *q.shape[1:])  # [G, h/G, n_q, d_k]
+    scores = np.matmul(grouped, np.swapaxes(k, -1, -2)[:, np.newaxis])
+    return scores.reshape(h, q.shape[1], k.shape[1])
 
 
 def scale_scores(scores: FloatArray, d_k: int) -> FloatArray:
@@ -126,11 +150,15 @@ def mask_scores(scaled: FloatArray, mask: np.ndarray) -> FloatArray:
 
 
 def weigh_values(weights: FloatArray, v: FloatArray) -> FloatArray:
-    """Z = weights · V: each z_i is Σ_j w_ij · v_j.
+    """Z = weights · V: each z_i is Σ_j w_ij · v_j; query head i weighs value head i // (h/G).
 
-    [h, n_q, n_k], [h, n_k, d_k] -> [h, n_q, d_k]
+    [h, n_q, n_k], [G, n_k, d_k] -> [h, n_q, d_k]
     """
-    return np.matmul(weights, v)
+    h, g = weights.shape[0], v.shape[0]
+    if g == h:
+        return np.matmul(weights, v)
+    grouped = weights.reshape(g, h // g, *weights.shape[1:])  # [G, h/G, n_q, n_k]
+    return np.matmul(grouped, v[:, np.newaxis]).reshape(h, weights.shape[1], v.shape[2])
 
 
 def concat_heads(z: FloatArray) -> FloatArray:
@@ -153,11 +181,6 @@ def project_out(concat: FloatArray, w_o: FloatArray, b_o: FloatArray | None = No
     return output
 
 
-def _frozen_steps(steps: _Steps) -> dict[str, Any]:
-    """Each step's array, read-only, by its AttentionTrace field name."""
-    return {key: frozen_array(value, copy=False) for key, value in steps._asdict().items()}
-
-
 def multi_head_attention(
     tokens: Sequence[str],
     x: FloatArray,
@@ -170,13 +193,14 @@ def multi_head_attention(
     source_x: FloatArray | None = None,
     positional_encoding: FloatArray | None = None,
     source_positional_encoding: FloatArray | None = None,
+    rope: Rope | None = None,
 ) -> AttentionTrace:
     """Run every step of multi-head attention on X and keep each intermediate: the one place
     an AttentionTrace is assembled, for the random layer, cross-attention and every layer of a
     pretrained model alike.
-
-    tokens: [n]; x: [n, d_model]; weights: W_Q, W_K, W_V [h, d_model, d_k], W_O [h·d_k, d_model],
-    and in a pretrained layer the biases b_Q, b_K, b_V [h, d_k], b_O [d_model].
+    tokens: [n]; x: [n, d_model]; weights: W_Q [h, d_model, d_k], W_K, W_V [G, d_model, d_k]
+    (G = h but in grouped-query attention), W_O [h·d_k, d_model], and in a pretrained layer the
+    biases b_Q [h, d_k], b_K, b_V [G, d_k], b_O [d_model]. rope: rotary positions (see above).
     mask: optional [n, n] bool, True where query i may attend to key j (causal, padding); the
     others get −∞ before the softmax. Every row must allow at least one key.
     With source_tokens and source_x [n_source, d_model] it is cross-attention (encoder–decoder):
@@ -186,15 +210,14 @@ def multi_head_attention(
     E and attention runs on X = E + PE (Vaswani et al. §3.5); the trace keeps E, PE and X. In
     cross-attention source_positional_encoding [n_source, d_model] is added to source_x alike.
     The provenance must say so (embeddings.positions), as the default one then does.
-    provenance: how X and the weights were made; by default X is "given" and the weights'
-    origin is theirs.
+    provenance: how X and the weights were made; by default X "given", the weights' own origin.
     config: the sizes, checked against the weights; by default taken from them.
     Computed in float32 when X and the weights are float32 (a checkpoint's precision), else in
     float64. Returns an AttentionTrace with Q, K, V, scores, scaled, weights, Z [h, …], concat,
     output.
     """
     positioned = positional_encoding is not None
-    provenance = _checked_provenance(provenance, weights, positioned)
+    provenance = _checked_provenance(provenance, weights, positioned, rope)
     if (source_positional_encoding is not None) != (positioned and source_x is not None):
         raise AttnvizError(
             "Cross-attention with positions needs the encoding of both sentences; give "
@@ -216,7 +239,8 @@ def multi_head_attention(
         )
     if mask is not None and (mask.shape != (len(tokens), len(tokens)) or not mask.any(-1).all()):
         raise AttnvizError("The mask must be [n, n] and let every word attend to something.")
-    steps = _steps(x, source.x, weights, config.d_k, mask)
+    _check_rope(rope, config.d_k, source.x is not None)
+    steps = _steps(x, source.x, weights, config.d_k, mask, rope)
     return AttentionTrace(
         tokens=tuple(tokens),
         X=frozen_array(x),
@@ -235,6 +259,7 @@ def multi_head_attention(
         PE=_frozen_or_none(positional_encoding),
         E_source=_frozen_or_none(source.embeddings),
         PE_source=_frozen_or_none(source.positional_encoding),
+        rope=rope,
     )
 
 
@@ -242,8 +267,10 @@ class _Steps(NamedTuple):
     """Every intermediate of the computation, named as the trace names them."""
 
     Q: FloatArray  # [h, n_q, d_k]
-    K: FloatArray  # [h, n_k, d_k]
-    V: FloatArray  # [h, n_k, d_k]
+    K: FloatArray  # [G, n_k, d_k]
+    V: FloatArray  # [G, n_k, d_k]
+    Q_rotated: FloatArray | None  # [h, n_q, d_k] with rotary positions, else None
+    K_rotated: FloatArray | None  # [G, n_k, d_k]
     scores: FloatArray  # [h, n_q, n_k]
     scaled: FloatArray  # [h, n_q, n_k]
     weights: FloatArray  # [h, n_q, n_k]
@@ -258,26 +285,34 @@ def _steps(
     weights: AttentionWeights,
     d_k: int,
     mask: np.ndarray | None,
+    rope: Rope | None = None,
 ) -> _Steps:
-    """The steps, one function each: project, score, scale, (mask,) softmax, weigh the values,
-    concatenate, project out. Queries from x; keys and values from source_x in cross-attention.
+    """The steps, one function each: project, (rotate,) score, scale, (mask,) softmax, weigh the
+    values, concatenate, project out. Queries from x; keys and values from source_x in
+    cross-attention. W_K, W_V may have fewer heads than W_Q (grouped-query attention).
 
     x: [n_q, d_model]; source_x: [n_k, d_model] or None (then n_k = n_q) -> _Steps
     """
     # Overflow is detected below and reported as one sentence, not as numpy warnings.
     with np.errstate(over="ignore", invalid="ignore"):
         matrix, bias = weights.side_by_side
-        h = weights.n_heads
+        h, g = weights.n_heads, weights.n_kv_heads
         if source_x is None:
-            q, k, v = project_together(x, matrix, bias, h, d_k)
+            q, k, v = project_together(x, matrix, bias, (h, g, g), d_k)
         else:  # queries from the target, keys and values from the source
             width = weights.d_model
             query_bias, key_value_bias = (
                 (None, None) if bias is None else (bias[:width], bias[width:])
             )
-            (q,) = project_together(x, matrix[:, :width], query_bias, h, d_k)
-            k, v = project_together(source_x, matrix[:, width:], key_value_bias, h, d_k)
-        scores = attention_scores(q, k)
+            (q,) = project_together(x, matrix[:, :width], query_bias, (h,), d_k)
+            k, v = project_together(source_x, matrix[:, width:], key_value_bias, (g, g), d_k)
+        q_rotated = k_rotated = None
+        if rope is not None:  # positions 0 … n−1 of the sentence
+            q_rotated = rotate(q, np.arange(q.shape[1]), rope)
+            k_rotated = rotate(k, np.arange(k.shape[1]), rope)
+        scores = attention_scores(
+            q if q_rotated is None else q_rotated, k if k_rotated is None else k_rotated
+        )
         scaled = scale_scores(scores, d_k)
         attention_weights = softmax(scaled if mask is None else mask_scores(scaled, mask))
         z = weigh_values(attention_weights, v)
@@ -290,19 +325,47 @@ def _steps(
             f"The numbers overflow {x.dtype.name}: with values up to {largest:.3g} in X and the "
             "weights, Q·Kᵀ reaches infinity. Scale the embeddings or weights down."
         )
-    return _Steps(q, k, v, scores, scaled, attention_weights, z, concat, output)
+    return _Steps(
+        q, k, v, q_rotated, k_rotated, scores, scaled, attention_weights, z, concat, output
+    )
+
+
+def _frozen_steps(steps: _Steps) -> dict[str, Any]:
+    """The steps as the trace's fields, read-only views (nobody else holds them)."""
+    return {
+        key: None if value is None else frozen_array(value, copy=False)
+        for key, value in steps._asdict().items()
+    }
+
+
+def _check_rope(rope: Rope | None, d_k: int, cross: bool) -> None:
+    """Rotary positions turn pairs of coordinates, within one sentence's positions."""
+    if rope is None:
+        return
+    if d_k % 2:
+        raise AttnvizError(
+            f"Rotary positions turn pairs of coordinates, but d_k = {d_k} is odd; choose "
+            f"{option('d_model')} and {option('heads')} so that d_model / heads is even."
+        )
+    if cross:
+        raise AttnvizError(
+            "Rotary positions are for self-attention, where queries and keys count positions in "
+            f"one sentence; use {option('positions', 'sinusoidal')} with cross-attention."
+        )
 
 
 def _checked_provenance(
-    provenance: Provenance | None, weights: AttentionWeights, positioned: bool
+    provenance: Provenance | None, weights: AttentionWeights, positioned: bool, rope: Rope | None
 ) -> Provenance:
     """The provenance given (by default X "given", the weights' own origin), which must say
     whether a positional encoding was added."""
     if provenance is None:
         positions = Positions.sinusoidal if positioned else Positions.none
+        if rope is not None:
+            positions = Positions.rope
         given = EmbeddingsOrigin(EmbeddingsKind.GIVEN, positions=positions)
         provenance = Provenance(given, weights.origin)
-    if positioned != (provenance.embeddings.positions is not Positions.none):
+    if positioned != (provenance.embeddings.positions is Positions.sinusoidal):
         raise AttnvizError(
             "A positional encoding goes with provenance.embeddings.positions saying which; "
             "give both or neither."
@@ -332,12 +395,20 @@ def _checked_config(
     """The sizes given, checked against the weights; by default taken from them."""
     if config is None:
         config = AttentionConfig(
-            d_model=weights.d_model, n_heads=weights.n_heads, seed=provenance_seed(provenance)
+            d_model=weights.d_model,
+            n_heads=weights.n_heads,
+            seed=provenance_seed(provenance),
+            n_kv_heads=weights.n_kv_heads,
         )
     if (weights.n_heads, weights.d_model) != (config.n_heads, config.d_model):
         raise AttnvizError(
             f"The weights are for {weights.n_heads} heads and d_model {weights.d_model}, but the "
             f"configuration asks for {config.n_heads} heads and d_model {config.d_model}."
+        )
+    if weights.n_kv_heads != config.kv_heads:
+        raise AttnvizError(
+            f"The weights have {weights.n_kv_heads} key/value heads, but the configuration asks "
+            f"for {config.kv_heads}."
         )
     return config
 

@@ -26,6 +26,9 @@ class AttentionConfig:
     d_model: int = 8  # width of each token's embedding, the rows of X
     n_heads: int = 2  # h: how many heads attend in parallel, each on its own projection
     seed: int = 0  # seeds the random embeddings and weights; same seed, same numbers
+    # G: key/value heads, each shared by h/G query heads (grouped-query attention); None: h,
+    # the paper's attention, every head with its own keys and values. 1 is multi-query attention.
+    n_kv_heads: int | None = None
 
     def __post_init__(self) -> None:
         for name, value in (
@@ -57,6 +60,15 @@ class AttentionConfig:
             )
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
             raise AttnvizError(f"seed must be a whole number >= 0, got {self.seed!r}.")
+        if self.n_kv_heads is not None:
+            check_kv_heads(self.n_kv_heads, self.n_heads)
+            if self.n_kv_heads == self.n_heads:  # the paper's attention, however it was asked
+                object.__setattr__(self, "n_kv_heads", None)
+
+    @property
+    def kv_heads(self) -> int:
+        """G, the key/value heads: h unless grouped-query attention shares them."""
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
 
     @property
     def d_k(self) -> int:
@@ -69,6 +81,21 @@ class AttentionConfig:
         return cls(d_model=512, n_heads=8, seed=seed)
 
 
+def check_kv_heads(n_kv_heads: object, n_heads: int) -> None:
+    """Refuse a number of key/value heads that does not divide the query heads evenly."""
+    name = option("kv_heads")
+    if not isinstance(n_kv_heads, int) or isinstance(n_kv_heads, bool) or n_kv_heads <= 0:
+        raise AttnvizError(f"{name} must be a positive whole number, got {n_kv_heads!r}.")
+    if n_heads % n_kv_heads != 0:
+        divisors = [str(g) for g in range(1, n_heads + 1) if n_heads % g == 0]
+        shown = ", ".join(divisors[:8]) + (", …" if len(divisors) > 8 else "")
+        raise AttnvizError(
+            f"{option('kv_heads', n_kv_heads)} does not divide {n_heads} heads: each key/value "
+            f"head is shared by heads / kv-heads query heads, so pick a divisor of {n_heads} "
+            f"({shown})."
+        )
+
+
 def resolve_config(
     *,
     d_model: int | None = None,
@@ -77,12 +104,14 @@ def resolve_config(
     paper: bool = False,
     embedding_width: int | None = None,
     weights_shape: tuple[int, int] | None = None,
+    n_kv_heads: int | None = None,
+    weights_kv_heads: int | None = None,
 ) -> AttentionConfig:
     """Settle d_model and heads from what was asked and what the files imply.
 
     Sources, strongest first: explicit sizes, the paper preset, a weights file's shape
     (heads, d_model), an embeddings file's width, then the defaults. Contradictions are errors
-    that name both sides.
+    that name both sides. The key/value heads: those asked for, else the weights file's, else h.
     """
     default = AttentionConfig.paper() if paper else AttentionConfig()
     if paper and (d_model is not None or n_heads is not None):
@@ -119,8 +148,16 @@ def resolve_config(
             )
             raise AttnvizError(f"The embeddings have {embedding_width} dimensions but {fix}.")
         chosen_d_model = embedding_width
+    heads = chosen_heads if chosen_heads is not None else default.n_heads
+    if weights_kv_heads is not None and n_kv_heads not in (None, weights_kv_heads):
+        raise AttnvizError(
+            f"The weights file has {weights_kv_heads} key/value heads but {n_kv_heads} were asked "
+            f"for; drop {option('kv_heads')} to use the file's."
+        )
+    kv_heads = n_kv_heads if n_kv_heads is not None else weights_kv_heads
     return AttentionConfig(
         d_model=chosen_d_model if chosen_d_model is not None else default.d_model,
-        n_heads=chosen_heads if chosen_heads is not None else default.n_heads,
+        n_heads=heads,
         seed=seed,
+        n_kv_heads=None if kv_heads == heads else kv_heads,
     )

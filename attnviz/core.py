@@ -14,7 +14,7 @@ from attnviz.attention import causal_mask, multi_head_attention, padding_mask
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings, random_embeddings
 from attnviz.errors import AttnvizError, option, spelled
-from attnviz.positions import Positions, sinusoidal_positions
+from attnviz.positions import Positions, Rope, sinusoidal_positions
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Masking, Provenance
 from attnviz.reuse import reuse_notes
 from attnviz.selection import no_layers
@@ -138,7 +138,8 @@ def trace_attention(
     weights:    None for seeded random W_Q, W_K, W_V, W_O, an AttentionWeights, or an .npz/.json
                 file with those keys (an exported trace works).
     oov:        "error" (default) or "random": what to do with words a vocabulary file lacks.
-    positions:  "none" (default) or "sinusoidal": X = E + PE, the paper's positional encoding.
+    positions:  "none" (default), "sinusoidal": X = E + PE, the paper's positional encoding, or
+                "rope": q and k rotated by their positions in each head (X left alone).
 
     >>> trace = trace_attention("I am good")
     >>> trace.weights.shape   # [heads, n_tokens, n_tokens]
@@ -157,6 +158,7 @@ def trace_attention(
         weights=weights,
         oov=oov,
         positions=positions,
+        n_kv_heads=config.n_kv_heads,
     ).trace
 
 
@@ -181,11 +183,13 @@ def layer_inputs(
     oov: OutOfVocabulary | str = OutOfVocabulary.error,
     progress: Callable[[int, int], None] | None = None,
     export_layer: int | None = None,
+    n_kv_heads: int | None = None,
 ) -> LayerInputs:
     """X for ``tokens`` and the weights, from the options: sizes may be left to the files.
 
     ``export_layer`` (from 1) picks one layer of a model's export given as weights or
-    embeddings; it is refused when no file given holds a model's layers.
+    embeddings; it is refused when no file given holds a model's layers. ``n_kv_heads``: G
+    key/value heads for random weights (grouped-query attention); a weights file brings its own.
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise AttnvizError(
@@ -219,6 +223,8 @@ def layer_inputs(
         paper=paper,
         embedding_width=embeddings.X.shape[-1] if embeddings is not None else None,
         weights_shape=(weights.n_heads, weights.d_model) if weights is not None else None,
+        n_kv_heads=n_kv_heads,
+        weights_kv_heads=weights.n_kv_heads if weights is not None else None,
     )
     if embeddings is None:
         embeddings = Embeddings(
@@ -250,12 +256,15 @@ def trace_with_options(
     pad_to: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     export_layer: int | None = None,
+    n_kv_heads: int | None = None,
 ) -> Traced:
     """The trace from the command line's options: sizes may be left to the files to decide.
 
     causal: decoder self-attention, each word sees only itself and the words before it.
     positions: sinusoidal adds the paper's positional encoding, X = E + PE (the [PAD] tokens
-    too: they have positions like any token).
+    too: they have positions like any token); rope rotates q and k in each head by their
+    positions (base 10000, pairs i and i + d_k/2) and leaves X alone.
+    n_kv_heads: G key/value heads, each shared by h/G query heads (grouped-query attention).
     pad_to: append [PAD] tokens (zero embeddings) up to this length and mask them as keys.
     progress: called with (bytes_read, file_size) while a word-vector text file is streamed.
     export_layer: the layer (from 1) to read from a model's export given as weights or
@@ -281,6 +290,7 @@ def trace_with_options(
         oov=oov,
         progress=progress,
         export_layer=export_layer,
+        n_kv_heads=n_kv_heads,
     )
     x, n_real = inputs.embeddings.X, len(tokens)
     if pad_to is not None:
@@ -308,6 +318,7 @@ def trace_with_options(
         provenance=provenance,
         mask=mask,
         positional_encoding=_encoding(positions, len(tokens), inputs.config.d_model),
+        rope=Rope() if positions is Positions.rope else None,
     )
     return Traced(trace, inputs.notes + reuse_notes(trace, inputs.weights))
 
@@ -341,7 +352,8 @@ def _positions(positions: Positions | str) -> Positions:
         return Positions(positions)
     except ValueError:
         raise AttnvizError(
-            f"positions must be 'none' or 'sinusoidal', got {positions!r}."
+            f"positions must be 'none' or 'sinusoidal' (added to X) or 'rope' (q and k rotated), "
+            f"got {positions!r}."
         ) from None
 
 
@@ -366,6 +378,7 @@ def trace_cross(
     positions: Positions | str = Positions.none,
     progress: Callable[[int, int], None] | None = None,
     export_layer: int | None = None,
+    n_kv_heads: int | None = None,
 ) -> Traced:
     """Cross-attention (encoder–decoder), as when translating "I am good" into "Je vais bien":
     queries from the target words, keys and values from the source words.
@@ -374,6 +387,11 @@ def trace_cross(
     each counting from 0, as the paper does at the bottom of the encoder and of the decoder.
     """
     positions = _positions(positions)
+    if positions is Positions.rope:
+        raise AttnvizError(
+            f"{option('positions', positions)} rotates queries and keys by their positions in one "
+            f"sentence; cross-attention has two. Use {option('positions', 'sinusoidal')} there."
+        )
     source_tokens = _side(source, "source")
     target_tokens = _side(target, "target")
     # One lookup for both sentences: a word-vector file is read once, and a row-per-token
@@ -389,6 +407,7 @@ def trace_cross(
         oov=oov,
         progress=progress,
         export_layer=export_layer,
+        n_kv_heads=n_kv_heads,
     )
     n_target, d_model = len(target_tokens), inputs.config.d_model
     trace = multi_head_attention(

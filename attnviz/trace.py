@@ -42,6 +42,9 @@ BIAS_KEYS = ("b_Q", "b_K", "b_V", "b_O")
 #: of the target and of the source in cross-attention.
 POSITION_KEYS = ("E", "PE", "E_source", "PE_source")
 
+#: With rotary positions: Q and K with each pair of coordinates turned by its position's angle.
+ROPE_KEYS = ("Q_rotated", "K_rotated")
+
 
 def frozen_mask(mask: np.ndarray) -> np.ndarray:
     """A read-only boolean copy of a mask."""
@@ -93,8 +96,8 @@ class AttentionTrace:
     W_V: FloatArray  # [G, d_model, d_k] value projection of each key/value head
     W_O: FloatArray  # [h·d_k, d_model] output projection, mixing the heads
     Q: FloatArray  # [h, n, d_k] Q_i = X·W_Q[i]
-    K: FloatArray  # [h, n, d_k] K_i = X·W_K[i]
-    V: FloatArray  # [h, n, d_k] V_i = X·W_V[i]
+    K: FloatArray  # [G, n, d_k] K_g = X·W_K[g]; query head i reads K[kv_head(i)]
+    V: FloatArray  # [G, n, d_k] V_g = X·W_V[g]
     scores: FloatArray  # [h, n, n] Q_i·K_iᵀ, before scaling
     scaled: FloatArray  # [h, n, n] scores / √d_k
     weights: FloatArray  # [h, n, n] the attention matrix: softmax of each row of scaled
@@ -105,8 +108,8 @@ class AttentionTrace:
     provenance: Provenance  # how X and the weights were made, masks, special tokens, words
     # Biases, which pretrained layers have and the random layer has not: Q = X·W_Q + b_Q, …
     b_Q: FloatArray | None = None  # [h, d_k]
-    b_K: FloatArray | None = None  # [h, d_k]
-    b_V: FloatArray | None = None  # [h, d_k]
+    b_K: FloatArray | None = None  # [G, d_k]
+    b_V: FloatArray | None = None  # [G, d_k]
     b_O: FloatArray | None = None  # [d_model]
     # [n, n] bool, True where query i may attend to key j; None when every pair may (no mask).
     mask: np.ndarray | None = None
@@ -172,6 +175,17 @@ class AttentionTrace:
         """The key/value head that query head ``head`` (from 0) reads: head // (h/G)."""
         return head // (self.n_heads // self.n_kv_heads)
 
+    def sharing(self, head: int) -> tuple[int, ...]:
+        """The query heads (from 0) that read the same keys and values as ``head``, itself too."""
+        group = self.n_heads // self.n_kv_heads
+        first = self.kv_head(head) * group
+        return tuple(range(first, first + group))
+
+    @property
+    def is_grouped(self) -> bool:
+        """Grouped-query attention: fewer key/value heads than query heads."""
+        return self.n_kv_heads != self.n_heads
+
     def arrays(self) -> dict[str, FloatArray]:
         """The trace's arrays by export key, in the order of the computation; biases if any."""
         arrays = {key: getattr(self, key) for key in ARRAY_KEYS}
@@ -181,7 +195,7 @@ class AttentionTrace:
             arrays["mask"] = self.mask
         if self.X_source is not None:
             arrays["X_source"] = self.X_source
-        for key in POSITION_KEYS:
+        for key in (*POSITION_KEYS, *ROPE_KEYS):
             if getattr(self, key) is not None:
                 arrays[key] = getattr(self, key)
         return arrays
@@ -198,11 +212,18 @@ class AttentionTrace:
         return self.b_Q is not None
 
     def config_dict(self) -> dict[str, Any]:
-        """The sizes and provenance of the trace, as stored in an export's ``config``."""
+        """The sizes and provenance of the trace, as stored in an export's ``config``; with
+        grouped-query attention the key/value heads and which each query head reads (from 0),
+        with rotary positions their base and pairing."""
+        sizes: dict[str, Any] = {"d_model": self.d_model, "n_heads": self.n_heads}
+        if self.is_grouped:
+            sizes["n_kv_heads"] = self.n_kv_heads
+            sizes["kv_head_of_each_head"] = [self.kv_head(i) for i in range(self.n_heads)]
+        sizes["d_k"] = self.d_k
+        if self.rope is not None:
+            sizes["rope"] = self.rope.to_dict()
         return {
-            "d_model": self.d_model,
-            "n_heads": self.n_heads,
-            "d_k": self.d_k,
+            **sizes,
             "seed": self.config.seed,
             "embeddings": self.provenance.embeddings.describe(),
             "weights": self.provenance.weights.describe(),

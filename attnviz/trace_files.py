@@ -18,7 +18,7 @@ from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, FileProblem, option
 from attnviz.files import atomic_write, finite_matrix, load_json, load_npz, open_regular
-from attnviz.positions import Positions
+from attnviz.positions import Positions, Rope
 from attnviz.provenance import (
     EmbeddingsKind,
     EmbeddingsOrigin,
@@ -31,6 +31,7 @@ from attnviz.trace import (
     ARRAY_KEYS,
     BIAS_KEYS,
     POSITION_KEYS,
+    ROPE_KEYS,
     AttentionTrace,
     frozen_array,
     frozen_mask,
@@ -76,8 +77,10 @@ def export_trace(trace: AttentionTrace, path: Path | str) -> None:
     concat, output and ``config`` (sizes and provenance: a JSON object, or in ``.npz`` the same
     object as JSON text); ``mask`` when one was used; biases when the layer has them; ``E`` and
     ``PE`` (X = E + PE) with a positional encoding; and for cross-attention ``X_source``,
-    ``source_tokens`` and ``target_tokens`` (and ``E_source``, ``PE_source``). Written
-    atomically.
+    ``source_tokens`` and ``target_tokens`` (and ``E_source``, ``PE_source``). With rotary
+    positions, ``Q_rotated`` and ``K_rotated``, and the config's ``rope`` (base, pairing); with
+    grouped-query attention W_K, W_V, K, V (and b_K, b_V) have G heads, and the config says
+    ``n_kv_heads`` and ``kv_head_of_each_head`` (from 0). Written atomically.
     """
     words: dict[str, Sequence[str]] = {}
     if trace.source_tokens is not None:
@@ -256,7 +259,8 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
     extension = path.suffix.lower()
     if extension == ".npz":
         keys: tuple[str, ...] = ("tokens", "source_tokens", "mask", "config", *ARRAY_KEYS)
-        keys += (*BIAS_KEYS, "X_source", *POSITION_KEYS)  # what a trace holds: no other is read
+        # What a trace holds: no other key is read.
+        keys += (*BIAS_KEYS, "X_source", *POSITION_KEYS, *ROPE_KEYS)
         data: dict[str, Any] = dict(load_npz(path, "Trace", keys))
     elif extension == ".json":
         value = load_json(path, "Trace").value
@@ -275,7 +279,7 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
         raise FileProblem(f"Trace file {path}: X is not an array of numbers.") from None
     arrays = {
         key: finite_matrix(data[key], name=key, source=path, ndim=_ndim(key) + layered)
-        for key in (*ARRAY_KEYS, *BIAS_KEYS, "X_source", *POSITION_KEYS)
+        for key in (*ARRAY_KEYS, *BIAS_KEYS, "X_source", *POSITION_KEYS, *ROPE_KEYS)
         if key in data
     }
     mask = None
@@ -293,11 +297,36 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
     source_tokens = None
     if "source_tokens" in data:
         source_tokens = _words(data["source_tokens"], "source_tokens", path)
+    rope = _rope(data.get("config"), path)
     traces = []
     for layer, provenance in enumerate(provenances):
         layer_arrays = {key: a[layer] if layered else a for key, a in arrays.items()}
-        traces.append(_trace_from(path, tokens, layer_arrays, provenance, mask, source_tokens))
+        trace = _trace_from(path, tokens, layer_arrays, provenance, mask, source_tokens, rope)
+        traces.append(trace)
     return tuple(traces)
+
+
+def _rope(config: Any, path: Path) -> Rope | None:
+    """The rotary positions an export's config records (base, pairing); None without."""
+    import json
+
+    if isinstance(config, np.ndarray) and config.dtype.kind == "U" and config.ndim == 0:
+        try:
+            config = json.loads(str(config))
+        except (json.JSONDecodeError, RecursionError):
+            return None  # read_provenance has said so already
+    recorded = config.get("rope") if isinstance(config, dict) else None
+    if recorded is None:
+        return None
+    base, pairing = (
+        recorded.get(k) if isinstance(recorded, dict) else None for k in ("base", "pairing")
+    )
+    if isinstance(base, bool) or not isinstance(base, (int, float)) or not isinstance(pairing, str):
+        raise FileProblem(f"Trace file {path}: its config's rope needs a base and a pairing.")
+    try:
+        return Rope(float(base), pairing)
+    except AttnvizError as error:
+        raise FileProblem(f"Trace file {path}: {error.message}") from None
 
 
 def _words(value: Any, name: str, path: Path) -> tuple[str, ...]:
@@ -329,52 +358,14 @@ def _file_provenance(path: Path) -> Provenance:
     )
 
 
-def _trace_from(
-    path: Path,
-    tokens: tuple[str, ...],
-    arrays: dict[str, FloatArray],
-    provenance: Provenance,
-    mask: np.ndarray | None,
-    source_tokens: tuple[str, ...] | None,
-) -> AttentionTrace:
-    """One layer's arrays as a trace, every shape checked against the others."""
-    n_heads, d_model, d_k = arrays["W_Q"].shape
-    n_queries = len(tokens)
-    n_keys = len(source_tokens) if source_tokens is not None else n_queries
-    expected = {
-        "X": (n_queries, d_model),
-        "W_Q": (n_heads, d_model, d_k),
-        "W_K": (n_heads, d_model, d_k),
-        "W_V": (n_heads, d_model, d_k),
-        "W_O": (n_heads * d_k, d_model),
-        "Q": (n_heads, n_queries, d_k),
-        "K": (n_heads, n_keys, d_k),
-        "V": (n_heads, n_keys, d_k),
-        "scores": (n_heads, n_queries, n_keys),
-        "scaled": (n_heads, n_queries, n_keys),
-        "weights": (n_heads, n_queries, n_keys),
-        "Z": (n_heads, n_queries, d_k),
-        "concat": (n_queries, n_heads * d_k),
-        "output": (n_queries, d_model),
-        "b_Q": (n_heads, d_k),
-        "b_K": (n_heads, d_k),
-        "b_V": (n_heads, d_k),
-        "b_O": (d_model,),
-        "X_source": (n_keys, d_model),
-        "E": (n_queries, d_model),
-        "PE": (n_queries, d_model),
-        "E_source": (n_keys, d_model),
-        "PE_source": (n_keys, d_model),
-    }
-    for key, array in arrays.items():
-        if array.shape != expected[key]:
-            raise FileProblem(
-                f"Trace file {path}: {key} has shape {list(array.shape)}, expected "
-                f"{list(expected[key])} from its tokens and W_Q."
-            )
+def _check_positions(
+    path: Path, arrays: dict[str, FloatArray], provenance: Provenance, rope: Rope | None
+) -> None:
+    """E and PE exactly when the provenance says sinusoidal; Q_rotated and K_rotated exactly
+    when the config records rotary positions."""
     positional = {key for key in POSITION_KEYS if key in arrays}
     wanted = set()
-    if provenance.embeddings.positions is not Positions.none:
+    if provenance.embeddings.positions is Positions.sinusoidal:
         wanted = {"E", "PE", "E_source", "PE_source"} if "X_source" in arrays else {"E", "PE"}
     if positional != wanted:
         said = option("positions", provenance.embeddings.positions)
@@ -382,6 +373,75 @@ def _trace_from(
             f"Trace file {path}: its provenance says {said} but it holds "
             f"{', '.join(sorted(positional)) or 'no E and PE'}; export it anew with --export."
         )
+    if (rope is not None) != all(key in arrays for key in ROPE_KEYS) or (
+        rope is None and any(key in arrays for key in ROPE_KEYS)
+    ):
+        raise FileProblem(
+            f"Trace file {path}: rotary positions need the config's rope and Q_rotated and "
+            "K_rotated together; export it anew with --export."
+        )
+
+
+def _expected_shapes(
+    n_heads: int, g: int, d_model: int, d_k: int, n_queries: int, n_keys: int
+) -> dict[str, tuple[int, ...]]:
+    """Every array's shape in a trace of these sizes (g: the key/value heads)."""
+    return {
+        "X": (n_queries, d_model),
+        "W_Q": (n_heads, d_model, d_k),
+        "W_K": (g, d_model, d_k),
+        "W_V": (g, d_model, d_k),
+        "W_O": (n_heads * d_k, d_model),
+        "Q": (n_heads, n_queries, d_k),
+        "K": (g, n_keys, d_k),
+        "V": (g, n_keys, d_k),
+        "Q_rotated": (n_heads, n_queries, d_k),
+        "K_rotated": (g, n_keys, d_k),
+        "scores": (n_heads, n_queries, n_keys),
+        "scaled": (n_heads, n_queries, n_keys),
+        "weights": (n_heads, n_queries, n_keys),
+        "Z": (n_heads, n_queries, d_k),
+        "concat": (n_queries, n_heads * d_k),
+        "output": (n_queries, d_model),
+        "b_Q": (n_heads, d_k),
+        "b_K": (g, d_k),
+        "b_V": (g, d_k),
+        "b_O": (d_model,),
+        "X_source": (n_keys, d_model),
+        "E": (n_queries, d_model),
+        "PE": (n_queries, d_model),
+        "E_source": (n_keys, d_model),
+        "PE_source": (n_keys, d_model),
+    }
+
+
+def _trace_from(
+    path: Path,
+    tokens: tuple[str, ...],
+    arrays: dict[str, FloatArray],
+    provenance: Provenance,
+    mask: np.ndarray | None,
+    source_tokens: tuple[str, ...] | None,
+    rope: Rope | None = None,
+) -> AttentionTrace:
+    """One layer's arrays as a trace, every shape checked against the others."""
+    n_heads, d_model, d_k = arrays["W_Q"].shape
+    g = arrays["W_K"].shape[0] if arrays["W_K"].ndim == 3 else n_heads  # key/value heads
+    if g <= 0 or n_heads % g:
+        raise FileProblem(
+            f"Trace file {path}: W_K has {g} key/value heads, which does not divide W_Q's "
+            f"{n_heads} heads."
+        )
+    n_queries = len(tokens)
+    n_keys = len(source_tokens) if source_tokens is not None else n_queries
+    expected = _expected_shapes(n_heads, g, d_model, d_k, n_queries, n_keys)
+    for key, array in arrays.items():
+        if array.shape != expected[key]:
+            raise FileProblem(
+                f"Trace file {path}: {key} has shape {list(array.shape)}, expected "
+                f"{list(expected[key])} from its tokens and W_Q."
+            )
+    _check_positions(path, arrays, provenance, rope)
     if mask is not None and mask.shape != (n_queries, n_keys):
         raise FileProblem(f"Trace file {path}: mask has shape {list(mask.shape)}.")
     if n_heads * d_k != d_model:
@@ -398,7 +458,9 @@ def _trace_from(
             f"Trace file {path}: its provenance names token positions it does not have."
         )
     try:
-        config = AttentionConfig(d_model=d_model, n_heads=n_heads, seed=provenance_seed(provenance))
+        config = AttentionConfig(
+            d_model=d_model, n_heads=n_heads, seed=provenance_seed(provenance), n_kv_heads=g
+        )
     except AttnvizError as error:
         raise FileProblem(f"Trace file {path}: {error.message}") from None
     return AttentionTrace(
@@ -408,4 +470,5 @@ def _trace_from(
         provenance=provenance,
         mask=None if mask is None else frozen_mask(mask),
         source_tokens=source_tokens,
+        rope=rope,
     )

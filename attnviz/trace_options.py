@@ -37,6 +37,7 @@ class TraceOptions:
     """
 
     heads: int | None = None  # h; default 2, or the weights file's
+    kv_heads: int | None = None  # G key/value heads shared by h/G query heads; default h
     d_model: int | None = None  # default 8, or the embeddings' width
     seed: int = 0  # seeds the random embeddings and weights
     preset: Preset | None = None  # paper: d_model 512, 8 heads
@@ -46,7 +47,8 @@ class TraceOptions:
     model: str | None = None  # a trained model: a folder, "coref", "minilm", …
     dtype: Dtype = Dtype.float32  # the model's precision
     causal: bool = False  # decoder self-attention for the random layer
-    positions: Positions = Positions.none  # sinusoidal: X = E + PE for the random layer
+    # sinusoidal: X = E + PE for the random layer; rope: q and k rotated in each head
+    positions: Positions = Positions.none
     pad_to: int | None = None  # pad with [PAD] tokens to this length, masked as keys
     # The layer (from 1) to read from a model's export given as weights or embeddings. (The
     # model layer to show is ViewOptions.layer; one --layer sets one or the other.)
@@ -57,7 +59,7 @@ class TraceOptions:
             return
         given = [
             option(name)
-            for name in ("heads", "d_model", "preset", "embeddings", "weights")
+            for name in ("heads", "kv_heads", "d_model", "preset", "embeddings", "weights")
             if getattr(self, name) is not None
         ]
         model = option("model")
@@ -82,6 +84,7 @@ class TraceOptions:
         return {
             "d_model": self.d_model,
             "n_heads": self.heads,
+            "n_kv_heads": self.kv_heads,
             "seed": self.seed,
             "paper": self.preset is Preset.paper,
             "embeddings": self.embeddings,
@@ -101,12 +104,14 @@ def trace_options_from(
     oov: str,
     weights: str | Path | None,
     positions: str,
+    kv_heads: int | None = None,
     **model_options: Any,
 ) -> TraceOptions:
     """TraceOptions from the Python API's keyword arguments: names as strings, paths as str or
     Path; a name that is no choice, and the contradictions, refused as the command line does."""
     return TraceOptions(
         heads=heads,
+        kv_heads=kv_heads,
         d_model=d_model,
         seed=seed,
         preset=choice(Preset, preset, "preset") if preset is not None else None,

@@ -27,14 +27,14 @@ class AttentionWeights:
     """
 
     W_Q: FloatArray  # [h, d_model, d_k]
-    W_K: FloatArray  # [h, d_model, d_k]
-    W_V: FloatArray  # [h, d_model, d_k]
+    W_K: FloatArray  # [G, d_model, d_k]: G = h, or fewer with grouped-query attention
+    W_V: FloatArray  # [G, d_model, d_k]
     W_O: FloatArray  # [h·d_k, d_model]
     origin: WeightsOrigin = WeightsOrigin(WeightsKind.GIVEN)  # how they were made
     path: Path | None = None  # the file they were read from, if any
     b_Q: FloatArray | None = None  # [h, d_k]
-    b_K: FloatArray | None = None  # [h, d_k]
-    b_V: FloatArray | None = None  # [h, d_k]
+    b_K: FloatArray | None = None  # [G, d_k]
+    b_V: FloatArray | None = None  # [G, d_k]
     b_O: FloatArray | None = None  # [d_model]
 
     def __post_init__(self) -> None:
@@ -48,15 +48,10 @@ class AttentionWeights:
         shape = self.W_Q.shape
         if len(shape) != 3:
             raise AttnvizError(f"W_Q must have shape [heads, d_model, d_k], got {list(shape)}.")
-        for name in ("W_K", "W_V"):
-            if getattr(self, name).shape != shape:
-                got = list(getattr(self, name).shape)
-                raise AttnvizError(
-                    f"{name} has shape {got} but W_Q has {list(shape)}; they must match."
-                )
         n_heads, d_model, d_k = shape
         if min(shape) <= 0:
             raise AttnvizError(f"W_Q has an empty dimension, shape {list(shape)}.")
+        self._check_key_value_shapes()
         if self.W_O.shape != (n_heads * d_k, d_model):
             raise AttnvizError(
                 f"W_O has shape {list(self.W_O.shape)}; with W_Q of shape {list(shape)} it must be "
@@ -71,13 +66,33 @@ class AttentionWeights:
         if any(b is not None for b in biases):
             if any(b is None for b in biases):
                 raise AttnvizError("Give all four biases b_Q, b_K, b_V, b_O, or none.")
-            for key, expected in zip(BIAS_KEYS, [(n_heads, d_k)] * 3 + [(d_model,)], strict=True):
+            g = self.n_kv_heads
+            expected_shapes = [(n_heads, d_k), (g, d_k), (g, d_k), (d_model,)]
+            for key, expected in zip(BIAS_KEYS, expected_shapes, strict=True):
                 got = getattr(self, key).shape
                 if got != expected:
                     raise AttnvizError(
-                        f"{key} has shape {list(got)}; with W_Q of shape {list(shape)} it must be "
-                        f"{list(expected)}."
+                        f"{key} has shape {list(got)}; with W_Q of shape {list(shape)} and "
+                        f"{g} key/value heads it must be {list(expected)}."
                     )
+
+    def _check_key_value_shapes(self) -> None:
+        """W_K and W_V: [G, d_model, d_k] alike, G dividing h (G = h in the paper's attention,
+        fewer in grouped-query attention, where h/G query heads share each)."""
+        n_heads, d_model, d_k = self.W_Q.shape
+        for name in ("W_K", "W_V"):
+            got = getattr(self, name).shape
+            if len(got) != 3 or got[1:] != (d_model, d_k) or got != self.W_K.shape:
+                raise AttnvizError(
+                    f"{name} has shape {list(got)} but W_Q has {list(self.W_Q.shape)}; they "
+                    "must match (or, with grouped-query attention, W_K and W_V [G, d_model, d_k] "
+                    "for G key/value heads)."
+                )
+        if got[0] <= 0 or n_heads % got[0] != 0:
+            raise AttnvizError(
+                f"W_K has {got[0]} key/value heads, which does not divide W_Q's {n_heads} "
+                "heads; each key/value head must serve the same number of query heads."
+            )
 
     @property
     def has_biases(self) -> bool:
@@ -85,13 +100,13 @@ class AttentionWeights:
 
     @cached_property
     def side_by_side(self) -> tuple[FloatArray, FloatArray | None]:
-        """[W_Q | W_K | W_V] with each head's columns side by side, [d_model, 3·h·d_k], and the
-        biases alike, [3·h·d_k] (None without biases): Q, K and V of every head in one matrix
-        product (attention.project_together). Made once per layer's weights."""
-        n_heads, d_model, d_k = self.W_Q.shape
+        """[W_Q | W_K | W_V] with each head's columns side by side, [d_model, (h + 2G)·d_k], and
+        the biases alike, [(h + 2G)·d_k] (None without biases): Q, K and V of every head in one
+        matrix product (attention.project_together). Made once per layer's weights."""
+        d_model = self.d_model
         matrix = np.concatenate(
             [
-                w.transpose(1, 0, 2).reshape(d_model, n_heads * d_k)
+                w.transpose(1, 0, 2).reshape(d_model, w.shape[0] * w.shape[2])
                 for w in (self.W_Q, self.W_K, self.W_V)
             ],
             axis=1,
@@ -111,9 +126,15 @@ class AttentionWeights:
     def d_model(self) -> int:
         return int(self.W_Q.shape[1])
 
+    @property
+    def n_kv_heads(self) -> int:
+        """G, the key/value heads (h but in grouped-query attention)."""
+        return int(self.W_K.shape[0])
+
 
 def random_weights(config: AttentionConfig, rng: np.random.Generator) -> AttentionWeights:
-    """Draw W_Q, W_K, W_V [h, d_model, d_k] and W_O [h·d_k, d_model] from scaled normals.
+    """Draw W_Q [h, d_model, d_k], W_K, W_V [G, d_model, d_k] (G = config.kv_heads) and W_O
+    [h·d_k, d_model] from scaled normals, in that order (with G = h the paper's layer).
 
     W_V and W_O use N(0, 1/fan_in) (LeCun), which keeps unit-variance embeddings at unit
     variance. W_Q and W_K use N(0, 2/d_model): queries and keys then have components of variance
@@ -121,19 +142,20 @@ def random_weights(config: AttentionConfig, rng: np.random.Generator) -> Attenti
     neither flat (all 1/n) nor one-hot: the largest weight of an 11-word row is typically about
     0.4 rather than 1/11. That is a choice for teaching, not a property of trained models.
     """
-    h, d_model, d_k = config.n_heads, config.d_model, config.d_k
+    h, g, d_model, d_k = config.n_heads, config.kv_heads, config.d_model, config.d_k
     std_query_key = np.sqrt(2.0 / d_model)
     w_q = rng.normal(0.0, std_query_key, size=(h, d_model, d_k))
-    w_k = rng.normal(0.0, std_query_key, size=(h, d_model, d_k))
-    w_v = rng.normal(0.0, 1.0 / np.sqrt(d_model), size=(h, d_model, d_k))
+    w_k = rng.normal(0.0, std_query_key, size=(g, d_model, d_k))
+    w_v = rng.normal(0.0, 1.0 / np.sqrt(d_model), size=(g, d_model, d_k))
     w_o = rng.normal(0.0, 1.0 / np.sqrt(h * d_k), size=(h * d_k, d_model))
     origin = WeightsOrigin(WeightsKind.RANDOM, seed=config.seed)
     return AttentionWeights(W_Q=w_q, W_K=w_k, W_V=w_v, W_O=w_o, origin=origin)
 
 
 def load_weights(path: Path, *, layer: int | None = None) -> AttentionWeights:
-    """Read W_Q, W_K, W_V [h, d_model, d_k] and W_O [h·d_k, d_model] from ``.npz`` or ``.json``,
-    and the biases b_Q, b_K, b_V [h, d_k] and b_O [d_model] when the file has all four.
+    """Read W_Q [h, d_model, d_k], W_K, W_V [G, d_model, d_k] (G = h, or fewer key/value heads
+    in grouped-query attention) and W_O [h·d_k, d_model] from ``.npz`` or ``.json``, and the
+    biases b_Q [h, d_k], b_K, b_V [G, d_k] and b_O [d_model] when the file has all four.
 
     An exported trace is such a file (a pretrained layer's export has the biases): its other
     keys are ignored. A model's export holds every layer, each array with a leading layer axis

@@ -3,7 +3,8 @@ a trace. Every renderer (the terminal lesson, a notebook, a page) formats these 
 computes nothing itself.
 
     Step 2  Q[h][i, c] = Σ_m X[i, m]·W_Q[h][m, c] (+ b_Q[h][c])
-    Step 3  scores[h][i, j] = q_i · k_j = Σ_c q_i[c]·k_j[c]
+    RoPE    q_m'[a] = q_m[a]·cos(m·θ_i) − q_m[b]·sin(m·θ_i), q_m'[b] = q_m[a]·sin(m·θ_i) + …
+    Step 3  scores[h][i, j] = q_i · k_j = Σ_c q_i[c]·k_j[c]  (q, k turned with rotary positions)
     Step 4  scaled[h][i, j] = scores[h][i, j] / √d_k
     Step 5  w_ij = exp(s_ij) / Σ_k exp(s_ik) = exp(s_ij − m_i) / Σ_k exp(s_ik − m_i), m_i the
             row's largest allowed score (exp(−m_i) cancels); a masked key's score is −∞, and
@@ -28,6 +29,7 @@ from attnviz.analysis.blockwise import OnlineSoftmax, default_block, online_soft
 from attnviz.analysis.contribution import row_contribution
 from attnviz.arrays import FloatArray
 from attnviz.attention import softmax_parts
+from attnviz.positions import rope_frequencies, rope_pairs, rotate
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -121,26 +123,30 @@ def projection(
         raise ValueError(f"matrix must be Q, K or V, not {matrix!r}")
     rows = trace.X if matrix == "Q" or trace.X_source is None else trace.X_source
     bias = getattr(trace, f"b_{matrix}")
+    index = head if matrix == "Q" else trace.kv_head(head)  # K, V: the head's key/value head
     return ProjectionExample(
         matrix=matrix,
         head=head,
         token=token,
         column=column,
         x=rows[token],
-        w=getattr(trace, f"W_{matrix}")[head][:, column],
-        bias=None if bias is None else float(bias[head, column]),
-        result=float(getattr(trace, matrix)[head, token, column]),
+        w=getattr(trace, f"W_{matrix}")[index][:, column],
+        bias=None if bias is None else float(bias[index, column]),
+        result=float(getattr(trace, matrix)[index, token, column]),
     )
 
 
 def dot_product(trace: AttentionTrace, head: int, query: int, key: int) -> DotProductExample:
-    """Step 3: scores[head][query, key] = q_query · k_key."""
+    """Step 3: scores[head][query, key] = q_query · k_key (q and k rotated with rotary
+    positions; k from the head's key/value head)."""
+    queries = trace.Q if trace.Q_rotated is None else trace.Q_rotated
+    keys = trace.K if trace.K_rotated is None else trace.K_rotated
     return DotProductExample(
         head=head,
         query=query,
         key=key,
-        q=trace.Q[head, query],
-        k=trace.K[head, key],
+        q=queries[head, query],
+        k=keys[trace.kv_head(head), key],
         result=float(trace.scores[head, query, key]),
     )
 
@@ -191,7 +197,7 @@ def weighted_sum(trace: AttentionTrace, head: int, query: int) -> WeightedSumExa
         query=query,
         weights=weights,
         order=tuple(int(j) for j in np.argsort(-weights, kind="stable")),
-        values=trace.V[head],
+        values=trace.V[trace.kv_head(head)],
         result=trace.Z[head, query],
     )
 
@@ -222,6 +228,81 @@ def output_element(trace: AttentionTrace, token: int, column: int = 0) -> Output
     )
 
 
+class RotationExample(NamedTuple):
+    """Rotary positions: one pair (a, b) of q's coordinates at position m turned by m·θ_i,
+    a' = a·cos(m·θ_i) − b·sin(m·θ_i) and b' = a·sin(m·θ_i) + b·cos(m·θ_i)."""
+
+    head: int
+    token: int  # the position m, from 0
+    pair: int  # i, from 0
+    coordinates: tuple[int, int]  # the two coordinates (from 0) that turn together
+    theta: float  # θ_i = base^(−2i/d_k), radians per position
+    angle: float  # m·θ_i
+    a: float  # q[first], before turning
+    b: float  # q[second]
+    result: tuple[float, float]  # the trace's Q_rotated[head, token] at the two coordinates
+
+
+class RelativeExample(NamedTuple):
+    """What makes rotary positions relative: the same q and k (as projected, unturned) placed at
+    two pairs of positions the same distance apart score the same."""
+
+    head: int
+    query: int  # whose q, from 0
+    key: int  # whose k
+    positions: tuple[tuple[int, int], tuple[int, int]]  # (m, n) twice, n − m the same
+    scores: tuple[float, float]  # turned q_m · turned k_n at each pair of positions
+    own: float  # the trace's score at the words' own positions (query, key)
+
+
+def rotation(trace: AttentionTrace, head: int, token: int, pair: int = 0) -> RotationExample:
+    """Pair ``pair`` of q at position ``token`` in ``head`` as rotary positions turn it."""
+    if trace.rope is None or trace.Q_rotated is None:
+        raise ValueError("the trace has no rotary positions")
+    first, second = (int(c[pair]) for c in rope_pairs(trace.d_k, trace.rope.pairing))
+    theta = float(rope_frequencies(trace.d_k, trace.rope.base)[pair])
+    q = trace.Q[head, token]
+    return RotationExample(
+        head=head,
+        token=token,
+        pair=pair,
+        coordinates=(first, second),
+        theta=theta,
+        angle=token * theta,
+        a=float(q[first]),
+        b=float(q[second]),
+        result=(
+            float(trace.Q_rotated[head, token, first]),
+            float(trace.Q_rotated[head, token, second]),
+        ),
+    )
+
+
+#: The positions the relative-position example places one q and one k at: 3 apart, twice.
+RELATIVE_POSITIONS = ((2, 5), (7, 10))
+
+
+def relative_position(trace: AttentionTrace, head: int, query: int, key: int) -> RelativeExample:
+    """The q of ``query`` and the k of ``key`` in ``head`` turned as if at RELATIVE_POSITIONS:
+    one score per pair of positions (attnviz.positions.rotate, as the layer turns them)."""
+    if trace.rope is None:
+        raise ValueError("the trace has no rotary positions")
+    q = np.asarray(trace.Q[head, query], dtype=np.float64)[np.newaxis]  # [1, d_k]
+    k = np.asarray(trace.K[trace.kv_head(head), key], dtype=np.float64)[np.newaxis]
+    scores = tuple(
+        float(rotate(q, np.array([m]), trace.rope)[0] @ rotate(k, np.array([n]), trace.rope)[0])
+        for m, n in RELATIVE_POSITIONS
+    )
+    return RelativeExample(
+        head=head,
+        query=query,
+        key=key,
+        positions=RELATIVE_POSITIONS,
+        scores=(scores[0], scores[1]),
+        own=float(trace.scores[head, query, key]),
+    )
+
+
 class HeadExamples(NamedTuple):
     """The worked examples of steps 2 to 6 for one head, about one query word and the key it
     attends to most."""
@@ -231,6 +312,9 @@ class HeadExamples(NamedTuple):
     scaling: ScalingExample
     softmax: SoftmaxExample
     weighted_sum: WeightedSumExample
+    # With rotary positions: one pair turned, and the score two positions apart twice.
+    rotation: RotationExample | None = None
+    relative_position: RelativeExample | None = None
 
 
 def example_query(trace: AttentionTrace, selection: Selection) -> int:
@@ -264,16 +348,29 @@ def runner_up_key(trace: AttentionTrace, selection: Selection, head: int, query:
     return int(candidates[int(np.argmax(scaled[below]))])
 
 
+def last_word(trace: AttentionTrace) -> int:
+    """The position of the sentence's last word: not padding, not a special token."""
+    real = range(trace.n_tokens - trace.provenance.masking.padding)
+    words = [p for p in real if p not in trace.provenance.special]
+    return words[-1] if words else trace.n_tokens - 1
+
+
 def head_examples(trace: AttentionTrace, selection: Selection, head: int) -> HeadExamples:
     """Every worked example of one head, for the selection's example query and key."""
     query = example_query(trace, selection)
     key = example_key(trace, selection, head, query)
+    turned = None
+    if trace.rope is not None:
+        # At position 0 nothing turns: the example follows the sentence's last word then.
+        turned = rotation(trace, head, query if query > 0 else last_word(trace))
     return HeadExamples(
         projection=projection(trace, head, query),
         dot_product=dot_product(trace, head, query, key),
         scaling=scaling(trace, head, query, key),
         softmax=softmax_example(trace, head, query, key),
         weighted_sum=weighted_sum(trace, head, query),
+        rotation=turned,
+        relative_position=None if turned is None else relative_position(trace, head, query, key),
     )
 
 

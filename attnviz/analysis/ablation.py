@@ -104,7 +104,7 @@ def ablated_output(trace: AttentionTrace, head: int) -> FloatArray:
     output + (U·V_h − Z_h)·W_O^(h), the same as Concat(…, U·V_h, …)·W_O + b_O.  -> [n, d_model]"""
     uniform = uniform_weights(trace.n_tokens, trace.V.shape[1], trace.mask, trace.V.dtype.type)
     d_k = trace.V.shape[-1]
-    change = np.matmul(uniform, trace.V[head]) - trace.Z[head]  # [n, d_k]
+    change = np.matmul(uniform, trace.V[trace.kv_head(head)]) - trace.Z[head]  # [n, d_k]
     result: FloatArray = trace.output + change @ trace.W_O[head * d_k : (head + 1) * d_k]
     return result
 

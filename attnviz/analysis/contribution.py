@@ -96,12 +96,14 @@ class Contributions(NamedTuple):
 
 def contributions(trace: AttentionTrace) -> Contributions:
     """Every head's contribution norms and shares for ``trace`` (self- or cross-attention)."""
-    transformed = transformed_values(trace.V, trace.W_O)
+    # Each query head's values: its key/value head's (shared in grouped-query attention).
+    values = trace.V[[trace.kv_head(head) for head in range(trace.n_heads)]]  # [h, n_k, d_k]
+    transformed = transformed_values(values, trace.W_O)
     transformed_norms = vector_norms(transformed)
     norms = contribution_norms(trace.weights, transformed_norms)
     return Contributions(
         weights=np.asarray(trace.weights, dtype=np.float64),
-        value_norms=vector_norms(np.asarray(trace.V, dtype=np.float64)),
+        value_norms=vector_norms(np.asarray(values, dtype=np.float64)),
         transformed_norms=transformed_norms,
         norms=norms,
         shares=shares(norms),
@@ -165,7 +167,8 @@ def row_contribution(trace: AttentionTrace, head: int, query: int) -> RowContrib
         raise ValueError(f"head {head} is not in 0 … {trace.n_heads - 1}")
     if not 0 <= query < trace.n_tokens:
         raise ValueError(f"query {query} is not in 0 … {trace.n_tokens - 1}")
-    V = np.asarray(trace.V[head : head + 1], dtype=np.float64)  # [1, n_k, d_k]
+    kv = trace.kv_head(head)
+    V = np.asarray(trace.V[kv : kv + 1], dtype=np.float64)  # [1, n_k, d_k]
     d_k = trace.d_k
     rows = np.asarray(trace.W_O[head * d_k : (head + 1) * d_k], dtype=np.float64)
     transformed_norms = vector_norms(transformed_values(V, rows))[0]  # [n_k]

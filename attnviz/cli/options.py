@@ -53,6 +53,15 @@ DECLARATIONS: dict[str, Any] = {
             show_default=False,
         ),
     ],
+    "kv_heads": Annotated[
+        int | None,
+        typer.Option(
+            "--kv-heads",
+            help="Key/value heads G, each shared by h/G query heads (grouped-query attention; "
+            "1 is multi-query). G divides h; default h, the paper's.",
+            show_default=False,
+        ),
+    ],
     "d_model": Annotated[
         int | None,
         typer.Option(
@@ -122,8 +131,9 @@ DECLARATIONS: dict[str, Any] = {
         Positions,
         typer.Option(
             "--positions",
-            help="Word order for the random layer: none (attention sees a set of words) or "
-            "sinusoidal (X = E + PE, the paper's positional encoding).",
+            help="Word order for the random layer: none (attention sees a set of words), "
+            "sinusoidal (X = E + PE, the paper's positional encoding) or rope (q and k rotated "
+            "in each head by their position, base 10000, coordinate i paired with i + d_k/2).",
         ),
     ],
     "pad_to": Annotated[

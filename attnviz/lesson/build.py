@@ -18,7 +18,7 @@ from attnviz.errors import AttnvizError, option, quoted
 from attnviz.lesson import header as opening
 from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Blank, Block, Heading, Pause, SectionEnd
-from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import Step, focus_number, in_order, last_plain_number
 from attnviz.lesson.writer import HeadView, LessonWriter
 from attnviz.selection import Selection
@@ -37,18 +37,19 @@ def lesson(
     ``trace`` among them, or () (see the module's docstring)."""
     options = options or LessonOptions()
     steps = table.STEPS  # read at each call: the table is the one definition of the steps
-    wanted = options.step_numbers
-    focus = focus_number(steps)
+    # Numbered for this trace: a step only some lessons have (rotary positions) counts here.
+    wanted = None if options.steps is None else parse_steps(options.steps, trace)
+    focus = focus_number(steps, trace)
     if wanted is not None and focus in wanted and selection.focus is None:
         given = option("steps", metavar=quoted(options.steps or ""))
         raise AttnvizError(
             f"{given}: step {focus} is the focus view, and this lesson follows no word; name "
             f"one with {option('focus', metavar='WORD')}, or show steps "
-            f"1-{last_plain_number(steps)}."
+            f"1-{last_plain_number(steps, trace)}."
         )
     writer = LessonWriter(trace, selection, options, layers)
     _open(writer)
-    for run in _runs(steps):
+    for run in _runs(steps, trace):
         if run[0][2].optional and (wanted is None or run[0][0] not in wanted):
             continue  # an optional step is written only when --steps names it
         _write_run(writer, run)
@@ -76,11 +77,11 @@ def _open(writer: LessonWriter) -> None:
 Numbered = tuple[int, str, Step]  # a step with its number and its heading's label (in_order)
 
 
-def _runs(steps: tuple[Step, ...]) -> Iterator[list[Numbered]]:
+def _runs(steps: tuple[Step, ...], trace: AttentionTrace) -> Iterator[list[Numbered]]:
     """The numbered steps in runs: consecutive steps in each head together, every other step
     alone."""
     run: list[Numbered] = []
-    for numbered_step in in_order(steps):
+    for numbered_step in in_order(steps, trace):
         step = numbered_step[2]
         if run and not (step.per_head and run[-1][2].per_head):
             yield run

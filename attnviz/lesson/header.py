@@ -36,10 +36,7 @@ def write(lesson: LessonWriter) -> None:
         ),
         f"  ({lesson.counted()})",
     )
-    lesson.say(
-        f"Sizes: d_model = {trace.d_model}, h = {plural(trace.n_heads, 'head')}, "
-        f"d_k = d_model / h = {trace.d_k}"
-    )
+    _sizes(lesson)
     lesson.say("Embeddings: ", printable(provenance.embeddings.describe()))
     lesson.say("Weights: ", printable(provenance.weights.describe()))
     if provenance.weights.is_random:
@@ -83,4 +80,25 @@ def write(lesson: LessonWriter) -> None:
         lesson.note(
             "Note: the model's tokenizer lowercases the sentence (and strips accents) "
             f"before splitting it, so {lowered}."
+        )
+
+
+def _sizes(lesson: LessonWriter) -> None:
+    """d_model, h, d_k; with grouped-query attention G; with rotary positions their base and
+    pairing."""
+    trace = lesson.trace
+    lesson.say(
+        f"Sizes: d_model = {trace.d_model}, h = {plural(trace.n_heads, 'head')}, "
+        f"d_k = d_model / h = {trace.d_k}"
+        + (
+            f", G = {plural(trace.n_kv_heads, 'key/value head')}, each shared by "
+            f"h/G = {trace.n_heads // trace.n_kv_heads} query heads"
+            if trace.is_grouped
+            else ""
+        )
+    )
+    if trace.rope is not None:
+        lesson.say(
+            f"Positions: rotary (RoPE), base {trace.rope.base:g}, "
+            f"{trace.rope.pairs_described}; q and k turned in each head, X left alone"
         )

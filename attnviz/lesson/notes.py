@@ -35,7 +35,8 @@ def expected_variances(trace: AttentionTrace, head: int) -> tuple[float, float, 
     components of q = x·W_Q and k = y·W_K (a column's Σ_d W[d, c]²), and of the scaled score
     q·k / √d_k, whose variance is ‖W_Q·W_Kᵀ‖²_F / d_k (x·W_Q·W_Kᵀ·yᵀ summed over d × d
     independent products)."""
-    w_q, w_k = trace.W_Q[head].astype(np.float64), trace.W_K[head].astype(np.float64)
+    w_q = trace.W_Q[head].astype(np.float64)
+    w_k = trace.W_K[trace.kv_head(head)].astype(np.float64)
     q_variance = float((w_q**2).sum(axis=0).mean())
     k_variance = float((w_k**2).sum(axis=0).mean())
     scaled_variance = float(((w_q @ w_k.T) ** 2).sum()) / trace.d_k
@@ -58,7 +59,7 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
     # Finite numbers beyond 1e154 square to infinity: such a variance reads "inf", unwarned.
     with np.errstate(over="ignore", invalid="ignore"):
         q_variance = float(np.var(trace.Q[head][:n_queries]))
-        k_variance = float(np.var(trace.K[head][:n_keys]))
+        k_variance = float(np.var(trace.K[trace.kv_head(head)][:n_keys]))
         score_variance, scaled_variance = float(scores.var()), float(scaled.var())
     notes = []
     if trace.mask is not None and not allowed.all():
@@ -80,8 +81,9 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
         "softmax towards one-hot rows with vanishing gradients. Dividing by √d_k brings "
         "that variance back to 1. "
     )
+    before = " (before turning)" if trace.rope is not None else ""  # the tables of step 2
     shown = (
-        f"Here q and k have components of variance {amount(q_variance)} and "
+        f"Here q and k{before} have components of variance {amount(q_variance)} and "
         f"{amount(k_variance)}, and this head's {counted} have variance "
         f"{amount(score_variance)}, the scaled ones {amount(scaled_variance)} "
         f"(= {amount(score_variance)} / {trace.d_k}; a variance here is the mean squared "
@@ -95,8 +97,9 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
             "q and k components of variance 2 and scaled scores of variance 4, so that the "
             "softmax rows come out neither flat nor one-hot. This head's own W_Q and W_K, for "
             f"independent embeddings of variance 1, give q components of variance "
-            f"{amount(expected_q)}, k {amount(expected_k)} and scaled scores of two words "
-            f"{amount(expected_scaled)}; the few scores of one sentence can be far from that."
+            f"{amount(expected_q)}, k {amount(expected_k)} and scaled scores of two words"
+            f"{before} {amount(expected_scaled)}; the few scores of one sentence can be far "
+            "from that."
         )
     elif lesson.pretrained and not trace.provenance.weights.trained:
         shown += ": this checkpoint's untrained weights need not meet the assumption."

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from attnviz.errors import AttnvizError, option, quoted, spelled
 from attnviz.lesson import steps as table
@@ -64,15 +65,19 @@ class LessonOptions:
         return None if self.steps is None else parse_steps(self.steps)
 
 
-def parse_steps(spec: str) -> frozenset[int]:
+def parse_steps(spec: str, trace: Any = None) -> frozenset[int]:
     """ "1,3-5" -> {1, 3, 4, 5}: step numbers and ranges of them, and the keys of optional
-    steps ("blockwise", as the table numbers it), separated by commas.
+    steps ("blockwise", as the lesson of ``trace`` numbers it), separated by commas.
 
-    Raises AttnvizError for anything else, and for a step that no lesson has (the table in
-    attnviz/lesson/steps.py); whether this lesson has a focus view is for the lesson to say.
+    Raises AttnvizError for anything else, and for a step that the lesson of ``trace`` (without
+    one: every lesson) does not have (the table in attnviz/lesson/steps.py); whether this lesson
+    has a focus view is for the lesson to say.
     """
     steps = table.STEPS
-    named = optional_numbers(steps)
+    named = optional_numbers(steps, trace)
+    # Without a trace (the options, read before any work) a number any lesson has passes; the
+    # lesson checks it again against its own steps (a trace with rope has one more).
+    plain = len(numbered(steps, trace)) if trace is not None else sum(not s.optional for s in steps)
     numbers: set[int] = set()
     given = option("steps", metavar=quoted(spec))
     for part in spec.replace(" ", "").split(","):
@@ -99,8 +104,8 @@ def parse_steps(spec: str) -> frozenset[int]:
             )
         for digits in match.groups(default=match.group(1)):
             # Compared as text first: int() of thousands of digits would itself fail.
-            if len(digits) > 3 or not 1 <= int(digits) <= len(numbered(steps)):
-                raise AttnvizError(f"{given}: there is no step {digits}; {_which(steps)}.")
+            if len(digits) > 3 or not 1 <= int(digits) <= plain:
+                raise AttnvizError(f"{given}: there is no step {digits}; {_which(steps, trace)}.")
         first, last = (int(digits) for digits in match.groups(default=match.group(1)))
         if first > last:
             raise AttnvizError(f"{given}: the range {part!r} runs backwards; write {last}-{first}.")
@@ -108,8 +113,8 @@ def parse_steps(spec: str) -> frozenset[int]:
     return frozenset(numbers)
 
 
-def _which(steps: tuple[Step, ...]) -> str:
+def _which(steps: tuple[Step, ...], trace: Any = None) -> str:
     """ "the steps are 1 to 7, and 8 is the focus view" """
-    focus = focus_number(steps)
-    which = f"the steps are 1 to {last_plain_number(steps)}"
+    focus = focus_number(steps, trace)
+    which = f"the steps are 1 to {last_plain_number(steps, trace)}"
     return which if focus is None else f"{which}, and {focus} is the focus view"

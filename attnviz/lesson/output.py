@@ -63,7 +63,13 @@ def _concatenate(lesson: LessonWriter) -> None:
         "the attention sublayer's output for each word. "
         f"{after_attention(lesson)}"
         + (
-            " Why several heads: each has its own W_Q, W_K and W_V, so each can look for "
+            " Why several heads: each has its own "
+            + (
+                "W_Q (and shares W_K and W_V with the heads of its group)"
+                if trace.is_grouped
+                else "W_Q, W_K and W_V"
+            )
+            + ", so each can look for "
             'something different ("different representation subspaces", in the paper\'s '
             f"words), and with d_k = d_model / h the {trace.n_heads} heads together cost "
             "about as much as one head of full width."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from attnviz.labels import subscript
 from attnviz.lesson.blocks import Matrix, Span
 from attnviz.lesson.writer import HeadView, LessonWriter
 
@@ -20,31 +21,41 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
 
     n_keys = len(trace.key_tokens)
     projection = head.examples.projection
-    lesson.say(
-        f"Head {head.index + 1} projects X with its own matrices W_Q{h}, W_K{h}, W_V{h}, each "
-        f"[d_model, d_k] = [{trace.d_model}, {trace.d_k}]: Q{h} = X·W_Q{h}{b('Q')}, "
-        + (
-            f"[n_target, d_k] = [{lesson.n}, {trace.d_k}]; K{h} = X_source·W_K{h}, "
-            f"V{h} = X_source·W_V{h}, [n_source, d_k] = [{n_keys}, {trace.d_k}]. "
-            if trace.is_cross
-            else f"K{h} = X·W_K{h}{b('K')}, V{h} = X·W_V{h}{b('V')}, each [n, d_k] = "
-            f"[{lesson.n}, {trace.d_k}]{lesson.shown_rows()}. "
+    kv = trace.kv_head(head.index)
+    g = subscript(kv + 1) if trace.is_grouped else h  # K's and V's subscript: the kv head's
+    if trace.is_grouped:
+        lesson.say(
+            grouped_sentence(lesson, head),
+            " The first number of q_",
+            Span(lesson.all_queries[projection.token], slot="query"),
+            ":",
         )
-        + f"(V's width d_v equals d_k = {trace.d_k} here, as in the paper.) "
-        + "A query asks what a word is looking for, a key says what it offers, a value is "
-        f"what it passes on. Each number of Q{h} is a row of X times a column of W_Q{h}; the "
-        "first of q_",
-        Span(lesson.all_queries[projection.token], slot="query"),
-        ":",
-    )
+    else:
+        lesson.say(
+            f"Head {head.index + 1} projects X with its own matrices W_Q{h}, W_K{h}, W_V{h}, each "
+            f"[d_model, d_k] = [{trace.d_model}, {trace.d_k}]: Q{h} = X·W_Q{h}{b('Q')}, "
+            + (
+                f"[n_target, d_k] = [{lesson.n}, {trace.d_k}]; K{h} = X_source·W_K{h}, "
+                f"V{h} = X_source·W_V{h}, [n_source, d_k] = [{n_keys}, {trace.d_k}]. "
+                if trace.is_cross
+                else f"K{h} = X·W_K{h}{b('K')}, V{h} = X·W_V{h}{b('V')}, each [n, d_k] = "
+                f"[{lesson.n}, {trace.d_k}]{lesson.shown_rows()}. "
+            )
+            + f"(V's width d_v equals d_k = {trace.d_k} here, as in the paper.) "
+            + "A query asks what a word is looking for, a key says what it offers, a value is "
+            f"what it passes on. Each number of Q{h} is a row of X times a column of W_Q{h}; the "
+            "first of q_",
+            Span(lesson.all_queries[projection.token], slot="query"),
+            ":",
+        )
     lesson.worked_line("projection", lesson.text.projection(projection))
     lesson.rounding_note()
     if lesson.options.show_weights:
         lesson.side_by_side(
             [
                 Matrix(
-                    w[head.index],
-                    f"W_{name}{h}",
+                    w[head.index if name == "Q" else kv],
+                    f"W_{name}{h if name == 'Q' else g}",
                     lesson.dims(trace.d_model),
                     lesson.dims(trace.d_k),
                 )
@@ -55,13 +66,46 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     x_kv = "X_source" if trace.is_cross else "X"
     d_k = lesson.dims(trace.d_k)
     q = selection.rows(trace.Q[head.index])
-    k, v = selection.key_rows(trace.K[head.index]), selection.key_rows(trace.V[head.index])
+    k, v = selection.key_rows(trace.K[kv]), selection.key_rows(trace.V[kv])
     queries = Matrix(q, f"Q{h} = X·W_Q{h}{b('Q')}", lesson.tokens, d_k)
-    keys = Matrix(k, f"K{h} = {x_kv}·W_K{h}{b('K')}", lesson.keys, d_k)
-    values = Matrix(v, f"V{h} = {x_kv}·W_V{h}{b('V')}", lesson.keys, d_k)
+    keys = Matrix(k, f"K{g} = {x_kv}·W_K{g}{lesson.bias('K', g)}", lesson.keys, d_k)
+    values = Matrix(v, f"V{g} = {x_kv}·W_V{g}{lesson.bias('V', g)}", lesson.keys, d_k)
     if trace.is_cross:  # queries have the target's rows, keys and values the source's
         lesson.show(queries)
         lesson.blank()
         lesson.side_by_side([keys, values])
     else:
         lesson.side_by_side([queries, keys, values])
+
+
+def grouped_sentence(lesson: LessonWriter, head: HeadView) -> str:
+    """Grouped-query attention: which query heads share this head's keys and values, the
+    shapes, and (said at the first head shown) what the sharing saves in a K/V cache."""
+    trace, h = lesson.trace, head.h
+    n, d_k, n_heads, n_kv = lesson.n, trace.d_k, trace.n_heads, trace.n_kv_heads
+    kv = trace.kv_head(head.index)
+    g = subscript(kv + 1)
+    sharing = [str(i + 1) for i in trace.sharing(head.index)]
+    heads = f"heads {', '.join(sharing[:-1])} and {sharing[-1]}"
+    x_kv = "X_source" if trace.is_cross else "X"
+    kind = "multi-query attention, one" if n_kv == 1 else f"grouped-query attention, {n_kv}"
+    said = (
+        f"Head {head.index + 1} projects X with its own W_Q{h}, [d_model, d_k] = "
+        f"[{trace.d_model}, {d_k}]: Q{h} = X·W_Q{h}{lesson.bias('Q', h)}, [{n}, {d_k}]. Its keys "
+        f"and values are not its own: this layer has {kind} key/value head"
+        f"{'s' if n_kv > 1 else ''} for {n_heads} query heads, W_K and W_V [G, d_model, d_k] = "
+        f"[{n_kv}, {trace.d_model}, {d_k}], and {heads} {'both' if len(sharing) == 2 else 'all'} "
+        f"read key/value head {kv + 1}: "
+        f"K{g} = {x_kv}·W_K{g}{lesson.bias('K', g)}, V{g} = {x_kv}·W_V{g}{lesson.bias('V', g)}, "
+        f"each [{len(trace.key_tokens)}, {d_k}]; they are computed once, not once per head."
+    )
+    if head.index != lesson.selection.heads[0]:
+        return said
+    n_keys = len(trace.key_tokens)
+    shared, own = 2 * n_keys * n_kv * d_k, 2 * n_keys * n_heads * d_k
+    return (
+        f"{said} What it saves: a model writing text keeps every token's K and V (its K/V "
+        f"cache); for this sentence's n = {n_keys} tokens that is 2·n·G·d_k = "
+        f"2·{n_keys}·{n_kv}·{d_k} = {shared} numbers per layer, instead of 2·n·h·d_k = "
+        f"2·{n_keys}·{n_heads}·{d_k} = {own} with a K and V for every head."
+    )

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from attnviz.lesson.blocks import Matrix
 from attnviz.lesson.writer import HeadView, LessonWriter
+from attnviz.lesson.z import values_subscript
 
 
 def write(lesson: LessonWriter, head: HeadView | None) -> None:
     assert head is not None
-    h = head.h
+    trace, h = lesson.trace, head.h
+    g = values_subscript(lesson, head)  # K's subscript: the key/value head's
+    turned = " turned" if trace.rope is not None else ""
     lesson.say(
         "score[i, j] = q_i · k_j: how well the query of word i (row) matches the key of "
-        "word j (column). For example:"
+        "word j (column)"
+        + (", q and k as turned in the step before" if trace.rope is not None else "")
+        + ". For example:"
     )
     lesson.worked_line("dot_product", lesson.text.dot_product(head.examples.dot_product))
     lesson.rounding_note()
-    scores = lesson.selection.pairs(lesson.trace.scores[head.index])
-    lesson.show(Matrix(scores, f"scores{h} = Q{h}·K{h}ᵀ", lesson.tokens, lesson.keys))
+    scores = lesson.selection.pairs(trace.scores[head.index])
+    formula = f"(Q{h}{turned})·(K{g}{turned})ᵀ" if turned else f"Q{h}·K{g}ᵀ"
+    lesson.show(Matrix(scores, f"scores{h} = {formula}", lesson.tokens, lesson.keys))

@@ -14,12 +14,18 @@ An ``optional`` step is written only when ``--steps`` names it by its key ("--st
 it has no number of the plain steps' (so theirs stay as they are), and its heading is labelled
 after the step it follows ("Step 6b"). Inside the lesson it is numbered past every plain step.
 
+A step with a ``when`` is in the lessons of the traces it holds for only (rotary positions: a
+trace with ``rope``), and is numbered only there: the steps after it count one further in those
+lessons, and every other lesson keeps the paper's numbers.
+
 Light on purpose (no numpy): the command line's options and ``attnviz --help`` read it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,11 @@ class Step:
     focus: bool = False  # the focus view: only when a word is followed; no step heading
     module: str | None = None  # the module that writes it; None: attnviz.lesson.<key>
     optional: bool = False  # written only when --steps names its key; labelled "6b" after step 6
+    when: Callable[[Any], bool] | None = None  # of an AttentionTrace: whether it has this step
+
+    def applies(self, trace: Any = None) -> bool:
+        """Whether the lesson of ``trace`` has this step (without a trace: every lesson)."""
+        return self.when is None or (trace is not None and self.when(trace))
 
     @property
     def writer(self) -> str:
@@ -51,6 +62,14 @@ STEPS: tuple[Step, ...] = (
         per_head=True,
         arrays=("W_Q", "W_K", "W_V", "Q", "K", "V"),
         examples=("projection",),
+    ),
+    Step(
+        "rope",
+        "Rotary positions: q and k turned by their position",
+        per_head=True,
+        arrays=("Q_rotated", "K_rotated"),
+        examples=("rotation", "relative_position"),
+        when=lambda trace: trace.rope is not None,
     ),
     Step("scores", "Raw scores Q·Kᵀ", per_head=True, arrays=("scores",), examples=("dot_product",)),
     Step("scaled", "Scale by √d_k", per_head=True, arrays=("scaled",), examples=("scaling",)),
@@ -93,19 +112,23 @@ STEPS: tuple[Step, ...] = (
 )
 
 
-def numbered(steps: tuple[Step, ...]) -> dict[int, Step]:
-    """The steps by number, from 1: every step but the optional ones, which --steps names."""
-    return dict(enumerate((step for step in steps if not step.optional), start=1))
+def numbered(steps: tuple[Step, ...], trace: Any = None) -> dict[int, Step]:
+    """The steps of the lesson of ``trace`` by number, from 1 (without a trace: the steps
+    every lesson has): every step but the optional ones, which --steps names."""
+    kept = (step for step in steps if not step.optional and step.applies(trace))
+    return dict(enumerate(kept, start=1))
 
 
-def in_order(steps: tuple[Step, ...]) -> list[tuple[int, str, Step]]:
-    """Every step in the table's order with its number and the label its heading shows: a plain
-    step's number ("6"); an optional step, numbered past every plain step, is labelled after the
-    step before it ("6b", then "6c")."""
-    plain = len(numbered(steps))
+def in_order(steps: tuple[Step, ...], trace: Any = None) -> list[tuple[int, str, Step]]:
+    """Every step of the lesson of ``trace`` in the table's order with its number and the label
+    its heading shows: a plain step's number ("6"); an optional step, numbered past every plain
+    step, is labelled after the step before it ("6b", then "6c")."""
+    plain = len(numbered(steps, trace))
     ordered: list[tuple[int, str, Step]] = []
     number, extra, letter = 0, 0, "a"
     for step in steps:
+        if not step.applies(trace):
+            continue
         if step.optional:
             extra, letter = extra + 1, chr(ord(letter) + 1)
             ordered.append((plain + extra, f"{number}{letter}", step))
@@ -115,16 +138,16 @@ def in_order(steps: tuple[Step, ...]) -> list[tuple[int, str, Step]]:
     return ordered
 
 
-def optional_numbers(steps: tuple[Step, ...]) -> dict[str, int]:
+def optional_numbers(steps: tuple[Step, ...], trace: Any = None) -> dict[str, int]:
     """The optional steps' numbers by key, as in_order numbers them."""
-    return {step.key: number for number, _, step in in_order(steps) if step.optional}
+    return {step.key: number for number, _, step in in_order(steps, trace) if step.optional}
 
 
-def focus_number(steps: tuple[Step, ...]) -> int | None:
+def focus_number(steps: tuple[Step, ...], trace: Any = None) -> int | None:
     """The focus view's number, or None when the table has none."""
-    return next((n for n, step in numbered(steps).items() if step.focus), None)
+    return next((n for n, step in numbered(steps, trace).items() if step.focus), None)
 
 
-def last_plain_number(steps: tuple[Step, ...]) -> int:
-    """The last step every lesson has (the focus view aside)."""
-    return max(n for n, step in numbered(steps).items() if not step.focus)
+def last_plain_number(steps: tuple[Step, ...], trace: Any = None) -> int:
+    """The last step of the lesson of ``trace`` (the focus view aside)."""
+    return max(n for n, step in numbered(steps, trace).items() if not step.focus)

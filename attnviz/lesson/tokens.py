@@ -206,6 +206,13 @@ def word_order(lesson: LessonWriter) -> None:
         return
     if lesson.trace.PE is not None:
         lesson.say(_encoded_positions(lesson))
+    elif lesson.trace.rope is not None:
+        lesson.say(
+            "X holds no positions here: rotary positions turn each head's q and k by their "
+            "word's position after the projections (step 3), so the scores depend on how far "
+            "apart the words stand. "
+            f"{option('positions', 'sinusoidal')} would add the positions to X instead, {PAPER}."
+        )
     else:
         lesson.say(_no_positions(lesson))
 

@@ -25,7 +25,7 @@ from attnviz.lesson.blocks import (
     Worked,
 )
 from attnviz.lesson.examples import ExampleText, position_labels
-from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import Step
 from attnviz.model.base import Family, family_of
 from attnviz.selection import Selection
@@ -77,7 +77,8 @@ class LessonWriter:
         self.example = worked.example_query(trace, selection)
         self.example_row = selection.row_of(self.example)
         self.example_column: int | None = None  # the example's key, set for each head
-        self.shown_steps = options.step_numbers  # None: every step
+        # None: every step. Numbered as this trace's lesson numbers them (rotary positions).
+        self.shown_steps = None if options.steps is None else parse_steps(options.steps, trace)
         self.current_step = 0  # the number of the step being written
         self.rounding_noted = False  # whether a worked example's rounding has been explained
         self.pretrained = trace.provenance.weights.is_pretrained

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+from attnviz.labels import subscript
 from attnviz.lesson.blocks import Matrix, Span
 from attnviz.lesson.writer import HeadView, LessonWriter
 
 
 def title(lesson: LessonWriter, head: HeadView | None) -> str:
     assert head is not None
-    return f"Z{head.h} = weights{head.h}·V{head.h}, the head's output"
+    return f"Z{head.h} = weights{head.h}·V{values_subscript(lesson, head)}, the head's output"
+
+
+def values_subscript(lesson: LessonWriter, head: HeadView) -> str:
+    """The subscript of the V a head weighs: its own, or its key/value head's when shared."""
+    trace = lesson.trace
+    return subscript(trace.kv_head(head.index) + 1) if trace.is_grouped else head.h
 
 
 def write(lesson: LessonWriter, head: HeadView | None) -> None:
     assert head is not None
     trace, h = lesson.trace, head.h
+    g = values_subscript(lesson, head)
     summed = head.examples.weighted_sum
     n_rows = "n_target" if trace.is_cross else "n"
     lesson.say(
@@ -21,7 +29,7 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
         f"weights: z_i = Σ_j w_ij·v_j. Z{h} has shape [{n_rows}, d_v] = "
         f"[{lesson.n}, {trace.d_k}]{lesson.shown_rows()}. For example, z of ",
         Span(repr(lesson.all_queries[summed.query]), slot="query!r"),
-        f" is the sum below of rows of V{h}, and its first number, worked out, is the first "
+        f" is the sum below of rows of V{g}, and its first number, worked out, is the first "
         f"number of its row of Z{h}:",
     )
     lesson.worked_line("weighted_sum", lesson.text.weighted_sum(summed))
@@ -35,4 +43,4 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
             "Some explanations call Z the attention matrix: here the two names stay apart."
         )
     z = lesson.selection.rows(trace.Z[head.index])
-    lesson.show(Matrix(z, f"Z{h} = weights{h}·V{h}", lesson.tokens, lesson.dims(trace.d_k)))
+    lesson.show(Matrix(z, f"Z{h} = weights{h}·V{g}", lesson.tokens, lesson.dims(trace.d_k)))

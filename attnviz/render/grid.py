@@ -62,7 +62,7 @@ from attnviz.render.grid_layout import (
     plan_layers_layout,
     summary_text,
 )
-from attnviz.render.measures import GRID_NAMES, every_layer, is_trained
+from attnviz.render.measures import GRID_NAMES, every_layer, head_title, is_trained
 from attnviz.render.options import Measure, Scale
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
@@ -246,7 +246,8 @@ def build_layers_figure(
     panels = np.stack([[selection.pairs(head, total=True) for head in layer] for layer in matrices])
     colours = colour_scale(scale, panels, (noun, short))
     axes = place_axes(figure, layout.left, grid_top, layout.grid_width, layout.grid_height)
-    image = _draw_panels(axes, panels, labels, layout, cmap, colours, focus_row)
+    heads = [head_title(first, head) for head in range(first.n_heads)]  # "Head 3 (K/V 2)"
+    image = _draw_panels(axes, panels, (labels, heads), layout, cmap, colours, focus_row)
     if first.mask is not None:
         _hatch_every_panel(axes, selection.masked_pairs(first.masked), layout)
     if types is not None:
@@ -259,7 +260,7 @@ def build_layers_figure(
             figure, layout.left, summary_top, layout.grid_width, len(layers) * SUMMARY_ROW
         )
         targets = focus_targets(layers, selection, matrices)
-        _draw_layers_focus(axes, targets, summary, labels, layout, cmap)
+        _draw_layers_focus(axes, targets, summary, (labels, heads), layout, cmap)
     figure.suptitle(
         "\n".join(title),
         fontsize=title_font,
@@ -318,7 +319,7 @@ def _draw_layers_colour_bar(
 def _draw_panels(
     axes: Axes,
     panels: FloatArray,
-    labels: Sequence[str],
+    word_and_head_labels: tuple[Sequence[str], Sequence[str]],
     layout: LayersLayout,
     cmap: str,
     colours: ColourScale,
@@ -327,6 +328,7 @@ def _draw_panels(
     """Every (layer, head) panel [L, h, n, n] as one tiled image; "Head k" above the first row,
     "Layer k" and the query words left of the first column, key words under the last row;
     the focus word's row framed in every panel."""
+    labels, heads = word_and_head_labels
     from matplotlib import colormaps
 
     n, step = layout.n_tokens, layout.step_x
@@ -347,7 +349,7 @@ def _draw_panels(
     label_font: dict[str, Any] = {"fontsize": GRID_LABEL_FONT, "fontweight": "bold"}
     for head in range(layout.n_heads):
         axes.annotate(
-            f"Head {head + 1}", (head * step + n / 2, 0.0), xytext=(0, 3),
+            heads[head], (head * step + n / 2, 0.0), xytext=(0, 3),
             textcoords="offset points", ha="center", va="bottom", **label_font,
         )  # fmt: skip
     # "Layer k" left of the word labels: its right edge the labels' depth and a pad away.
@@ -420,12 +422,13 @@ def _draw_layers_focus(
     axes: Axes,
     targets_and_weights: tuple[NDArray[np.intp], NDArray[np.float64]],
     text: SummaryText,
-    labels: Sequence[str],
+    word_and_head_labels: tuple[Sequence[str], Sequence[str]],
     layout: LayersLayout,
     cmap: str,
 ) -> None:
     """[L, h] cells: the largest weight the focus word gives in that head, and the word it
     gives it to, printed in black or white, whichever reads better on the cell."""
+    labels, heads = word_and_head_labels
     from matplotlib.collections import LineCollection
 
     targets, weights = targets_and_weights
@@ -446,7 +449,7 @@ def _draw_layers_focus(
     )
     axes.set_xticks(
         range(layout.n_heads),
-        labels=[f"Head {k + 1}" for k in range(layout.n_heads)],
+        labels=heads,
         fontsize=SUMMARY_LABEL_FONT,
     )
     axes.tick_params(length=2, pad=2)

@@ -125,7 +125,9 @@ def title_lines(
         ),
         *(["hatched: masked, weight 0"] if masked_shown(trace.masked, selection) else []),
         *([CONTINUED_PHRASE] if continued else []),
-        f"d_model {trace.d_model}, {plural(trace.n_heads, 'head')}, d_k {trace.d_k}",
+        f"d_model {trace.d_model}, {plural(trace.n_heads, 'head')}, d_k {trace.d_k}"
+        + (f", {plural(trace.n_kv_heads, 'key/value head')}" if trace.is_grouped else ""),
+        *(["rotary positions (RoPE)"] if trace.rope is not None else []),
         weights_phrase(origin, with_layer=False),
         # its own phrase, so that a narrow figure breaks the title here rather than cutting it
         *(

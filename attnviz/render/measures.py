@@ -119,6 +119,13 @@ def layers_up_to(trace: AttentionTrace, layers: Sequence[AttentionTrace]) -> lis
     return [trace]
 
 
+def head_title(trace: AttentionTrace, head: int) -> str:
+    """ "Head 3", or with grouped-query attention "Head 3 (K/V 2)": the key/value head (from 1)
+    it shares with the other heads of its group."""
+    title = f"Head {head + 1}"
+    return f"{title} (K/V {trace.kv_head(head) + 1})" if trace.is_grouped else title
+
+
 def drawn_measure(
     measure: Measure,
     trace: AttentionTrace,
@@ -130,7 +137,7 @@ def drawn_measure(
     the caption for a trained model's weights."""
     check_measure(measure, trace, layers)
     caveat = (short_attention_caveat(),) if is_trained(trace) else ()
-    head_titles = tuple(f"Head {head + 1}" for head in heads)
+    head_titles = tuple(head_title(trace, head) for head in heads)
     head_names = tuple(f"head {head + 1}" for head in heads)
     if measure is Measure.contribution:
         shares = np.nan_to_num(contributions(trace).shares[list(heads)])  # a row of 0s: 0

@@ -19,9 +19,10 @@ from attnviz.analysis.heads import focus_rows
 from attnviz.labels import format_number, occurrence_labels
 from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Bars, Block, Heading, Paragraph, Pause, Worked
-from attnviz.lesson.build import header, lesson
+from attnviz.lesson.build import header, lesson, only_steps
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import focus_number
+from attnviz.render.measures import head_title
 from attnviz.render.text import weight_colours
 from attnviz.selection import Selection
 from attnviz.tokens import printable
@@ -80,7 +81,12 @@ def trace_html(
         weights = selection.pairs(trace.weights[head], total=True)
         parts.append(
             _weights_table(
-                f"Head {head + 1}: softmax weights", weights, rows, columns, decimals, masked
+                f"{head_title(trace, head)}: softmax weights",
+                weights,
+                rows,
+                columns,
+                decimals,
+                masked,
             )
         )
     parts.append("</div>")
@@ -109,11 +115,11 @@ def _focus(
     """The lesson's focus view, as the terminal says it: where the focus word looks in each
     shown head beside what each word adds, what the bars leave out, its z and one contribution
     worked out, and (``layers``: the model's run) the rollout through the layers below."""
-    focus = focus_number(table.STEPS)
+    focus = focus_number(table.STEPS, trace)
     if focus is None:
         return []
-    options = LessonOptions(decimals=decimals, steps=str(focus))
-    blocks = lesson(trace, selection, options, layers=layers)
+    whole = lesson(trace, selection, LessonOptions(decimals=decimals), layers=layers)
+    blocks = only_steps(whole, {focus})
     return _blocks_html(blocks[next(i for i, b in enumerate(blocks) if isinstance(b, Pause)) :])
 
 

@@ -114,9 +114,12 @@ function nameHeads() {
   const options = [...byId("head").options].filter((option) => Number(option.value) !== ALL_HEADS);
   options.forEach((option, index) => {
     const head = DATA.heads[index] + 1;
-    option.textContent = types
-      ? fill(TEXT.headOptionTyped, { head, type: types[index].type })
-      : fill(TEXT.headOption, { head });
+    // Heads that share K and V (grouped-query attention) say which key/value head they read.
+    const sharing = DATA.kvHeads ? fill(TEXT.headSharing, { kv: DATA.kvHeads[index] }) : "";
+    option.textContent =
+      (types
+        ? fill(TEXT.headOptionTyped, { head, type: types[index].type })
+        : fill(TEXT.headOption, { head })) + sharing;
   });
 }
 
@@ -305,10 +308,12 @@ function renderSteps() {
   byId("all-steps").disabled = state.step === 0;
 }
 
-function drawBlock([kind, content]) {
+function drawBlock([kind, content, fixed]) {
   if (kind === "h") return [make("h2", "", content)];
   if (kind === "p") return [lessonParagraph(content)];
-  if (kind === "w") return workedLines(content);
+  // An example about one word whatever is picked (a turned pair of rotary positions) comes as
+  // its text.
+  if (kind === "w") return fixed === undefined ? workedLines(content) : [worked(fixed)];
   return [];
 }
 

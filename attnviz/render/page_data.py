@@ -62,6 +62,7 @@ PAGE_TEXT = {
     "the right to work out its weight. Keys: Tab, Enter, and ← → for the steps.",
     "allHeads": "All heads",
     "headOption": "Head {head}",
+    "headSharing": " (K/V {kv})",
     "headOptionTyped": "Head {head} · {type}",
     "headName": "head {head}",
     "pictureTitle": "Where does “{word}” look? ({where}{head})",
@@ -128,7 +129,7 @@ def page_data(
         "queryQuoted": [repr(name) for name in queries],  # as the lesson quotes a word: 'it'
         "keyQuoted": [repr(name) for name in keys],
         "text": PAGE_TEXT,
-        "steps": _page_steps(table.STEPS),
+        "steps": _page_steps(table.STEPS, trace),
         "softmaxShown": _shown_terms(len(trace.key_tokens), SOFTMAX_TERMS),
         "hidden": _names([trace.tokens[p] for p in selection.hidden]),
         "merged": selection.merged,
@@ -143,6 +144,10 @@ def page_data(
         "biases": trace.has_biases,
         "cross": trace.is_cross,
         "heads": list(selection.heads),
+        # Grouped-query attention: each shown head's key/value head (from 1), for its name.
+        **(
+            {"kvHeads": [trace.kv_head(h) + 1 for h in selection.heads]} if trace.is_grouped else {}
+        ),
         "headColours": _head_colours(trace.n_heads),
         "start": {
             "layer": start,
@@ -158,7 +163,7 @@ def page_data(
     }
 
 
-def _page_steps(steps: tuple[Step, ...]) -> list[dict[str, Any]]:
+def _page_steps(steps: tuple[Step, ...], trace: AttentionTrace) -> list[dict[str, Any]]:
     """The steps the page goes through: the table's, the focus view aside (the page's picture
     is the focus view of whichever word is picked), each with the heading it has when no head
     is picked."""
@@ -169,7 +174,7 @@ def _page_steps(steps: tuple[Step, ...]) -> list[dict[str, Any]]:
             "perHead": step.per_head,
             "heading": f"Step {number} · {step.title}",
         }
-        for number, step in numbered(steps).items()
+        for number, step in numbered(steps, trace).items()
         if not step.focus
     ]
 
@@ -239,8 +244,12 @@ def _lesson_steps(
         {"blocks": steps[page["number"]]["blocks"], "heads": steps[page["number"]]["heads"]}
         if page["number"] in steps
         else {"blocks": [], "heads": []}
-        for page in _page_steps(table.STEPS)
+        for page in _page_steps(table.STEPS, trace)
     ]
+
+
+#: Worked examples about one word and position whatever word the page picks: shown as written.
+FIXED_EXAMPLES = frozenset({"rotation", "relative_position"})
 
 
 def _encoded(block: Block) -> list[Any] | None:
@@ -252,6 +261,8 @@ def _encoded(block: Block) -> list[Any] | None:
     if isinstance(block, Paragraph):
         return ["p", [[span.text, span.style, span.slot] for span in block.spans]]
     if isinstance(block, Worked):
+        if block.example in FIXED_EXAMPLES:
+            return ["w", block.example, block.text]
         return ["w", block.example]
     return None
 
@@ -299,10 +310,13 @@ def _head_data(
     queries = [_query_data(trace, selection, text, head, row) for row in rows]
     # The q and k terms of step 3 at every number of decimals some pair of this head needs.
     levels = sorted({d for query in queries for d in query["dot"]})
+    # The q and k the scores were taken from: rotated, with rotary positions.
+    queries_used = trace.Q if trace.Q_rotated is None else trace.Q_rotated
+    keys_used = trace.K if trace.K_rotated is None else trace.K_rotated
     dot_terms = {
         str(d): {
-            "q": [_terms(text, trace.Q[head, row], d) for row in rows],
-            "k": [_terms(text, k, d) for k in trace.K[head]],
+            "q": [_terms(text, queries_used[head, row], d) for row in rows],
+            "k": [_terms(text, k, d) for k in keys_used[trace.kv_head(head)]],
         }
         for d in levels
     }

@@ -28,8 +28,23 @@ GOLDEN = {
         "explain",
         "The animal didn't cross the street because it was too tired",
     ],
+    # Rotary positions and multi-query attention: the rope step, the shared K and V.
+    "explain_i_am_good_rope_gqa_80.txt": [
+        "explain",
+        "I am good",
+        "--positions",
+        "rope",
+        "--kv-heads",
+        "1",
+        "--heads",
+        "2",
+    ],
 }
-WIDTHS = {"explain_i_am_good_focus_i_80.txt": 80, "explain_animal_80.txt": 80}
+WIDTHS = {
+    "explain_i_am_good_focus_i_80.txt": 80,
+    "explain_animal_80.txt": 80,
+    "explain_i_am_good_rope_gqa_80.txt": 80,
+}
 
 
 def render(arguments: list[str], width: int) -> str:

@@ -1,0 +1,177 @@
+"""The rotary-positions step and grouped-query attention in the lesson: numbered only where the
+trace has them, every worked example true by hand at the digits shown, the sharing said with
+this sentence's numbers, and K and V read from each head's key/value head everywhere."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+import attnviz
+from attnviz import worked
+from attnviz.analysis.ablation import ablated_output
+from attnviz.analysis.contribution import contributions, row_contribution
+from attnviz.core import trace_with_options
+from attnviz.lesson.blocks import Pause, Worked
+from attnviz.lesson.build import lesson
+from attnviz.lesson.examples import ExampleText, position_labels
+from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.rope import relative_line, rotation_lines
+from attnviz.lesson.steps import STEPS, focus_number, numbered
+from attnviz.render.page_data import page_data
+from attnviz.selection import ViewOptions, select
+from attnviz.trace import AttentionTrace
+
+IT = "The animal didn't cross the street because it was too tired"
+
+
+def traced(sentence: str, **options: object) -> AttentionTrace:
+    trace, _ = trace_with_options(sentence, **options)  # type: ignore[arg-type]
+    return trace
+
+
+def text_of(trace: AttentionTrace, decimals: int = 2) -> ExampleText:
+    return ExampleText(decimals, *position_labels(trace))
+
+
+def worked_sum_holds(line: str) -> None:
+    """``… = a×b + c×d = r``: the products of the printed numbers round to the printed r."""
+    products, result = line.rsplit(" = ", 2)[-2:]
+    number = r"\(?(-?\d+\.\d+)\)?"
+    pairs = re.findall(number + "×" + number, products)
+    assert len(pairs) == 2, line
+    total = sum(float(a) * float(b) for a, b in pairs)
+    decimals = len(result.partition(".")[2])
+    assert abs(total - float(result)) < 0.5 * 10.0**-decimals, line
+
+
+@pytest.mark.parametrize("decimals", [0, 2, 4])
+@pytest.mark.parametrize("sentence", ["I am good", IT])
+def test_the_turned_pair_holds_by_hand(sentence: str, decimals: int) -> None:
+    trace = traced(sentence, positions="rope", n_heads=2, d_model=8)
+    text = text_of(trace, decimals)
+    for head in range(trace.n_heads):
+        for token in range(1, trace.n_tokens):
+            example = worked.rotation(trace, head, token)
+            assert example.angle == token * 1.0  # pair 0 turns 1 radian per position
+            cos_sin, first, second = rotation_lines(text, example)
+            printed_cos, printed_sin = re.findall(r"= (-?\d+\.\d+)", cos_sin)
+            places = len(printed_cos.partition(".")[2])
+            assert float(printed_cos) == round(math.cos(example.angle), places)
+            assert float(printed_sin) == round(math.sin(example.angle), places)
+            assert f"×{printed_cos}" in first.replace("(", "").replace(")", "")
+            worked_sum_holds(first)
+            worked_sum_holds(second)
+            assert second.endswith(text.exact(example.result[1]))
+
+
+def test_the_turned_pair_is_the_traces_own_number() -> None:
+    trace = traced("I am good", positions="rope")
+    example = worked.rotation(trace, 1, 2)
+    assert trace.Q_rotated is not None
+    assert example.result == (trace.Q_rotated[1, 2, 0], trace.Q_rotated[1, 2, 2])
+    assert example.coordinates == (0, 2) and example.theta == 1.0
+
+
+def test_the_relative_example_scores_the_same_at_the_same_distance() -> None:
+    trace = traced(IT, positions="rope", n_heads=4, d_model=16, n_kv_heads=2)
+    text = text_of(trace)
+    for head in range(trace.n_heads):
+        example = worked.relative_position(trace, head, 7, 3)
+        assert example.positions == ((2, 5), (7, 10))
+        assert example.scores[0] == pytest.approx(example.scores[1], abs=1e-12)
+        assert example.own == trace.scores[head, 7, 3]
+        line = relative_line(text, example)
+        first, second = re.findall(r"= (-?\d+\.\d+)", line)
+        assert first == second
+        assert "both 3 apart" in line
+
+
+def test_the_rope_step_is_step_3_only_where_the_trace_has_rope() -> None:
+    plain, turned = traced("I am good"), traced("I am good", positions="rope")
+    assert [s.key for s in numbered(STEPS).values()] == [
+        "tokens", "qkv", "scores", "scaled", "weights", "z", "output", "focus",
+    ]  # fmt: skip
+    assert numbered(STEPS, plain) == numbered(STEPS)
+    keys = {number: step.key for number, step in numbered(STEPS, turned).items()}
+    assert keys[3] == "rope" and keys[4] == "scores" and focus_number(STEPS, turned) == 9
+    pauses = [b for b in lesson(turned, select(turned)) if isinstance(b, Pause)]
+    assert [(p.step, p.key) for p in pauses if p.head == 0][:3] == [
+        (2, "qkv"), (3, "rope"), (4, "scores"),
+    ]  # fmt: skip
+    assert not any(p.key == "rope" for p in lesson(plain, select(plain)) if isinstance(p, Pause))
+
+
+def test_steps_selects_the_rope_step_by_its_number_in_that_lesson() -> None:
+    shown = attnviz.explain("I am good", positions="rope", kv_heads=1)
+    rope_only = attnviz.lesson(shown, steps=3, width=80)
+    assert "Step 3 · Rotary positions" in rope_only and "Step 4 ·" not in rope_only
+    scores_only = attnviz.lesson(shown, steps="4")
+    assert "Step 4 · Raw scores" in scores_only and "(Q₁ turned)·(K₁ turned)ᵀ" in scores_only
+
+
+def test_every_worked_example_of_the_rope_lesson_is_one_the_step_names() -> None:
+    trace = traced(IT, positions="rope", n_heads=4, d_model=16, n_kv_heads=2)
+    selection = select(trace, ViewOptions(focus="it"))
+    steps = numbered(STEPS, trace)
+    pause = None
+    for block in lesson(trace, selection, LessonOptions()):
+        if isinstance(block, Pause):
+            pause = block
+        elif isinstance(block, Worked):
+            assert pause is not None
+            assert block.example in steps[pause.step].examples, (pause, block.example)
+
+
+def test_the_lesson_says_what_sharing_saves_with_this_sentences_numbers() -> None:
+    shown = attnviz.explain("The cat sat on the mat", heads=4, d_model=16, kv_heads=2)
+    printed = " ".join(attnviz.lesson(shown, width=100).split())
+    assert "W_K and W_V [G, d_model, d_k] = [2, 16, 4]" in printed
+    assert "heads 1 and 2 both read key/value head 1" in printed
+    assert "heads 3 and 4 both read key/value head 2" in printed
+    assert "2·n·G·d_k = 2·6·2·4 = 96 numbers per layer" in printed
+    assert "2·n·h·d_k = 2·6·4·4 = 192" in printed
+    assert "Z₃ = weights₃·V₂" in printed and "scores₄ = Q₄·K₂ᵀ" in printed
+    mqa = " ".join(attnviz.lesson(attnviz.explain("I am good", kv_heads=1)).split())
+    assert "multi-query attention, one key/value head for 2 query heads" in mqa
+
+
+def test_the_rope_lesson_says_v_is_not_turned_and_the_pairing() -> None:
+    printed = " ".join(attnviz.lesson(attnviz.explain("I am good", positions="rope")).split())
+    assert "V is not turned" in printed
+    assert "coordinate i with i + d_k/2" in printed and "GGUF files" in printed
+    assert "added to X once before the first layer" in printed
+    assert "q_I at 2 · k_" in printed
+    assert "Attention alone ignores word order: it treats" not in printed  # not true with rope
+
+
+def test_every_view_reads_k_and_v_from_the_heads_key_value_head() -> None:
+    trace = traced(IT, positions="rope", n_heads=4, d_model=16, n_kv_heads=1)
+    values = trace.V[[trace.kv_head(h) for h in range(4)]]
+    rows = trace.W_O.reshape(4, 4, 16)
+    transformed = np.linalg.norm(np.einsum("hnd,hdm->hnm", values, rows), axis=-1)
+    np.testing.assert_allclose(contributions(trace).transformed_norms, transformed)
+    for head in range(4):
+        assert row_contribution(trace, head, 7).keys[3].transformed_norm == pytest.approx(
+            transformed[head, 3]
+        )
+        ablated_output(trace, head)
+        assert worked.projection(trace, head, 1, matrix="V").result == trace.V[0, 1, 0]
+    data = page_data([trace], trace, select(trace, ViewOptions(focus="it")))
+    assert data["kvHeads"] == [1, 1, 1, 1]
+    assert [step["key"] for step in data["steps"]][:4] == ["tokens", "qkv", "rope", "scores"]
+    # The page writes the turned pair as the lesson does, whatever word is picked.
+    rope_blocks = data["layers"][0]["steps"][2]["heads"][0]
+    worked_blocks = [block for block in rope_blocks if block[0] == "w"]
+    assert [block[1] for block in worked_blocks] == ["rotation"] * 3 + ["relative_position"]
+    assert all(len(block) == 3 and block[2] for block in worked_blocks)
+
+
+@pytest.mark.slow
+def test_the_notebook_shows_a_rope_lesson_with_its_focus_view() -> None:
+    shown = attnviz.explain("I am good", positions="rope", kv_heads=1, focus="am")
+    html = shown._repr_html_()
+    assert "Head 2 (K/V 1): softmax weights" in html
