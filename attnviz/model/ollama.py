@@ -2,7 +2,8 @@
 
 Ollama keeps one JSON manifest per model and tag under
 ``$OLLAMA_MODELS`` (else ``~/.ollama/models``)``/manifests/registry.ollama.ai/library/NAME/TAG``
-(``…/USER/NAME/TAG`` for a user's model, ``manifests/HOST/…`` for another registry); its layer
+(``…/USER/NAME/TAG`` for a user's model, ``manifests/HOST/USER/NAME/TAG`` for another
+registry, as in ollama:hf.co/USER/REPO:TAG); its layer
 of media type ``application/vnd.ollama.image.model`` names, by digest, the blob that is the GGUF
 file: ``blobs/sha256-<hex>``. Nothing is downloaded.
 """
@@ -38,8 +39,15 @@ def manifest_path(reference: str) -> Path:
             f"{option('model', PREFIX + reference)}: give an Ollama model as ollama:NAME or "
             "ollama:NAME:TAG, as `ollama list` shows it (ollama:smollm2:135m)."
         )
-    if "." not in parts[0]:  # no host: Ollama's own registry, "library" for its own models
-        parts = [REGISTRY, *(["library"] if len(parts) == 1 else []), *parts]
+    if len(parts) > 3:
+        raise FileProblem(
+            f"{option('model', PREFIX + reference)}: an Ollama model name is [HOST/][USER/]NAME; "
+            "give it as `ollama list` shows it."
+        )
+    # HOST/USER/NAME with the missing parts filled from the left, as Ollama does: its own
+    # registry, and "library" for its own models.
+    parts = [REGISTRY, "library", *parts][-3:] if len(parts) == 1 else parts
+    parts = [REGISTRY, *parts] if len(parts) == 2 else parts
     return ollama_root().joinpath("manifests", *parts, tag or "latest")
 
 
