@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -314,3 +315,41 @@ def open_gguf_model(path: Path, dtype: type = np.float32, pairing: str = "half")
     if pairing not in PAIRINGS:
         raise FileProblem(f"{option('pairing', pairing)}: give 'half' or 'adjacent'.")
     return GgufTensors(read_gguf(path), dtype, pairing)
+
+
+@dataclass(frozen=True)
+class GgufModel:
+    """Everything a forward pass needs from a GGUF file, and what the lesson says of it."""
+
+    tensors: GgufTensors  # by Hugging Face name; W_Q, W_K for ``tensors.pairing``
+    tokenizer: Any  # a tokenizers.Tokenizer, as attnviz.model.tokenizer.encode takes it
+    settings: GgufSettings  # settings.config(): what a config.json would say
+    attention_type: str  # how W_Q, W_K, W_V, W_O are stored, commonest first: "Q4_1"
+    attention_tensor: str  # a GGUF tensor of that type, for the worked dequantization
+
+    @property
+    def quantization(self) -> str:
+        """ "4-bit Q4_1, blocks of 32 numbers sharing a scale and a minimum"."""
+        from attnviz.model.gguf_quant import describe_type
+
+        return describe_type(self.attention_type)
+
+
+def load_gguf(path: Path, dtype: type = np.float32, pairing: str = "half") -> GgufModel:
+    """A GGUF model file, checked: its tensors (none dequantized yet), tokenizer and sizes."""
+    from attnviz.model.tokenizer_gguf import gguf_tokenizer
+
+    tensors = open_gguf_model(path, dtype, pairing)
+    projections = [
+        info
+        for name, info in tensors.file.tensors.items()
+        if re.fullmatch(r"blk\.\d+\.attn_(q|k|v|output)\.weight", name)
+    ]
+    if not projections:
+        raise FileProblem(
+            f"{path} holds no attention weights (blk.N.attn_q.weight); it is not a "
+            "complete model file."
+        )
+    commonest = Counter(info.type_name for info in projections).most_common(1)[0][0]
+    example = next(info.name for info in projections if info.type_name == commonest)
+    return GgufModel(tensors, gguf_tokenizer(tensors.file), tensors.settings, commonest, example)

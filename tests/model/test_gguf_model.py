@@ -216,3 +216,13 @@ def test_a_number_that_is_not_finite_is_named(tmp_path: Path) -> None:
     path.write_bytes(bytes(content))
     with pytest.raises(FileProblem, match=r"output_norm.weight holds a number that is not finite"):
         open_gguf_model(path).get("norm.weight", (64,))
+
+
+def test_load_gguf_hands_over_tensors_tokenizer_and_the_quantization() -> None:
+    from attnviz.model.gguf_model import load_gguf
+
+    model = load_gguf(TINY, np.float64)
+    assert model.settings.n_layers == 2 and model.tensors.dtype is np.float64
+    assert model.tokenizer.encode("the cat").ids
+    assert model.attention_type == "Q4_1" and model.attention_tensor == "blk.0.attn_q.weight"
+    assert model.quantization == "4-bit Q4_1, blocks of 32 numbers sharing a scale and a minimum"
