@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from attnviz.errors import FileProblem, option
-from attnviz.model.checkpoint import read_model_file
+from attnviz.files import open_regular
 
 PREFIX = "ollama:"
 REGISTRY = "registry.ollama.ai"
@@ -60,8 +60,10 @@ def find_ollama_model(reference: str) -> Path:
             f"{shown}: Ollama has not pulled it here (no manifest {manifest}); run `ollama pull "
             f"{reference}` or set OLLAMA_MODELS to where Ollama keeps its models."
         )
+    with open_regular(manifest, "Ollama manifest") as handle:
+        content = handle.read(MANIFEST_MAX_BYTES)
     try:
-        layers = json.loads(read_model_file(manifest, MANIFEST_MAX_BYTES))["layers"]
+        layers = json.loads(content)["layers"]
         digest = next(
             str(layer["digest"]) for layer in layers if layer.get("mediaType") == MODEL_LAYER
         )
