@@ -315,7 +315,10 @@ def dequantize(file: GgufFile, name: str, rows: np.ndarray | None = None) -> np.
         )
     fast = _FAST.get(qtype.name)
     try:
-        numbers = fast(raw) if fast else gguf_dequantize(np.ascontiguousarray(raw), qtype)
+        # A damaged scale (a float16 infinity or NaN) gives numbers that are not finite: the
+        # caller names the tensor that holds them (GgufTensors), so numpy need not warn.
+        with np.errstate(all="ignore"):
+            numbers = fast(raw) if fast else gguf_dequantize(np.ascontiguousarray(raw), qtype)
     except NotImplementedError:
         raise FileProblem(
             f"{file.path}: {name} is stored as {qtype.name}, which this gguf package cannot "

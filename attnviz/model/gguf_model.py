@@ -299,7 +299,9 @@ class GgufTensors:
     def _frozen(self, gguf_name: str, numbers: np.ndarray) -> FloatArray:
         # Dequantized numbers are a fresh array (or a read-only view of an F32 tensor in the
         # mapped file): no copy is needed when they are already in the dtype asked for.
-        result: FloatArray = np.asarray(numbers).astype(self.dtype, copy=False)
+        # A signalling NaN raises numpy's "invalid" flag when cast: found just below instead.
+        with np.errstate(invalid="ignore"):
+            result: FloatArray = np.asarray(numbers).astype(self.dtype, copy=False)
         if not np.isfinite(result).all():
             first = [int(i) for i in np.argwhere(~np.isfinite(result))[0]]
             raise FileProblem(

@@ -53,13 +53,18 @@ def gguf_tokenizer(file: GgufFile) -> Any:
             "byte-level BPE tokenizers ('gpt2': SmolLM2, Llama 3, Qwen2) from GGUF files."
         )
     tokens, merges, types = _vocabulary(file)
-    tokenizer = Tokenizer(
-        models.BPE(
+    try:
+        bpe = models.BPE(
             {token: i for i, token in enumerate(tokens)},
             [_merge(file, merge) for merge in merges],
             ignore_merges=meta.get("tokenizer.ggml.pre") == "llama-bpe",
         )
-    )
+    except Exception as error:  # tokenizers raises a bare Exception
+        raise FileProblem(
+            f"{file.path}: the tokenizer's merges do not fit its tokens ({error}); the tokenizer "
+            "is damaged: get a fresh copy of the file."
+        ) from None
+    tokenizer = Tokenizer(bpe)
     tokenizer.pre_tokenizer = _pre_tokenizer(file)
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.add_tokens(

@@ -162,3 +162,30 @@ def test_other_formats_are_named(tmp_path: Path, content: bytes, message: str) -
 def test_a_folder_is_not_read_as_a_file(tmp_path: Path) -> None:
     with pytest.raises(FileProblem, match=r"is a folder"):
         read_gguf(tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_random_damage_is_refused_in_one_line_or_read(tmp_path: Path, dtype: type) -> None:
+    """Bytes overwritten at random (in the header, or anywhere: a scale may become a NaN, a
+    signalling one among them): the file, its sizes, its tokenizer and every tensor either read
+    or refused with one FileProblem line; never another exception nor a numpy warning."""
+    from attnviz.model.gguf_model import GgufTensors
+    from attnviz.model.tokenizer_gguf import gguf_tokenizer
+
+    content = TINY.read_bytes()
+    header_end = read_gguf(TINY).tensors["token_embd.weight"].start
+    rng = np.random.default_rng(22)
+    for trial in range(300):
+        changed = bytearray(content)
+        end = header_end if trial % 2 else len(content)
+        for place in rng.integers(0, end, size=rng.integers(1, 5)):
+            changed[int(place)] = int(rng.integers(0, 256))
+        try:
+            file = read_gguf(damaged(tmp_path, bytes(changed)))
+            tensors = GgufTensors(file, dtype)
+            gguf_tokenizer(file).encode("The cat in 2024<|im_start|>")
+            for name in tensors.names:
+                tensors.get(name.removeprefix("model."), file.tensors[tensors.stored[name]].shape)
+        except FileProblem as problem:
+            assert "\n" not in problem.message

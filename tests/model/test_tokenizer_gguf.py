@@ -99,3 +99,10 @@ def test_a_tokenizer_attnviz_cannot_build_is_refused(
 ) -> None:
     with pytest.raises(FileProblem, match=message):
         gguf_tokenizer(with_metadata(read_gguf(TINY), **changes))
+
+
+def test_a_merge_of_pieces_outside_the_vocabulary_is_refused() -> None:
+    file = read_gguf(TINY)
+    merges = [*file.metadata["tokenizer.ggml.merges"], "zq xw"]
+    with pytest.raises(FileProblem, match=r"merges do not fit its tokens .*out of vocabulary"):
+        gguf_tokenizer(with_metadata(file, **{"tokenizer.ggml.merges": merges}))
