@@ -327,7 +327,7 @@ class GgufModel:
     tokenizer: Any  # a tokenizers.Tokenizer, as attnviz.model.tokenizer.encode takes it
     settings: GgufSettings  # settings.config(): what a config.json would say
     attention_type: str  # how W_Q, W_K, W_V, W_O are stored, commonest first: "Q4_1"
-    attention_tensor: str  # a GGUF tensor of that type, for the worked dequantization
+    attention_tensor: str  # a GGUF tensor of that type (W_V if it is), for the worked example
 
     @property
     def quantization(self) -> str:
@@ -353,5 +353,8 @@ def load_gguf(path: Path, dtype: type = np.float32, pairing: str = "half") -> Gg
             "complete model file."
         )
     commonest = Counter(info.type_name for info in projections).most_common(1)[0][0]
-    example = next(info.name for info in projections if info.type_name == commonest)
+    # W_V's rows are stored as Hugging Face stores them (W_Q's and W_K's are permuted), so a
+    # weight of it is found at the same row and column in both layouts.
+    of_type = [info.name for info in projections if info.type_name == commonest]
+    example = min(of_type, key=lambda name: (".attn_v." not in name, name))
     return GgufModel(tensors, gguf_tokenizer(tensors.file), tensors.settings, commonest, example)

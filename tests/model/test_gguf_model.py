@@ -224,5 +224,5 @@ def test_load_gguf_hands_over_tensors_tokenizer_and_the_quantization() -> None:
     model = load_gguf(TINY, np.float64)
     assert model.settings.n_layers == 2 and model.tensors.dtype is np.float64
     assert model.tokenizer.encode("the cat").ids
-    assert model.attention_type == "Q4_1" and model.attention_tensor == "blk.0.attn_q.weight"
+    assert model.attention_type == "Q4_1" and model.attention_tensor == "blk.0.attn_v.weight"
     assert model.quantization == "4-bit Q4_1, blocks of 32 numbers sharing a scale and a minimum"
