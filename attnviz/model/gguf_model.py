@@ -1,0 +1,360 @@
+"""A Llama-family model in a GGUF file, handed over in Hugging Face's terms: the sizes as a
+config.json would give them (``GgufSettings.config``), and the tensors by their Hugging Face
+names and shapes (``GgufTensors``, read like ``attnviz.model.tensors.Tensors``), dequantized one
+at a time when asked for. The output layer is never read: attention does not need it.
+
+llama.cpp's converter permutes the rows of W_Q and W_K of a llama model inside each head, so that
+RoPE rotates adjacent coordinates (2i, 2i+1) where Hugging Face's Llama rotates i with i + d_k/2
+(``to_half`` undoes it, ``to_adjacent`` does it). Both layouts give the same attention scores
+with their own pairing; mixing them still runs but gives other weights. Qwen2 files are stored
+in Hugging Face's layout already (llama.cpp rotates them as "NEOX", the halves).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attnviz.arrays import FloatArray
+from attnviz.errors import FileProblem, option
+from attnviz.model.gguf_file import SUPPORTED_TYPES, GgufFile, dequantize, read_gguf
+
+#: The architectures attnviz runs, and the RoPE pairing their GGUF files store W_Q, W_K for.
+STORED_PAIRING = {"llama": "adjacent", "qwen2": "half"}
+PAIRINGS = ("half", "adjacent")
+
+#: GGUF tensor names -> Hugging Face's, per layer ("{i}") and for the whole model.
+LAYER_NAMES = {
+    "attn_norm.weight": "input_layernorm.weight",
+    "attn_q.weight": "self_attn.q_proj.weight",
+    "attn_q.bias": "self_attn.q_proj.bias",
+    "attn_k.weight": "self_attn.k_proj.weight",
+    "attn_k.bias": "self_attn.k_proj.bias",
+    "attn_v.weight": "self_attn.v_proj.weight",
+    "attn_v.bias": "self_attn.v_proj.bias",
+    "attn_output.weight": "self_attn.o_proj.weight",
+    "ffn_norm.weight": "post_attention_layernorm.weight",
+    "ffn_gate.weight": "mlp.gate_proj.weight",
+    "ffn_up.weight": "mlp.up_proj.weight",
+    "ffn_down.weight": "mlp.down_proj.weight",
+}
+MODEL_NAMES = {"token_embd.weight": "embed_tokens.weight", "output_norm.weight": "norm.weight"}
+#: Hugging Face's Llama and Qwen2 put "model." before every name but lm_head's.
+PREFIX = "model."
+
+
+@dataclass(frozen=True)
+class GgufSettings:
+    """The sizes a GGUF file's metadata gives, checked, in the words of Hugging Face's config."""
+
+    architecture: str  # "llama" or "qwen2"
+    n_layers: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    d_k: int  # the head size
+    d_ff: int
+    rope_base: float
+    rms_eps: float
+    vocab_size: int
+    max_positions: int
+    tied_embeddings: bool  # no output.weight: the output layer is the embedding table
+    stored_pairing: str  # the RoPE pairing W_Q and W_K are stored for
+
+    def config(self) -> dict[str, Any]:
+        """What a Hugging Face config.json of this model would say."""
+        return {
+            "model_type": self.architecture,
+            "num_hidden_layers": self.n_layers,
+            "hidden_size": self.d_model,
+            "num_attention_heads": self.n_heads,
+            "num_key_value_heads": self.n_kv_heads,
+            "head_dim": self.d_k,
+            "intermediate_size": self.d_ff,
+            "rope_theta": self.rope_base,
+            "rms_norm_eps": self.rms_eps,
+            "vocab_size": self.vocab_size,
+            "max_position_embeddings": self.max_positions,
+            "tie_word_embeddings": self.tied_embeddings,
+            "hidden_act": "silu",
+        }
+
+
+def read_settings(file: GgufFile) -> GgufSettings:
+    """The model's sizes, refusing in one line what attnviz does not run: other architectures,
+    mixtures of experts, sliding windows, scaled or partial RoPE, per-layer head counts."""
+    meta = file.metadata
+    arch = meta.get("general.architecture")
+    if arch not in STORED_PAIRING:
+        raise FileProblem(
+            f"{file.path} holds a model of the {arch!r} architecture; attnviz runs GGUF files of "
+            "the llama and qwen2 architectures."
+        )
+    _refuse_features(file, arch)
+    d_model = _whole(file, f"{arch}.embedding_length")
+    n_heads = _whole(file, f"{arch}.attention.head_count")
+    d_k = _whole(file, f"{arch}.attention.key_length", d_model // n_heads)
+    settings = GgufSettings(
+        architecture=arch,
+        n_layers=_whole(file, f"{arch}.block_count"),
+        d_model=d_model,
+        n_heads=n_heads,
+        n_kv_heads=_whole(file, f"{arch}.attention.head_count_kv", n_heads),
+        d_k=d_k,
+        d_ff=_whole(file, f"{arch}.feed_forward_length"),
+        rope_base=_real(file, f"{arch}.rope.freq_base", 10000.0),
+        rms_eps=_real(file, f"{arch}.attention.layer_norm_rms_epsilon"),
+        vocab_size=_whole(file, f"{arch}.vocab_size", len(meta.get("tokenizer.ggml.tokens", ()))),
+        max_positions=_whole(file, f"{arch}.context_length"),
+        tied_embeddings="output.weight" not in file.tensors,
+        stored_pairing=STORED_PAIRING[arch],
+    )
+    if n_heads % settings.n_kv_heads or d_k % 2:
+        raise FileProblem(
+            f"{file.path}: {n_heads} query heads cannot share {settings.n_kv_heads} key/value "
+            f"heads evenly, or the head size {d_k} is odd; the file's metadata is inconsistent."
+        )
+    if not (math.isfinite(settings.rms_eps) and settings.rms_eps > 0 and settings.rope_base > 1):
+        raise FileProblem(
+            f"{file.path}: RMSNorm's ε {settings.rms_eps} or RoPE's base {settings.rope_base} is "
+            "not usable; the file's metadata is damaged."
+        )
+    return settings
+
+
+def _refuse_features(file: GgufFile, arch: str) -> None:
+    meta = file.metadata
+    if meta.get(f"{arch}.expert_count", 0):
+        feature = f"a mixture of {meta[f'{arch}.expert_count']} experts"
+    elif meta.get(f"{arch}.attention.sliding_window", 0):
+        feature = f"sliding-window attention ({meta[f'{arch}.attention.sliding_window']} tokens)"
+    elif meta.get(f"{arch}.rope.scaling.type", "none") not in ("none", "") or meta.get(
+        f"{arch}.rope.scaling.factor", 1.0
+    ) not in (0.0, 1.0):
+        feature = f"scaled RoPE ({meta.get(f'{arch}.rope.scaling.type', 'scaled')})"
+    elif "rope_freqs.weight" in file.tensors:
+        feature = "scaled RoPE (Llama 3.1's frequency factors, rope_freqs)"
+    elif isinstance(meta.get(f"{arch}.attention.head_count"), np.ndarray):
+        feature = "a different number of heads in each layer"
+    elif meta.get(f"{arch}.rope.dimension_count", None) not in (
+        None,
+        meta.get(f"{arch}.attention.key_length", None)
+        or _whole(file, f"{arch}.embedding_length") // _whole(file, f"{arch}.attention.head_count"),
+    ):
+        feature = "RoPE on only part of each head"
+    elif meta.get(f"{arch}.attention.value_length", None) not in (
+        None,
+        meta.get(f"{arch}.attention.key_length", None),
+    ):
+        feature = "values of another size than keys"
+    else:
+        return
+    raise FileProblem(
+        f"{file.path} uses {feature}, which attnviz does not compute; it runs llama and qwen2 "
+        "models without it (SmolLM2, Llama 2, TinyLlama, Qwen2.5)."
+    )
+
+
+def _whole(file: GgufFile, key: str, default: int | None = None) -> int:
+    value = file.metadata.get(key, default)
+    if isinstance(value, (bool, np.ndarray, str)) or not isinstance(value, (int, np.integer)):
+        missing = "lacks" if value is None else f"has {value!r} for"
+        raise FileProblem(f"{file.path} {missing} {key}; it is not a complete model file.")
+    if not 0 < value <= 2**31:
+        raise FileProblem(f"{file.path}: {key} is {value}; the file's metadata is damaged.")
+    return int(value)
+
+
+def _real(file: GgufFile, key: str, default: float | None = None) -> float:
+    value = file.metadata.get(key, default)
+    if isinstance(value, (bool, str, np.ndarray)) or not isinstance(value, (int, float)):
+        missing = "lacks" if value is None else f"has {value!r} for"
+        raise FileProblem(f"{file.path} {missing} {key}; it is not a complete model file.")
+    return float(value)
+
+
+def hf_name(gguf_name: str) -> str | None:
+    """A GGUF tensor's Hugging Face name ("blk.3.attn_q.weight" -> "model.layers.3.self_attn.
+    q_proj.weight"), or None for one a forward pass does not read (output.weight among them)."""
+    if gguf_name in MODEL_NAMES:
+        return PREFIX + MODEL_NAMES[gguf_name]
+    match = re.fullmatch(r"blk\.(\d+)\.(.+)", gguf_name)
+    if match and match.group(2) in LAYER_NAMES:
+        return f"{PREFIX}layers.{int(match.group(1))}.{LAYER_NAMES[match.group(2)]}"
+    return None
+
+
+def to_half(rows: np.ndarray, n_heads: int) -> np.ndarray:
+    """W_Q or W_K (or its bias) stored for adjacent pairs, rearranged for pairs (i, i + d_k/2):
+    row 2i + j of each head becomes row j·d_k/2 + i (the inverse of llama.cpp's permute).
+    [n_heads·d_k, …] -> [n_heads·d_k, …]"""
+    d_k = rows.shape[0] // n_heads
+    split = rows.reshape(n_heads, d_k // 2, 2, *rows.shape[1:])
+    return split.swapaxes(1, 2).reshape(rows.shape)
+
+
+def to_adjacent(rows: np.ndarray, n_heads: int) -> np.ndarray:
+    """W_Q or W_K (or its bias) in Hugging Face's layout, rearranged for adjacent pairs, as
+    llama.cpp's converter does. [n_heads·d_k, …] -> [n_heads·d_k, …]"""
+    d_k = rows.shape[0] // n_heads
+    split = rows.reshape(n_heads, 2, d_k // 2, *rows.shape[1:])
+    return split.swapaxes(1, 2).reshape(rows.shape)
+
+
+class GgufTensors:
+    """A GGUF file's tensors by their Hugging Face names (without "model."), as
+    ``Tensors`` hands a safetensors checkpoint's: dequantized when asked for, in one dtype,
+    read-only, checked finite. ``pairing`` is the RoPE pairing W_Q and W_K are returned for:
+    "half" (Hugging Face's layout, the default) or "adjacent" (the file's, for llama)."""
+
+    def __init__(self, file: GgufFile, dtype: type, pairing: str = "half") -> None:
+        if pairing not in PAIRINGS:
+            raise ValueError(f"pairing must be one of {PAIRINGS}, got {pairing!r}")
+        self.file = file
+        self.path = file.path
+        self.dtype = dtype
+        self.pairing = pairing
+        self.prefix = PREFIX
+        self.settings = read_settings(file)
+        self.stored = {
+            name: gguf_name
+            for gguf_name in file.tensors
+            if (name := hf_name(gguf_name)) is not None
+        }
+        self.names = frozenset(self.stored)
+
+    def __contains__(self, name: str) -> bool:
+        return self.prefix + name in self.names
+
+    def get(self, name: str, shape: tuple[int, ...]) -> FloatArray:
+        """Tensor ``name`` (without "model."), which must have ``shape``, dequantized."""
+        gguf_name = self._stored(name)
+        stored_shape = self.file.tensors[gguf_name].shape
+        if stored_shape != shape:
+            raise FileProblem(
+                f"{self.path}: {gguf_name} ({self.prefix}{name}) has shape {list(stored_shape)}, "
+                f"the file's metadata implies {list(shape)}."
+            )
+        return self._frozen(gguf_name, self._arranged(name, dequantize(self.file, gguf_name)))
+
+    def linear(self, name: str, n_in: int, n_out: int) -> tuple[FloatArray, FloatArray | None]:
+        """A Linear layer ``name``: W [in, out] (stored [out, in], transposed so that the product
+        reads x·W) and b [out], or None where the model has no bias (Llama has none)."""
+        weight = self.get(f"{name}.weight", (n_out, n_in)).T
+        bias = self.get(f"{name}.bias", (n_out,)) if f"{name}.bias" in self else None
+        return weight, bias
+
+    def rows(
+        self, name: str, ids: Sequence[int], width: int, *, rows_are: str = "vocabulary"
+    ) -> FloatArray:
+        """Rows ``ids`` of an embedding table [rows_are, width], only those dequantized."""
+        gguf_name = self._stored(name)
+        shape = self.file.tensors[gguf_name].shape
+        if len(shape) != 2 or shape[1] != width:
+            raise FileProblem(
+                f"{self.path}: {gguf_name} has shape {list(shape)}, expected [{rows_are}, {width}]."
+            )
+        outside = [i for i in ids if not 0 <= i < shape[0]]
+        if outside:
+            raise FileProblem(
+                f"{self.path}: the tokenizer gave id {outside[0]}, outside {gguf_name}'s "
+                f"{shape[0]} rows; the file's vocabulary and weights disagree."
+            )
+        numbers = dequantize(self.file, gguf_name, np.asarray(ids, dtype=np.int64))
+        return self._frozen(gguf_name, numbers)
+
+    def type_of(self, name: str) -> str:
+        """How tensor ``name`` is stored in the file ("Q4_1")."""
+        return self.file.tensors[self._stored(name)].type_name
+
+    def _stored(self, name: str) -> str:
+        full = self.prefix + name
+        if full not in self.stored:
+            raise FileProblem(f"{self.path} lacks {full}; it is not a complete model file.")
+        gguf_name = self.stored[full]
+        type_name = self.file.tensors[gguf_name].type_name
+        if type_name not in SUPPORTED_TYPES:
+            raise FileProblem(
+                f"{self.path}: {gguf_name} is stored as {type_name}, which attnviz does not "
+                f"dequantize; it reads {', '.join(SUPPORTED_TYPES)}: use a file quantized to one."
+            )
+        return gguf_name
+
+    def _arranged(self, name: str, numbers: np.ndarray) -> np.ndarray:
+        """W_Q, W_K and their biases rearranged from the file's pairing to the one asked for."""
+        stored = self.settings.stored_pairing
+        kind = re.search(r"self_attn\.([qk])_proj\.", name)
+        if kind is None or stored == self.pairing:
+            return numbers
+        heads = self.settings.n_heads if kind.group(1) == "q" else self.settings.n_kv_heads
+        return to_half(numbers, heads) if self.pairing == "half" else to_adjacent(numbers, heads)
+
+    def _frozen(self, gguf_name: str, numbers: np.ndarray) -> FloatArray:
+        # Dequantized numbers are a fresh array (or a read-only view of an F32 tensor in the
+        # mapped file): no copy is needed when they are already in the dtype asked for.
+        # A signalling NaN raises numpy's "invalid" flag when cast: found just below instead.
+        with np.errstate(invalid="ignore"):
+            result: FloatArray = np.asarray(numbers).astype(self.dtype, copy=False)
+        if not np.isfinite(result).all():
+            first = [int(i) for i in np.argwhere(~np.isfinite(result))[0]]
+            raise FileProblem(
+                f"{self.path}: {gguf_name} holds a number that is not finite (first at index "
+                f"{first}); the file is damaged: get a fresh copy of it."
+            )
+        result.setflags(write=False)
+        return result
+
+
+def open_gguf_model(path: Path, dtype: type = np.float32, pairing: str = "half") -> GgufTensors:
+    """A GGUF model file, checked, its tensors ready to be read by Hugging Face names."""
+    if pairing not in PAIRINGS:
+        raise FileProblem(f"{option('pairing', pairing)}: give 'half' or 'adjacent'.")
+    return GgufTensors(read_gguf(path), dtype, pairing)
+
+
+@dataclass(frozen=True)
+class GgufModel:
+    """Everything a forward pass needs from a GGUF file, and what the lesson says of it."""
+
+    tensors: GgufTensors  # by Hugging Face name; W_Q, W_K for ``tensors.pairing``
+    tokenizer: Any  # a tokenizers.Tokenizer, as attnviz.model.tokenizer.encode takes it
+    settings: GgufSettings  # settings.config(): what a config.json would say
+    attention_type: str  # how W_Q, W_K, W_V, W_O are stored, commonest first: "Q4_1"
+    attention_tensor: str  # a GGUF tensor of that type (W_V if it is), for the worked example
+
+    @property
+    def quantization(self) -> str:
+        """ "4-bit Q4_1, blocks of 32 numbers sharing a scale and a minimum"."""
+        from attnviz.model.gguf_quant import describe_type
+
+        return describe_type(self.attention_type)
+
+
+def load_gguf(path: Path, dtype: type = np.float32, pairing: str = "half") -> GgufModel:
+    """A GGUF model file, checked: its tensors (none dequantized yet), tokenizer and sizes."""
+    from attnviz.model.tokenizer_gguf import gguf_tokenizer
+
+    tensors = open_gguf_model(path, dtype, pairing)
+    projections = [
+        info
+        for name, info in tensors.file.tensors.items()
+        if re.fullmatch(r"blk\.\d+\.attn_(q|k|v|output)\.weight", name)
+    ]
+    if not projections:
+        raise FileProblem(
+            f"{path} holds no attention weights (blk.N.attn_q.weight); it is not a "
+            "complete model file."
+        )
+    commonest = Counter(info.type_name for info in projections).most_common(1)[0][0]
+    # W_V's rows are stored as Hugging Face stores them (W_Q's and W_K's are permuted), so a
+    # weight of it is found at the same row and column in both layouts.
+    of_type = [info.name for info in projections if info.type_name == commonest]
+    example = min(of_type, key=lambda name: (".attn_v." not in name, name))
+    return GgufModel(tensors, gguf_tokenizer(tensors.file), tensors.settings, commonest, example)
