@@ -22,10 +22,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 E2E = Path(__file__).resolve().parent / "e2e"
 
 # ATTNVIZ_WITHOUT_EXTRA=1 runs the suite as if attnviz[model] were not installed: the imports of
-# safetensors and tokenizers fail, the model tests skip, and everything else must still pass.
+# safetensors, tokenizers and gguf fail, the model tests skip, and everything else must pass.
 if os.environ.get("ATTNVIZ_WITHOUT_EXTRA") == "1":
     sys.modules["safetensors"] = None  # type: ignore[assignment]
     sys.modules["tokenizers"] = None  # type: ignore[assignment]
+    sys.modules["gguf"] = None  # type: ignore[assignment]
 
 
 @pytest.fixture(autouse=True)

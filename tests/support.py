@@ -36,6 +36,7 @@ def shown(
 def has_model_extra() -> bool:
     """Whether attnviz[model] can be imported (ATTNVIZ_WITHOUT_EXTRA=1 makes it fail)."""
     try:
+        import gguf  # noqa: F401
         import safetensors  # noqa: F401
         import tokenizers  # noqa: F401
     except ImportError:
