@@ -333,6 +333,17 @@ EXPECTED: dict[str, Expected] = {
     f"attnviz heatmap --model minilm {IT_ARG} --measure rollout -o rollout_it.png": Expected(
         writes=("rollout_it.png",)
     ),
+    "attnviz explain 'I am good' --positions rope --kv-heads 1": Expected(
+        (
+            "Step 3 · Rotary positions: q and k of head 1 turned by their position",
+            "q_I at 2 · k_good at 5 = 1.22;  at 7 and 10 = 1.22",
+            "2·n·G·d_k = 2·3·1·4 = 24",
+        )
+    ),
+    f"attnviz heatmap {IT_ARG} --heads 4 --kv-heads 2 -o gqa.png": Expected(writes=("gqa.png",)),
+    f"attnviz explain {IT_ARG} --steps blockwise": Expected(
+        ("Step 6b · FlashAttention's softmax, a block of keys at a time: 'it' in head 1",)
+    ),
     "attnviz train coref": Expected((*TRAIN_START, *TRAINED_SAYS)),
     "attnviz train coref --readout word": Expected(
         (
