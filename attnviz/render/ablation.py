@@ -56,7 +56,7 @@ def render_ablation(ablation: Ablation, console: Console, *, top: int = 20) -> N
     parts.append(Text())
     closing = [Text(_comparison(ablation, labels, focus))]
     if any(effect.kind in SINKS for effect in ablation.effects[:top]):
-        closing.append(Text(SINK_ABLATION))
+        closing.append(Text(SINK_ABLATION + _without_sinks(ablation, labels)))
     closing += [Text(NEED_NOT_COINCIDE), Text(attention_caveat(f"'{focus}'"), style="yellow")]
     if not ablation.trained:
         closing.append(
@@ -171,6 +171,28 @@ def _comparison(ablation: Ablation, labels: list[str], focus: str) -> str:
                 f"{_strength(rho)}."
             )
     return text
+
+
+def _without_sinks(ablation: Ablation, labels: list[str]) -> str:
+    """The ranking and ρ again over the heads that are not sinks, whose Δh measures the head."""
+    others = [effect for effect in ablation.effects if effect.kind not in SINKS]
+    sinks = len(ablation.effects) - len(others)
+    if not others:
+        return ""
+    first = others[0]
+    text = (
+        f" Leaving out the {plural(sinks, 'sink head')}, the largest Δh is "
+        f"{format_number(first.hidden_change, 3)}, {_head(first)} "
+        f"({format_number(first.weight, 2)} on '{labels[first.target]}')"
+    )
+    if len(others) >= 3:
+        rho = rank_correlation(
+            np.array([effect.weight for effect in others]),
+            np.array([effect.hidden_change for effect in others]),
+        )
+        if rho == rho:
+            text += f", and over the other {len(others)} heads ρ is {_signed(rho)}{_strength(rho)}"
+    return text + "."
 
 
 def _strength(rho: float) -> str:

@@ -99,6 +99,12 @@ def test_where_the_largest_weight_ranks_and_the_rank_correlation() -> None:
     assert flat(NEED_NOT_COINCIDE) in words
     assert flat(attention_caveat("'it'")) in words
     assert flat(SINK_ABLATION) in words  # a [CLS] sink is among the heads shown
+    # Without the sink: weights 0.40 0.99 0.20 rank 2 3 1, Δh 0.5 0.125 0.0625 rank 3 2 1:
+    # Σd² = 1 + 1 + 0 = 2, ρ = 1 − 6·2/(3·8) = 0.5.
+    assert (
+        "Leaving out the 1 sink head, the largest Δh is 0.500, L2 H1 (0.40 on 'dog'), and over "
+        "the other 3 heads ρ is +0.50: moderate." in words
+    )
 
 
 def test_top_the_sink_sentence_and_the_untrained_note() -> None:
