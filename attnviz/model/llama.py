@@ -212,6 +212,8 @@ class Llama(Architecture):
                 b_v = bias("self_attn.v_proj", g * d_k).reshape(g, d_k)
             if config.output_bias:
                 b_o = bias("self_attn.o_proj", d)
+            elif config.qkv_bias:  # Qwen2: a trace has all four biases or none; this one is 0
+                b_o = frozen_array(np.zeros(d, tensors.dtype), copy=False)
             layers.append(
                 LlamaLayer(
                     attention_norm=tensors.get(f"{base}input_layernorm.weight", (d,)),

@@ -11,7 +11,8 @@ FAMILY = Family(
     tokenizer=LLAMA_FAMILY.tokenizer,
     word_order=LLAMA_FAMILY.word_order.replace("a Llama-family model", "a Qwen2 model"),
     sublayer="In the model this attention is one sublayer of a decoder layer, with biases on "
-    "Q, K and V only (Q = X·W_Q + b_Q and so on; output = Concat·W_O, no bias), where X = "
+    "Q, K and V (Q = X·W_Q + b_Q and so on) but none on the output projection (b_O = 0), "
+    "where X = "
     "RMSNorm(h), the residual stream h divided by its root mean square and scaled by learned "
     "weights (no mean subtracted, no bias). Q and K are rotated by their positions (RoPE) "
     "before the scores; V is not. Its output is added back, h' = h + output; a SwiGLU "
