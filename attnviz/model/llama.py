@@ -94,7 +94,8 @@ class LlamaLayer:
         columns = [
             w.transpose(1, 0, 2).reshape(d_model, -1) for w in (self.W_Q, self.W_K, self.W_V)
         ]
-        object.__setattr__(self, "qkv", frozen_array(np.concatenate(columns, axis=1), copy=False))
+        side_by_side = np.ascontiguousarray(np.concatenate(columns, axis=1))
+        object.__setattr__(self, "qkv", frozen_array(side_by_side, copy=False))
         bias = None
         if self.b_Q is not None and self.b_K is not None and self.b_V is not None:
             bias = frozen_array(

@@ -16,7 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.attention import concat_heads, mask_scores, softmax
+from attnviz.attention import concat_heads
 from attnviz.config import AttentionConfig
 from attnviz.errors import FileProblem
 from attnviz.model.base import for_layer
@@ -95,7 +95,7 @@ def rotate(x: FloatArray, rope: Rope, cos: FloatArray, sin: FloatArray) -> Float
         first, second = x[..., :half], x[..., half:]
     else:
         first, second = x[..., 0::2], x[..., 1::2]
-    rotated = np.empty_like(x)
+    rotated = np.empty(x.shape, x.dtype)  # C order, whatever x's: a group's rows reshape freely
     if rope.pairing == "half":
         out_first, out_second = rotated[..., :half], rotated[..., half:]
     else:
@@ -105,6 +105,17 @@ def rotate(x: FloatArray, rope: Rope, cos: FloatArray, sin: FloatArray) -> Float
     np.multiply(second, cos, out=out_second)
     out_second += first * sin
     return rotated
+
+
+def masked_softmax(scaled: FloatArray, mask: np.ndarray) -> FloatArray:
+    """softmax(mask(scaled)) over the last axis, the masked pairs −∞ and so weight 0: the same
+    operations as attnviz.attention's softmax(mask_scores(…)), in one buffer.
+    [h, n, n], [n, n] bool -> [h, n, n]"""
+    weights = np.where(mask, scaled, -np.inf)
+    weights -= weights.max(axis=-1, keepdims=True)
+    np.exp(weights, out=weights)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights
 
 
 def rotary_attention(
@@ -136,7 +147,7 @@ def rotary_attention(
         stacked = q_rotated.reshape(g, group * n, d_k)  # each group's query rows, stacked
         scores = np.matmul(stacked, k_rotated.transpose(0, 2, 1)).reshape(h, n, n)
         scaled = scores / math.sqrt(d_k)
-        attention_weights = softmax(mask_scores(scaled, mask))
+        attention_weights = masked_softmax(scaled, mask)
         z = np.matmul(attention_weights.reshape(g, group * n, n), v).reshape(h, n, d_k)
         concat = concat_heads(z)
         output = concat @ weights.W_O
