@@ -253,3 +253,22 @@ def test_the_views_that_read_only_the_weights_work(tmp_path: Path) -> None:
         result = runner.invoke(app, args)
         assert result.exit_code == 0, (args, result.stderr)
     assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("model_type", ["llama", "qwen2"])
+def test_the_lesson_says_the_familys_own_sentences_and_no_other_familys(model_type: str) -> None:
+    from lesson.test_family_sentences import as_model, lesson_text, sentences
+
+    from attnviz.core import trace_layers
+    from attnviz.model import bert, gpt2
+    from attnviz.trace_options import TraceOptions
+
+    (trace,) = trace_layers(SENTENCE, TraceOptions())[0]
+    text = " ".join(lesson_text(as_model(trace, model_type)).split())
+    own = family_of(model_type)
+    assert own is not None
+    for sentence in (own.tokenizer, own.word_order, own.sublayer, own.after_attention):
+        assert sentence in text, sentence
+    for other in (bert.FAMILY, gpt2.FAMILY):
+        for sentence in sentences(other):
+            assert sentence not in text, sentence
