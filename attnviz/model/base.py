@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 MODULES = {
     "bert": "attnviz.model.bert",
     "gpt2": "attnviz.model.gpt2",
+    "llama": "attnviz.model.llama",
+    "qwen2": "attnviz.model.qwen2",
     "attnviz-toy": "attnviz.model.toy",  # attnviz's own toy transformer (attnviz train)
 }
 
@@ -172,8 +174,8 @@ def architecture_for(model_type: str, path: Path) -> ModelKind:
         supported = ", ".join(f"'{name}'" for name in MODULES)
         raise FileProblem(
             f"{path} is a {model_type!r} model; attnviz runs model_type {supported} "
-            "(BERT-family encoders such as all-MiniLM-L6-v2, GPT-2, and the toy models attnviz "
-            "trains)."
+            "(BERT-family encoders such as all-MiniLM-L6-v2, GPT-2, Llama-family and Qwen2 "
+            "decoders, and the toy models attnviz trains)."
         )
     kind: ModelKind = importlib.import_module(module).ARCHITECTURE
     return kind

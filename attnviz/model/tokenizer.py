@@ -3,11 +3,17 @@ one word, which tokens are special.
 
 tokenizer.json (any model the ``tokenizers`` library reads: WordPiece, byte-level BPE, …) or a
 BERT vocab.txt. Byte-level BPE pieces ("Ġit", the Ġ standing for a space) are shown as text,
-without the space that begins a word: "it".
+without the space that begins a word: "it". So are SentencePiece-style pieces (Llama 2's,
+TinyLlama's: "▁it", the ▁ standing for a space), whose byte-fallback pieces ("<0xC3>", one byte
+of a character the vocabulary lacks) are shown as bytes: "<c3>". The tokens a post-processor
+adds (a Llama tokenizer's <s> first, BERT's [CLS] and [SEP]) are special tokens.
 """
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -19,6 +25,8 @@ from attnviz.model.tensors import INSTALL_EXTRA
 
 #: How a piece that is only spaces is shown, so that it has a visible label.
 SPACE = "␣"
+#: How a SentencePiece-style vocabulary writes a space ("▁it" is " it").
+METASPACE = "▁"
 #: tokenizer.json and vocab.txt are read whole: about 1 MB for GPT-2's 50,257 pieces, some
 #: 30 MB for the largest vocabularies.
 TOKENIZER_MAX_BYTES = 256_000_000
@@ -164,26 +172,66 @@ def encode(tokenizer: Any, sentence: str, max_positions: int) -> Encoding:
             f"The sentence is {len(encoded.ids)} tokens as the model splits it (special tokens "
             f"included); the model has {max_positions} positions. Shorten it."
         )
-    if _byte_level(tokenizer):
+    if _byte_level(tokenizer) or _metaspace(tokenizer):
         tokens = tuple(token_text(tokenizer, i) for i in encoded.ids)
     else:
         tokens = tuple(encoded.tokens)
     special_ids = _special_ids(tokenizer)
+    # Added by the tokenizer ([CLS], [SEP], <s>), or written in the sentence (<|endoftext|>).
+    special = tuple(
+        i
+        for i, (flag, token_id) in enumerate(
+            zip(encoded.special_tokens_mask, encoded.ids, strict=True)
+        )
+        if flag or token_id in special_ids
+    )
+    offsets = tuple((int(a), int(b)) for a, b in encoded.offsets)
+    if _metaspace(tokenizer):
+        word_ids = _metaspace_words(sentence, encoded.tokens, offsets, special)
+    else:
+        word_ids = tuple(None if word is None else int(word) for word in encoded.word_ids)
     return Encoding(
         ids=tuple(encoded.ids),
         tokens=tokens,
-        offsets=tuple((int(a), int(b)) for a, b in encoded.offsets),
+        offsets=offsets,
         sentence=sentence,
-        word_ids=tuple(None if word is None else int(word) for word in encoded.word_ids),
-        # Added by the tokenizer ([CLS], [SEP]), or written in the sentence (<|endoftext|>).
-        special=tuple(
-            i
-            for i, (flag, token_id) in enumerate(
-                zip(encoded.special_tokens_mask, encoded.ids, strict=True)
-            )
-            if flag or token_id in special_ids
-        ),
+        word_ids=word_ids,
+        special=special,
     )
+
+
+def _metaspace_words(
+    sentence: str,
+    pieces: Sequence[str],
+    offsets: Sequence[tuple[int, int]],
+    special: Sequence[int],
+) -> tuple[int | None, ...]:
+    """The word each SentencePiece-style piece belongs to, as byte-level BPE's pre-tokenizer
+    would cut the sentence: a piece that begins with ▁ begins a word, punctuation is a word of
+    its own, and the byte pieces of one character stay together. (Llama 2's tokenizer has no
+    pre-tokenizer: the tokenizers library puts every piece in word 0.)"""
+    words: list[int | None] = []
+    word = -1
+    previous: tuple[int, int] | None = None  # the last piece's offsets
+
+    def punctuation(span: tuple[int, int]) -> bool:
+        text = sentence[span[0] : span[1]].strip()
+        return bool(text) and not any(character.isalnum() for character in text)
+
+    for position, (piece, span) in enumerate(zip(pieces, offsets, strict=True)):
+        if position in special:
+            words.append(None)
+            previous = None
+            continue
+        joins = previous is not None and (
+            span == previous
+            or not (piece.startswith(METASPACE) or punctuation(span) or punctuation(previous))
+        )
+        if not joins:
+            word += 1
+        words.append(word)
+        previous = span
+    return tuple(words)
 
 
 def token_text(tokenizer: Any, token_id: int) -> str:
@@ -191,7 +239,11 @@ def token_text(tokenizer: Any, token_id: int) -> str:
     the text its bytes spell ("Ġit" is " it", shown "it"), or its bytes in hex when they are
     only part of a character ("<e2 80>")."""
     token = str(tokenizer.id_to_token(token_id))
-    if not _byte_level(tokenizer) or token_id in _special_ids(tokenizer):
+    if token_id in _special_ids(tokenizer):
+        return token
+    if _metaspace(tokenizer):
+        return _metaspace_text(token)
+    if not _byte_level(tokenizer):
         return token
     characters = _byte_characters()
     if any(character not in characters for character in token):
@@ -203,6 +255,20 @@ def token_text(tokenizer: Any, token_id: int) -> str:
         if raw.startswith(b" ") and len(raw) > 1:
             raw = raw[1:]  # the space that begins a word, left out as for whole characters
         return "<" + " ".join(f"{byte:02x}" for byte in raw) + ">"
+
+
+def _metaspace_text(token: str) -> str:
+    """A SentencePiece-style piece as shown: "▁it" as "it", "▁" as "␣", a byte-fallback piece
+    as its character ("<0x5A>" as "Z") or, when the byte is part of one, as the byte, "<c3>"
+    (as byte-level BPE's partial characters are shown)."""
+    match = re.fullmatch(r"<0x([0-9A-Fa-f]{2})>", token)
+    if match:
+        byte = int(match.group(1), 16)
+        if byte == 0x20:
+            return SPACE
+        # A printable ASCII byte is a whole character; any other is part of one (or a control).
+        return chr(byte) if 0x20 < byte < 0x7F else f"<{byte:02x}>"
+    return _shown(token.replace(METASPACE, " "))
 
 
 def _special_ids(tokenizer: Any) -> set[int]:
@@ -230,6 +296,29 @@ def _byte_level(tokenizer: Any) -> bool:
     from tokenizers import decoders
 
     return isinstance(getattr(tokenizer, "decoder", None), decoders.ByteLevel)
+
+
+def _metaspace(tokenizer: Any) -> bool:
+    """Whether the tokenizer writes spaces as ▁ (SentencePiece's way: Llama 2, TinyLlama): its
+    decoder is a Metaspace one, or a sequence that replaces ▁ by a space."""
+    from tokenizers import decoders
+
+    decoder = getattr(tokenizer, "decoder", None)
+    if isinstance(decoder, decoders.Metaspace):
+        return True
+    if not isinstance(decoder, decoders.Sequence):
+        return False
+    # A Sequence does not list its parts in Python; its JSON does.
+    try:
+        steps = json.loads(decoder.__getstate__()).get("decoders", [])
+    except (ValueError, AttributeError):
+        return False
+    return any(
+        step.get("type") == "Metaspace"
+        or (step.get("type") == "Replace" and step.get("pattern", {}).get("String") == METASPACE)
+        for step in steps
+        if isinstance(step, dict)
+    )
 
 
 def _shown(text: str) -> str:

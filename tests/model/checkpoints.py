@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 
 GPT2 = Path(__file__).resolve().parent / "tiny_gpt2"
+LLAMA = GPT2.parent / "tiny_llama"  # tests/model/make_llama.py wrote these two
+QWEN2 = GPT2.parent / "tiny_qwen2"
 #: Tensors the damage tables name.
 QUERY_2 = "encoder.layer.1.attention.self.query.weight"
 WORDS = "embeddings.word_embeddings.weight"

@@ -47,9 +47,9 @@ def test_every_registered_family_is_its_modules_architecture() -> None:
 
 def test_an_unknown_family_is_refused_naming_the_ones_attnviz_runs() -> None:
     with pytest.raises(FileProblem) as refused:
-        architecture_for("llama", Path("models/llama"))
+        architecture_for("t5", Path("models/t5"))
     message = refused.value.message
-    assert message.startswith("models/llama is a 'llama' model; attnviz runs model_type ")
+    assert message.startswith("models/t5 is a 't5' model; attnviz runs model_type ")
     assert all(f"'{model_type}'" in message for model_type in MODULES)
 
 

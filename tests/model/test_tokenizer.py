@@ -1,5 +1,6 @@
 """attnviz.model.tokenizer: a sentence as the model sees it (ids, the pieces as shown, which
-pieces make one word, which are special), from a BERT vocab.txt or GPT-2's byte-level BPE."""
+pieces make one word, which are special), from a BERT vocab.txt, GPT-2's byte-level BPE, or
+the SentencePiece-style BPE of Llama 2 (▁ for spaces, byte fallback)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from attnviz.errors import AttnvizError
-from model.checkpoints import GPT2, tiny_bert
+from model.checkpoints import GPT2, LLAMA, QWEN2, tiny_bert
 
 from support import needs_model
 
@@ -51,3 +52,38 @@ def test_padding_appends_special_tokens_and_a_long_sentence_is_refused() -> None
         encode(tokenizer, "word " * 100, 64)  # refused, never truncated
     with pytest.raises(AttnvizError, match=r"not UTF-8 text \(\\xe9\)"):
         encode(tokenizer, "caf\udce9", 64)
+
+
+def test_sentencepiece_pieces_are_shown_as_text_and_bytes_as_bytes() -> None:
+    from attnviz.model.tokenizer import SPACE, encode, load_tokenizer, token_text
+
+    tokenizer = load_tokenizer(LLAMA)
+    encoding = encode(tokenizer, "Zebras  jumped—über it", 64)
+    assert tokenizer.id_to_token(encoding.ids[-1]) == "▁it"
+    assert encoding.tokens[0] == "<s>" and encoding.special == (0,)  # the post-processor's
+    assert encoding.tokens[-1] == "it" and not any("▁" in token for token in encoding.tokens)
+    assert "Z" in encoding.tokens  # <0x5A>, a whole character: shown as one
+    assert ("<e2>", "<80>", "<94>") == encoding.tokens[15:18]  # the dash's three bytes
+    assert token_text(tokenizer, tokenizer.token_to_id("▁")) == SPACE
+    groups, words = encoding.words()
+    assert words == ("<s>", "Zebras", "jumped", "—", "über", "it")
+    assert groups[3] == (15, 16, 17)  # one character's bytes, one word
+
+
+def test_sentencepiece_words_split_at_spaces_and_around_punctuation() -> None:
+    from attnviz.model.tokenizer import encode, load_tokenizer
+
+    tokenizer = load_tokenizer(LLAMA)
+    encoding = encode(tokenizer, "it was tired! the cat; it (was) good", 64)
+    # The tokenizers library puts every piece of a tokenizer without a pre-tokenizer in word 0.
+    assert len(set(encoding.word_ids) - {None}) > 1
+    words = ("<s>", "it", "was", "tired", "!", "the", "cat", ";", "it", "(", "was", ")", "good")
+    assert encoding.words()[1] == words
+
+
+def test_a_byte_level_tokenizer_with_a_template_puts_its_begin_token_first() -> None:
+    from attnviz.model.tokenizer import encode, load_tokenizer
+
+    encoding = encode(load_tokenizer(QWEN2), "it was good", 64)
+    assert encoding.tokens == ("<s>", "it", "was", "good") and encoding.special == (0,)
+    assert encoding.words()[1] == ("<s>", "it", "was", "good")

@@ -1,0 +1,366 @@
+"""Llama-family decoders: config.json's model_type "llama" (Llama 2 and 3, TinyLlama, SmolLM2, …)
+and, in attnviz.model.qwen2, "qwen2", which adds biases to Q, K and V.
+
+    h₀ = E_token[ids]                                     # no position vectors: RoPE below
+    for each layer:
+        X  = RMSNorm₁(h)                                   # pre-norm, x / √(mean(x²) + ε) · γ
+        Q_i = X·W_Q[i] (+ b_Q[i]),  K_g = X·W_K[g],  V_g = X·W_V[g]     # G ≤ h key/value heads
+        Q̃_i, K̃_g = RoPE(Q_i), RoPE(K_g)                    # each pair rotated by position·θ
+        h  = h + Concat_i(softmax(mask(Q̃_i·K̃_gᵀ / √d_k))·V_g)·W_O,  g = i // (h/G)
+        h  = h + (SiLU(RMSNorm₂(h)·W_gate) ⊙ (RMSNorm₂(h)·W_up))·W_down    # SwiGLU
+    output = RMSNorm_f(h)
+
+The mask is causal. Grouped-query attention: h/G query heads share each key/value head, so W_K,
+W_V, K, V are [G, …] and are never repeated per query head. RoPE pairs coordinate i with
+i + d_k/2 in Hugging Face checkpoints ("half"); a GGUF file's weights pair 2i with 2i + 1
+("adjacent"), and ``LlamaWeights.rope`` says which. (Touvron et al. 2023; as Hugging Face's
+LlamaModel and Qwen2Model with eager attention.)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from attnviz.arrays import FloatArray
+from attnviz.attention import causal_mask
+from attnviz.errors import AttnvizError
+from attnviz.model.base import (
+    Architecture,
+    Family,
+    ModelConfig,
+    ModelTrace,
+    finite,
+    integer,
+    number,
+)
+from attnviz.model.rotary import rms_norm, rotary_attention, swiglu
+from attnviz.model.tensors import Tensors
+from attnviz.positions import Rope
+from attnviz.provenance import Provenance
+from attnviz.trace import frozen_array
+
+
+@dataclass(frozen=True)
+class LlamaConfig(ModelConfig):
+    """A Llama-family config.json's sizes: ModelConfig's, with layer_norm_eps RMSNorm's ε."""
+
+    n_kv_heads: int = 0  # G, the key/value heads; 0 is refused
+    rope_theta: float = 10000.0  # RoPE's base
+    sliding_window: int | None = None  # keys further back than this are hidden, when set
+    qkv_bias: bool = False  # b_Q, b_K, b_V: Qwen2's, or Llama's with attention_bias
+    output_bias: bool = False  # b_O: Llama's with attention_bias
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.n_kv_heads <= 0 or self.n_heads % self.n_kv_heads:
+            raise AttnvizError(
+                f"{self.n_heads} query heads cannot share {self.n_kv_heads} key/value heads "
+                "equally (num_key_value_heads must divide num_attention_heads)"
+            )
+        if not (math.isfinite(self.rope_theta) and self.rope_theta > 1):
+            raise AttnvizError(f"rope_theta must be a number above 1, got {self.rope_theta}")
+        if self.d_k % 2:
+            raise AttnvizError(f"RoPE rotates pairs of coordinates; d_k {self.d_k} is odd")
+
+
+@dataclass(frozen=True)
+class LlamaLayer:
+    """One decoder layer's weights, in x·W form."""
+
+    attention_norm: FloatArray  # γ [d_model], input_layernorm
+    W_Q: FloatArray  # [h, d_model, d_k]
+    W_K: FloatArray  # [G, d_model, d_k]
+    W_V: FloatArray  # [G, d_model, d_k]
+    W_O: FloatArray  # [h·d_k, d_model]
+    b_Q: FloatArray | None  # [h, d_k] (Qwen2), else None
+    b_K: FloatArray | None  # [G, d_k]
+    b_V: FloatArray | None  # [G, d_k]
+    b_O: FloatArray | None  # [d_model] (Llama with attention_bias), else None
+    mlp_norm: FloatArray  # γ [d_model], post_attention_layernorm
+    W_gate_up: FloatArray  # [d_model, 2·d_ff]: W_gate | W_up side by side, one product
+    W_down: FloatArray  # [d_ff, d_model]
+    # Q, K and V of every head in one product: [W_Q | W_K | W_V], each head's columns side by
+    # side, [d_model, (h + 2G)·d_k], and the biases alike, [(h + 2G)·d_k] (None without).
+    qkv: FloatArray = field(init=False, repr=False)
+    qkv_bias: FloatArray | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        d_model = self.W_Q.shape[1]
+        columns = [
+            w.transpose(1, 0, 2).reshape(d_model, -1) for w in (self.W_Q, self.W_K, self.W_V)
+        ]
+        side_by_side = np.ascontiguousarray(np.concatenate(columns, axis=1))
+        object.__setattr__(self, "qkv", frozen_array(side_by_side, copy=False))
+        bias = None
+        if self.b_Q is not None and self.b_K is not None and self.b_V is not None:
+            bias = frozen_array(
+                np.concatenate([self.b_Q.ravel(), self.b_K.ravel(), self.b_V.ravel()]), copy=False
+            )
+        object.__setattr__(self, "qkv_bias", bias)
+
+
+@dataclass(frozen=True)
+class LlamaWeights:
+    """The token table's rows for the sentence, every layer, the final norm, how RoPE pairs."""
+
+    token_embeddings: FloatArray  # [n, d_model] the rows of the sentence's ids
+    layers: tuple[LlamaLayer, ...]
+    final_norm: FloatArray  # γ [d_model], norm
+    eps: float  # RMSNorm's ε
+    rope: Rope  # base rope_theta; pairing "half" for Hugging Face checkpoints
+
+
+FAMILY = Family(
+    tokenizer="The model's tokenizer splits the sentence into BPE pieces (a piece that begins a "
+    "word carries the space before it, written ▁ or Ġ in its vocabulary, not shown here), and "
+    "may put a beginning-of-sequence token such as <s> first",
+    word_order="Word order is not in X: a Llama-family model adds no position vectors to its "
+    "token embeddings. Inside every layer's attention it rotates each query and key by its "
+    "position (RoPE, rotary positions), so that q·k depends on how far apart two tokens are",
+    sublayer="In the model this attention is one sublayer of a decoder layer, without biases "
+    "(Q = X·W_Q and so on), where X = RMSNorm(h), the residual stream h divided by its root "
+    "mean square and scaled by learned weights (no mean subtracted, no bias). Q and K are "
+    "rotated by their positions (RoPE) before the scores; V is not. Its output is added back, "
+    "h' = h + output; a SwiGLU feed-forward block, (SiLU(X'·W_gate) ⊙ X'·W_up)·W_down with "
+    "X' = RMSNorm(h'), is added the same way to give the next layer's h. Each word attends "
+    "only to itself and the words before it (a causal mask).",
+    after_attention="In the model it is then added to the residual stream, h' = h + output, "
+    "and the SwiGLU feed-forward block follows (as described at the top).",
+    layer_input=(
+        "the model's token embeddings (no position vectors) normalised by input_layernorm, the "
+        "RMSNorm before attention",
+        "the residual stream after layer {previous} normalised by input_layernorm, the RMSNorm "
+        "before attention",
+    ),
+    special_tokens="<s> (beginning of sequence) is put first by the tokenizer's "
+    "post-processor, as the model saw it first in every text it was trained on. It is not a "
+    "word of the sentence, yet with a causal mask it is the one key every word can see, and "
+    "trained decoders send much of the attention of heads that have nothing to do for a word "
+    "to the first token (an attention sink, Xiao et al. 2023).",
+    special_names=("<s>",),
+    token_unit="piece",
+)
+
+
+class Llama(Architecture):
+    model_type = "llama"
+    causal = True
+    description = "Llama-family decoder"
+    family = FAMILY
+    prefixes = ("model.",)  # LlamaForCausalLM's checkpoints
+    #: Qwen2's Q, K and V always have biases; Llama's have them with attention_bias true.
+    qkv_bias_always = False
+
+    def read_config(self, data: Mapping[str, Any]) -> LlamaConfig:
+        refuse_variants(data)
+        d_model = integer(data, "hidden_size")
+        n_heads = integer(data, "num_attention_heads")
+        head_dim = data.get("head_dim")
+        if head_dim is not None and head_dim != d_model // n_heads:
+            raise AttnvizError(
+                f"attnviz runs heads of d_k = hidden_size / heads = {d_model // n_heads}, not "
+                f"head_dim {head_dim}"
+            )
+        pad = data.get("pad_token_id")
+        if pad is None:
+            pad = data.get("eos_token_id")
+        return LlamaConfig(
+            model_type=self.model_type,
+            d_model=d_model,
+            n_heads=n_heads,
+            n_layers=integer(data, "num_hidden_layers"),
+            d_ff=integer(data, "intermediate_size"),
+            max_positions=integer(data, "max_position_embeddings"),
+            layer_norm_eps=number(data, "rms_norm_eps", 1e-6),
+            pad_token_id=pad if isinstance(pad, int) and not isinstance(pad, bool) else None,
+            n_kv_heads=integer(data, "num_key_value_heads", default=n_heads),
+            rope_theta=rope_theta(data),
+            sliding_window=sliding_window(data),
+            qkv_bias=self.qkv_bias_always or data.get("attention_bias") is True,
+            output_bias=not self.qkv_bias_always and data.get("attention_bias") is True,
+        )
+
+    def load(self, tensors: Tensors, config: ModelConfig, ids: Sequence[int]) -> LlamaWeights:
+        assert isinstance(config, LlamaConfig)
+        window = config.sliding_window
+        if window is not None and len(ids) > window:
+            raise AttnvizError(
+                f"the model hides keys more than {window} tokens back (a sliding window), which "
+                f"attnviz does not run; give a sentence of at most {window} tokens"
+            )
+        d, h, g, d_ff = config.d_model, config.n_heads, config.n_kv_heads, config.d_ff
+        d_k = config.d_k
+        layers = []
+        for index in range(config.n_layers):
+            base = f"layers.{index}."
+
+            def weight(name: str, n_out: int, n_in: int, base: str = base) -> FloatArray:
+                """A Linear layer's weight, stored [out, in], as [in, out]."""
+                return tensors.get(f"{base}{name}.weight", (n_out, n_in)).T
+
+            def bias(name: str, n_out: int, base: str = base) -> FloatArray:
+                return tensors.get(f"{base}{name}.bias", (n_out,))
+
+            b_q = b_k = b_v = b_o = None
+            if config.qkv_bias:
+                b_q = bias("self_attn.q_proj", h * d_k).reshape(h, d_k)
+                b_k = bias("self_attn.k_proj", g * d_k).reshape(g, d_k)
+                b_v = bias("self_attn.v_proj", g * d_k).reshape(g, d_k)
+            if config.output_bias:
+                b_o = bias("self_attn.o_proj", d)
+            elif config.qkv_bias:  # Qwen2: a trace has all four biases or none; this one is 0
+                b_o = frozen_array(np.zeros(d, tensors.dtype), copy=False)
+            layers.append(
+                LlamaLayer(
+                    attention_norm=tensors.get(f"{base}input_layernorm.weight", (d,)),
+                    W_Q=heads(weight("self_attn.q_proj", h * d_k, d), h),
+                    W_K=heads(weight("self_attn.k_proj", g * d_k, d), g),
+                    W_V=heads(weight("self_attn.v_proj", g * d_k, d), g),
+                    W_O=weight("self_attn.o_proj", d, h * d_k),
+                    b_Q=b_q,
+                    b_K=b_k,
+                    b_V=b_v,
+                    b_O=b_o,
+                    mlp_norm=tensors.get(f"{base}post_attention_layernorm.weight", (d,)),
+                    W_gate_up=np.concatenate(
+                        [weight("mlp.gate_proj", d_ff, d), weight("mlp.up_proj", d_ff, d)], axis=1
+                    ),
+                    W_down=weight("mlp.down_proj", d, d_ff),
+                )
+            )
+        return LlamaWeights(
+            token_embeddings=tensors.rows("embed_tokens.weight", ids, d),
+            layers=tuple(layers),
+            final_norm=tensors.get("norm.weight", (d,)),
+            eps=config.layer_norm_eps,
+            rope=Rope(base=config.rope_theta, pairing="half"),
+        )
+
+    def forward(
+        self,
+        weights: LlamaWeights,
+        tokens: Sequence[str],
+        *,
+        provenance: Provenance,
+        mask: np.ndarray | None,
+    ) -> ModelTrace:
+        """Every layer, keeping each one's attention (on RMSNorm₁ of the residual stream), with
+        the causal mask (and ``mask``, the padding mask, when given)."""
+        hidden = finite(weights.token_embeddings[: len(tokens)], "the embeddings")
+        return self.run_layers(weights, tokens, hidden, provenance=provenance, mask=mask)
+
+    def run_layers(
+        self,
+        weights: LlamaWeights,
+        tokens: Sequence[str],
+        hidden: FloatArray,
+        *,
+        provenance: Provenance,
+        mask: np.ndarray | None,
+        start: int = 1,
+        attention_output: FloatArray | None = None,
+    ) -> ModelTrace:
+        """Layers ``start`` (from 1) to the last on the residual stream ``hidden`` [n, d_model]
+        before layer start, then the final RMSNorm; always causal, ``mask`` (the padding mask,
+        when given) combined with it. ``attention_output`` [n, d_model], when given, stands in
+        for layer start's attention output, whose trace is then left out."""
+        n = len(tokens)
+        allowed = causal_mask(n) if mask is None else causal_mask(n) & mask
+        hidden_states = [hidden]
+        traces = []
+        eps = weights.eps
+        for index in range(start - 1, len(weights.layers)):
+            layer = weights.layers[index]
+            if attention_output is not None and index == start - 1:
+                output = attention_output
+            else:
+                trace = rotary_attention(
+                    tokens,
+                    rms_norm(hidden, layer.attention_norm, eps),
+                    layer,
+                    weights.rope,
+                    provenance=provenance,
+                    layer=index + 1,
+                    mask=allowed,
+                )
+                traces.append(trace)
+                output = trace.output
+            hidden = hidden + output
+            feed_forward = swiglu(rms_norm(hidden, layer.mlp_norm, eps), layer.W_gate_up)
+            hidden = finite(hidden + feed_forward @ layer.W_down, f"layer {index + 1}")
+            hidden_states.append(hidden)
+        # As Hugging Face's GPT-2 reports it: the last hidden state after the final norm.
+        hidden_states[-1] = finite(rms_norm(hidden, weights.final_norm, eps), "the final RMSNorm")
+        return ModelTrace(
+            tokens=tuple(tokens),
+            layers=tuple(traces),
+            hidden_states=frozen_array(np.stack(hidden_states), copy=False),
+        )
+
+
+def heads(w: FloatArray, n_heads: int) -> FloatArray:
+    """[d_model, n_heads·d_k] in x·W form -> [n_heads, d_model, d_k]."""
+    d_in, d_out = w.shape
+    return frozen_array(w.reshape(d_in, n_heads, d_out // n_heads).transpose(1, 0, 2), copy=False)
+
+
+def refuse_variants(data: Mapping[str, Any]) -> None:
+    """AttnvizError naming the first feature of config.json that attnviz does not run: SiLU
+    only, default RoPE only (no scaling), no mixture of experts, no MLP biases."""
+    activation = data.get("hidden_act", "silu")
+    if activation != "silu":
+        raise AttnvizError(
+            f"attnviz runs Llama-family models with hidden_act 'silu', not {activation!r}"
+        )
+    for key in ("rope_scaling", "rope_parameters"):
+        settings = data.get(key)
+        if isinstance(settings, Mapping):
+            kind = settings.get("rope_type", settings.get("type", "default"))
+            if kind != "default":
+                raise AttnvizError(
+                    f"the model scales its rotary positions ({key} rope_type {kind!r}); attnviz "
+                    "runs only the default RoPE"
+                )
+        elif settings is not None:
+            raise AttnvizError(f"{key} is {settings!r}, not an object of settings")
+    experts = next(
+        (key for key in ("num_local_experts", "num_experts", "n_routed_experts") if data.get(key)),
+        None,
+    )
+    if experts is not None:
+        raise AttnvizError(
+            f"the model is a mixture of experts ({experts} {data[experts]}), which attnviz does "
+            "not run"
+        )
+    if data.get("mlp_bias"):
+        raise AttnvizError("attnviz runs Llama-family models without MLP biases (mlp_bias false)")
+
+
+def rope_theta(data: Mapping[str, Any]) -> float:
+    """RoPE's base: config.json's rope_theta, at the top level (before transformers 5) or inside
+    rope_parameters; 10000 when neither says."""
+    parameters = data.get("rope_parameters")
+    if isinstance(parameters, Mapping) and parameters.get("rope_theta") is not None:
+        return number(parameters, "rope_theta", 10000.0)
+    return number(data, "rope_theta", 10000.0)
+
+
+def sliding_window(data: Mapping[str, Any]) -> int | None:
+    """The sliding window the model's attention uses (Qwen2 with use_sliding_window), or None.
+    Layers with a window: Qwen2's from max_window_layers on, or those layer_types names."""
+    layer_types = data.get("layer_types")
+    if isinstance(layer_types, list):  # transformers 5 names each layer's kind
+        sliding = "sliding_attention" in layer_types
+    else:
+        sliding = data.get("use_sliding_window") is True
+    if not sliding or data.get("sliding_window") is None:
+        return None
+    return integer(data, "sliding_window")
+
+
+ARCHITECTURE = Llama()
