@@ -344,6 +344,12 @@ EXPECTED: dict[str, Expected] = {
     f"attnviz explain {IT_ARG} --steps blockwise": Expected(
         ("Step 6b · FlashAttention's softmax, a block of keys at a time: 'it' in head 1",)
     ),
+    f"attnviz explain --model tests/model/tiny_llama {IT_ARG} --head 3": Expected(
+        ("G = 2 key/value heads, each shared by", "Step 3 · Rotary positions")
+    ),
+    f"attnviz heatmap --model tests/model/tiny_qwen2 {IT_ARG} --all-layers -o qwen2_grid.png": (
+        Expected(writes=("qwen2_grid.png",))
+    ),
     "attnviz train coref": Expected((*TRAIN_START, *TRAINED_SAYS)),
     "attnviz train coref --readout word": Expected(
         (
