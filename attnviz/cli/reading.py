@@ -59,7 +59,8 @@ def heads(
     included whether shown or not, neither [PAD] nor the focus word's rows;
     for each key only the rows that may attend to it. With --words, a word's
     w, key and offset are sums over its pieces; w is read from the mean of
-    the focus word's pieces' rows, offsets from its first piece.
+    the focus word's pieces' rows, offsets from its first piece. [CLS],
+    [SEP] and other markers the tokenizer adds are not ranked as targets.
 
     \b
     Head types, each from the head's whole matrix (its rows with a choice):
