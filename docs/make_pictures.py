@@ -119,6 +119,70 @@ def make_honest_pictures() -> None:
     print(f"wrote {path}")
 
 
+def make_rope_picture(path: Path) -> None:
+    """Rotary positions: one query of "I am good" (random mode, --positions rope, head 1), each
+    of its pairs of coordinates drawn as a point turned by m·θ_i at positions m = 0 … 7, with
+    attnviz's own rotate(); the fast pair turns a radian a step, the slow one barely moves."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from attnviz.positions import Rope, rope_frequencies, rope_pairs, rotate
+
+    trace = attnviz.explain("I am good", positions="rope", heads=1, d_model=8).trace
+    rope = trace.rope or Rope()
+    q = np.asarray(trace.Q[0, 0], dtype=np.float64)  # q_I before turning, d_k = 8
+    d_k = q.size
+    positions = np.arange(8, dtype=np.float64)
+    turned = rotate(np.tile(q, (positions.size, 1)), positions, rope)  # [8, d_k]
+    first, second = rope_pairs(d_k, rope.pairing)
+    thetas = rope_frequencies(d_k, rope.base)
+    figure = Figure(figsize=(2.6 * first.size, 3.0), dpi=150, layout="constrained")
+    figure.suptitle(
+        'Rotary positions: q_I of "I am good" (head 1) at positions m = 0 … 7; each pair of '
+        "coordinates turned by m·θ_i, θ_i = 10000^(−2i/d_k)",
+        fontsize=9,
+    )
+    for i, (a, b) in enumerate(zip(first, second, strict=True)):
+        axes = figure.add_subplot(1, first.size, i + 1)
+        radius = float(np.hypot(q[a], q[b])) * 1.25 or 1.0
+        axes.add_patch(
+            __import__("matplotlib.patches").patches.Circle(
+                (0, 0), radius / 1.25, fill=False, linestyle=":", linewidth=0.6, color="grey"
+            )
+        )
+        labelled = -1.0  # the angle of the last position labelled
+        for m, point in enumerate(turned):
+            colour = (0.15, 0.35 + 0.08 * m, 0.6)
+            axes.annotate(
+                "",
+                (point[a], point[b]),
+                (0, 0),
+                arrowprops={"arrowstyle": "->", "color": colour, "linewidth": 1},
+            )
+            if m == 0 or m * thetas[i] - labelled >= 0.3:  # labels that would not overlap
+                axes.text(
+                    point[a] * 1.13, point[b] * 1.13, str(m), fontsize=7, ha="center", va="center"
+                )
+                labelled = m * thetas[i]
+        if 7 * thetas[i] < 0.3:
+            axes.text(
+                0,
+                -radius * 0.85,
+                f"m = 0 … 7 turn it by {7 * thetas[i]:.2g} rad in all",
+                fontsize=7,
+                ha="center",
+            )
+        axes.set_xlim(-radius, radius)
+        axes.set_ylim(-radius, radius)
+        axes.set_aspect("equal")
+        axes.tick_params(labelsize=6)
+        axes.set_title(
+            f"pair {i}: coordinates {a + 1} and {b + 1}\nθ_{i} = {thetas[i]:.3g} rad a step",
+            fontsize=8,
+        )
+    figure.savefig(path, metadata={"Software": None})
+
+
 def make_scaling_picture(path: Path) -> None:
     from attnviz.analysis.scaling import scaling_experiment
     from attnviz.render.plots import save_scaling_plot
@@ -163,6 +227,8 @@ def make_slide_pictures() -> None:
 def main() -> None:
     make_trained_pictures()
     make_honest_pictures()
+    make_rope_picture(DOCS / "rope.png")
+    print(f"wrote {DOCS / 'rope.png'}")
     make_scaling_picture(DOCS / "scaling.png")
     make_lines_picture(DOCS / "lines_it.png")
     make_mask_and_cross_pictures()
