@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -44,8 +44,14 @@ from attnviz.positions import Rope
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
 
-if TYPE_CHECKING:
-    from attnviz.model.gguf_model import GgufTensors
+
+class LayerTensors(Protocol):
+    """What a layer is read from: a checkpoint's tensors by name (attnviz.model.tensors.Tensors)
+    or a GGUF file's (attnviz.model.gguf_model.GgufTensors), in one dtype."""
+
+    dtype: type
+
+    def get(self, name: str, shape: tuple[int, ...]) -> FloatArray: ...
 
 
 @dataclass(frozen=True)
@@ -267,7 +273,7 @@ class Llama(Architecture):
         )
 
 
-def load_layer(tensors: Tensors | GgufTensors, config: LlamaConfig, index: int) -> LlamaLayer:
+def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaLayer:
     """Layer ``index`` (from 0) of a checkpoint's tensors, in x·W form (``tensors``: read like
     attnviz.model.tensors.Tensors; a GGUF file's dequantize here, one layer at a time)."""
     d, h, g, d_ff = config.d_model, config.n_heads, config.n_kv_heads, config.d_ff

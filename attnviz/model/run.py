@@ -147,11 +147,7 @@ def load_model(
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
     folder = find_model(model)
     if is_gguf(folder):
-        from attnviz.model.run_gguf import load_gguf_model
-
-        return load_gguf_model(
-            sentence, folder, model, dtype=DTYPES[dtype], pad_to=pad_to, keep_layers=keep_layers
-        )
+        return _load_gguf(sentence, folder, model, DTYPES[dtype], pad_to, keep_layers)
     data = config_data(folder)
     if data.get("model_type") == toy.MODEL_TYPE:
         return _load_toy(sentence, folder, data, checkpoint_name(model, folder), dtype, pad_to)
@@ -223,6 +219,40 @@ def model_provenance(
         words=words,
         sentence=sentence,
     )
+
+
+def _load_gguf(
+    sentence: str, path: Path, model: str, dtype: type, pad_to: int | None, keep_layers: bool
+) -> LoadedModel:
+    """A Llama-family model in the GGUF file ``path`` for ``sentence``: the tokenizer from the
+    file's metadata, the embeddings of the sentence's ids only, the layers dequantized as the
+    forward pass reaches them (the output layer never); W_Q and W_K arranged for Hugging Face's
+    RoPE pairing, as attnviz's other Llama models. ``model``: as it was asked for."""
+    from attnviz.model.gguf_about import quantization_about
+    from attnviz.model.gguf_model import gguf_weights, load_gguf
+    from attnviz.model.llama import LlamaConfig
+
+    gguf = load_gguf(path, dtype, "half")
+    data = gguf.settings.config()
+    meta = gguf.tensors.file.metadata
+    pad = meta.get("tokenizer.ggml.padding_token_id", meta.get("tokenizer.ggml.eos_token_id"))
+    data["pad_token_id"] = int(pad) if isinstance(pad, int) else None
+    config, architecture = read_config(path, data)
+    assert isinstance(config, LlamaConfig)  # the file's settings name llama or qwen2
+    unpadded = encode(gguf.tokenizer, sentence, config.max_positions)
+    encoding, mask = padded(unpadded, gguf.tokenizer, config, f"{path.name}'s metadata", pad_to)
+    weights = gguf_weights(gguf, config, encoding.ids, keep=keep_layers)
+    name = f"{checkpoint_name(model, path)} (GGUF, {gguf.quantization.split(',')[0]})"
+    provenance = model_provenance(
+        sentence,
+        encoding,
+        config,
+        architecture,
+        name,
+        padding=len(encoding.ids) - len(unpadded.ids),
+        about=quantization_about(gguf, path, dtype),
+    )
+    return LoadedModel(name, path, encoding, provenance, mask, weights, architecture)
 
 
 def _load_toy(

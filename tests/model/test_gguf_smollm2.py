@@ -142,7 +142,7 @@ def test_the_lesson_names_the_file_its_quantization_and_the_first_token_sink(
     explanation = attnviz.explain(SEEDS, model="smollm2")  # the last layer, focus "it"
     text = " ".join(attnviz.lesson(explanation, steps="1").split())
     assert "SmolLM2-135M-Instruct.Q4_1.gguf stores the model quantized" in text
-    assert "4-bit Q4_1, blocks of 32 numbers sharing a scale and a minimum" in text
+    assert "W_O as 4-bit Q4_1, blocks of 32 numbers sharing a scale and a minimum" in text
     # "The" takes about half of the weight of "it" on average over the heads: the number said
     # is the golden's (transformers') mean at the digits shown.
     golden = np.load(GOLDEN)["attention_0"]
