@@ -57,6 +57,7 @@ def write(lesson: LessonWriter) -> None:
         if provenance.weights.about:
             lesson.say(printable(provenance.weights.about))
         lesson.say(lesson.family.sublayer)
+        _first_token_sink(lesson)
     if lesson.selection.hidden:
         lesson.note(
             f"Note: {plural(len(lesson.selection.hidden), 'token')} ({lesson.hidden_names()}) "
@@ -81,6 +82,35 @@ def write(lesson: LessonWriter) -> None:
             "Note: the model's tokenizer lowercases the sentence (and strips accents) "
             f"before splitting it, so {lowered}."
         )
+
+
+def _first_token_sink(lesson: LessonWriter) -> None:
+    """A trained Llama-family model without a beginning-of-sequence token (SmolLM2 adds none):
+    the sentence's first token as the focus word's attention sink, said when the heads' mean
+    weight on it is at least 0.3 and twice the even share."""
+    trace, focus = lesson.trace, lesson.selection.focus
+    provenance = trace.provenance
+    if (
+        focus is None
+        or focus.index == 0
+        or provenance.weights.architecture not in ("llama", "qwen2")
+        or provenance.weights.is_random
+        or 0 in provenance.special
+        or 0 in lesson.selection.hidden
+    ):
+        return
+    mean = float(trace.weights[:, focus.index, 0].mean())
+    seen = focus.index + 1  # the keys a causal row sees
+    if mean < 0.3 or mean < 2 / seen:
+        return
+    first, word = printable(trace.tokens[0]), printable(focus.label)
+    lesson.say(
+        f"No beginning-of-sequence token comes first here, and the first token, '{first}', "
+        f"takes its place: it gets {mean:.2f} of the weight of '{word}' on average across the "
+        f"{trace.n_heads} heads of this layer, against 1/{seen} ≈ {1 / seen:.2f} if '{word}' "
+        f"spread its weight evenly over the {seen} tokens it sees. It is an attention sink: "
+        "heads with nothing to do for a word send its weight to the one key every word can see."
+    )
 
 
 def _sizes(lesson: LessonWriter) -> None:

@@ -18,13 +18,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.errors import FileProblem, option
 from attnviz.model.gguf_file import SUPPORTED_TYPES, GgufFile, dequantize, read_gguf
+
+if TYPE_CHECKING:
+    from attnviz.model.llama import LlamaConfig, LlamaLayer, LlamaWeights
 
 #: The architectures attnviz runs, and the RoPE pairing their GGUF files store W_Q, W_K for.
 STORED_PAIRING = {"llama": "adjacent", "qwen2": "half"}
@@ -358,3 +361,59 @@ def load_gguf(path: Path, dtype: type = np.float32, pairing: str = "half") -> Gg
     of_type = [info.name for info in projections if info.type_name == commonest]
     example = min(of_type, key=lambda name: (".attn_v." not in name, name))
     return GgufModel(tensors, gguf_tokenizer(tensors.file), tensors.settings, commonest, example)
+
+
+class GgufLayers(Sequence["LlamaLayer"]):
+    """A GGUF model's layers, each dequantized when the forward pass reaches it: a forward pass
+    holds one layer's feed-forward weights at a time (the trace keeps each layer's attention
+    weights). ``keep``: keep every layer once read, for runs that go through the layers again
+    (an ablation reruns them once per head)."""
+
+    def __init__(self, tensors: GgufTensors, config: LlamaConfig, *, keep: bool) -> None:
+        self.tensors = tensors
+        self.config = config
+        self.keep = keep
+        self._kept: dict[int, LlamaLayer] = {}
+
+    def __len__(self) -> int:
+        return self.config.n_layers
+
+    @overload
+    def __getitem__(self, index: int) -> LlamaLayer: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[LlamaLayer]: ...
+
+    def __getitem__(self, index: int | slice) -> LlamaLayer | Sequence[LlamaLayer]:
+        from attnviz.model.llama import load_layer
+
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        index %= len(self)
+        layer = self._kept.get(index)
+        if layer is None:
+            layer = load_layer(self.tensors, self.config, index)
+            if self.keep:
+                self._kept[index] = layer
+        return layer
+
+
+def gguf_weights(
+    model: GgufModel, config: LlamaConfig, ids: Sequence[int], *, keep: bool
+) -> LlamaWeights:
+    """What the Llama forward pass runs from a GGUF file: the token embeddings of ``ids`` only
+    (rows dequantized one by one), the layers as they are reached, the final norm, RoPE with
+    the pairing the tensors were arranged for. The output layer is never read."""
+    from attnviz.model.llama import LlamaWeights
+    from attnviz.positions import Rope
+
+    tensors = model.tensors
+    return LlamaWeights(
+        token_embeddings=tensors.rows("embed_tokens.weight", ids, config.d_model),
+        layers=GgufLayers(tensors, config, keep=keep),
+        final_norm=tensors.get("norm.weight", (config.d_model,)),
+        eps=config.layer_norm_eps,
+        rope=Rope(base=config.rope_theta, pairing=tensors.pairing),
+    )

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -43,6 +43,15 @@ from attnviz.model.tensors import Tensors
 from attnviz.positions import Rope
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
+
+
+class LayerTensors(Protocol):
+    """What a layer is read from: a checkpoint's tensors by name (attnviz.model.tensors.Tensors)
+    or a GGUF file's (attnviz.model.gguf_model.GgufTensors), in one dtype."""
+
+    dtype: type
+
+    def get(self, name: str, shape: tuple[int, ...]) -> FloatArray: ...
 
 
 @dataclass(frozen=True)
@@ -109,7 +118,8 @@ class LlamaWeights:
     """The token table's rows for the sentence, every layer, the final norm, how RoPE pairs."""
 
     token_embeddings: FloatArray  # [n, d_model] the rows of the sentence's ids
-    layers: tuple[LlamaLayer, ...]
+    # Every layer, or (a GGUF file) a sequence that dequantizes each when it is asked for.
+    layers: Sequence[LlamaLayer]
     final_norm: FloatArray  # γ [d_model], norm
     eps: float  # RMSNorm's ε
     rope: Rope  # base rope_theta; pairing "half" for Hugging Face checkpoints
@@ -193,50 +203,10 @@ class Llama(Architecture):
                 f"the model hides keys more than {window} tokens back (a sliding window), which "
                 f"attnviz does not run; give a sentence of at most {window} tokens"
             )
-        d, h, g, d_ff = config.d_model, config.n_heads, config.n_kv_heads, config.d_ff
-        d_k = config.d_k
-        layers = []
-        for index in range(config.n_layers):
-            base = f"layers.{index}."
-
-            def weight(name: str, n_out: int, n_in: int, base: str = base) -> FloatArray:
-                """A Linear layer's weight, stored [out, in], as [in, out]."""
-                return tensors.get(f"{base}{name}.weight", (n_out, n_in)).T
-
-            def bias(name: str, n_out: int, base: str = base) -> FloatArray:
-                return tensors.get(f"{base}{name}.bias", (n_out,))
-
-            b_q = b_k = b_v = b_o = None
-            if config.qkv_bias:
-                b_q = bias("self_attn.q_proj", h * d_k).reshape(h, d_k)
-                b_k = bias("self_attn.k_proj", g * d_k).reshape(g, d_k)
-                b_v = bias("self_attn.v_proj", g * d_k).reshape(g, d_k)
-            if config.output_bias:
-                b_o = bias("self_attn.o_proj", d)
-            elif config.qkv_bias:  # Qwen2: a trace has all four biases or none; this one is 0
-                b_o = frozen_array(np.zeros(d, tensors.dtype), copy=False)
-            layers.append(
-                LlamaLayer(
-                    attention_norm=tensors.get(f"{base}input_layernorm.weight", (d,)),
-                    W_Q=heads(weight("self_attn.q_proj", h * d_k, d), h),
-                    W_K=heads(weight("self_attn.k_proj", g * d_k, d), g),
-                    W_V=heads(weight("self_attn.v_proj", g * d_k, d), g),
-                    W_O=weight("self_attn.o_proj", d, h * d_k),
-                    b_Q=b_q,
-                    b_K=b_k,
-                    b_V=b_v,
-                    b_O=b_o,
-                    mlp_norm=tensors.get(f"{base}post_attention_layernorm.weight", (d,)),
-                    W_gate_up=np.concatenate(
-                        [weight("mlp.gate_proj", d_ff, d), weight("mlp.up_proj", d_ff, d)], axis=1
-                    ),
-                    W_down=weight("mlp.down_proj", d, d_ff),
-                )
-            )
         return LlamaWeights(
-            token_embeddings=tensors.rows("embed_tokens.weight", ids, d),
-            layers=tuple(layers),
-            final_norm=tensors.get("norm.weight", (d,)),
+            token_embeddings=tensors.rows("embed_tokens.weight", ids, config.d_model),
+            layers=tuple(load_layer(tensors, config, index) for index in range(config.n_layers)),
+            final_norm=tensors.get("norm.weight", (config.d_model,)),
             eps=config.layer_norm_eps,
             rope=Rope(base=config.rope_theta, pairing="half"),
         )
@@ -301,6 +271,48 @@ class Llama(Architecture):
             layers=tuple(traces),
             hidden_states=frozen_array(np.stack(hidden_states), copy=False),
         )
+
+
+def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaLayer:
+    """Layer ``index`` (from 0) of a checkpoint's tensors, in x·W form (``tensors``: read like
+    attnviz.model.tensors.Tensors; a GGUF file's dequantize here, one layer at a time)."""
+    d, h, g, d_ff = config.d_model, config.n_heads, config.n_kv_heads, config.d_ff
+    d_k = config.d_k
+    base = f"layers.{index}."
+
+    def weight(name: str, n_out: int, n_in: int) -> FloatArray:
+        """A Linear layer's weight, stored [out, in], as [in, out]."""
+        return tensors.get(f"{base}{name}.weight", (n_out, n_in)).T
+
+    def bias(name: str, n_out: int) -> FloatArray:
+        return tensors.get(f"{base}{name}.bias", (n_out,))
+
+    b_q = b_k = b_v = b_o = None
+    if config.qkv_bias:
+        b_q = bias("self_attn.q_proj", h * d_k).reshape(h, d_k)
+        b_k = bias("self_attn.k_proj", g * d_k).reshape(g, d_k)
+        b_v = bias("self_attn.v_proj", g * d_k).reshape(g, d_k)
+    if config.output_bias:
+        b_o = bias("self_attn.o_proj", d)
+    elif config.qkv_bias:  # Qwen2: a trace has all four biases or none; this one is 0
+        b_o = frozen_array(np.zeros(d, tensors.dtype), copy=False)
+    return LlamaLayer(
+        attention_norm=tensors.get(f"{base}input_layernorm.weight", (d,)),
+        W_Q=heads(weight("self_attn.q_proj", h * d_k, d), h),
+        W_K=heads(weight("self_attn.k_proj", g * d_k, d), g),
+        W_V=heads(weight("self_attn.v_proj", g * d_k, d), g),
+        # x·W in C order: numpy's product with a transposed view is several times slower.
+        W_O=frozen_array(np.ascontiguousarray(weight("self_attn.o_proj", d, h * d_k)), copy=False),
+        b_Q=b_q,
+        b_K=b_k,
+        b_V=b_v,
+        b_O=b_o,
+        mlp_norm=tensors.get(f"{base}post_attention_layernorm.weight", (d,)),
+        W_gate_up=np.concatenate(
+            [weight("mlp.gate_proj", d_ff, d), weight("mlp.up_proj", d_ff, d)], axis=1
+        ),
+        W_down=frozen_array(np.ascontiguousarray(weight("mlp.down_proj", d, d_ff)), copy=False),
+    )
 
 
 def heads(w: FloatArray, n_heads: int) -> FloatArray:

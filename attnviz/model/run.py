@@ -13,9 +13,15 @@ from attnviz.arrays import FloatArray
 from attnviz.attention import padding_mask
 from attnviz.errors import AttnvizError, FileProblem, option, quoted
 from attnviz.model import toy
-from attnviz.model.base import Architecture, ModelTrace
+from attnviz.model.base import Architecture, ModelConfig, ModelTrace
 from attnviz.model.bert import pooling_about
-from attnviz.model.checkpoint import checkpoint_name, config_data, find_model, read_config
+from attnviz.model.checkpoint import (
+    checkpoint_name,
+    config_data,
+    find_model,
+    is_gguf,
+    read_config,
+)
 from attnviz.model.tensors import open_tensors
 from attnviz.model.tokenizer import Encoding, encode, load_tokenizer, token_text
 from attnviz.provenance import (
@@ -115,7 +121,8 @@ def trace_model(
     to this many positions and mask them as keys, as a batch of sentences of different lengths
     would be (refused for the toy model, which has no padding token).
     """
-    loaded = load_model(sentence, model, dtype=dtype, pad_to=pad_to)
+    # One forward pass: a GGUF file's layers are dequantized as they are reached, not kept.
+    loaded = load_model(sentence, model, dtype=dtype, pad_to=pad_to, keep_layers=False)
     trace = loaded.forward()
     if loaded.toy_config is not None:
         return _toy_run(loaded, loaded.toy_config, trace)
@@ -123,41 +130,79 @@ def trace_model(
 
 
 def load_model(
-    sentence: str, model: str, *, dtype: str = "float32", pad_to: int | None = None
+    sentence: str,
+    model: str,
+    *,
+    dtype: str = "float32",
+    pad_to: int | None = None,
+    keep_layers: bool = True,
 ) -> LoadedModel:
-    """The weights ``trace_model`` runs on ``sentence`` (the same arguments), not yet run."""
+    """The weights ``trace_model`` runs on ``sentence`` (the same arguments), not yet run.
+    keep_layers=False: a GGUF file's layers are dequantized each time a run reaches them (one
+    forward pass holds one layer's feed-forward weights at a time); True keeps them once read,
+    for runs that go through the layers again."""
     if dtype not in DTYPES:
         raise AttnvizError(f"{option('dtype', metavar=quoted(dtype))}: use float32 or float64.")
     if not sentence.strip():
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
     folder = find_model(model)
+    if is_gguf(folder):
+        return _load_gguf(sentence, folder, model, DTYPES[dtype], pad_to, keep_layers)
     data = config_data(folder)
     if data.get("model_type") == toy.MODEL_TYPE:
         return _load_toy(sentence, folder, data, checkpoint_name(model, folder), dtype, pad_to)
     config, architecture = read_config(folder, data)
     tokenizer = load_tokenizer(folder)
-    encoding = encode(tokenizer, sentence, config.max_positions)
-    n_real = len(encoding.ids)
-    mask = None
-    if pad_to is not None:
-        if config.pad_token_id is None:
-            raise AttnvizError(
-                f"{option('pad_to')}: {folder.name}'s config.json names no padding (or "
-                "end-of-text) token."
-            )
-        if not n_real <= pad_to <= config.max_positions:
-            raise AttnvizError(
-                f"{option('pad_to', pad_to)}: the model sees {n_real} tokens (special tokens "
-                f"included); pad to between {n_real} and {config.max_positions}."
-            )
-        pad = token_text(tokenizer, config.pad_token_id)
-        encoding = encoding.padded(pad_to, config.pad_token_id, pad)
-        mask = padding_mask(n_real, pad_to)
+    unpadded = encode(tokenizer, sentence, config.max_positions)
+    encoding, mask = padded(unpadded, tokenizer, config, f"{folder.name}'s config.json", pad_to)
     with open_tensors(folder, DTYPES[dtype], architecture.prefixes) as tensors:
         weights = architecture.load(tensors, config, encoding.ids)
     name = checkpoint_name(model, folder)
+    provenance = model_provenance(
+        sentence,
+        encoding,
+        config,
+        architecture,
+        name,
+        padding=len(encoding.ids) - len(unpadded.ids),
+        about=pooling_about(folder),
+    )
+    return LoadedModel(name, folder, encoding, provenance, mask, weights, architecture)
+
+
+def padded(
+    encoding: Encoding, tokenizer: Any, config: ModelConfig, source: str, pad_to: int | None
+) -> tuple[Encoding, np.ndarray | None]:
+    """``encoding`` with padding tokens up to ``pad_to`` positions and the mask that hides them
+    as keys (``source``: what names the model's padding token, for the message); unchanged and
+    None without ``pad_to``."""
+    if pad_to is None:
+        return encoding, None
+    n_real = len(encoding.ids)
+    if config.pad_token_id is None:
+        raise AttnvizError(f"{option('pad_to')}: {source} names no padding (or end-of-text) token.")
+    if not n_real <= pad_to <= config.max_positions:
+        raise AttnvizError(
+            f"{option('pad_to', pad_to)}: the model sees {n_real} tokens (special tokens "
+            f"included); pad to between {n_real} and {config.max_positions}."
+        )
+    pad = token_text(tokenizer, config.pad_token_id)
+    return encoding.padded(pad_to, config.pad_token_id, pad), padding_mask(n_real, pad_to)
+
+
+def model_provenance(
+    sentence: str,
+    encoding: Encoding,
+    config: ModelConfig,
+    architecture: Architecture,
+    name: str,
+    *,
+    padding: int,
+    about: str | None,
+) -> Provenance:
+    """How a pretrained model's trace was made: its first layer's provenance."""
     groups, words = encoding.words()
-    provenance = Provenance(
+    return Provenance(
         embeddings=EmbeddingsOrigin(EmbeddingsKind.MODEL, architecture=config.model_type, layer=1),
         weights=WeightsOrigin(
             WeightsKind.PRETRAINED,
@@ -166,15 +211,48 @@ def load_model(
             layer=1,
             n_layers=config.n_layers,
             trained=config.trained,
-            about=pooling_about(folder),
+            about=about,
         ),
-        masking=Masking(causal=architecture.causal, padding=len(encoding.ids) - n_real),
+        masking=Masking(causal=architecture.causal, padding=padding),
         special=encoding.special,
         word_groups=groups,
         words=words,
         sentence=sentence,
     )
-    return LoadedModel(name, folder, encoding, provenance, mask, weights, architecture)
+
+
+def _load_gguf(
+    sentence: str, path: Path, model: str, dtype: type, pad_to: int | None, keep_layers: bool
+) -> LoadedModel:
+    """A Llama-family model in the GGUF file ``path`` for ``sentence``: the tokenizer from the
+    file's metadata, the embeddings of the sentence's ids only, the layers dequantized as the
+    forward pass reaches them (the output layer never); W_Q and W_K arranged for Hugging Face's
+    RoPE pairing, as attnviz's other Llama models. ``model``: as it was asked for."""
+    from attnviz.model.gguf_about import quantization_about
+    from attnviz.model.gguf_model import gguf_weights, load_gguf
+    from attnviz.model.llama import LlamaConfig
+
+    gguf = load_gguf(path, dtype, "half")
+    data = gguf.settings.config()
+    meta = gguf.tensors.file.metadata
+    pad = meta.get("tokenizer.ggml.padding_token_id", meta.get("tokenizer.ggml.eos_token_id"))
+    data["pad_token_id"] = int(pad) if isinstance(pad, int) else None
+    config, architecture = read_config(path, data)
+    assert isinstance(config, LlamaConfig)  # the file's settings name llama or qwen2
+    unpadded = encode(gguf.tokenizer, sentence, config.max_positions)
+    encoding, mask = padded(unpadded, gguf.tokenizer, config, f"{path.name}'s metadata", pad_to)
+    weights = gguf_weights(gguf, config, encoding.ids, keep=keep_layers)
+    name = f"{checkpoint_name(model, path)} (GGUF, {gguf.quantization.split(',')[0]})"
+    provenance = model_provenance(
+        sentence,
+        encoding,
+        config,
+        architecture,
+        name,
+        padding=len(encoding.ids) - len(unpadded.ids),
+        about=quantization_about(gguf, path, dtype),
+    )
+    return LoadedModel(name, path, encoding, provenance, mask, weights, architecture)
 
 
 def _load_toy(

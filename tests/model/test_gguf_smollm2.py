@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -107,3 +108,55 @@ def test_every_layer_dequantizes_to_finite_numbers(smollm2: GgufTensors) -> None
         }.items():
             weight, bias = smollm2.linear(f"layers.{layer}.{name}", n_in, n_out)
             assert weight.shape == (n_in, n_out) and bias is None
+
+
+@pytest.fixture(scope="module")
+def seeds_run() -> Any:
+    from attnviz.model.run import trace_model
+
+    return trace_model(SEEDS, "smollm2")
+
+
+SEEDS = "The animal didn't cross the street because it was too tired"
+
+
+@pytest.mark.parametrize("index", [0, 2])
+def test_every_layers_attention_equals_transformers_gguf_loader(index: int) -> None:
+    from attnviz.model.run import trace_model
+
+    golden = np.load(GOLDEN)
+    run = trace_model(str(golden[f"sentence_{index}"]), "smollm2")
+    assert list(run.encoding.ids) == golden[f"ids_{index}"].tolist()
+    weights = np.stack([layer.weights for layer in run.trace.layers])
+    expected = golden[f"attention_{index}"]
+    assert weights.shape == expected.shape == (30, 9, len(run.encoding.ids), len(run.encoding.ids))
+    np.testing.assert_allclose(weights, expected, rtol=0, atol=2e-5)
+
+
+def test_the_lesson_names_the_file_its_quantization_and_the_first_token_sink(
+    seeds_run: Any,
+) -> None:
+    import attnviz
+
+    assert seeds_run.model_name == "SmolLM2-135M-Instruct (GGUF, 4-bit Q4_1)"
+    explanation = attnviz.explain(SEEDS, model="smollm2")  # the last layer, focus "it"
+    text = " ".join(attnviz.lesson(explanation, steps="1").split())
+    assert "SmolLM2-135M-Instruct.Q4_1.gguf stores the model quantized" in text
+    assert "W_O as 4-bit Q4_1, blocks of 32 numbers sharing a scale and a minimum" in text
+    # "The" takes about half of the weight of "it" on average over the heads: the number said
+    # is the golden's (transformers') mean at the digits shown.
+    golden = np.load(GOLDEN)["attention_0"]
+    it = seeds_run.encoding.tokens.index("it")
+    mean = float(golden[29, :, it, 0].mean())
+    assert 0.5 <= mean <= 0.8
+    assert f"it gets {mean:.2f} of the weight of 'it' on average across the 9 heads" in text
+    assert "1/9 ≈ 0.11" in text
+
+
+def test_the_sink_is_not_claimed_where_the_first_token_takes_little(seeds_run: Any) -> None:
+    import attnviz
+
+    it = seeds_run.encoding.tokens.index("it")
+    assert float(seeds_run.trace.layers[11].weights[:, it, 0].mean()) < 0.1
+    explanation = attnviz.explain(SEEDS, model="smollm2", layer=12)
+    assert "attention sink" not in attnviz.lesson(explanation, steps="1")
