@@ -113,7 +113,7 @@ DECLARATIONS: dict[str, Any] = {
             "--model",
             "-m",
             help="A trained model: 'coref', 'coref-word' (attnviz's toy models), 'minilm', "
-            "'gpt2' (attnviz[model]) or a model folder.",
+            "'gpt2', 'smollm2' (attnviz[model]), a model folder, a .gguf file or ollama:NAME.",
             show_default=False,
         ),
     ],

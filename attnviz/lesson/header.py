@@ -108,8 +108,9 @@ def _first_token_sink(lesson: LessonWriter) -> None:
         f"No beginning-of-sequence token comes first here, and the first token, '{first}', "
         f"takes its place: it gets {mean:.2f} of the weight of '{word}' on average across the "
         f"{trace.n_heads} heads of this layer, against 1/{seen} ≈ {1 / seen:.2f} if '{word}' "
-        f"spread its weight evenly over the {seen} tokens it sees. It is an attention sink: "
-        "heads with nothing to do for a word send its weight to the one key every word can see."
+        f"spread its weight evenly over the {seen} tokens it sees. It acts as an attention sink "
+        "(Xiao et al. 2023): the one key every word of a causal model can see, where heads "
+        "park weight."
     )
 
 

@@ -350,6 +350,16 @@ EXPECTED: dict[str, Expected] = {
     f"attnviz heatmap --model tests/model/tiny_qwen2 {IT_ARG} --all-layers -o qwen2_grid.png": (
         Expected(writes=("qwen2_grid.png",))
     ),
+    f"attnviz explain -m smollm2 {IT_ARG}": Expected(
+        (
+            "Q4_1.gguf stores the model quantized: its attention weights W_Q, W_K",
+            "W_O as 4-bit Q4_1, blocks of 32 numbers sharing a scale and a minimum.",
+            "gets 0.67 of the weight of 'it' on average across the 9 heads of this layer",
+        )
+    ),
+    f"attnviz explain -m tests/model/tiny_llama.gguf {IT_ARG} --head 1": Expected(
+        ("G = 2 key/value heads",)
+    ),
     "attnviz train coref": Expected((*TRAIN_START, *TRAINED_SAYS)),
     "attnviz train coref --readout word": Expected(
         (
