@@ -21,17 +21,19 @@ pieces as computed, hidden tokens included); heads are numbered from 0.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from attnviz.analysis.blockwise import OnlineSoftmax, default_block, online_softmax
 from attnviz.analysis.contribution import row_contribution
 from attnviz.arrays import FloatArray
 from attnviz.attention import softmax_parts
 from attnviz.positions import rope_frequencies, rope_pairs, rotate
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
+
+if TYPE_CHECKING:  # the blockwise step is optional: explain does not import it
+    from attnviz.analysis.blockwise import OnlineSoftmax
 
 
 class ProjectionExample(NamedTuple):
@@ -426,6 +428,8 @@ def blockwise(
     keys = trace.K if trace.K_rotated is None else trace.K_rotated
     kv_head = trace.kv_head(head)
     n_keys = keys.shape[1]
+    from attnviz.analysis.blockwise import default_block, online_softmax
+
     online = online_softmax(
         q[head, query],
         keys[kv_head],

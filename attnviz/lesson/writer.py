@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from attnviz import worked
 from attnviz.labels import occurrence_labels, plural, subscript
@@ -27,10 +28,12 @@ from attnviz.lesson.blocks import (
 from attnviz.lesson.examples import ExampleText, position_labels
 from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import Step
-from attnviz.model.base import Family, family_of
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
+
+if TYPE_CHECKING:
+    from attnviz.model.base import Family
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,13 @@ class LessonWriter:
         self.text = ExampleText(options.decimals, self.all_queries, self.all_keys)
         # What the model's family says of itself (its tokenizer, its sublayer); None for
         # attnviz's own layer and for a family attnviz does not know, which borrows no sentence.
-        self.family: Family | None = family_of(trace.provenance.weights.architecture)
+        # The registry is imported only for a model's layer: the random lesson starts without it.
+        architecture = trace.provenance.weights.architecture
+        self.family: Family | None = None
+        if architecture is not None:
+            from attnviz.model.base import family_of
+
+            self.family = family_of(architecture)
 
     # -- opening a step ---------------------------------------------------------------------------
 

@@ -52,7 +52,8 @@ def test_explain_loads_neither_the_model_runner_nor_the_trainer_nor_other_comman
         "run(['explain', 'I am good', '--focus', 'I'])\n"
         "unused = ('attnviz.model.run', 'attnviz.train', 'attnviz.analysis.ablation', "
         "'attnviz.analysis.heads', 'attnviz.analysis.scaling', 'attnviz.cli.training', "
-        "'attnviz.cli.reading', 'attnviz.comparing', 'attnviz.paging')\n"
+        "'attnviz.cli.reading', 'attnviz.comparing', 'attnviz.paging', 'attnviz.model', "
+        "'attnviz.analysis.blockwise')\n"
         "print('LOADED', sorted(m for m in sys.modules if m.startswith(unused)))"
     )
     result = subprocess.run(
