@@ -710,7 +710,7 @@ def test_steps_shows_only_those_steps_after_the_header(
         ("1,,3", "has an empty item"),
         ("", "--steps is empty"),
         ("6-4", "the range '6-4' runs backwards; write 4-6."),
-        ("0", "there is no step 0; the steps are 1 to 7, and 8 is the focus view."),
+        ("0", "there is no step 0; the steps are 1 to 7, and 8 is the focus view (a lesson with"),
         ("3-9", "there is no step 9"),
         ("8", "step 8 is the focus view, and this lesson follows no word; name one with --focus"),
     ],

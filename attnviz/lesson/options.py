@@ -117,4 +117,8 @@ def _which(steps: tuple[Step, ...], trace: Any = None) -> str:
     """ "the steps are 1 to 7, and 8 is the focus view" """
     focus = focus_number(steps, trace)
     which = f"the steps are 1 to {last_plain_number(steps, trace)}"
-    return which if focus is None else f"{which}, and {focus} is the focus view"
+    which = which if focus is None else f"{which}, and {focus} is the focus view"
+    extra = [s.title.split(":")[0] for s in steps if s.when is not None and not s.optional]
+    if trace is None and extra:  # read before any trace: some lessons count one step more
+        which += f" (a lesson with {' or '.join(extra).lower()} has one step more)"
+    return which
