@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -38,7 +38,7 @@ from attnviz.model.base import (
     integer,
     number,
 )
-from attnviz.model.rotary import rms_norm, rotary_attention, swiglu
+from attnviz.model.rotary import rms_norm_columns, rotary_attention, swiglu_columns
 from attnviz.model.tensors import Tensors
 from attnviz.positions import Rope
 from attnviz.provenance import Provenance
@@ -79,38 +79,67 @@ class LlamaConfig(ModelConfig):
 
 @dataclass(frozen=True)
 class LlamaLayer:
-    """One decoder layer's weights, in x·W form."""
+    """One decoder layer's weights, each Linear's as the checkpoint stores it, [out, in]: numpy
+    (OpenBLAS) computes W·Xᵀ from these rows about a sixth faster than X·W from [in, out]
+    columns at 128 tokens (benchmarks/gguf_model.py). W_Q … b_V are the x·W views a trace keeps.
+    """
 
     attention_norm: FloatArray  # γ [d_model], input_layernorm
-    W_Q: FloatArray  # [h, d_model, d_k]
-    W_K: FloatArray  # [G, d_model, d_k]
-    W_V: FloatArray  # [G, d_model, d_k]
-    W_O: FloatArray  # [h·d_k, d_model]
-    b_Q: FloatArray | None  # [h, d_k] (Qwen2), else None
-    b_K: FloatArray | None  # [G, d_k]
-    b_V: FloatArray | None  # [G, d_k]
+    # q_proj over k_proj over v_proj, [(h + 2G)·d_k, d_model]: Q, K and V in one product, each
+    # head's d_k rows together; and their biases alike, [(h + 2G)·d_k] (Qwen2), else None.
+    qkv_rows: FloatArray
+    qkv_bias: FloatArray | None
+    output_rows: FloatArray  # o_proj, [d_model, h·d_k]
     b_O: FloatArray | None  # [d_model] (Llama with attention_bias), else None
+    n_heads: int  # h
+    n_kv_heads: int  # G
     mlp_norm: FloatArray  # γ [d_model], post_attention_layernorm
-    W_gate_up: FloatArray  # [d_model, 2·d_ff]: W_gate | W_up side by side, one product
-    W_down: FloatArray  # [d_ff, d_model]
-    # Q, K and V of every head in one product: [W_Q | W_K | W_V], each head's columns side by
-    # side, [d_model, (h + 2G)·d_k], and the biases alike, [(h + 2G)·d_k] (None without).
-    qkv: FloatArray = field(init=False, repr=False)
-    qkv_bias: FloatArray | None = field(init=False, repr=False)
+    gate_up_rows: FloatArray  # gate_proj over up_proj, [2·d_ff, d_model]: one product
+    down_rows: FloatArray  # down_proj, [d_model, d_ff]
 
-    def __post_init__(self) -> None:
-        d_model = self.W_Q.shape[1]
-        columns = [
-            w.transpose(1, 0, 2).reshape(d_model, -1) for w in (self.W_Q, self.W_K, self.W_V)
-        ]
-        side_by_side = np.ascontiguousarray(np.concatenate(columns, axis=1))
-        object.__setattr__(self, "qkv", frozen_array(side_by_side, copy=False))
-        bias = None
-        if self.b_Q is not None and self.b_K is not None and self.b_V is not None:
-            bias = frozen_array(
-                np.concatenate([self.b_Q.ravel(), self.b_K.ravel(), self.b_V.ravel()]), copy=False
-            )
-        object.__setattr__(self, "qkv_bias", bias)
+    def _heads(self, first: int, count: int) -> FloatArray:
+        """Heads first … first + count − 1 of qkv_rows as x·W: [count, d_model, d_k]."""
+        d_k = self.qkv_rows.shape[0] // (self.n_heads + 2 * self.n_kv_heads)
+        rows = self.qkv_rows[first * d_k : (first + count) * d_k]
+        return rows.reshape(count, d_k, rows.shape[1]).transpose(0, 2, 1)
+
+    def _biases(self, first: int, count: int) -> FloatArray | None:
+        if self.qkv_bias is None:
+            return None
+        d_k = self.qkv_bias.shape[0] // (self.n_heads + 2 * self.n_kv_heads)
+        return self.qkv_bias[first * d_k : (first + count) * d_k].reshape(count, d_k)
+
+    @property
+    def W_Q(self) -> FloatArray:  # [h, d_model, d_k]
+        return self._heads(0, self.n_heads)
+
+    @property
+    def W_K(self) -> FloatArray:  # [G, d_model, d_k]
+        return self._heads(self.n_heads, self.n_kv_heads)
+
+    @property
+    def W_V(self) -> FloatArray:  # [G, d_model, d_k]
+        return self._heads(self.n_heads + self.n_kv_heads, self.n_kv_heads)
+
+    @property
+    def W_O(self) -> FloatArray:  # [h·d_k, d_model]
+        return self.output_rows.T
+
+    @property
+    def b_Q(self) -> FloatArray | None:  # [h, d_k]
+        return self._biases(0, self.n_heads)
+
+    @property
+    def b_K(self) -> FloatArray | None:  # [G, d_k]
+        return self._biases(self.n_heads, self.n_kv_heads)
+
+    @property
+    def b_V(self) -> FloatArray | None:  # [G, d_k]
+        return self._biases(self.n_heads + self.n_kv_heads, self.n_kv_heads)
+
+    @property
+    def W_down(self) -> FloatArray:  # [d_ff, d_model]
+        return self.down_rows.T
 
 
 @dataclass(frozen=True)
@@ -241,17 +270,19 @@ class Llama(Architecture):
         for layer start's attention output, whose trace is then left out."""
         n = len(tokens)
         allowed = causal_mask(n) if mask is None else causal_mask(n) & mask
-        hidden_states = [hidden]
-        traces = []
         eps = weights.eps
+        # The residual stream as columns, hᵀ [d_model, n], all the way: every product is then
+        # W·hᵀ from the weights as stored, and every sum adds arrays of one layout.
+        hidden_t = np.ascontiguousarray(hidden.T)
+        states, traces = [hidden_t], []
         for index in range(start - 1, len(weights.layers)):
             layer = weights.layers[index]
             if attention_output is not None and index == start - 1:
-                output = attention_output
+                output_t = attention_output.T
             else:
                 trace = rotary_attention(
                     tokens,
-                    rms_norm(hidden, layer.attention_norm, eps),
+                    rms_norm_columns(hidden_t, layer.attention_norm, eps),
                     layer,
                     weights.rope,
                     provenance=provenance,
@@ -259,66 +290,70 @@ class Llama(Architecture):
                     mask=allowed,
                 )
                 traces.append(trace)
-                output = trace.output
-            hidden = hidden + output
-            feed_forward = swiglu(rms_norm(hidden, layer.mlp_norm, eps), layer.W_gate_up)
-            hidden = finite(hidden + feed_forward @ layer.W_down, f"layer {index + 1}")
-            hidden_states.append(hidden)
+                output_t = trace.output.T
+            hidden_t = hidden_t + output_t
+            feed_forward = swiglu_columns(  # [d_ff, n]
+                rms_norm_columns(hidden_t, layer.mlp_norm, eps), layer.gate_up_rows
+            )
+            update = layer.down_rows @ feed_forward
+            update += hidden_t
+            hidden_t = finite(update, f"layer {index + 1}")
+            states.append(hidden_t)
         # As Hugging Face's GPT-2 reports it: the last hidden state after the final norm.
-        hidden_states[-1] = finite(rms_norm(hidden, weights.final_norm, eps), "the final RMSNorm")
+        states[-1] = finite(
+            rms_norm_columns(hidden_t, weights.final_norm, eps), "the final RMSNorm"
+        )
+        hidden_states = np.stack(states).transpose(0, 2, 1)  # [layers + 1, n, d_model]
         return ModelTrace(
             tokens=tuple(tokens),
             layers=tuple(traces),
-            hidden_states=frozen_array(np.stack(hidden_states), copy=False),
+            hidden_states=frozen_array(hidden_states, copy=False),
         )
 
 
 def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaLayer:
-    """Layer ``index`` (from 0) of a checkpoint's tensors, in x·W form (``tensors``: read like
-    attnviz.model.tensors.Tensors; a GGUF file's dequantize here, one layer at a time)."""
+    """Layer ``index`` (from 0) of a checkpoint's tensors, each Linear's weight as stored,
+    [out, in] (``tensors``: read like attnviz.model.tensors.Tensors; a GGUF file's dequantize
+    here, one layer at a time)."""
     d, h, g, d_ff = config.d_model, config.n_heads, config.n_kv_heads, config.d_ff
     d_k = config.d_k
     base = f"layers.{index}."
 
-    def weight(name: str, n_out: int, n_in: int) -> FloatArray:
-        """A Linear layer's weight, stored [out, in], as [in, out]."""
-        return tensors.get(f"{base}{name}.weight", (n_out, n_in)).T
+    def rows(name: str, n_out: int, n_in: int) -> FloatArray:
+        return tensors.get(f"{base}{name}.weight", (n_out, n_in))
 
     def bias(name: str, n_out: int) -> FloatArray:
         return tensors.get(f"{base}{name}.bias", (n_out,))
 
-    b_q = b_k = b_v = b_o = None
+    def stacked(*parts: FloatArray) -> FloatArray:
+        """The parts one above the other, in C order (W·Xᵀ reads its rows contiguously)."""
+        together = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
+        return frozen_array(together, copy=False)
+
+    qkv_bias = b_o = None
     if config.qkv_bias:
-        b_q = bias("self_attn.q_proj", h * d_k).reshape(h, d_k)
-        b_k = bias("self_attn.k_proj", g * d_k).reshape(g, d_k)
-        b_v = bias("self_attn.v_proj", g * d_k).reshape(g, d_k)
+        parts = ("q_proj", h * d_k), ("k_proj", g * d_k), ("v_proj", g * d_k)
+        qkv_bias = stacked(*(bias(f"self_attn.{name}", n) for name, n in parts))
     if config.output_bias:
         b_o = bias("self_attn.o_proj", d)
     elif config.qkv_bias:  # Qwen2: a trace has all four biases or none; this one is 0
         b_o = frozen_array(np.zeros(d, tensors.dtype), copy=False)
     return LlamaLayer(
         attention_norm=tensors.get(f"{base}input_layernorm.weight", (d,)),
-        W_Q=heads(weight("self_attn.q_proj", h * d_k, d), h),
-        W_K=heads(weight("self_attn.k_proj", g * d_k, d), g),
-        W_V=heads(weight("self_attn.v_proj", g * d_k, d), g),
-        # x·W in C order: numpy's product with a transposed view is several times slower.
-        W_O=frozen_array(np.ascontiguousarray(weight("self_attn.o_proj", d, h * d_k)), copy=False),
-        b_Q=b_q,
-        b_K=b_k,
-        b_V=b_v,
-        b_O=b_o,
-        mlp_norm=tensors.get(f"{base}post_attention_layernorm.weight", (d,)),
-        W_gate_up=np.concatenate(
-            [weight("mlp.gate_proj", d_ff, d), weight("mlp.up_proj", d_ff, d)], axis=1
+        qkv_rows=stacked(
+            rows("self_attn.q_proj", h * d_k, d),
+            rows("self_attn.k_proj", g * d_k, d),
+            rows("self_attn.v_proj", g * d_k, d),
         ),
-        W_down=frozen_array(np.ascontiguousarray(weight("mlp.down_proj", d, d_ff)), copy=False),
+        qkv_bias=qkv_bias,
+        output_rows=stacked(rows("self_attn.o_proj", d, h * d_k)),
+        b_O=b_o,
+        n_heads=h,
+        n_kv_heads=g,
+        mlp_norm=tensors.get(f"{base}post_attention_layernorm.weight", (d,)),
+        gate_up_rows=stacked(rows("mlp.gate_proj", d_ff, d), rows("mlp.up_proj", d_ff, d)),
+        down_rows=stacked(rows("mlp.down_proj", d, d_ff)),
     )
-
-
-def heads(w: FloatArray, n_heads: int) -> FloatArray:
-    """[d_model, n_heads·d_k] in x·W form -> [n_heads, d_model, d_k]."""
-    d_in, d_out = w.shape
-    return frozen_array(w.reshape(d_in, n_heads, d_out // n_heads).transpose(1, 0, 2), copy=False)
 
 
 def refuse_variants(data: Mapping[str, Any]) -> None:

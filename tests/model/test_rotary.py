@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnviz.model.rotary import rms_norm, rope_angles, rotate, swiglu
+from attnviz.model.rotary import rms_norm, rms_norm_columns, rope_angles, rotate, swiglu_columns
 from attnviz.positions import Rope
 
 
@@ -16,6 +16,8 @@ def test_rms_norm_divides_by_the_root_mean_square_without_centring() -> None:
     expected = x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + 1e-5) * gamma
     np.testing.assert_allclose(rms_norm(x, gamma, 1e-5), expected, rtol=1e-14)
     assert rms_norm(x.astype(np.float32), gamma.astype(np.float32), 1e-5).dtype == np.float32
+    # The forward pass keeps the vectors as columns: the same numbers, transposed.
+    np.testing.assert_allclose(rms_norm_columns(x.T, gamma, 1e-5), expected.T, rtol=1e-14)
 
 
 def test_swiglu_is_silu_of_the_gate_times_the_up_projection() -> None:
@@ -23,8 +25,10 @@ def test_swiglu_is_silu_of_the_gate_times_the_up_projection() -> None:
     x, gate, up = rng.normal(size=(4, 8)), rng.normal(size=(8, 6)), rng.normal(size=(8, 6))
     g = x @ gate
     expected = g / (1 + np.exp(-g)) * (x @ up)
-    np.testing.assert_allclose(swiglu(x, np.concatenate([gate, up], 1)), expected, rtol=1e-13)
-    huge = swiglu(np.array([[-1e4, 1e4]]), np.array([[1.0, 1.0], [0.0, 0.0]]).T)
+    # From gate_proj's and up_proj's weights as stored, [out, in], one above the other.
+    rows = np.concatenate([gate.T, up.T])
+    np.testing.assert_allclose(swiglu_columns(x.T, rows), expected.T, rtol=1e-13)
+    huge = swiglu_columns(np.array([[-1e4], [1e4]]), np.array([[1.0, 1.0], [0.0, 0.0]]))
     assert np.isfinite(huge).all()  # e^−g overflowing to ∞ gives SiLU 0, not NaN
 
 
