@@ -126,7 +126,7 @@ class DequantizedWeight:
     def formula(self) -> str:
         """The sum by hand, d (dmin, m) exactly as stored, w to 7 significant digits:
         "w = d·q + m = 0.06915283203125 × 7 − 0.546875 ≈ -0.06280518",
-        "w = d·sc·q − dmin·mn = 0.0001234 × 41 × 11 − 0.0004567 × 7 ≈ 0.05245677"."""
+        "w = d·sc·q − dmin·mn = 0.0009765625 × 41 × 11 − 0.00048828125 × 7 ≈ 0.4370117"."""
         code = f"({self.q} − {self.offset})" if self.offset else _factor(self.q)
         result = f"≈ {self.by_hand:.7g}"
         sub = self.sub_block

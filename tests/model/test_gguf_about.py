@@ -57,6 +57,11 @@ def write_model(path: Path, types: dict[str, str]) -> Path:
         for kind, n_rows in rows.items():
             name = f"blk.{layer}.attn_{kind}"
             type_name = types.get(name, "Q4_K")
+            if type_name == "F16":
+                writer.add_tensor(
+                    f"{name}.weight", rng.normal(0, 0.1, (n_rows, D_MODEL)).astype(np.float16)
+                )
+                continue
             raw = k_quant_bytes(rng, n_rows, type_name)
             qtype = GGMLQuantizationType[type_name]
             writer.add_tensor(f"{name}.weight", raw, raw_dtype=qtype)
@@ -143,3 +148,15 @@ def test_the_example_names_the_tensor_it_comes_from(
     example = about[about.index(formula) :].split(". ")[0].removesuffix(".")
     holds_by_hand(example)
     assert "computed in float64" in about
+
+
+def test_a_file_of_floats_is_not_said_to_be_quantized(tmp_path: Path) -> None:
+    types = {f"blk.{i}.attn_{kind}": "F16" for i in range(2) for kind in ("q", "k", "v", "output")}
+    path = write_model(tmp_path / "model.F16.gguf", types)
+    about = quantization_about(load_gguf(path), path, np.float32)
+    assert about.startswith(
+        "model.F16.gguf stores its attention weights W_Q, W_K, W_V and W_O as 16-bit floats "
+        "(float16), not quantized; the attention shown is computed in float32 from them. The "
+        "file stores W_Q and W_K for RoPE on adjacent coordinates"
+    ), about
+    assert "quantized model" not in about and "code q" not in about
