@@ -124,7 +124,10 @@ class WeightsOrigin(NamedTuple):
             kind = "trained by attnviz"
         else:
             kind = "pretrained"
-        text = f"{self.model} ({kind})"
+        # A name that already ends in brackets, "SmolLM2 (GGUF, 4-bit Q4_1)", takes the kind
+        # inside them: one pair of brackets, not two.
+        name = self.model or ""
+        text = f"{name[:-1]}, {kind})" if name.endswith(")") else f"{name} ({kind})"
         if with_layer and self.layer is not None and self.n_layers is not None:
             text += f", layer {self.layer} of {self.n_layers}"
         if self.kind is WeightsKind.FILE:

@@ -158,3 +158,12 @@ def test_an_export_whose_provenance_names_positions_it_lacks_is_refused(tmp_path
     path.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(FileProblem, match="names token positions it does not have"):
         load_trace(path)
+
+
+def test_a_model_name_in_brackets_takes_the_kind_inside_them() -> None:
+    origin = WeightsOrigin(
+        WeightsKind.PRETRAINED, model="SmolLM2 (GGUF, 4-bit Q4_1)", layer=3, n_layers=30
+    )
+    assert origin.describe() == "SmolLM2 (GGUF, 4-bit Q4_1, pretrained), layer 3 of 30"
+    plain = WeightsOrigin(WeightsKind.PRETRAINED, model="all-MiniLM-L6-v2", layer=6, n_layers=6)
+    assert plain.describe() == "all-MiniLM-L6-v2 (pretrained), layer 6 of 6"
