@@ -38,7 +38,7 @@ class AttentionWeights:
     b_O: FloatArray | None = None  # [d_model]
 
     def __post_init__(self) -> None:
-        # Read-only (copied when the caller could still change them): side_by_side is made once
+        # Read-only (copied when the caller could still change them): stacked_rows is made once
         # from them, and a trace records them as they were used.
         from attnviz.trace import frozen_array
 
@@ -99,17 +99,13 @@ class AttentionWeights:
         return self.b_Q is not None
 
     @cached_property
-    def side_by_side(self) -> tuple[FloatArray, FloatArray | None]:
-        """[W_Q | W_K | W_V] with each head's columns side by side, [d_model, (h + 2G)·d_k], and
-        the biases alike, [(h + 2G)·d_k] (None without biases): Q, K and V of every head in one
-        matrix product (attention.project_together). Made once per layer's weights."""
-        d_model = self.d_model
+    def stacked_rows(self) -> tuple[FloatArray, FloatArray | None]:
+        """W_Qᵀ over W_Kᵀ over W_Vᵀ, each head's d_k rows together, [(h + 2G)·d_k, d_model] in C
+        order (a torch checkpoint's q, k and v weights as it stores them, one above the other),
+        and the biases alike, [(h + 2G)·d_k] (None without biases): Q, K and V of every head in
+        one product, W·Xᵀ (attention.project_together). Made once per layer's weights."""
         matrix = np.concatenate(
-            [
-                w.transpose(1, 0, 2).reshape(d_model, w.shape[0] * w.shape[2])
-                for w in (self.W_Q, self.W_K, self.W_V)
-            ],
-            axis=1,
+            [w.transpose(0, 2, 1).reshape(-1, self.d_model) for w in (self.W_Q, self.W_K, self.W_V)]
         )
         bias = None
         if self.b_Q is not None and self.b_K is not None and self.b_V is not None:

@@ -297,7 +297,7 @@ def test_projecting_together_gives_the_numbers_of_each_projection(
         **({"b_O": rng.normal(size=config.d_model)} if biases else {}),
     )
     x = rng.normal(size=(n_tokens, config.d_model))
-    matrix, stacked_bias = weights.side_by_side
+    matrix, stacked_bias = weights.stacked_rows
     together = project_together(x, matrix, stacked_bias, n_heads, d_k)
     for got, name in zip(together, "QKV", strict=True):
         expected = project(x, getattr(weights, f"W_{name}"), getattr(weights, f"b_{name}"))
@@ -357,4 +357,4 @@ def test_a_trace_cannot_change_after_the_fact_through_the_callers_arrays() -> No
     original = np.ones((2, 8, 4))
     given = AttentionWeights(W_Q=original, W_K=original, W_V=original, W_O=np.ones((8, 8)))
     original[:] = 5.0
-    assert (given.W_Q == 1.0).all() and (given.side_by_side[0] == 1.0).all()
+    assert (given.W_Q == 1.0).all() and (given.stacked_rows[0] == 1.0).all()

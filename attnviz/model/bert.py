@@ -32,7 +32,7 @@ from attnviz.model.base import (
     number,
 )
 from attnviz.model.checkpoint import read_settings
-from attnviz.model.functional import gelu, layer_norm
+from attnviz.model.functional import gelu, layer_norm, layer_norm_columns
 from attnviz.model.tensors import Tensors
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
@@ -44,13 +44,14 @@ Norm = tuple[FloatArray, FloatArray]  # γ, β [d_model]
 
 @dataclass(frozen=True)
 class BertLayer:
-    """One layer's weights, in x·W form."""
+    """One layer's weights: the attention's in x·W form (views of the checkpoint's [out, in]
+    rows), the feed-forward block's as stored, [out, in], for W·Xᵀ."""
 
     attention: AttentionWeights  # W_Q, W_K, W_V [h, d_model, d_k], W_O, and the biases
     attention_norm: Norm  # after attention + residual
-    W_1: FloatArray  # [d_model, d_ff]
+    W_1_rows: FloatArray  # [d_ff, d_model], intermediate.dense
     b_1: FloatArray  # [d_ff]
-    W_2: FloatArray  # [d_ff, d_model]
+    W_2_rows: FloatArray  # [d_model, d_ff], output.dense
     b_2: FloatArray  # [d_model]
     output_norm: Norm  # after feed-forward + residual
 
@@ -199,9 +200,9 @@ class Bert(Architecture):
                 BertLayer(
                     attention=attention,
                     attention_norm=norm(f"{base}attention.output.LayerNorm"),
-                    W_1=np.ascontiguousarray(w_1),
+                    W_1_rows=np.ascontiguousarray(w_1.T),
                     b_1=b_1,
-                    W_2=np.ascontiguousarray(w_2),
+                    W_2_rows=np.ascontiguousarray(w_2.T),
                     b_2=b_2,
                     output_norm=norm(f"{base}output.LayerNorm"),
                 )
@@ -248,38 +249,40 @@ class Bert(Architecture):
         """Layers ``start`` (from 1) to the last on ``hidden`` [n, d_model], layer start's input.
         ``attention_output`` [n, d_model], when given, stands in for layer start's attention
         output, whose trace is then left out (an ablation re-runs the model from there)."""
-        hidden_states = [hidden]
-        traces = []
         eps = weights.layer_norm_eps
-        # The feed-forward block's [n, d_ff] activations, which no view shows: one buffer for
-        # every layer, GELU computed in place.
-        inner = np.empty((len(tokens), weights.layers[0].W_1.shape[1]), hidden.dtype)
+        # The hidden states as columns, hᵀ [d_model, n], all the way: every product is then
+        # W·hᵀ from the weights as stored, and every sum adds arrays of one layout.
+        hidden_t = np.ascontiguousarray(hidden.T)
+        states, traces = [hidden_t], []
         for index in range(start - 1, len(weights.layers)):
             layer = weights.layers[index]
             if attention_output is not None and index == start - 1:
-                output = attention_output
+                output_t = attention_output.T
             else:
                 trace = attend(
                     tokens,
-                    hidden,
+                    hidden_t.T,
                     layer.attention,
                     provenance=provenance,
                     layer=index + 1,
                     mask=mask,
                 )
                 traces.append(trace)
-                output = trace.output
-            after_attention = layer_norm(hidden + output, *layer.attention_norm, eps)
-            np.matmul(after_attention, layer.W_1, out=inner)
-            feed_forward = np.matmul(gelu(inner, out=inner, bias=layer.b_1), layer.W_2)
+                output_t = trace.output.T
+            after_attention = layer_norm_columns(hidden_t + output_t, *layer.attention_norm, eps)
+            inner = layer.W_1_rows @ after_attention  # [d_ff, n], GELU in place below
+            feed_forward = layer.W_2_rows @ gelu(inner, out=inner, bias=layer.b_1[:, np.newaxis])
             feed_forward += after_attention
-            feed_forward += layer.b_2
-            hidden = finite(layer_norm(feed_forward, *layer.output_norm, eps), f"layer {index + 1}")
-            hidden_states.append(hidden)
+            feed_forward += layer.b_2[:, np.newaxis]
+            hidden_t = finite(
+                layer_norm_columns(feed_forward, *layer.output_norm, eps), f"layer {index + 1}"
+            )
+            states.append(hidden_t)
+        hidden_states = np.stack(states).transpose(0, 2, 1)  # [layers + 1, n, d_model]
         return ModelTrace(
             tokens=tuple(tokens),
             layers=tuple(traces),
-            hidden_states=frozen_array(np.stack(hidden_states), copy=False),
+            hidden_states=frozen_array(hidden_states, copy=False),
         )
 
 

@@ -102,7 +102,8 @@ def blockwise(
 ) -> FloatArray:
     """``function(x + bias)`` computed a block of rows at a time, into ``out`` (may be ``x``).
 
-    [n, d], optional [d] -> [n, d]; ``function`` must be elementwise.
+    [n, d], optional [d] or [n, 1] (a bias for each row) -> [n, d]; ``function`` must be
+    elementwise.
     """
     x = np.ascontiguousarray(x)
     if out is not None and not out.flags.c_contiguous:  # reshape() would write to a copy
@@ -116,7 +117,7 @@ def blockwise(
     for start in range(0, rows.shape[0], step):
         block = rows[start : start + step]
         if bias is not None:
-            block = block + bias
+            block = block + (bias[start : start + step] if bias.ndim == 2 else bias)
         target[start : start + step] = function(block)
     return out
 
@@ -125,7 +126,8 @@ def gelu(
     x: FloatArray, out: FloatArray | None = None, bias: FloatArray | None = None
 ) -> FloatArray:
     """GELU(x + bias) = x·Φ(x) = ½·x·(1 + erf(x/√2)), the exact form BERT uses (not the tanh
-    one). ``out`` may be ``x``, to compute in place; ``bias`` [d] is added to each row first.
+    one). ``out`` may be ``x``, to compute in place; ``bias`` [d] is added to each row first
+    ([n, 1]: to each column).
     """
     return blockwise(_gelu32 if x.dtype == np.float32 else _gelu, x, out, bias)
 
@@ -194,4 +196,20 @@ def layer_norm(x: FloatArray, gamma: FloatArray, beta: FloatArray, eps: float) -
     centred /= variance
     centred *= gamma
     centred += beta
+    return centred
+
+
+def layer_norm_columns(
+    x_t: FloatArray, gamma: FloatArray, beta: FloatArray, eps: float
+) -> FloatArray:
+    """layer_norm of each column of Xᵀ, the vectors stored as columns as BERT's forward pass
+    keeps them (so that W·Xᵀ, from the weights as stored, needs no transposed copy).
+    [d_model, n] -> [d_model, n]"""
+    centred = x_t - x_t.mean(axis=0)
+    variance = np.mean(centred * centred, axis=0)
+    variance += x_t.dtype.type(eps)
+    np.sqrt(variance, out=variance)
+    centred /= variance
+    centred *= gamma[:, np.newaxis]
+    centred += beta[:, np.newaxis]
     return centred

@@ -56,7 +56,8 @@ def test_every_layer_matches_the_training_forward_pass(
     name: str, sentence: str, dtype: str
 ) -> None:
     """Each layer through multi_head_attention gives network.forward's numbers (bit for bit on
-    the machine the models were made on; the tolerance allows another BLAS's rounding)."""
+    the machine the models were made on; the tolerance allows another BLAS's rounding, or
+    another order of the same sums: relative for the scores, which reach hundreds)."""
     task = tasks.coref(SHIPPED[name])
     weights = {key: value.astype(dtype) for key, value in parameters(name).items()}
     words = sentence.split()
@@ -67,8 +68,10 @@ def test_every_layer_matches_the_training_forward_pass(
     tolerance = 1e-5 if dtype == "float32" else 1e-12
     for layer, reference in zip(run.trace.layers, expected.layers, strict=True):
         assert layer.X.dtype == np.dtype(dtype)
-        for ours, theirs in ((layer.X, reference.x), (layer.scaled, reference.scaled)):
-            np.testing.assert_allclose(ours, theirs[0], rtol=0, atol=tolerance * 10)
+        np.testing.assert_allclose(layer.X, reference.x[0], rtol=0, atol=tolerance * 10)
+        np.testing.assert_allclose(
+            layer.scaled, reference.scaled[0], rtol=tolerance, atol=tolerance * 10
+        )
         np.testing.assert_allclose(layer.weights, reference.weights[0], rtol=0, atol=tolerance)
     np.testing.assert_allclose(
         run.trace.last_hidden_state, expected.output[0], rtol=0, atol=tolerance * 10
