@@ -285,7 +285,7 @@ def page(
     check_output_path(output, (".html", ".htm"), "--output")
     if compare is None:
         explanation = explained(sentence, trace_options, view)
-        html = paging.page_html(explanation, lesson.decimals, open_head=open_head)
+        html = paging.page_html(explanation, lesson, open_head=open_head)
     else:
         from attnviz.comparing import compared, notes
 
@@ -295,7 +295,7 @@ def page(
             )
         for message in notes(pair):
             note(message)
-        html = paging.compared_page_html(pair, view.layer, lesson.decimals, open_head=open_head)
+        html = paging.compared_page_html(pair, view.layer, lesson, open_head=open_head)
     Page(html).save(output)
     wrote(output)
 
