@@ -130,6 +130,8 @@ def test_the_api_names_the_steps_and_refuses_what_the_page_cannot_show() -> None
     step, heads = blockwise_of(data)
     assert step["label"] == "6b" and len(tables(heads[0])) == 3 + 2  # 11 keys, 4 a block
     assert "blockwise" not in str(data_block(attnviz.page(shown).html)["steps"])
+    # In a notebook the page displays itself, the step included.
+    assert "Step 6b · " in attnviz.page(shown, steps="blockwise")._repr_html_()
     with pytest.raises(AttnvizError, match="focus view, which the page always shows"):
         attnviz.page(shown, steps="8")
     with pytest.raises(AttnvizError, match="block=3 is for the blockwise step"):
