@@ -6,22 +6,34 @@
     True
 
 ``attnviz page`` takes the same path: ``page_html`` for one sentence (``--open-head N``) and
-``compared_page_html`` for ``--compare B``.
+``compared_page_html`` for ``--compare B``, each with the lesson's options (``--decimals``,
+``--steps``, ``--block``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from attnviz.api import Shown, _explanation_of
-from attnviz.arguments import whole
+from attnviz.arguments import steps_text, whole
 from attnviz.comparing import Compared
-from attnviz.errors import AttnvizError, option
+from attnviz.errors import AttnvizError, option, quoted
 from attnviz.explanation import Explanation, Page
+from attnviz.lesson import steps as table
+from attnviz.lesson.options import LessonOptions, parse_steps
+from attnviz.lesson.steps import focus_number, last_plain_number
 from attnviz.selection import choose_layer
 
 
-def page(shown: Shown | Compared, *, decimals: int = 2, open_head: int | None = None) -> Page:
+def page(
+    shown: Shown | Compared,
+    *,
+    decimals: int = 2,
+    open_head: int | None = None,
+    steps: str | int | Iterable[int] | None = None,
+    block: int | None = None,
+) -> Page:
     """The interactive lesson page: click a word to see where it looks and every number of its
     steps, beside what each word adds (‖w_ij·f_h(x_j)‖), the head's type and, with a model,
     rollout through the layers below; step by step with the arrow keys. Display it in a
@@ -30,6 +42,9 @@ def page(shown: Shown | Compared, *, decimals: int = 2, open_head: int | None = 
     ``shown``: what explain() returns (or a bare trace), or what compare() returns, whose page
     shows sentence A with the comparison of both sentences. ``open_head`` (from 1) is the head
     the page opens on, every head staying in its menu (``head=`` keeps one head alone).
+    ``steps`` ("4-6", "1,3-5", 4 or [4, 5, 6]) keeps only those steps, as in ``lesson``;
+    "5,6,blockwise" adds step 6b, the softmax and z a ``block`` of keys at a time
+    (FlashAttention's), for each head.
 
     >>> import attnviz
     >>> tired = "The cat sat because it was tired"
@@ -38,32 +53,39 @@ def page(shown: Shown | Compared, *, decimals: int = 2, open_head: int | None = 
     True
     """
     whole(decimals=decimals, open_head=open_head)
+    options = LessonOptions(decimals=decimals, steps=steps_text(steps), block=block)
     if isinstance(shown, Compared):
-        return Page(compared_page_html(shown, None, decimals, open_head=open_head))
+        return Page(compared_page_html(shown, None, options, open_head=open_head))
     explanation = _explanation_of(shown, "page")
-    return Page(page_html(explanation, decimals, open_head=open_head))
+    return Page(page_html(explanation, options, open_head=open_head))
 
 
-def page_html(explanation: Explanation, decimals: int, *, open_head: int | None = None) -> str:
-    """The page of one explained sentence, opening on head ``open_head`` (from 1) if given."""
+def page_html(
+    explanation: Explanation, lesson: LessonOptions, *, open_head: int | None = None
+) -> str:
+    """The page of one explained sentence, with ``lesson``'s decimals and steps, opening on
+    head ``open_head`` (from 1) if given."""
     from attnviz.render.page import page_html as render
 
     _has_words(explanation)
+    _has_steps(explanation, lesson)
     return render(
         explanation.layers,
         explanation.trace,
         explanation.selection,
-        decimals,
+        lesson.decimals,
         start_head=_start_head(explanation, open_head),
+        steps=lesson.steps,
+        block=lesson.block,
     )
 
 
 def compared_page_html(
-    pair: Compared, layer: int | None, decimals: int, *, open_head: int | None = None
+    pair: Compared, layer: int | None, lesson: LessonOptions, *, open_head: int | None = None
 ) -> str:
-    """The page of sentence A with the comparison of both, opening on model layer ``layer``
-    (from 1; None: the layer ``pair.a`` shows) and head ``open_head`` (from 1) if given; with
-    neither, on the head whose row changed most."""
+    """The page of sentence A with the comparison of both, with ``lesson``'s decimals and
+    steps, opening on model layer ``layer`` (from 1; None: the layer ``pair.a`` shows) and
+    head ``open_head`` (from 1) if given; with neither, on the head whose row changed most."""
     from attnviz.render.page import ComparedWith
     from attnviz.render.page import page_html as render
 
@@ -76,6 +98,7 @@ def compared_page_html(
         explanation = replace(explanation, trace=explanation.layers[top.layer - 1])
         open_head = top.head
     _has_words(explanation)
+    _has_steps(explanation, lesson)
     b = pair.b.trace
     compared = ComparedWith(
         b.provenance.sentence or " ".join(b.tokens), pair.comparison, b.provenance.weights
@@ -84,15 +107,32 @@ def compared_page_html(
         explanation.layers,
         explanation.trace,
         explanation.selection,
-        decimals,
+        lesson.decimals,
         start_head=_start_head(explanation, open_head),
         compared=compared,
+        steps=lesson.steps,
+        block=lesson.block,
     )
 
 
 def _has_words(explanation: Explanation) -> None:
     if not explanation.trace.tokens:
         raise AttnvizError("This trace has no words, so there is no page to draw.")
+
+
+def _has_steps(explanation: Explanation, lesson: LessonOptions) -> None:
+    """Refuses steps that name the focus view alone: the page's picture is that view, for any
+    word, so such a page would have no step to go through."""
+    if lesson.steps is None:
+        return
+    trace = explanation.trace
+    focus = focus_number(table.STEPS, trace)
+    if parse_steps(lesson.steps, trace) == {focus}:
+        raise AttnvizError(
+            f"{option('steps', metavar=quoted(lesson.steps))}: step {focus} is the focus view, "
+            "which the page always shows as its picture; name steps to go through beside it, "
+            f"e.g. 1-{last_plain_number(table.STEPS, trace)} or 5,6,blockwise."
+        )
 
 
 def _start_head(explanation: Explanation, open_head: int | None) -> int | None:

@@ -739,10 +739,14 @@ def test_steps_are_the_same_in_the_terminal_svg_and_html(tmp_path: Path) -> None
     assert "Step 5 ·" in drawn and "Step 4 ·" not in drawn
 
 
-def test_steps_is_for_the_lessons_only(tmp_path: Path) -> None:
+def test_steps_is_for_the_lessons_and_the_page(tmp_path: Path) -> None:
     for command in ("explain", "cross"):
         assert "8 the focus view" in " ".join(run(command, "--help")[1].split())
-    assert "--steps" not in run("page", "--help")[1]
-    code, _, stderr = run("page", "I am good", "-o", str(tmp_path / "x.html"), "--steps", "4")
-    assert code == ExitStatus.USAGE and "No such option: --steps" in stderr
-    assert list(tmp_path.iterdir()) == []
+    assert "the focus view is the page's picture" in " ".join(run("page", "--help")[1].split())
+    page = tmp_path / "x.html"
+    code, _, stderr = run("page", "I am good", "-o", str(page), "--steps", "5,6,blockwise")
+    assert code == 0, stderr
+    assert "Step 6b · " in page.read_text(encoding="utf-8")
+    code, _, stderr = run("page", "I am good", "-o", str(tmp_path / "y.html"), "--steps", "8")
+    assert code == ExitStatus.BAD_INPUT and "the page always shows as its picture" in stderr
+    assert list(tmp_path.iterdir()) == [page]

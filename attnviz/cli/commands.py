@@ -36,6 +36,14 @@ from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import TraceOptions
 
+#: --steps on the page: the lesson's steps but the focus view, which is the page's picture.
+PAGE_STEPS_HELP = (
+    "Only these steps on the page, e.g. 4-6 or 1,3-5 (default: every step): 1 tokens and X; "
+    "2–6 each head's Q K V, Q·Kᵀ, ÷√d_k, softmax and Z; 7 Concat and W_O (the focus view is the "
+    "page's picture). Shown only when named: blockwise (6b), the softmax and Z a block of keys "
+    "at a time, as FlashAttention computes them, in each head."
+)
+
 
 def explained(sentence: str, options: TraceOptions, view: ViewOptions) -> Explanation:
     """``sentence`` traced and shown as the options say (attnviz.api.explained), with a
@@ -239,7 +247,11 @@ def page(
     ],
     trace_options: TraceOptions,
     view: ViewOptions,
-    lesson: Annotated[LessonOptions, Leave("show_weights", "steps", "block")],
+    lesson: Annotated[
+        LessonOptions,
+        Leave("show_weights"),
+        Reword(steps=PAGE_STEPS_HELP),
+    ],
     open_head: Annotated[
         int | None,
         typer.Option(
@@ -285,7 +297,7 @@ def page(
     check_output_path(output, (".html", ".htm"), "--output")
     if compare is None:
         explanation = explained(sentence, trace_options, view)
-        html = paging.page_html(explanation, lesson.decimals, open_head=open_head)
+        html = paging.page_html(explanation, lesson, open_head=open_head)
     else:
         from attnviz.comparing import compared, notes
 
@@ -295,7 +307,7 @@ def page(
             )
         for message in notes(pair):
             note(message)
-        html = paging.compared_page_html(pair, view.layer, lesson.decimals, open_head=open_head)
+        html = paging.compared_page_html(pair, view.layer, lesson, open_head=open_head)
     Page(html).save(output)
     wrote(output)
 

@@ -284,13 +284,18 @@ function slotText(slot) {
   return names[slot]();
 }
 
+// What a step's heading calls it: its number, or an optional step's label ("6b").
+function stepLabel(step) {
+  return step.label === undefined ? String(step.number) : step.label;
+}
+
 function renderSteps() {
   const steps = byId("steps");
   steps.replaceChildren();
   steps.classList.toggle("one-step", state.step !== 0);
   DATA.steps.forEach((step, index) => {
     const article = make("article", "step");
-    article.id = "step-" + step.number;
+    article.id = "step-" + stepLabel(step);
     article.hidden = state.step !== 0 && state.step !== index + 1;
     if (step.perHead && state.head === ALL_HEADS) {
       article.append(make("h2", "", step.heading), make("p", "note", TEXT.chooseHead));
@@ -298,11 +303,19 @@ function renderSteps() {
       const written = layer().steps[index];
       const blocks = step.perHead ? written.heads[state.head] : written.blocks;
       article.append(...blocks.flatMap(drawBlock));
+      // A step about the lesson's example word says so when another word is picked.
+      if (step.example !== undefined && DATA.rows[state.row].position !== step.example) {
+        const word = DATA.queryQuoted[step.example];
+        article.insertBefore(make("p", "note", fill(TEXT.exampleWord, { word })), article.children[1]);
+      }
     }
     steps.append(article);
   });
+  const shown = DATA.steps[state.step - 1];
   byId("step-label").textContent =
-    state.step === 0 ? TEXT.allSteps : fill(TEXT.stepOf, { step: state.step, steps: STEPS });
+    state.step === 0
+      ? TEXT.allSteps
+      : fill(TEXT.stepOf, { step: stepLabel(shown), steps: DATA.lastStep });
   byId("previous").disabled = state.step <= 1;
   byId("next").disabled = state.step === STEPS;
   byId("all-steps").disabled = state.step === 0;
@@ -311,6 +324,7 @@ function renderSteps() {
 function drawBlock([kind, content, fixed]) {
   if (kind === "h") return [make("h2", "", content)];
   if (kind === "p") return [lessonParagraph(content)];
+  if (kind === "t") return numbersTable(content);
   // An example about one word whatever is picked (a turned pair of rotary positions) comes as
   // its text.
   if (kind === "w") return fixed === undefined ? workedLines(content) : [worked(fixed)];
@@ -334,6 +348,33 @@ function workedLines(example) {
     output_sum: () => [worked(layer().output[state.row])],
   };
   return example in lines ? lines[example]() : [];
+}
+
+// A table of the lesson as the terminal prints it: its title, words and numbers, all from the
+// data; masked cells hatched, weights shaded as there.
+function numbersTable(matrix) {
+  const node = make("table", "numbers");
+  const header = make("tr");
+  header.append(make("th"), ...matrix.columns.map((word) => make("th", "", word)));
+  if (matrix.sums) header.append(make("th", "", "Σ"));
+  node.append(header);
+  matrix.cells.forEach((cells, r) => {
+    const row = make("tr");
+    row.append(make("th", "", matrix.rows[r]));
+    cells.forEach((text, c) => {
+      const cell = make("td", matrix.masked && matrix.masked[r][c] ? "masked" : "", text);
+      if (matrix.colours) {
+        cell.style.color = matrix.colours[r][c][0];
+        cell.style.backgroundColor = matrix.colours[r][c][1];
+      }
+      row.append(cell);
+    });
+    if (matrix.sums) row.append(make("td", "", matrix.sums[r]));
+    node.append(row);
+  });
+  const scroller = make("div", "table-scroll");
+  scroller.append(node);
+  return [make("h3", "", matrix.title), scroller];
 }
 
 function dotProduct(key) {

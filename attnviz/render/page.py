@@ -48,13 +48,25 @@ def page_html(
     *,
     start_head: int | None = None,
     compared: ComparedWith | None = None,
+    steps: str | None = None,
+    block: int | None = None,
 ) -> str:
     """The lesson page for ``layers``, opening on ``trace`` (one of them), as one HTML
     document: every layer, each of the selection's heads, every shown word's worked numbers;
-    opening on head ``start_head`` (from 0) if given, and showing the comparison with a
-    second sentence if ``compared`` is given (page_data).
+    opening on head ``start_head`` (from 0) if given, showing the comparison with a second
+    sentence if ``compared`` is given, and only the lesson's ``steps`` if given ("5,6,blockwise"
+    adds FlashAttention's softmax, ``block`` keys at a time) (page_data).
     """
-    data = page_data(layers, trace, selection, decimals, start_head=start_head, compared=compared)
+    data = page_data(
+        layers,
+        trace,
+        selection,
+        decimals,
+        start_head=start_head,
+        compared=compared,
+        steps=steps,
+        block=block,
+    )
     script = _asset("page.js")
     style = _asset("page.css")
     # Hashes rather than 'unsafe-inline': only this script and this style may run, so even
@@ -86,11 +98,22 @@ def save_page(
     *,
     start_head: int | None = None,
     compared: ComparedWith | None = None,
+    steps: str | None = None,
+    block: int | None = None,
 ) -> None:
     """page_html, written atomically to ``path`` (checked beforehand by the caller)."""
     from attnviz.files import atomic_write
 
-    text = page_html(layers, trace, selection, decimals, start_head=start_head, compared=compared)
+    text = page_html(
+        layers,
+        trace,
+        selection,
+        decimals,
+        start_head=start_head,
+        compared=compared,
+        steps=steps,
+        block=block,
+    )
     atomic_write(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
 
 

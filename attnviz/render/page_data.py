@@ -18,11 +18,11 @@ import numpy as np
 from attnviz import worked
 from attnviz.labels import ELLIPSIS, occurrence_labels
 from attnviz.lesson import steps as table
-from attnviz.lesson.blocks import Block, Heading, Paragraph, Pause, Worked
-from attnviz.lesson.build import header, lesson
+from attnviz.lesson.blocks import Heading, Paragraph
+from attnviz.lesson.build import header
 from attnviz.lesson.examples import MOST_TERMS, ExampleText, position_labels
 from attnviz.lesson.options import LessonOptions
-from attnviz.lesson.steps import Step, numbered
+from attnviz.lesson.steps import last_plain_number
 from attnviz.render.page_compare import COMPARE_TEXT, ComparedWith, compare_data
 from attnviz.render.page_rows import (
     ROW_TEXT,
@@ -31,6 +31,7 @@ from attnviz.render.page_rows import (
     head_types,
     rollout_data,
 )
+from attnviz.render.page_steps import lesson_steps, page_steps
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -81,6 +82,8 @@ PAGE_TEXT = {
     "allSteps": "All steps",
     "stepOf": "Step {step} of {steps}",
     "terms": " ({count} terms)",
+    "exampleWord": "This step is worked out for {word}, the lesson's example word, whichever "
+    "word is picked.",
     **ROW_TEXT,
     **COMPARE_TEXT,
 }
@@ -97,12 +100,16 @@ def page_data(
     *,
     start_head: int | None = None,
     compared: ComparedWith | None = None,
+    steps: str | None = None,
+    block: int | None = None,
 ) -> dict[str, Any]:
     """Everything the page shows, as JSON-ready data: words, every layer's and head's weights,
     worked examples and lesson, each number already formatted.
 
     ``start_head`` (from 0, one of the selection's heads) is the head the page opens on, the
-    first by default; ``compared`` a second sentence whose comparison the page shows too.
+    first by default; ``compared`` a second sentence whose comparison the page shows too;
+    ``steps`` and ``block`` the lesson's steps as LessonOptions takes them ("5,6,blockwise"),
+    every plain step by default.
     """
     if not layers:
         raise ValueError("page_data needs at least one layer")
@@ -110,7 +117,8 @@ def page_data(
     if start_head is not None and start_head not in selection.heads:
         raise ValueError(f"head {start_head} is not one of the page's heads")
     rolled: Sequence[Any] | None = rollout_data(layers, selection, max(decimals, 2))
-    options = LessonOptions(decimals=decimals, notes_in_every_head=True)  # one head at a time
+    # One head at a time: a note said once per step is said in every head.
+    options = LessonOptions(decimals=decimals, steps=steps, block=block, notes_in_every_head=True)
     queries, keys = position_labels(trace)
     text = ExampleText(decimals, queries, keys)
     special = set(trace.provenance.special)
@@ -129,7 +137,8 @@ def page_data(
         "queryQuoted": [repr(name) for name in queries],  # as the lesson quotes a word: 'it'
         "keyQuoted": [repr(name) for name in keys],
         "text": PAGE_TEXT,
-        "steps": _page_steps(table.STEPS, trace),
+        "steps": page_steps(trace, selection, options),
+        "lastStep": last_plain_number(table.STEPS, trace),  # "Step 6b of 7"
         "softmaxShown": _shown_terms(len(trace.key_tokens), SOFTMAX_TERMS),
         "hidden": _names([trace.tokens[p] for p in selection.hidden]),
         "merged": selection.merged,
@@ -161,22 +170,6 @@ def page_data(
         "caveat": caveat_template(trace),
         "compare": None if compared is None else compare_data(compared, selection.heads, decimals),
     }
-
-
-def _page_steps(steps: tuple[Step, ...], trace: AttentionTrace) -> list[dict[str, Any]]:
-    """The steps the page goes through: the table's, the focus view aside (the page's picture
-    is the focus view of whichever word is picked), each with the heading it has when no head
-    is picked."""
-    return [
-        {
-            "number": number,
-            "key": step.key,
-            "perHead": step.per_head,
-            "heading": f"Step {number} · {step.title}",
-        }
-        for number, step in numbered(steps, trace).items()
-        if not step.focus
-    ]
 
 
 def _words(selection: Selection, rows: list[int]) -> dict[str, Any]:
@@ -221,52 +214,6 @@ def _layer_names(layers: Sequence[AttentionTrace]) -> list[str]:
     return names
 
 
-def _lesson_steps(
-    trace: AttentionTrace, selection: Selection, options: LessonOptions
-) -> list[dict[str, Any]]:
-    """The lesson of one layer, step by step as the page shows it: a step's blocks, or for a
-    step in each head, each shown head's; the tables are the terminal's and the notebook's."""
-    steps: dict[int, dict[str, Any]] = {}
-    current: list[list[Any]] = []
-    for block in lesson(trace, selection, options):
-        if isinstance(block, Pause):
-            entry = steps.setdefault(block.step, {"blocks": [], "heads": []})
-            current = []
-            if block.head is None:
-                entry["blocks"] = current
-            else:
-                entry["heads"].append(current)
-            continue
-        encoded = _encoded(block)
-        if encoded is not None:
-            current.append(encoded)
-    return [
-        {"blocks": steps[page["number"]]["blocks"], "heads": steps[page["number"]]["heads"]}
-        if page["number"] in steps
-        else {"blocks": [], "heads": []}
-        for page in _page_steps(table.STEPS, trace)
-    ]
-
-
-#: Worked examples about one word and position whatever word the page picks: shown as written.
-FIXED_EXAMPLES = frozenset({"rotation", "relative_position"})
-
-
-def _encoded(block: Block) -> list[Any] | None:
-    """A block as the page's data: ["h", text] a step's heading, ["p", runs] a paragraph of
-    [text, style, slot] runs, ["w", example] a worked example the page writes for the word and
-    key picked; None for what the page leaves to the terminal (tables, bars, blank lines)."""
-    if isinstance(block, Heading) and block.level == "step":
-        return ["h", block.text]
-    if isinstance(block, Paragraph):
-        return ["p", [[span.text, span.style, span.slot] for span in block.spans]]
-    if isinstance(block, Worked):
-        if block.example in FIXED_EXAMPLES:
-            return ["w", block.example, block.text]
-        return ["w", block.example]
-    return None
-
-
 def _layer_data(
     trace: AttentionTrace,
     selection: Selection,
@@ -290,7 +237,7 @@ def _layer_data(
             if isinstance(block, Paragraph)
         ],
         "weightsNote": weights_note,
-        "steps": _lesson_steps(trace, selection, options),
+        "steps": lesson_steps(trace, selection, options),
         "heads": [
             {**_head_data(trace, selection, text, head, rows), "contribution": contribution}
             for head, contribution in zip(

@@ -180,9 +180,9 @@ def test_bad_blocks_are_refused_in_one_line(
     assert out == ""
 
 
-def test_the_page_takes_no_block() -> None:
+def test_the_page_takes_block_with_the_blockwise_step_only() -> None:
     code, _, stderr = run("page", IT, "-o", "x.html", "--block", "3")
-    assert code == ExitStatus.USAGE and "No such option: --block" in stderr
+    assert code == ExitStatus.BAD_INPUT and "--block 3 is for the blockwise step" in stderr
 
 
 def test_the_python_api_takes_block_and_steps() -> None:
