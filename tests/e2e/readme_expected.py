@@ -46,6 +46,13 @@ def slides(*names: str) -> tuple[str, ...]:
     return tuple(f"slides/{name}.{kind}" for name in names for kind in ("svg", "png"))
 
 
+def _has_step_6b(page: Path) -> None:
+    """The page holds steps 5, 6 and 6b only, 6b with its blocks, as the README says."""
+    html = page.read_text(encoding="utf-8")
+    assert "Step 6b · FlashAttention's softmax" in html and "Block 1 of 4" in html
+    assert "Step 4 ·" not in html
+
+
 def same_numbers_bit_for_bit(folder: Path) -> None:
     """again.npz, made with trace.npz's weights, holds trace.npz's numbers exactly."""
     with np.load(folder / "trace.npz") as before, np.load(folder / "again.npz") as after:
@@ -205,6 +212,9 @@ EXPECTED: dict[str, Expected] = {
     f"attnviz heatmap --style lines -m minilm {IT_ARG} --layer 6 --head 12 "
     "-o lines_l6h12.png": Expected(writes=("lines_l6h12.png",)),
     "attnviz page 'I am good' -o lesson.html": Expected(writes=("lesson.html",)),
+    f"attnviz page {IT_ARG} --steps 5,6,blockwise -o flash.html": Expected(
+        writes=("flash.html",), then=lambda folder: _has_step_6b(folder / "flash.html")
+    ),
     f"attnviz page -m minilm {IT_ARG} -o it.html": Expected(writes=("it.html",)),
     f"attnviz page -m minilm {IT_ARG} --layer 6 --open-head 12 -o it12.html": Expected(
         writes=("it12.html",)
