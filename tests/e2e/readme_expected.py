@@ -42,8 +42,8 @@ class Expected:
     then: Callable[[Path], None] | None = None  # more to check in the folder it ran in
 
 
-def slides(*names: str) -> tuple[str, ...]:
-    return tuple(f"slides/{name}.{kind}" for name in names for kind in ("svg", "png"))
+def slides(*names: str, folder: str = "slides") -> tuple[str, ...]:
+    return tuple(f"{folder}/{name}.{kind}" for name in names for kind in ("svg", "png"))
 
 
 def _has_step_6b(page: Path) -> None:
@@ -54,8 +54,8 @@ def _has_step_6b(page: Path) -> None:
 
 
 def same_numbers_bit_for_bit(folder: Path) -> None:
-    """again.npz, made with trace.npz's weights, holds trace.npz's numbers exactly."""
-    with np.load(folder / "trace.npz") as before, np.load(folder / "again.npz") as after:
+    """again.npz, made with four-heads.npz's weights, holds its numbers exactly."""
+    with np.load(folder / "four-heads.npz") as before, np.load(folder / "again.npz") as after:
         assert before.files == after.files
         for key in before.files:
             if key != "config":  # which says where the weights came from
@@ -171,10 +171,15 @@ EXPECTED: dict[str, Expected] = {
     "attnviz explain 'I am good' --slides slides": Expected(
         I_AM_GOOD, writes=slides(*LESSON_SLIDES)
     ),
-    f"attnviz explain {IT_ARG} --steps 3,5 --slides slides": Expected(
+    f"attnviz explain {IT_ARG} --steps 3,5 --slides animal-slides": Expected(
         ("Step 3 · Raw scores Q·Kᵀ", "Step 5 · Softmax: attention weights"),
         writes=slides(
-            "01-title", "02-head1-scores", "03-head1-weights", "04-head2-scores", "05-head2-weights"
+            "01-title",
+            "02-head1-scores",
+            "03-head1-weights",
+            "04-head2-scores",
+            "05-head2-weights",
+            folder="animal-slides",
         ),
     ),  # fmt: skip
     "attnviz explain 'Je vais bien' --causal --head 1": Expected(
@@ -211,7 +216,7 @@ EXPECTED: dict[str, Expected] = {
     f"attnviz heatmap --style lines {IT_ARG} -o lines.png": Expected(writes=("lines.png",)),
     f"attnviz heatmap --style lines -m minilm {IT_ARG} --layer 6 --head 12 "
     "-o lines_l6h12.png": Expected(writes=("lines_l6h12.png",)),
-    "attnviz page 'I am good' -o lesson.html": Expected(writes=("lesson.html",)),
+    "attnviz page 'I am good' -o page.html": Expected(writes=("page.html",)),
     f"attnviz page {IT_ARG} --steps 5,6,blockwise -o flash.html": Expected(
         writes=("flash.html",), then=lambda folder: _has_step_6b(folder / "flash.html")
     ),
@@ -430,11 +435,13 @@ EXPECTED: dict[str, Expected] = {
             "X = E + PE  [5 × 8]",
         )
     ),  # fmt: skip
-    "attnviz explain 'I am good' --heads 4 --d-model 16 --export trace.npz": Expected(
-        ("d_model = 16, h = 4 heads",), writes=("trace.npz",)
+    "attnviz explain 'I am good' --heads 4 --d-model 16 --export four-heads.npz": Expected(
+        ("d_model = 16, h = 4 heads",), writes=("four-heads.npz",)
     ),
-    "attnviz explain 'I am good' --weights trace.npz --export again.npz": Expected(
-        ("Weights: loaded from trace.npz",), writes=("again.npz",), then=same_numbers_bit_for_bit
+    "attnviz explain 'I am good' --weights four-heads.npz --export again.npz": Expected(
+        ("Weights: loaded from four-heads.npz",),
+        writes=("again.npz",),
+        then=same_numbers_bit_for_bit,
     ),
     "attnviz explain 'I am good' -m minilm --export m.npz": Expected(
         ("Sentence: I am good  (5 word pieces)", MINILM_LAST), writes=("m.npz",)
@@ -449,6 +456,6 @@ EXPECTED: dict[str, Expected] = {
 
 #: Files the README's examples read, and the example before them that writes each.
 WRITTEN_BEFORE = {
-    "trace.npz": "attnviz explain 'I am good' --heads 4 --d-model 16 --export trace.npz",
+    "four-heads.npz": "attnviz explain 'I am good' --heads 4 --d-model 16 --export four-heads.npz",
     "m.npz": "attnviz explain 'I am good' -m minilm --export m.npz",
 }

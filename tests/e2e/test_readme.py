@@ -176,6 +176,15 @@ def test_quickstart_has_exactly_two_commands_and_ci_runs_the_second() -> None:
     assert commands[1] in ci_script.splitlines()
 
 
+def test_no_two_readme_commands_write_the_same_file() -> None:
+    """Run one after another in one folder, the README's commands keep each other's outputs."""
+    written: dict[str, str] = {}
+    for command, expected in EXPECTED.items():
+        for name in expected.writes:
+            assert name not in written, f"{command!r} replaces {name}, written by {written[name]!r}"
+            written[name] = command
+
+
 def test_every_command_is_documented() -> None:
     for command in COMMANDS:
         assert f"### `attnviz {command}" in README, command
