@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from rich.cells import cell_len
-from rich.color import blend_rgb
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
@@ -36,6 +35,7 @@ from attnviz.render.slides.layout import (
     recorder,
 )
 from attnviz.render.slides.plan import plan_slides
+from attnviz.render.theme import style_colours
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -237,18 +237,8 @@ def _runs(text: str) -> list[tuple[int, str]]:
 
 def _colours(style: Style) -> tuple[str, str | None]:
     """The text colour and background colour (None: the slide's own) of a terminal style, as
-    Rich's SVG export gives them: reverse swaps the two, dim blends the text 40 % into the
-    background."""
-    colour = THEME.foreground_color
-    if style.color is not None and not style.color.is_default:
-        colour = style.color.get_truecolor(THEME)
-    background = None
-    if style.bgcolor is not None and not style.bgcolor.is_default:
-        background = style.bgcolor.get_truecolor(THEME, foreground=False)
-    if style.reverse:
-        colour, background = background or THEME.background_color, colour
-    if style.dim:
-        colour = blend_rgb(colour, background or THEME.background_color, 0.4)
+    --svg draws it (render/theme.py)."""
+    colour, background = style_colours(style, THEME)
     return colour.hex, None if background is None else background.hex
 
 
