@@ -116,12 +116,17 @@ def _title_size(title: Text) -> float:
 
 
 def _fit(title: Text, font_px: float) -> Text:
-    """``title`` cut with an ellipsis when even at ``font_px`` it is wider than the slide."""
+    """``title`` cut with an ellipsis when even at ``font_px`` it is wider than the slide: at
+    a space when one is in its second half, so that no word is cut in the middle."""
     cells = int((SLIDE_WIDTH_PX - 2 * MARGIN_PX) / (font_px * ADVANCE))
     if title.cell_len <= cells:
         return title
     cut = title.copy()
-    cut.truncate(cells, overflow="ellipsis")
+    cut.truncate(cells - 1)
+    space = cut.plain.rstrip().rfind(" ")
+    if space > len(cut.plain) // 2:
+        cut = cut[: space + 1]
+    cut.append("…", style=title.get_style_at_offset(recorder(), len(cut) - 1))
     return cut
 
 
