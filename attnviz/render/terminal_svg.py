@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from html import escape
 
-from rich.cells import cell_len
+from rich.cells import cell_len, split_graphemes
 from rich.console import Console
 from rich.style import Style
 from rich.terminal_theme import TerminalTheme
@@ -79,52 +79,50 @@ def _text_element(name: str, cell: int, baseline: int, text: str) -> str:
     one, each wider or combined character in a <tspan> of its own."""
     chunks = list(_chunks(cell, text))
     if len(chunks) == 1:
-        start, chunk = chunks[0]
-        return f'<text class="{name}" x="{_xs(start, chunk)}" y="{baseline}">{escape(chunk)}</text>'
+        start, chunk, single = chunks[0]
+        xs = _xs(start, chunk, single)
+        return f'<text class="{name}" x="{xs}" y="{baseline}">{escape(chunk)}</text>'
     spans = "".join(
-        f'<tspan x="{_xs(start, chunk)}">{escape(chunk)}</tspan>' for start, chunk in chunks
+        f'<tspan x="{_xs(start, chunk, single)}">{escape(chunk)}</tspan>'
+        for start, chunk, single in chunks
     )
     return f'<text class="{name}" y="{baseline}">{spans}</text>'
 
 
-def _xs(cell: int, chunk: str) -> str:
-    """The x of each character of ``chunk`` (one-cell characters from ``cell`` on), or of
-    its first alone when it is one wide or combined character."""
-    if len(chunk) > 1 and cell_len(chunk) == len(chunk):
+def _xs(cell: int, chunk: str, single: bool) -> str:
+    """The x of each character of ``chunk`` when its characters are ``single`` cells from
+    ``cell`` on, else of the one character (a grapheme: wide, combined, an emoji sequence)."""
+    if single:
         return " ".join(str((cell + index) * CELL_WIDTH) for index in range(len(chunk)))
     return str(cell * CELL_WIDTH)
 
 
-def _chunks(cell: int, text: str) -> Iterator[tuple[int, str]]:
-    """``text`` from ``cell`` on as chunks to place: runs of one-cell characters (spaces at
-    either end dropped), and each character of another width with the zero-width marks after
-    it; a zero-width mark always stays with the character before it."""
-    clusters: list[tuple[int, str]] = []
-    for char in text:
-        if clusters and cell_len(char) == 0:
-            start, cluster = clusters[-1]
-            clusters[-1] = (start, cluster + char)
-        else:
-            clusters.append((cell, char))
-        cell += cell_len(char)
+def _chunks(cell: int, text: str) -> Iterator[tuple[int, str, bool]]:
+    """``text`` from ``cell`` on as chunks to place, each with whether its characters are one
+    cell each: runs of one-cell characters (spaces at either end dropped), and each grapheme
+    of another kind alone (a wide character, one with combining marks, an emoji sequence), as
+    Rich measures them when it lays the line out."""
+    graphemes, _ = split_graphemes(text)
     pending: list[tuple[int, str]] = []
-    for start, cluster in clusters:
-        if len(cluster) == 1 and cell_len(cluster) == 1:
-            pending.append((start, cluster))
-            continue
-        yield from _plain(pending)
-        pending = []
-        yield start, cluster
+    for start, end, width in graphemes:
+        grapheme = text[start:end]
+        if end - start == 1 and width == 1:
+            pending.append((cell, grapheme))
+        else:
+            yield from _plain(pending)
+            pending = []
+            yield cell, grapheme, False
+        cell += width
     yield from _plain(pending)
 
 
-def _plain(clusters: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
-    while clusters and clusters[0][1] == " ":
-        clusters = clusters[1:]
-    while clusters and clusters[-1][1] == " ":
-        clusters = clusters[:-1]
-    if clusters:
-        yield clusters[0][0], "".join(char for _, char in clusters)
+def _plain(characters: list[tuple[int, str]]) -> Iterator[tuple[int, str, bool]]:
+    while characters and characters[0][1] == " ":
+        characters = characters[1:]
+    while characters and characters[-1][1] == " ":
+        characters = characters[:-1]
+    if characters:
+        yield characters[0][0], "".join(char for _, char in characters), True
 
 
 def _document(
@@ -146,7 +144,8 @@ def _document(
             f'width="{window_width}" height="{window_height}" '
             f'viewBox="0 0 {window_width} {window_height}">',
             "<style>",
-            f"text {{ font-family: {FONTS}; font-size: {FONT_PX}px; white-space: pre; }}",
+            f"text {{ font-family: {FONTS}; font-size: {FONT_PX}px; white-space: pre; "
+            "direction: ltr; unicode-bidi: bidi-override; }}",
             f".title {{ fill: {foreground}; font-weight: bold; font-size: 18px }}",
             styles,
             "</style>",

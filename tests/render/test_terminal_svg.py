@@ -23,11 +23,13 @@ from support import shown
 SVG = "{http://www.w3.org/2000/svg}"
 
 #: Lines a renderer that trusts its font or collapses spaces would misalign: leading spaces,
-#: runs of several styles, a wide character, a combining mark, characters XML escapes.
+#: runs of several styles, wide characters, an emoji sequence, right-to-left letters, a
+#: combining mark, characters XML escapes.
 HOSTILE = [
     Text("                    |"),
     Text.assemble(("ab", "bold"), ("  ", ""), ("cd", "white on #21908d"), " " * 14, "|"),
     Text("日本語 " + " " * 13 + "|"),
+    Text("👩\u200d👩\u200d👧 שלום" + " " * 13 + "|"),  # one wide emoji sequence, right-to-left
     Text("e\u0301e\u0301 <&> '\" " + " " * 10 + "|"),
     Text.assemble(("0.56", "black on #5cc863"), ("  1.00", "dim"), " " * 10, "|"),
 ]
