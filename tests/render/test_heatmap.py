@@ -250,6 +250,9 @@ def test_sentences_line_cuts_each_sentence_to_its_share() -> None:
     assert len(line) <= 40 and line.endswith(" → “Je suis”") and "…" in line
     line = sentences_line(WORDS, WORDS, 40)
     assert len(line) <= 40 and line.count("…") == 2
+    long = "the extraordinarily sleepy animal did not cross the busy street".split()
+    for part in sentences_line(long, long, 50).split(" → "):
+        assert part.endswith(" …"), part  # cut at a space, never inside a word
 
 
 def test_cross_panels_label_rows_with_target_and_columns_with_source_words() -> None:
