@@ -29,6 +29,7 @@ from attnviz.core import TracedLayers, cross_layers, trace_layers
 from attnviz.errors import AttnvizError, option
 from attnviz.explanation import Explanation
 from attnviz.lesson.options import LessonOptions
+from attnviz.render.images import all_layers_refused as all_layers_refused
 from attnviz.render.images import pictures_refused as pictures_refused
 from attnviz.render.options import MAX_WIDTH, ImageOptions, Measure, Scale, Style
 from attnviz.selection import Selection, ViewOptions, choose_layer, select
@@ -395,6 +396,7 @@ def heatmap(
         measure=choice(Measure, measure, "measure"),
     )
     pictures_refused(options, drawing_one=("head",) if head is not None else ())
+    all_layers_refused(options, model_run=explanation.is_model_run)
     check_colormap(cmap)
     view = explanation.view
     selection = explanation.selection

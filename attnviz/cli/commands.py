@@ -175,7 +175,8 @@ def heatmap(
         bool,
         typer.Option(
             "--all-layers",
-            help="Every layer and head in one grid (with --model), each panel headed by its "
+            help="Every layer and head of a --model run in one grid (refused without "
+            "--model: random weights are one layer), each panel headed by its "
             "head's type from its whole matrix A: the mean weight on the previous word, the "
             "next, itself, the first ([CLS]) or the last ([SEP]) (a type at 0.5 or more), else "
             "broad when the rows' entropy is at least 0.9 of a uniform row's, else mixed.",
@@ -218,6 +219,7 @@ def heatmap(
     api.pictures_refused(
         options, drawing_one=[name for name, value in given.items() if value is not None]
     )
+    api.all_layers_refused(options, model_run=trace_options.model is not None)
     check_outputs(export, (output, "--output"))
     if per_head is not None:
         check_folder(per_head, "--per-head")

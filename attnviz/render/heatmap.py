@@ -30,7 +30,6 @@ from attnviz.render.figures.fonts import (
     MIN_FONT,
     MIN_TITLE_FONT,
     title_line,
-    truncate,
     truncate_words,
 )
 from attnviz.render.figures.saving import image_format_of, new_figure, place_axes, save_figure
@@ -77,7 +76,8 @@ MAX_GRID_LINE_TOKENS = 30  # thin lines between cells up to this many words
 
 
 def sentences_line(source: Sequence[str], target: Sequence[str], max_chars: int) -> str:
-    """“source” → “target” in at most ``max_chars`` characters, each sentence cut to its share.
+    """“source” → “target” in at most ``max_chars`` characters, each sentence cut to its share
+    (at a space, as truncate_words cuts).
 
     >>> sentences_line(["I", "am", "good"], ["Je", "vais", "bien"], 80)
     '“I am good” → “Je vais bien”'
@@ -88,7 +88,9 @@ def sentences_line(source: Sequence[str], target: Sequence[str], max_chars: int)
         # Each sentence gets half the room, and whatever the other one does not need.
         half = room // 2
         shares = [max(half, room - len(quoted[1])), max(half, room - len(quoted[0]))]
-        quoted = [truncate(text, max(2, share)) for text, share in zip(quoted, shares, strict=True)]
+        quoted = [
+            truncate_words(text, max(2, share)) for text, share in zip(quoted, shares, strict=True)
+        ]
     return " → ".join(quoted)
 
 

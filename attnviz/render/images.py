@@ -52,6 +52,17 @@ def pictures_refused(options: ImageOptions, *, drawing_one: Sequence[str]) -> No
         )
 
 
+def all_layers_refused(options: ImageOptions, *, model_run: bool) -> None:
+    """Refuse every layer and head in one grid but of a model run (``model_run``): random or
+    loaded weights are one layer, which the plain heatmap draws."""
+    if options.all_layers and not model_run:
+        raise AttnvizError(
+            f"{option('all_layers')} draws every layer of a model, and random or loaded weights "
+            f"are one layer: give {option('model', metavar='NAME')} (minilm, gpt2, coref, …) "
+            f"or drop {option('all_layers')}."
+        )
+
+
 def save_images(
     layers: Sequence[AttentionTrace],
     trace: AttentionTrace,

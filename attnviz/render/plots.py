@@ -137,15 +137,10 @@ def build_lines_figure(trace: AttentionTrace, selection: Selection) -> Figure:
     # A trained model's lines are read as explanations: the caution under the title, wrapped to
     # the figure's 6.4 inches at 10 points (about 80 characters).
     caution = textwrap.wrap(short_attention_caveat(), 78) if is_trained(trace) else []
-    figure.suptitle(
-        "\n".join(
-            [
-                f"Where “{printable(focus.word)}” looks: line thickness and opacity = "
-                "attention weight",
-                f"({kind})",
-                *caution,
-            ]
-        ),
-        fontsize=10,
-    )
+    about = [
+        f"Where “{printable(focus.word)}” looks: line thickness and opacity = attention weight",
+        f"({kind})",
+    ]
+    lines = [line for text in about for line in textwrap.wrap(text, 78)]  # between words
+    figure.suptitle("\n".join([*lines, *caution]), fontsize=10)
     return figure

@@ -7,7 +7,6 @@ stdout give plain text.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -32,8 +31,10 @@ from attnviz.lesson.blocks import (
 from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
 from attnviz.render.tables import matrix_block
+from attnviz.render.terminal_svg import lesson_svg
 from attnviz.render.text import Block as TextBlock
 from attnviz.render.text import bar, pad_left, pad_right, side_by_side, wrap
+from attnviz.render.theme import EXPORT_THEME
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -215,16 +216,6 @@ def _paired_bars(bars: Bars, labels: list[str], label_width: int, width: int) ->
     return TextBlock(lines=lines, width=max(line.cell_len for line in lines))
 
 
-#: A web font's remote source in Rich's SVG template: url("https://…") format("woff2").
-_REMOTE_FONT = re.compile(r',\s*url\("https?://[^"]*"\)\s*format\("[^"]*"\)')
-
-
-def offline(svg: str) -> str:
-    """Rich's SVG without the web fonts it would fetch from a CDN: the font is the viewer's own
-    Fira Code if installed (``local()``), else its monospace font; nothing is loaded remotely."""
-    return _REMOTE_FONT.sub("", svg)
-
-
 def save_lesson(
     trace: AttentionTrace,
     selection: Selection,
@@ -236,7 +227,9 @@ def save_lesson(
     blocks: Sequence[Block] | None = None,
 ) -> list[Path]:
     """The lesson (``blocks``, or written anew) drawn once more into a recording console,
-    colours included, saved as SVG and/or HTML for slides; the paths written."""
+    colours included, saved as SVG (every character at its cell, render/terminal_svg.py) and/or
+    HTML for slides, both in EXPORT_THEME (render/theme.py: every number at least 4.5:1 on its
+    cell); the paths written."""
     import io
 
     from attnviz.files import atomic_write
@@ -255,11 +248,13 @@ def save_lesson(
     written = []
     if svg is not None:
         title = "attnviz cross" if trace.is_cross else "attnviz explain"
-        text = offline(recorder.export_svg(title=title, clear=False))
+        drawn = recorder.export_text(styles=True, clear=False).splitlines()
+        lines = [Text.from_ansi(line) for line in drawn]
+        text = lesson_svg(lines, title, width)
         atomic_write(svg, lambda path: path.write_text(text, encoding="utf-8"))
         written.append(svg)
     if html is not None:
-        page = recorder.export_html(inline_styles=True, clear=False)
+        page = recorder.export_html(theme=EXPORT_THEME, inline_styles=True, clear=False)
         atomic_write(html, lambda path: path.write_text(page, encoding="utf-8"))
         written.append(html)
     return written

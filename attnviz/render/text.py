@@ -19,6 +19,7 @@ from rich.segment import Segment
 from rich.text import Text
 
 from attnviz.labels import fitting_prefix
+from attnviz.render.theme import readable_on
 
 # matplotlib's viridis at nine evenly spaced points: perceptually uniform and colour-blind safe,
 # the same map the heatmaps use, hard-coded so the terminal path never imports matplotlib.
@@ -72,9 +73,8 @@ def weight_colours(weight: float) -> tuple[str, str]:
     red, green, blue = (
         round(a + (b - a) * fraction) for a, b in zip(_VIRIDIS[low], _VIRIDIS[high], strict=True)
     )
-    # Relative luminance decides black or white text (WCAG's coefficients).
-    luminance = 0.2126 * red + 0.7152 * green + 0.0722 * blue
-    return ("black" if luminance > 120 else "white"), f"#{red:02x}{green:02x}{blue:02x}"
+    # Black or white by WCAG's contrast ratio: at least 4.5:1 on every colour (render/theme.py).
+    return readable_on((red, green, blue)), f"#{red:02x}{green:02x}{blue:02x}"
 
 
 def pad_left(text: str, width: int) -> str:

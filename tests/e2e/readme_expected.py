@@ -118,8 +118,8 @@ COMPARE_COREF = tuple(line for line in readme_text_block(COMPARE) if line)
 COMPARE_MINILM = tuple(line for line in readme_text_block(COMPARE, 1) if line)
 LESSON_SLIDES = (
     "01-title", "02-tokens", "03-head1-qkv", "04-head1-scores", "05-head1-scaled",
-    "06-head1-weights", "07-head1-z", "08-head2-qkv", "09-head2-qkv-2", "10-head2-scores",
-    "11-head2-scaled", "12-head2-weights", "13-head2-z", "14-output",
+    "06-head1-weights", "07-head1-z", "08-head2-qkv", "09-head2-scores", "10-head2-scaled",
+    "11-head2-weights", "12-head2-z", "13-output",
 )  # fmt: skip
 
 EXPECTED: dict[str, Expected] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib.image
 import numpy as np
@@ -38,6 +39,9 @@ from render.pictures import (
 )
 
 from support import shown
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @pytest.mark.slow
@@ -246,6 +250,9 @@ def test_sentences_line_cuts_each_sentence_to_its_share() -> None:
     assert len(line) <= 40 and line.endswith(" → “Je suis”") and "…" in line
     line = sentences_line(WORDS, WORDS, 40)
     assert len(line) <= 40 and line.count("…") == 2
+    long = "the extraordinarily sleepy animal did not cross the busy street".split()
+    for part in sentences_line(long, long, 50).split(" → "):
+        assert part.endswith(" …"), part  # cut at a space, never inside a word
 
 
 def test_cross_panels_label_rows_with_target_and_columns_with_source_words() -> None:
@@ -437,3 +444,51 @@ def test_a_model_figure_and_the_terminal_name_the_pieces_alike(
     assert drawn == ["[CLS]", "token", "##ization", "isn", "'", "t", "trivial", "[SEP]"]
     assert set(drawn) <= table_rows  # every label is a row label of the terminal's tables
     assert CONTINUED_PHRASE in figure.get_suptitle().replace("\n", "; ")
+
+
+def title_fits_and_keeps_the_caveat(figure: Figure, caveat: str) -> list[str]:
+    """The suptitle's lines, after checking it lies inside the figure and ``caveat`` is whole
+    on one line (never cut mid-word with …)."""
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    title = figure._suptitle  # type: ignore[attr-defined]
+    extent = title.get_window_extent(renderer)
+    assert extent.x0 >= 0 and extent.x1 <= figure.bbox.width + 0.5, title.get_text()
+    lines = title.get_text().splitlines()
+    assert any(caveat in line for line in lines), lines
+    return lines
+
+
+@pytest.mark.slow  # draws five figures
+def test_every_picture_title_breaks_between_words_and_keeps_its_caveat() -> None:
+    from matplotlib.figure import Figure
+
+    from attnviz.render.compare_figure import build_comparison_figure
+    from attnviz.render.plots import build_lines_figure
+
+    # The cross-attention of a short pair, one head: a narrow figure, once "not a trained mod…".
+    crossed = attnviz.cross("I am very good", "Je vais bien")
+    figure = attnviz.heatmap(crossed, head=1)
+    assert isinstance(figure, Figure)
+    title_fits_and_keeps_the_caveat(figure, "not a trained model")
+    long = (
+        "the extraordinarily sleepy animal did not cross the busy street because it was too "
+        "tired and nobody on the road had ever seen such a creature before that cold morning"
+    )
+    shown_long = attnviz.explain(long, heads=1)
+    title_fits_and_keeps_the_caveat(attnviz.heatmap(shown_long), "not a trained model")
+    lines = title_fits_and_keeps_the_caveat(
+        build_layers_figure(shown_long.layers, shown_long.selection), "not a trained model"
+    )
+    assert lines[0].startswith("“the extraordinarily")
+    assert lines[0].endswith("”") or lines[0].endswith(" …")  # whole, or cut at a space
+    focus = attnviz.explain(long.replace("animal", "a" * 90), focus="sleepy")
+    build_lines_figure(focus.trace, focus.selection)  # a long word wraps, the title stays inside
+    # The coref model's own words, as many as it reads (16).
+    known = "the sleepy animal didn't cross the busy street because it was too tired so it never"
+    other = known.replace("tired", "wide")
+    pair = attnviz.compare(known, other, model="coref", focus="animal")
+    compared = build_comparison_figure(
+        pair.comparison, top=1, sentences=(known, other), weights=pair.a.trace.provenance.weights
+    )
+    caveat = " ".join(compared._suptitle.get_text().split())  # type: ignore[attr-defined]
+    assert "A caution: attention shows where" in caveat and caveat.endswith("Pinter 2019).")

@@ -103,3 +103,19 @@ def test_lines_refuse_a_colour_scale_they_would_ignore(tmp_path: Path) -> None:
     assert result.exit_code == ExitStatus.BAD_INPUT
     assert result.stderr.startswith("error: --scale sets the heatmaps' colours")
     assert not output.exists()
+
+
+def test_all_layers_without_a_model_is_refused_as_its_help_says(tmp_path: Path) -> None:
+    """Random or loaded weights are one layer: --all-layers, "every layer of a --model run",
+    is refused in one line naming --model, before anything is written; the API alike."""
+    from support import one_error_line
+
+    output = tmp_path / "grid.png"
+    result = runner.invoke(app, ["heatmap", "I am good", "--all-layers", "-o", str(output)])
+    assert result.exit_code == ExitStatus.BAD_INPUT
+    one_error_line(result.stderr, "--all-layers", "--model NAME", "drop --all-layers")
+    assert list(tmp_path.iterdir()) == []
+    helped = " ".join(runner.invoke(app, ["heatmap", "--help"]).stdout.split())
+    assert "refused without --model: random weights are one layer" in helped
+    with pytest.raises(attnviz.AttnvizError, match="give model=NAME"):
+        attnviz.heatmap(attnviz.explain("I am good"), all_layers=True)

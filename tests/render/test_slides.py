@@ -38,8 +38,8 @@ from attnviz.selection import select
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 #: A sentence long enough for its tables to go on over several slides.
 LONG_SENTENCE = " ".join(f"word{i}" for i in range(30))
-#: The slides of "I am good" at the default sizes, in lesson order (its second head's worked
-#: example is longer than the first's, so that step goes on over a second slide).
+#: The slides of "I am good" at the default sizes, in lesson order (step 2's three tables, too
+#: wide side by side, are Q then K beside V, so each head's step 2 fits one slide).
 I_AM_GOOD = [
     "01-title",
     "02-tokens",
@@ -49,12 +49,11 @@ I_AM_GOOD = [
     "06-head1-weights",
     "07-head1-z",
     "08-head2-qkv",
-    "09-head2-qkv-2",
-    "10-head2-scores",
-    "11-head2-scaled",
-    "12-head2-weights",
-    "13-head2-z",
-    "14-output",
+    "09-head2-scores",
+    "10-head2-scaled",
+    "11-head2-weights",
+    "12-head2-z",
+    "13-output",
 ]
 
 
@@ -284,3 +283,22 @@ def test_rows_of_numbers_are_a_few_runs_and_keep_their_cells() -> None:
     for run in runs:  # each run sits on the cells where the terminal prints it
         assert row.plain[run.cell : run.cell + len(run.text)] == run.text
     assert np.isclose(sum(float(x) for x in row.plain.split()[1:4]), 1.0, atol=0.02)
+
+
+def test_tables_too_wide_together_are_paired_not_stacked() -> None:
+    """Step 2's Q, K and V do not fit side by side: Q goes alone under the prose, K beside V
+    on the next slide, rather than a slide two-thirds empty and one with two tables stacked
+    (the tables are the terminal's, every row kept)."""
+    slides = slides_of(IT_SENTENCE)
+    for head in ("₁", "₂"):
+        number = "1" if head == "₁" else "2"
+        step = [s for s in slides if s.name.split("-", 1)[1].startswith(f"head{number}-qkv")]
+        assert len(step) == 2, [s.name for s in step]
+        first, second = ([line.plain for line in s.lines] for s in step)
+        assert any(line.startswith(f"Q{head} = X·W_Q{head}") for line in first)
+        assert not any(line.startswith(f"K{head} = ") for line in first)
+        (titles,) = [line for line in second if line.startswith(f"K{head} = X·W_K{head}")]
+        assert f"V{head} = X·W_V{head}" in titles  # side by side, on one line
+        assert sum(line.startswith("tired") for line in first + second) == 2  # Q's, and K|V's
+    assert all(len(slide.lines) <= MAX_LINES for slide in slides)
+    assert all(max((line.cell_len for line in s.lines), default=0) <= COLUMNS for s in slides)

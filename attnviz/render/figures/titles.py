@@ -33,19 +33,46 @@ def sentence_text(tokens: Sequence[str]) -> str:
 
 
 def pack_phrases(phrases: Sequence[str], max_chars: int, separator: str = "; ") -> list[str]:
-    """Lines of at most ``max_chars`` characters, breaking only between phrases (a phrase
-    longer than a line is cut), so "d_k 4" is never split across lines.
+    """Lines of at most ``max_chars`` characters, breaking only between phrases, so "d_k 4" is
+    never split across lines; a phrase longer than a line is broken after a comma, else
+    between words (fit_words), so a caveat such as "not a trained model" is never cut.
 
     >>> pack_phrases(["d_model 8", "2 heads", "d_k 4"], 20)
     ['d_model 8; 2 heads', 'd_k 4']
+    >>> pack_phrases(["random weights (seed 0), not a trained model"], 30)
+    ['random weights (seed 0),', 'not a trained model']
     """
     lines: list[str] = []
     for phrase in phrases:
         joined = lines[-1] + separator + phrase if lines else phrase
         if lines and len(joined) <= max_chars:
             lines[-1] = joined
+        elif len(phrase) <= max_chars:
+            lines.append(phrase)
         else:
-            lines.append(truncate(phrase, max_chars))
+            lines.extend(fit_words(phrase, max_chars))
+    return lines
+
+
+def fit_words(phrase: str, max_chars: int) -> list[str]:
+    """``phrase`` in lines of at most ``max_chars`` characters: broken after its commas where
+    the parts fit, else between words; only a single word longer than a line is cut (…).
+
+    >>> fit_words("weights of a model, not a trained model", 12)
+    ['weights of a', 'model, not a', 'trained', 'model']
+    """
+    parts = [part + "," for part in phrase.split(", ")]
+    parts[-1] = parts[-1][:-1]
+    if all(len(part) <= max_chars for part in parts):
+        return pack_phrases(parts, max_chars, separator=" ")
+    lines: list[str] = []
+    for part in parts:
+        for word in part.split(" "):
+            joined = f"{lines[-1]} {word}" if lines else word
+            if lines and len(joined) <= max_chars:
+                lines[-1] = joined
+            else:
+                lines.append(truncate(word, max_chars))
     return lines
 
 

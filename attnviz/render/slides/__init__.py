@@ -3,10 +3,10 @@ shows several heads, each as SVG and as PNG, for a projector.
 
 A slide shows what the terminal shows of its step: the step's blocks (attnviz/lesson/) are
 drawn by render/terminal.py into a Rich console recording in truecolor, and every styled run
-of that text is set at its cell with matplotlib, in the colours Rich's own SVG export (--svg)
-gives the terminal's styles on its dark background. The font is DejaVu Sans Mono, which
-matplotlib ships, and the SVG keeps the text as paths: a slide looks the same on any machine,
-offline.
+of that text is set at its cell with matplotlib, in the colours --svg gives the terminal's
+styles (render/theme.py: dark, every number at least 4.5:1 on its cell). The font is DejaVu
+Sans Mono, which matplotlib ships, and the SVG keeps the text as paths: a slide looks the same
+on any machine, offline.
 
 Sizes are for the back row: a PNG is 1920 × 1080 pixels and the text is set at 32 px (44 px for
 titles), so a line of it is about 37 px tall. A step longer than a slide goes on over the next

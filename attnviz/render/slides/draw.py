@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from rich.cells import cell_len
-from rich.color import blend_rgb
 from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
@@ -36,6 +35,7 @@ from attnviz.render.slides.layout import (
     recorder,
 )
 from attnviz.render.slides.plan import plan_slides
+from attnviz.render.theme import style_colours
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -116,12 +116,17 @@ def _title_size(title: Text) -> float:
 
 
 def _fit(title: Text, font_px: float) -> Text:
-    """``title`` cut with an ellipsis when even at ``font_px`` it is wider than the slide."""
+    """``title`` cut with an ellipsis when even at ``font_px`` it is wider than the slide: at
+    a space when one is in its second half, so that no word is cut in the middle."""
     cells = int((SLIDE_WIDTH_PX - 2 * MARGIN_PX) / (font_px * ADVANCE))
     if title.cell_len <= cells:
         return title
     cut = title.copy()
-    cut.truncate(cells, overflow="ellipsis")
+    cut.truncate(cells - 1)
+    space = cut.plain.rstrip().rfind(" ")
+    if space > len(cut.plain) // 2:
+        cut = cut[: space + 1]
+    cut.append("…", style=title.get_style_at_offset(recorder(), len(cut) - 1))
     return cut
 
 
@@ -237,18 +242,8 @@ def _runs(text: str) -> list[tuple[int, str]]:
 
 def _colours(style: Style) -> tuple[str, str | None]:
     """The text colour and background colour (None: the slide's own) of a terminal style, as
-    Rich's SVG export gives them: reverse swaps the two, dim blends the text 40 % into the
-    background."""
-    colour = THEME.foreground_color
-    if style.color is not None and not style.color.is_default:
-        colour = style.color.get_truecolor(THEME)
-    background = None
-    if style.bgcolor is not None and not style.bgcolor.is_default:
-        background = style.bgcolor.get_truecolor(THEME, foreground=False)
-    if style.reverse:
-        colour, background = background or THEME.background_color, colour
-    if style.dim:
-        colour = blend_rgb(colour, background or THEME.background_color, 0.4)
+    --svg draws it (render/theme.py)."""
+    colour, background = style_colours(style, THEME)
     return colour.hex, None if background is None else background.hex
 
 

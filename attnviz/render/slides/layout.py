@@ -8,8 +8,9 @@ import re
 from typing import NamedTuple
 
 from rich.console import Console
-from rich.terminal_theme import SVG_EXPORT_THEME, TerminalTheme
 from rich.text import Text
+
+from attnviz.render.theme import EXPORT_THEME
 
 #: A full-HD projector's pixels, 16:9; the SVG has the same proportions.
 SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX = 1920, 1080
@@ -31,21 +32,9 @@ COLUMNS = int((SLIDE_WIDTH_PX - 2 * MARGIN_PX) / (TEXT_PX * ADVANCE))
 MAX_LINES = int((SLIDE_HEIGHT_PX - BODY_TOP_PX - BOTTOM_PX) / LINE_PX)
 
 
-def _slide_theme() -> TerminalTheme:
-    """The colours of the terminal's styles: those of Rich's SVG export (--svg), a dark theme,
-    but with black and white pure, the text of shaded cells: a projector washes colours out, and
-    grey on green is hard to read from afar."""
-    palette: list[tuple[int, int, int]] = [SVG_EXPORT_THEME.ansi_colors[i] for i in range(16)]
-    palette[0], palette[7] = (0, 0, 0), (255, 255, 255)
-    return TerminalTheme(
-        SVG_EXPORT_THEME.background_color,
-        SVG_EXPORT_THEME.foreground_color,
-        palette[:8],
-        palette[8:],
-    )
-
-
-THEME = _slide_theme()
+#: The colours of the terminal's styles: those of --svg and --html (render/theme.py), dark, with
+#: black and white pure and every number at least 4.5:1 on its cell, which a projector needs.
+THEME = EXPORT_THEME
 
 #: A file name save_slides could have written: 01-title.svg, 12-head2-weights-2.png, …
 SLIDE_FILE = re.compile(r"\d{2,}-[a-z0-9-]+\.(?:svg|png)")

@@ -11,7 +11,7 @@ from typing import NamedTuple
 from rich.console import Console
 from rich.text import Text
 
-from attnviz.lesson.blocks import Blank, Block, Heading, Matrix, Pause
+from attnviz.lesson.blocks import Blank, Block, Heading, Matrix, Pause, Tables
 from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
 from attnviz.render.slides.layout import MAX_LINES, Slide, recorder
@@ -45,7 +45,11 @@ def plan_slides(
     console = recorder()
     cut: list[tuple[str, Text, list[Text]]] = []
     for part in _parts(blocks, selection.heads):
-        drawn = [_drawn(block, console, options) for block in part.blocks]
+        drawn = [
+            _drawn(piece, console, options)
+            for block in part.blocks
+            for piece in _paired(block, console, options)
+        ]
         for page, lines in enumerate(_pages(drawn)):
             if page == 0:
                 cut.append((part.name, part.title, lines))
@@ -151,6 +155,39 @@ def _per_head(body: list[Block]) -> list[list[Block]]:
 
 def _heading_text(heading: Heading) -> Text:
     return Text.assemble((heading.text, HEADING_STYLES.get(heading.level, "bold")))
+
+
+def _paired(block: Block, console: Console, options: LessonOptions) -> list[Block]:
+    """``block``, or for tables too wide to stand side by side on a slide, the fewest groups
+    of neighbouring tables that do, each its own block with a blank line between: Q alone
+    then K beside V, rather than all three one under the other, a slide and a half tall. The
+    groups are taken from the end, so the first table, the one the step's prose works
+    through, is the one left alone."""
+    if not isinstance(block, Tables) or len(block.matrices) < 2:
+        return [block]
+    matrices = block.matrices
+    if _side_by_side(matrices, console, options):
+        return [block]
+    groups: list[tuple[Matrix, ...]] = []
+    end = len(matrices)
+    while end > 0:
+        start = next(s for s in range(end) if _side_by_side(matrices[s:end], console, options))
+        groups.insert(0, matrices[start:end])
+        end = start
+    pieces: list[Block] = []
+    for group in groups:
+        pieces += [*([Blank()] if pieces else []), Tables(group)]
+    return pieces
+
+
+def _side_by_side(matrices: Sequence[Matrix], console: Console, options: LessonOptions) -> bool:
+    """Whether the terminal sets ``matrices`` side by side at a slide's width (one table
+    always is): stacked, they would take more lines than all of them apart."""
+    if len(matrices) < 2:
+        return True
+    together = len(drawn_lines(Tables(tuple(matrices)), console, options))
+    apart = sum(len(drawn_lines(matrix, console, options)) for matrix in matrices)
+    return together < apart
 
 
 class _Drawn(NamedTuple):
