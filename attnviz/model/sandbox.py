@@ -1,0 +1,222 @@
+"""A model's tokenizer run where it cannot hang, crash or exhaust attnviz.
+
+A tokenizer.json is a small program (regular expressions, replacements, a model) that the
+``tokenizers`` package runs in Rust, where Python's signal handlers cannot interrupt it: a Split
+pattern such as ``.{0,150}.{0,150}.{0,150}\\d`` backtracks for minutes on a short sentence, one
+such as ``(\\w*)*\\d`` panics (pyo3's PanicException, a BaseException), and Replace normalizers
+that each write "a" as a hundred of them ask for gigabytes and abort the process. So the tokenizer
+is built and run in a child process (os.fork): it has TOKENIZER_SECONDS of time and
+TOKENIZER_MEMORY bytes of memory beyond what attnviz already holds, it is killed the moment the
+parent is interrupted (Ctrl-C, SIGTERM), and its answer comes back as JSON (never pickled).
+Whatever goes wrong in it becomes one sentence (FileProblem) naming the tokenizer and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from attnviz.errors import AttnvizError, ExitStatus, FileProblem
+
+#: Wall-clock time a tokenizer has to be built and to split one sentence. Real ones take a
+#: fraction of a second (GPT-2's: about 30 ms with Python's start); a 30 MB tokenizer.json some.
+TOKENIZER_SECONDS = 10.0
+#: Memory a tokenizer may take beyond what attnviz holds when it starts (address space).
+TOKENIZER_MEMORY = 2 * 1024**3
+
+
+@dataclass(frozen=True)
+class IsolatedTokenizer:
+    """A tokenizer that exists only in child processes: ``build()`` makes the
+    ``tokenizers.Tokenizer`` there. ``source`` names it in messages ("…/tokenizer.json")."""
+
+    build: Callable[[], Any]
+    source: str
+
+
+def run_isolated(work: Callable[[], Any], source: str) -> Any:
+    """``work()``'s value (JSON: numbers, text, lists, dicts), computed in a child process under
+    the limits above. An AttnvizError raised in it is raised here as it was; any other failure,
+    running out of time or memory included, is a FileProblem naming ``source``. Without fork
+    (Windows) the work runs here, its exceptions made one sentence all the same."""
+    if not hasattr(os, "fork"):
+        return _answer(_attempt(work), source)
+    read_end, write_end = os.pipe()
+    parent = os.getpid()
+    with warnings.catch_warnings():  # Python 3.12 warns of fork beside threads; the child
+        warnings.simplefilter("ignore", DeprecationWarning)  # takes no lock a thread may hold
+        pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        _child(work, write_end, parent)
+    os.close(write_end)
+    try:
+        received = _receive(read_end, time.monotonic() + TOKENIZER_SECONDS)
+    except BaseException:  # Ctrl-C, SIGTERM (attnviz.signals), a time-out: the child goes too
+        _kill(pid)
+        raise
+    finally:
+        os.close(read_end)
+    if received is None:
+        _kill(pid)
+        raise FileProblem(
+            f"{source} took more than {TOKENIZER_SECONDS:g} s to split the sentence, and was "
+            "stopped (a regular expression with nested or long repeats, such as "
+            r"'.{0,150}.{0,150}\d', can take hours); fix the tokenizer or use another model."
+        )
+    status = _reap(pid)
+    try:
+        answer = json.loads(received)
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict) or status != 0:
+        raise FileProblem(
+            f"{source} failed while splitting the sentence: it took more than "
+            f"{TOKENIZER_MEMORY / 1024**3:g} GiB of memory (replacements that make the text "
+            "grow, for example) or crashed; fix the tokenizer or use another model."
+        )
+    return _answer(answer, source)
+
+
+def _attempt(work: Callable[[], Any]) -> dict[str, Any]:
+    """The answer to send: {"value": …}, {"problem": …} for an AttnvizError, {"failure": …}."""
+    try:
+        return {"value": work()}
+    except AttnvizError as problem:
+        return {"problem": problem.message, "status": int(problem.exit_status)}
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:  # pyo3's PanicException is a BaseException
+        if isinstance(error, Exception) or is_panic(error):
+            return {"failure": one_line(error)}
+        raise
+
+
+def is_panic(error: BaseException) -> bool:
+    """Whether ``error`` is a Rust panic that pyo3 raised (pyo3_runtime.PanicException)."""
+    return type(error).__module__ == "pyo3_runtime"
+
+
+def one_line(error: BaseException) -> str:
+    """An exception's message, its first line only and at most 200 characters."""
+    lines = str(error).strip().splitlines() or [type(error).__name__]
+    line = lines[0]
+    return line if len(line) <= 200 else line[:199] + "…"
+
+
+def _answer(answer: dict[str, Any], source: str) -> Any:
+    if "value" in answer:
+        return answer["value"]
+    if "problem" in answer:
+        status = ExitStatus(answer.get("status", ExitStatus.BAD_INPUT))
+        if status == ExitStatus.BAD_FILE:
+            raise FileProblem(str(answer["problem"]))
+        raise AttnvizError(str(answer["problem"]), status)
+    raise FileProblem(
+        f"{source} cannot split the sentence ({answer.get('failure')}); fix the tokenizer or "
+        "use another model."
+    )
+
+
+def _child(work: Callable[[], Any], write_end: int, parent: int) -> NoReturn:
+    """Run ``work`` confined and write its answer; never returns into the parent's code."""
+    code = 0
+    try:
+        _confine(parent)
+        data = json.dumps(_attempt(work)).encode("utf-8")
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(data)
+    except BaseException:  # the parent sees no answer: a failure
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _confine(parent: int) -> None:
+    """The child's limits: signals end it at once (Rust cannot see Python's handlers), its
+    memory and CPU time bounded, no core file, Rust's panic messages not on the terminal, and
+    on Linux its end when the parent ends."""
+    import resource
+
+    for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if number is not None:
+            signal.signal(number, signal.SIG_DFL)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one sentence: no thread pool
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    seconds = int(TOKENIZER_SECONDS) + 1  # a backstop should the parent be killed outright
+    resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
+    held = _address_space()
+    if held is not None:
+        limit = held + TOKENIZER_MEMORY
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    _die_with_parent(parent)
+
+
+def _address_space() -> int | None:
+    """The process's address space in bytes (VmSize), None where /proc does not say."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _die_with_parent(parent: int) -> None:
+    """On Linux: SIGKILL when the parent ends (prctl PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent ended before the request
+        os._exit(1)
+
+
+def _receive(read_end: int, deadline: float) -> bytes | None:
+    """Everything the child writes, until it closes the pipe; None when the deadline passes
+    first. A signal's handler (KeyboardInterrupt, attnviz.signals) raises out of select."""
+    chunks: list[bytes] = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        ready, _, _ = select.select([read_end], [], [], left)
+        if not ready:
+            return None
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _kill(pid: int) -> None:
+    """End the child now and reap it (it cannot have blocked SIGKILL)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    _reap(pid)
+
+
+def _reap(pid: int) -> int:
+    """The child's exit: its exit code, or -signal when a signal ended it (-1 if it was already
+    reaped). Called once its pipe is closed or it was killed: it is ending."""
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        return -1
+    return os.waitstatus_to_exitcode(status)
