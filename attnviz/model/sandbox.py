@@ -143,8 +143,10 @@ def _confine(parent: int) -> None:
     """The child's limits: signals end it at once (Rust cannot see Python's handlers), its
     memory and CPU time bounded, no core file, Rust's panic messages not on the terminal, and
     on Linux its end when the parent ends."""
+    import faulthandler
     import resource
 
+    faulthandler.disable()  # its report of a Rust abort would reach the terminal
     for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if number is not None:
             signal.signal(number, signal.SIG_DFL)
