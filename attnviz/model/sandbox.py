@@ -30,6 +30,8 @@ from attnviz.errors import AttnvizError, ExitStatus, FileProblem
 TOKENIZER_SECONDS = 10.0
 #: Memory a tokenizer may take beyond what attnviz holds when it starts (address space).
 TOKENIZER_MEMORY = 2 * 1024**3
+#: The largest answer read back: an encoding of a few thousand tokens is some hundred KB.
+ANSWER_MAX_BYTES = 16_000_000
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def run_isolated(work: Callable[[], Any], source: str) -> Any:
     os.close(write_end)
     try:
         received = _receive(read_end, time.monotonic() + TOKENIZER_SECONDS)
-    except BaseException:  # Ctrl-C, SIGTERM (attnviz.signals), a time-out: the child goes too
+    except BaseException:  # Ctrl-C, or SIGTERM as attnviz.signals raises it: the child goes too
         _kill(pid)
         raise
     finally:
@@ -70,6 +72,12 @@ def run_isolated(work: Callable[[], Any], source: str) -> Any:
             f"{source} took more than {TOKENIZER_SECONDS:g} s to split the sentence, and was "
             "stopped (a regular expression with nested or long repeats, such as "
             r"'.{0,150}.{0,150}\d', can take hours); fix the tokenizer or use another model."
+        )
+    if len(received) > ANSWER_MAX_BYTES:
+        _kill(pid)
+        raise FileProblem(
+            f"{source} split the sentence into more than {ANSWER_MAX_BYTES // 1_000_000} MB of "
+            "tokens; fix the tokenizer or use another model."
         )
     status = _reap(pid)
     try:
@@ -189,20 +197,24 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _receive(read_end: int, deadline: float) -> bytes | None:
-    """Everything the child writes, until it closes the pipe; None when the deadline passes
-    first. A signal's handler (KeyboardInterrupt, attnviz.signals) raises out of select."""
+    """Everything the child writes, until it closes the pipe or ANSWER_MAX_BYTES is passed;
+    None when the deadline passes first. A signal's handler (KeyboardInterrupt,
+    attnviz.signals) raises out of the wait."""
     chunks: list[bytes] = []
+    size = 0
+    waiting = select.poll()
+    waiting.register(read_end, select.POLLIN)
     while True:
         left = deadline - time.monotonic()
-        if left <= 0:
-            return None
-        ready, _, _ = select.select([read_end], [], [], left)
-        if not ready:
+        if left <= 0 or not waiting.poll(left * 1000):
             return None
         chunk = os.read(read_end, 1 << 16)
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
+        size += len(chunk)
+        if size > ANSWER_MAX_BYTES:
+            return b"".join(chunks)
 
 
 def _kill(pid: int) -> None:

@@ -167,3 +167,25 @@ def test_a_hostile_tokenizer_is_one_line_and_its_exit_status(
     line = one_error_line(result.stderr, fragment, "tokenizer.json")
     assert "panicked" not in result.stderr and "memory allocation" not in result.stderr, line
     assert result.stdout == ""
+
+
+def test_the_tokenizer_ends_when_attnviz_is_killed_outright(tmp_path: Path) -> None:
+    folder = gpt2_folder(tmp_path / "slow", pre_tokenizer=split(BACKTRACKING))
+    process = start(folder, NO_DIGITS)
+    try:
+        deadline = time.monotonic() + 30
+        tokenizing: list[int] = []
+        while not tokenizing and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            tokenizing = children(process.pid)
+        assert tokenizing, process.communicate(timeout=15)
+        process.kill()  # SIGKILL: no handler runs; the kernel ends the child (PR_SET_PDEATHSIG)
+        process.communicate(timeout=10)
+        deadline = time.monotonic() + 1
+        while any(alive(pid) for pid in tokenizing) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert not any(alive(pid) for pid in tokenizing)

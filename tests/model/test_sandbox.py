@@ -147,3 +147,10 @@ def test_the_child_is_limited_in_memory_and_time() -> None:
     if held is not None:
         assert held < address_space <= held + sandbox.TOKENIZER_MEMORY + 64 * 1024**2
     assert cpu == int(sandbox.TOKENIZER_SECONDS) + 1
+
+
+def test_an_answer_past_its_size_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "ANSWER_MAX_BYTES", 100_000)
+    assert len(run_isolated(lambda: "a" * 90_000, "t")) == 90_000
+    with pytest.raises(FileProblem, match=r"t split the sentence into more than 0 MB of tokens"):
+        run_isolated(lambda: "a" * 200_000, "t")
