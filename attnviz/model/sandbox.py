@@ -13,6 +13,7 @@ Whatever goes wrong in it becomes one sentence (FileProblem) naming the tokenize
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -135,6 +136,7 @@ def _answer(answer: dict[str, Any], source: str) -> Any:
 
 def _child(work: Callable[[], Any], write_end: int, parent: int) -> NoReturn:
     """Run ``work`` confined and write its answer; never returns into the parent's code."""
+    gc.disable()  # a collection would touch, and so copy, every page of the parent's objects
     code = 0
     try:
         _confine(parent)
