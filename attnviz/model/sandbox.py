@@ -71,8 +71,9 @@ def run_isolated(work: Callable[[], Any], source: str) -> Any:
         _kill(pid)
         raise FileProblem(
             f"{source} took more than {TOKENIZER_SECONDS:g} s to split the sentence, and was "
-            "stopped (a regular expression with nested or long repeats, such as "
-            r"'.{0,150}.{0,150}\d', can take hours); fix the tokenizer or use another model."
+            r"stopped (a regular expression that backtracks, such as '.{0,150}.{0,150}\d', or "
+            "a normalizer that makes the text grow can take hours); fix the tokenizer or use "
+            "another model."
         )
     if len(received) > ANSWER_MAX_BYTES:
         _kill(pid)

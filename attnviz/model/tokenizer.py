@@ -35,6 +35,9 @@ METASPACE = "▁"
 #: tokenizer.json and vocab.txt are read whole: about 1 MB for GPT-2's 50,257 pieces, some
 #: 30 MB for the largest vocabularies.
 TOKENIZER_MAX_BYTES = 256_000_000
+#: Tokens a tokenizer may add to one a byte of the sentence (special tokens, a prefix space)
+#: before the text is said to have grown.
+GROWTH_ALLOWED = 16
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,14 @@ def _encode(
 ) -> Encoding:
     """``encode`` for a ``tokenizers.Tokenizer``, in this process (``source`` names it)."""
     encoded = _split(tokenizer, sentence, source)
+    if len(encoded.ids) > max(max_positions, GROWTH_ALLOWED + len(sentence.encode("utf-8"))):
+        # More tokens than the sentence has bytes: the tokenizer made the text grow.
+        raise FileProblem(
+            f"{source} turns the sentence's {len(sentence)} characters into "
+            f"{len(encoded.ids):,} tokens (the model has {max_positions} positions): its "
+            "normalizer or pre-tokenizer makes the text grow; fix the tokenizer or use another "
+            "model."
+        )
     if len(encoded.ids) > max_positions:
         raise AttnvizError(
             f"The sentence is {len(encoded.ids)} tokens as the model splits it (special tokens "

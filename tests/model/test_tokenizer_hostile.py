@@ -82,10 +82,16 @@ def test_replacements_that_grow_the_text_are_stopped_at_the_memory_limit(
     assert time.monotonic() - started < 10
 
 
-def test_replacements_within_the_limit_are_only_too_many_tokens(tmp_path: Path) -> None:
-    folder = gpt2_folder(tmp_path / "grow", normalizer=growing_replacements(2, factor=10))
-    with pytest.raises(AttnvizError, match=r"The sentence is \d+ tokens .* has 16 positions"):
-        encoded(folder, max_positions=16)
+def test_a_tokenizer_that_makes_the_text_grow_is_named(tmp_path: Path) -> None:
+    prepend = {"type": "Prepend", "prepend": "x " * 1000}
+    folder = gpt2_folder(tmp_path / "grow", normalizer=prepend)
+    with pytest.raises(FileProblem, match=r"turns the sentence's 10 characters into 2,00\d tokens"):
+        encoded(folder, max_positions=64)
+    replacements = gpt2_folder(tmp_path / "replace", normalizer=growing_replacements(2, 10))
+    with pytest.raises(FileProblem, match=r"turns the sentence's 10 characters into \d+ tokens"):
+        encoded(replacements, max_positions=64)  # 100 × "a" for each "a": within the memory
+    with pytest.raises(AttnvizError, match=r"The sentence is 10 tokens .* has 4 positions"):
+        encoded(gpt2_folder(tmp_path / "plain"), "I am a cat, a cat", max_positions=4)
 
 
 @pytest.mark.parametrize("make", [gpt2_folder, bert_folder])
