@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
+from attnviz.signals import HELD, signals_held
 
 #: Wall-clock time a tokenizer has to be built and to split one sentence. Real ones take a
 #: fraction of a second (GPT-2's: about 30 ms with Python's start); a 30 MB tokenizer.json some.
@@ -53,17 +54,18 @@ def run_isolated(work: Callable[[], Any], source: str) -> Any:
         return _answer(_attempt(work), source)
     read_end, write_end = os.pipe()
     parent = os.getpid()
-    with warnings.catch_warnings():  # Python 3.12 warns of fork beside threads; the child
-        warnings.simplefilter("ignore", DeprecationWarning)  # takes no lock a thread may hold
-        pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        _child(work, write_end, parent)
-    os.close(write_end)
+    pid = None
     try:
+        with signals_held():  # a Ctrl-C that comes now is raised once the child is known
+            pid = _fork()
+            if pid == 0:
+                os.close(read_end)
+                _child(work, write_end, parent)
+            os.close(write_end)
         received = _receive(read_end, time.monotonic() + TOKENIZER_SECONDS)
     except BaseException:  # Ctrl-C, or SIGTERM as attnviz.signals raises it: the child goes too
-        _kill(pid)
+        if pid is not None:
+            _kill(pid)
         raise
     finally:
         os.close(read_end)
@@ -93,6 +95,14 @@ def run_isolated(work: Callable[[], Any], source: str) -> Any:
             "grow, for example) or crashed; fix the tokenizer or use another model."
         )
     return _answer(answer, source)
+
+
+def _fork() -> int:
+    """os.fork(), without Python 3.12's warning that forking beside threads may deadlock the
+    child: it takes no lock another thread may hold (imports and malloc are reset by fork)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()
 
 
 def _attempt(work: Callable[[], Any]) -> dict[str, Any]:
@@ -158,20 +168,32 @@ def _confine(parent: int) -> None:
     import resource
 
     faulthandler.disable()  # its report of a Rust abort would reach the terminal
-    for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if number is not None:
-            signal.signal(number, signal.SIG_DFL)
+    for number in HELD:
+        signal.signal(number, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)  # held by the parent while it forked
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 2)
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one sentence: no thread pool
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _lower_limit(resource.RLIMIT_CORE, 0)
     seconds = int(TOKENIZER_SECONDS) + 1  # a backstop should the parent be killed outright
-    resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
+    _lower_limit(resource.RLIMIT_CPU, seconds)
     held = _address_space()
     if held is not None:
-        limit = held + TOKENIZER_MEMORY
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        _lower_limit(resource.RLIMIT_AS, held + TOKENIZER_MEMORY)
     _die_with_parent(parent)
+
+
+def _lower_limit(kind: int, value: int) -> None:
+    """Set the limit ``kind`` to ``value``, or keep a lower one already set (by ulimit, say):
+    a process may lower its limits, not raise them past the hard one."""
+    import resource
+
+    soft, hard = resource.getrlimit(kind)
+    if soft != resource.RLIM_INFINITY:
+        value = min(value, soft)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(kind, (value, value))
 
 
 def _address_space() -> int | None:

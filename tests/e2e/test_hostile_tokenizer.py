@@ -189,3 +189,24 @@ def test_the_tokenizer_ends_when_attnviz_is_killed_outright(tmp_path: Path) -> N
             process.kill()
             process.communicate()
     assert not any(alive(pid) for pid in tokenizing)
+
+
+def test_a_tokenizer_runs_under_limits_lower_than_its_own(tmp_path: Path) -> None:
+    """ulimit -v and -t lower than the tokenizer's limits: the lower ones are kept, and a sound
+    tokenizer works within them."""
+
+    def tight() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1024**3, 1024**3))
+        resource.setrlimit(resource.RLIMIT_CPU, (5, 5))
+
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    result = subprocess.run(
+        [installed_attnviz(), "explain", "-m", str(gpt2_folder(tmp_path / "m")), "I am a cat"],
+        capture_output=True,
+        text=True,
+        env={**environment, "COLUMNS": "100"},
+        preexec_fn=tight,
+        timeout=60,
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert "Sentence: I am a cat" in result.stdout
