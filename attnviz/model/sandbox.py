@@ -162,8 +162,8 @@ def _child(work: Callable[[], Any], write_end: int, parent: int) -> NoReturn:
 
 def _confine(parent: int) -> None:
     """The child's limits: signals end it at once (Rust cannot see Python's handlers), its
-    memory and CPU time bounded, no core file, Rust's panic messages not on the terminal, and
-    on Linux its end when the parent ends."""
+    memory and CPU time bounded, no core file, Rust's panic messages not on the terminal nor in
+    the output, and on Linux its end when the parent ends."""
     import faulthandler
     import resource
 
@@ -172,6 +172,7 @@ def _confine(parent: int) -> None:
         signal.signal(number, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, HELD)  # held by the parent while it forked
     null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)  # nothing of the child's reaches the lesson being printed
     os.dup2(null, 2)
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one sentence: no thread pool
     _lower_limit(resource.RLIMIT_CORE, 0)
