@@ -141,3 +141,14 @@ def test_the_gguf_tokenizer_runs_in_the_child_too(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(sandbox, "TOKENIZER_SECONDS", 1e-4)
     with pytest.raises(FileProblem, match=r"tiny_llama.gguf's tokenizer took more than"):
         encode(tokenizer, "the cat", 64)
+
+
+def test_the_python_api_raises_the_same_one_sentence(tmp_path: Path) -> None:
+    import attnviz
+
+    folder = bert_folder(tmp_path / "words", model=word_level_without_unknown())
+    with pytest.raises(FileProblem, match=r"tokenizer.json cannot split the sentence \(WordLevel"):
+        attnviz.explain("I am a zebra", model=str(folder))
+    empty = gpt2_folder(tmp_path / "empty", normalizer=REMOVE_ALL)
+    with pytest.raises(AttnvizError, match=r"leaves nothing of the sentence"):
+        attnviz.explain("I am a cat", model=str(empty))
