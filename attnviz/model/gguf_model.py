@@ -327,7 +327,7 @@ class GgufModel:
     """Everything a forward pass needs from a GGUF file, and what the lesson says of it."""
 
     tensors: GgufTensors  # by Hugging Face name; W_Q, W_K for ``tensors.pairing``
-    tokenizer: Any  # a tokenizers.Tokenizer, as attnviz.model.tokenizer.encode takes it
+    tokenizer: Any  # an IsolatedTokenizer, as attnviz.model.tokenizer.encode takes it
     settings: GgufSettings  # settings.config(): what a config.json would say
     attention_type: str  # how W_Q, W_K, W_V, W_O are stored, commonest first: "Q4_1"
     attention_tensor: str  # a GGUF tensor of that type (W_V if it is), for the worked example
@@ -342,7 +342,7 @@ class GgufModel:
 
 def load_gguf(path: Path, dtype: type = np.float32, pairing: str = "half") -> GgufModel:
     """A GGUF model file, checked: its tensors (none dequantized yet), tokenizer and sizes."""
-    from attnviz.model.tokenizer_gguf import gguf_tokenizer
+    from attnviz.model.tokenizer_gguf import isolated_gguf_tokenizer
 
     tensors = open_gguf_model(path, dtype, pairing)
     projections = [
@@ -360,7 +360,8 @@ def load_gguf(path: Path, dtype: type = np.float32, pairing: str = "half") -> Gg
     # weight of it is found at the same row and column in both layouts.
     of_type = [info.name for info in projections if info.type_name == commonest]
     example = min(of_type, key=lambda name: (".attn_v." not in name, name))
-    return GgufModel(tensors, gguf_tokenizer(tensors.file), tensors.settings, commonest, example)
+    tokenizer = isolated_gguf_tokenizer(tensors.file)
+    return GgufModel(tensors, tokenizer, tensors.settings, commonest, example)
 
 
 class GgufLayers(Sequence["LlamaLayer"]):

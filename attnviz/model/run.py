@@ -23,7 +23,7 @@ from attnviz.model.checkpoint import (
     read_config,
 )
 from attnviz.model.tensors import open_tensors
-from attnviz.model.tokenizer import Encoding, encode, load_tokenizer, token_text
+from attnviz.model.tokenizer import Encoding, encode, isolated_tokenizer, token_text
 from attnviz.provenance import (
     EmbeddingsKind,
     EmbeddingsOrigin,
@@ -152,7 +152,7 @@ def load_model(
     if data.get("model_type") == toy.MODEL_TYPE:
         return _load_toy(sentence, folder, data, checkpoint_name(model, folder), dtype, pad_to)
     config, architecture = read_config(folder, data)
-    tokenizer = load_tokenizer(folder)
+    tokenizer = isolated_tokenizer(folder)
     unpadded = encode(tokenizer, sentence, config.max_positions)
     encoding, mask = padded(unpadded, tokenizer, config, f"{folder.name}'s config.json", pad_to)
     with open_tensors(folder, DTYPES[dtype], architecture.prefixes) as tensors:

@@ -7,6 +7,10 @@ without the space that begins a word: "it". So are SentencePiece-style pieces (L
 TinyLlama's: "▁it", the ▁ standing for a space), whose byte-fallback pieces ("<0xC3>", one byte
 of a character the vocabulary lacks) are shown as bytes: "<c3>". The tokens a post-processor
 adds (a Llama tokenizer's <s> first, BERT's [CLS] and [SEP]) are special tokens.
+
+A model folder's tokenizer is built and run in a child process (``isolated_tokenizer``,
+attnviz.model.sandbox), bounded in time and memory and stopped by Ctrl-C at once: a
+tokenizer.json is a program the ``tokenizers`` package runs where Python cannot interrupt it.
 """
 
 from __future__ import annotations
@@ -14,13 +18,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from functools import cache
+from dataclasses import asdict, dataclass, replace
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 from attnviz.errors import AttnvizError, FileProblem, option
 from attnviz.model.checkpoint import read_model_file, read_settings
+from attnviz.model.sandbox import IsolatedTokenizer, is_panic, one_line, run_isolated
 from attnviz.model.tensors import INSTALL_EXTRA
 
 #: How a piece that is only spaces is shown, so that it has a visible label.
@@ -30,6 +35,9 @@ METASPACE = "▁"
 #: tokenizer.json and vocab.txt are read whole: about 1 MB for GPT-2's 50,257 pieces, some
 #: 30 MB for the largest vocabularies.
 TOKENIZER_MAX_BYTES = 256_000_000
+#: Tokens a tokenizer may add to one a byte of the sentence (special tokens, a prefix space)
+#: before the text is said to have grown.
+GROWTH_ALLOWED = 16
 
 
 @dataclass(frozen=True)
@@ -96,6 +104,15 @@ class Encoding:
         )
 
 
+def isolated_tokenizer(folder: Path) -> IsolatedTokenizer:
+    """The folder's tokenizer (as ``load_tokenizer`` reads it), built only in the child process
+    that ``encode`` and ``token_text`` run it in; problems with its files are found there."""
+    for name in ("tokenizer.json", "vocab.txt"):
+        if _present(folder / name):
+            return IsolatedTokenizer(partial(load_tokenizer, folder), str(folder / name))
+    return IsolatedTokenizer(partial(load_tokenizer, folder), f"{folder}'s tokenizer")
+
+
 def load_tokenizer(folder: Path) -> Any:
     """The folder's tokenizer: tokenizer.json (padding and truncation off), else vocab.txt."""
     try:
@@ -157,7 +174,39 @@ def _vocabulary(path: Path) -> dict[str, int]:
 
 def encode(tokenizer: Any, sentence: str, max_positions: int) -> Encoding:
     """``sentence`` as ids and shown tokens; AttnvizError when it needs more positions than the
-    model has (it is refused, not truncated)."""
+    model has (it is refused, not truncated), or when the tokenizer leaves nothing of it.
+    An IsolatedTokenizer splits it in a child process (attnviz.model.sandbox); a
+    ``tokenizers.Tokenizer`` here, its failures made one sentence all the same."""
+    _check_text(sentence)
+    if isinstance(tokenizer, IsolatedTokenizer):
+        fields = run_isolated(
+            lambda: _fields(_encode(tokenizer.build(), sentence, max_positions, tokenizer.source)),
+            tokenizer.source,
+        )
+        return _from_fields(fields, sentence)
+    return _encode(tokenizer, sentence, max_positions)
+
+
+def _fields(encoding: Encoding) -> dict[str, Any]:
+    """An Encoding as JSON, the sentence left out (the parent has it)."""
+    fields = asdict(encoding)
+    del fields["sentence"]
+    return fields
+
+
+def _from_fields(fields: dict[str, Any], sentence: str) -> Encoding:
+    return Encoding(
+        ids=tuple(int(i) for i in fields["ids"]),
+        tokens=tuple(str(token) for token in fields["tokens"]),
+        offsets=tuple((int(a), int(b)) for a, b in fields["offsets"]),
+        sentence=sentence,
+        special=tuple(int(i) for i in fields["special"]),
+        word_ids=tuple(None if word is None else int(word) for word in fields["word_ids"]),
+    )
+
+
+def _check_text(sentence: str) -> None:
+    """Refuse bytes the command line could not decode, before any tokenizer sees them."""
     undecoded = [character for character in sentence if "\udc80" <= character <= "\udcff"]
     if undecoded:
         # Bytes the command line could not decode, kept as surrogates (PEP 383): no text to split.
@@ -166,11 +215,47 @@ def encode(tokenizer: Any, sentence: str, max_positions: int) -> Encoding:
             f"The sentence holds bytes that are not UTF-8 text ({shown}); the model reads text: "
             "give the sentence in UTF-8, as a UTF-8 terminal or locale sends it."
         )
-    encoded = tokenizer.encode(sentence)
+
+
+def _split(tokenizer: Any, sentence: str, source: str) -> Any:
+    """The tokenizers package's encoding of ``sentence``; its failures (a bare Exception, or a
+    Rust panic as pyo3's PanicException, a BaseException) as one FileProblem."""
+    try:
+        return tokenizer.encode(sentence)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:
+        if not (isinstance(error, Exception) or is_panic(error)):
+            raise  # attnviz.signals' Interrupted, and the like
+        raise FileProblem(
+            f"{source} cannot split the sentence ({one_line(error)}); fix the tokenizer or use "
+            "another model."
+        ) from None
+
+
+def _encode(
+    tokenizer: Any, sentence: str, max_positions: int, source: str = "The model's tokenizer"
+) -> Encoding:
+    """``encode`` for a ``tokenizers.Tokenizer``, in this process (``source`` names it)."""
+    encoded = _split(tokenizer, sentence, source)
+    if len(encoded.ids) > max(max_positions, GROWTH_ALLOWED + len(sentence.encode("utf-8"))):
+        # More tokens than the sentence has bytes: the tokenizer made the text grow.
+        raise FileProblem(
+            f"{source} turns the sentence's {len(sentence)} characters into "
+            f"{len(encoded.ids):,} tokens (the model has {max_positions} positions): its "
+            "normalizer or pre-tokenizer makes the text grow; fix the tokenizer or use another "
+            "model."
+        )
     if len(encoded.ids) > max_positions:
         raise AttnvizError(
             f"The sentence is {len(encoded.ids)} tokens as the model splits it (special tokens "
             f"included); the model has {max_positions} positions. Shorten it."
+        )
+    if all(encoded.special_tokens_mask):  # none, or only those the tokenizer adds
+        added = f"only the {len(encoded.ids)} special tokens it adds" if encoded.ids else "no token"
+        raise AttnvizError(
+            f"{source} leaves nothing of the sentence ({added}): its normalizer removes every "
+            "character given. Give other words, or fix the tokenizer's normalizer."
         )
     if _byte_level(tokenizer) or _metaspace(tokenizer):
         tokens = tuple(token_text(tokenizer, i) for i in encoded.ids)
@@ -237,7 +322,10 @@ def _metaspace_words(
 def token_text(tokenizer: Any, token_id: int) -> str:
     """How the token ``token_id`` is shown: as the tokenizer writes it, or for byte-level BPE
     the text its bytes spell ("Ġit" is " it", shown "it"), or its bytes in hex when they are
-    only part of a character ("<e2 80>")."""
+    only part of a character ("<e2 80>"). An IsolatedTokenizer answers from a child process."""
+    if isinstance(tokenizer, IsolatedTokenizer):
+        text = run_isolated(lambda: token_text(tokenizer.build(), token_id), tokenizer.source)
+        return str(text)
     token = str(tokenizer.id_to_token(token_id))
     if token_id in _special_ids(tokenizer):
         return token

@@ -6,14 +6,19 @@ A byte-level BPE vocabulary (tokenizer.ggml.model "gpt2") is its tokens in id or
 user-defined ones, matched whole but not special), and the name of the pre-tokenizer that
 splits text before BPE runs (tokenizer.ggml.pre). llama.cpp adds the BOS token when
 tokenizer.ggml.add_bos_token says so (SmolLM2's does not).
+
+attnviz runs it as it runs a model folder's tokenizer: built and used in a child process
+(``isolated_gguf_tokenizer``, attnviz.model.sandbox), bounded in time and memory.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from attnviz.errors import AttnvizError, FileProblem
 from attnviz.model.gguf_file import GgufFile
+from attnviz.model.sandbox import IsolatedTokenizer
 from attnviz.model.tensors import INSTALL_EXTRA
 
 #: Llama 3's split (llama.cpp "llama-bpe"): digits in groups of up to three.
@@ -35,6 +40,12 @@ PRE_TOKENIZERS = {
     "qwen2": "Qwen2's split (digits one by one)",
 }
 CONTROL, USER_DEFINED = 3, 4
+
+
+def isolated_gguf_tokenizer(file: GgufFile) -> IsolatedTokenizer:
+    """``gguf_tokenizer(file)``, built only in the child process that attnviz.model.tokenizer's
+    ``encode`` and ``token_text`` run it in; a damaged tokenizer is found there."""
+    return IsolatedTokenizer(partial(gguf_tokenizer, file), f"{file.path}'s tokenizer")
 
 
 def gguf_tokenizer(file: GgufFile) -> Any:

@@ -220,9 +220,10 @@ def test_a_number_that_is_not_finite_is_named(tmp_path: Path) -> None:
 
 def test_load_gguf_hands_over_tensors_tokenizer_and_the_quantization() -> None:
     from attnviz.model.gguf_model import load_gguf
+    from attnviz.model.tokenizer import encode
 
     model = load_gguf(TINY, np.float64)
     assert model.settings.n_layers == 2 and model.tensors.dtype is np.float64
-    assert model.tokenizer.encode("the cat").ids
+    assert encode(model.tokenizer, "the cat", 64).ids
     assert model.attention_type == "Q4_1" and model.attention_tensor == "blk.0.attn_v.weight"
     assert model.quantization == "4-bit Q4_1, blocks of 32 numbers sharing a scale and a minimum"
