@@ -38,7 +38,7 @@ def test_explain_smollm2_runs_in_under_a_gigabyte(tmp_path: Path) -> None:
     process.returncode = os.waitstatus_to_exitcode(status)
     elapsed = time.perf_counter() - started
     assert process.returncode == 0, err.read_text()
-    assert "SmolLM2-135M-Instruct (GGUF, 4-bit Q4_1)" in out.read_text()
+    assert "SmolLM2-135M-Instruct (GGUF, 4-bit Q4_1, pretrained)" in out.read_text()
     peak_kb = usage.ru_maxrss  # kilobytes on Linux
     assert peak_kb < 1_000_000, f"peak memory {peak_kb / 1e6:.2f} GB"
     # 4 s on two idle cores; a loose bound here, as the test machine may be busy.
