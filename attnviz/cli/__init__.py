@@ -15,6 +15,8 @@ import typer
 from attnviz.cli.console import report
 from attnviz.cli.environment import (
     StandardOutputFailed,
+    hold_standard_descriptors,
+    quiet_standard_error,
     safe_surroundings,
     silence_standard_output,
 )
@@ -115,6 +117,13 @@ def run(argv: list[str] | None = None) -> int:
     see cli/environment.py for the other surroundings made safe.
     """
     arguments = sys.argv[1:] if argv is None else argv
+    hold_standard_descriptors()
+    with quiet_standard_error():
+        return _run(arguments)
+
+
+def _run(arguments: list[str]) -> int:
+    """``run``, its standard streams made safe: the command, and its exit code."""
     wanted = arguments[0] if arguments and arguments[0] in COMMANDS else None
     try:
         with safe_surroundings(), stopping_signals_raise():
@@ -135,6 +144,8 @@ def run(argv: list[str] | None = None) -> int:
         return int(ExitStatus.USAGE)
     except typer.Abort:
         return int(ExitStatus.INTERRUPTED)
+    except KeyboardInterrupt:  # Ctrl-C outside a command's own handling: building the app
+        status = ExitStatus.INTERRUPTED
     except Interrupted as stop:
         report(f"stopped by {stop.name}; any output not yet complete was left as it was.")
         return int(stop.exit_status)

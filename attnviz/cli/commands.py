@@ -30,7 +30,15 @@ from attnviz.explanation import Explanation
 from attnviz.files import staged_writes
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
-from attnviz.outputs import check_export, check_folder, check_image, write_export
+from attnviz.outputs import (
+    check_apart,
+    check_export,
+    check_folder,
+    check_image,
+    per_head_folder,
+    slides_folder,
+    write_export,
+)
 from attnviz.render.options import ImageOptions, Measure, Scale, Style
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
@@ -73,6 +81,15 @@ def check_recordings(svg: Path | None, html: Path | None) -> None:
             check_output_path(path, extensions, what)
 
 
+def check_slides(slides: Path | None, *files: tuple[Path | None, str]) -> None:
+    """Refuse a --slides folder that cannot be written, and two outputs that are one file."""
+    folder = None
+    if slides is not None:
+        folder = slides_folder(slides)
+        check_folder(*folder)
+    check_apart(files, [folder])
+
+
 def write_slides(
     trace: AttentionTrace,
     selection: Selection,
@@ -111,8 +128,7 @@ def explain(
     """
     check_outputs(export)
     check_recordings(svg, html)
-    if slides is not None:
-        check_folder(slides, "--slides")
+    check_slides(slides, (svg, "--svg"), (html, "--html"), (export, "--export"))
     explanation = explained(sentence, trace_options, view)
     tell(explanation, lesson, step, Recordings(svg, html, slides, export))
 
@@ -219,8 +235,11 @@ def heatmap(
         options, drawing_one=[name for name, value in given.items() if value is not None]
     )
     check_outputs(export, (output, "--output"))
+    folder = None
     if per_head is not None:
-        check_folder(per_head, "--per-head")
+        folder = per_head_folder(per_head, output.suffix.lower())
+        check_folder(*folder)
+    check_apart([(output, "--output"), (export, "--export")], [folder])
     explanation = explained(sentence, trace_options, view)
     with staged_writes():  # every file, or none
         written, notes = api.save_pictures(explanation, output, options)
@@ -353,8 +372,8 @@ def cross(
     """
     check_outputs(export, (output, "--output"))
     check_recordings(svg, html)
-    if slides is not None:
-        check_folder(slides, "--slides")
+    outputs = (output, "--output"), (svg, "--svg"), (html, "--html"), (export, "--export")
+    check_slides(slides, *outputs)
     trace_options = replace(trace_options, causal=causal)  # refused by cross_layers, with why
     with reading_progress(trace_options.embeddings) as progress:
         explanation = api.crossed(source, target, trace_options, view, progress=progress)

@@ -30,10 +30,10 @@ class ReadoutName(str, enum.Enum):
 def check_save_folder(folder: Path) -> None:
     """A folder to write a model into: new, empty, or holding a model attnviz saved (replaced);
     never a folder whose config.json is something else's."""
-    from attnviz.outputs import check_folder
+    from attnviz.outputs import check_folder, model_folder
     from attnviz.train.saving import CONFIG, MODEL_TYPE
 
-    check_folder(folder, "--save")
+    check_folder(*model_folder(folder))
     config = folder / CONFIG
     if config.is_file():
         try:
@@ -45,6 +45,14 @@ def check_save_folder(folder: Path) -> None:
                 f"--save {folder} holds a config.json attnviz did not write; choose another "
                 "folder (attnviz replaces only a model it saved)."
             )
+
+
+def check_saved_apart(save: Path | None, animate: Path | None, history: Path | None) -> None:
+    """Refuse --history or --animate naming a file that --save writes (files.check_apart)."""
+    from attnviz.outputs import check_apart, model_folder
+
+    saved = None if save is None else model_folder(save)
+    check_apart([(animate, "--animate"), (history, "--history")], [saved])
 
 
 TaskArgument = Annotated[
@@ -166,6 +174,7 @@ def train(
         check_output_path(animate, (".gif",), "--animate")
     if history is not None:
         check_output_path(history, (".npz",), "--history")
+    check_saved_apart(save, animate, history)
 
     console = new_console()
     shape = shape_of(chosen)
