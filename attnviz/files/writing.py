@@ -180,6 +180,12 @@ class Outputs:
         """Rename every temporary onto its output, as one step that signals do not cut short."""
         with signals_held():
             self.open = False
+            try:  # what each name is now: a link put there during the work is not replaced
+                for _, path in self._staged:
+                    refuse_replacing(path, "The output")
+            except OutputProblem:
+                self.abort()
+                raise
             kept = [(_linked_backup(path), os.path.lexists(path)) for _, path in self._staged]
             # An old file that could not be kept (no hard links here) is replaced last: a
             # failure before it leaves it as it was.

@@ -244,3 +244,19 @@ def test_a_full_standard_error_changes_neither_the_outputs_nor_the_exit_status(
     assert wrote.returncode == ExitStatus.SUCCESS
     assert picture.read_bytes().startswith(b"\x89PNG")
     assert refused.returncode == ExitStatus.BAD_INPUT  # the refusal's own status, not 1
+
+
+def test_with_standard_error_closed_a_picture_is_written_whole(tmp_path: Path) -> None:
+    """2>&-: no file the run opens may take descriptor 2, where a library's message to the
+    closed stream would land inside it."""
+    picture = tmp_path / "it.png"
+    command = [installed_attnviz(), "heatmap", SENTENCE, "-o", str(picture), "--export"]
+    command.append(str(tmp_path / "t.npz"))
+    result = subprocess.run(
+        ["sh", "-c", 'exec "$@" 2>&-', "sh", *command],
+        stdout=subprocess.PIPE,
+        timeout=120,
+        preexec_fn=limited(),
+    )
+    assert result.returncode == ExitStatus.SUCCESS
+    assert picture.read_bytes().startswith(b"\x89PNG")

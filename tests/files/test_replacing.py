@@ -97,8 +97,8 @@ def test_a_failed_rename_over_another_users_file_leaves_no_old_link(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A sticky folder (/tmp): renaming onto another user's file fails, and a hard link made
-    to keep it could not be removed again. The file is refused before the work; if it changes
-    owner after that, no link is made."""
+    to keep it could not be removed again. The file is refused before the work, and again
+    before the renames if it changed owner since; no link to it is ever made."""
     picture = tmp_path / "it.png"
     picture.write_bytes(b"old picture")
     before = listing(tmp_path)
@@ -112,7 +112,7 @@ def test_a_failed_rename_over_another_users_file_leaves_no_old_link(
     def refused_rename(source: object, destination: object) -> None:
         raise PermissionError(1, "Operation not permitted")
 
-    with pytest.raises(OutputProblem, match="Operation not permitted; no output was changed"):
+    with pytest.raises(OutputProblem):
         with staged_writes() as outputs:
             outputs.write(picture, lambda temporary: temporary.write_bytes(b"new"))
             owner = picture.stat().st_uid
@@ -138,3 +138,32 @@ def test_nothing_there_and_a_plain_file_of_ours_pass(tmp_path: Path) -> None:
     (tmp_path / "mine.png").write_bytes(b"mine")
     status = refuse_replacing(tmp_path / "mine.png", "--output")
     assert status is not None and status.st_size == 4
+
+
+def test_a_link_put_in_place_while_the_outputs_wait_changes_no_output(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.svg", tmp_path / "b.svg"
+    first.write_bytes(b"old a")
+    (tmp_path / "elsewhere.svg").write_bytes(b"elsewhere")
+    with pytest.raises(OutputProblem, match="b.svg is a symbolic link"):
+        with staged_writes() as outputs:
+            outputs.write(first, lambda temporary: temporary.write_bytes(b"new a"))
+            outputs.write(second, lambda temporary: temporary.write_bytes(b"new b"))
+            second.symlink_to("elsewhere.svg")  # after it was staged, before the renames
+    assert first.read_bytes() == b"old a" and second.is_symlink()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.svg", "b.svg", "elsewhere.svg"]
+
+
+def test_no_second_name_is_made_for_another_users_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from attnviz.files.writing import _linked_backup
+
+    picture = tmp_path / "it.png"
+    picture.write_bytes(b"old picture")
+    mine = _linked_backup(picture)
+    assert mine is not None and os.path.samefile(mine, picture)  # ours: kept for a rollback
+    mine.unlink()
+    owner = picture.stat().st_uid
+    monkeypatch.setattr(os, "geteuid", lambda: owner + 1)
+    assert _linked_backup(picture) is None
+    assert [path.name for path in tmp_path.iterdir()] == ["it.png"]
