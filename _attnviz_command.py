@@ -14,13 +14,15 @@ INTERRUPTED = 130
 
 def main() -> int:
     """Run the ``attnviz`` command line; its exit code."""
+    import signal
+
     try:
         from attnviz.cli import run
 
-        return run()
+        status = run()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run is over: Python is only exiting
+        return status
     except KeyboardInterrupt:
-        import signal
-
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while this is said
         try:
             sys.stderr.write(

@@ -1,8 +1,10 @@
 """The files a command writes: checked before any work is done, named the same way each time.
 
 ``check_*`` raise OutputProblem with the fix before anything is computed, so a bad path costs
-nothing and leaves nothing behind; writing itself is atomic (attnviz.files.atomic_write), and a
-command's outputs together are all or nothing (attnviz.files.staged_writes).
+nothing and leaves nothing behind; ``check_apart`` refuses two outputs of one run that are one
+file, a folder option's files known by their names (FolderOutput). Writing itself is atomic
+(attnviz.files.atomic_write), and a command's outputs together are all or nothing
+(attnviz.files.staged_writes).
 """
 
 from __future__ import annotations
@@ -73,24 +75,9 @@ def check_folder(folder: Path, what: str, names: re.Pattern[str] | None = None) 
                 refuse_replacing(folder / name, what, fix="remove it or give another folder")
 
 
-def slides_folder(folder: Path) -> FolderOutput:
-    """--slides: the folder and its slides' names (01-title.svg, 02-tokens.png, …)."""
-    from attnviz.render.slides.layout import SLIDE_FILE
-
-    return FolderOutput(folder, "--slides", SLIDE_FILE)
-
-
 def per_head_folder(folder: Path, extension: str) -> FolderOutput:
     """--per-head: the folder and its files' names (head_1.png …, the picture's extension)."""
     return FolderOutput(folder, "--per-head", re.compile(rf"head_\d+{re.escape(extension)}"))
-
-
-def model_folder(folder: Path) -> FolderOutput:
-    """train --save: the folder and the model's files (config.json, weights.npz)."""
-    from attnviz.train.saving import CONFIG, WEIGHTS
-
-    names = re.compile("|".join(re.escape(name) for name in (CONFIG, WEIGHTS)))
-    return FolderOutput(folder, "--save", names)
 
 
 def check_apart(

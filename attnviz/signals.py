@@ -92,12 +92,15 @@ def _raise_interrupted(signal_number: int, frame: FrameType | None) -> None:
     if _stopping:
         return
     _stopping = True
+    if signal_number == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Interrupted(signal_number)
 
 
 @contextmanager
 def stopping_signals_raise() -> Iterator[None]:
-    """Within the block, the STOPPING signals raise Interrupted instead of ending the process.
+    """Within the block, the STOPPING signals raise Interrupted instead of ending the process,
+    and only the first stopping signal or Ctrl-C raises: one more during the cleanup is dropped.
 
     Only a signal left to its default action is taken over, and only on the main thread (the
     only one Python delivers signals to): a signal the program ignores (``nohup``) or handles
@@ -108,9 +111,12 @@ def stopping_signals_raise() -> Iterator[None]:
         return
     global _stopping
     replaced = {}
-    for number in STOPPING:
+    for number in (signal.SIGINT, *STOPPING):
+        # Ctrl-C stays KeyboardInterrupt, raised once like the others: a second one while
+        # the first's cleanup runs would cut it short.
+        default = signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL
         try:
-            if signal.getsignal(number) is signal.SIG_DFL:
+            if signal.getsignal(number) is default:
                 replaced[number] = signal.signal(number, _raise_interrupted)
         except (OSError, ValueError):  # a signal this system reserves
             continue
@@ -127,9 +133,9 @@ def stopping_signals_raise() -> Iterator[None]:
 
 @contextmanager
 def signals_held() -> Iterator[None]:
-    """Hold SIGINT and the STOPPING signals during a short step that must not stop halfway (renaming
-    a run's outputs into place, removing its temporaries); one that arrives meanwhile is
-    delivered when the block ends."""
+    """Hold SIGINT and the STOPPING signals during a short step that must not stop halfway
+    (renaming a run's outputs into place, removing its temporaries); one that arrives meanwhile
+    is delivered when the block ends."""
     if not hasattr(signal, "pthread_sigmask"):  # Windows: no masks
         yield
         return

@@ -412,11 +412,13 @@ def test_two_outputs_that_are_one_file_are_refused_before_any_work(
 def test_a_file_beside_a_folder_option_but_not_one_of_its_names_is_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from attnviz.outputs import check_apart, per_head_folder, slides_folder
+    from attnviz.outputs import FolderOutput, check_apart, per_head_folder
+    from attnviz.render.slides.layout import SLIDE_FILE
 
+    slides_folder = FolderOutput(tmp_path, "--slides", SLIDE_FILE)
     check_apart([(tmp_path / "all.png", "--output")], [per_head_folder(tmp_path, ".png")])
     check_apart([(tmp_path / "head_1.svg", "--output")], [per_head_folder(tmp_path, ".png")])
-    check_apart([(tmp_path / "lesson.svg", "--svg")], [slides_folder(tmp_path), None])
+    check_apart([(tmp_path / "lesson.svg", "--svg")], [slides_folder, None])
     check_apart([(tmp_path / "a.svg", "--svg"), (None, "--html")])
     with pytest.raises(OutputProblem, match="--svg .*a.svg and --output .*a.svg are the same"):
         check_apart([(tmp_path / "a.svg", "--svg"), (tmp_path / "x" / ".." / "a.svg", "--output")])

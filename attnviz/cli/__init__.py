@@ -112,9 +112,12 @@ def run(argv: list[str] | None = None) -> int:
 
     Typer's own usage errors (a missing sentence, a misspelt option) are shown as one line, like
     attnviz's, instead of a framed panel. Ctrl-C gives 130 (ExitStatus.INTERRUPTED), SIGTERM
-    143 and SIGHUP 129, after the file being written is cleaned up (attnviz.signals). A
-    standard output that is full or closed gives one line and 5 (ExitStatus.CANNOT_WRITE);
-    see cli/environment.py for the other surroundings made safe.
+    143, SIGHUP 129 and every other stopping signal 128 + its number, after the files being
+    written are cleaned up (attnviz.signals). A standard output that is full or closed gives
+    one line and 5 (ExitStatus.CANNOT_WRITE); a standard error that cannot be written loses
+    its messages but changes no exit status; see cli/environment.py for the other
+    surroundings made safe. The console script is _attnviz_command.main, which also turns
+    Ctrl-C while attnviz is imported into one line.
     """
     arguments = sys.argv[1:] if argv is None else argv
     hold_standard_descriptors()

@@ -36,7 +36,6 @@ from attnviz.outputs import (
     check_folder,
     check_image,
     per_head_folder,
-    slides_folder,
     write_export,
 )
 from attnviz.render.options import ImageOptions, Measure, Scale, Style
@@ -85,7 +84,10 @@ def check_slides(slides: Path | None, *files: tuple[Path | None, str]) -> None:
     """Refuse a --slides folder that cannot be written, and two outputs that are one file."""
     folder = None
     if slides is not None:
-        folder = slides_folder(slides)
+        from attnviz.outputs import FolderOutput
+        from attnviz.render.slides.layout import SLIDE_FILE  # 01-title.svg, 02-tokens.png, …
+
+        folder = FolderOutput(slides, "--slides", SLIDE_FILE)
         check_folder(*folder)
     check_apart(files, [folder])
 

@@ -12,6 +12,7 @@ from attnviz.cli.console import new_console, wrote
 from attnviz.errors import AttnvizError, OutputProblem
 
 if TYPE_CHECKING:
+    from attnviz.outputs import FolderOutput
     from attnviz.training import Trained
 
 
@@ -30,7 +31,7 @@ class ReadoutName(str, enum.Enum):
 def check_save_folder(folder: Path) -> None:
     """A folder to write a model into: new, empty, or holding a model attnviz saved (replaced);
     never a folder whose config.json is something else's."""
-    from attnviz.outputs import check_folder, model_folder
+    from attnviz.outputs import check_folder
     from attnviz.train.saving import CONFIG, MODEL_TYPE
 
     check_folder(*model_folder(folder))
@@ -47,9 +48,20 @@ def check_save_folder(folder: Path) -> None:
             )
 
 
+def model_folder(folder: Path) -> "FolderOutput":
+    """--save: the folder and the model's files (config.json, weights.npz)."""
+    import re
+
+    from attnviz.outputs import FolderOutput
+    from attnviz.train.saving import CONFIG, WEIGHTS
+
+    names = re.compile("|".join(re.escape(name) for name in (CONFIG, WEIGHTS)))
+    return FolderOutput(folder, "--save", names)
+
+
 def check_saved_apart(save: Path | None, animate: Path | None, history: Path | None) -> None:
-    """Refuse --history or --animate naming a file that --save writes (files.check_apart)."""
-    from attnviz.outputs import check_apart, model_folder
+    """Refuse --history or --animate naming a file that --save writes (outputs.check_apart)."""
+    from attnviz.outputs import check_apart
 
     saved = None if save is None else model_folder(save)
     check_apart([(animate, "--animate"), (history, "--history")], [saved])

@@ -2,7 +2,9 @@
 
 Writing goes to a temporary file in the same folder and is renamed into place, so a failed or
 interrupted run leaves no half-written file; within staged_writes(), a run's outputs are renamed
-together at the end, so a failure (or SIGTERM) on one leaves every file as it was. Every problem
+together at the end, so a failure (or SIGTERM) on one leaves every file as it was. A name a
+rename would not write as "wrote" says (a link, a file with other names or another owner) is
+refused, before the work and again before the renames (files.replacing). Every problem
 becomes an OutputProblem (or, for a name the system cannot hold, an AttnvizError) whose message
 names the file and the fix.
 """
@@ -246,8 +248,9 @@ _OPEN_OUTPUTS: ContextVar[Outputs | None] = ContextVar("attnviz_outputs", defaul
 @contextmanager
 def staged_writes() -> Iterator[Outputs]:
     """The outputs of one run, all or nothing: every atomic_write inside the block is staged and
-    renamed into place when the block ends without an error; on an error, Ctrl-C, SIGTERM or
-    SIGHUP (which raise here rather than end the process), none is. Nested blocks join the
+    renamed into place when the block ends without an error; on an error, Ctrl-C or a stopping
+    signal (SIGTERM, SIGHUP, SIGQUIT, …: attnviz.signals, raised here rather than ending the
+    process), none is. Nested blocks join the
     outermost, so a command wraps its work once and every writer below takes part.
     """
     outer = _OPEN_OUTPUTS.get()

@@ -71,10 +71,11 @@ def limited(memory: int = MEMORY, file_size: int | None = None, *keep: int) -> o
 
 
 def slides_stopped(
-    tmp_path: Path, how: str, number: int | None
+    tmp_path: Path, how: str, number: int | None, times: int = 1
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, bytes], dict[str, bytes]]:
     """Start --slides into a folder holding an old slide, wait until three slides are staged,
-    send ``number`` (if any); the result, and the folder's files before and after."""
+    send ``number`` (if any, ``times`` times, 2 ms apart); the result, and the folder's files
+    before and after."""
     deck = tmp_path / "deck"
     deck.mkdir()
     (deck / "01-title.svg").write_bytes(b"old slide")
@@ -95,8 +96,9 @@ def slides_stopped(
             time.sleep(0.05)
         assert ready.exists(), child.communicate(timeout=5)
         assert any(name.startswith(".attnviz-") for name in listing(deck))  # staged, not renamed
-        if number is not None:
+        for _ in range(times if number is not None else 0):
             child.send_signal(number)
+            time.sleep(0.002)
         _, stderr = child.communicate(timeout=60)
     finally:
         if child.poll() is None:
@@ -128,6 +130,15 @@ def test_a_real_time_signal_stops_with_cleanup_too(tmp_path: Path) -> None:
     result, before, after = slides_stopped(tmp_path, "sleep", number)
     assert result.returncode == 128 + number
     one_error_line(result.stderr, "stopped by SIGRTMIN+2")
+    assert after == before
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM", "SIGQUIT"])
+def test_a_second_signal_during_the_cleanup_leaves_no_temporary(tmp_path: Path, name: str) -> None:
+    number = int(getattr(signal, name))
+    result, before, after = slides_stopped(tmp_path, "sleep", number, times=2)
+    assert result.returncode == 128 + number, result.stderr
+    one_error_line(result.stderr, "stopped by")
     assert after == before
 
 
