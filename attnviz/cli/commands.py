@@ -92,6 +92,16 @@ def check_slides(slides: Path | None, *files: tuple[Path | None, str]) -> None:
     check_apart(files, [folder])
 
 
+def check_per_head(per_head: Path | None, output: Path, export: Path | None) -> None:
+    """Refuse a --per-head folder that cannot be written, and -o or --export naming a file in
+    it by a per-head name (head_1.png with -o *.png)."""
+    folder = None
+    if per_head is not None:
+        folder = per_head_folder(per_head, output.suffix.lower())
+        check_folder(*folder)
+    check_apart([(output, "--output"), (export, "--export")], [folder])
+
+
 def write_slides(
     trace: AttentionTrace,
     selection: Selection,
@@ -237,11 +247,7 @@ def heatmap(
         options, drawing_one=[name for name, value in given.items() if value is not None]
     )
     check_outputs(export, (output, "--output"))
-    folder = None
-    if per_head is not None:
-        folder = per_head_folder(per_head, output.suffix.lower())
-        check_folder(*folder)
-    check_apart([(output, "--output"), (export, "--export")], [folder])
+    check_per_head(per_head, output, export)
     explanation = explained(sentence, trace_options, view)
     with staged_writes():  # every file, or none
         written, notes = api.save_pictures(explanation, output, options)
