@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -66,13 +67,23 @@ def check_folder(folder: Path, what: str, names: re.Pattern[str] | None = None) 
         raise OutputProblem(f"{what} {folder} is a file; give a folder name.")
     check_writable_folder(folder if exists else folder.parent, what, folder)
     if exists and names is not None:
-        try:
-            entries = sorted(os.listdir(folder))
-        except OSError as error:
-            raise OutputProblem(f"{what} {folder}: {error.strerror or error}.") from None
-        for name in entries:
-            if names.fullmatch(name.lower()):
-                refuse_replacing(folder / name, what, fix="remove it or give another folder")
+        _check_named_files(folder, what, names)
+
+
+def _check_named_files(folder: Path, what: str, names: re.Pattern[str]) -> None:
+    """Refuse any entry of ``folder`` by one of ``names`` that writing may not replace."""
+    try:
+        entries = sorted(os.listdir(folder))
+    except OSError as error:
+        raise OutputProblem(f"{what} {folder}: {error.strerror or error}.") from None
+    fix = "remove it or give another folder"
+    for name in entries:
+        if names.fullmatch(name.lower()):
+            status = refuse_replacing(folder / name, what, fix=fix)
+            if status is not None and stat.S_ISDIR(status.st_mode):
+                raise OutputProblem(
+                    f"{what} {folder / name} is a folder where a file is to be written; {fix}."
+                )
 
 
 def per_head_folder(folder: Path, extension: str) -> FolderOutput:

@@ -509,3 +509,13 @@ def test_a_full_standard_error_does_not_fail_a_run_that_wrote_its_output(
     assert run(["heatmap", SENTENCE, "-o", str(picture)]) == ExitStatus.SUCCESS
     assert picture.read_bytes().startswith(b"\x89PNG")
     assert run(["explain", SENTENCE, "--heads", "0"]) == ExitStatus.BAD_INPUT
+
+
+def test_a_folder_by_a_per_head_name_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ph" / "head_2.png").mkdir(parents=True)
+    argv = ["heatmap", SENTENCE, "-o", str(tmp_path / "all.png"), "--per-head"]
+    assert run([*argv, str(tmp_path / "ph")]) == ExitStatus.CANNOT_WRITE
+    one_error_line(capsys.readouterr().err, "head_2.png is a folder where a file is to be")
+    assert not (tmp_path / "all.png").exists()

@@ -47,6 +47,9 @@ def refuse_replacing(path: Path, what: str, *, fix: str = "") -> os.stat_result 
             f"has {status.st_nlink} names (hard links); writing would give this name a new "
             "file and leave the others the old one"
         )
+        left = _left_by_a_killed_run(path, status)
+        if left is not None:
+            fix = f"remove {left}, a second name a run of attnviz stopped by SIGKILL left"
         fix = fix or "remove the other names or choose another name"
     elif hasattr(os, "geteuid") and status.st_uid != os.geteuid():
         problem = (
@@ -92,6 +95,24 @@ def same_file(first: Path, second: Path) -> bool:
         return os.path.samefile(first, second)  # one file by two spellings (case, say)
     except OSError:
         return False
+
+
+def _left_by_a_killed_run(path: Path, status: os.stat_result) -> Path | None:
+    """A .attnviz-XXXXXXXX.old beside ``path`` that is the same file: the second name kept
+    while a run's outputs are renamed (files.writing), left when SIGKILL ended that run."""
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return None
+    for name in names:
+        if name.startswith(".attnviz-") and name.endswith(".old"):
+            try:
+                other = os.lstat(path.parent / name)
+            except OSError:
+                continue
+            if (other.st_dev, other.st_ino) == (status.st_dev, status.st_ino):
+                return path.parent / name
+    return None
 
 
 def _abridged(text: str, keep: int = 40) -> str:

@@ -167,3 +167,13 @@ def test_no_second_name_is_made_for_another_users_file(
     monkeypatch.setattr(os, "geteuid", lambda: owner + 1)
     assert _linked_backup(picture) is None
     assert [path.name for path in tmp_path.iterdir()] == ["it.png"]
+
+
+def test_a_second_name_left_by_a_killed_run_is_named_in_the_fix(tmp_path: Path) -> None:
+    """SIGKILL cannot be caught: a run killed while renaming leaves the .old second name it
+    kept; the refusal says which file to remove."""
+    picture = tmp_path / "it.png"
+    picture.write_bytes(b"old picture")
+    os.link(picture, tmp_path / ".attnviz-0a1b2c3d.old")
+    with pytest.raises(OutputProblem, match=r"remove .*\.attnviz-0a1b2c3d\.old, a second name"):
+        check_output_path(picture, (".png",), "--output")
