@@ -1,6 +1,6 @@
-"""``python -m attnviz``: the same as the ``attnviz`` command."""
+"""``python -m attnviz``: the same as the ``attnviz`` command, Ctrl-C included."""
 
-from attnviz.cli import run
+from _attnviz_command import main
 
 if __name__ == "__main__":
-    raise SystemExit(run())
+    raise SystemExit(main())

@@ -5,6 +5,7 @@ checks every output path before any work and names per-head files."""
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -371,3 +372,150 @@ def test_a_random_layer_is_exported_as_it_is(tmp_path: Path) -> None:
     with np.load(tmp_path / "t.npz") as saved:
         assert saved["weights"].shape == (2, 3, 3)  # no layer axis
         np.testing.assert_array_equal(saved["weights"], trace.weights)
+
+
+# -- two outputs of one run that are one file: refused before any work --------------------------
+
+SAME_FILE = [
+    (["heatmap", SENTENCE, "-o", "ph/head_1.png", "--per-head", "ph"], "--per-head ph writes"),
+    (["heatmap", SENTENCE, "-o", "head_1.png", "--per-head", "."], "--per-head . writes"),
+    (["heatmap", SENTENCE, "-o", "HEAD_02.png", "--per-head", "./"], "--per-head . writes"),
+    (["cross", SENTENCE, "Je vais bien", "-o", "a.svg", "--svg", "a.svg"], "the same file"),
+    (["cross", SENTENCE, "Je vais bien", "-o", "./a.svg", "--svg", "ph/../a.svg"], "the same"),
+    (["explain", SENTENCE, "--svg", "s/01-title.svg", "--slides", "s"], "--slides s writes"),
+    (["explain", SENTENCE, "--svg", "sl/01-title.svg", "--slides", "s"], "--slides s writes"),
+    (["cross", SENTENCE, "Je vais bien", "-o", "s/02-tokens.png", "--slides", "s"], "--slides"),
+    (["train", "previous", "--save", "m", "--history", "m/weights.npz"], "--save m writes"),
+]
+
+
+@pytest.mark.parametrize(("argv", "said"), SAME_FILE)
+def test_two_outputs_that_are_one_file_are_refused_before_any_work(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    said: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for folder in ("ph", "s", "m"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "sl").symlink_to("s")
+    before = listing(tmp_path)
+    assert run(argv) == ExitStatus.CANNOT_WRITE
+    captured = capsys.readouterr()
+    one_error_line(captured.err, said)
+    assert captured.out == ""  # before the lesson, the training or a picture
+    assert listing(tmp_path) == before
+
+
+def test_a_file_beside_a_folder_option_but_not_one_of_its_names_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from attnviz.outputs import FolderOutput, check_apart, per_head_folder
+    from attnviz.render.slides.layout import SLIDE_FILE
+
+    slides_folder = FolderOutput(tmp_path, "--slides", SLIDE_FILE)
+    check_apart([(tmp_path / "all.png", "--output")], [per_head_folder(tmp_path, ".png")])
+    check_apart([(tmp_path / "head_1.svg", "--output")], [per_head_folder(tmp_path, ".png")])
+    check_apart([(tmp_path / "lesson.svg", "--svg")], [slides_folder, None])
+    check_apart([(tmp_path / "a.svg", "--svg"), (None, "--html")])
+    with pytest.raises(OutputProblem, match="--svg .*a.svg and --output .*a.svg are the same"):
+        check_apart([(tmp_path / "a.svg", "--svg"), (tmp_path / "x" / ".." / "a.svg", "--output")])
+
+
+def test_the_same_output_staged_twice_is_refused(tmp_path: Path) -> None:
+    """The last line of defence, should a command's check have missed a pair."""
+    with pytest.raises(OutputProblem, match="written twice in one run"):
+        with staged_writes() as outputs:
+            outputs.write(tmp_path / "a.svg", lambda path: path.write_text("one"))
+            outputs.write(tmp_path / "." / "a.svg", lambda path: path.write_text("two"))
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- folder options: a dangling link, and links among the files they write ----------------------
+
+
+@pytest.mark.parametrize("option", ["--slides", "--per-head"])
+def test_a_dangling_folder_link_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    folder = tmp_path / "deck"
+    folder.symlink_to(tmp_path / "missing")
+    command = "heatmap" if option == "--per-head" else "explain"
+    argv = [command, SENTENCE, option, str(folder), "-o", str(tmp_path / "all.png")]
+    if command == "explain":
+        argv = argv[:-2]
+    assert run(argv) == ExitStatus.CANNOT_WRITE
+    captured = capsys.readouterr()
+    one_error_line(captured.err, "deck is a symbolic link to", "which does not exist")
+    assert captured.out == "" and [path.name for path in tmp_path.iterdir()] == ["deck"]
+
+
+def test_a_link_among_a_folders_files_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deck = tmp_path / "deck"
+    deck.mkdir()
+    (tmp_path / "notes.txt").write_text("kept", encoding="utf-8")
+    (deck / "02-tokens.png").symlink_to("../notes.txt")
+    assert run(["explain", SENTENCE, "--slides", str(deck)]) == ExitStatus.CANNOT_WRITE
+    captured = capsys.readouterr()
+    one_error_line(captured.err, "02-tokens.png is a symbolic link", "remove it or give another")
+    assert captured.out == "" and (tmp_path / "notes.txt").read_text(encoding="utf-8") == "kept"
+
+
+def test_a_folder_link_to_a_folder_is_written_through(tmp_path: Path) -> None:
+    from attnviz.outputs import check_folder, make_folder
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to("real")
+    check_folder(tmp_path / "link", "--per-head")
+    make_folder(tmp_path / "link")
+    assert (tmp_path / "link").is_symlink()
+
+
+def test_making_a_folder_where_a_dangling_link_is_fails_in_one_sentence(tmp_path: Path) -> None:
+    from attnviz.outputs import make_folder
+
+    (tmp_path / "deck").symlink_to(tmp_path / "missing")
+    with pytest.raises(OutputProblem, match="a file or a broken link is there"):
+        make_folder(tmp_path / "deck")
+
+
+# -- a standard error that cannot be written (in a fresh process: e2e/test_output_paths.py) ----
+
+
+class FullStream:
+    """A standard error on a full disk."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+    def flush(self) -> None:
+        raise OSError(28, "No space left on device")
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_a_full_standard_error_does_not_fail_a_run_that_wrote_its_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stderr", FullStream())
+    picture = tmp_path / "it.png"
+    assert run(["heatmap", SENTENCE, "-o", str(picture)]) == ExitStatus.SUCCESS
+    assert picture.read_bytes().startswith(b"\x89PNG")
+    assert run(["explain", SENTENCE, "--heads", "0"]) == ExitStatus.BAD_INPUT
+
+
+def test_a_folder_by_a_per_head_name_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ph" / "head_2.png").mkdir(parents=True)
+    argv = ["heatmap", SENTENCE, "-o", str(tmp_path / "all.png"), "--per-head"]
+    assert run([*argv, str(tmp_path / "ph")]) == ExitStatus.CANNOT_WRITE
+    one_error_line(capsys.readouterr().err, "head_2.png is a folder where a file is to be")
+    assert not (tmp_path / "all.png").exists()

@@ -70,3 +70,47 @@ def test_a_held_signal_arrives_when_the_block_ends() -> None:
         assert finished
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_every_catchable_stopping_signal_is_taken_and_no_fault_or_ignored_one() -> None:
+    names = {signal.Signals(number).name for number in STOPPING if number < 32}
+    wanted = {"SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGXCPU"}
+    assert wanted | {"SIGXFSZ", "SIGVTALRM", "SIGPROF"} <= names
+    left_alone = {"SIGINT", "SIGKILL", "SIGSTOP", "SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL"}
+    left_alone |= {"SIGABRT", "SIGPIPE", "SIGCHLD", "SIGWINCH", "SIGTSTP", "SIGCONT"}
+    assert not names & left_alone
+    if hasattr(signal, "SIGRTMIN"):
+        assert set(range(signal.SIGRTMIN, signal.SIGRTMAX + 1)) <= set(STOPPING)
+
+
+def test_a_signal_without_a_named_status_exits_128_plus_its_number() -> None:
+    assert Interrupted(signal.SIGQUIT).exit_status == 131
+    assert Interrupted(signal.SIGXCPU).exit_status == 128 + signal.SIGXCPU
+    if hasattr(signal, "SIGRTMIN"):
+        stop = Interrupted(signal.SIGRTMIN + 2)
+        assert stop.name == "SIGRTMIN+2" and stop.exit_status == 128 + signal.SIGRTMIN + 2
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGQUIT", "SIGUSR1", "SIGALRM", "SIGXCPU"])
+def test_a_second_signal_does_not_cut_the_cleanup_short(name: str) -> None:
+    """SIGXCPU comes again each second past a CPU-time limit; a second Ctrl-C or Ctrl-\\ comes
+    from an impatient hand."""
+    number = getattr(signal, name)
+    before = signal.getsignal(number)
+    default = signal.default_int_handler if name == "SIGINT" else signal.SIG_DFL
+    signal.signal(number, default)
+    raised: type[BaseException] = KeyboardInterrupt if name == "SIGINT" else Interrupted
+    try:
+        cleaned = False
+        with pytest.raises(raised):
+            with stopping_signals_raise():
+                with stopping_signals_raise():  # a run's staged writes, inside the command
+                    try:
+                        signal_this_thread(number)
+                    finally:
+                        signal_this_thread(number)  # while cleaning up: not raised again
+                        cleaned = True
+        assert cleaned
+        assert signal.getsignal(number) is default
+    finally:
+        signal.signal(number, before)

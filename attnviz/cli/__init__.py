@@ -15,6 +15,8 @@ import typer
 from attnviz.cli.console import report
 from attnviz.cli.environment import (
     StandardOutputFailed,
+    hold_standard_descriptors,
+    quiet_standard_error,
     safe_surroundings,
     silence_standard_output,
 )
@@ -110,11 +112,21 @@ def run(argv: list[str] | None = None) -> int:
 
     Typer's own usage errors (a missing sentence, a misspelt option) are shown as one line, like
     attnviz's, instead of a framed panel. Ctrl-C gives 130 (ExitStatus.INTERRUPTED), SIGTERM
-    143 and SIGHUP 129, after the file being written is cleaned up (attnviz.signals). A
-    standard output that is full or closed gives one line and 5 (ExitStatus.CANNOT_WRITE);
-    see cli/environment.py for the other surroundings made safe.
+    143, SIGHUP 129 and every other stopping signal 128 + its number, after the files being
+    written are cleaned up (attnviz.signals). A standard output that is full or closed gives
+    one line and 5 (ExitStatus.CANNOT_WRITE); a standard error that cannot be written loses
+    its messages but changes no exit status; see cli/environment.py for the other
+    surroundings made safe. The console script is _attnviz_command.main, which also turns
+    Ctrl-C while attnviz is imported into one line.
     """
     arguments = sys.argv[1:] if argv is None else argv
+    hold_standard_descriptors()
+    with quiet_standard_error():
+        return _run(arguments)
+
+
+def _run(arguments: list[str]) -> int:
+    """``run``, its standard streams made safe: the command, and its exit code."""
     wanted = arguments[0] if arguments and arguments[0] in COMMANDS else None
     try:
         with safe_surroundings(), stopping_signals_raise():
@@ -135,6 +147,8 @@ def run(argv: list[str] | None = None) -> int:
         return int(ExitStatus.USAGE)
     except typer.Abort:
         return int(ExitStatus.INTERRUPTED)
+    except KeyboardInterrupt:  # Ctrl-C outside a command's own handling: building the app
+        status = ExitStatus.INTERRUPTED
     except Interrupted as stop:
         report(f"stopped by {stop.name}; any output not yet complete was left as it was.")
         return int(stop.exit_status)

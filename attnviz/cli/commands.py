@@ -30,7 +30,14 @@ from attnviz.explanation import Explanation
 from attnviz.files import staged_writes
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
-from attnviz.outputs import check_export, check_folder, check_image, write_export
+from attnviz.outputs import (
+    check_apart,
+    check_export,
+    check_folder,
+    check_image,
+    per_head_folder,
+    write_export,
+)
 from attnviz.render.options import ImageOptions, Measure, Scale, Style
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
@@ -73,6 +80,28 @@ def check_recordings(svg: Path | None, html: Path | None) -> None:
             check_output_path(path, extensions, what)
 
 
+def check_slides(slides: Path | None, *files: tuple[Path | None, str]) -> None:
+    """Refuse a --slides folder that cannot be written, and two outputs that are one file."""
+    folder = None
+    if slides is not None:
+        from attnviz.outputs import FolderOutput
+        from attnviz.render.slides.layout import SLIDE_FILE  # 01-title.svg, 02-tokens.png, …
+
+        folder = FolderOutput(slides, "--slides", SLIDE_FILE)
+        check_folder(*folder)
+    check_apart(files, [folder])
+
+
+def check_per_head(per_head: Path | None, output: Path, export: Path | None) -> None:
+    """Refuse a --per-head folder that cannot be written, and -o or --export naming a file in
+    it by a per-head name (head_1.png with -o *.png)."""
+    folder = None
+    if per_head is not None:
+        folder = per_head_folder(per_head, output.suffix.lower())
+        check_folder(*folder)
+    check_apart([(output, "--output"), (export, "--export")], [folder])
+
+
 def write_slides(
     trace: AttentionTrace,
     selection: Selection,
@@ -111,8 +140,7 @@ def explain(
     """
     check_outputs(export)
     check_recordings(svg, html)
-    if slides is not None:
-        check_folder(slides, "--slides")
+    check_slides(slides, (svg, "--svg"), (html, "--html"), (export, "--export"))
     explanation = explained(sentence, trace_options, view)
     tell(explanation, lesson, step, Recordings(svg, html, slides, export))
 
@@ -221,8 +249,7 @@ def heatmap(
     )
     api.all_layers_refused(options, model_run=trace_options.model is not None)
     check_outputs(export, (output, "--output"))
-    if per_head is not None:
-        check_folder(per_head, "--per-head")
+    check_per_head(per_head, output, export)
     explanation = explained(sentence, trace_options, view)
     with staged_writes():  # every file, or none
         written, notes = api.save_pictures(explanation, output, options)
@@ -355,8 +382,8 @@ def cross(
     """
     check_outputs(export, (output, "--output"))
     check_recordings(svg, html)
-    if slides is not None:
-        check_folder(slides, "--slides")
+    outputs = (output, "--output"), (svg, "--svg"), (html, "--html"), (export, "--export")
+    check_slides(slides, *outputs)
     trace_options = replace(trace_options, causal=causal)  # refused by cross_layers, with why
     with reading_progress(trace_options.embeddings) as progress:
         explanation = api.crossed(source, target, trace_options, view, progress=progress)

@@ -60,6 +60,45 @@ class _GuardedOutput:
         return getattr(self._stream, name)
 
 
+class _QuietErrors:
+    """sys.stderr, whose failures to write (2>/dev/full, a closed pipe) are dropped: the
+    messages have nowhere to go, and a run whose outputs were written should not fail, nor a
+    refusal change its exit status, because its messages could not be shown. After the first
+    failure the descriptor is pointed at /dev/null, so that Python's flush at exit is quiet."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except OSError:
+            _silence(self._stream)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            _silence(self._stream)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _silence(stream: Any) -> None:
+    """Point ``stream``'s descriptor at /dev/null and drop what its buffer still holds."""
+    try:
+        descriptor = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(descriptor, stream.fileno())
+        finally:
+            os.close(descriptor)
+        stream.flush()  # the buffer's leftovers, now to /dev/null
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
+
+
 @contextmanager
 def safe_surroundings() -> Iterator[None]:
     """Run a command with its surroundings made safe; sys.stdout is restored afterwards."""
@@ -78,6 +117,37 @@ def safe_surroundings() -> Iterator[None]:
         # Kept when standard output is closed, so that a flush before an error line is harmless.
         if isinstance(sys.stdout, _GuardedOutput) and original is not None:
             sys.stdout = original
+
+
+@contextmanager
+def quiet_standard_error() -> Iterator[None]:
+    """Within the block, a standard error that cannot be written drops the messages instead of
+    failing the run (_QuietErrors); sys.stderr is restored afterwards."""
+    errors = sys.stderr
+    if errors is not None:
+        sys.stderr = _QuietErrors(errors)
+    try:
+        yield
+    finally:
+        if isinstance(sys.stderr, _QuietErrors):
+            sys.stderr = errors
+
+
+def hold_standard_descriptors() -> None:
+    """Open /dev/null on standard input, output or error if one was closed (<&-, >&-, 2>&-),
+    so that no file attnviz writes is given descriptor 0, 1 or 2, where a library's message to
+    the closed stream would land inside it."""
+    for descriptor in (0, 1, 2):
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            try:
+                opened = os.open(os.devnull, os.O_RDWR)
+            except OSError:
+                return
+            if opened != descriptor:  # the lowest free descriptor: this one, unless taken
+                os.dup2(opened, descriptor)
+                os.close(opened)
 
 
 def _escape_what_cannot_be_encoded(stream: Any) -> None:

@@ -12,6 +12,7 @@ from attnviz.cli.console import new_console, wrote
 from attnviz.errors import AttnvizError, OutputProblem
 
 if TYPE_CHECKING:
+    from attnviz.outputs import FolderOutput
     from attnviz.training import Trained
 
 
@@ -33,7 +34,7 @@ def check_save_folder(folder: Path) -> None:
     from attnviz.outputs import check_folder
     from attnviz.train.saving import CONFIG, MODEL_TYPE
 
-    check_folder(folder, "--save")
+    check_folder(*model_folder(folder))
     config = folder / CONFIG
     if config.is_file():
         try:
@@ -45,6 +46,25 @@ def check_save_folder(folder: Path) -> None:
                 f"--save {folder} holds a config.json attnviz did not write; choose another "
                 "folder (attnviz replaces only a model it saved)."
             )
+
+
+def model_folder(folder: Path) -> "FolderOutput":
+    """--save: the folder and the model's files (config.json, weights.npz)."""
+    import re
+
+    from attnviz.outputs import FolderOutput
+    from attnviz.train.saving import CONFIG, WEIGHTS
+
+    names = re.compile("|".join(re.escape(name) for name in (CONFIG, WEIGHTS)))
+    return FolderOutput(folder, "--save", names)
+
+
+def check_saved_apart(save: Path | None, animate: Path | None, history: Path | None) -> None:
+    """Refuse --history or --animate naming a file that --save writes (outputs.check_apart)."""
+    from attnviz.outputs import check_apart
+
+    saved = None if save is None else model_folder(save)
+    check_apart([(animate, "--animate"), (history, "--history")], [saved])
 
 
 TaskArgument = Annotated[
@@ -166,6 +186,7 @@ def train(
         check_output_path(animate, (".gif",), "--animate")
     if history is not None:
         check_output_path(history, (".npz",), "--history")
+    check_saved_apart(save, animate, history)
 
     console = new_console()
     shape = shape_of(chosen)

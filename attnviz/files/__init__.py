@@ -6,7 +6,9 @@
 - ``numpy_files``: ``.npy`` and ``.npz`` read without pickle, each array's size checked from its
   headers before a byte of it is decompressed;
 - ``writing``: output paths checked before any work, then written to a temporary file and
-  renamed into place; within ``staged_writes()`` a run's outputs are all or nothing.
+  renamed into place; within ``staged_writes()`` a run's outputs are all or nothing;
+- ``replacing``: what a rename may replace (never a link, a file with a second name or another
+  user's file), and when two outputs of one run are one file.
 
 Every problem becomes a FileProblem or OutputProblem whose message names the file and the fix.
 """

@@ -2,7 +2,9 @@
 
 Writing goes to a temporary file in the same folder and is renamed into place, so a failed or
 interrupted run leaves no half-written file; within staged_writes(), a run's outputs are renamed
-together at the end, so a failure (or SIGTERM) on one leaves every file as it was. Every problem
+together at the end, so a failure (or SIGTERM) on one leaves every file as it was. A name a
+rename would not write as "wrote" says (a link, a file with other names or another owner) is
+refused, before the work and again before the renames (files.replacing). Every problem
 becomes an OutputProblem (or, for a name the system cannot hold, an AttnvizError) whose message
 names the file and the fix.
 """
@@ -17,6 +19,7 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from attnviz.errors import AttnvizError, ExitStatus, OutputProblem
+from attnviz.files.replacing import link_refusal, output_key, refuse_replacing
 from attnviz.signals import signals_held, stopping_signals_raise
 
 #: A temporary output is named .attnviz-XXXXXXXX.tmp beside its file: hidden, and short, so an
@@ -34,7 +37,9 @@ def check_output_path(path: Path, extensions: Iterable[str], what: str) -> str:
     allowed = tuple(extensions)
     extension = path.suffix.lower()
     check_path_length(path, what)
-    status = _status(path, what)
+    status = _status(path, what, follow_links=False)
+    if status is not None and stat.S_ISLNK(status.st_mode):
+        raise OutputProblem(link_refusal(path, what))
     if status is not None and stat.S_ISDIR(status.st_mode):
         example = path / f"out{allowed[0]}"
         raise OutputProblem(f"{what} {path} is a folder; give a file name in it, e.g. {example}.")
@@ -43,9 +48,9 @@ def check_output_path(path: Path, extensions: Iterable[str], what: str) -> str:
             f"{what} {path}: unknown extension {extension or '(none)'!r}; "
             + (f"use {allowed[0]}." if len(allowed) == 1 else f"use one of {', '.join(allowed)}.")
         )
-    if status is not None and not stat.S_ISREG(status.st_mode):
-        # Renaming onto a device or a FIFO would replace it, not write into it.
-        raise OutputProblem(f"{what} {path} is not a regular file; give a file name.")
+    # A link, a device, a FIFO, a file with other names or another owner: a rename would not
+    # write what "wrote" says (files.replacing).
+    status = refuse_replacing(path, what)
     check_writable_folder(path.parent, what, path)
     if status is not None and not os.access(path, os.W_OK):
         raise OutputProblem(f"{what} {path} exists and is read-only; choose another name.")
@@ -105,11 +110,11 @@ def _abridged(text: str, keep: int = 24) -> str:
     return repr(text) if len(text) <= 2 * keep else repr(f"{text[:keep]}…{text[-keep:]}")
 
 
-def _status(path: Path, what: str) -> os.stat_result | None:
+def _status(path: Path, what: str, *, follow_links: bool = True) -> os.stat_result | None:
     """``os.stat(path)``, or None when nothing is there; any other problem (a name too long, a
     folder that may not be entered) as an OutputProblem."""
     try:
-        return os.stat(path)
+        return os.stat(path, follow_symlinks=follow_links)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as error:
@@ -128,22 +133,32 @@ class Outputs:
 
     def __init__(self) -> None:
         self._staged: list[tuple[Path, Path]] = []  # (temporary, output)
+        self._keys: dict[tuple[str, str], Path] = {}  # where each output goes: files.replacing
         self._made: list[Path] = []  # folders this run created: removed if it fails
         self.open = True
 
     def write(self, path: Path, write: Callable[[Path], object]) -> None:
         """Call ``write(temporary)`` on a new temporary file beside ``path``; it becomes ``path``
         when the outputs are committed. An OSError becomes an OutputProblem naming ``path``."""
+        refuse_replacing(path, "The output")  # checked before the work; again, as it is now
+        earlier = self._keys.get(output_key(path))
+        if earlier is not None:
+            also = "" if earlier == path else f" (also as {earlier})"
+            raise OutputProblem(
+                f"{path} would be written twice in one run{also}; give each output its own name."
+            )
         mode = _mode_for(path)
         with signals_held():  # so that a temporary made is a temporary recorded
             temporary = _temporary_beside(path)
             self._staged.append((temporary, path))
+            self._keys[output_key(path)] = path
         try:
             write(temporary)
             os.chmod(temporary, mode)
         except BaseException as error:
             with signals_held():
                 self._staged.remove((temporary, path))
+                self._keys.pop(output_key(path), None)
                 temporary.unlink(missing_ok=True)
             if isinstance(error, OSError):
                 raise OutputProblem(f"Cannot write {path}: {error.strerror or error}.") from None
@@ -154,7 +169,11 @@ class Outputs:
         try:
             folder.mkdir()
         except FileExistsError:
-            return
+            if folder.is_dir():
+                return
+            raise OutputProblem(
+                f"Cannot create {folder}: a file or a broken link is there; give another folder."
+            ) from None
         except OSError as error:
             raise OutputProblem(f"Cannot create {folder}: {error.strerror or error}.") from None
         self._made.append(folder)
@@ -163,6 +182,12 @@ class Outputs:
         """Rename every temporary onto its output, as one step that signals do not cut short."""
         with signals_held():
             self.open = False
+            try:  # what each name is now: a link put there during the work is not replaced
+                for _, path in self._staged:
+                    refuse_replacing(path, "The output")
+            except OutputProblem:
+                self.abort()
+                raise
             kept = [(_linked_backup(path), os.path.lexists(path)) for _, path in self._staged]
             # An old file that could not be kept (no hard links here) is replaced last: a
             # failure before it leaves it as it was.
@@ -194,6 +219,7 @@ class Outputs:
                     f"Cannot write {failed}: {error.strerror or error}; {outcome}."
                 ) from None
             self._staged = []
+            self._keys = {}
             self._made = []
             self._discard(backup for backup, _ in kept)
 
@@ -206,6 +232,7 @@ class Outputs:
                 with suppress(OSError):
                     folder.rmdir()
             self._staged = []
+            self._keys = {}
             self._made = []
 
     def _discard(self, paths: Iterable[Path | None]) -> None:
@@ -221,8 +248,9 @@ _OPEN_OUTPUTS: ContextVar[Outputs | None] = ContextVar("attnviz_outputs", defaul
 @contextmanager
 def staged_writes() -> Iterator[Outputs]:
     """The outputs of one run, all or nothing: every atomic_write inside the block is staged and
-    renamed into place when the block ends without an error; on an error, Ctrl-C, SIGTERM or
-    SIGHUP (which raise here rather than end the process), none is. Nested blocks join the
+    renamed into place when the block ends without an error; on an error, Ctrl-C or a stopping
+    signal (SIGTERM, SIGHUP, SIGQUIT, …: attnviz.signals, raised here rather than ending the
+    process), none is. Nested blocks join the
     outermost, so a command wraps its work once and every writer below takes part.
     """
     outer = _OPEN_OUTPUTS.get()
@@ -281,6 +309,15 @@ def _linked_backup(path: Path) -> Path | None:
     can put it back; None when there is no file, or the file system has no hard links."""
     import secrets
 
+    user = getattr(os, "geteuid", None)  # None on Windows
+    try:
+        owner = os.lstat(path).st_uid
+    except OSError:
+        return None
+    if user is not None and owner != user():
+        # Another user's file (refused before the work; it may have changed since): a link to
+        # it might not be removable again, in a sticky folder such as /tmp.
+        return None
     for _ in range(16):
         backup = path.parent / f"{TEMPORARY_PREFIX}{secrets.token_hex(4)}.old"
         try:
