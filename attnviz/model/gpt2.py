@@ -61,7 +61,7 @@ class GPT2Weights:
     """The token table's rows for the sentence, the positions, every block, the final norm."""
 
     token_embeddings: FloatArray  # [n, d_model] the rows of the sentence's ids
-    position_embeddings: FloatArray  # [max_positions, d_model]
+    position_embeddings: FloatArray  # [n, d_model] the rows of positions 0 … n − 1
     blocks: tuple[GPT2Block, ...]
     final_norm: Norm  # ln_f
     layer_norm_eps: float
@@ -160,7 +160,9 @@ class GPT2(Architecture):
             )
         return GPT2Weights(
             token_embeddings=tensors.rows("wte.weight", ids, d),
-            position_embeddings=tensors.get("wpe.weight", (config.max_positions, d)),
+            position_embeddings=tensors.leading_rows(
+                "wpe.weight", len(ids), (config.max_positions, d)
+            ),
             blocks=tuple(blocks),
             final_norm=norm("ln_f"),
             layer_norm_eps=config.layer_norm_eps,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from attnviz.errors import FileProblem, option
 from attnviz.files import open_regular
+from attnviz.model.checkpoint import home_folder
 
 PREFIX = "ollama:"
 REGISTRY = "registry.ollama.ai"
@@ -27,7 +28,16 @@ MANIFEST_MAX_BYTES = 1_000_000  # a manifest is a few hundred bytes
 def ollama_root() -> Path:
     """Where Ollama keeps its models: $OLLAMA_MODELS, else ~/.ollama/models."""
     configured = os.environ.get("OLLAMA_MODELS")
-    return Path(configured) if configured else Path.home() / ".ollama" / "models"
+    if configured:
+        return Path(configured)
+    home = home_folder()
+    if home is None:
+        raise FileProblem(
+            f"{option('model', metavar='ollama:NAME')}: Ollama keeps its models in "
+            "~/.ollama/models, but HOME is unset and this user has no home folder; set "
+            "OLLAMA_MODELS to where Ollama keeps its models."
+        )
+    return home / ".ollama" / "models"
 
 
 def manifest_path(reference: str) -> Path:

@@ -186,8 +186,15 @@ def padded(
             f"{option('pad_to', pad_to)}: the model sees {n_real} tokens (special tokens "
             f"included); pad to between {n_real} and {config.max_positions}."
         )
-    pad = token_text(tokenizer, config.pad_token_id)
-    return encoding.padded(pad_to, config.pad_token_id, pad), padding_mask(n_real, pad_to)
+    pad_id, n_tokens = config.pad_token_id, tokenizer.get_vocab_size(with_added_tokens=True)
+    if not 0 <= pad_id < n_tokens:
+        raise FileProblem(
+            f"{option('pad_to', pad_to)}: {source} gives the padding token as id {pad_id}, but "
+            f"the tokenizer's ids run from 0 to {n_tokens - 1}; correct pad_token_id there, or "
+            f"drop {option('pad_to')}."
+        )
+    pad = token_text(tokenizer, pad_id)
+    return encoding.padded(pad_to, pad_id, pad), padding_mask(n_real, pad_to)
 
 
 def model_provenance(
