@@ -218,9 +218,24 @@ class Provenance(NamedTuple):
             )
             if len(provenance.words) != len(provenance.word_groups):
                 raise ValueError("words and word_groups differ in length")
+            counts = [provenance.masking.padding, *provenance.special]
+            counts += [p for group in provenance.word_groups for p in group]
+            if any(count < 0 for count in counts):
+                raise ValueError("a count or token position is negative")
+            if not _layer_in(provenance.embeddings.layer, None) or not _layer_in(
+                provenance.weights.layer, provenance.weights.n_layers
+            ):
+                raise ValueError("a layer is not one of the model's layers, counted from 1")
             return provenance
         except (KeyError, ValueError, TypeError) as error:
             raise AttnvizError(f"its provenance is not one attnviz wrote ({error}).") from None
+
+
+def _layer_in(layer: int | None, n_layers: int | None) -> bool:
+    """Whether ``layer`` (from 1) is unset or one of ``n_layers`` (any number from 1 if unset)."""
+    if n_layers is not None and n_layers < 1:
+        return False
+    return layer is None or 1 <= layer <= (n_layers or layer)
 
 
 def _fields(origin: EmbeddingsOrigin | WeightsOrigin) -> dict[str, Any]:

@@ -406,7 +406,7 @@ def read_config(
         config = architecture.read_config(data)
     except KeyError as error:
         raise FileProblem(f"{path} lacks {error}; it is not a complete config.json.") from None
-    except (TypeError, ValueError, OverflowError) as error:
+    except (TypeError, ValueError, ArithmeticError) as error:
         raise FileProblem(f"{path}: {error}.") from None
     except AttnvizError as error:
         raise FileProblem(f"{path}: {error.message}.") from None

@@ -400,6 +400,24 @@ class GgufLayers(Sequence["LlamaLayer"]):
         return layer
 
 
+def _require_layers(tensors: GgufTensors, n_layers: int) -> None:
+    """FileProblem, before any layer is read, unless the file holds a layer's attention weights
+    for each of the ``n_layers`` its metadata claims (block_count) and for no more."""
+    held = {
+        int(match.group(1))
+        for name in tensors.file.tensors
+        if (match := re.fullmatch(r"blk\.(\d+)\.attn_q\.weight", name))
+    }
+    if len(held) != n_layers or not all(0 <= i < n_layers for i in held):
+        # The first layer from 0 up that is not held (a gap, or n_layers past the last).
+        missing = next((i for i, layer in enumerate(sorted(held)) if i != layer), len(held))
+        which = f"no weights for layer {missing + 1}" if missing < n_layers else "more layers"
+        raise FileProblem(
+            f"{tensors.path}: its metadata says {n_layers} layers ({tensors.settings.architecture}"
+            f".block_count), but it holds {which}; the file is damaged: get a fresh copy of it."
+        )
+
+
 def gguf_weights(
     model: GgufModel, config: LlamaConfig, ids: Sequence[int], *, keep: bool
 ) -> LlamaWeights:
@@ -410,6 +428,7 @@ def gguf_weights(
     from attnviz.positions import Rope
 
     tensors = model.tensors
+    _require_layers(tensors, config.n_layers)
     return LlamaWeights(
         token_embeddings=tensors.rows("embed_tokens.weight", ids, config.d_model),
         layers=GgufLayers(tensors, config, keep=keep),
