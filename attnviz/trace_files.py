@@ -210,7 +210,7 @@ def recorded_pieces(path: Path, sentence: str) -> Pieces | None:
     """The tokens of a model's export of ``sentence``: its tokenizer's pieces, one per row of
     the X it holds, which attnviz's own tokenizer would not cut the sentence into. None for
     any other file or sentence (loading it says what is wrong)."""
-    recorded = _tokens_and_provenance(path)
+    recorded = _tokens_and_provenance(path, strict=True)
     if recorded is None or not sentence:
         return None
     tokens, made = recorded
@@ -229,9 +229,12 @@ def recorded_sentence(path: Path) -> str | None:
     return next((p.sentence for p in recorded[1] if p.sentence), None)
 
 
-def _tokens_and_provenance(path: Path) -> tuple[tuple[str, ...], tuple[Provenance, ...]] | None:
+def _tokens_and_provenance(
+    path: Path, *, strict: bool = False
+) -> tuple[tuple[str, ...], tuple[Provenance, ...]] | None:
     """An export's tokens and provenance, without reading its arrays from an ``.npz`` (a
-    ``.json`` is read whole); None for a file that is not an attnviz export, or is broken."""
+    ``.json`` is read whole); None for a file that is not an attnviz export, or is broken.
+    ``strict``: an export whose provenance is broken raises FileProblem saying so."""
     extension = path.suffix.lower()
     try:
         if extension == ".npz":
@@ -246,8 +249,14 @@ def _tokens_and_provenance(path: Path) -> tuple[tuple[str, ...], tuple[Provenanc
             return None
         if not isinstance(data, dict) or "tokens" not in data:
             return None
-        return _words(data["tokens"], "tokens", path), read_provenance(data.get("config"), path)
+        tokens = _words(data["tokens"], "tokens", path)
     except (AttnvizError, OSError):
+        return None
+    try:
+        return tokens, read_provenance(data.get("config"), path)
+    except AttnvizError:
+        if strict:
+            raise
         return None
 
 

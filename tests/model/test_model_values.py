@@ -1,0 +1,486 @@
+"""Values a model folder or GGUF file gives, checked before they are used as a size or an index:
+a padding id outside the tokenizer, position tables far larger than the sentence, safetensors
+headers that lie, sizes beyond any model, and GGUF metadata that disagrees with its tensors.
+
+Each test builds its own hostile folder or file in tmp_path and expects one ``error:`` line,
+a named exit code and no traceback (tests/e2e/test_model_values_fresh.py runs the largest ones
+in a fresh process under a memory cap).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import mmap
+import shutil
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from attnviz.cli import app
+from attnviz.errors import AttnvizError, ExitStatus
+from model.checkpoints import (
+    D_MODEL,
+    GPT2,
+    LLAMA,
+    edit_config,
+    gpt2_copy,
+    load_tensors,
+    tiny_bert,
+    with_setting,
+)
+
+from support import needs_model
+
+pytestmark = needs_model
+runner = CliRunner()
+TINY_GGUF = Path(__file__).resolve().parent / "tiny_llama.gguf"
+POSITIONS = "embeddings.position_embeddings.weight"
+
+
+def refused(arguments: list[str], status: ExitStatus, *fragments: str) -> str:
+    """The command ends in one ``error:`` line holding every fragment, with ``status``."""
+    result = runner.invoke(app, arguments)
+    assert isinstance(result.exception, SystemExit), result.exception  # not a bug's exception
+    assert result.exit_code == status, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    assert result.stdout == ""
+    return lines[0]
+
+
+def sparse_table(folder: Path, name: str, rows: int) -> None:
+    """model.safetensors with tensor ``name`` grown to ``rows`` rows of zeros, written as a hole
+    at the end of the file (a sparse file: gigabytes claimed, a few kilobytes on disk)."""
+    tensors = load_tensors(folder / "model.safetensors")
+    width = tensors.pop(name).shape[1]
+    header, chunks, offset = {}, [], 0
+    for tensor_name, array in tensors.items():
+        data = np.ascontiguousarray(array).tobytes()
+        header[tensor_name] = {
+            "dtype": "F32",
+            "shape": list(array.shape),
+            "data_offsets": [offset, offset + len(data)],
+        }
+        chunks.append(data)
+        offset += len(data)
+    header[name] = {"dtype": "F32", "shape": [rows, width], "data_offsets": [offset, offset]}
+    header[name]["data_offsets"][1] += rows * width * 4
+    encoded = json.dumps(header).encode()
+    encoded += b" " * (-len(encoded) % 8)
+    path = folder / "model.safetensors"
+    with path.open("wb") as handle:
+        handle.write(struct.pack("<Q", len(encoded)) + encoded + b"".join(chunks))
+        handle.truncate(8 + len(encoded) + header[name]["data_offsets"][1])
+
+
+# -- the padding token ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pad", [-1, 10**12, 5000])
+def test_a_padding_id_outside_the_tokenizer_is_named_as_configs(pad: int, tmp_path: Path) -> None:
+    folder = gpt2_copy(tmp_path / "gpt2")
+    edit_config(pad_token_id=pad)(folder)
+    refused(
+        ["explain", "I am good", "-m", str(folder), "--pad-to", "8"],
+        ExitStatus.BAD_FILE,
+        f"gpt2's config.json gives the padding token as id {pad}",
+        "ids run from 0 to 319",
+        "drop --pad-to",
+    )
+    # Without --pad-to the padding token is never used, and the model runs.
+    assert runner.invoke(app, ["explain", "I am good", "-m", str(folder)]).exit_code == 0
+
+
+def test_a_bert_padding_id_outside_its_vocab_txt_is_refused(tmp_path: Path) -> None:
+    folder = tiny_bert(tmp_path / "bert")
+    edit_config(pad_token_id=10)(folder)  # vocab.txt has 10 pieces: ids 0 to 9
+    refused(
+        ["explain", "I am good", "-m", str(folder), "--pad-to", "8"],
+        ExitStatus.BAD_FILE,
+        "padding token as id 10, but the tokenizer's ids run from 0 to 9",
+    )
+
+
+def test_a_padding_id_the_tokenizer_has_but_the_weights_lack_is_the_weights(
+    tmp_path: Path,
+) -> None:
+    folder = gpt2_copy(tmp_path / "gpt2")
+    tensors = load_tensors(folder / "model.safetensors")
+    from model.checkpoints import save_tensors
+
+    tensors["wte.weight"] = tensors["wte.weight"][:300]  # the tokenizer has 320 tokens
+    save_tensors(folder / "model.safetensors", tensors)
+    edit_config(pad_token_id=310)(folder)
+    refused(
+        ["explain", "I am good", "-m", str(folder), "--pad-to", "8"],
+        ExitStatus.BAD_FILE,
+        "id 310, outside wte.weight's 300 rows",
+    )
+
+
+# -- position tables: only the rows the sentence uses are read ----------------------------------
+
+
+def bytes_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of every read model.safetensors is asked for, from now on."""
+    from attnviz.model.tensors import Tensors
+
+    sizes: list[int] = []
+    original = Tensors._bytes
+
+    def counting(self: Tensors, start: int, n_bytes: int, numbers: np.dtype) -> np.ndarray:
+        sizes.append(n_bytes)
+        return original(self, start, n_bytes, numbers)
+
+    monkeypatch.setattr(Tensors, "_bytes", counting)
+    return sizes
+
+
+@pytest.mark.parametrize("model", ["bert", "gpt2"])
+def test_a_position_table_of_2_to_the_27_rows_costs_the_sentences_rows(
+    model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """4 GB of positions claimed (a sparse file), 5 rows read: every read is one row or one
+    layer's tensor, never the table."""
+    rows = 2**27
+    if model == "bert":
+        folder, table, key = tiny_bert(tmp_path / "bert"), POSITIONS, "max_position_embeddings"
+    else:
+        folder, table, key = gpt2_copy(tmp_path / "gpt2"), "wpe.weight", "n_positions"
+    sparse_table(folder, table, rows)
+    edit_config(**{key: rows})(folder)
+    sizes = bytes_read(monkeypatch)
+    result = runner.invoke(app, ["explain", "I am good", "-m", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert max(sizes) < 100_000, max(sizes)
+
+
+def test_positions_are_those_of_the_whole_table(tmp_path: Path) -> None:
+    """Rows 0 … n − 1 read alone are the table's first rows: the same trace as from the
+    unchanged folder."""
+    from attnviz.model.run import trace_model
+
+    original = tiny_bert(tmp_path / "bert")
+    whole = trace_model("I am good", str(original)).trace
+    from attnviz.model.tensors import open_tensors
+
+    with open_tensors(original, np.float32, ()) as tensors:
+        first = tensors.leading_rows(POSITIONS, 5, (16, D_MODEL))
+        table = tensors.get(POSITIONS, (16, D_MODEL))
+    np.testing.assert_array_equal(first, table[:5])
+    assert whole.hidden_states.shape == (3, 5, D_MODEL)
+
+
+def test_a_position_table_that_disagrees_with_config_json_is_named(tmp_path: Path) -> None:
+    folder = tiny_bert(tmp_path / "bert")
+    sparse_table(folder, POSITIONS, 2**25)  # config.json still says 16
+    refused(
+        ["explain", "I am good", "-m", str(folder)],
+        ExitStatus.BAD_FILE,
+        f"{POSITIONS} has shape [33554432, 8], config.json implies [16, 8]",
+    )
+
+
+# -- safetensors headers that lie ----------------------------------------------------------------
+
+
+def header_file(header: object, data: bytes = b"", length: int | None = None) -> bytes:
+    encoded = json.dumps(header).encode() if not isinstance(header, bytes) else header
+    size = len(encoded) if length is None else length
+    return struct.pack("<Q", size) + encoded + data
+
+
+def words_entry(**changes: object) -> dict[str, object]:
+    entry: dict[str, object] = {"dtype": "F32", "shape": [10, 8], "data_offsets": [0, 320]}
+    entry.update(changes)
+    return {"embeddings.word_embeddings.weight": entry}
+
+
+HEADERS: dict[str, tuple[bytes, str]] = {
+    "shorter than 8 bytes": (b"\x01\x02", "claims 0 bytes of the file's 2 bytes"),
+    "a header longer than the file": (
+        header_file({}, length=10**15),
+        "claims 1e+03 TB of the file's",
+    ),
+    "a header that is not JSON": (header_file(b"{nope}"), "its header is not JSON text"),
+    "a header that is a list": (header_file([1, 2]), "its header is not a JSON object"),
+    "a 5000-digit number": (
+        header_file(b'{"a": {"dtype": "F32", "shape": [' + b"9" * 5000 + b"]}}"),
+        "its header is not JSON text",
+    ),
+    "bytes beyond the file": (
+        header_file(words_entry(data_offsets=[0, 2**40], shape=[2**35, 8])),
+        "are not that many inside the file's 0 bytes of data",
+    ),
+    "a range that is not the shape's size": (
+        header_file(words_entry(data_offsets=[0, 8]), bytes(320)),
+        "needs 320 bytes, but its bytes 0…8",
+    ),
+    "a negative dimension": (
+        header_file(words_entry(shape=[-10, -8])),
+        "has no valid shape and data_offsets",
+    ),
+    "a boolean dimension": (
+        header_file(words_entry(shape=[True, 8], data_offsets=[0, 32]), bytes(32)),
+        "has no valid shape and data_offsets",
+    ),
+    "an unknown type": (header_file(words_entry(dtype="Q4_K")), "the unknown type 'Q4_K'"),
+    "an entry that is a number": (
+        header_file({"embeddings.word_embeddings.weight": 3}),
+        "is not an object",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(HEADERS))
+def test_a_safetensors_header_that_lies_is_refused_before_anything_is_read(
+    case: str, tmp_path: Path
+) -> None:
+    content, fragment = HEADERS[case]
+    folder = tiny_bert(tmp_path / "bert")
+    (folder / "model.safetensors").write_bytes(content)
+    refused(
+        ["explain", "I am good", "-m", str(folder)],
+        ExitStatus.BAD_FILE,
+        "model.safetensors is not a readable safetensors file",
+        fragment,
+    )
+
+
+def test_a_file_cut_after_its_header_was_read_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file shrinking between reading its header and its tensors: never a short array."""
+    from attnviz.model import tensors as tensors_module
+
+    folder = tiny_bert(tmp_path / "bert")
+    original = tensors_module.read_header
+
+    def then_cut(handle: object, path: Path) -> object:
+        header = original(handle, path)  # type: ignore[arg-type]
+        with path.open("r+b") as cut:
+            cut.truncate(path.stat().st_size // 2)
+        return header
+
+    monkeypatch.setattr(tensors_module, "read_header", then_cut)
+    refused(
+        ["explain", "I am good", "-m", str(folder)],
+        ExitStatus.BAD_FILE,
+        "ends before the bytes its header promises",
+    )
+
+
+# -- sizes and numbers of config.json ------------------------------------------------------------
+
+
+def llama_copy(folder: Path) -> Path:
+    shutil.copytree(LLAMA, folder)
+    return folder
+
+
+CONFIGS: dict[str, tuple[Callable[[Path], Path], Callable[[Path], None], str]] = {
+    "llama with 0 heads": (
+        llama_copy,
+        edit_config(num_attention_heads=0),
+        "the number of heads must be positive, got 0",
+    ),
+    "llama with a negative sliding window": (
+        llama_copy,
+        edit_config(use_sliding_window=True, sliding_window=-1),
+        "sliding_window must be a positive number of tokens, got -1",
+    ),
+    "llama with RMSNorm's ε 1e300": (
+        llama_copy,
+        edit_config(rms_norm_eps=1e300),
+        "epsilon must be a small positive number such as 1e-12, got 1e+300",
+    ),
+    "llama with 10⁴⁰ positions": (
+        llama_copy,
+        edit_config(max_position_embeddings=10**40),
+        "the number of positions is 10000000000000000000000000000000000000000, beyond any",
+    ),
+    "llama with rope_theta infinite": (
+        llama_copy,
+        with_setting('"rope_theta": Infinity'),
+        "rope_theta must be a number above 1, got inf",
+    ),
+    "bert with a 2³²-wide hidden size": (
+        tiny_bert,
+        edit_config(hidden_size=2**32, num_attention_heads=2),
+        "the hidden size is 4294967296, beyond any model's (at most 2,147,483,648)",
+    ),
+    "bert with ε 1": (tiny_bert, edit_config(layer_norm_eps=1), "got 1"),
+    "gpt2 with 2³¹ + 1 layers": (
+        gpt2_copy,
+        edit_config(n_layer=2**31 + 1),
+        "the number of layers is 2147483649",
+    ),
+    "gpt2 with 10⁶ layers and 2 in the file": (
+        gpt2_copy,
+        edit_config(n_layer=10**6),
+        "lacks h.2.attn.c_attn.weight",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CONFIGS))
+def test_config_values_beyond_any_model_are_refused(case: str, tmp_path: Path) -> None:
+    make, edit, fragment = CONFIGS[case]
+    folder = make(tmp_path / "model")
+    edit(folder)
+    refused(["explain", "I am good", "-m", str(folder)], ExitStatus.BAD_FILE, fragment)
+
+
+# -- GGUF metadata --------------------------------------------------------------------------------
+
+
+def gguf_with(tmp_path: Path, key: bytes, fmt: str, value: object) -> Path:
+    """tiny_llama.gguf with the value of metadata ``key`` (a number of struct format ``fmt``)
+    replaced by ``value``."""
+    content = bytearray(TINY_GGUF.read_bytes())
+    at = content.index(key) + len(key) + 4  # after the key and its type
+    struct.pack_into(fmt, content, at, value)
+    path = tmp_path / "hostile.gguf"
+    path.write_bytes(bytes(content))
+    return path
+
+
+GGUF_VALUES: dict[str, tuple[bytes, str, object, str]] = {
+    "3 layers claimed, 2 held": (
+        b"llama.block_count",
+        "<I",
+        3,
+        "its metadata says 3 layers (llama.block_count), but it holds no weights for layer 3",
+    ),
+    "1 layer claimed, 2 held": (
+        b"llama.block_count",
+        "<I",
+        1,
+        "its metadata says 1 layers (llama.block_count), but it holds more layers",
+    ),
+    "4 billion layers claimed": (
+        b"llama.block_count",
+        "<I",
+        4_000_000_000,
+        "llama.block_count is 4000000000; the file's metadata is damaged",
+    ),
+    "no key/value heads": (
+        b"llama.attention.head_count_kv",
+        "<I",
+        0,
+        "llama.attention.head_count_kv is 0",
+    ),
+    "RMSNorm's ε 1e30": (
+        b"llama.attention.layer_norm_rms_epsilon",
+        "<f",
+        1e30,
+        "epsilon must be a small positive number",
+    ),
+    "RoPE's base NaN": (
+        b"llama.rope.freq_base",
+        "<f",
+        float("nan"),
+        "RoPE's base nan is not usable",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(GGUF_VALUES))
+def test_gguf_metadata_that_disagrees_with_the_file_is_refused(case: str, tmp_path: Path) -> None:
+    key, fmt, value, fragment = GGUF_VALUES[case]
+    path = gguf_with(tmp_path, key, fmt, value)
+    refused(["explain", "I am good", "-m", str(path)], ExitStatus.BAD_FILE, fragment)
+
+
+def test_a_gguf_padding_id_outside_its_vocabulary_is_named(tmp_path: Path) -> None:
+    path = gguf_with(tmp_path, b"tokenizer.ggml.eos_token_id", "<I", 4_000_000_000)
+    refused(
+        ["explain", "I am good", "-m", str(path), "--pad-to", "8"],
+        ExitStatus.BAD_FILE,
+        "hostile.gguf's metadata gives the padding token as id 4000000000",
+        "ids run from 0 to 317",
+    )
+
+
+def test_a_layer_count_is_checked_before_any_layer_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from attnviz.model import llama
+
+    path = gguf_with(tmp_path, b"llama.block_count", "<I", 3)
+
+    def never(*arguments: object) -> None:
+        raise AssertionError("a layer was read before the layer count was checked")
+
+    monkeypatch.setattr(llama, "load_layer", never)
+    refused(["explain", "I am good", "-m", str(path)], ExitStatus.BAD_FILE, "layer 3")
+
+
+def test_a_gguf_file_beyond_the_memory_limit_is_named_as_such(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """mmap's ENOMEM (a file larger than ulimit -v allows) is the limit, not a damaged file."""
+
+    def no_memory(*arguments: object, **keywords: object) -> object:
+        raise OSError(errno.ENOMEM, "Cannot allocate memory")
+
+    monkeypatch.setattr(mmap, "mmap", no_memory)
+    line = refused(
+        ["explain", "I am good", "-m", str(TINY_GGUF)],
+        ExitStatus.BAD_FILE,
+        "cannot be mapped into memory: this process may not use that much address space",
+        "raise the limit",
+    )
+    assert "not a GGUF file" not in line
+
+
+@pytest.mark.slow
+def test_the_tiny_checkpoints_still_run_padded() -> None:
+    """The checks above refuse nothing a sound checkpoint or GGUF file holds."""
+    for folder in (GPT2, LLAMA, TINY_GGUF):
+        result = runner.invoke(app, ["explain", "I am good", "-m", str(folder), "--pad-to", "12"])
+        assert result.exit_code == 0, result.output
+
+
+def test_the_python_api_raises_attnviz_error(tmp_path: Path) -> None:
+    import attnviz
+
+    folder = gpt2_copy(tmp_path / "gpt2")
+    edit_config(pad_token_id=-1)(folder)
+    with pytest.raises(AttnvizError, match="padding token as id -1"):
+        attnviz.explain("I am good", model=str(folder), pad_to=8)
+
+
+# -- a model's export used as embeddings ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("special", "fragment"),
+    [
+        ([99], "its provenance names token positions it does not have (it holds 4 tokens)"),
+        ([-1], "its provenance is not one attnviz wrote (a count or token position is negative)"),
+    ],
+)
+def test_an_export_naming_positions_it_lacks_is_refused_as_embeddings(
+    special: list[int], fragment: str, tmp_path: Path
+) -> None:
+    export = tmp_path / "tx.json"
+    made = runner.invoke(app, ["explain", "I am good", "-m", str(GPT2), "--export", str(export)])
+    assert made.exit_code == 0, made.output
+    document = json.loads(export.read_text(encoding="utf-8"))
+    for layer in document["config"]["layers"]:
+        layer["special"] = special
+    export.write_text(json.dumps(document), encoding="utf-8")
+    refused(
+        ["explain", "I am good", "-e", str(export), "--layer", "1", "--hide-special"],
+        ExitStatus.BAD_FILE,
+        "tx.json",
+        fragment,
+    )
