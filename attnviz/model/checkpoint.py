@@ -392,9 +392,10 @@ def config_data(folder: Path) -> dict[str, Any]:
 def read_config(
     folder: Path, data: dict[str, Any] | None = None
 ) -> tuple[ModelConfig, Architecture]:
-    """The sizes config.json gives (``data``: its object, when already read), and the
-    architecture its model_type names."""
-    path = folder / "config.json"
+    """The sizes config.json gives (``data``: its object, when already read; for a GGUF
+    file ``folder``, its settings in config.json's words), and the architecture its model_type
+    names."""
+    path = folder if is_gguf(folder) else folder / "config.json"
     if data is None:
         data = config_data(folder)
     architecture = architecture_for(str(data.get("model_type", "?")), folder)

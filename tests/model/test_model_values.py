@@ -383,6 +383,37 @@ GGUF_VALUES: dict[str, tuple[bytes, str, object, str]] = {
         1e30,
         "epsilon must be a small positive number",
     ),
+    "2³¹ heads": (
+        b"llama.attention.head_count",
+        "<I",
+        2**31,
+        "llama.attention.head_count 2147483648 does not divide llama.embedding_length 64",
+    ),
+    "3 heads, which W_Q does not have": (
+        b"llama.attention.head_count",
+        "<I",
+        3,
+        "does not divide llama.embedding_length 64",
+    ),
+    "a width of 2³¹": (
+        b"llama.embedding_length",
+        "<I",
+        2**31,
+        "blk.0.attn_q.weight has shape [64, 64], not [2147483648, 2147483648]",
+    ),
+    "a vocabulary of 10⁹ tokens": (
+        b"llama.vocab_size",
+        "<I",
+        10**9,
+        "a vocabulary of 1000000000 tokens (llama.vocab_size, or tokenizer.ggml.tokens), but "
+        "token_embd.weight has 318 rows",
+    ),
+    "RoPE's base infinite": (
+        b"llama.rope.freq_base",
+        "<f",
+        float("inf"),
+        "RoPE's base inf is not usable",
+    ),
     "RoPE's base NaN": (
         b"llama.rope.freq_base",
         "<f",
