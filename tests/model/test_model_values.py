@@ -515,3 +515,16 @@ def test_an_export_naming_positions_it_lacks_is_refused_as_embeddings(
         "tx.json",
         fragment,
     )
+
+
+@pytest.mark.slow
+def test_the_next_token_readout_reads_the_tables_own_row_count(tmp_path: Path) -> None:
+    """config.json's vocab_size, which GPT-2's readout used to take as the table's size, may be
+    missing: the table says how many rows it has."""
+    folder = gpt2_copy(tmp_path / "gpt2")
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    del config["vocab_size"]
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    result = runner.invoke(app, ["heads", "I am good", "-m", str(folder), "--ablate", "-f", "good"])
+    assert result.exit_code == 0, result.output
+    assert "next-token distribution" in result.stdout
