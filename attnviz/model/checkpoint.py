@@ -145,20 +145,20 @@ def find_model(name_or_dir: str) -> Path:
         is_folder = folder.is_dir()
     except OSError as error:  # a name too long, a loop of links
         raise FileProblem(
-            f"{option('model', _shortened(name_or_dir))}: {error.strerror or error}; give a "
+            f"{option('model', shortened(name_or_dir))}: {error.strerror or error}; give a "
             f"checkpoint folder or one of {names}."
         ) from None
     if not is_folder and is_gguf(folder):
         return folder
     if not is_folder:
         raise FileProblem(
-            f"{option('model', name_or_dir)}: no such folder or .gguf file; give a checkpoint "
-            f"folder, a .gguf file, ollama:NAME[:TAG] or one of {names}."
+            f"{option('model', shortened(name_or_dir))}: no such folder or .gguf file; give a "
+            f"checkpoint folder, a .gguf file, ollama:NAME[:TAG] or one of {names}."
         )
     return folder
 
 
-def _shortened(text: str) -> str:
+def shortened(text: str) -> str:
     """``text`` as a message shows it: printable, and cut in the middle past 48 characters."""
     return printable(text if len(text) <= 48 else f"{text[:24]}…{text[-24:]}")
 
@@ -170,15 +170,15 @@ def _expanded(name_or_dir: str) -> Path:
         return Path(name_or_dir)
     try:
         return Path(name_or_dir).expanduser()
-    except (RuntimeError, KeyError, OSError):
-        user = name_or_dir[1:].split("/", 1)[0]
+    except (RuntimeError, KeyError, OSError, ValueError):  # ValueError: a NUL in the name
+        user = shortened(name_or_dir[1:].split("/", 1)[0])
         why = (
-            f"there is no user named {printable(user)!r}, so ~{printable(user)} names no folder"
+            f"there is no user named {user!r}, so ~{user} names no folder"
             if user
             else "~ names no folder (HOME is unset and this user has no entry in the user database)"
         )
         raise FileProblem(
-            f"{option('model', _shortened(name_or_dir))}: {why}; give the model's folder by its "
+            f"{option('model', shortened(name_or_dir))}: {why}; give the model's folder by its "
             "full path."
         ) from None
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from attnviz.errors import FileProblem, option
 from attnviz.files import open_regular
-from attnviz.model.checkpoint import home_folder
+from attnviz.model.checkpoint import home_folder, shortened
 
 PREFIX = "ollama:"
 REGISTRY = "registry.ollama.ai"
@@ -46,12 +46,13 @@ def manifest_path(reference: str) -> Path:
     parts = [part for part in name.split("/") if part]
     if not parts or not re.fullmatch(r"[\w.\-]+", tag or "latest") or ".." in parts:
         raise FileProblem(
-            f"{option('model', PREFIX + reference)}: give an Ollama model as ollama:NAME or "
-            "ollama:NAME:TAG, as `ollama list` shows it (ollama:smollm2:135m)."
+            f"{option('model', shortened(PREFIX + reference))}: give an Ollama model as "
+            "ollama:NAME or ollama:NAME:TAG, as `ollama list` shows it (ollama:smollm2:135m)."
         )
     if len(parts) > 3:
         raise FileProblem(
-            f"{option('model', PREFIX + reference)}: an Ollama model name is [HOST/][USER/]NAME; "
+            f"{option('model', shortened(PREFIX + reference))}: an Ollama model name is "
+            "[HOST/][USER/]NAME; "
             "give it as `ollama list` shows it."
         )
     # HOST/USER/NAME with the missing parts filled from the left, as Ollama does: its own
@@ -64,11 +65,17 @@ def manifest_path(reference: str) -> Path:
 def find_ollama_model(reference: str) -> Path:
     """The GGUF blob of the model Ollama pulled as ``reference`` (``NAME[:TAG]``)."""
     manifest = manifest_path(reference)
-    shown = option("model", PREFIX + reference)
-    if not manifest.is_file():
+    shown = option("model", shortened(PREFIX + reference))
+    try:
+        pulled = manifest.is_file()
+    except (OSError, ValueError) as error:  # a name too long; a NUL in it
+        reason = getattr(error, "strerror", None) or str(error)
+        raise FileProblem(f"{shown}: {reason}; give the model as `ollama list` shows it.") from None
+    if not pulled:
         raise FileProblem(
-            f"{shown}: Ollama has not pulled it here (no manifest {manifest}); run `ollama pull "
-            f"{reference}` or set OLLAMA_MODELS to where Ollama keeps its models."
+            f"{shown}: Ollama has not pulled it here (no manifest {shortened(str(manifest))}); "
+            f"run `ollama pull {shortened(reference)}` or set OLLAMA_MODELS to where Ollama "
+            "keeps its models."
         )
     with open_regular(manifest, "Ollama manifest") as handle:
         content = handle.read(MANIFEST_MAX_BYTES)

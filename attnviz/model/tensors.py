@@ -38,8 +38,10 @@ TYPE_SIZES = {
     "I32": 4, "U32": 4, "F32": 4,
     "I64": 8, "U64": 8, "F64": 8, "C64": 8,
 }  # fmt: skip
-#: The safetensors library refuses a header over 100 MB; a real one is a few hundred kB.
-HEADER_MAX_BYTES = 100_000_000
+#: A real header is a few hundred kB (some 300 bytes a tensor; the largest single files hold a
+#: few thousand tensors). Parsed, a header costs about ten times its size: 16 MB is ample, and
+#: the safetensors library's own limit, 100 MB, would cost a gigabyte.
+HEADER_MAX_BYTES = 16_000_000
 
 
 class Stored(NamedTuple):

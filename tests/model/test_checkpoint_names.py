@@ -189,3 +189,24 @@ def test_no_folder_here_keeps_the_install_advice(no_cache: Path) -> None:
     with pytest.raises(ModelNotInstalled, match="attnviz never downloads; give a checkpoint"):
         find_model("gpt2")
     assert issubclass(ModelNotInstalled, AttnvizError)
+
+
+@pytest.mark.parametrize(
+    ("model", "fragment"),
+    [
+        ("~\x00x", "names no folder; give the model's folder by its full path"),
+        (
+            "~" + "u" * 5000,
+            "there is no user named 'uuuuuuuuuuuuuuuuuuuuuuuu…uuuuuuuuuuuuuuuuuuuuuuuu'",
+        ),
+        ("x" * 5000, "File name too long"),
+        ("/".join(["y" * 200] * 30), "File name too long"),
+        ("ollama:" + "x" * 5000, "File name too long; give the model as `ollama list` shows it"),
+        ("ollama:a\x00b", "Ollama has not pulled it here"),
+    ],
+)
+def test_names_no_path_can_hold_are_refused_in_a_short_line(model: str, fragment: str) -> None:
+    with pytest.raises(FileProblem) as raised:
+        find_model(model)
+    assert fragment in str(raised.value)
+    assert len(str(raised.value)) < 400

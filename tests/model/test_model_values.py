@@ -232,6 +232,10 @@ HEADERS: dict[str, tuple[bytes, str]] = {
         "has no valid shape and data_offsets",
     ),
     "an unknown type": (header_file(words_entry(dtype="Q4_K")), "the unknown type 'Q4_K'"),
+    "a header of 17 MB": (  # the file grown to 17 MB by the test (a hole: nothing written)
+        header_file({}, length=17_000_000),
+        "its header claims 17 MB of the file's 17 MB",
+    ),
     "an entry that is a number": (
         header_file({"embeddings.word_embeddings.weight": 3}),
         "is not an object",
@@ -246,6 +250,9 @@ def test_a_safetensors_header_that_lies_is_refused_before_anything_is_read(
     content, fragment = HEADERS[case]
     folder = tiny_bert(tmp_path / "bert")
     (folder / "model.safetensors").write_bytes(content)
+    if case == "a header of 17 MB":
+        with (folder / "model.safetensors").open("r+b") as handle:
+            handle.truncate(17_000_100)
     refused(
         ["explain", "I am good", "-m", str(folder)],
         ExitStatus.BAD_FILE,
