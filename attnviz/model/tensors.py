@@ -67,6 +67,10 @@ class Tensors:
         self.dtype = dtype
         self.prefix = prefix
         self.names = frozenset(header)
+        # What reading may take: each tensor is refused before it is allocated when it would
+        # not fit (a sparse file can claim gigabytes it does not hold on disk).
+        self.budget = memory_available()
+        self.taken = 0
 
     def __contains__(self, name: str) -> bool:
         return self.prefix + name in self.names
@@ -152,6 +156,8 @@ class Tensors:
         ``rows`` of its first axis, read from the file and nothing more."""
         stored = self.header[full]
         numbers = np.dtype(FLOAT_TYPES[stored.dtype])
+        count = math.prod(stored.shape) if rows is None else len(rows) * math.prod(stored.shape[1:])
+        self._reserve(full, count, numbers)
         if rows is None:
             values = self._bytes(stored.start, stored.n_bytes, numbers).reshape(stored.shape)
         else:
@@ -162,6 +168,21 @@ class Tensors:
                 values[index] = self._bytes(stored.start + row * row_bytes, row_bytes, numbers)
             values = values.reshape(len(rows), *stored.shape[1:])
         return _bfloat16(values) if stored.dtype == "BF16" else values
+
+    def _reserve(self, full: str, count: int, numbers: np.dtype[Any]) -> None:
+        """FileProblem, before anything is allocated, when ``count`` numbers of tensor ``full``
+        (read as ``numbers``, kept in the dtype asked for) would not fit in the memory left."""
+        kept = count * np.dtype(self.dtype).itemsize
+        needed = kept + (0 if numbers == np.dtype(self.dtype) else count * numbers.itemsize)
+        if self.budget is not None and self.taken + needed > self.budget:
+            smaller = f", or use {option('dtype', 'float32')}" if self.dtype is np.float64 else ""
+            raise FileProblem(
+                f"{self.path}: {full} needs {human_size(needed)} of memory after the "
+                f"{human_size(self.taken)} of weights read before it, and only "
+                f"{human_size(self.budget)} is free (available memory and swap, or the "
+                f"process's memory limit); free some memory, use a smaller model{smaller}."
+            )
+        self.taken += kept
 
     def _bytes(self, start: int, n_bytes: int, numbers: np.dtype[Any]) -> np.ndarray:
         """``n_bytes`` of the file from ``start``, as ``numbers``: read into a fresh array."""
@@ -202,6 +223,32 @@ class Tensors:
             f"{self.path}: {full}{where} holds {'NaN' if np.isnan(stored) else 'infinity'} "
             f"(first at index {index}); the checkpoint is damaged: get a fresh copy of it."
         )
+
+
+def memory_available() -> int | None:
+    """Bytes this process can still take: the system's available memory and free swap
+    (/proc/meminfo), and under an address-space limit (RLIMIT_AS, ulimit -v) what the process
+    has not mapped yet; the smaller of the two. None where neither can be read."""
+    found: list[int] = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            fields = dict(line.split(":", 1) for line in meminfo if ":" in line)
+        found.append(sum(int(fields[k].split()[0]) * 1024 for k in ("MemAvailable", "SwapFree")))
+    except (OSError, KeyError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit != resource.RLIM_INFINITY:
+            with open("/proc/self/status", encoding="ascii") as status:
+                mapped = next(
+                    int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:")
+                )
+            found.append(max(limit - mapped, 0))
+    except (ImportError, OSError, StopIteration, ValueError, IndexError):
+        pass
+    return min(found) if found else None
 
 
 def _bfloat16(bits: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from model.checkpoints import edit_config, gpt2_copy, tiny_bert
-from model.test_model_values import POSITIONS, TINY_GGUF, sparse_table
+from model.test_model_values import POSITIONS, TINY_GGUF, huge_feed_forward, sparse_table
 
 from attnviz.errors import ExitStatus
 
@@ -55,6 +55,19 @@ def test_a_4_gb_position_table_runs_under_a_1_5_gb_cap(model: str, tmp_path: Pat
     result = run("explain", "I am good", "-m", str(folder))
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr and result.stderr == ""
+
+
+def test_weights_larger_than_the_cap_are_refused_before_they_are_read(tmp_path: Path) -> None:
+    """A feed-forward block of 2 GB (a sparse file) against a 1.5 GB cap: named, not "ran out
+    of memory" after the fact."""
+    folder = tiny_bert(tmp_path / "bert")
+    huge_feed_forward(folder, 2**26)
+    result = run("explain", "I am good", "-m", str(folder))
+    assert result.returncode == ExitStatus.BAD_FILE, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "encoder.layer.0.intermediate.dense.weight needs 2.15 GB of memory" in lines[0]
+    assert "the process's memory limit" in lines[0]
 
 
 def test_a_gguf_file_larger_than_the_cap_is_named_as_such(tmp_path: Path) -> None:

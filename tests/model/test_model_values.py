@@ -56,28 +56,53 @@ def refused(arguments: list[str], status: ExitStatus, *fragments: str) -> str:
 
 
 def sparse_table(folder: Path, name: str, rows: int) -> None:
-    """model.safetensors with tensor ``name`` grown to ``rows`` rows of zeros, written as a hole
-    at the end of the file (a sparse file: gigabytes claimed, a few kilobytes on disk)."""
+    """model.safetensors with table ``name`` grown to ``rows`` rows of zeros."""
+    width = load_tensors(folder / "model.safetensors")[name].shape[1]
+    with_holes(folder, {name: (rows, width)})
+
+
+def with_holes(folder: Path, shapes: dict[str, tuple[int, ...]]) -> None:
+    """model.safetensors with the tensors ``shapes`` names made that shape, all zeros, written
+    as a hole at the end of the file (a sparse file: gigabytes claimed, kilobytes on disk)."""
     tensors = load_tensors(folder / "model.safetensors")
-    width = tensors.pop(name).shape[1]
     header, chunks, offset = {}, [], 0
-    for tensor_name, array in tensors.items():
+    for name, array in tensors.items():
+        if name in shapes:
+            continue
         data = np.ascontiguousarray(array).tobytes()
-        header[tensor_name] = {
+        header[name] = {
             "dtype": "F32",
             "shape": list(array.shape),
             "data_offsets": [offset, offset + len(data)],
         }
         chunks.append(data)
         offset += len(data)
-    header[name] = {"dtype": "F32", "shape": [rows, width], "data_offsets": [offset, offset]}
-    header[name]["data_offsets"][1] += rows * width * 4
+    for name, shape in shapes.items():
+        size = int(np.prod(shape)) * 4
+        header[name] = {
+            "dtype": "F32",
+            "shape": list(shape),
+            "data_offsets": [offset, offset + size],
+        }
+        offset += size
     encoded = json.dumps(header).encode()
     encoded += b" " * (-len(encoded) % 8)
     path = folder / "model.safetensors"
     with path.open("wb") as handle:
         handle.write(struct.pack("<Q", len(encoded)) + encoded + b"".join(chunks))
-        handle.truncate(8 + len(encoded) + header[name]["data_offsets"][1])
+        handle.truncate(8 + len(encoded) + offset)
+
+
+def huge_feed_forward(folder: Path, d_ff: int) -> None:
+    """The tiny BERT's feed-forward blocks made ``d_ff`` wide: 2 × 4·d_ff·8 bytes per layer."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for layer in range(2):
+        base = f"encoder.layer.{layer}."
+        shapes[f"{base}intermediate.dense.weight"] = (d_ff, D_MODEL)
+        shapes[f"{base}intermediate.dense.bias"] = (d_ff,)
+        shapes[f"{base}output.dense.weight"] = (D_MODEL, d_ff)
+    with_holes(folder, shapes)
+    edit_config(intermediate_size=d_ff)(folder)
 
 
 # -- the padding token ----------------------------------------------------------------------------
@@ -186,6 +211,44 @@ def test_a_position_table_that_disagrees_with_config_json_is_named(tmp_path: Pat
         ExitStatus.BAD_FILE,
         f"{POSITIONS} has shape [33554432, 8], config.json implies [16, 8]",
     )
+
+
+def test_weights_that_would_not_fit_in_memory_are_refused_before_they_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A feed-forward block of 2²⁶ × 8 numbers (2 GB as float32) against 1 GB free."""
+    from attnviz.model import tensors as tensors_module
+
+    folder = tiny_bert(tmp_path / "bert")
+    huge_feed_forward(folder, 2**26)
+    monkeypatch.setattr(tensors_module, "memory_available", lambda: 10**9)
+    sizes = bytes_read(monkeypatch)
+    refused(
+        ["explain", "I am good", "-m", str(folder), "--dtype", "float64"],
+        ExitStatus.BAD_FILE,
+        "encoder.layer.0.intermediate.dense.weight needs 6.44 GB of memory after the",
+        "and only 1 GB is free",
+        "use a smaller model, or use --dtype float32",
+    )
+    assert max(sizes) < 10_000
+
+
+def test_memory_available_is_below_an_address_space_limit() -> None:
+    import resource
+
+    from attnviz.model.tensors import memory_available
+
+    available = memory_available()
+    assert available is None or available > 0
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/status", encoding="ascii") as status:
+        mapped = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + 500_000_000, hard))
+    try:
+        limited = memory_available()
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    assert limited is not None and limited <= 500_000_000
 
 
 # -- safetensors headers that lie ----------------------------------------------------------------
