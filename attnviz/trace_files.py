@@ -26,6 +26,8 @@ from attnviz.provenance import (
     Provenance,
     WeightsKind,
     WeightsOrigin,
+    require_padding,
+    require_positions,
 )
 from attnviz.trace import (
     ARRAY_KEYS,
@@ -217,7 +219,7 @@ def recorded_pieces(path: Path, sentence: str) -> Pieces | None:
     match = next((provenance for provenance in made if provenance.sentence == sentence), None)
     if match is None:
         return None
-    require_positions(path, match, len(tokens))
+    require_positions(f"Trace file {path}", match, len(tokens))
     return Pieces(tokens, match.special)
 
 
@@ -394,39 +396,6 @@ def _check_positions(
         )
 
 
-def require_positions(path: Path, provenance: Provenance, n_tokens: int) -> None:
-    """FileProblem unless every position the provenance names (special tokens, word groups) is
-    one of ``n_tokens`` and the word groups hold each position once."""
-    positions = [*provenance.special, *(p for group in provenance.word_groups for p in group)]
-    grouped = sorted(p for group in provenance.word_groups for p in group)
-    if any(not 0 <= p < n_tokens for p in positions) or (
-        provenance.word_groups and grouped != list(range(n_tokens))
-    ):
-        raise FileProblem(
-            f"Trace file {path}: its provenance names token positions it does not have (it holds "
-            f"{n_tokens} tokens); export it anew with --export."
-        )
-
-
-def _check_padding(
-    path: Path, padding: int, mask: np.ndarray | None, n_queries: int, n_keys: int
-) -> None:
-    """The provenance's count of padding tokens: fewer than the tokens, and hidden as keys by
-    the mask, as --pad-to makes them."""
-    if padding == 0:
-        return
-    if not 0 < padding < min(n_queries, n_keys):
-        raise FileProblem(
-            f"Trace file {path}: its provenance says {padding} of its {n_queries} tokens are "
-            "padding; export it anew with --export."
-        )
-    if mask is None or mask[:, n_keys - padding :].any():
-        raise FileProblem(
-            f"Trace file {path}: its provenance says the last {padding} tokens are padding, but "
-            "its mask does not hide them; export it anew with --export."
-        )
-
-
 def _expected_shapes(
     n_heads: int, g: int, d_model: int, d_k: int, n_queries: int, n_keys: int
 ) -> dict[str, tuple[int, ...]]:
@@ -494,8 +463,8 @@ def _trace_from(
             f"Trace file {path}: W_Q has shape {[n_heads, d_model, d_k]}; heads·d_k must equal "
             "d_model."
         )
-    require_positions(path, provenance, n_queries)
-    _check_padding(path, provenance.masking.padding, mask, n_queries, n_keys)
+    require_positions(f"Trace file {path}", provenance, n_queries)
+    require_padding(f"Trace file {path}", provenance.masking.padding, mask, n_queries, n_keys)
     try:
         config = AttentionConfig(
             d_model=d_model, n_heads=n_heads, seed=provenance_seed(provenance), n_kv_heads=g

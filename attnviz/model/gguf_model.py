@@ -273,6 +273,7 @@ class GgufTensors:
                 f"{self.path}: {gguf_name} ({self.prefix}{name}) has shape {list(stored_shape)}, "
                 f"the file's metadata implies {list(shape)}."
             )
+        self._require_memory(gguf_name, math.prod(stored_shape))
         return self._frozen(gguf_name, self._arranged(name, dequantize(self.file, gguf_name)))
 
     def linear(self, name: str, n_in: int, n_out: int) -> tuple[FloatArray, FloatArray | None]:
@@ -300,6 +301,21 @@ class GgufTensors:
             )
         numbers = dequantize(self.file, gguf_name, np.asarray(ids, dtype=np.int64))
         return self._frozen(gguf_name, numbers)
+
+    def _require_memory(self, gguf_name: str, count: int) -> None:
+        """FileProblem, before it is dequantized, when tensor ``gguf_name`` of ``count`` numbers
+        (float32, then the dtype asked for) would not fit in the memory left."""
+        from attnviz.files import human_size
+        from attnviz.model.tensors import memory_available
+
+        needed = count * (4 + np.dtype(self.dtype).itemsize)
+        available = memory_available()
+        if available is not None and needed > available:
+            raise FileProblem(
+                f"{self.path}: {gguf_name} needs {human_size(needed)} of memory to dequantize, "
+                f"and only {human_size(available)} is free (available memory and swap, or the "
+                "process's memory limit); free some memory, or use a smaller model."
+            )
 
     def type_of(self, name: str) -> str:
         """How tensor ``name`` is stored in the file ("Q4_1")."""

@@ -598,3 +598,16 @@ def test_the_next_token_readout_reads_the_tables_own_row_count(tmp_path: Path) -
     result = runner.invoke(app, ["heads", "I am good", "-m", str(folder), "--ablate", "-f", "good"])
     assert result.exit_code == 0, result.output
     assert "next-token distribution" in result.stdout
+
+
+def test_a_gguf_tensor_that_would_not_fit_in_memory_is_refused_before_it_is_dequantized(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from attnviz.model import tensors as tensors_module
+
+    monkeypatch.setattr(tensors_module, "memory_available", lambda: 1000)
+    refused(
+        ["explain", "I am good", "-m", str(TINY_GGUF)],
+        ExitStatus.BAD_FILE,
+        "blk.0.attn_q.weight needs 32.8 kB of memory to dequantize, and only 1 kB is free",
+    )
