@@ -18,6 +18,7 @@ from typing import Any
 from attnviz.errors import AttnvizError, FileProblem, option
 from attnviz.files import human_size, open_regular
 from attnviz.model.base import Architecture, ModelConfig, architecture_for
+from attnviz.model.paths import home_folder, shortened
 from attnviz.tokens import printable
 
 #: config.json and tokenizer_config.json are a few kilobytes; one this large is not one.
@@ -158,11 +159,6 @@ def find_model(name_or_dir: str) -> Path:
     return folder
 
 
-def shortened(text: str) -> str:
-    """``text`` as a message shows it: printable, and cut in the middle past 48 characters."""
-    return printable(text if len(text) <= 48 else f"{text[:24]}…{text[-24:]}")
-
-
 def _expanded(name_or_dir: str) -> Path:
     """The path ``name_or_dir`` names, a leading ~ or ~USER made the home folder; FileProblem
     when there is no such user, or no home folder to find (HOME unset and no passwd entry)."""
@@ -279,15 +275,6 @@ def checkpoint_name(name_or_dir: str, folder: Path) -> str:
     if folder.is_file():
         return folder.name.removesuffix(".gguf")
     return folder.resolve().name
-
-
-def home_folder() -> Path | None:
-    """The user's home folder; None when there is none to find: HOME unset and no entry for
-    the user in the user database (a container run with --user as an unknown user id)."""
-    try:
-        return Path.home()
-    except (RuntimeError, KeyError, OSError):
-        return None
 
 
 def hub_roots() -> list[Path]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from attnviz.errors import FileProblem, option
 from attnviz.files import open_regular
-from attnviz.model.checkpoint import home_folder, shortened
+from attnviz.model.paths import home_folder, shortened
 
 PREFIX = "ollama:"
 REGISTRY = "registry.ollama.ai"
