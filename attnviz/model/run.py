@@ -11,6 +11,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.attention import padding_mask
+from attnviz.config import MAX_TOKENS
 from attnviz.errors import AttnvizError, FileProblem, option, quoted
 from attnviz.model import toy
 from attnviz.model.base import Architecture, ModelConfig, ModelTrace
@@ -153,7 +154,7 @@ def load_model(
         return _load_toy(sentence, folder, data, checkpoint_name(model, folder), dtype, pad_to)
     config, architecture = read_config(folder, data)
     tokenizer = load_tokenizer(folder)
-    unpadded = encode(tokenizer, sentence, config.max_positions)
+    unpadded = within_limit(encode(tokenizer, sentence, config.max_positions))
     encoding, mask = padded(unpadded, tokenizer, config, f"{folder.name}'s config.json", pad_to)
     with open_tensors(folder, DTYPES[dtype], architecture.prefixes) as tensors:
         weights = architecture.load(tensors, config, encoding.ids)
@@ -170,6 +171,19 @@ def load_model(
     return LoadedModel(name, folder, encoding, provenance, mask, weights, architecture)
 
 
+def within_limit(encoding: Encoding) -> Encoding:
+    """``encoding``, refused when it has more tokens than attnviz takes (MAX_TOKENS): a model
+    with more positions (GPT-2's 1024, a Llama's thousands) would keep layers × heads × n²
+    weights of a longer one."""
+    if len(encoding.ids) > MAX_TOKENS:
+        raise AttnvizError(
+            f"The sentence is {len(encoding.ids)} tokens as the model splits it (special tokens "
+            f"included); attnviz takes at most {MAX_TOKENS}, whatever the model's positions. "
+            "Shorten it."
+        )
+    return encoding
+
+
 def padded(
     encoding: Encoding, tokenizer: Any, config: ModelConfig, source: str, pad_to: int | None
 ) -> tuple[Encoding, np.ndarray | None]:
@@ -181,10 +195,12 @@ def padded(
     n_real = len(encoding.ids)
     if config.pad_token_id is None:
         raise AttnvizError(f"{option('pad_to')}: {source} names no padding (or end-of-text) token.")
-    if not n_real <= pad_to <= config.max_positions:
+    longest = min(config.max_positions, MAX_TOKENS)
+    if not n_real <= pad_to <= longest:
+        limit = "the model's positions" if longest == config.max_positions else "attnviz's limit"
         raise AttnvizError(
             f"{option('pad_to', pad_to)}: the model sees {n_real} tokens (special tokens "
-            f"included); pad to between {n_real} and {config.max_positions}."
+            f"included); pad to between {n_real} and {longest} ({limit})."
         )
     pad_id, n_tokens = config.pad_token_id, tokenizer.get_vocab_size(with_added_tokens=True)
     if not 0 <= pad_id < n_tokens:
@@ -246,7 +262,7 @@ def _load_gguf(
     data["pad_token_id"] = int(pad) if isinstance(pad, int) else None
     config, architecture = read_config(path, data)
     assert isinstance(config, LlamaConfig)  # the file's settings name llama or qwen2
-    unpadded = encode(gguf.tokenizer, sentence, config.max_positions)
+    unpadded = within_limit(encode(gguf.tokenizer, sentence, config.max_positions))
     encoding, mask = padded(unpadded, gguf.tokenizer, config, f"{path.name}'s metadata", pad_to)
     weights = gguf_weights(gguf, config, encoding.ids, keep=keep_layers)
     name = f"{checkpoint_name(model, path)} (GGUF, {gguf.quantization.split(',')[0]})"

@@ -611,3 +611,27 @@ def test_a_gguf_tensor_that_would_not_fit_in_memory_is_refused_before_it_is_dequ
         ExitStatus.BAD_FILE,
         "blk.0.attn_q.weight needs 32.8 kB of memory to dequantize, and only 1 kB is free",
     )
+
+
+# -- attnviz's own limit on a model with more positions ------------------------------------------
+
+
+def test_a_model_with_2_to_the_31_positions_still_takes_at_most_512_tokens(
+    tmp_path: Path,
+) -> None:
+    """Every layer keeps heads × n² weights: a Llama claiming 2³¹ positions must not make a
+    100,000-token padding or a 600-token sentence fill memory."""
+    folder = llama_copy(tmp_path / "llama")
+    edit_config(max_position_embeddings=2**31)(folder)
+    refused(
+        ["explain", "I am good", "-m", str(folder), "--pad-to", "100000"],
+        ExitStatus.BAD_INPUT,
+        "--pad-to 100000: the model sees 5 tokens",
+        "pad to between 5 and 512 (attnviz's limit)",
+    )
+    refused(
+        ["explain", "a " * 600, "-m", str(folder)],
+        ExitStatus.BAD_INPUT,
+        "tokens as the model splits it (special tokens included); attnviz takes at most 512, "
+        "whatever the model's positions",
+    )
