@@ -89,8 +89,14 @@ def find_ollama_model(reference: str) -> Path:
             f"{shown}: the manifest {manifest} names no model layer; pull the model again."
         ) from None
     algorithm, _, hex_digest = digest.partition(":")
-    if not re.fullmatch(r"[a-z0-9]+", algorithm) or not re.fullmatch(r"[0-9a-f]+", hex_digest):
-        raise FileProblem(f"{shown}: the manifest {manifest} names the blob {digest!r}.")
+    # A digest names a file: sha256 is 64 hex digits; a longer name no file system holds.
+    if not re.fullmatch(r"[a-z0-9]{1,16}", algorithm) or not re.fullmatch(
+        r"[0-9a-f]{1,128}", hex_digest
+    ):
+        raise FileProblem(
+            f"{shown}: the manifest {manifest} names the blob {shortened(digest)!r}, which is "
+            "not a digest; pull the model again."
+        )
     blobs = ollama_root() / "blobs"
     for blob in (blobs / f"{algorithm}-{hex_digest}", blobs / f"{algorithm}:{hex_digest}"):
         if blob.is_file():

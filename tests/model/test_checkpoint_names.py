@@ -210,3 +210,18 @@ def test_names_no_path_can_hold_are_refused_in_a_short_line(model: str, fragment
         find_model(model)
     assert fragment in str(raised.value)
     assert len(str(raised.value)) < 400
+
+
+def test_an_ollama_digest_longer_than_any_file_name_is_refused_shortly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    monkeypatch.setenv("OLLAMA_MODELS", str(tmp_path))
+    manifest = tmp_path / "manifests" / "registry.ollama.ai" / "library" / "m" / "latest"
+    manifest.parent.mkdir(parents=True)
+    layer = {"mediaType": "application/vnd.ollama.image.model", "digest": "sha256:" + "a" * 9000}
+    manifest.write_text(json.dumps({"layers": [layer]}), encoding="utf-8")
+    with pytest.raises(FileProblem, match="which is not a digest; pull the model again") as raised:
+        find_model("ollama:m")
+    assert len(str(raised.value)) < 400
