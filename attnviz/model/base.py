@@ -138,6 +138,7 @@ class Architecture(ModelKind, ABC):
 
     causal: ClassVar[bool]  # a decoder: each word attends to itself and the words before it
     prefixes: ClassVar[tuple[str, ...]]  # what a task model puts before every tensor's name
+    token_table: ClassVar[str]  # the token embeddings' tensor, [vocabulary, d_model]
 
     @abstractmethod
     def read_config(self, data: Mapping[str, Any]) -> ModelConfig:

@@ -149,6 +149,7 @@ class Bert(Architecture):
     description = "BERT-family encoder"
     family = FAMILY
     prefixes = ("bert.",)  # BertForSequenceClassification and the like
+    token_table = "embeddings.word_embeddings.weight"
 
     def read_config(self, data: Mapping[str, Any]) -> ModelConfig:
         if (
@@ -212,7 +213,7 @@ class Bert(Architecture):
             "embeddings.token_type_embeddings.weight", [0], d, rows_are="token types"
         )
         return BertWeights(
-            word_embeddings=tensors.rows("embeddings.word_embeddings.weight", ids, d),
+            word_embeddings=tensors.rows(self.token_table, ids, d),
             position_embeddings=tensors.leading_rows(
                 "embeddings.position_embeddings.weight", len(ids), (config.max_positions, d)
             ),

@@ -94,6 +94,7 @@ class GPT2(Architecture):
     description = "GPT-2 decoder"
     family = FAMILY
     prefixes = ("transformer.",)  # GPT2LMHeadModel's checkpoints
+    token_table = "wte.weight"
 
     def read_config(self, data: Mapping[str, Any]) -> ModelConfig:
         activation = data.get("activation_function", "gelu_new")
@@ -159,7 +160,7 @@ class GPT2(Architecture):
                 )
             )
         return GPT2Weights(
-            token_embeddings=tensors.rows("wte.weight", ids, d),
+            token_embeddings=tensors.rows(self.token_table, ids, d),
             position_embeddings=tensors.leading_rows(
                 "wpe.weight", len(ids), (config.max_positions, d)
             ),

@@ -196,6 +196,7 @@ class Llama(Architecture):
     description = "Llama-family decoder"
     family = FAMILY
     prefixes = ("model.",)  # LlamaForCausalLM's checkpoints
+    token_table = "embed_tokens.weight"
     #: Qwen2's Q, K and V always have biases; Llama's have them with attention_bias true.
     qkv_bias_always = False
 
@@ -237,7 +238,7 @@ class Llama(Architecture):
                 f"attnviz does not run; give a sentence of at most {window} tokens"
             )
         return LlamaWeights(
-            token_embeddings=tensors.rows("embed_tokens.weight", ids, config.d_model),
+            token_embeddings=tensors.rows(self.token_table, ids, config.d_model),
             layers=tuple(load_layer(tensors, config, index) for index in range(config.n_layers)),
             final_norm=tensors.get("norm.weight", (config.d_model,)),
             eps=config.layer_norm_eps,

@@ -155,8 +155,10 @@ def load_model(
     config, architecture = read_config(folder, data)
     tokenizer = load_tokenizer(folder)
     unpadded = within_limit(encode(tokenizer, sentence, config.max_positions))
-    encoding, mask = padded(unpadded, tokenizer, config, f"{folder.name}'s config.json", pad_to)
+    source = f"{folder.name}'s config.json"
     with open_tensors(folder, DTYPES[dtype], architecture.prefixes) as tensors:
+        n_ids = tensors.row_count(architecture.token_table)
+        encoding, mask = padded(unpadded, tokenizer, config, source, pad_to, n_ids)
         weights = architecture.load(tensors, config, encoding.ids)
     name = checkpoint_name(model, folder)
     provenance = model_provenance(
@@ -185,11 +187,16 @@ def within_limit(encoding: Encoding) -> Encoding:
 
 
 def padded(
-    encoding: Encoding, tokenizer: Any, config: ModelConfig, source: str, pad_to: int | None
+    encoding: Encoding,
+    tokenizer: Any,
+    config: ModelConfig,
+    source: str,
+    pad_to: int | None,
+    n_ids: int,
 ) -> tuple[Encoding, np.ndarray | None]:
     """``encoding`` with padding tokens up to ``pad_to`` positions and the mask that hides them
-    as keys (``source``: what names the model's padding token, for the message); unchanged and
-    None without ``pad_to``."""
+    as keys (``source``: what names the model's padding token, for the message; ``n_ids``: the
+    rows of the model's token table); unchanged and None without ``pad_to``."""
     if pad_to is None:
         return encoding, None
     n_real = len(encoding.ids)
@@ -202,12 +209,16 @@ def padded(
             f"{option('pad_to', pad_to)}: the model sees {n_real} tokens (special tokens "
             f"included); pad to between {n_real} and {longest} ({limit})."
         )
-    pad_id, n_tokens = config.pad_token_id, tokenizer.get_vocab_size(with_added_tokens=True)
-    if not 0 <= pad_id < n_tokens:
+    pad_id = config.pad_token_id
+    # The token table's rows, and the tokenizer's tokens when it is here to ask (one run in a
+    # child process answers only token_text).
+    if hasattr(tokenizer, "get_vocab_size"):
+        n_ids = min(n_ids, int(tokenizer.get_vocab_size(with_added_tokens=True)))
+    if not 0 <= pad_id < n_ids:
         raise FileProblem(
-            f"{option('pad_to', pad_to)}: {source} gives the padding token as id {pad_id}, but "
-            f"the tokenizer's ids run from 0 to {n_tokens - 1}; correct pad_token_id there, or "
-            f"drop {option('pad_to')}."
+            f"{option('pad_to', pad_to)}: {source} gives the padding token as id {pad_id}, "
+            f"outside the model's {n_ids} tokens (ids 0 to {n_ids - 1}); correct pad_token_id "
+            f"there, or drop {option('pad_to')}."
         )
     pad = token_text(tokenizer, pad_id)
     return encoding.padded(pad_to, pad_id, pad), padding_mask(n_real, pad_to)
@@ -263,7 +274,8 @@ def _load_gguf(
     config, architecture = read_config(path, data)
     assert isinstance(config, LlamaConfig)  # the file's settings name llama or qwen2
     unpadded = within_limit(encode(gguf.tokenizer, sentence, config.max_positions))
-    encoding, mask = padded(unpadded, gguf.tokenizer, config, f"{path.name}'s metadata", pad_to)
+    source, n_ids = f"{path.name}'s metadata", gguf.settings.vocab_size  # token_embd's rows
+    encoding, mask = padded(unpadded, gguf.tokenizer, config, source, pad_to, n_ids)
     weights = gguf_weights(gguf, config, encoding.ids, keep=keep_layers)
     name = f"{checkpoint_name(model, path)} (GGUF, {gguf.quantization.split(',')[0]})"
     provenance = model_provenance(

@@ -116,7 +116,7 @@ def test_a_padding_id_outside_the_tokenizer_is_named_as_configs(pad: int, tmp_pa
         ["explain", "I am good", "-m", str(folder), "--pad-to", "8"],
         ExitStatus.BAD_FILE,
         f"gpt2's config.json gives the padding token as id {pad}",
-        "ids run from 0 to 319",
+        "outside the model's 320 tokens (ids 0 to 319)",
         "drop --pad-to",
     )
     # Without --pad-to the padding token is never used, and the model runs.
@@ -129,11 +129,11 @@ def test_a_bert_padding_id_outside_its_vocab_txt_is_refused(tmp_path: Path) -> N
     refused(
         ["explain", "I am good", "-m", str(folder), "--pad-to", "8"],
         ExitStatus.BAD_FILE,
-        "padding token as id 10, but the tokenizer's ids run from 0 to 9",
+        "padding token as id 10, outside the model's 10 tokens (ids 0 to 9)",
     )
 
 
-def test_a_padding_id_the_tokenizer_has_but_the_weights_lack_is_the_weights(
+def test_a_padding_id_the_tokenizer_has_but_the_weights_lack_is_refused(
     tmp_path: Path,
 ) -> None:
     folder = gpt2_copy(tmp_path / "gpt2")
@@ -146,7 +146,7 @@ def test_a_padding_id_the_tokenizer_has_but_the_weights_lack_is_the_weights(
     refused(
         ["explain", "I am good", "-m", str(folder), "--pad-to", "8"],
         ExitStatus.BAD_FILE,
-        "id 310, outside wte.weight's 300 rows",
+        "padding token as id 310, outside the model's 300 tokens (ids 0 to 299)",
     )
 
 
@@ -506,7 +506,7 @@ def test_a_gguf_padding_id_outside_its_vocabulary_is_named(tmp_path: Path) -> No
         ["explain", "I am good", "-m", str(path), "--pad-to", "8"],
         ExitStatus.BAD_FILE,
         "hostile.gguf's metadata gives the padding token as id 4000000000",
-        "ids run from 0 to 317",
+        "outside the model's 318 tokens (ids 0 to 317)",
     )
 
 
