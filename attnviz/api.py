@@ -155,7 +155,9 @@ def demo_examples(*, use_model: bool) -> DemoExamples:
     crossing = crossed(
         "I am good", "Je vais bien", TraceOptions(), ViewOptions(head=1, focus="vais")
     )
-    it = None
+    from attnviz.model.checkpoint import ModelNotInstalled
+
+    it, problem = None, None
     if use_model:
         try:
             model = explained(
@@ -163,12 +165,14 @@ def demo_examples(*, use_model: bool) -> DemoExamples:
                 TraceOptions(model="minilm"),
                 ViewOptions(focus="it", hide_special=True),
             )
-        except AttnvizError:
-            pass  # not installed: the random layer, with a hint
+        except ModelNotInstalled:
+            pass  # the random layer, with a hint to install it
+        except AttnvizError as error:
+            problem = error.message  # installed but broken: the random layer, saying why
         else:
             it = _it_in_the_model(model)
     if it is None:
-        it = ItExample(*shown(IT_SENTENCE, focus="it"), None, use_model)
+        it = ItExample(*shown(IT_SENTENCE, focus="it"), None, use_model, problem)
     return DemoExamples(
         i_am_good=shown("I am good", focus="I"),
         thinking=shown("Thinking Machines", head=1, focus="Thinking"),

@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any, NamedTuple
 
-from attnviz.errors import AttnvizError
+import numpy as np
+
+from attnviz.errors import AttnvizError, FileProblem
 from attnviz.positions import Positions
 
 
@@ -218,9 +220,61 @@ class Provenance(NamedTuple):
             )
             if len(provenance.words) != len(provenance.word_groups):
                 raise ValueError("words and word_groups differ in length")
+            counts = [provenance.masking.padding, *provenance.special]
+            counts += [p for group in provenance.word_groups for p in group]
+            if any(count < 0 for count in counts):
+                raise ValueError("a count or token position is negative")
+            if not _layer_in(provenance.embeddings.layer, None) or not _layer_in(
+                provenance.weights.layer, provenance.weights.n_layers
+            ):
+                raise ValueError("a layer is not one of the model's layers, counted from 1")
             return provenance
         except (KeyError, ValueError, TypeError) as error:
             raise AttnvizError(f"its provenance is not one attnviz wrote ({error}).") from None
+
+
+# -- checked against the file that records it ---------------------------------------------------
+
+
+def require_positions(file: str, provenance: Provenance, n_tokens: int) -> None:
+    """FileProblem (``file`` names the file) unless every position the provenance names
+    (special tokens, word groups) is one of ``n_tokens`` and the word groups hold each position
+    once."""
+    positions = [*provenance.special, *(p for group in provenance.word_groups for p in group)]
+    grouped = sorted(p for group in provenance.word_groups for p in group)
+    if any(not 0 <= p < n_tokens for p in positions) or (
+        provenance.word_groups and grouped != list(range(n_tokens))
+    ):
+        raise FileProblem(
+            f"{file}: its provenance names token positions it does not have (it holds "
+            f"{n_tokens} tokens); export it anew with --export."
+        )
+
+
+def require_padding(
+    file: str, padding: int, mask: np.ndarray | None, n_queries: int, n_keys: int
+) -> None:
+    """The provenance's count of padding tokens: fewer than the tokens, and hidden as keys by
+    the mask, as --pad-to makes them."""
+    if padding == 0:
+        return
+    if not 0 < padding < min(n_queries, n_keys):
+        raise FileProblem(
+            f"{file}: its provenance says {padding} of its {n_queries} tokens are "
+            "padding; export it anew with --export."
+        )
+    if mask is None or mask[:, n_keys - padding :].any():
+        raise FileProblem(
+            f"{file}: its provenance says the last {padding} tokens are padding, but "
+            "its mask does not hide them; export it anew with --export."
+        )
+
+
+def _layer_in(layer: int | None, n_layers: int | None) -> bool:
+    """Whether ``layer`` (from 1) is unset or one of ``n_layers`` (any number from 1 if unset)."""
+    if n_layers is not None and n_layers < 1:
+        return False
+    return layer is None or 1 <= layer <= (n_layers or layer)
 
 
 def _fields(origin: EmbeddingsOrigin | WeightsOrigin) -> dict[str, Any]:

@@ -26,6 +26,8 @@ from attnviz.provenance import (
     Provenance,
     WeightsKind,
     WeightsOrigin,
+    require_padding,
+    require_positions,
 )
 from attnviz.trace import (
     ARRAY_KEYS,
@@ -210,12 +212,15 @@ def recorded_pieces(path: Path, sentence: str) -> Pieces | None:
     """The tokens of a model's export of ``sentence``: its tokenizer's pieces, one per row of
     the X it holds, which attnviz's own tokenizer would not cut the sentence into. None for
     any other file or sentence (loading it says what is wrong)."""
-    recorded = _tokens_and_provenance(path)
+    recorded = _tokens_and_provenance(path, strict=True)
     if recorded is None or not sentence:
         return None
     tokens, made = recorded
     match = next((provenance for provenance in made if provenance.sentence == sentence), None)
-    return None if match is None else Pieces(tokens, match.special)
+    if match is None:
+        return None
+    require_positions(f"Trace file {path}", match, len(tokens))
+    return Pieces(tokens, match.special)
 
 
 def recorded_sentence(path: Path) -> str | None:
@@ -226,9 +231,12 @@ def recorded_sentence(path: Path) -> str | None:
     return next((p.sentence for p in recorded[1] if p.sentence), None)
 
 
-def _tokens_and_provenance(path: Path) -> tuple[tuple[str, ...], tuple[Provenance, ...]] | None:
+def _tokens_and_provenance(
+    path: Path, *, strict: bool = False
+) -> tuple[tuple[str, ...], tuple[Provenance, ...]] | None:
     """An export's tokens and provenance, without reading its arrays from an ``.npz`` (a
-    ``.json`` is read whole); None for a file that is not an attnviz export, or is broken."""
+    ``.json`` is read whole); None for a file that is not an attnviz export, or is broken.
+    ``strict``: an export whose provenance is broken raises FileProblem saying so."""
     extension = path.suffix.lower()
     try:
         if extension == ".npz":
@@ -243,8 +251,14 @@ def _tokens_and_provenance(path: Path) -> tuple[tuple[str, ...], tuple[Provenanc
             return None
         if not isinstance(data, dict) or "tokens" not in data:
             return None
-        return _words(data["tokens"], "tokens", path), read_provenance(data.get("config"), path)
+        tokens = _words(data["tokens"], "tokens", path)
     except (AttnvizError, OSError):
+        return None
+    try:
+        return tokens, read_provenance(data.get("config"), path)
+    except AttnvizError:
+        if strict:
+            raise
         return None
 
 
@@ -449,14 +463,8 @@ def _trace_from(
             f"Trace file {path}: W_Q has shape {[n_heads, d_model, d_k]}; heads·d_k must equal "
             "d_model."
         )
-    positions = [*provenance.special, *(p for group in provenance.word_groups for p in group)]
-    grouped = sorted(p for group in provenance.word_groups for p in group)
-    if any(not 0 <= p < n_queries for p in positions) or (
-        provenance.word_groups and grouped != list(range(n_queries))
-    ):
-        raise FileProblem(
-            f"Trace file {path}: its provenance names token positions it does not have."
-        )
+    require_positions(f"Trace file {path}", provenance, n_queries)
+    require_padding(f"Trace file {path}", provenance.masking.padding, mask, n_queries, n_keys)
     try:
         config = AttentionConfig(
             d_model=d_model, n_heads=n_heads, seed=provenance_seed(provenance), n_kv_heads=g

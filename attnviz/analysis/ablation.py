@@ -242,7 +242,6 @@ def readout_of(loaded: LoadedModel, word: Focus) -> tuple[Readout | None, str]:
 def tied_embeddings(loaded: LoadedModel) -> FloatArray | None:
     """GPT-2's whole token table W_te [vocabulary, d_model], its output layer when tied (the
     default); None when config.json unties them."""
-    from attnviz.model.base import integer
     from attnviz.model.checkpoint import config_data
     from attnviz.model.tensors import open_tensors
 
@@ -252,7 +251,9 @@ def tied_embeddings(loaded: LoadedModel) -> FloatArray | None:
     assert loaded.architecture is not None  # GPT-2 is an architecture
     rows = loaded.weights.token_embeddings
     with open_tensors(loaded.folder, rows.dtype.type, loaded.architecture.prefixes) as tensors:
-        table: FloatArray = tensors.get("wte.weight", (integer(data, "vocab_size"), rows.shape[1]))
+        # The table's own row count: config.json's vocab_size may be missing or wrong.
+        n_rows = tensors.row_count("wte.weight")
+        table: FloatArray = tensors.get("wte.weight", (n_rows, rows.shape[1]))
     return table
 
 

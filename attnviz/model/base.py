@@ -39,6 +39,11 @@ MODULES = {
 }
 
 
+#: The largest size (width, heads, layers, positions) a config may give: 2³¹, as llama.cpp
+#: allows, far beyond any model (Llama 3.1 405B: 16,384 wide, 126 layers, 131,072 positions).
+MAX_SIZE = 2**31
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """The sizes a checkpoint's config.json gives, validated on construction."""
@@ -63,13 +68,19 @@ class ModelConfig:
         ):
             if value <= 0:
                 raise AttnvizError(f"{name} must be positive, got {value}")
+            if value > MAX_SIZE:
+                raise AttnvizError(
+                    f"{name} is {value}, beyond any model's (at most {MAX_SIZE:,}); the "
+                    "file is damaged"
+                )
         if self.d_model % self.n_heads:
             raise AttnvizError(
                 f"the hidden size {self.d_model} is not divisible by {self.n_heads} heads"
             )
         # LayerNorm divides by √(variance + ε): NaN, infinity or a negative ε makes every number
-        # after the first LayerNorm NaN, and 0 divides a constant row by 0.
-        if not (math.isfinite(self.layer_norm_eps) and self.layer_norm_eps > 0):
+        # after the first LayerNorm NaN, and 0 divides a constant row by 0; an ε of 1 or more
+        # drowns the variance of a row of small numbers, so every row comes out near 0.
+        if not (math.isfinite(self.layer_norm_eps) and 0 < self.layer_norm_eps < 1):
             raise AttnvizError(
                 "the LayerNorm epsilon must be a small positive number such as 1e-12, got "
                 f"{self.layer_norm_eps}"
@@ -127,6 +138,7 @@ class Architecture(ModelKind, ABC):
 
     causal: ClassVar[bool]  # a decoder: each word attends to itself and the words before it
     prefixes: ClassVar[tuple[str, ...]]  # what a task model puts before every tensor's name
+    token_table: ClassVar[str]  # the token embeddings' tensor, [vocabulary, d_model]
 
     @abstractmethod
     def read_config(self, data: Mapping[str, Any]) -> ModelConfig:

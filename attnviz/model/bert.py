@@ -61,7 +61,7 @@ class BertWeights:
     """Embedding tables (only the sentence's rows of the word table) and every layer."""
 
     word_embeddings: FloatArray  # [n, d_model] the rows of the sentence's ids
-    position_embeddings: FloatArray  # [max_positions, d_model]
+    position_embeddings: FloatArray  # [n, d_model] the rows of positions 0 … n − 1
     token_type_embedding: FloatArray  # [d_model] the row of token type 0
     embedding_norm: Norm
     layers: tuple[BertLayer, ...]
@@ -149,6 +149,7 @@ class Bert(Architecture):
     description = "BERT-family encoder"
     family = FAMILY
     prefixes = ("bert.",)  # BertForSequenceClassification and the like
+    token_table = "embeddings.word_embeddings.weight"
 
     def read_config(self, data: Mapping[str, Any]) -> ModelConfig:
         if (
@@ -212,9 +213,9 @@ class Bert(Architecture):
             "embeddings.token_type_embeddings.weight", [0], d, rows_are="token types"
         )
         return BertWeights(
-            word_embeddings=tensors.rows("embeddings.word_embeddings.weight", ids, d),
-            position_embeddings=tensors.get(
-                "embeddings.position_embeddings.weight", (config.max_positions, d)
+            word_embeddings=tensors.rows(self.token_table, ids, d),
+            position_embeddings=tensors.leading_rows(
+                "embeddings.position_embeddings.weight", len(ids), (config.max_positions, d)
             ),
             token_type_embedding=types[0],
             embedding_norm=norm("embeddings.LayerNorm"),

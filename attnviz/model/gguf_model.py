@@ -103,7 +103,13 @@ def read_settings(file: GgufFile) -> GgufSettings:
     _refuse_features(file, arch)
     d_model = _whole(file, f"{arch}.embedding_length")
     n_heads = _whole(file, f"{arch}.attention.head_count")
+    if f"{arch}.attention.key_length" not in meta and d_model % n_heads:
+        raise FileProblem(
+            f"{file.path}: {arch}.attention.head_count {n_heads} does not divide "
+            f"{arch}.embedding_length {d_model} into heads; the file's metadata is damaged."
+        )
     d_k = _whole(file, f"{arch}.attention.key_length", d_model // n_heads)
+    _require_head_sizes(file, arch, d_model, n_heads, d_k)
     settings = GgufSettings(
         architecture=arch,
         n_layers=_whole(file, f"{arch}.block_count"),
@@ -124,7 +130,15 @@ def read_settings(file: GgufFile) -> GgufSettings:
             f"{file.path}: {n_heads} query heads cannot share {settings.n_kv_heads} key/value "
             f"heads evenly, or the head size {d_k} is odd; the file's metadata is inconsistent."
         )
-    if not (math.isfinite(settings.rms_eps) and settings.rms_eps > 0 and settings.rope_base > 1):
+    embeddings = file.tensors.get("token_embd.weight")
+    if embeddings is not None and embeddings.shape[0] != settings.vocab_size:
+        raise FileProblem(
+            f"{file.path}: its metadata gives a vocabulary of {settings.vocab_size} tokens "
+            f"({arch}.vocab_size, or tokenizer.ggml.tokens), but token_embd.weight has "
+            f"{embeddings.shape[0]} rows; the file's metadata is damaged."
+        )
+    usable_base = math.isfinite(settings.rope_base) and settings.rope_base > 1
+    if not (math.isfinite(settings.rms_eps) and settings.rms_eps > 0 and usable_base):
         raise FileProblem(
             f"{file.path}: RMSNorm's ε {settings.rms_eps} or RoPE's base {settings.rope_base} is "
             "not usable; the file's metadata is damaged."
@@ -146,23 +160,37 @@ def _refuse_features(file: GgufFile, arch: str) -> None:
         feature = "scaled RoPE (Llama 3.1's frequency factors, rope_freqs)"
     elif isinstance(meta.get(f"{arch}.attention.head_count"), np.ndarray):
         feature = "a different number of heads in each layer"
-    elif meta.get(f"{arch}.rope.dimension_count", None) not in (
-        None,
-        meta.get(f"{arch}.attention.key_length", None)
-        or _whole(file, f"{arch}.embedding_length") // _whole(file, f"{arch}.attention.head_count"),
-    ):
-        feature = "RoPE on only part of each head"
-    elif meta.get(f"{arch}.attention.value_length", None) not in (
-        None,
-        meta.get(f"{arch}.attention.key_length", None),
-    ):
-        feature = "values of another size than keys"
     else:
         return
+    _refuse(file, feature)
+
+
+def _refuse(file: GgufFile, feature: str) -> None:
     raise FileProblem(
         f"{file.path} uses {feature}, which attnviz does not compute; it runs llama and qwen2 "
         "models without it (SmolLM2, Llama 2, TinyLlama, Qwen2.5)."
     )
+
+
+def _require_head_sizes(file: GgufFile, arch: str, d_model: int, n_heads: int, d_k: int) -> None:
+    """The head count and width the metadata gives, checked against W_Q's shape (before they
+    are taken for a feature the file does not have: partial RoPE, values of another size)."""
+    w_q = file.tensors.get("blk.0.attn_q.weight")
+    if w_q is not None and w_q.shape != (n_heads * d_k, d_model):
+        raise FileProblem(
+            f"{file.path}: its metadata gives {n_heads} heads of {d_k} numbers over a width of "
+            f"{d_model} ({arch}.attention.head_count, {arch}.embedding_length), but "
+            f"blk.0.attn_q.weight has shape {list(w_q.shape)}, not [{n_heads * d_k}, {d_model}]; "
+            "the file's metadata is damaged."
+        )
+    meta = file.metadata
+    if meta.get(f"{arch}.rope.dimension_count", None) not in (None, d_k):
+        _refuse(file, "RoPE on only part of each head")
+    if meta.get(f"{arch}.attention.value_length", None) not in (
+        None,
+        meta.get(f"{arch}.attention.key_length", None),
+    ):
+        _refuse(file, "values of another size than keys")
 
 
 def _whole(file: GgufFile, key: str, default: int | None = None) -> int:
@@ -245,6 +273,7 @@ class GgufTensors:
                 f"{self.path}: {gguf_name} ({self.prefix}{name}) has shape {list(stored_shape)}, "
                 f"the file's metadata implies {list(shape)}."
             )
+        self._require_memory(gguf_name, math.prod(stored_shape))
         return self._frozen(gguf_name, self._arranged(name, dequantize(self.file, gguf_name)))
 
     def linear(self, name: str, n_in: int, n_out: int) -> tuple[FloatArray, FloatArray | None]:
@@ -272,6 +301,21 @@ class GgufTensors:
             )
         numbers = dequantize(self.file, gguf_name, np.asarray(ids, dtype=np.int64))
         return self._frozen(gguf_name, numbers)
+
+    def _require_memory(self, gguf_name: str, count: int) -> None:
+        """FileProblem, before it is dequantized, when tensor ``gguf_name`` of ``count`` numbers
+        (float32, then the dtype asked for) would not fit in the memory left."""
+        from attnviz.files import human_size
+        from attnviz.model.tensors import memory_available
+
+        needed = count * (4 + np.dtype(self.dtype).itemsize)
+        available = memory_available()
+        if available is not None and needed > available:
+            raise FileProblem(
+                f"{self.path}: {gguf_name} needs {human_size(needed)} of memory to dequantize, "
+                f"and only {human_size(available)} is free (available memory and swap, or the "
+                "process's memory limit); free some memory, or use a smaller model."
+            )
 
     def type_of(self, name: str) -> str:
         """How tensor ``name`` is stored in the file ("Q4_1")."""
@@ -401,6 +445,24 @@ class GgufLayers(Sequence["LlamaLayer"]):
         return layer
 
 
+def _require_layers(tensors: GgufTensors, n_layers: int) -> None:
+    """FileProblem, before any layer is read, unless the file holds a layer's attention weights
+    for each of the ``n_layers`` its metadata claims (block_count) and for no more."""
+    held = {
+        int(match.group(1))
+        for name in tensors.file.tensors
+        if (match := re.fullmatch(r"blk\.(\d+)\.attn_q\.weight", name))
+    }
+    if len(held) != n_layers or not all(0 <= i < n_layers for i in held):
+        # The first layer from 0 up that is not held (a gap, or n_layers past the last).
+        missing = next((i for i, layer in enumerate(sorted(held)) if i != layer), len(held))
+        which = f"no weights for layer {missing + 1}" if missing < n_layers else "more layers"
+        raise FileProblem(
+            f"{tensors.path}: its metadata says {n_layers} layers ({tensors.settings.architecture}"
+            f".block_count), but it holds {which}; the file is damaged: get a fresh copy of it."
+        )
+
+
 def gguf_weights(
     model: GgufModel, config: LlamaConfig, ids: Sequence[int], *, keep: bool
 ) -> LlamaWeights:
@@ -411,6 +473,7 @@ def gguf_weights(
     from attnviz.positions import Rope
 
     tensors = model.tensors
+    _require_layers(tensors, config.n_layers)
     return LlamaWeights(
         token_embeddings=tensors.rows("embed_tokens.weight", ids, config.d_model),
         layers=GgufLayers(tensors, config, keep=keep),

