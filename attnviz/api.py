@@ -24,9 +24,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnviz.arguments import choice, flags, steps_text, text, whole
+from attnviz.arguments import (
+    bounded,
+    choice,
+    flags,
+    given,
+    paths,
+    sentences,
+    steps_text,
+    text,
+    whole,
+)
 from attnviz.core import TracedLayers, cross_layers, trace_layers
-from attnviz.errors import AttnvizError, option
+from attnviz.errors import AttnvizError, option, shown_value
 from attnviz.explanation import Explanation
 from attnviz.lesson.options import LessonOptions
 from attnviz.render.images import pictures_refused as pictures_refused
@@ -235,9 +245,12 @@ def explain(
     Traceback (most recent call last):
     attnviz.errors.AttnvizError: head=3 does not exist; heads are numbered 1 to 2.
     """
+    sentences(sentence=sentence, model=model)
     whole(layer=layer, head=head, pad_to=pad_to, seed=seed, kv_heads=kv_heads)
+    whole(heads=heads, d_model=d_model)
     flags(words=words, hide_special=hide_special, causal=causal)
     text(focus=focus, model=model)
+    paths(embeddings=embeddings, weights=weights)
     trace_options = trace_options_from(
         heads=heads,
         d_model=d_model,
@@ -282,8 +295,10 @@ def cross(
     >>> pair.trace.weights.shape                 # [heads, target words, source words]
     (2, 3, 4)
     """
-    whole(layer=layer, head=head, seed=seed)
+    sentences(source=source, target=target)
+    whole(layer=layer, head=head, seed=seed, heads=heads, d_model=d_model)
     text(focus=focus)
+    paths(embeddings=embeddings, weights=weights)
     trace_options = trace_options_from(
         heads=heads,
         d_model=d_model,
@@ -329,7 +344,8 @@ def lesson(
     from attnviz.render.terminal import render_explain
 
     explanation = _explanation_of(shown, "lesson")
-    whole(decimals=decimals, width=width)
+    given(decimals=decimals, width=width)
+    whole(block=block)
     flags(show_weights=show_weights, color=color, show=show)
     steps = steps_text(steps)
     options = LessonOptions(decimals=decimals, show_weights=show_weights, steps=steps, block=block)
@@ -385,7 +401,9 @@ def heatmap(
 
     explanation = _explanation_of(shown, "heatmap")
     whole(head=head)
-    text(focus=focus)
+    text(focus=focus, cmap=cmap)
+    if cmap is None:
+        raise AttnvizError('cmap=None: name a matplotlib colour map, e.g. cmap="viridis".')
     flags(all_layers=all_layers)
     options = ImageOptions(
         style=choice(Style, style, "style"),
@@ -455,11 +473,13 @@ def scaling(
     >>> [row.d_k for row in rows], rows[1].unscaled.max_weight > rows[1].scaled.max_weight
     ([4, 1024], True)
     """
-    whole(keys=keys, queries=queries, seed=seed)
+    given(keys=keys, queries=queries, seed=seed)
+    if isinstance(d_ks, (bytes, bytearray)) or not isinstance(d_ks, (str, Iterable)):
+        raise AttnvizError(f"d_ks={shown_value(d_ks)}: give sizes, e.g. d_ks=[4, 16, 64].")
     if not isinstance(d_ks, str):
-        sizes = list(d_ks)
-        whole(**{f"d_ks[{index}]": size for index, size in enumerate(sizes)})
-        d_ks = ",".join(str(size) for size in sizes)
+        listed = bounded("d_ks", d_ks, "d_ks=[4, 16, 64]")
+        whole(**{f"d_ks[{index}]": size for index, size in enumerate(listed)})
+        d_ks = ",".join(str(size) for size in listed)
     sizes, notes = scaling_sizes(d_ks)
     _tell(notes)
     return scaling_rows(sizes, keys=keys, queries=queries, seed=seed)
