@@ -4,6 +4,7 @@ a message names an option: as the command line's flag or as the Python API's key
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -123,8 +124,10 @@ def _literal(value: object) -> str:
 
 # -- quoting what a person gave -----------------------------------------------------------------
 
-#: How much of a value a message quotes: enough to recognise it, never a page of it (a
-#: 100,000-digit --heads is echoed as its first 40 digits and "…").
+#: The longest value a message quotes whole: a path in a deep folder, a long word. Anything
+#: longer (a 100,000-digit --heads, a page pasted as a focus word) is quoted by its first
+#: QUOTED_CHARACTERS characters and "…": enough to recognise it, never a page of it.
+LONGEST_QUOTED = 200
 QUOTED_CHARACTERS = 40
 
 #: Whole numbers above this many digits are shown by their size: Python refuses to turn one of
@@ -132,10 +135,10 @@ QUOTED_CHARACTERS = 40
 _SHOWN_DIGITS = 40
 
 
-def clipped(text: str, limit: int = QUOTED_CHARACTERS) -> str:
-    """``text`` as a message quotes it: whole up to ``limit`` characters, else its first
-    ``limit`` characters and "…"."""
-    return text if len(text) <= limit else text[:limit] + "…"
+def clipped(text: str) -> str:
+    """``text`` as a message quotes it: whole up to LONGEST_QUOTED characters, else its first
+    QUOTED_CHARACTERS and "…"."""
+    return text if len(text) <= LONGEST_QUOTED else text[:QUOTED_CHARACTERS] + "…"
 
 
 def shown_number(value: int) -> str:
@@ -148,7 +151,7 @@ def shown_number(value: int) -> str:
 
 def shown_value(value: object) -> str:
     """Any value as a message shows it, as Python writes it, clipped: ``'abc'``, ``1.5``,
-    ``[4, 5, …``, a huge whole number by its size. Never fails, whatever the value's repr does."""
+    a huge whole number by its size. Never fails, whatever the value's repr does."""
     if isinstance(value, int) and not isinstance(value, bool):
         return shown_number(value)
     try:
@@ -158,11 +161,12 @@ def shown_value(value: object) -> str:
     return clipped(text)
 
 
-def shortened(message: str, typed: Iterable[str]) -> str:
-    """A parser's message about the command line, with every long argument it quotes (a
-    100,000-digit --heads, an option name of a page) clipped to its first characters."""
-    for argument in sorted(set(typed), key=len, reverse=True):
-        if len(argument) > QUOTED_CHARACTERS:
-            message = message.replace(repr(argument), repr(clipped(argument)))
-            message = message.replace(argument, clipped(argument))
-    return message
+def shortened(message: str, typed: Iterable[str | PurePath]) -> str:
+    """A message about the command line with every long value it quotes (a 100,000-digit
+    --heads, a path or focus word of a page) clipped, and any other run of more than
+    LONGEST_QUOTED characters without a space (a path made from such a value) likewise."""
+    for value in sorted({str(value) for value in typed}, key=len, reverse=True):
+        if len(value) > LONGEST_QUOTED:
+            message = message.replace(repr(value), repr(clipped(value)))
+            message = message.replace(value, clipped(value))
+    return re.sub(rf"\S{{{LONGEST_QUOTED + 1},}}", lambda run: clipped(run.group()), message)

@@ -55,7 +55,11 @@ def find_ollama_model(reference: str) -> Path:
     """The GGUF blob of the model Ollama pulled as ``reference`` (``NAME[:TAG]``)."""
     manifest = manifest_path(reference)
     shown = option("model", PREFIX + reference)
-    if not manifest.is_file():
+    try:
+        pulled = manifest.is_file()
+    except OSError:  # a name longer than the file system takes: nothing was pulled as it
+        pulled = False
+    if not pulled:
         raise FileProblem(
             f"{shown}: Ollama has not pulled it here (no manifest {manifest}); run `ollama pull "
             f"{reference}` or set OLLAMA_MODELS to where Ollama keeps its models."
