@@ -71,10 +71,11 @@ def flags(**values: object) -> None:
             raise AttnvizError(f"{name}={shown_value(value)}: give True or False.")
 
 
-def text(**values: object) -> None:
-    """AttnvizError for an option that must be a string (or None) and is not."""
+def text(*, required: bool = False, **values: object) -> None:
+    """AttnvizError for an option that must be a string (or None, unless ``required``) and is
+    not."""
     for name, value in values.items():
-        if value is not None and not isinstance(value, str):
+        if (value is not None or required) and not isinstance(value, str):
             raise AttnvizError(f'{name}={shown_value(value)}: give a string, e.g. {name}="it".')
 
 
@@ -163,6 +164,17 @@ def steps_text(steps: object) -> str | None:
         raise AttnvizError(f"steps={shown_value(steps)}: give step numbers, e.g. {example}.")
     whole(**{f"steps[{index}]": number for index, number in enumerate(numbers)})
     return ",".join(str(number) for number in numbers)
+
+
+def sizes_text(d_ks: object) -> str:
+    """``d_ks`` as the command line's --dk: "4,16,64" as it is, [4, 16, 64] as "4,16,64"."""
+    if isinstance(d_ks, str):
+        return d_ks
+    if isinstance(d_ks, (bytes, bytearray)) or not isinstance(d_ks, Iterable):
+        raise AttnvizError(f"d_ks={shown_value(d_ks)}: give sizes, e.g. d_ks=[4, 16, 64].")
+    listed = bounded("d_ks", d_ks, "d_ks=[4, 16, 64]")
+    whole(**{f"d_ks[{index}]": size for index, size in enumerate(listed)})
+    return ",".join(str(size) for size in listed)
 
 
 def choice(kind: type[E], value: str | E, name: str) -> E:
