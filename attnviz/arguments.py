@@ -226,3 +226,53 @@ def numbers(name: str, value: object, ndim: int | None = None) -> NDArray[Any]:
             f"{name} has {array.ndim} dimensions {list(array.shape)}; it needs {ndim}."
         )
     return array
+
+
+# -- the attention steps' arrays ------------------------------------------------------------
+
+
+def arrays(**given: tuple[object, int]) -> None:
+    """Each ``name=(value, ndim)``: a numpy array of real numbers with at least ``ndim``
+    dimensions (the leading ones may be a batch of sentences, as training runs them): the
+    steps of attnviz.attention, checked before numpy's matrix products fail inside."""
+    import numpy as np
+
+    for name, (value, ndim) in given.items():
+        if not isinstance(value, np.ndarray):
+            raise AttnvizError(
+                f"{name}={shown_value(value)}: give a numpy array of numbers, e.g. "
+                f"np.asarray({name}, dtype=float)."
+            )
+        if value.dtype.kind not in "iuf":
+            raise AttnvizError(
+                f"{name} is an array of {value.dtype}; give real numbers (float or int)."
+            )
+        if value.ndim < ndim:
+            raise AttnvizError(
+                f"{name} has {value.ndim} dimensions {list(value.shape)}; it needs at least {ndim}."
+            )
+
+
+def same_size(step: str, first: tuple[str, int], second: tuple[str, int]) -> None:
+    """Two sizes a product multiplies together, which must be equal."""
+    (first_name, first_size), (second_name, second_size) = first, second
+    if first_size != second_size:
+        raise AttnvizError(
+            f"{step}: {first_name} = {first_size} but {second_name} = {second_size}; they "
+            "must be equal."
+        )
+
+
+def shared_heads(step: str, query_heads: int, shared: int) -> None:
+    """h query heads reading G key/value heads: G must divide h."""
+    if shared < 1 or query_heads % shared:
+        raise AttnvizError(
+            f"{step}: {query_heads} query heads cannot share {shared} key/value heads; the "
+            "key/value heads G must divide the query heads h."
+        )
+
+
+def head_width(d_k: object) -> None:
+    """d_k, the width of a head: a whole number, 1 or more (÷√0 would make every score ±∞)."""
+    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
+        raise AttnvizError(f"d_k={shown_value(d_k)}: give the width of a head, 1 or more.")
