@@ -12,7 +12,7 @@ from itertools import islice
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from attnviz.errors import AttnvizError, shown_value
+from attnviz.errors import AttnvizError, FileProblem, clipped, shown_value
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -276,3 +276,61 @@ def head_width(d_k: object) -> None:
     """d_k, the width of a head: a whole number, 1 or more (÷√0 would make every score ±∞)."""
     if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
         raise AttnvizError(f"d_k={shown_value(d_k)}: give the width of a head, 1 or more.")
+
+
+# -- numbers read from a file -------------------------------------------------------------------
+
+#: What numpy calls each kind of array that holds no numbers attention can use.
+_NOT_NUMBERS = {
+    "b": "true/false values",
+    "M": "dates",
+    "m": "time spans",
+    "U": "text",
+    "S": "bytes",
+    "O": "Python objects",
+    "V": "raw records",
+}
+
+_JSON_NUMBERS = {int, float}
+
+
+def only_numbers(value: object, name: str, source: object, ndim: int) -> None:
+    """FileProblem unless ``value``, read from ``source``, holds only numbers: an array of
+    integers or floats (complex numbers are files.finite_matrix's to refuse), or JSON lists of
+    them. Text ("1"), true/false, dates and time spans are refused, naming the file and the
+    fix: numpy would turn each into numbers silently (True as 1, a date as its days since
+    1970). ``name`` starts the message: "The array", "X", "The vector of 'cat'"."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        kind = _NOT_NUMBERS.get(value.dtype.kind)
+        if kind is not None:
+            raise FileProblem(
+                f"{name} in {source} holds {kind} ({value.dtype}), not numbers; save it as "
+                "floats, e.g. array.astype(np.float32), before np.save or np.savez."
+            )
+        return
+    pending = [value]
+    while pending:  # JSON: lists of lists of numbers, checked without recursion
+        item = pending.pop()
+        kinds = set(map(type, item)) if type(item) is list else {type(item)}
+        if kinds <= _JSON_NUMBERS:  # a whole vector at once, at C speed: a vocabulary has many
+            continue
+        for element in item if type(item) is list else [item]:
+            if type(element) is list:
+                pending.append(element)
+            elif type(element) not in _JSON_NUMBERS:  # bool is not int here
+                raise FileProblem(
+                    f"{name} in {source} is not a {ndim}-d array of numbers: it holds "
+                    f"{_json_shown(element)}; write every value as a JSON number, e.g. 1 or "
+                    "0.5, without quotes (true and false are not numbers)."
+                )
+
+
+def _json_shown(value: object) -> str:
+    """A JSON value as the file has it, clipped: "1", true, null, {…}."""
+    import json
+
+    if isinstance(value, dict):
+        return "{…}"
+    return clipped(json.dumps(value, ensure_ascii=False))

@@ -7,10 +7,8 @@ n tokens (or [layers, n, d_model] in a model's export) is the only size a comman
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -24,7 +22,7 @@ from attnviz.embeddings.vocabulary import (
     lookup_forms,
     repeated_keys_note,
 )
-from attnviz.errors import FileProblem, clipped
+from attnviz.errors import FileProblem
 from attnviz.files import (
     ArrayHeader,
     HeaderCheck,
@@ -41,9 +39,7 @@ from attnviz.trace_files import export_layer, layers_in, read_provenance, record
 def load_npy_rows(path: Path, tokens: Sequence[str]) -> Embeddings:
     """An [n, d_model] array, one row per token."""
     array = load_npy(path, "Embeddings", check=_rows_check(path, len(tokens), layered=False))
-    rows = finite_matrix(
-        numbers_only(array, "the array", path, 2), name="the array", source=path, ndim=2
-    )
+    rows = finite_matrix(array, name="the array", source=path, ndim=2)
     return _rows_per_token(rows, tokens, path, file_tokens=None)
 
 
@@ -73,9 +69,7 @@ def load_npz_embeddings(
         file_tokens = [str(t) for t in extras["tokens"].reshape(-1)]
         _require_same_tokens(file_tokens, tokens, path)
     rows_check = _rows_check(path, len(tokens), layered=file_tokens is not None)
-    value = numbers_only(
-        load_npz(path, "Embeddings", keys=(key,), check=rows_check)[key], key, path, 2
-    )
+    value = load_npz(path, "Embeddings", keys=(key,), check=rows_check)[key]
     if file_tokens is not None and layers_in(value, 2) is not None:
         return _layer_rows(value, extras.get("config"), tokens, path, file_tokens, layer)
     rows = finite_matrix(value, name=key, source=path, ndim=2)
@@ -88,8 +82,7 @@ def _npz_vocabulary(
     """``words`` [V] and ``vectors`` [V, d]: the sentence's words looked up."""
     arrays = load_npz(path, "Embeddings", keys=("words", "vectors"), check=_width_check(path))
     words = [str(word) for word in np.asarray(arrays["words"]).reshape(-1)]
-    vectors = numbers_only(arrays["vectors"], "the array vectors", path, 2)
-    vectors = finite_matrix(vectors, name="vectors", source=path, ndim=2)
+    vectors = finite_matrix(arrays["vectors"], name="the array vectors", source=path, ndim=2)
     if len(words) != len(vectors):
         raise FileProblem(f"Embeddings file {path}: {len(words)} words but {len(vectors)} vectors.")
     vocabulary: dict[str, FloatArray] = {}
@@ -123,14 +116,13 @@ def load_json_embeddings(
     if "X" in data and isinstance(tokens_in_file, list):
         key = "E" if "E" in data and "PE" in data else "X"  # E: a trace with positions
         file_tokens = [str(t) for t in tokens_in_file]
-        numbers_only(data[key], key, path, 2)
         if layers_in(data[key], 2) is not None:
             return _layer_rows(data[key], data.get("config"), tokens, path, file_tokens, layer)
         rows = finite_matrix(data[key], name=key, source=path, ndim=2)
         return _rows_per_token(rows, tokens, path, file_tokens=file_tokens)
     vocabulary = {
         str(word): finite_matrix(
-            numbers_only(vector, f"the vector of {word!r}", path, 1),
+            vector,
             name=f"the vector of {word!r}",
             source=path,
             ndim=1,
@@ -146,60 +138,6 @@ def load_json_embeddings(
         seed=seed,
         notes=repeated_keys_note(path, [key for key in repeated_keys if key in wanted]),
     )
-
-
-#: What numpy calls each kind of array that holds no numbers attention can use.
-_NOT_NUMBERS = {
-    "b": "true/false values",
-    "M": "dates",
-    "m": "time spans",
-    "U": "text",
-    "S": "bytes",
-    "O": "Python objects",
-    "V": "raw records",
-}
-
-
-def numbers_only(value: Any, name: str, path: Path, ndim: int) -> Any:
-    """``value`` unchanged when it holds only numbers: an array of integers, floats (or
-    complex numbers, which finite_matrix refuses in its own words), or JSON lists of them.
-    Text ("1"), true/false, dates and time spans are refused, naming the file and the fix:
-    numpy would turn each into numbers silently (True as 1, a date as its days since 1970)."""
-    label = name[:1].upper() + name[1:]
-    if isinstance(value, np.ndarray):
-        kind = _NOT_NUMBERS.get(value.dtype.kind)
-        if kind is not None:
-            raise FileProblem(
-                f"{label} in {path} holds {kind} ({value.dtype}), not numbers; save the vectors "
-                "as floats, e.g. vectors.astype(np.float32), before np.save or np.savez."
-            )
-        return value
-    pending = [value]
-    while pending:  # JSON: lists of lists of numbers, checked without recursion
-        item = pending.pop()
-        kinds = set(map(type, item)) if type(item) is list else {type(item)}
-        if kinds <= _JSON_NUMBERS:  # a vector, at C speed: a vocabulary has many
-            continue
-        for element in item if type(item) is list else [item]:
-            if type(element) is list:
-                pending.append(element)
-            elif type(element) not in _JSON_NUMBERS:  # bool is not int here
-                raise FileProblem(
-                    f"{label} in {path} is not a {ndim}-d array of numbers: it holds "
-                    f"{_json_shown(element)}; write every value as a JSON number, e.g. 1 or 0.5, "
-                    "without quotes (true and false are not numbers)."
-                )
-    return value
-
-
-_JSON_NUMBERS = {int, float}
-
-
-def _json_shown(value: object) -> str:
-    """A JSON value as the file has it, clipped: "1", true, null, {…}."""
-    if isinstance(value, dict):
-        return "{…}"
-    return clipped(json.dumps(value, ensure_ascii=False))
 
 
 def _width_check(path: Path) -> HeaderCheck:
