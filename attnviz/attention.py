@@ -181,7 +181,7 @@ def weigh_values(weights: FloatArray, v: FloatArray) -> FloatArray:
     """
     check.arrays(weights=(weights, 3), v=(v, 3))
     check.same_size(
-        "weigh_values", ("weights' columns", weights.shape[-1]), ("v's rows", len(v[0]))
+        "weigh_values", ("weights' columns", weights.shape[-1]), ("v's rows", v.shape[-2])
     )
     check.shared_heads("weigh_values", weights.shape[0], v.shape[0])
     h, g = weights.shape[0], v.shape[0]
