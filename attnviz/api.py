@@ -335,7 +335,6 @@ def lesson(
 
     explanation = _explanation_of(shown, "lesson")
     check.given(decimals=decimals, width=width)
-    check.whole(block=block)
     check.flags(show_weights=show_weights, color=color, show=show)
     steps = check.steps_text(steps)
     options = LessonOptions(decimals=decimals, show_weights=show_weights, steps=steps, block=block)

@@ -48,7 +48,7 @@ def _slide_theme() -> TerminalTheme:
 THEME = _slide_theme()
 
 #: A file name save_slides could have written: 01-title.svg, 12-head2-weights-2.png, …
-SLIDE_FILE = re.compile(r"\d{2,}-[a-z0-9-]+\.(?:svg|png)")
+SLIDE_FILE = re.compile(r"[0-9]{2,}-[a-z0-9-]+\.(?:svg|png)")
 
 
 class Slide(NamedTuple):
