@@ -82,6 +82,37 @@ def safe_surroundings() -> Iterator[None]:
             sys.stdout = original
 
 
+def _escape_what_cannot_be_encoded(stream: Any) -> None:
+    """A stream whose encoding is not UTF (PYTHONIOENCODING=ascii, a POSIX locale without UTF-8
+    mode) writes a character it cannot encode as an escape (√ as \\u221a) instead of failing
+    on the lesson's first "·"; Rich draws its tables in ASCII there by itself."""
+    encoding = getattr(stream, "encoding", None)
+    if not encoding or not isinstance(stream, io.TextIOWrapper):
+        return
+    try:
+        unicode = codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        unicode = False
+    if not unicode:
+        stream.reconfigure(errors="backslashreplace")
+
+
+def silence_standard_output() -> None:
+    """Point standard output at /dev/null after it failed, so that what is still in its buffer
+    does not fail again, with a traceback, when Python flushes it on exit."""
+    stream = sys.__stdout__
+    if stream is None or sys.stdout is not stream:  # closed, or a test's capture
+        return
+    try:
+        descriptor = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(descriptor, stream.fileno())
+        finally:
+            os.close(descriptor)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
+
+
 def matplotlib_folders_writable() -> None:
     """Point MPLCONFIGDIR at a temporary folder, removed at exit, when matplotlib's own folders
     (~/.config/matplotlib and ~/.cache/matplotlib, or $XDG_CONFIG_HOME's and $XDG_CACHE_HOME's)
@@ -127,34 +158,3 @@ def _can_be_written(folder: Path) -> bool:
     except OSError:
         return False
     return False
-
-
-def _escape_what_cannot_be_encoded(stream: Any) -> None:
-    """A stream whose encoding is not UTF (PYTHONIOENCODING=ascii, a POSIX locale without UTF-8
-    mode) writes a character it cannot encode as an escape (√ as \\u221a) instead of failing
-    on the lesson's first "·"; Rich draws its tables in ASCII there by itself."""
-    encoding = getattr(stream, "encoding", None)
-    if not encoding or not isinstance(stream, io.TextIOWrapper):
-        return
-    try:
-        unicode = codecs.lookup(encoding).name.startswith("utf")
-    except LookupError:
-        unicode = False
-    if not unicode:
-        stream.reconfigure(errors="backslashreplace")
-
-
-def silence_standard_output() -> None:
-    """Point standard output at /dev/null after it failed, so that what is still in its buffer
-    does not fail again, with a traceback, when Python flushes it on exit."""
-    stream = sys.__stdout__
-    if stream is None or sys.stdout is not stream:  # closed, or a test's capture
-        return
-    try:
-        descriptor = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(descriptor, stream.fileno())
-        finally:
-            os.close(descriptor)
-    except (OSError, ValueError, io.UnsupportedOperation):
-        pass
