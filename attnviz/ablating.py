@@ -16,7 +16,7 @@ from __future__ import annotations
 import warnings
 
 from attnviz.analysis.ablation import Ablation, ablate_heads, readout_of
-from attnviz.arguments import choice, flags, text, whole
+from attnviz.arguments import choice, flags, sentences, text, whole
 from attnviz.errors import AttnvizError, option
 from attnviz.selection import ViewOptions, select
 from attnviz.tokens import check_sentence_length
@@ -80,6 +80,7 @@ def ablate(
     One extra forward pass per head, each from the head's layer on (72 for MiniLM: a fraction of
     a second).
     """
+    sentences(sentence=sentence, model=model)
     whole(pad_to=pad_to)
     flags(words=words)
     text(focus=focus, model=model)

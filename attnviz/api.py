@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnviz.arguments import choice, flags, steps_text, text, whole
+from attnviz import arguments as check
 from attnviz.core import TracedLayers, cross_layers, trace_layers
 from attnviz.errors import AttnvizError, option
 from attnviz.explanation import Explanation
@@ -240,9 +240,12 @@ def explain(
     Traceback (most recent call last):
     attnviz.errors.AttnvizError: head=3 does not exist; heads are numbered 1 to 2.
     """
-    whole(layer=layer, head=head, pad_to=pad_to, seed=seed, kv_heads=kv_heads)
-    flags(words=words, hide_special=hide_special, causal=causal)
-    text(focus=focus, model=model)
+    check.sentences(sentence=sentence, model=model)
+    check.whole(layer=layer, head=head, pad_to=pad_to, seed=seed, kv_heads=kv_heads)
+    check.whole(heads=heads, d_model=d_model)
+    check.flags(words=words, hide_special=hide_special, causal=causal)
+    check.text(focus=focus, model=model)
+    check.paths(embeddings=embeddings, weights=weights)
     trace_options = trace_options_from(
         heads=heads,
         d_model=d_model,
@@ -254,7 +257,7 @@ def explain(
         positions=positions,
         kv_heads=kv_heads,
         model=model,
-        dtype=choice(Dtype, dtype, "dtype"),
+        dtype=check.choice(Dtype, dtype, "dtype"),
         causal=causal,
         pad_to=pad_to,
     )
@@ -287,8 +290,10 @@ def cross(
     >>> pair.trace.weights.shape                 # [heads, target words, source words]
     (2, 3, 4)
     """
-    whole(layer=layer, head=head, seed=seed)
-    text(focus=focus)
+    check.sentences(source=source, target=target)
+    check.whole(layer=layer, head=head, seed=seed, heads=heads, d_model=d_model)
+    check.text(focus=focus)
+    check.paths(embeddings=embeddings, weights=weights)
     trace_options = trace_options_from(
         heads=heads,
         d_model=d_model,
@@ -334,9 +339,9 @@ def lesson(
     from attnviz.render.terminal import render_explain
 
     explanation = _explanation_of(shown, "lesson")
-    whole(decimals=decimals, width=width)
-    flags(show_weights=show_weights, color=color, show=show)
-    steps = steps_text(steps)
+    check.given(decimals=decimals, width=width)
+    check.flags(show_weights=show_weights, color=color, show=show)
+    steps = check.steps_text(steps)
     options = LessonOptions(decimals=decimals, show_weights=show_weights, steps=steps, block=block)
     if width < 40:
         raise AttnvizError(f"width={width} is too narrow for the tables; give 40 or more.")
@@ -389,15 +394,16 @@ def heatmap(
     from attnviz.render.figures import check_colormap
 
     explanation = _explanation_of(shown, "heatmap")
-    whole(head=head)
-    text(focus=focus)
-    flags(all_layers=all_layers)
+    check.whole(head=head)
+    check.text(focus=focus)
+    check.text(cmap=cmap, required=True)
+    check.flags(all_layers=all_layers)
     options = ImageOptions(
-        style=choice(Style, style, "style"),
+        style=check.choice(Style, style, "style"),
         cmap=cmap,
         all_layers=all_layers,
-        scale=None if scale is None else choice(Scale, scale, "scale"),
-        measure=choice(Measure, measure, "measure"),
+        scale=None if scale is None else check.choice(Scale, scale, "scale"),
+        measure=check.choice(Measure, measure, "measure"),
     )
     pictures_refused(options, drawing_one=("head",) if head is not None else ())
     all_layers_refused(options, model_run=explanation.is_model_run)
@@ -442,7 +448,7 @@ def heads(shown: Shown, *, rank_by: str = "specificity") -> HeadRanking:
     from attnviz.analysis.heads import RankBy
 
     explanation = _explanation_of(shown, "heads")
-    return ranked_heads(explanation, choice(RankBy, rank_by, "rank_by"))
+    return ranked_heads(explanation, check.choice(RankBy, rank_by, "rank_by"))
 
 
 def scaling(
@@ -461,12 +467,8 @@ def scaling(
     >>> [row.d_k for row in rows], rows[1].unscaled.max_weight > rows[1].scaled.max_weight
     ([4, 1024], True)
     """
-    whole(keys=keys, queries=queries, seed=seed)
-    if not isinstance(d_ks, str):
-        sizes = list(d_ks)
-        whole(**{f"d_ks[{index}]": size for index, size in enumerate(sizes)})
-        d_ks = ",".join(str(size) for size in sizes)
-    sizes, notes = scaling_sizes(d_ks)
+    check.given(keys=keys, queries=queries, seed=seed)
+    sizes, notes = scaling_sizes(check.sizes_text(d_ks))
     _tell(notes)
     return scaling_rows(sizes, keys=keys, queries=queries, seed=seed)
 

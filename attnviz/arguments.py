@@ -1,23 +1,66 @@
 """The Python API's keyword arguments checked as they enter: whole numbers, True or False,
-text, a choice among an Enum's values, a list of steps. Each refusal names the argument as it
-was written (``head=1.5``), as the command line's own parser names its flags."""
+text, sentences, file paths, a choice among an Enum's values, a bounded list. Each refusal names
+the argument as it was written (``head=1.5``), as the command line's own parser names its
+flags, and quotes at most the start of what was given (errors.shown_value)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
 from enum import Enum
-from typing import TypeVar
+from itertools import islice
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from attnviz.errors import AttnvizError
+from attnviz.errors import AttnvizError, FileProblem, clipped, shown_value
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+T = TypeVar("T")
 E = TypeVar("E", bound=Enum)
+
+#: The most digits a whole number given to attnviz may have: far beyond every size it takes
+#: (a seed may be 2⁶⁴, 20 digits), and short enough to quote in a message.
+MAX_DIGITS = 40
+
+#: The most items a list argument (steps, d_ks, sentence lengths, layers) is read to: every
+#: such list attnviz can use is far shorter, and an endless iterator is refused, not consumed.
+MAX_ITEMS = 4096
+
+
+def digits(text: str) -> bool:
+    """Whether ``text`` is a whole number in the digits 0–9: "12", not "", "²" or "١٢", which
+    str.isdigit() accepts (and int() reads "١٢" as 12)."""
+    return text.isascii() and text.isdigit()
 
 
 def whole(**values: object) -> None:
-    """AttnvizError for an option that must be a whole number (or None) and is not."""
+    """AttnvizError for an option that must be a whole number (or None) and is not, or has more
+    than MAX_DIGITS digits."""
     for name, value in values.items():
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise AttnvizError(f"{name}={value!r}: give a whole number.")
+            raise AttnvizError(f"{name}={shown_value(value)}: give a whole number.")
+    few_digits(**values)
+
+
+def few_digits(**values: object) -> None:
+    """AttnvizError for a whole number of more than MAX_DIGITS digits; other values pass, for
+    the caller's own checks to refuse in their words."""
+    for name, value in values.items():
+        if isinstance(value, int) and abs(value) >= 10**MAX_DIGITS:
+            raise AttnvizError(
+                f"{name}={shown_value(value)} is far too large; give a whole number of at most "
+                f"{MAX_DIGITS} digits."
+            )
+
+
+def given(**values: object) -> None:
+    """``whole`` for options that cannot be None (``width``, ``decimals``)."""
+    for name, value in values.items():
+        if value is None:
+            raise AttnvizError(f"{name}=None: give a whole number.")
+    whole(**values)
 
 
 def flags(**values: object) -> None:
@@ -25,14 +68,86 @@ def flags(**values: object) -> None:
     true)."""
     for name, value in values.items():
         if not isinstance(value, bool):
-            raise AttnvizError(f"{name}={value!r}: give True or False.")
+            raise AttnvizError(f"{name}={shown_value(value)}: give True or False.")
 
 
-def text(**values: object) -> None:
-    """AttnvizError for an option that must be a string (or None) and is not."""
+def text(*, required: bool = False, **values: object) -> None:
+    """AttnvizError for an option that must be a string (or None, unless ``required``) and is
+    not."""
     for name, value in values.items():
-        if value is not None and not isinstance(value, str):
-            raise AttnvizError(f'{name}={value!r}: give a string, e.g. {name}="it".')
+        if (value is not None or required) and not isinstance(value, str):
+            raise AttnvizError(f'{name}={shown_value(value)}: give a string, e.g. {name}="it".')
+
+
+def sentences(*, model: object = None, **values: object) -> None:
+    """AttnvizError for a sentence that is not text: bytes (decode them first), a number, None,
+    or, for a model's tokenizer, a lone surrogate (no character: text decoded wrongly). The
+    command line's undecodable bytes (U+DC80–U+DCFF, PEP 383) are the tokenizer's to refuse."""
+    for name, value in values.items():
+        if isinstance(value, (bytes, bytearray)):
+            raise AttnvizError(
+                f"{name} is bytes ({shown_value(value)}); give text: decode it first, e.g. "
+                f'{name}=data.decode("utf-8").'
+            )
+        if not isinstance(value, str):
+            raise AttnvizError(
+                f'{name}={shown_value(value)}: give the sentence as a string, e.g. "I am good".'
+            )
+        if model is not None:
+            lone = next((c for c in value if _lone_surrogate(c)), None)
+            if lone is not None:
+                raise AttnvizError(
+                    f"{name} holds a lone surrogate, U+{ord(lone):04X}, which is no character "
+                    "(text decoded wrongly?); the model's tokenizer reads text: remove it, or "
+                    'decode the bytes as UTF-8 with errors="replace".'
+                )
+
+
+def _lone_surrogate(character: str) -> bool:
+    """U+D800–U+DFFF but for the command line's undecodable bytes, U+DC80–U+DCFF."""
+    return "\ud800" <= character <= "\udfff" and not "\udc80" <= character <= "\udcff"
+
+
+def paths(**values: object) -> None:
+    """AttnvizError for a file argument that is not a path (or None): a str or a pathlib.Path
+    (an os.PathLike giving text), without a NUL character, which no file name holds."""
+    for name, value in values.items():
+        if value is None:
+            continue
+        path = os.fspath(value) if isinstance(value, os.PathLike) else value
+        if not isinstance(path, str):
+            hint = " (decode it with os.fsdecode)" if isinstance(path, (bytes, bytearray)) else ""
+            raise AttnvizError(
+                f"{name}={shown_value(value)}: give a file path, as a string or a "
+                f"pathlib.Path{hint}."
+            )
+        if "\x00" in path:
+            raise AttnvizError(
+                f"{name}={shown_value(value)} holds a NUL character (\\x00), which no file name "
+                "can hold; check the path."
+            )
+
+
+def path(name: str, value: object) -> Path:
+    """``value``, checked by ``paths``, as a Path; None is refused."""
+    if value is None:
+        raise AttnvizError(f"{name}=None: give a file path, as a string or a pathlib.Path.")
+    paths(**{name: value})
+    return value if isinstance(value, Path) else Path(os.fspath(cast(str, value)))
+
+
+def bounded(name: str, values: Iterable[T], example: str) -> list[T]:
+    """The items of an iterable argument, read to at most MAX_ITEMS: an endless iterator (or
+    range(10**9)) is refused after MAX_ITEMS + 1 items, never consumed whole."""
+    if isinstance(values, (str, bytes, bytearray)) or not isinstance(values, Iterable):
+        raise AttnvizError(f"{name}={shown_value(values)}: give a list, e.g. {example}.")
+    items = list(islice(values, MAX_ITEMS + 1))
+    if len(items) > MAX_ITEMS:
+        raise AttnvizError(
+            f"{name} has more than {MAX_ITEMS:,} items (an endless iterator?); give at most "
+            f"{MAX_ITEMS:,}, e.g. {example}."
+        )
+    return items
 
 
 def steps_text(steps: object) -> str | None:
@@ -40,18 +155,182 @@ def steps_text(steps: object) -> str | None:
     "4,5,6"."""
     if steps is None or isinstance(steps, str):
         return steps
-    numbers = list(steps) if isinstance(steps, Iterable) else [steps]
-    if any(isinstance(n, bool) or not isinstance(n, int) for n in numbers):
-        raise AttnvizError(
-            f'steps={steps!r}: give step numbers, e.g. steps="4-6" or steps=[4, 5, 6].'
-        )
+    example = 'steps="4-6" or steps=[4, 5, 6]'
+    wrong = isinstance(steps, (bytes, bytearray, dict, PurePath))
+    numbers = [steps] if not isinstance(steps, Iterable) else [] if wrong else None
+    if numbers is None:
+        numbers = bounded("steps", steps, example)  # type: ignore[arg-type]
+    if wrong or any(isinstance(n, bool) or not isinstance(n, int) for n in numbers):
+        raise AttnvizError(f"steps={shown_value(steps)}: give step numbers, e.g. {example}.")
+    whole(**{f"steps[{index}]": number for index, number in enumerate(numbers)})
     return ",".join(str(number) for number in numbers)
+
+
+def sizes_text(d_ks: object) -> str:
+    """``d_ks`` as the command line's --dk: "4,16,64" as it is, [4, 16, 64] as "4,16,64"."""
+    if isinstance(d_ks, str):
+        return d_ks
+    if isinstance(d_ks, (bytes, bytearray)) or not isinstance(d_ks, Iterable):
+        raise AttnvizError(f"d_ks={shown_value(d_ks)}: give sizes, e.g. d_ks=[4, 16, 64].")
+    listed = bounded("d_ks", d_ks, "d_ks=[4, 16, 64]")
+    whole(**{f"d_ks[{index}]": size for index, size in enumerate(listed)})
+    return ",".join(str(size) for size in listed)
 
 
 def choice(kind: type[E], value: str | E, name: str) -> E:
     """``value`` as a member of ``kind``; AttnvizError naming the choices otherwise."""
     try:
         return kind(value)
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: an unhashable value, such as a list
         choices = ", ".join(repr(member.value) for member in kind)
-        raise AttnvizError(f"{name}={value!r} is not a choice; use one of {choices}.") from None
+        raise AttnvizError(
+            f"{name}={shown_value(value)} is not a choice; use one of {choices}."
+        ) from None
+
+
+def instance(name: str, value: object, kind: type | tuple[type, ...], example: str) -> None:
+    """AttnvizError for an argument that is not a ``kind`` (an AttentionConfig, a trace)."""
+    if not isinstance(value, kind):
+        raise AttnvizError(f"{name}={shown_value(value)}: give {example}.")
+
+
+def token_list(name: str, value: object) -> list[str]:
+    """A list of tokens: a list or tuple of strings (a string would be split into letters)."""
+    listed = isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
+    if not listed or not all(isinstance(t, str) for t in cast(Sequence[object], value)):
+        raise AttnvizError(
+            f'{name}={shown_value(value)}: give the tokens as a list of strings, e.g. ["I", '
+            '"am", "good"].'
+        )
+    return list(cast(Sequence[str], value))
+
+
+def numbers(name: str, value: object, ndim: int | None = None) -> NDArray[Any]:
+    """``value`` as a numpy array of real numbers (of ``ndim`` dimensions), or AttnvizError: for
+    None, text, booleans, dates, complex numbers or ragged lists, which numpy would turn into
+    numbers silently or fail on deep inside."""
+    import numpy as np  # here: arguments is on every command's path, numpy is not always
+
+    try:
+        array = value if isinstance(value, np.ndarray) else np.asarray(value)
+    except (TypeError, ValueError):  # a ragged list
+        array = np.empty(0, dtype=object)
+    if array.dtype.kind not in "iuf":
+        what = "None" if value is None else f"{array.dtype} values"
+        raise AttnvizError(
+            f"{name} holds {what}, not real numbers; give a numpy array of floats, e.g. "
+            "np.asarray(values, dtype=float) when the values are numbers."
+        )
+    if ndim is not None and array.ndim != ndim:
+        raise AttnvizError(
+            f"{name} has {array.ndim} dimensions {list(array.shape)}; it needs {ndim}."
+        )
+    return array
+
+
+# -- the attention steps' arrays ------------------------------------------------------------
+
+
+def arrays(**given: tuple[object, int]) -> None:
+    """Each ``name=(value, ndim)``: a numpy array of real numbers with at least ``ndim``
+    dimensions (the leading ones may be a batch of sentences, as training runs them): the
+    steps of attnviz.attention, checked before numpy's matrix products fail inside."""
+    import numpy as np
+
+    for name, (value, ndim) in given.items():
+        if not isinstance(value, np.ndarray):
+            raise AttnvizError(
+                f"{name}={shown_value(value)}: give a numpy array of numbers, e.g. "
+                f"np.asarray({name}, dtype=float)."
+            )
+        if value.dtype.kind not in "iuf":
+            raise AttnvizError(
+                f"{name} is an array of {value.dtype}; give real numbers (float or int)."
+            )
+        if value.ndim < ndim:
+            raise AttnvizError(
+                f"{name} has {value.ndim} dimensions {list(value.shape)}; it needs at least {ndim}."
+            )
+
+
+def same_size(step: str, first: tuple[str, int], second: tuple[str, int]) -> None:
+    """Two sizes a product multiplies together, which must be equal."""
+    (first_name, first_size), (second_name, second_size) = first, second
+    if first_size != second_size:
+        raise AttnvizError(
+            f"{step}: {first_name} = {first_size} but {second_name} = {second_size}; they "
+            "must be equal."
+        )
+
+
+def shared_heads(step: str, query_heads: int, shared: int) -> None:
+    """h query heads reading G key/value heads: G must divide h."""
+    if shared < 1 or query_heads % shared:
+        raise AttnvizError(
+            f"{step}: {query_heads} query heads cannot share {shared} key/value heads; the "
+            "key/value heads G must divide the query heads h."
+        )
+
+
+def head_width(d_k: object) -> None:
+    """d_k, the width of a head: a whole number, 1 or more (÷√0 would make every score ±∞)."""
+    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
+        raise AttnvizError(f"d_k={shown_value(d_k)}: give the width of a head, 1 or more.")
+
+
+# -- numbers read from a file -------------------------------------------------------------------
+
+#: What numpy calls each kind of array that holds no numbers attention can use.
+_NOT_NUMBERS = {
+    "b": "true/false values",
+    "M": "dates",
+    "m": "time spans",
+    "U": "text",
+    "S": "bytes",
+    "O": "Python objects",
+    "V": "raw records",
+}
+
+_JSON_NUMBERS = {int, float}
+
+
+def only_numbers(value: object, name: str, source: object, ndim: int) -> None:
+    """FileProblem unless ``value``, read from ``source``, holds only numbers: an array of
+    integers or floats (complex numbers are files.finite_matrix's to refuse), or JSON lists of
+    them. Text ("1"), true/false, dates and time spans are refused, naming the file and the
+    fix: numpy would turn each into numbers silently (True as 1, a date as its days since
+    1970). ``name`` starts the message: "The array", "X", "The vector of 'cat'"."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        kind = _NOT_NUMBERS.get(value.dtype.kind)
+        if kind is not None:
+            raise FileProblem(
+                f"{name} in {source} holds {kind} ({value.dtype}), not numbers; save it as "
+                "floats, e.g. array.astype(np.float32), before np.save or np.savez."
+            )
+        return
+    pending = [value]
+    while pending:  # JSON: lists of lists of numbers, checked without recursion
+        item = pending.pop()
+        kinds = set(map(type, item)) if type(item) is list else {type(item)}
+        if kinds <= _JSON_NUMBERS:  # a whole vector at once, at C speed: a vocabulary has many
+            continue
+        for element in item if type(item) is list else [item]:
+            if type(element) is list:
+                pending.append(element)
+            elif type(element) not in _JSON_NUMBERS:  # bool is not int here
+                raise FileProblem(
+                    f"{name} in {source} is not a {ndim}-d array of numbers: it holds "
+                    f"{_json_shown(element)}; write every value as a JSON number, e.g. 1 or "
+                    "0.5, without quotes (true and false are not numbers)."
+                )
+
+
+def _json_shown(value: object) -> str:
+    """A JSON value as the file has it, clipped: "1", true, null, {…}."""
+    import json
+
+    if isinstance(value, dict):
+        return "{…}"
+    return clipped(json.dumps(value, ensure_ascii=False))

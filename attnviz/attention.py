@@ -24,6 +24,7 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
+from attnviz import arguments as check
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, option
@@ -58,6 +59,7 @@ def softmax(scores: FloatArray) -> FloatArray:
     keeps exp() from overflowing: the largest exponent is exp(0) = 1, so every row sums to a
     number in [1, n] and no finite input gives NaN or inf.
     """
+    check.arrays(scores=(scores, 1))
     # One [..., n] buffer, worked on in place: at 8 heads × 2048² tokens each extra copy would
     # cost 268 MB. Same operations in the same order as softmax_parts, so the same bits.
     if not np.issubdtype(scores.dtype, np.inexact):
@@ -74,6 +76,8 @@ def project(x: FloatArray, w: FloatArray, b: FloatArray | None = None) -> FloatA
 
     [n, d_model], [h, d_model, d_k], optional [h, d_k] -> [h, n, d_k]
     """
+    check.arrays(x=(x, 1), w=(w, 2), **({} if b is None else {"b": (b, 1)}))
+    check.same_size("project", ("x's columns", x.shape[-1]), ("w's rows", w.shape[-2]))
     projected = np.matmul(x, w)
     if b is not None:
         projected += b[:, np.newaxis, :]
@@ -126,6 +130,9 @@ def attention_scores(q: FloatArray, k: FloatArray) -> FloatArray:
 
     [h, n_q, d_k], [G, n_k, d_k] -> [h, n_q, n_k]
     """
+    check.arrays(q=(q, 3), k=(k, 3))
+    check.same_size("attention_scores", ("q's d_k", q.shape[-1]), ("k's d_k", k.shape[-1]))
+    check.shared_heads("attention_scores", q.shape[0], k.shape[0])
     h, g = q.shape[0], k.shape[0]
     if g == h:
         return np.matmul(q, np.swapaxes(k, -1, -2))
@@ -141,6 +148,8 @@ def scale_scores(scores: FloatArray, d_k: int) -> FloatArray:
     has variance d_k. Dividing by √d_k brings the variance back to 1, so the softmax does not
     saturate into a one-hot row (with near-zero gradients) as d_k grows.
     """
+    check.arrays(scores=(scores, 1))
+    check.head_width(d_k)
     # A Python float keeps float32 scores float32 (numpy's scalar would promote them).
     return scores / math.sqrt(d_k)
 
@@ -170,6 +179,11 @@ def weigh_values(weights: FloatArray, v: FloatArray) -> FloatArray:
 
     [h, n_q, n_k], [G, n_k, d_k] -> [h, n_q, d_k]
     """
+    check.arrays(weights=(weights, 3), v=(v, 3))
+    check.same_size(
+        "weigh_values", ("weights' columns", weights.shape[-1]), ("v's rows", v.shape[-2])
+    )
+    check.shared_heads("weigh_values", weights.shape[0], v.shape[0])
     h, g = weights.shape[0], v.shape[0]
     if g == h:
         return np.matmul(weights, v)
@@ -182,6 +196,7 @@ def concat_heads(z: FloatArray) -> FloatArray:
 
     (The leading axes are a batch of sentences, as training runs it.)
     """
+    check.arrays(z=(z, 3))
     n_heads, n_tokens, d_k = z.shape[-3:]
     return np.moveaxis(z, -3, -2).reshape(*z.shape[:-3], n_tokens, n_heads * d_k)
 
@@ -191,6 +206,8 @@ def project_out(concat: FloatArray, w_o: FloatArray, b_o: FloatArray | None = No
 
     [n, h·d_k], [h·d_k, d_model], optional [d_model] -> [n, d_model]
     """
+    check.arrays(concat=(concat, 1), w_o=(w_o, 2), **({} if b_o is None else {"b_o": (b_o, 1)}))
+    check.same_size("project_out", ("concat's columns", concat.shape[-1]), ("w_o's rows", len(w_o)))
     output = times(concat, w_o)
     if b_o is not None:
         output += b_o
@@ -240,7 +257,7 @@ def multi_head_attention(
             "source_positional_encoding too (or neither)."
         )
     dtype = _dtype(x, weights)
-    x = _checked_x(x, len(tokens), weights.d_model, dtype)
+    x = _checked_x(x, len(check.token_list("tokens", tokens)), weights.d_model, dtype)
     token_embeddings = None
     if positional_encoding is not None:
         token_embeddings, positional_encoding = x, _encoding(positional_encoding, x, dtype)
@@ -375,6 +392,7 @@ def _checked_provenance(
 ) -> Provenance:
     """The provenance given (by default X "given", the weights' own origin), which must say
     whether a positional encoding was added."""
+    check.instance("weights", weights, AttentionWeights, "an AttentionWeights: random_weights(…)")
     if provenance is None:
         positions = Positions.sinusoidal if positioned else Positions.none
         if rope is not None:
@@ -477,5 +495,6 @@ def _frozen_or_none(array: FloatArray | None) -> FloatArray | None:
 
 def _dtype(x: FloatArray, weights: AttentionWeights) -> type:
     """float32 when X and the weights are float32 (a checkpoint's precision), else float64."""
+    check.numbers("x", x)
     arrays = (x, weights.W_Q, weights.W_K, weights.W_V, weights.W_O)
     return np.float32 if all(np.asarray(a).dtype == np.float32 for a in arrays) else np.float64

@@ -18,7 +18,7 @@ import numpy as np
 
 from attnviz.analysis.compare import Comparison, align_words, compare_rows
 from attnviz.api import Progress, explained
-from attnviz.arguments import choice, flags, text, whole
+from attnviz.arguments import choice, digits, flags, paths, sentences, text, whole
 from attnviz.errors import AttnvizError, option
 from attnviz.explanation import Explanation
 from attnviz.selection import Selection, ViewOptions, select
@@ -64,7 +64,7 @@ def compared(
     focused = unfocused._replace(layer=None, focus=spec)
     selection_a = _focused(a, b, focused, "A", sentence_a)
     word, colon, occurrence = spec.rpartition(":")
-    in_a_only = word if colon and word and occurrence.isdigit() else spec  # it:2 counts in A
+    in_a_only = word if colon and word and digits(occurrence) else spec  # it:2 counts in A
     _focused(b, a, focused._replace(focus=in_a_only), "B", sentence_b)  # refuses a word B lacks
     selection_a, selection_b = _aligned_focus(a, b, selection_a, focused)
     a = replace(a, selection=selection_a, view=a.view._replace(focus=view.focus))
@@ -118,7 +118,7 @@ def _aligned_focus(
     partner = dict(align_words(words_a, words_b).pairs)
     column = _column_of(selection_a)
     spec = view.focus or DEFAULT_FOCUS
-    if column not in partner and not spec.rpartition(":")[2].isdigit():
+    if column not in partner and not digits(spec.rpartition(":")[2]):
         same = [i for i, word in enumerate(words_a) if word == words_a[column] and i in partner]
         if same:
             column = same[0]
@@ -205,9 +205,11 @@ def compare(
     >>> top.layer, words[0][top.top_a], words[1][top.top_b], round(top.tv, 2)
     (2, 'animal', 'street', 1.0)
     """
-    whole(layer=layer, head=head, seed=seed)
+    sentences(sentence_a=sentence_a, sentence_b=sentence_b, model=model)
+    whole(layer=layer, head=head, seed=seed, heads=heads, d_model=d_model)
     flags(words=words, hide_special=hide_special, causal=causal)
     text(focus=focus, model=model)
+    paths(embeddings=embeddings, weights=weights)
     trace_options = trace_options_from(
         heads=heads,
         d_model=d_model,

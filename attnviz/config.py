@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnviz.arguments import few_digits
 from attnviz.errors import AttnvizError, option, spelled
 
 #: Longest sentence attnviz accepts, in tokens. 512 is BERT's context and the paper's order of
@@ -31,6 +32,9 @@ class AttentionConfig:
     n_kv_heads: int | None = None
 
     def __post_init__(self) -> None:
+        few_digits(
+            d_model=self.d_model, heads=self.n_heads, seed=self.seed, kv_heads=self.n_kv_heads
+        )
         for name, value in (
             (spelled("d_model (--d-model)", "d_model"), self.d_model),
             (spelled("heads (--heads)", "heads"), self.n_heads),

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attnviz.arguments import instance, numbers, paths, sentences, token_list
 from attnviz.attention import causal_mask, multi_head_attention, padding_mask
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings, random_embeddings
@@ -145,6 +146,7 @@ def trace_attention(
     >>> trace.weights.shape   # [heads, n_tokens, n_tokens]
     (2, 3, 3)
     """
+    _check_arguments(sentence, config, embeddings, weights)
     if config is None:
         return trace_with_options(
             sentence, embeddings=embeddings, weights=weights, oov=oov, positions=positions
@@ -160,6 +162,24 @@ def trace_attention(
         positions=positions,
         n_kv_heads=config.n_kv_heads,
     ).trace
+
+
+def _check_arguments(sentence: object, config: object, embeddings: object, weights: object) -> None:
+    """trace_attention's arguments are of the kinds it takes, or AttnvizError."""
+    if isinstance(sentence, str):
+        sentences(sentence=sentence)
+    else:
+        token_list("sentence", sentence)
+    if config is not None:
+        instance(
+            "config", config, AttentionConfig, "an AttentionConfig, e.g. AttentionConfig(8, 2)"
+        )
+    if isinstance(embeddings, np.ndarray):
+        numbers("embeddings", embeddings, ndim=2)
+    elif not isinstance(embeddings, Embeddings):
+        paths(embeddings=embeddings)
+    if not isinstance(weights, AttentionWeights):
+        paths(weights=weights)
 
 
 class LayerInputs(NamedTuple):

@@ -4,7 +4,8 @@ a message names an option: as the command line's flag or as the Python API's key
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from enum import Enum, IntEnum
@@ -100,12 +101,16 @@ def spelled(command_line: str, python: str) -> str:
 
 def quoted(value: str) -> str:
     """A value the command line shows quoted (``--steps '1,,3'``), as Python shows any text."""
-    return repr(value) if _ON_COMMAND_LINE.get() else _literal(value)
+    return repr(clipped(value)) if _ON_COMMAND_LINE.get() else _literal(value)
 
 
 def _typed(value: object) -> str:
     """A value as typed on the command line: 3, the:2, sinusoidal, lesson.html."""
-    return str(value.value) if isinstance(value, Enum) else str(value)
+    if isinstance(value, Enum):
+        value = value.value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return shown_number(value)
+    return clipped(str(value))
 
 
 def _literal(value: object) -> str:
@@ -113,5 +118,55 @@ def _literal(value: object) -> str:
     if isinstance(value, Enum):
         value = value.value
     if isinstance(value, (str, PurePath)):
-        return json.dumps(str(value), ensure_ascii=False)
-    return repr(value)
+        return json.dumps(clipped(str(value)), ensure_ascii=False)
+    return shown_value(value)
+
+
+# -- quoting what a person gave -----------------------------------------------------------------
+
+#: The longest value a message quotes whole: a path in a deep folder, a long word. Anything
+#: longer (a 100,000-digit --heads, a page pasted as a focus word) is quoted by its first
+#: QUOTED_CHARACTERS characters and "…": enough to recognise it, never a page of it.
+LONGEST_QUOTED = 200
+QUOTED_CHARACTERS = 40
+
+#: Whole numbers above this many digits are shown by their size: Python refuses to turn one of
+#: more than 4,300 digits into text, and nobody reads one of 40.
+_SHOWN_DIGITS = 40
+
+
+def clipped(text: str) -> str:
+    """``text`` as a message quotes it: whole up to LONGEST_QUOTED characters, else its first
+    QUOTED_CHARACTERS and "…"."""
+    return text if len(text) <= LONGEST_QUOTED else text[:QUOTED_CHARACTERS] + "…"
+
+
+def shown_number(value: int) -> str:
+    """A whole number as a message shows it: 2048, or "a number of about 5,000 digits"."""
+    if value.bit_length() <= _SHOWN_DIGITS * 3:  # 2¹²⁰ has 37 digits: always few enough
+        return str(value)
+    digits = int(value.bit_length() * 0.30103) + 1  # log10(2): the digits of 2^bits
+    return f"{'-' if value < 0 else ''}a number of about {digits:,} digits"
+
+
+def shown_value(value: object) -> str:
+    """Any value as a message shows it, as Python writes it, clipped: ``'abc'``, ``1.5``,
+    a huge whole number by its size. Never fails, whatever the value's repr does."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return shown_number(value)
+    try:
+        text = repr(value)
+    except Exception:  # a repr that fails says nothing the type does not
+        text = f"<{type(value).__name__}>"
+    return clipped(text)
+
+
+def shortened(message: str, typed: Iterable[str | PurePath]) -> str:
+    """A message about the command line with every long value it quotes (a 100,000-digit
+    --heads, a path or focus word of a page) clipped, and any other run of more than
+    LONGEST_QUOTED characters without a space (a path made from such a value) likewise."""
+    for value in sorted({str(value) for value in typed}, key=len, reverse=True):
+        if len(value) > LONGEST_QUOTED:
+            message = message.replace(repr(value), repr(clipped(value)))
+            message = message.replace(value, clipped(value))
+    return re.sub(rf"\S{{{LONGEST_QUOTED + 1},}}", lambda run: clipped(run.group()), message)

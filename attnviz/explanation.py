@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnviz.arguments import given
+from attnviz.arguments import path as checked_path
 from attnviz.errors import AttnvizError
 from attnviz.labels import plural
 from attnviz.lesson.options import LessonOptions
@@ -64,6 +66,7 @@ class Explanation:
         """The interactive lesson page, as ``attnviz page`` writes it: one self-contained HTML
         document (inline script and style, nothing loaded from a network), showing what
         ``view`` shows and, for a model run, every layer."""
+        given(decimals=decimals)
         return self.page_html(LessonOptions(decimals=decimals))
 
     def page_html(self, options: LessonOptions) -> str:
@@ -100,7 +103,7 @@ class Page:
         extension or an unwritable place, with nothing written."""
         from attnviz.files import atomic_write, check_output_path
 
-        target = Path(path)
+        target = checked_path("path", path)
         check_output_path(target, (".html", ".htm"), "The page")
         atomic_write(target, lambda temporary: temporary.write_text(self.html, encoding="utf-8"))
         return target

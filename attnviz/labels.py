@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from attnviz.arguments import digits
 from attnviz.tokens import printable
 
 _SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
@@ -45,7 +46,7 @@ def fit_label(word: str, width: int = MAX_LABEL_WIDTH) -> str:
     if cell_len(text) <= width:
         return text
     stem, colon, number = text.rpartition(":")
-    suffix = f"{ELLIPSIS}:{number}" if colon and stem and number.isdigit() else ELLIPSIS
+    suffix = f"{ELLIPSIS}:{number}" if colon and stem and digits(number) else ELLIPSIS
     if suffix != ELLIPSIS:
         text = stem
     return text[: fitting_prefix(text, width - cell_len(suffix))] + suffix

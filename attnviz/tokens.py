@@ -16,8 +16,9 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from attnviz.arguments import digits, sentences
 from attnviz.config import MAX_TOKENS
-from attnviz.errors import AttnvizError, option
+from attnviz.errors import AttnvizError, clipped, option
 
 #: Longest sentence attnviz accepts, in characters: MAX_TOKENS words of some 40 characters. Every
 #: view prints the words several times over, so work and output grow with the length; a pasted
@@ -35,6 +36,7 @@ def tokenize(sentence: str) -> list[str]:
     >>> tokenize("The animal didn't cross the street.")
     ['The', 'animal', "didn't", 'cross', 'the', 'street', '.']
     """
+    sentences(sentence=sentence)
     check_sentence_length(sentence)
     tokens = _join_marks(_TOKEN.findall(unicodedata.normalize("NFC", sentence)))
     if not tokens:
@@ -120,7 +122,12 @@ def find_focus(tokens: Sequence[str], spec: str, *, words: Sequence[tuple[int, s
     """
     word, occurrence = spec, 0
     head, sep, tail = spec.rpartition(":")
-    if sep and head and tail.isdigit():
+    if sep and head and digits(tail):  # ASCII only: int("²") fails, int("١") is 1
+        if len(tail) > len(str(MAX_TOKENS)):  # before int(), which refuses 4,300 digits
+            raise AttnvizError(
+                f"{option('focus', spec)}: a sentence has at most {MAX_TOKENS} tokens, so no "
+                f"word occurs that often; use e.g. {option('focus', head + ':1')}."
+            )
         word, occurrence = head, int(tail)
         if occurrence < 1:
             raise AttnvizError(
@@ -139,13 +146,14 @@ def find_focus(tokens: Sequence[str], spec: str, *, words: Sequence[tuple[int, s
     if not positions:
         shown = " ".join(tokens[:20]) + (" …" if len(tokens) > 20 else "")
         raise AttnvizError(
-            f"The focus word {word!r} is not in the sentence; pick one of its words: {shown}"
+            f"The focus word {clipped(word)!r} is not in the sentence; pick one of its words: "
+            f"{shown}"
         )
     if occurrence > len(positions):
         times = "once" if len(positions) == 1 else f"{len(positions)} times"
         fix = f"drop ':{occurrence}'" if len(positions) == 1 else f"use 1 to {len(positions)}"
         raise AttnvizError(
-            f"{word!r} occurs {times}; {option('focus', f'{word}:{occurrence}')} asks for "
+            f"{clipped(word)!r} occurs {times}; {option('focus', f'{word}:{occurrence}')} asks for "
             f"occurrence {occurrence}: {fix}."
         )
     chosen = max(occurrence, 1)

@@ -14,9 +14,11 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
+from attnviz.arguments import bounded, instance
+from attnviz.arguments import path as checked_path
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
-from attnviz.errors import AttnvizError, FileProblem, option
+from attnviz.errors import AttnvizError, FileProblem, OutputProblem, clipped, option
 from attnviz.files import atomic_write, finite_matrix, load_json, load_npz, open_regular
 from attnviz.positions import Positions, Rope
 from attnviz.provenance import (
@@ -52,6 +54,14 @@ def export_layers(traces: Sequence[AttentionTrace], path: Path | str) -> None:
 
     ``.npz`` or ``.json``, written atomically; the ``config`` holds each layer's provenance.
     """
+    traces = bounded("traces", traces, "explain(…, model=…).layers")
+    if isinstance(traces, AttentionTrace) or not traces:
+        raise AttnvizError(
+            "export_layers takes a list of one or more traces, e.g. attnviz.explain(…, "
+            "model=…).layers; for one trace use export_trace."
+        )
+    for index, trace in enumerate(traces):
+        instance(f"traces[{index}]", trace, AttentionTrace, "a trace, e.g. explain(…).trace")
     first = traces[0]
     stacked = {
         key: np.stack([t.arrays()[key] for t in traces])
@@ -84,6 +94,7 @@ def export_trace(trace: AttentionTrace, path: Path | str) -> None:
     grouped-query attention W_K, W_V, K, V (and b_K, b_V) have G heads, and the config says
     ``n_kv_heads`` and ``kv_head_of_each_head`` (from 0). Written atomically.
     """
+    instance("trace", trace, AttentionTrace, "a trace, e.g. explain(…).trace")
     words: dict[str, Sequence[str]] = {}
     if trace.source_tokens is not None:
         words = {"source_tokens": trace.source_tokens, "target_tokens": trace.tokens}
@@ -104,7 +115,7 @@ def _write(
 ) -> None:
 
     words = words or {}
-    path = Path(path)
+    path = checked_path("path", path)
     extension = path.suffix.lower()
     if extension == ".npz":
 
@@ -131,7 +142,10 @@ def _write(
             temporary.write_text(text, encoding="utf-8")
 
     else:
-        raise ValueError(f"unsupported export extension {extension!r}")
+        raise OutputProblem(
+            f"An export is .npz or .json, not {clipped(extension) or 'a file without extension'}; "
+            "give a path ending in .npz or .json."
+        )
     atomic_write(path, write)
 
 
@@ -269,7 +283,7 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
     A file without attnviz's provenance (made by hand, or by an older attnviz) is read too; its
     provenance then says only that X and the weights came from ``path``.
     """
-    path = Path(path)
+    path = checked_path("path", path)
     extension = path.suffix.lower()
     if extension == ".npz":
         keys: tuple[str, ...] = ("tokens", "source_tokens", "mask", "config", *ARRAY_KEYS)

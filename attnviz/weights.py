@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from attnviz.arguments import instance, numbers, whole
+from attnviz.arguments import path as checked_path
 from attnviz.arrays import FloatArray
 from attnviz.config import MAX_D_MODEL, AttentionConfig
 from attnviz.errors import AttnvizError, FileProblem, option
@@ -43,8 +45,9 @@ class AttentionWeights:
         from attnviz.trace import frozen_array
 
         for key in (*WEIGHT_KEYS, *BIAS_KEYS):
-            if getattr(self, key) is not None:
-                object.__setattr__(self, key, frozen_array(getattr(self, key)))
+            if getattr(self, key) is not None or key in WEIGHT_KEYS:
+                given = numbers(key, getattr(self, key))
+                object.__setattr__(self, key, frozen_array(given))
         shape = self.W_Q.shape
         if len(shape) != 3:
             raise AttnvizError(f"W_Q must have shape [heads, d_model, d_k], got {list(shape)}.")
@@ -138,6 +141,8 @@ def random_weights(config: AttentionConfig, rng: np.random.Generator) -> Attenti
     neither flat (all 1/n) nor one-hot: the largest weight of an 11-word row is typically about
     0.4 rather than 1/11. That is a choice for teaching, not a property of trained models.
     """
+    instance("config", config, AttentionConfig, "an AttentionConfig, e.g. AttentionConfig(8, 2)")
+    instance("rng", rng, np.random.Generator, "a numpy Generator, e.g. np.random.default_rng(0)")
     h, g, d_model, d_k = config.n_heads, config.kv_heads, config.d_model, config.d_k
     std_query_key = np.sqrt(2.0 / d_model)
     w_q = rng.normal(0.0, std_query_key, size=(h, d_model, d_k))
@@ -160,6 +165,8 @@ def load_weights(path: Path, *, layer: int | None = None) -> AttentionWeights:
     """
     from attnviz.trace_files import export_layer, layers_in
 
+    path = checked_path("path", path)
+    whole(layer=layer)
     extension = path.suffix.lower()
     config: object = None
     if extension == ".npz":

@@ -750,3 +750,99 @@ def test_steps_is_for_the_lessons_and_the_page(tmp_path: Path) -> None:
     code, _, stderr = run("page", "I am good", "-o", str(tmp_path / "y.html"), "--steps", "8")
     assert code == ExitStatus.BAD_INPUT and "the page always shows as its picture" in stderr
     assert list(tmp_path.iterdir()) == [page]
+
+
+# -- numbers in ASCII digits, and long values quoted briefly ------------------------------------
+
+
+def whole_number_options() -> list[tuple[str, str]]:
+    """Every (command, option) that takes a whole number, as click sees the built command."""
+    import typer.main
+
+    from attnviz.cli import build_app
+
+    found = []
+    for name in COMMANDS:
+        command = typer.main.get_command(build_app(name)).commands[name]  # type: ignore[attr-defined]
+        for parameter in command.params:
+            assert parameter.type.name != "integer", f"{name} {parameter.opts}: click's INT"
+            if parameter.type.name == "int":
+                found.append((name, parameter.opts[0]))
+    return found
+
+
+WHOLE_NUMBER_OPTIONS = whole_number_options()
+ARGUMENTS = {"cross": ["I am", "Je suis"], "compare": ["it is", "it was"], "scaling": []}
+
+
+def test_a_focus_occurrence_in_other_digits_is_a_word_not_a_traceback() -> None:
+    for spec in ("am:²", "am:١", "am:" + "9" * 5000):
+        code, out, err = run("explain", "I am good", "-f", spec)
+        assert code == ExitStatus.BAD_INPUT and out == "", err
+        assert len(err.splitlines()) == 1 and len(err) < 300 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("command", "flag"), WHOLE_NUMBER_OPTIONS)
+def test_whole_numbers_are_ascii_digits_and_long_ones_are_quoted_briefly(
+    command: str, flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from attnviz.cli import run as main_entry
+
+    sentence = ARGUMENTS.get(command, ["it is good"])
+    for value, says in (
+        ("١٢", "'١٢' is not a valid integer (digits 0-9)"),
+        ("²", "is not a valid integer"),
+        ("1_0", "is not a valid integer"),
+        ("9" * 100_000, "has 100,000 digits; no option takes a number of more than 40"),
+    ):
+        status = main_entry([command, *sentence, flag, value])
+        out, err = capsys.readouterr()
+        assert status == ExitStatus.USAGE and out == "", err
+        assert len(err.splitlines()) == 1 and says in err and len(err) < 250, err[:300]
+
+
+LONG = "x" * 100_000
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["explain", "I am good", "--" + LONG],
+        ["explain", "I am good", "and", LONG],
+        [LONG],
+        ["explain", "I am good", "--positions", LONG],
+        ["explain", "I am good", "--dtype", LONG],
+        ["explain", "I am good", "--oov", LONG],
+        ["explain", "I am good", "--preset", LONG],
+        ["explain", "I am good", "--steps", LONG],
+        ["explain", "I am good", "--steps", "9" * 100_000],
+        ["explain", "I am good", "--focus", LONG],
+        ["explain", "I am good", "--model", LONG],
+        ["explain", "I am good", "--model", "ollama:" + LONG],
+        ["explain", "I am good", "--embeddings", LONG + ".npy"],
+        ["explain", "I am good", "--weights", LONG],
+        ["explain", "I am good", "--export", LONG + ".npz"],
+        ["heatmap", "I am good", "-o", "x.png", "--cmap", LONG],
+        ["heatmap", "I am good", "-o", "x.png", "--style", LONG],
+        ["heads", "it is", "--rank-by", LONG],
+        ["compare", "it is", "it was", "--focus", LONG],
+        ["scaling", "--dk", LONG],
+        ["scaling", "--dk", "-" + "9" * 100_000],
+    ],
+    ids=lambda argv: " ".join(a[:12] for a in argv),
+)
+def test_every_refusal_quotes_a_long_value_briefly(
+    argv: list[str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from attnviz.cli import run as main_entry
+
+    monkeypatch.chdir(tmp_path)  # an export or a picture, were one written, lands here
+    status = main_entry(argv)
+    out, err = capsys.readouterr()
+    assert status in (ExitStatus.USAGE, ExitStatus.BAD_INPUT, ExitStatus.BAD_FILE, 5), err[:300]
+    assert out == "" and len(err.splitlines()) == 1 and err.startswith("error: "), err[:300]
+    assert len(err) < 400 and "x" * 41 not in err and "9" * 41 not in err, err
+    assert list(tmp_path.iterdir()) == []

@@ -19,9 +19,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from attnviz.arguments import digits
 from attnviz.arrays import FloatArray
 from attnviz.attention import softmax
-from attnviz.errors import AttnvizError, option, quoted, spelled
+from attnviz.errors import AttnvizError, clipped, option, quoted, spelled
 from attnviz.train.backward import softmax_backward
 
 MAX_D_K = 4096  # larger sizes are capped: 4096 already shows the effect, and memory grows with d_k
@@ -123,17 +124,18 @@ def parse_d_ks(text: str) -> tuple[list[int], list[str]]:
     for part in text.replace(" ", "").split(","):
         if not part:
             continue
-        try:
-            value = int(part)
-        except ValueError:
+        if not digits(part.removeprefix("-")):  # ASCII only: int() reads "١٦" as 16
             raise AttnvizError(
-                f"{given}: {part!r} is not a whole number; e.g. "
+                f"{given}: {clipped(part)!r} is not a whole number; e.g. "
                 f"{spelled('--dk 4,16,64', 'd_ks=[4, 16, 64]')}."
-            ) from None
+            )
+        # More digits than any size: never int() of thousands of them, which Python refuses.
+        too_long = len(part.removeprefix("-")) > len(str(MAX_D_K))
+        value = (-1 if part[0] == "-" else MAX_D_K + 1) if too_long else int(part)
         if value < 1:
-            raise AttnvizError(f"{given}: d_k must be 1 or more, got {value}.")
+            raise AttnvizError(f"{given}: d_k must be 1 or more, got {clipped(part)}.")
         if value > MAX_D_K:
-            notes.append(f"d_k {value} capped at {MAX_D_K}.")
+            notes.append(f"d_k {clipped(part)} capped at {MAX_D_K}.")
             value = MAX_D_K
         values.append(value)
     if not values:

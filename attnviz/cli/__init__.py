@@ -21,7 +21,7 @@ from attnviz.cli.environment import (
     silence_standard_output,
 )
 from attnviz.cli.options import command
-from attnviz.errors import ExitStatus
+from attnviz.errors import ExitStatus, shortened
 from attnviz.signals import Interrupted, stopping_signals_raise
 
 #: Every command, by name: the module and function that run it (imported only for the command
@@ -143,7 +143,7 @@ def _run(arguments: list[str]) -> int:
         if not arguments:
             typer.echo(error.format_message(), err=True)  # no arguments: the help, exit 2
         else:
-            report(usage_sentence(error))
+            report(shortened(usage_sentence(error), arguments))  # never echo a page
         return int(ExitStatus.USAGE)
     except typer.Abort:
         return int(ExitStatus.INTERRUPTED)

@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 
@@ -105,6 +106,7 @@ def safe_surroundings() -> Iterator[None]:
     # attnviz draws on matplotlib's Agg canvas directly and never through pyplot, so the backend
     # MPLBACKEND names is never used; but `import matplotlib` refuses an unknown one.
     os.environ.pop("MPLBACKEND", None)
+    matplotlib_folders_writable()
     for stream in (sys.stdout, sys.stderr):
         _escape_what_cannot_be_encoded(stream)
     if sys.stderr is None:  # started with stderr closed (2>&-): messages have nowhere to go
@@ -179,3 +181,50 @@ def silence_standard_output() -> None:
             os.close(descriptor)
     except (OSError, ValueError, io.UnsupportedOperation):
         pass
+
+
+def matplotlib_folders_writable() -> None:
+    """Point MPLCONFIGDIR at a temporary folder, removed at exit, when matplotlib's own folders
+    (~/.config/matplotlib and ~/.cache/matplotlib, or $XDG_CONFIG_HOME's and $XDG_CACHE_HOME's)
+    cannot be written (a read-only HOME, a container's user without one): matplotlib would
+    otherwise warn about it in four lines on stderr, or fail to find a home at all. Decided
+    from the folders alone, before matplotlib is imported; `attnviz explain` never imports it."""
+    if os.environ.get("MPLCONFIGDIR"):
+        return
+    if all(folder is not None and _can_be_written(folder) for folder in _matplotlib_folders()):
+        return
+    import atexit
+    import shutil
+    import tempfile
+
+    temporary = tempfile.mkdtemp(prefix="attnviz-matplotlib-")
+    atexit.register(shutil.rmtree, temporary, ignore_errors=True)
+    os.environ["MPLCONFIGDIR"] = temporary
+
+
+def _matplotlib_folders() -> list[Path | None]:
+    """The folders matplotlib keeps its settings and font cache in, as it finds them (None: it
+    would find no home to put them in)."""
+    try:
+        home: Path | None = Path.home()
+    except (RuntimeError, KeyError, OSError):  # HOME unset and no entry in the passwd file
+        home = None
+    if not sys.platform.startswith(("linux", "freebsd")):
+        return [None if home is None else home / ".matplotlib"]
+    folders: list[Path | None] = []
+    for variable, default in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache")):
+        base = os.environ.get(variable) or (None if home is None else home / default)
+        folders.append(None if base is None else Path(base, "matplotlib"))
+    return folders
+
+
+def _can_be_written(folder: Path) -> bool:
+    """Whether ``folder`` is a folder this process can write in, or can be made in the nearest
+    folder above it that exists."""
+    try:
+        for existing in (folder, *folder.parents):
+            if existing.exists():
+                return existing.is_dir() and os.access(existing, os.W_OK | os.X_OK)
+    except OSError:
+        return False
+    return False

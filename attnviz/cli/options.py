@@ -7,21 +7,29 @@ options on the command line, then hands the command the group built from them. S
 """
 
 # No `from __future__ import annotations`: Typer reads these annotations on every run.
+import contextlib
 import copy
 import dataclasses
 import functools
 import inspect
 import os
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from attnviz.arguments import MAX_DIGITS, digits
 from attnviz.cli.console import user_errors
 from attnviz.embeddings import OutOfVocabulary
-from attnviz.errors import command_line
+from attnviz.errors import (
+    LONGEST_QUOTED,
+    AttnvizError,
+    clipped,
+    command_line,
+    shortened,
+)
 from attnviz.lesson.options import LessonOptions
 from attnviz.positions import Positions
 from attnviz.selection import ViewOptions
@@ -41,6 +49,27 @@ def typed_text(value: str | None) -> str | None:
         return os.fsencode(value).decode("utf-8")
     except UnicodeError:
         return value
+
+
+def whole_number(value: str | int) -> int:
+    """A whole number as the command line takes it: an optional sign, then the digits 0–9, at
+    most MAX_DIGITS of them. click's own INT is Python's int(), which reads "١٢" (Arabic-Indic
+    digits) as 12, "1_000" as 1000 and " 7 " as 7, and echoes a 100,000-digit value whole."""
+    if isinstance(value, int):  # a default, not typed
+        return value
+    unsigned = value[1:] if value[:1] in ("+", "-") else value
+    if not digits(unsigned):
+        raise typer.BadParameter(f"{clipped(value)!r} is not a valid integer (digits 0-9).")
+    if len(unsigned) > MAX_DIGITS:
+        raise typer.BadParameter(
+            f"{clipped(value)!r} has {len(unsigned):,} digits; no option takes a number of "
+            f"more than {MAX_DIGITS}."
+        )
+    return int(value)
+
+
+# --help names an option's type after its parser: <int>, as for click's own INT.
+whole_number.__name__ = "int"
 
 
 DECLARATIONS: dict[str, Any] = {
@@ -303,7 +332,9 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
         if annotation is None:
             # Keyword-only, like the spread options: Typer passes every value by name.
             parameters.append(
-                parameter.replace(annotation=hints[name], kind=inspect.Parameter.KEYWORD_ONLY)
+                parameter.replace(
+                    annotation=_strict(hints[name]), kind=inspect.Parameter.KEYWORD_ONLY
+                )
             )
             continue
         names = []
@@ -316,7 +347,7 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
                     option,
                     inspect.Parameter.KEYWORD_ONLY,
                     default=default,
-                    annotation=(
+                    annotation=_strict(
                         _reworded(DECLARATIONS[option], helps[option])
                         if option in helps
                         else DECLARATIONS[option]
@@ -327,8 +358,9 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def gathered(**values: Any) -> Any:
-        with command_line(), user_errors():  # a group refuses contradictions as it is built
-            for name, (group, names) in groups.items():
+        typed = [value for value in values.values() if isinstance(value, (str, Path))]
+        with command_line(), user_errors(), _quoting_briefly(typed):
+            for name, (group, names) in groups.items():  # a group refuses contradictions
                 values[name] = group(**{option: values.pop(option) for option in names})
             return function(**values)
 
@@ -336,6 +368,34 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
     gathered.__annotations__ = {p.name: p.annotation for p in parameters}
     del gathered.__wrapped__  # Typer must see the spread signature, not the function's
     return gathered
+
+
+@contextlib.contextmanager
+def _quoting_briefly(typed: list[str | Path]) -> Iterator[None]:
+    """An AttnvizError's message with every long value the person typed (a path of 100,000
+    characters, a page of a focus word) clipped to its first characters (errors.shortened)."""
+    try:
+        yield
+    except AttnvizError as error:
+        if any(len(str(value)) > LONGEST_QUOTED for value in typed):
+            error.message = shortened(error.message, typed)
+            error.args = (error.message,)
+        raise
+
+
+def _strict(declaration: Any) -> Any:
+    """An option of whole numbers (``Annotated[int | None, typer.Option(…)]``) parsed by
+    whole_number; any other declaration as it is."""
+    if typing.get_origin(declaration) is not Annotated:
+        return declaration
+    kind, *extras = typing.get_args(declaration)
+    numeric = kind is int or set(typing.get_args(kind)) == {int, type(None)}
+    infos = [extra for extra in extras if isinstance(extra, typer.models.ParameterInfo)]
+    if not numeric or len(infos) != 1 or infos[0].parser is not None:
+        return declaration
+    info = copy.copy(infos[0])
+    info.parser = whole_number
+    return Annotated[kind, info]
 
 
 def _group_of(annotation: Any) -> tuple[type | None, frozenset[str], dict[str, str]]:

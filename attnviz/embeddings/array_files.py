@@ -82,7 +82,7 @@ def _npz_vocabulary(
     """``words`` [V] and ``vectors`` [V, d]: the sentence's words looked up."""
     arrays = load_npz(path, "Embeddings", keys=("words", "vectors"), check=_width_check(path))
     words = [str(word) for word in np.asarray(arrays["words"]).reshape(-1)]
-    vectors = finite_matrix(arrays["vectors"], name="vectors", source=path, ndim=2)
+    vectors = finite_matrix(arrays["vectors"], name="the array vectors", source=path, ndim=2)
     if len(words) != len(vectors):
         raise FileProblem(f"Embeddings file {path}: {len(words)} words but {len(vectors)} vectors.")
     vocabulary: dict[str, FloatArray] = {}
@@ -121,7 +121,12 @@ def load_json_embeddings(
         rows = finite_matrix(data[key], name=key, source=path, ndim=2)
         return _rows_per_token(rows, tokens, path, file_tokens=file_tokens)
     vocabulary = {
-        str(word): finite_matrix(vector, name=f"the vector of {word!r}", source=path, ndim=1)
+        str(word): finite_matrix(
+            vector,
+            name=f"the vector of {word!r}",
+            source=path,
+            ndim=1,
+        )
         for word, vector in data.items()
     }
     wanted = lookup_forms(tokens)

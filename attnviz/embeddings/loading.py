@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from attnviz.arguments import choice, token_list
+from attnviz.arguments import path as checked_path
 from attnviz.embeddings.array_files import (
     load_json_embeddings,
     load_npy_rows,
@@ -38,6 +40,9 @@ def load_embeddings(
     ``progress(bytes_read, file_size)`` is called while a text file is streamed. ``layer``
     (from 1) picks a layer's X from a model's export, which needs it; other files ignore it.
     """
+    path = checked_path("path", path)
+    tokens = token_list("tokens", tokens)
+    oov = choice(OutOfVocabulary, oov, "oov")
     require_readable(path, "Embeddings")
     extension = path.suffix.lower()
     if extension not in EMBEDDING_EXTENSIONS:

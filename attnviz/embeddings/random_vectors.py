@@ -7,7 +7,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from attnviz.arguments import given, token_list
 from attnviz.arrays import FloatArray
+from attnviz.config import MAX_D_MODEL
+from attnviz.errors import AttnvizError, shown_number
 
 
 def word_vector(word: str, d_model: int, seed: int) -> FloatArray:
@@ -26,4 +29,11 @@ def word_vector(word: str, d_model: int, seed: int) -> FloatArray:
 
 def random_embeddings(tokens: Sequence[str], d_model: int, seed: int) -> FloatArray:
     """Seeded random embeddings, one row per token.  [n] -> [n, d_model]"""
+    token_list("tokens", tokens)
+    given(d_model=d_model, seed=seed)
+    if not 1 <= d_model <= MAX_D_MODEL or seed < 0:
+        raise AttnvizError(
+            f"d_model={d_model}, seed={shown_number(seed)}: give d_model from 1 to "
+            f"{MAX_D_MODEL} and a seed of 0 or more."
+        )
     return np.stack([word_vector(token, d_model, seed) for token in tokens])

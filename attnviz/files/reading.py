@@ -15,6 +15,7 @@ from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
 
+from attnviz.arguments import only_numbers
 from attnviz.errors import FileProblem
 
 
@@ -180,6 +181,7 @@ def load_json(path: Path, what: str) -> JsonData:
 def finite_matrix(value: Any, *, name: str, source: Path | str, ndim: int) -> np.ndarray:
     """``value`` as a float64 array with ``ndim`` dimensions and only finite numbers."""
     name = name[:1].upper() + name[1:]  # it starts the message: "The array in …"
+    only_numbers(value, name, source, ndim)  # not text, true/false or dates made numbers
     not_numbers = f"{name} in {source} is not a {ndim}-d array of numbers of equal length."
     try:
         given = np.asarray(value)  # a ragged list raises here, in numpy 2

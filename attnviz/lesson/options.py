@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from attnviz.errors import AttnvizError, option, quoted, spelled
+from attnviz.errors import AttnvizError, clipped, option, quoted, spelled
 from attnviz.lesson import steps as table
 from attnviz.lesson.steps import (
     Step,
@@ -38,7 +38,11 @@ class LessonOptions:
     notes_in_every_head: bool = False
 
     def __post_init__(self) -> None:
-        if not 0 <= self.decimals <= MAX_DECIMALS:
+        if (
+            isinstance(self.decimals, bool)
+            or not isinstance(self.decimals, int)
+            or not 0 <= self.decimals <= MAX_DECIMALS
+        ):
             raise AttnvizError(
                 f"{option('decimals', self.decimals)} is out of range; use 0 to {MAX_DECIMALS}."
             )
@@ -94,18 +98,20 @@ def parse_steps(spec: str, trace: Any = None) -> frozenset[int]:
                 raise AttnvizError(f"{given} has an empty item; give e.g. 4-6 or 1,3-5.")
             if part.isalpha() and named:
                 raise AttnvizError(
-                    f"{given}: {part!r} is neither a step number nor a range of them, nor a "
-                    f"step shown only when named ({', '.join(named)}); give e.g. 4-6, 1,3-5 "
+                    f"{given}: {clipped(part)!r} is neither a step number nor a range of them, "
+                    f"nor a step shown only when named ({', '.join(named)}); give e.g. 4-6, 1,3-5 "
                     f"or 5,6,{next(iter(named))}."
                 )
             raise AttnvizError(
-                f"{given}: {part!r} is neither a step number nor a range of them; "
+                f"{given}: {clipped(part)!r} is neither a step number nor a range of them; "
                 "give e.g. 4-6 or 1,3-5."
             )
         for digits in match.groups(default=match.group(1)):
             # Compared as text first: int() of thousands of digits would itself fail.
             if len(digits) > 3 or not 1 <= int(digits) <= plain:
-                raise AttnvizError(f"{given}: there is no step {digits}; {_which(steps, trace)}.")
+                raise AttnvizError(
+                    f"{given}: there is no step {clipped(digits)}; {_which(steps, trace)}."
+                )
         first, last = (int(digits) for digits in match.groups(default=match.group(1)))
         if first > last:
             raise AttnvizError(f"{given}: the range {part!r} runs backwards; write {last}-{first}.")

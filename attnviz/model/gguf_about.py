@@ -20,7 +20,7 @@ def quantization_about(gguf: GgufModel, path: Path, dtype: type) -> str:
     types = {
         info.type_name
         for name, info in gguf.tensors.file.tensors.items()
-        if re.fullmatch(r"blk\.\d+\.attn_(q|k|v|output)\.weight", name)
+        if re.fullmatch(r"blk\.[0-9]+\.attn_(q|k|v|output)\.weight", name)
     }
     stored = (
         f"its attention weights W_Q, W_K, W_V and W_O {'as' if len(types) == 1 else 'mostly as'}"
@@ -73,7 +73,7 @@ _FIRST_WEIGHTS = {
 def _first_weight(tensor: str) -> str:
     """Weight [0, 0] of GGUF attention tensor ``tensor`` ("blk.0.attn_v.weight") in words:
     "layer 1's W_V of key/value head 1 that carries x's coordinate 1 into v's coordinate 1"."""
-    found = re.fullmatch(r"blk\.(\d+)\.attn_(q|k|v|output)\.weight", tensor)
+    found = re.fullmatch(r"blk\.([0-9]+)\.attn_(q|k|v|output)\.weight", tensor)
     if found is None:
         raise ValueError(f"{tensor} is not an attention weight of a layer")
     return f"layer {int(found[1]) + 1}'s {_FIRST_WEIGHTS[found[2]]}"

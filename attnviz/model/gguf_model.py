@@ -216,7 +216,7 @@ def hf_name(gguf_name: str) -> str | None:
     q_proj.weight"), or None for one a forward pass does not read (output.weight among them)."""
     if gguf_name in MODEL_NAMES:
         return PREFIX + MODEL_NAMES[gguf_name]
-    match = re.fullmatch(r"blk\.(\d+)\.(.+)", gguf_name)
+    match = re.fullmatch(r"blk\.([0-9]+)\.(.+)", gguf_name)
     if match and match.group(2) in LAYER_NAMES:
         return f"{PREFIX}layers.{int(match.group(1))}.{LAYER_NAMES[match.group(2)]}"
     return None
@@ -392,7 +392,7 @@ def load_gguf(path: Path, dtype: type = np.float32, pairing: str = "half") -> Gg
     projections = [
         info
         for name, info in tensors.file.tensors.items()
-        if re.fullmatch(r"blk\.\d+\.attn_(q|k|v|output)\.weight", name)
+        if re.fullmatch(r"blk\.[0-9]+\.attn_(q|k|v|output)\.weight", name)
     ]
     if not projections:
         raise FileProblem(

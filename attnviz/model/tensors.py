@@ -212,7 +212,7 @@ class Tensors:
         stored = np.asarray(array)[first]
         # Shown as the table's row: ``array`` holds only the rows ``ids`` of it.
         index = [int(ids[first[0]]), *first[1:]] if ids is not None else list(first)
-        layer = re.search(r"\.(\d+)\.", f".{full[len(self.prefix) :]}")
+        layer = re.search(r"\.([0-9]+)\.", f".{full[len(self.prefix) :]}")
         where = f" (layer {int(layer.group(1)) + 1} of the model)" if layer else ""
         if np.isfinite(stored):
             raise FileProblem(

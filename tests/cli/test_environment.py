@@ -9,6 +9,7 @@ import errno
 import io
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +61,42 @@ def test_typed_text_decodes_utf8_bytes_and_keeps_the_others() -> None:
     assert typed_text("na\udcc3\udcafve") == "naïve"  # the bytes of "ï", as LC_ALL=C leaves them
     assert typed_text("caf\udce9") == "caf\udce9"  # Latin-1 "é": not UTF-8, kept as it is
     assert typed_text("naïve") == "naïve" and typed_text(None) is None
+
+
+def test_matplotlib_gets_a_temporary_folder_when_its_own_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only HOME (here: XDG folders that are files, which root cannot write in either)
+    would make matplotlib warn in four lines; HOME unknown would make it fail."""
+    from attnviz.cli.environment import matplotlib_folders_writable
+
+    monkeypatch.delenv("MPLCONFIGDIR", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    matplotlib_folders_writable()
+    assert "MPLCONFIGDIR" not in os.environ  # folders that can be made: matplotlib's own
+    assert not (tmp_path / "config").exists()  # and nothing made before matplotlib needs it
+
+    (tmp_path / "blocked").write_text("a file, not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "blocked"))
+    matplotlib_folders_writable()
+    temporary = Path(os.environ["MPLCONFIGDIR"])
+    assert temporary.is_dir() and temporary.name.startswith("attnviz-matplotlib-")
+
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "chosen"))  # the person's choice stays
+    matplotlib_folders_writable()
+    assert os.environ["MPLCONFIGDIR"] == str(tmp_path / "chosen")
+
+
+def test_matplotlib_gets_a_temporary_folder_without_a_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    from attnviz.cli.environment import matplotlib_folders_writable
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("MPLCONFIGDIR", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", no_home)
+    matplotlib_folders_writable()
+    assert Path(os.environ["MPLCONFIGDIR"]).is_dir()

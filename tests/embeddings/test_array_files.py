@@ -87,3 +87,53 @@ def test_truncated_npz_and_json_are_refused_naming_the_file(tmp_path: Path) -> N
     deep.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     with pytest.raises(FileProblem, match="deep.json"):
         load_embeddings(deep, ["the"])
+
+
+@pytest.mark.parametrize(
+    ("values", "says"),
+    [
+        (np.zeros((3, 4), dtype="datetime64[D]"), "holds dates (datetime64[D]), not numbers"),
+        (np.ones((3, 4), dtype="timedelta64[s]"), "holds time spans"),
+        (np.full((3, 4), "1.5"), "holds text (<U3), not numbers"),
+        (np.full((3, 4), b"1"), "holds bytes"),
+        (np.ones((3, 4), dtype=bool), "holds true/false values (bool), not numbers"),
+    ],
+    ids=["dates", "time spans", "text", "bytes", "booleans"],
+)
+def test_arrays_of_anything_but_numbers_are_refused_naming_the_file_and_the_fix(
+    tmp_path: Path, values: np.ndarray, says: str
+) -> None:
+    """numpy would turn each into numbers silently: a date into its days since 1970, "1.5" into
+    1.5, True into 1."""
+    npy, npz, vocabulary = tmp_path / "rows.npy", tmp_path / "rows.npz", tmp_path / "words.npz"
+    np.save(npy, values)
+    np.savez(npz, X=values)
+    np.savez(vocabulary, words=np.array(["i", "am", "good"]), vectors=values)
+    for path in (npy, npz, vocabulary):
+        with pytest.raises(FileProblem) as refused:
+            load_embeddings(path, ["I", "am", "good"])
+        assert says in str(refused.value) and str(path) in str(refused.value)
+        assert "astype(np.float32)" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("document", "says"),
+    [
+        ({"i": [1, "1"], "am": [1, 2], "good": [3, 4]}, 'holds "1"'),
+        ({"i": [True, 1], "am": [1, 2], "good": [3, 4]}, "holds true"),
+        ({"i": [False, False], "am": [1, 2], "good": [3, 4]}, "holds false"),
+        ({"i": [None, 1], "am": [1, 2], "good": [3, 4]}, "holds null"),
+        ({"tokens": ["I", "am", "good"], "X": [[1, "2"], [1, 2], [3, 4]]}, 'holds "2"'),
+        ({"tokens": ["I", "am", "good"], "X": [[1, 2], [True, 2], [3, 4]]}, "holds true"),
+    ],
+    ids=["quoted", "true among numbers", "all false", "null", "quoted row", "true in a row"],
+)
+def test_json_vectors_of_quoted_numbers_or_true_are_refused(
+    tmp_path: Path, document: dict[str, object], says: str
+) -> None:
+    path = tmp_path / "vectors.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(FileProblem) as refused:
+        load_embeddings(path, ["I", "am", "good"])
+    message = str(refused.value)
+    assert says in message and str(path) in message and "without quotes" in message

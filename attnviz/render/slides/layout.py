@@ -37,7 +37,7 @@ MAX_LINES = int((SLIDE_HEIGHT_PX - BODY_TOP_PX - BOTTOM_PX) / LINE_PX)
 THEME = EXPORT_THEME
 
 #: A file name save_slides could have written: 01-title.svg, 12-head2-weights-2.png, …
-SLIDE_FILE = re.compile(r"\d{2,}-[a-z0-9-]+\.(?:svg|png)")
+SLIDE_FILE = re.compile(r"[0-9]{2,}-[a-z0-9-]+\.(?:svg|png)")
 
 
 class Slide(NamedTuple):
