@@ -22,6 +22,7 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.attention import softmax
 from attnviz.errors import AttnvizError, option, quoted, spelled
+from attnviz.limits import check_divisor, check_scaling, shortened
 from attnviz.train.backward import softmax_backward
 
 MAX_D_K = 4096  # larger sizes are capped: 4096 already shows the effect, and memory grows with d_k
@@ -93,6 +94,7 @@ def scaling_experiment(
             raise AttnvizError(f"{option(name, value)} is out of range; use {low} to {high}.")
     if seed < 0:
         raise AttnvizError(f"{option('seed')} must be 0 or more, got {seed}.")
+    check_scaling(d_ks, n_keys=n_keys, n_queries=n_queries)
     largest = n_queries * n_keys * max(d_ks)
     if largest > MAX_NUMBERS:
         raise AttnvizError(
@@ -118,27 +120,37 @@ def scaling_experiment(
 def parse_d_ks(text: str) -> tuple[list[int], list[str]]:
     """ "4,16,64" -> [4, 16, 64]; sizes above MAX_D_K are capped, with a note saying so."""
     values: list[int] = []
-    notes: list[str] = []
-    given = option("d_ks", metavar=quoted(text))
+    capped: list[str] = []  # the sizes above MAX_D_K, as given
+    given = option("d_ks", metavar=quoted(shortened(text)))
     for part in text.replace(" ", "").split(","):
         if not part:
             continue
         try:
-            value = int(part)
+            # More digits than a d_k has: capped, as 5000 is (int() refuses 4301 digits).
+            value = (
+                MAX_D_K + 1 if part.isascii() and part.isdigit() and len(part) > 9 else int(part)
+            )
         except ValueError:
             raise AttnvizError(
-                f"{given}: {part!r} is not a whole number; e.g. "
+                f"{given}: {shortened(part)!r} is not a whole number; e.g. "
                 f"{spelled('--dk 4,16,64', 'd_ks=[4, 16, 64]')}."
             ) from None
         if value < 1:
-            raise AttnvizError(f"{given}: d_k must be 1 or more, got {value}.")
+            raise AttnvizError(f"{given}: d_k must be 1 or more, got {shortened(str(value))}.")
         if value > MAX_D_K:
-            notes.append(f"d_k {value} capped at {MAX_D_K}.")
+            capped.append(part)
             value = MAX_D_K
         values.append(value)
     if not values:
         raise AttnvizError(f"{option('d_ks')} is empty; give sizes such as 4,16,64,256,1024.")
-    return list(dict.fromkeys(values)), notes
+    return list(dict.fromkeys(values)), _capped_notes(capped)
+
+
+def _capped_notes(capped: Sequence[str]) -> list[str]:
+    """A note for each size capped at MAX_D_K, or one for them all when there are many."""
+    if len(capped) > 3:
+        return [f"{len(capped):,} sizes above {MAX_D_K} capped at {MAX_D_K}."]
+    return [f"d_k {shortened(value)} capped at {MAX_D_K}." for value in capped]
 
 
 #: Sentence lengths of the divisor experiment: the same query and keys, words added.
@@ -185,6 +197,7 @@ def divisor_experiment(
     """
     if not lengths or min(lengths) < 2:
         raise AttnvizError("the divisor experiment needs sentences of 2 keys or more.")
+    check_divisor(lengths, d_k=d_k, n_queries=n_queries)
     rng = np.random.default_rng((seed, 2))
     q = rng.standard_normal((n_queries, 1, d_k))
     k = rng.standard_normal((n_queries, max(lengths), d_k))

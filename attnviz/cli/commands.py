@@ -30,11 +30,21 @@ from attnviz.explanation import Explanation
 from attnviz.files import staged_writes
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
+from attnviz.limits import (
+    check_export_size,
+    check_scaling,
+    check_slides,
+    divisor_numbers,
+    fewest_slides,
+)
 from attnviz.outputs import check_export, check_folder, check_image, write_export
 from attnviz.render.options import ImageOptions, Measure, Scale, Style
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import TraceOptions
+
+#: d_k of the divisor experiment that attnviz scaling runs after its table.
+DIVISOR_D_K = 64
 
 #: --steps on the page: the lesson's steps but the focus view, which is the page's picture.
 PAGE_STEPS_HELP = (
@@ -114,7 +124,25 @@ def explain(
     if slides is not None:
         check_folder(slides, "--slides")
     explanation = explained(sentence, trace_options, view)
+    check_sizes(explanation, lesson, slides, export)
     tell(explanation, lesson, step, Recordings(svg, html, slides, export))
+
+
+def check_sizes(
+    explanation: Explanation, lesson: LessonOptions | None, slides: Path | None, export: Path | None
+) -> None:
+    """Refuse slides and exports too large to write (attnviz.limits), once the sizes are known
+    and before the lesson is printed or anything drawn."""
+    if export is not None:
+        check_export_size(_exported(explanation.layers), export)
+    if slides is not None and lesson is not None:
+        steps = lesson.step_numbers
+        check_slides(fewest_slides(len(explanation.selection.heads), steps), at_least=True)
+
+
+def _exported(layers: Sequence[AttentionTrace]) -> Sequence[AttentionTrace]:
+    """The layers an export holds (outputs.write_export): a model's every layer, else the one."""
+    return layers if layers[0].provenance.weights.is_pretrained else layers[:1]
 
 
 class Recordings(NamedTuple):
@@ -135,6 +163,10 @@ def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Record
 
     trace, selection = explanation.trace, explanation.selection
     blocks = written_lesson(trace, selection, lesson, layers=explanation.layers)
+    if to.slides is not None:  # every slide counted, before the lesson is printed
+        from attnviz.render.slides.plan import plan_slides
+
+        check_slides(len(plan_slides(trace, selection, lesson, blocks=blocks)))
     console = new_console()
     pause = pacer(console) if step else None
     render_explain(trace, selection, console, lesson, pause=pause, blocks=blocks)
@@ -222,6 +254,7 @@ def heatmap(
     if per_head is not None:
         check_folder(per_head, "--per-head")
     explanation = explained(sentence, trace_options, view)
+    check_sizes(explanation, None, None, export)
     with staged_writes():  # every file, or none
         written, notes = api.save_pictures(explanation, output, options)
         if export is not None:
@@ -360,6 +393,7 @@ def cross(
         explanation = api.crossed(source, target, trace_options, view, progress=progress)
     for message in explanation.notes:
         note(message)
+    check_sizes(explanation, lesson, slides, export)
     tell(explanation, lesson, step, Recordings(svg, html, slides, export, heatmap=output))
 
 
@@ -386,12 +420,16 @@ def scaling(
 
     d_ks, notes = api.scaling_sizes(dk)
     check_outputs(None, (output, "--output"))
+    from attnviz.analysis.scaling import LENGTHS
+
+    drawn_by_divisor = divisor_numbers(LENGTHS, DIVISOR_D_K, queries)
+    check_scaling(d_ks, n_keys=keys, n_queries=queries, divisor=drawn_by_divisor)
     for message in notes:
         note(message)
     rows = api.scaling_rows(d_ks, keys=keys, queries=queries, seed=seed)
     from attnviz.divisors import divisor_rows
 
-    divisor = divisor_rows(queries=queries, seed=seed)
+    divisor = divisor_rows(d_k=DIVISOR_D_K, queries=queries, seed=seed)
     render_scaling(rows, new_console(), n_keys=keys, divisor=divisor)
     if output is not None:
         from attnviz.render.plots import save_scaling_plot
