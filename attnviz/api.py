@@ -29,6 +29,7 @@ from attnviz.core import TracedLayers, cross_layers, trace_layers
 from attnviz.errors import AttnvizError, option
 from attnviz.explanation import Explanation
 from attnviz.lesson.options import LessonOptions
+from attnviz.limits import check_lesson, check_pictures
 from attnviz.render.images import pictures_refused as pictures_refused
 from attnviz.render.options import MAX_WIDTH, ImageOptions, Measure, Scale, Style
 from attnviz.selection import Selection, ViewOptions, choose_layer, select
@@ -330,6 +331,8 @@ def lesson(
 
     explanation = _explanation_of(shown, "lesson")
     whole(decimals=decimals, width=width)
+    selected = explanation.selection
+    check_lesson(len(selected.heads), selected.n_rows, selected.n_columns)
     flags(show_weights=show_weights, color=color, show=show)
     steps = steps_text(steps)
     options = LessonOptions(decimals=decimals, show_weights=show_weights, steps=steps, block=block)
@@ -404,6 +407,8 @@ def heatmap(
     )
     if wanted != view:  # the one selection of this call, as asked here
         selection = select(explanation.trace, wanted)
+    if not all_layers:
+        check_pictures(len(selection.heads), selection.n_rows, selection.n_columns, per_head=False)
     if all_layers:
         from attnviz.render.grid import build_layers_figure
 

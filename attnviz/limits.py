@@ -107,6 +107,59 @@ def check_trace(
     )
 
 
+# -- the lesson ---------------------------------------------------------------------------------
+
+#: The most heads the lesson tells, each with its five steps: 256 heads of a short sentence take
+#: about 8 s to print (2048 took minutes, before a line was printed).
+MAX_LESSON_HEADS = 256
+
+#: The most numbers the lesson's per-head tables hold before eliding, heads × queries × keys:
+#: each table is measured whole to size its columns, so 64 heads of 500 words (16 million)
+#: take about 35 s. The way round: one head, or a shorter sentence.
+MAX_LESSON_NUMBERS = 16_000_000
+
+
+def check_lesson(n_heads_shown: int, n_queries: int, n_keys: int) -> None:
+    """Refuse a lesson of more than MAX_LESSON_HEADS heads, or whose per-head tables hold more
+    than MAX_LESSON_NUMBERS numbers, before it is written."""
+    numbers = n_heads_shown * n_queries * n_keys
+    one_head = option("head", 1)
+    if n_heads_shown > MAX_LESSON_HEADS:
+        raise AttnvizError(
+            f"The lesson would tell {n_heads_shown} heads, each in five steps; it tells at most "
+            f"{MAX_LESSON_HEADS}: show one head ({one_head}) or use fewer heads."
+        )
+    if numbers > MAX_LESSON_NUMBERS:
+        tokens = f"{n_queries} × {n_keys}" if n_queries != n_keys else f"{n_queries}²"
+        raise AttnvizError(
+            f"The lesson of {n_heads_shown} heads on {tokens} tokens would lay out {numbers:,} "
+            f"numbers in each step's tables (heads × tokens²); it lays out at most "
+            f"{MAX_LESSON_NUMBERS:,}: show one head ({one_head}), or use fewer heads or a "
+            "shorter sentence."
+        )
+
+
+# -- heatmaps -----------------------------------------------------------------------------------
+
+#: The most weights a heatmap command draws as cells, over every panel of every picture (heads ×
+#: queries × keys, twice with --per-head, which draws each head again): 64 heads of 400 words in
+#: one picture (10 million) take 18 s and 1 GB, and as 64 pictures more about 100 s more.
+MAX_PICTURE_NUMBERS = 12_000_000
+
+
+def check_pictures(n_panels: int, n_queries: int, n_keys: int, *, per_head: bool) -> None:
+    """Refuse heatmaps drawing more than MAX_PICTURE_NUMBERS cells, before any is drawn."""
+    cells = n_panels * n_queries * n_keys * (2 if per_head else 1)
+    if cells <= MAX_PICTURE_NUMBERS:
+        return
+    again = f" (twice with {option('per_head')})" if per_head else ""
+    raise AttnvizError(
+        f"{n_panels} heads of {n_queries} × {n_keys} weights would draw {cells:,} cells{again}; "
+        f"a heatmap draws at most {MAX_PICTURE_NUMBERS:,}: draw one head "
+        f"({option('head', 1)}), or use fewer heads or a shorter sentence."
+    )
+
+
 # -- attnviz scaling ----------------------------------------------------------------------------
 
 

@@ -32,6 +32,8 @@ from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
 from attnviz.limits import (
     check_export_size,
+    check_lesson,
+    check_pictures,
     check_scaling,
     check_slides,
     divisor_numbers,
@@ -162,6 +164,7 @@ def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Record
     from attnviz.render.terminal import render_explain, save_lesson
 
     trace, selection = explanation.trace, explanation.selection
+    check_lesson(len(selection.heads), selection.n_rows, selection.n_columns)
     blocks = written_lesson(trace, selection, lesson, layers=explanation.layers)
     if to.slides is not None:  # every slide counted, before the lesson is printed
         from attnviz.render.slides.plan import plan_slides
@@ -255,6 +258,9 @@ def heatmap(
         check_folder(per_head, "--per-head")
     explanation = explained(sentence, trace_options, view)
     check_sizes(explanation, None, None, export)
+    if not all_layers:
+        shown = explanation.selection
+        check_pictures(len(shown.heads), shown.n_rows, shown.n_columns, per_head=bool(per_head))
     with staged_writes():  # every file, or none
         written, notes = api.save_pictures(explanation, output, options)
         if export is not None:
