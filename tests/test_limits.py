@@ -151,8 +151,7 @@ def test_the_divisor_experiment_is_counted_too() -> None:
 def test_a_d_k_of_100000_digits_is_capped_and_never_echoed_whole() -> None:
     result = runner.invoke(app, ["scaling", "--dk", "4," + "9" * 100_000, "--queries", "10"])
     assert result.exit_code == 0
-    assert "(100,000 characters) capped at 4096" in result.stderr
-    assert len(result.stderr) < 200
+    assert "capped at 4096" in result.stderr and len(result.stderr) < 200
     bad = runner.invoke(app, ["scaling", "--dk", "9" * 100_000 + "x"])
     assert len(one_error_line(bad.stderr, "is not a whole number")) < 300
     many = runner.invoke(app, ["scaling", "--dk", ",".join(["5000"] * 50), "--queries", "10"])

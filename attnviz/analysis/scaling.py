@@ -120,7 +120,7 @@ def scaling_experiment(
 def parse_d_ks(text: str) -> tuple[list[int], list[str]]:
     """ "4,16,64" -> [4, 16, 64]; sizes above MAX_D_K are capped, with a note saying so."""
     values: list[int] = []
-    capped: list[str] = []  # the sizes above MAX_D_K, as given
+    notes: list[str] = []
     given = option("d_ks", metavar=quoted(shortened(text)))
     for part in text.replace(" ", "").split(","):
         if not part:
@@ -138,19 +138,19 @@ def parse_d_ks(text: str) -> tuple[list[int], list[str]]:
         if value < 1:
             raise AttnvizError(f"{given}: d_k must be 1 or more, got {shortened(str(value))}.")
         if value > MAX_D_K:
-            capped.append(part)
+            notes.append(f"d_k {shortened(part)} capped at {MAX_D_K}.")
             value = MAX_D_K
         values.append(value)
     if not values:
         raise AttnvizError(f"{option('d_ks')} is empty; give sizes such as 4,16,64,256,1024.")
-    return list(dict.fromkeys(values)), _capped_notes(capped)
+    return list(dict.fromkeys(values)), _fewer(notes)
 
 
-def _capped_notes(capped: Sequence[str]) -> list[str]:
-    """A note for each size capped at MAX_D_K, or one for them all when there are many."""
-    if len(capped) > 3:
-        return [f"{len(capped):,} sizes above {MAX_D_K} capped at {MAX_D_K}."]
-    return [f"d_k {shortened(value)} capped at {MAX_D_K}." for value in capped]
+def _fewer(notes: list[str]) -> list[str]:
+    """The notes of the sizes capped at MAX_D_K, or one for them all when there are many."""
+    if len(notes) > 3:
+        return [f"{len(notes):,} sizes above {MAX_D_K} capped at {MAX_D_K}."]
+    return notes
 
 
 #: Sentence lengths of the divisor experiment: the same query and keys, words added.
