@@ -27,6 +27,7 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, option
+from attnviz.limits import check_trace
 from attnviz.positions import Positions, Rope, rotate
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Provenance
 from attnviz.trace import BIAS_KEYS, AttentionTrace, frozen_array, frozen_mask, provenance_seed
@@ -309,6 +310,9 @@ def _steps(
 
     x: [n_q, d_model]; source_x: [n_k, d_model] or None (then n_k = n_q) -> _Steps
     """
+    n_keys = len(x if source_x is None else source_x)
+    fixed = not weights.origin.is_random  # a model's or a file's heads: no option changes them
+    check_trace(len(x), n_keys, weights.d_model, weights.n_heads, heads_fixed=fixed)
     # Overflow is detected below and reported as one sentence, not as numpy warnings.
     with np.errstate(over="ignore", invalid="ignore"):
         matrix, bias = weights.stacked_rows

@@ -14,7 +14,6 @@ from attnviz.attention import causal_mask, multi_head_attention, padding_mask
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings, random_embeddings
 from attnviz.errors import AttnvizError, option, spelled
-from attnviz.limits import check_trace
 from attnviz.positions import Positions, Rope, sinusoidal_positions
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Masking, Provenance
 from attnviz.reuse import reuse_notes
@@ -303,8 +302,6 @@ def trace_with_options(
         # [PAD] rows are zeros, as a padding embedding usually is; they are masked as keys.
         tokens = [*tokens, *([PAD] * (pad_to - n_real))]
         x = np.vstack([x, np.zeros((pad_to - n_real, x.shape[1]))])
-    config = inputs.config
-    check_trace(len(tokens), len(tokens), config.d_model, config.n_heads, config.n_kv_heads)
     mask = _mask(causal, n_real, len(tokens)) if causal or pad_to is not None else None
     provenance = Provenance(
         embeddings=inputs.embeddings.origin._replace(positions=positions),
@@ -413,7 +410,6 @@ def trace_cross(
         n_kv_heads=n_kv_heads,
     )
     n_target, d_model = len(target_tokens), inputs.config.d_model
-    check_trace(n_target, len(source_tokens), d_model, inputs.config.n_heads)
     trace = multi_head_attention(
         target_tokens,
         inputs.embeddings.X[:n_target],

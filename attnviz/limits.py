@@ -8,14 +8,11 @@ API call the same checks, so both refuse alike. Plain Python: no numpy, no Rich.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from attnviz.errors import AttnvizError, OutputProblem, option, spelled
-
-if TYPE_CHECKING:
-    from attnviz.trace import AttentionTrace
 
 
 class Shaped(Protocol):
@@ -29,14 +26,22 @@ class Shaped(Protocol):
     def shape(self) -> tuple[int, ...]: ...
 
 
+class Traced(Protocol):
+    """A trace, as far as its export's size is concerned (attnviz.trace.AttentionTrace)."""
+
+    @property
+    def tokens(self) -> tuple[str, ...]: ...
+    def arrays(self) -> Mapping[str, Shaped]: ...
+
+
 #: float64, the precision of every array a trace keeps.
 BYTES_PER_NUMBER = 8
 
 #: The most memory a trace's arrays may take, estimated as trace_numbers() × 8 bytes. Computing
 #: them takes about twice that at the peak (temporaries), so a trace stays under about 2 GB;
-#: 2048 heads on 500 words would need 12 GB and ran out of memory. What is a trace of that size
-#: for: every head of a 512-token sentence at the paper's 8 heads takes 50 MB, a model's layer
-#: of 12 heads 75 MB. The way round: fewer heads, or a shorter sentence.
+#: 2048 heads on 500 words would need 12.5 GB and ran out of memory. For scale: the paper's 8
+#: heads (d_model 512) on a 512-token sentence take 80 MB. The way round: fewer heads, or a
+#: shorter sentence.
 MAX_TRACE_BYTES = 1_000_000_000
 
 #: The most random numbers ``attnviz scaling`` draws in one run, over every d_k and the divisor
@@ -87,9 +92,11 @@ def check_trace(
     n_kv_heads: int | None = None,
     *,
     layers: int = 1,
+    heads_fixed: bool = False,
 ) -> None:
     """Refuse a trace whose arrays would take more than MAX_TRACE_BYTES, before computing it,
-    naming the most heads this sentence allows and the longest sentence these heads allow."""
+    naming the most heads this sentence allows (unless ``heads_fixed``: a model's or a weights
+    file's heads, which no option changes)."""
     needed = layers * trace_numbers(n_queries, n_keys, d_model, n_heads, n_kv_heads)
     if needed * BYTES_PER_NUMBER <= MAX_TRACE_BYTES:
         return
@@ -97,7 +104,8 @@ def check_trace(
     rest = 10 * max(n_queries, n_keys) * d_model + 4 * d_model * d_model
     most = (budget - rest) // (3 * n_queries * n_keys)
     # The most heads that fit and divide d_model (each head takes d_k = d_model / h columns).
-    fitting = next((h for h in range(min(most, n_heads - 1), 0, -1) if d_model % h == 0), 0)
+    fewer = range(0 if heads_fixed else min(most, n_heads - 1), 0, -1)
+    fitting = next((h for h in fewer if d_model % h == 0), 0)
     way = f"{option('heads', fitting)} or fewer, or " if fitting else ""
     tokens = f"{n_queries} × {n_keys} tokens" if n_queries != n_keys else f"{n_queries} tokens"
     raise AttnvizError(
@@ -239,7 +247,7 @@ def json_export_bytes(numbers: int, rows: int) -> int:
     return numbers * JSON_BYTES_PER_NUMBER + rows * 4
 
 
-def check_export_size(traces: Sequence[AttentionTrace], path: Path | str) -> None:
+def check_export_size(traces: Sequence[Traced], path: Path | str) -> None:
     """Refuse a JSON export of ``traces`` (every layer written, as for a model) that attnviz could
     not read back, before it is computed: see check_json_size."""
     arrays = [array for trace in traces for array in trace.arrays().values()]

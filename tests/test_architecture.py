@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "signals",
         "tokens",
         "labels",
+        "limits",
         "files*",
     ),
     ("provenance",),

@@ -52,6 +52,10 @@ def test_the_trace_estimate_counts_heads_times_tokens_squared() -> None:
     with pytest.raises(AttnvizError, match="at most 1.0 GB: use a shorter sentence") as error:
         limits.check_trace(512, 512, 2048, 2, layers=1000)
     assert "heads=" not in str(error.value)
+    # A model's heads (or a weights file's) are its own: only a shorter sentence is offered.
+    with pytest.raises(AttnvizError, match="use a shorter sentence") as error:
+        limits.check_trace(512, 512, 1024, 1024, heads_fixed=True)
+    assert "heads=" not in str(error.value)
 
 
 @pytest.mark.slow
