@@ -126,20 +126,29 @@ def explain(
     if slides is not None:
         check_folder(slides, "--slides")
     explanation = explained(sentence, trace_options, view)
-    check_sizes(explanation, lesson, slides, export)
+    check_sizes(explanation, export=export, lesson=lesson, slides=slides)
     tell(explanation, lesson, step, Recordings(svg, html, slides, export))
 
 
 def check_sizes(
-    explanation: Explanation, lesson: LessonOptions | None, slides: Path | None, export: Path | None
+    explanation: Explanation,
+    *,
+    export: Path | None,
+    lesson: LessonOptions | None = None,
+    slides: Path | None = None,
+    per_head: bool | None = None,
 ) -> None:
-    """Refuse slides and exports too large to write (attnviz.limits), once the sizes are known
-    and before the lesson is printed or anything drawn."""
+    """Refuse exports, slides and heatmaps too large to write (attnviz.limits), once the sizes
+    are known and before the lesson is printed or anything drawn; ``per_head``: heatmaps are
+    drawn, each head again in a picture of its own if True (None: no heatmap panels)."""
+    shown = explanation.selection
     if export is not None:
         check_export_size(_exported(explanation.layers), export)
     if slides is not None and lesson is not None:
-        steps = lesson.step_numbers
-        check_slides(fewest_slides(len(explanation.selection.heads), steps), at_least=True)
+        fewest = fewest_slides(len(shown.heads), lesson.step_numbers)
+        check_slides(fewest, at_least=True)
+    if per_head is not None:
+        check_pictures(len(shown.heads), shown.n_rows, shown.n_columns, per_head=per_head)
 
 
 def _exported(layers: Sequence[AttentionTrace]) -> Sequence[AttentionTrace]:
@@ -257,10 +266,7 @@ def heatmap(
     if per_head is not None:
         check_folder(per_head, "--per-head")
     explanation = explained(sentence, trace_options, view)
-    check_sizes(explanation, None, None, export)
-    if not all_layers:
-        shown = explanation.selection
-        check_pictures(len(shown.heads), shown.n_rows, shown.n_columns, per_head=bool(per_head))
+    check_sizes(explanation, export=export, per_head=None if all_layers else bool(per_head))
     with staged_writes():  # every file, or none
         written, notes = api.save_pictures(explanation, output, options)
         if export is not None:
@@ -399,7 +405,7 @@ def cross(
         explanation = api.crossed(source, target, trace_options, view, progress=progress)
     for message in explanation.notes:
         note(message)
-    check_sizes(explanation, lesson, slides, export)
+    check_sizes(explanation, export=export, lesson=lesson, slides=slides)
     tell(explanation, lesson, step, Recordings(svg, html, slides, export, heatmap=output))
 
 
