@@ -225,7 +225,7 @@ def fewest_slides(n_heads_shown: int, steps: frozenset[int] | None) -> int:
     return n_heads_shown * len(shown)
 
 
-def check_slides(count: int, *, at_least: bool = False) -> None:
+def check_slide_count(count: int, *, at_least: bool = False) -> None:
     """Refuse more than MAX_SLIDES slides (``at_least``: ``count`` is the fewest there can be),
     before any is drawn."""
     if count <= MAX_SLIDES:

@@ -35,7 +35,7 @@ from attnviz.limits import (
     check_lesson,
     check_pictures,
     check_scaling,
-    check_slides,
+    check_slide_count,
     divisor_numbers,
     fewest_slides,
 )
@@ -146,7 +146,7 @@ def check_sizes(
         check_export_size(_exported(explanation.layers), export)
     if slides is not None and lesson is not None:
         fewest = fewest_slides(len(shown.heads), lesson.step_numbers)
-        check_slides(fewest, at_least=True)
+        check_slide_count(fewest, at_least=True)
     if per_head is not None:
         check_pictures(len(shown.heads), shown.n_rows, shown.n_columns, per_head=per_head)
 
@@ -178,7 +178,7 @@ def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Record
     if to.slides is not None:  # every slide counted, before the lesson is printed
         from attnviz.render.slides.plan import plan_slides
 
-        check_slides(len(plan_slides(trace, selection, lesson, blocks=blocks)))
+        check_slide_count(len(plan_slides(trace, selection, lesson, blocks=blocks)))
     console = new_console()
     pause = pacer(console) if step else None
     render_explain(trace, selection, console, lesson, pause=pause, blocks=blocks)
