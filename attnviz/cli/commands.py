@@ -12,7 +12,7 @@ from typing import Annotated, NamedTuple
 
 import typer
 
-from attnviz import api
+from attnviz import api, limits
 from attnviz.cli.console import new_console, note, pacer, reading_progress, wrote
 from attnviz.cli.options import (
     Export,
@@ -30,15 +30,6 @@ from attnviz.explanation import Explanation
 from attnviz.files import staged_writes
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
-from attnviz.limits import (
-    check_export_size,
-    check_lesson,
-    check_pictures,
-    check_scaling,
-    check_slide_count,
-    divisor_numbers,
-    fewest_slides,
-)
 from attnviz.outputs import check_export, check_folder, check_image, write_export
 from attnviz.render.options import ImageOptions, Measure, Scale, Style
 from attnviz.selection import Selection, ViewOptions
@@ -138,22 +129,17 @@ def check_sizes(
     slides: Path | None = None,
     per_head: bool | None = None,
 ) -> None:
-    """Refuse exports, slides and heatmaps too large to write (attnviz.limits), once the sizes
-    are known and before the lesson is printed or anything drawn; ``per_head``: heatmaps are
-    drawn, each head again in a picture of its own if True (None: no heatmap panels)."""
-    shown = explanation.selection
-    if export is not None:
-        check_export_size(_exported(explanation.layers), export)
+    """Refuse exports, slides and heatmaps (``per_head``: each head drawn again, None: none)
+    too large to write (attnviz.limits), before the lesson is printed or anything drawn."""
+    shown, layers = explanation.selection, explanation.layers
+    if export is not None:  # a model's every layer, else the one (outputs.write_export)
+        pretrained = layers[0].provenance.weights.is_pretrained
+        limits.check_export_size(layers if pretrained else layers[:1], export)
     if slides is not None and lesson is not None:
-        fewest = fewest_slides(len(shown.heads), lesson.step_numbers)
-        check_slide_count(fewest, at_least=True)
+        fewest = limits.fewest_slides(len(shown.heads), lesson.step_numbers)
+        limits.check_slide_count(fewest, at_least=True)
     if per_head is not None:
-        check_pictures(len(shown.heads), shown.n_rows, shown.n_columns, per_head=per_head)
-
-
-def _exported(layers: Sequence[AttentionTrace]) -> Sequence[AttentionTrace]:
-    """The layers an export holds (outputs.write_export): a model's every layer, else the one."""
-    return layers if layers[0].provenance.weights.is_pretrained else layers[:1]
+        limits.check_pictures(len(shown.heads), shown.n_rows, shown.n_columns, per_head=per_head)
 
 
 class Recordings(NamedTuple):
@@ -173,12 +159,12 @@ def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Record
     from attnviz.render.terminal import render_explain, save_lesson
 
     trace, selection = explanation.trace, explanation.selection
-    check_lesson(len(selection.heads), selection.n_rows, selection.n_columns)
+    limits.check_lesson(len(selection.heads), selection.n_rows, selection.n_columns)
     blocks = written_lesson(trace, selection, lesson, layers=explanation.layers)
     if to.slides is not None:  # every slide counted, before the lesson is printed
         from attnviz.render.slides.plan import plan_slides
 
-        check_slide_count(len(plan_slides(trace, selection, lesson, blocks=blocks)))
+        limits.check_slide_count(len(plan_slides(trace, selection, lesson, blocks=blocks)))
     console = new_console()
     pause = pacer(console) if step else None
     render_explain(trace, selection, console, lesson, pause=pause, blocks=blocks)
@@ -434,8 +420,8 @@ def scaling(
     check_outputs(None, (output, "--output"))
     from attnviz.analysis.scaling import LENGTHS
 
-    drawn_by_divisor = divisor_numbers(LENGTHS, DIVISOR_D_K, queries)
-    check_scaling(d_ks, n_keys=keys, n_queries=queries, divisor=drawn_by_divisor)
+    drawn_by_divisor = limits.divisor_numbers(LENGTHS, DIVISOR_D_K, queries)
+    limits.check_scaling(d_ks, n_keys=keys, n_queries=queries, divisor=drawn_by_divisor)
     for message in notes:
         note(message)
     rows = api.scaling_rows(d_ks, keys=keys, queries=queries, seed=seed)
