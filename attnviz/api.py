@@ -22,17 +22,18 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from attnviz import arguments as check
 from attnviz.core import TracedLayers, cross_layers, trace_layers
 from attnviz.errors import AttnvizError, option
 from attnviz.explanation import Explanation
 from attnviz.lesson.options import LessonOptions
+from attnviz.limits import check_lesson, check_pictures
 from attnviz.render.images import all_layers_refused as all_layers_refused
 from attnviz.render.images import pictures_refused as pictures_refused
 from attnviz.render.options import MAX_WIDTH, ImageOptions, Measure, Scale, Style
-from attnviz.selection import Selection, ViewOptions, choose_layer, select
+from attnviz.selection import ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import Dtype, TraceOptions, trace_options_from
 
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 
     from attnviz.analysis.heads import HeadRanking, RankBy
     from attnviz.analysis.scaling import ScalingRow
-    from attnviz.render.demo import DemoExamples, ItExample
 
 Progress = Callable[[int, int], None]
 
@@ -141,58 +141,6 @@ def scaling_rows(sizes: Sequence[int], *, keys: int, queries: int, seed: int) ->
     from attnviz.analysis.scaling import scaling_experiment
 
     return scaling_experiment(sizes, n_keys=keys, n_queries=queries, seed=seed)
-
-
-def demo_examples(*, use_model: bool) -> DemoExamples:
-    """The traces ``attnviz demo`` shows, each with what is shown of it; all-MiniLM-L6-v2's
-    heads for "it" when it is installed and ``use_model``."""
-    from attnviz.render.demo import IT_SENTENCE, DemoExamples, ItExample
-
-    def shown(sentence: str, **view: Any) -> tuple[AttentionTrace, Selection]:
-        explanation = explained(sentence, TraceOptions(), ViewOptions(**view))
-        return explanation.trace, explanation.selection
-
-    crossing = crossed(
-        "I am good", "Je vais bien", TraceOptions(), ViewOptions(head=1, focus="vais")
-    )
-    from attnviz.model.checkpoint import ModelNotInstalled
-
-    it, problem = None, None
-    if use_model:
-        try:
-            model = explained(
-                IT_SENTENCE,
-                TraceOptions(model="minilm"),
-                ViewOptions(focus="it", hide_special=True),
-            )
-        except ModelNotInstalled:
-            pass  # the random layer, with a hint to install it
-        except AttnvizError as error:
-            problem = error.message  # installed but broken: the random layer, saying why
-        else:
-            it = _it_in_the_model(model)
-    if it is None:
-        it = ItExample(*shown(IT_SENTENCE, focus="it"), None, use_model, problem)
-    return DemoExamples(
-        i_am_good=shown("I am good", focus="I"),
-        thinking=shown("Thinking Machines", head=1, focus="Thinking"),
-        it=it,
-        crossed=(crossing.trace, crossing.selection),
-        scaling=scaling_rows([4, 16, 64, 256, 1024], keys=16, queries=400, seed=0),
-    )
-
-
-def _it_in_the_model(model: Explanation) -> ItExample:
-    """The demo's "it" → "animal": where "it" looks most in every head, its heads for "animal",
-    and the layer of the most specific one, shown with that head."""
-    from attnviz.analysis.heads import focus_survey
-    from attnviz.render.demo import ItExample
-
-    animal = model.selection.column_words.index("animal")
-    survey = focus_survey(model.layers, model.selection, animal)
-    specific = survey.specific
-    selection = model.selection._replace(heads=(specific.head - 1,))
-    return ItExample(model.layers[specific.layer - 1], selection, survey, True)
 
 
 # -- the Python API ---------------------------------------------------------------------------
@@ -340,6 +288,8 @@ def lesson(
 
     explanation = _explanation_of(shown, "lesson")
     check.given(decimals=decimals, width=width)
+    selected = explanation.selection
+    check_lesson(len(selected.heads), selected.n_rows, selected.n_columns)
     check.flags(show_weights=show_weights, color=color, show=show)
     steps = check.steps_text(steps)
     options = LessonOptions(decimals=decimals, show_weights=show_weights, steps=steps, block=block)
@@ -416,6 +366,8 @@ def heatmap(
     )
     if wanted != view:  # the one selection of this call, as asked here
         selection = select(explanation.trace, wanted)
+    if not all_layers:
+        check_pictures(len(selection.heads), selection.n_rows, selection.n_columns, per_head=False)
     if all_layers:
         from attnviz.render.grid import build_layers_figure
 

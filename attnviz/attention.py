@@ -26,11 +26,23 @@ import numpy as np
 
 from attnviz import arguments as check
 from attnviz.arrays import FloatArray
+from attnviz.attention_inputs import (
+    Source,
+    check_rope,
+    checked_config,
+    checked_encoding,
+    checked_provenance,
+    checked_source,
+    checked_x,
+    common_dtype,
+    frozen_or_none,
+)
 from attnviz.config import AttentionConfig
-from attnviz.errors import AttnvizError, option
-from attnviz.positions import Positions, Rope, rotate
-from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Provenance
-from attnviz.trace import BIAS_KEYS, AttentionTrace, frozen_array, frozen_mask, provenance_seed
+from attnviz.errors import AttnvizError
+from attnviz.limits import check_trace
+from attnviz.positions import Rope, rotate
+from attnviz.provenance import Provenance
+from attnviz.trace import BIAS_KEYS, AttentionTrace, frozen_array, frozen_mask
 from attnviz.weights import AttentionWeights
 
 
@@ -250,29 +262,29 @@ def multi_head_attention(
     output.
     """
     positioned = positional_encoding is not None
-    provenance = _checked_provenance(provenance, weights, positioned, rope)
+    provenance = checked_provenance(provenance, weights, positioned, rope)
     if (source_positional_encoding is not None) != (positioned and source_x is not None):
         raise AttnvizError(
             "Cross-attention with positions needs the encoding of both sentences; give "
             "source_positional_encoding too (or neither)."
         )
-    dtype = _dtype(x, weights)
-    x = _checked_x(x, len(check.token_list("tokens", tokens)), weights.d_model, dtype)
+    dtype = common_dtype(x, weights)
+    x = checked_x(x, len(check.token_list("tokens", tokens)), weights.d_model, dtype)
     token_embeddings = None
     if positional_encoding is not None:
-        token_embeddings, positional_encoding = x, _encoding(positional_encoding, x, dtype)
+        token_embeddings, positional_encoding = x, checked_encoding(positional_encoding, x, dtype)
         x = token_embeddings + positional_encoding  # X = E + PE
-    config = _checked_config(config, weights, provenance)
-    source = _Source(None, None, None)
+    config = checked_config(config, weights, provenance)
+    source = Source(None, None, None)
     if (source_x is None) != (source_tokens is None):
         raise AttnvizError("Cross-attention needs both the source tokens and their embeddings.")
     if source_x is not None and source_tokens is not None:
-        source = _checked_source(
+        source = checked_source(
             source_x, len(source_tokens), weights.d_model, dtype, mask, source_positional_encoding
         )
     if mask is not None and (mask.shape != (len(tokens), len(tokens)) or not mask.any(-1).all()):
         raise AttnvizError("The mask must be [n, n] and let every word attend to something.")
-    _check_rope(rope, config.d_k, source.x is not None)
+    check_rope(rope, config.d_k, source.x is not None)
     steps = _steps(x, source.x, weights, config.d_k, mask, rope)
     return AttentionTrace(
         tokens=tuple(tokens),
@@ -284,14 +296,14 @@ def multi_head_attention(
         **_frozen_steps(steps),
         config=config,
         provenance=provenance,
-        **cast(dict[str, Any], {key: _frozen_or_none(getattr(weights, key)) for key in BIAS_KEYS}),
+        **cast(dict[str, Any], {key: frozen_or_none(getattr(weights, key)) for key in BIAS_KEYS}),
         mask=None if mask is None else frozen_mask(mask),
         source_tokens=None if source_tokens is None else tuple(source_tokens),
         X_source=None if source.x is None else frozen_array(source.x),
-        E=_frozen_or_none(token_embeddings),
-        PE=_frozen_or_none(positional_encoding),
-        E_source=_frozen_or_none(source.embeddings),
-        PE_source=_frozen_or_none(source.positional_encoding),
+        E=frozen_or_none(token_embeddings),
+        PE=frozen_or_none(positional_encoding),
+        E_source=frozen_or_none(source.embeddings),
+        PE_source=frozen_or_none(source.positional_encoding),
         rope=rope,
     )
 
@@ -326,6 +338,9 @@ def _steps(
 
     x: [n_q, d_model]; source_x: [n_k, d_model] or None (then n_k = n_q) -> _Steps
     """
+    n_keys = len(x if source_x is None else source_x)
+    fixed = not weights.origin.is_random  # a model's or a file's heads: no option changes them
+    check_trace(len(x), n_keys, weights.d_model, weights.n_heads, heads_fixed=fixed)
     # Overflow is detected below and reported as one sentence, not as numpy warnings.
     with np.errstate(over="ignore", invalid="ignore"):
         matrix, bias = weights.stacked_rows
@@ -369,132 +384,3 @@ def _frozen_steps(steps: _Steps) -> dict[str, Any]:
         key: None if value is None else frozen_array(value, copy=False)
         for key, value in steps._asdict().items()
     }
-
-
-def _check_rope(rope: Rope | None, d_k: int, cross: bool) -> None:
-    """Rotary positions turn pairs of coordinates, within one sentence's positions."""
-    if rope is None:
-        return
-    if d_k % 2:
-        raise AttnvizError(
-            f"Rotary positions turn pairs of coordinates, but d_k = {d_k} is odd; choose "
-            f"{option('d_model')} and {option('heads')} so that d_model / heads is even."
-        )
-    if cross:
-        raise AttnvizError(
-            "Rotary positions are for self-attention, where queries and keys count positions in "
-            f"one sentence; use {option('positions', 'sinusoidal')} with cross-attention."
-        )
-
-
-def _checked_provenance(
-    provenance: Provenance | None, weights: AttentionWeights, positioned: bool, rope: Rope | None
-) -> Provenance:
-    """The provenance given (by default X "given", the weights' own origin), which must say
-    whether a positional encoding was added."""
-    check.instance("weights", weights, AttentionWeights, "an AttentionWeights: random_weights(…)")
-    if provenance is None:
-        positions = Positions.sinusoidal if positioned else Positions.none
-        if rope is not None:
-            positions = Positions.rope
-        given = EmbeddingsOrigin(EmbeddingsKind.GIVEN, positions=positions)
-        provenance = Provenance(given, weights.origin)
-    if positioned != (provenance.embeddings.positions is Positions.sinusoidal):
-        raise AttnvizError(
-            "A positional encoding goes with provenance.embeddings.positions saying which; "
-            "give both or neither."
-        )
-    return provenance
-
-
-def _checked_x(x: FloatArray, n_tokens: int, d_model: int, dtype: type) -> FloatArray:
-    """X as an array of ``dtype``, one row per token, as wide as the weights.  -> [n, d_model]"""
-    x = np.asarray(x, dtype=dtype)
-    if x.ndim != 2 or x.shape[0] != n_tokens:
-        raise AttnvizError(
-            f"X has shape {list(x.shape)} but there are {n_tokens} tokens; X needs one row per "
-            "token."
-        )
-    if x.shape[1] != d_model:
-        raise AttnvizError(
-            f"The embeddings have {x.shape[1]} columns but the weights expect d_model = "
-            f"{d_model}; use embeddings and weights of the same width."
-        )
-    return x
-
-
-def _checked_config(
-    config: AttentionConfig | None, weights: AttentionWeights, provenance: Provenance
-) -> AttentionConfig:
-    """The sizes given, checked against the weights; by default taken from them."""
-    if config is None:
-        config = AttentionConfig(
-            d_model=weights.d_model,
-            n_heads=weights.n_heads,
-            seed=provenance_seed(provenance),
-            n_kv_heads=weights.n_kv_heads,
-        )
-    if (weights.n_heads, weights.d_model) != (config.n_heads, config.d_model):
-        raise AttnvizError(
-            f"The weights are for {weights.n_heads} heads and d_model {weights.d_model}, but the "
-            f"configuration asks for {config.n_heads} heads and d_model {config.d_model}."
-        )
-    if weights.n_kv_heads != config.kv_heads:
-        raise AttnvizError(
-            f"The weights have {weights.n_kv_heads} key/value heads, but the configuration asks "
-            f"for {config.kv_heads}."
-        )
-    return config
-
-
-class _Source(NamedTuple):
-    """Cross-attention's source: S = E_source (+ PE_source), the keys' and values' X."""
-
-    x: FloatArray | None  # [n_source, d_model]
-    embeddings: FloatArray | None  # E_source, with a positional encoding
-    positional_encoding: FloatArray | None  # PE_source
-
-
-def _checked_source(
-    source_x: FloatArray,
-    n_source: int,
-    d_model: int,
-    dtype: type,
-    mask: np.ndarray | None,
-    positional_encoding: FloatArray | None,
-) -> _Source:
-    """The source's X, checked, with its positional encoding added when there is one."""
-    source_x = np.asarray(source_x, dtype=dtype)
-    if source_x.shape != (n_source, d_model):
-        raise AttnvizError(
-            f"The source embeddings have shape {list(source_x.shape)}; they must be "
-            f"[{n_source}, {d_model}]."
-        )
-    if mask is not None:
-        raise AttnvizError("Masks apply to self-attention, not to cross-attention.")
-    if positional_encoding is None:
-        return _Source(source_x, None, None)
-    encoding = _encoding(positional_encoding, source_x, dtype)
-    return _Source(source_x + encoding, source_x, encoding)
-
-
-def _encoding(encoding: FloatArray, embeddings: FloatArray, dtype: type) -> FloatArray:
-    """A positional encoding checked against the embeddings it is added to.  -> [n, d_model]"""
-    encoding = np.asarray(encoding, dtype=dtype)
-    if encoding.shape != embeddings.shape or not np.isfinite(encoding).all():
-        raise AttnvizError(
-            f"The positional encoding has shape {list(encoding.shape)}; it must be finite and "
-            f"[n, d_model] = {list(embeddings.shape)}, like the embeddings it is added to."
-        )
-    return encoding
-
-
-def _frozen_or_none(array: FloatArray | None) -> FloatArray | None:
-    return None if array is None else frozen_array(array)
-
-
-def _dtype(x: FloatArray, weights: AttentionWeights) -> type:
-    """float32 when X and the weights are float32 (a checkpoint's precision), else float64."""
-    check.numbers("x", x)
-    arrays = (x, weights.W_Q, weights.W_K, weights.W_V, weights.W_O)
-    return np.float32 if all(np.asarray(a).dtype == np.float32 for a in arrays) else np.float64

@@ -18,6 +18,12 @@ _SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"
 ELLIPSIS = "…"
 MASKED = "−∞"  # a masked score: set to minus infinity before the softmax
 MAX_LABEL_WIDTH = 10  # a longer word is cut to this many cells in headers and row labels
+#: The most zero-width code points (combining marks, joiners) kept in a row: Unicode's
+#: stream-safe text format (UAX #15) allows 30 non-starters in a row, more than any script
+#: needs. They take no cells, so a cut by cells alone kept a word of 19,990 marks whole.
+MAX_MARKS = 30
+#: The most code points a label keeps for each cell of its width: a letter and three marks.
+CODE_POINTS_PER_CELL = 4
 
 
 def subscript(number: int) -> str:
@@ -42,14 +48,45 @@ def fit_label(word: str, width: int = MAX_LABEL_WIDTH) -> str:
     """A label cut to ``width`` cells with an ellipsis, keeping an occurrence suffix (":2")."""
     from rich.cells import cell_len  # here: `attnviz --help` imports this module, not Rich
 
-    text = printable(word)
-    if cell_len(text) <= width:
+    text = elide_marks(printable(word))
+    if cell_len(text) <= width and len(text) <= CODE_POINTS_PER_CELL * width:
         return text
     stem, colon, number = text.rpartition(":")
     suffix = f"{ELLIPSIS}:{number}" if colon and stem and digits(number) else ELLIPSIS
     if suffix != ELLIPSIS:
         text = stem
-    return text[: fitting_prefix(text, width - cell_len(suffix))] + suffix
+    room = width - cell_len(suffix)
+    # Cut by cells, and by code points too: zero-width marks take no cells.
+    return text[: min(fitting_prefix(text, room), CODE_POINTS_PER_CELL * max(room, 0))] + suffix
+
+
+def mark_runs(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds more than MAX_MARKS zero-width code points in a row: for each such
+    run, the span (start, end) past its first MAX_MARKS, to be elided."""
+    # Fewer non-ASCII code points than a run needs: nothing to look for (the usual case,
+    # measured without a loop in Python).
+    if len(text) - len(text.encode("ascii", "ignore")) <= MAX_MARKS:
+        return []
+    from rich.cells import get_character_cell_size
+
+    runs, start = [], 0
+    for position, char in enumerate([*text, "x"]):  # "x" ends a run at the end of the text
+        if not char.isascii() and get_character_cell_size(char) == 0:
+            continue
+        if position - start > MAX_MARKS:
+            runs.append((start + MAX_MARKS, position))
+        start = position + 1
+    return runs
+
+
+def elide_marks(text: str) -> str:
+    """``text`` with each run of more than MAX_MARKS zero-width code points cut to MAX_MARKS
+    and an ellipsis."""
+    kept, end = [], 0
+    for start, stop in mark_runs(text):
+        kept += [text[end:start], ELLIPSIS]
+        end = stop
+    return "".join([*kept, text[end:]]) if kept else text
 
 
 def fitting_prefix(text: str, cells: int, start: int = 0) -> int:

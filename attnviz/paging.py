@@ -23,6 +23,7 @@ from attnviz.explanation import Explanation, Page
 from attnviz.lesson import steps as table
 from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import focus_number, last_plain_number
+from attnviz.limits import check_lesson
 from attnviz.selection import choose_layer
 
 
@@ -69,6 +70,8 @@ def page_html(
 
     _has_words(explanation)
     _has_steps(explanation, lesson)
+    shown = explanation.selection
+    check_lesson(len(shown.heads), shown.n_rows, shown.n_columns)  # the page tells it too
     return render(
         explanation.layers,
         explanation.trace,

@@ -20,6 +20,7 @@ from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, FileProblem, OutputProblem, clipped, option
 from attnviz.files import atomic_write, finite_matrix, load_json, load_npz, open_regular
+from attnviz.limits import check_json_size
 from attnviz.positions import Positions, Rope
 from attnviz.provenance import (
     EmbeddingsKind,
@@ -116,6 +117,7 @@ def _write(
 
     words = words or {}
     path = checked_path("path", path)
+    check_json_size(arrays.values(), tokens, path, layers=len(config.get("layers", ())) or 1)
     extension = path.suffix.lower()
     if extension == ".npz":
 

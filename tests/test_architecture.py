@@ -28,16 +28,19 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "signals",
         "tokens",
         "labels",
+        "limits",
         "files*",
     ),
     ("provenance",),
     ("trace", "trace_files"),
-    ("attention", "embeddings*", "weights"),
+    ("attention_inputs", "embeddings*", "weights"),
+    ("attention",),
     ("selection", "worked", "outputs", "reuse", "trace_options", "analysis*", "model*", "train*"),
     ("core",),
     ("lesson*",),
     ("render*",),
     ("api", "explanation", "training", "comparing", "paging", "ablating", "divisors"),
+    ("demoing",),
     ("cli*", "", "__main__"),  # "": the package's own __init__, the public API
 )
 

@@ -8,7 +8,13 @@ import pytest
 import rich.cells
 from render.counting import Measured
 
-from attnviz.labels import fit_label, fitting_prefix
+from attnviz.labels import (
+    CODE_POINTS_PER_CELL,
+    MAX_LABEL_WIDTH,
+    elide_marks,
+    fit_label,
+    fitting_prefix,
+)
 
 
 def test_a_16000_character_word_is_cut_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -26,3 +32,23 @@ def test_the_fitting_prefix_is_the_longest_piece_that_fits(word: str) -> None:
         end = fitting_prefix(word, cells)
         assert rich.cells.cell_len(word[:end]) <= cells
         assert end == len(word) or rich.cells.cell_len(word[: end + 1]) > cells
+
+
+def test_runs_of_zero_width_marks_are_cut_to_thirty() -> None:
+    # Unicode's stream-safe format allows 30 non-starters in a row; a cut by cells kept all.
+    assert elide_marks("e" + "\u0301" * 30) == "e" + "\u0301" * 30
+    assert elide_marks("e" + "\u0301" * 31 + "x") == "e" + "\u0301" * 30 + "…x"
+    assert elide_marks("\u0301" * 50 + " a" + "\u0300" * 40) == (
+        "\u0301" * 30 + "… a" + "\u0300" * 30 + "…"
+    )
+    for word in ("नमस्ते", "Ελληνικά", "👨\u200d👩\u200d👧", "e\u0301" * 80, "漢字" * 50):
+        assert elide_marks(word) == word
+
+
+def test_a_label_is_cut_by_code_points_as_well_as_cells() -> None:
+    word = "a" + "\u0301" * 19_990
+    label = fit_label(word)
+    assert len(label) <= CODE_POINTS_PER_CELL * MAX_LABEL_WIDTH + 1 and label.endswith("…")
+    assert fit_label(word + ":2").endswith("…:2")
+    assert len(fit_label("x\u0301\u0302" * 30, 6)) <= CODE_POINTS_PER_CELL * 6
+    assert fit_label("e\u0301" * 4) == "e\u0301" * 4  # a short word with marks stays whole

@@ -22,7 +22,8 @@ import numpy as np
 from attnviz.arguments import digits
 from attnviz.arrays import FloatArray
 from attnviz.attention import softmax
-from attnviz.errors import AttnvizError, clipped, option, quoted, spelled
+from attnviz.errors import AttnvizError, option, quoted, spelled
+from attnviz.limits import check_divisor, check_scaling, shortened
 from attnviz.train.backward import softmax_backward
 
 MAX_D_K = 4096  # larger sizes are capped: 4096 already shows the effect, and memory grows with d_k
@@ -94,6 +95,7 @@ def scaling_experiment(
             raise AttnvizError(f"{option(name, value)} is out of range; use {low} to {high}.")
     if seed < 0:
         raise AttnvizError(f"{option('seed')} must be 0 or more, got {seed}.")
+    check_scaling(d_ks, n_keys=n_keys, n_queries=n_queries)
     largest = n_queries * n_keys * max(d_ks)
     if largest > MAX_NUMBERS:
         raise AttnvizError(
@@ -120,27 +122,34 @@ def parse_d_ks(text: str) -> tuple[list[int], list[str]]:
     """ "4,16,64" -> [4, 16, 64]; sizes above MAX_D_K are capped, with a note saying so."""
     values: list[int] = []
     notes: list[str] = []
-    given = option("d_ks", metavar=quoted(text))
+    given = option("d_ks", metavar=quoted(shortened(text)))
     for part in text.replace(" ", "").split(","):
         if not part:
             continue
         if not digits(part.removeprefix("-")):  # ASCII only: int() reads "١٦" as 16
             raise AttnvizError(
-                f"{given}: {clipped(part)!r} is not a whole number; e.g. "
+                f"{given}: {shortened(part)!r} is not a whole number; e.g. "
                 f"{spelled('--dk 4,16,64', 'd_ks=[4, 16, 64]')}."
             )
         # More digits than any size: never int() of thousands of them, which Python refuses.
         too_long = len(part.removeprefix("-")) > len(str(MAX_D_K))
         value = (-1 if part[0] == "-" else MAX_D_K + 1) if too_long else int(part)
         if value < 1:
-            raise AttnvizError(f"{given}: d_k must be 1 or more, got {clipped(part)}.")
+            raise AttnvizError(f"{given}: d_k must be 1 or more, got {shortened(part)}.")
         if value > MAX_D_K:
-            notes.append(f"d_k {clipped(part)} capped at {MAX_D_K}.")
+            notes.append(f"d_k {shortened(part)} capped at {MAX_D_K}.")
             value = MAX_D_K
         values.append(value)
     if not values:
         raise AttnvizError(f"{option('d_ks')} is empty; give sizes such as 4,16,64,256,1024.")
-    return list(dict.fromkeys(values)), notes
+    return list(dict.fromkeys(values)), _fewer(notes)
+
+
+def _fewer(notes: list[str]) -> list[str]:
+    """The notes of the sizes capped at MAX_D_K, or one for them all when there are many."""
+    if len(notes) > 3:
+        return [f"{len(notes):,} sizes above {MAX_D_K} capped at {MAX_D_K}."]
+    return notes
 
 
 #: Sentence lengths of the divisor experiment: the same query and keys, words added.
@@ -187,6 +196,7 @@ def divisor_experiment(
     """
     if not lengths or min(lengths) < 2:
         raise AttnvizError("the divisor experiment needs sentences of 2 keys or more.")
+    check_divisor(lengths, d_k=d_k, n_queries=n_queries)
     rng = np.random.default_rng((seed, 2))
     q = rng.standard_normal((n_queries, 1, d_k))
     k = rng.standard_normal((n_queries, max(lengths), d_k))

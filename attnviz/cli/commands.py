@@ -12,7 +12,7 @@ from typing import Annotated, NamedTuple
 
 import typer
 
-from attnviz import api
+from attnviz import api, limits
 from attnviz.cli.console import new_console, note, pacer, reading_progress, wrote
 from attnviz.cli.options import (
     Export,
@@ -42,6 +42,9 @@ from attnviz.render.options import ImageOptions, Measure, Scale, Style
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import TraceOptions
+
+#: d_k of the divisor experiment that attnviz scaling runs after its table.
+DIVISOR_D_K = 64
 
 #: --steps on the page: the lesson's steps but the focus view, which is the page's picture.
 PAGE_STEPS_HELP = (
@@ -142,7 +145,29 @@ def explain(
     check_recordings(svg, html)
     check_slides(slides, (svg, "--svg"), (html, "--html"), (export, "--export"))
     explanation = explained(sentence, trace_options, view)
+    check_sizes(explanation, export=export, lesson=lesson, slides=slides)
     tell(explanation, lesson, step, Recordings(svg, html, slides, export))
+
+
+def check_sizes(
+    explanation: Explanation,
+    *,
+    export: Path | None,
+    lesson: LessonOptions | None = None,
+    slides: Path | None = None,
+    per_head: bool | None = None,
+) -> None:
+    """Refuse exports, slides and heatmaps (``per_head``: each head drawn again, None: none)
+    too large to write (attnviz.limits), before the lesson is printed or anything drawn."""
+    shown, layers = explanation.selection, explanation.layers
+    if export is not None:  # a model's every layer, else the one (outputs.write_export)
+        pretrained = layers[0].provenance.weights.is_pretrained
+        limits.check_export_size(layers if pretrained else layers[:1], export)
+    if slides is not None and lesson is not None:
+        fewest = limits.fewest_slides(len(shown.heads), lesson.step_numbers)
+        limits.check_slide_count(fewest, at_least=True)
+    if per_head is not None:
+        limits.check_pictures(len(shown.heads), shown.n_rows, shown.n_columns, per_head=per_head)
 
 
 class Recordings(NamedTuple):
@@ -162,7 +187,12 @@ def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Record
     from attnviz.render.terminal import render_explain, save_lesson
 
     trace, selection = explanation.trace, explanation.selection
+    limits.check_lesson(len(selection.heads), selection.n_rows, selection.n_columns)
     blocks = written_lesson(trace, selection, lesson, layers=explanation.layers)
+    if to.slides is not None:  # every slide counted, before the lesson is printed
+        from attnviz.render.slides.plan import plan_slides
+
+        limits.check_slide_count(len(plan_slides(trace, selection, lesson, blocks=blocks)))
     console = new_console()
     pause = pacer(console) if step else None
     render_explain(trace, selection, console, lesson, pause=pause, blocks=blocks)
@@ -251,6 +281,7 @@ def heatmap(
     check_outputs(export, (output, "--output"))
     check_per_head(per_head, output, export)
     explanation = explained(sentence, trace_options, view)
+    check_sizes(explanation, export=export, per_head=None if all_layers else bool(per_head))
     with staged_writes():  # every file, or none
         written, notes = api.save_pictures(explanation, output, options)
         if export is not None:
@@ -389,6 +420,7 @@ def cross(
         explanation = api.crossed(source, target, trace_options, view, progress=progress)
     for message in explanation.notes:
         note(message)
+    check_sizes(explanation, export=export, lesson=lesson, slides=slides)
     tell(explanation, lesson, step, Recordings(svg, html, slides, export, heatmap=output))
 
 
@@ -415,12 +447,16 @@ def scaling(
 
     d_ks, notes = api.scaling_sizes(dk)
     check_outputs(None, (output, "--output"))
+    from attnviz.analysis.scaling import LENGTHS
+
+    drawn_by_divisor = limits.divisor_numbers(LENGTHS, DIVISOR_D_K, queries)
+    limits.check_scaling(d_ks, n_keys=keys, n_queries=queries, divisor=drawn_by_divisor)
     for message in notes:
         note(message)
     rows = api.scaling_rows(d_ks, keys=keys, queries=queries, seed=seed)
     from attnviz.divisors import divisor_rows
 
-    divisor = divisor_rows(queries=queries, seed=seed)
+    divisor = divisor_rows(d_k=DIVISOR_D_K, queries=queries, seed=seed)
     render_scaling(rows, new_console(), n_keys=keys, divisor=divisor)
     if output is not None:
         from attnviz.render.plots import save_scaling_plot
@@ -451,5 +487,7 @@ def demo(
     from attnviz.render.demo import run_demo
 
     console = new_console()
-    examples = api.demo_examples(use_model=use_model)
+    from attnviz.demoing import demo_examples
+
+    examples = demo_examples(use_model=use_model)
     run_demo(console, examples, pause=pacer(console) if step else None)

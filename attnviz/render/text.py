@@ -18,7 +18,7 @@ from rich.console import Console, ConsoleOptions
 from rich.segment import Segment
 from rich.text import Text
 
-from attnviz.labels import fitting_prefix
+from attnviz.labels import ELLIPSIS, fitting_prefix, mark_runs
 from attnviz.render.theme import readable_on
 
 # matplotlib's viridis at nine evenly spaced points: perceptually uniform and colour-blind safe,
@@ -110,7 +110,7 @@ def wrap(text: Text, width: int) -> list[Text]:
     and an indented line (a worked example) continues two cells further in, so a formula never
     restarts at the left margin. No line ends in spaces: piped output has no trailing blanks.
     """
-    text = text.copy()
+    text = _marks_elided(text)  # zero-width marks take no cells: a cut by cells keeps them
     text.rstrip()  # trailing spaces alone must not make a line "too long"
     plain = text.plain
     width = max(width, 1)
@@ -131,6 +131,22 @@ def wrap(text: Text, width: int) -> list[Text]:
         if line.plain.strip():  # a line of only the indent, on a terminal narrower than it
             wrapped.append(Text(" " * hang) + line if number else line)
     return wrapped or [Text()]
+
+
+def _marks_elided(text: Text) -> Text:
+    """A copy of ``text`` with each run of more than MAX_MARKS zero-width code points cut to
+    MAX_MARKS and an ellipsis (labels.elide_marks), its styles kept."""
+    runs = mark_runs(text.plain)
+    if not runs:
+        return text.copy()
+    pieces = text.divide([cut for run in runs for cut in run])
+    elided = Text()
+    for number, piece in enumerate(pieces):
+        if number % 2 == 0:
+            elided.append_text(piece)
+        else:  # a run's elided part
+            elided.append(ELLIPSIS)
+    return elided
 
 
 def _line_breaks(plain: str, indent: int, width: int, hang: int) -> list[int]:

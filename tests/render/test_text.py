@@ -95,3 +95,14 @@ def test_explain_prints_a_16000_character_word_in_lines_that_fit(
     out = capsys.readouterr().out
     assert "a" * 9 + "…" in out
     assert max(rich.cells.cell_len(line) for line in out.splitlines()) <= 100
+
+
+def test_a_line_of_zero_width_marks_is_elided_and_keeps_its_styles() -> None:
+    text = Text("Sentence: ")
+    text.append("a" + "\u0301" * 5_000, style="italic")
+    text.append(" (1 token)")
+    (line,) = wrap(text, 80)
+    assert line.plain == "Sentence: a" + "\u0301" * 30 + "… (1 token)"
+    italic = [span for span in line.spans if span.style == "italic"]
+    assert italic and line.plain[italic[0].start : italic[0].end].startswith("a\u0301")
+    assert wrap(Text("plain words only"), 80)[0].plain == "plain words only"

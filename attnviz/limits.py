@@ -1,0 +1,302 @@
+"""How much work a command may ask for, estimated from the sizes before any of it is done.
+
+Each limit is a constant with why it is that size and the way round it; each ``check_*`` raises
+AttnvizError with one sentence naming the estimate, the limit and what to change, before the
+arrays are computed, the slides drawn or the export written. The command line and the Python
+API call the same checks, so both refuse alike. Plain Python: no numpy, no Rich.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from attnviz.errors import AttnvizError, OutputProblem, option, spelled
+
+
+class Shaped(Protocol):
+    """An array, as far as its size is concerned (numpy's, without importing numpy)."""
+
+    @property
+    def size(self) -> int: ...
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+
+class Traced(Protocol):
+    """A trace, as far as its export's size is concerned (attnviz.trace.AttentionTrace)."""
+
+    @property
+    def tokens(self) -> tuple[str, ...]: ...
+    def arrays(self) -> Mapping[str, Shaped]: ...
+
+
+#: float64, the precision of every array a trace keeps.
+BYTES_PER_NUMBER = 8
+
+#: The most memory a trace's arrays may take, estimated as trace_numbers() × 8 bytes. Computing
+#: them takes about twice that at the peak (temporaries), so a trace stays under about 2 GB;
+#: 2048 heads on 500 words would need 12.5 GB and ran out of memory. For scale: the paper's 8
+#: heads (d_model 512) on a 512-token sentence take 80 MB. The way round: fewer heads, or a
+#: shorter sentence.
+MAX_TRACE_BYTES = 1_000_000_000
+
+#: The most random numbers ``attnviz scaling`` draws in one run, over every d_k and the divisor
+#: experiment together (about 3 s on one core; the default run draws 15 million). 4096 sizes of
+#: d_k from 1 to 4096 at 400 queries × 16 keys would draw 54 billion, for hours.
+MAX_SCALING_NUMBERS = 150_000_000
+
+#: The most sizes ``--dk`` lists: a row each in the table; powers of two from 1 to 4096 are 13.
+MAX_D_K_SIZES = 64
+
+#: The most slides ``--slides`` writes (each an .svg and a .png, so twice as many files). A
+#: slide is drawn in about a quarter of a second and takes up to about 0.6 MB: 150 slides are at
+#: most 300 files, about 90 MB and 40 s. The paper's 8 heads on a 40-word sentence are 127; 32
+#: heads on 3 words were 164, and 2048 heads would be about 10,000.
+MAX_SLIDES = 150
+
+#: The most bytes a slide is taken to hold, .svg and .png together: the largest measured (a
+#: table of shaded cells) is 0.48 MB of PNG and 0.12 MB of SVG.
+SLIDE_BYTES = 600_000
+
+#: The steps drawn once per head on the slides (2 to 6: Q K V, Q·Kᵀ, ÷√d_k, softmax, Z).
+PER_HEAD_STEPS = frozenset(range(2, 7))
+
+#: The most bytes a number takes in a JSON export: float64's longest shortest-repr,
+#: "-2.2250738585072014e-308", is 24 characters, then ", " between numbers.
+JSON_BYTES_PER_NUMBER = 26
+
+
+# -- traces -------------------------------------------------------------------------------------
+
+
+def trace_numbers(
+    n_queries: int, n_keys: int, d_model: int, n_heads: int, n_kv_heads: int | None = None
+) -> int:
+    """How many numbers one layer's trace keeps: scores, scaled and weights [h, n_q, n_k]; X,
+    the projections, Z, concat and output (with room for E, PE and rotated q, k) at most ten
+    [n, d_model]; W_Q, W_K, W_V, W_O at most four [d_model, d_model]."""
+    n = max(n_queries, n_keys)
+    del n_kv_heads  # G ≤ h: shared key/value heads only shrink W_K, W_V, K and V
+    return 3 * n_heads * n_queries * n_keys + 10 * n * d_model + 4 * d_model * d_model
+
+
+def check_trace(
+    n_queries: int,
+    n_keys: int,
+    d_model: int,
+    n_heads: int,
+    n_kv_heads: int | None = None,
+    *,
+    layers: int = 1,
+    heads_fixed: bool = False,
+) -> None:
+    """Refuse a trace whose arrays would take more than MAX_TRACE_BYTES, before computing it,
+    naming the most heads this sentence allows (unless ``heads_fixed``: a model's or a weights
+    file's heads, which no option changes)."""
+    needed = layers * trace_numbers(n_queries, n_keys, d_model, n_heads, n_kv_heads)
+    if needed * BYTES_PER_NUMBER <= MAX_TRACE_BYTES:
+        return
+    budget = MAX_TRACE_BYTES // BYTES_PER_NUMBER // layers
+    rest = 10 * max(n_queries, n_keys) * d_model + 4 * d_model * d_model
+    most = (budget - rest) // (3 * n_queries * n_keys)
+    # The most heads that fit and divide d_model (each head takes d_k = d_model / h columns).
+    fewer = range(0 if heads_fixed else min(most, n_heads - 1), 0, -1)
+    fitting = next((h for h in fewer if d_model % h == 0), 0)
+    way = f"{option('heads', fitting)} or fewer, or " if fitting else ""
+    tokens = f"{n_queries} × {n_keys} tokens" if n_queries != n_keys else f"{n_queries} tokens"
+    raise AttnvizError(
+        f"{n_heads} heads on {tokens} (d_model {d_model}) would take about "
+        f"{_size(needed * BYTES_PER_NUMBER)} of memory, 3 matrices of heads × tokens² each; "
+        f"attnviz computes at most {_size(MAX_TRACE_BYTES)}: use {way}a shorter sentence."
+    )
+
+
+# -- the lesson ---------------------------------------------------------------------------------
+
+#: The most heads the lesson tells, each with its five steps: 256 heads of a short sentence take
+#: about 8 s to print (2048 took minutes, before a line was printed).
+MAX_LESSON_HEADS = 256
+
+#: The most numbers the lesson's per-head tables hold before eliding, heads × queries × keys:
+#: each table is measured whole to size its columns, so 64 heads of 500 words (16 million)
+#: take about 35 s. The way round: one head, or a shorter sentence.
+MAX_LESSON_NUMBERS = 16_000_000
+
+
+def check_lesson(n_heads_shown: int, n_queries: int, n_keys: int) -> None:
+    """Refuse a lesson of more than MAX_LESSON_HEADS heads, or whose per-head tables hold more
+    than MAX_LESSON_NUMBERS numbers, before it is written."""
+    numbers = n_heads_shown * n_queries * n_keys
+    one_head = option("head", 1)
+    if n_heads_shown > MAX_LESSON_HEADS:
+        raise AttnvizError(
+            f"The lesson would tell {n_heads_shown} heads, each in five steps; it tells at most "
+            f"{MAX_LESSON_HEADS}: show one head ({one_head}) or use fewer heads."
+        )
+    if numbers > MAX_LESSON_NUMBERS:
+        tokens = f"{n_queries} × {n_keys}" if n_queries != n_keys else f"{n_queries}²"
+        raise AttnvizError(
+            f"The lesson of {n_heads_shown} heads on {tokens} tokens would lay out {numbers:,} "
+            f"numbers in each step's tables (heads × tokens²); it lays out at most "
+            f"{MAX_LESSON_NUMBERS:,}: show one head ({one_head}), or use fewer heads or a "
+            "shorter sentence."
+        )
+
+
+# -- heatmaps -----------------------------------------------------------------------------------
+
+#: The most weights a heatmap command draws as cells, over every panel of every picture (heads ×
+#: queries × keys, twice with --per-head, which draws each head again): 64 heads of 400 words in
+#: one picture (10 million) take 18 s and 1 GB, and as 64 pictures more about 100 s more.
+MAX_PICTURE_NUMBERS = 12_000_000
+
+
+def check_pictures(n_panels: int, n_queries: int, n_keys: int, *, per_head: bool) -> None:
+    """Refuse heatmaps drawing more than MAX_PICTURE_NUMBERS cells, before any is drawn."""
+    cells = n_panels * n_queries * n_keys * (2 if per_head else 1)
+    if cells <= MAX_PICTURE_NUMBERS:
+        return
+    again = f" (twice with {option('per_head')})" if per_head else ""
+    raise AttnvizError(
+        f"{n_panels} heads of {n_queries} × {n_keys} weights would draw {cells:,} cells{again}; "
+        f"a heatmap draws at most {MAX_PICTURE_NUMBERS:,}: draw one head "
+        f"({option('head', 1)}), or use fewer heads or a shorter sentence."
+    )
+
+
+# -- attnviz scaling ----------------------------------------------------------------------------
+
+
+def scaling_numbers(d_ks: Sequence[int], n_keys: int, n_queries: int) -> int:
+    """Random numbers the d_k experiment draws: for each d_k, n_queries queries and
+    n_queries × n_keys keys of d_k components (the queries are the smaller part: counted once
+    more per key to stay an upper bound)."""
+    return n_queries * (n_keys + 1) * sum(d_ks)
+
+
+def divisor_numbers(lengths: Sequence[int], d_k: int, n_queries: int) -> int:
+    """Random numbers the divisor experiment draws: n_queries × (longest length + 1) × d_k."""
+    return n_queries * (max(lengths, default=0) + 1) * d_k
+
+
+POWERS = "d_ks=[1, 4, 16, 64, 256, 1024, 4096]"
+
+
+def check_scaling(d_ks: Sequence[int], *, n_keys: int, n_queries: int, divisor: int = 0) -> None:
+    """Refuse more than MAX_D_K_SIZES sizes, or a run drawing more than MAX_SCALING_NUMBERS
+    random numbers (``divisor``: what the divisor experiment adds), before drawing any."""
+    if len(d_ks) > MAX_D_K_SIZES:
+        raise AttnvizError(
+            f"{option('d_ks')} lists {len(d_ks):,} sizes; give at most {MAX_D_K_SIZES} (powers "
+            f"of two show the effect: {spelled('--dk 1,4,16,64,256,1024,4096', POWERS)})."
+        )
+    drawn = scaling_numbers(d_ks, n_keys, n_queries) + divisor
+    if drawn > MAX_SCALING_NUMBERS:
+        raise AttnvizError(
+            f"{n_queries:,} queries × {n_keys:,} keys over d_k summing to {sum(d_ks):,}"
+            f"{' and the divisor experiment' if divisor else ''} would draw {drawn:,} random "
+            f"numbers; keep it under {MAX_SCALING_NUMBERS:,} with fewer or smaller sizes, or "
+            f"fewer {option('queries')} or {option('keys')}."
+        )
+
+
+def check_divisor(lengths: Sequence[int], *, d_k: int, n_queries: int) -> None:
+    """Refuse a divisor experiment drawing more than MAX_SCALING_NUMBERS random numbers."""
+    drawn = divisor_numbers(lengths, d_k, n_queries)
+    if drawn > MAX_SCALING_NUMBERS:
+        raise AttnvizError(
+            f"{n_queries:,} queries × {max(lengths):,} keys × d_k {d_k} would draw {drawn:,} "
+            f"random numbers; keep it under {MAX_SCALING_NUMBERS:,} with fewer "
+            f"{option('queries')}."
+        )
+
+
+# -- slides -------------------------------------------------------------------------------------
+
+
+def fewest_slides(n_heads_shown: int, steps: frozenset[int] | None) -> int:
+    """The fewest slides a lesson can make: a slide per head for each per-head step shown
+    (continued slides only add to it), before the lesson is written."""
+    shown = PER_HEAD_STEPS if steps is None else PER_HEAD_STEPS & steps
+    return n_heads_shown * len(shown)
+
+
+def check_slide_count(count: int, *, at_least: bool = False) -> None:
+    """Refuse more than MAX_SLIDES slides (``at_least``: ``count`` is the fewest there can be),
+    before any is drawn."""
+    if count <= MAX_SLIDES:
+        return
+    slides = f"at least {count:,}" if at_least else f"{count:,}"
+    raise OutputProblem(
+        f"{option('slides')} would write {slides} slides ({2 * count:,} files, about "
+        f"{_size(count * SLIDE_BYTES)}); attnviz writes at most {MAX_SLIDES}: show one head "
+        f"({option('head', 1)}), fewer {option('steps')} or a shorter sentence."
+    )
+
+
+# -- exports ------------------------------------------------------------------------------------
+
+
+def json_export_bytes(numbers: int, rows: int) -> int:
+    """At most how many bytes a JSON export of ``numbers`` numbers in ``rows`` innermost lists
+    takes (the words and the config aside): JSON_BYTES_PER_NUMBER a number, 4 a list."""
+    return numbers * JSON_BYTES_PER_NUMBER + rows * 4
+
+
+def check_export_size(traces: Sequence[Traced], path: Path | str) -> None:
+    """Refuse a JSON export of ``traces`` (every layer written, as for a model) that attnviz could
+    not read back, before it is computed: see check_json_size."""
+    arrays = [array for trace in traces for array in trace.arrays().values()]
+    check_json_size(arrays, traces[0].tokens, path, layers=len(traces))
+
+
+def check_json_size(
+    arrays: Iterable[Shaped], tokens: Sequence[str], path: Path | str, *, layers: int = 1
+) -> None:
+    """Refuse a JSON export larger than the JSON files attnviz reads (files.MAX_JSON_BYTES),
+    estimated from the arrays' shapes (json_export_bytes, an upper bound) before the text is
+    made; .npz exports take 8 bytes a number and are not limited."""
+    from attnviz.files import MAX_JSON_BYTES
+
+    if Path(path).suffix.lower() != ".json":
+        return
+    numbers = rows = 0
+    for array in arrays:
+        numbers += array.size
+        rows += array.size // array.shape[-1] if array.ndim and array.shape[-1] else 1
+    # Each word at most 12 bytes a character (a \uXXXX pair), twice (tokens and provenance);
+    # each layer's config and provenance a few kilobytes.
+    extra = 24 * sum(len(token) + 4 for token in tokens) + 20_000 * layers
+    estimate = json_export_bytes(numbers, rows) + extra
+    if estimate > MAX_JSON_BYTES:
+        raise OutputProblem(
+            f"{option('export')} {Path(path).name}: {numbers:,} numbers as JSON would take up to "
+            f"{_size(estimate)}, more than the {_size(MAX_JSON_BYTES)} attnviz reads back; "
+            f"export as .npz instead (8 bytes a number, {_size(numbers * BYTES_PER_NUMBER)})."
+        )
+
+
+#: The most characters of a value given that a message repeats: a value of 100,000 digits is
+#: shown by its start and its length, not echoed whole.
+MAX_ECHO = 40
+
+
+def shortened(text: str, most: int = MAX_ECHO) -> str:
+    """``text`` as a message repeats it: whole up to ``most`` characters, else its start, an
+    ellipsis and how long it was."""
+    if len(text) <= most:
+        return text
+    return f"{text[: most - 10]}… ({len(text):,} characters)"
+
+
+def _size(size: float) -> str:
+    """2.4 MB, 13.5 GB: decimal units, as the limits above are written."""
+    for unit in ("bytes", "KB", "MB", "GB", "TB"):
+        if size < 1000 or unit == "TB":
+            return f"{size:,.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1000
+    raise AssertionError  # unreachable: the loop returns at TB
