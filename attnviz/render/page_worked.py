@@ -66,7 +66,7 @@ def example_keys(
     """Each row's example key (worked.example_key: the shown key it gives most weight, the
     earliest of equals), every row at once."""
     shown = np.asarray(selection.shown_columns)
-    weights = np.asarray(trace.weights[head])[np.ix_(rows, shown)]
+    weights = np.asarray(trace.weights[head])[np.asarray(rows)][:, shown]
     return [int(shown[index]) for index in np.argmax(weights, axis=-1)]
 
 
