@@ -1,5 +1,7 @@
 """Everything the lesson page shows, as JSON-ready data: the words, every layer's and head's
-weights and worked examples, each number already formatted, and the lesson's own blocks.
+weights, contributions and rollout (packed as the integers of their printed text,
+render/page_numbers.py), the worked examples (render/page_worked.py, as many as a page holds),
+and the lesson's own blocks.
 
 The page's prose is the lesson's (attnviz.lesson): each step's paragraphs and worked examples,
 for every layer and head shown, with the example word's name in slots the page fills with the
@@ -133,11 +135,7 @@ def page_data(
     start = _index_of(layers, trace)
     if start_head is not None and start_head not in selection.heads:
         raise ValueError(f"head {start_head} is not one of the page's heads")
-    rolled: Sequence[Any] | None = rollout_data(layers, selection, max(decimals, 2))
     opening_head = 0 if start_head is None else selection.heads.index(start_head)
-    worked = worked_heads(
-        layers, start, len(selection.heads), opening_head, len(selection.row_groups)
-    )
     # One head at a time: a note said once per step is said in every head.
     options = LessonOptions(decimals=decimals, steps=steps, block=block, notes_in_every_head=True)
     queries, keys = position_labels(trace)
@@ -165,14 +163,7 @@ def page_data(
         "workedKeys": WORKED_KEYS,
         "hidden": _names([trace.tokens[p] for p in selection.hidden]),
         "merged": selection.merged,
-        "sizes": {
-            "n": trace.n_tokens,
-            "nKeys": len(trace.key_tokens),
-            "dModel": trace.d_model,
-            "nHeads": trace.n_heads,
-            "dK": trace.d_k,
-            "concat": trace.n_heads * trace.d_k,
-        },
+        "sizes": _sizes(trace),
         "biases": trace.has_biases,
         "cross": trace.is_cross,
         "heads": list(selection.heads),
@@ -183,9 +174,39 @@ def page_data(
         "headColours": _head_colours(trace.n_heads),
         "start": {
             "layer": start,
-            "head": 0 if start_head is None else selection.heads.index(start_head),
+            "head": opening_head,
             "row": selection.focus_row if selection.focus_row is not None else first_word,
         },
+        **_every_layer(layers, selection, options, text, rows, (start, opening_head)),
+        "caveat": caveat_template(trace),
+        "compare": None if compared is None else compare_data(compared, selection.heads, decimals),
+    }
+
+
+def _sizes(trace: AttentionTrace) -> dict[str, int]:
+    return {
+        "n": trace.n_tokens,
+        "nKeys": len(trace.key_tokens),
+        "dModel": trace.d_model,
+        "nHeads": trace.n_heads,
+        "dK": trace.d_k,
+        "concat": trace.n_heads * trace.d_k,
+    }
+
+
+def _every_layer(
+    layers: Sequence[AttentionTrace],
+    selection: Selection,
+    options: LessonOptions,
+    text: ExampleText,
+    rows: list[int],
+    opening: tuple[int, int],
+) -> dict[str, Any]:
+    """Every layer's data (_layer_data, with its rollout), the heads worked out as many as a
+    page holds from ``opening`` (its layer and head, page_worked.worked_heads), and how many."""
+    rolled: Sequence[Any] | None = rollout_data(layers, selection, max(options.decimals, 2))
+    worked = worked_heads(layers, opening[0], len(selection.heads), opening[1], len(rows))
+    return {
         "layers": [
             {
                 **_layer_data(
@@ -198,8 +219,6 @@ def page_data(
             )
         ],
         "workedHeads": len(worked),
-        "caveat": caveat_template(trace),
-        "compare": None if compared is None else compare_data(compared, selection.heads, decimals),
     }
 
 
