@@ -143,8 +143,15 @@ def special_tokens_sentence(lesson: LessonWriter, head: int) -> str:
         name: trace.weights[head][:, [p for p in special if trace.tokens[p] == name]].sum(axis=1)
         for name in family.special_names
     }
+    single = all(len(group) == 1 for group in groups)  # each row its own: its mean is itself
     shares = {
-        name: float(np.mean([sums[list(group)].mean() for group in groups]))
+        name: float(
+            np.mean(
+                sums[[group[0] for group in groups]]
+                if single
+                else [sums[list(group)].mean() for group in groups]
+            )
+        )
         for name, sums in row_sums.items()
     }
     given = ", ".join(f"{name} {lesson.number(share)}" for name, share in shares.items())

@@ -47,15 +47,18 @@ def printed_integers(values: np.ndarray, decimals: int) -> tuple[np.ndarray, dic
     unit in the last place off, which matters only next to a tie: the few numbers that near a
     tie are formatted one by one.
     """
+    exact = np.asarray(values).dtype == np.float32
     flat = np.asarray(values, dtype=np.float64).reshape(-1)
     with np.errstate(invalid="ignore"):
         unprintable = ~(np.abs(flat) < 1e6)  # nan compares false: unprintable too
-    scaled = np.where(unprintable, 0.0, flat)
+    scaled = np.where(unprintable, 0.0, flat) if unprintable.any() else flat.copy()
     scaled *= 10.0**decimals
     integers = np.rint(scaled)
-    # Within 10⁻⁷ (and a few units in the last place) of a tie: formatted one by one.
+    # A tie (exact for float32), or within 10⁻⁷ and a few units in the last place of one:
+    # formatted one by one.
     distance = np.abs(scaled - integers)
-    near_tie = distance > 0.5 - 1e-7 - 1e-15 * np.abs(scaled)
+    largest = float(np.max(np.abs(scaled), initial=0.0))
+    near_tie = distance == 0.5 if exact else distance > 0.5 - 1e-7 - 1e-15 * largest
     for index in np.flatnonzero(near_tie):
         text = format_number(float(flat[index]), decimals)
         integers[index] = int(text.replace(".", ""))
