@@ -36,12 +36,10 @@ from attnviz.render.page_rows import (
 )
 from attnviz.render.page_steps import lesson_steps, page_steps
 from attnviz.render.page_worked import (
-    SOFTMAX_TERMS,
     THINNEST,
     WORKED_KEYS,
     example_keys,
     head_data,
-    shown_terms,
     worked_heads,
 )
 from attnviz.selection import Selection
@@ -158,7 +156,6 @@ def page_data(
         "text": PAGE_TEXT,
         "steps": page_steps(trace, selection, options),
         "lastStep": last_plain_number(table.STEPS, trace),  # "Step 6b of 7"
-        "softmaxShown": shown_terms(len(trace.key_tokens), SOFTMAX_TERMS),
         "thinnest": THINNEST,
         "workedKeys": WORKED_KEYS,
         "hidden": _names([trace.tokens[p] for p in selection.hidden]),
