@@ -88,7 +88,10 @@ def trace_html(
     provenance; each shown head's weights as a shaded table; the focus word's weights as bars
     and its z as the weighted sum of value vectors, its first number worked out; for a model
     run (``layers``: every layer of it), where the focus word looks in every layer and head;
-    and the heatmap as an embedded PNG (``image=False`` leaves it out)."""
+    and the heatmap as an embedded PNG (``image=False`` leaves it out). A long sentence's
+    tables keep their first and last rows and columns and the focus word's, the middle elided
+    as the terminal elides it, and its heatmap gives way to a line saying how to draw it, so
+    that the fragment stays under about a megabyte (every number: the page, or --export)."""
     parts = [f"<style>{STYLE}</style>", '<div class="attnviz">']
     parts += _header(trace, selection, decimals)
     rows = occurrence_labels([printable(word) for word in selection.row_words])
