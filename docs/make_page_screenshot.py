@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 from attnviz.cli import run
 
@@ -33,6 +34,10 @@ def main() -> None:
         driver = new_driver(f"{folder}/profile", "--hide-scrollbars")
         try:
             driver.get(page.as_uri())
+            # The page inflates its tables of numbers before it draws itself.
+            WebDriverWait(driver, 10).until(
+                lambda d: d.execute_script("return document.body.dataset.ready") == "true"
+            )
             for _ in range(5):
                 driver.find_element(By.ID, "next").click()
             driver.save_screenshot(str(OUTPUT))

@@ -165,3 +165,35 @@ def test_a_models_focus_view_in_a_notebook_has_the_rollout_and_the_caution() -> 
     assert "<th>rollout R_6</th>" in fragment
     assert fragment.count("A caution: a high weight") == 1
     assert "From layer 2 on, each row" in fragment  # the rows are mixtures, said once
+
+
+LONG = " ".join(
+    "The old man walked slowly along the river because the morning was cold and the market "
+    "in the town would open soon, so his daughter asked him to buy bread and fish.".split()
+    * 6
+)
+
+
+@pytest.mark.slow
+def test_a_long_trace_is_elided_as_the_terminal_elides_and_stays_small() -> None:
+    shown = attnviz.explain(LONG, heads=12, d_model=48, focus="fish:3")
+    trace, selection = shown.trace, shown.selection
+    fragment = trace_html(trace, selection, shown.layers)
+    assert len(fragment.encode()) < 1_000_000  # every cell of 12 heads × 181² would be 19 MB
+    table = tables_of(fragment)["Head 1: softmax weights"]
+    # About 32 rows and 24 columns kept, the middle elided on each side of the focus word's.
+    gaps = [row for row in table if row[0] == "…"]
+    assert len(gaps) == 2 and all(row == ["…"] * len(table[0]) for row in gaps)
+    assert len(table) == 1 + 31 + 2 and table[0].count("…") == 2 and len(table[0]) == 1 + 23 + 3
+    focus_row = next(row for row in table if row[0] == "fish:3")
+    weights = selection.pairs(trace.weights[0], total=True)
+    row_index = selection.focus_row
+    assert row_index is not None and selection.focus is not None
+    focus_column = selection.column_of(selection.focus.index)
+    assert focus_column is not None
+    shown = focus_row[table[0].index("fish:3")]
+    assert shown == format_number(float(weights[row_index, focus_column]), 2)
+    # The Σ is the whole row's, elided columns too.
+    assert focus_row[-1] == format_number(float(weights[row_index].sum()), 2)
+    assert "every number is on the interactive page" in fragment
+    assert "data:image/png" not in fragment and "attnviz heatmap draws it" in fragment

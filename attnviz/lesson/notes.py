@@ -137,17 +137,22 @@ def special_tokens_sentence(lesson: LessonWriter, head: int) -> str:
     groups = [g for g in lesson.selection.row_groups if g[0] not in trace.provenance.special]
     if not groups:  # no row of a word of the sentence (only [UNK] and the markers)
         return family.special_tokens
+    # Each row's sum over the token's columns once, then each group's mean of those rows: the
+    # same numbers as summing each group's rows anew, without n Python-level copies of [n, n].
+    row_sums = {
+        name: trace.weights[head][:, [p for p in special if trace.tokens[p] == name]].sum(axis=1)
+        for name in family.special_names
+    }
+    single = all(len(group) == 1 for group in groups)  # each row its own: its mean is itself
     shares = {
         name: float(
             np.mean(
-                [
-                    trace.weights[head][list(group)][:, columns].sum(axis=1).mean()
-                    for group in groups
-                ]
+                sums[[group[0] for group in groups]]
+                if single
+                else [sums[list(group)].mean() for group in groups]
             )
         )
-        for name in family.special_names
-        for columns in [[p for p in special if trace.tokens[p] == name]]
+        for name, sums in row_sums.items()
     }
     given = ", ".join(f"{name} {lesson.number(share)}" for name, share in shares.items())
     return (

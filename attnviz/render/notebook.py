@@ -23,6 +23,7 @@ from attnviz.lesson.build import header, lesson, only_steps
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import focus_number
 from attnviz.render.measures import head_title
+from attnviz.render.tables import MAX_TABLE_ROWS, _kept_indices
 from attnviz.render.text import weight_colours
 from attnviz.selection import Selection
 from attnviz.tokens import printable
@@ -57,6 +58,23 @@ STYLE = """
  white-space:pre-wrap;margin:0.1em 0 0.1em 1.2em}
 """
 
+#: A weights table keeps this many columns (and the terminal's MAX_TABLE_ROWS rows), the middle
+#: elided, the focus word's kept: a notebook cell is about as wide as a terminal.
+NOTEBOOK_COLUMNS = 24
+
+#: Said under elided tables: where every number is.
+ELIDED = (
+    "The middle of each table is elided (…), as the terminal elides it; every number is on the "
+    "interactive page (attnviz page, or .to_html()) and in attnviz explain --export."
+)
+
+#: The most words the embedded heatmap is drawn for: the fragment stays under about a megabyte.
+IMAGE_WORDS = 64
+IMAGE_LEFT_OUT = (
+    "The heatmap is left out here: at this many words and heads its cells are too small to "
+    "read in a notebook cell; attnviz heatmap draws it (--head N, --per-head FOLDER)."
+)
+
 
 def trace_html(
     trace: AttentionTrace,
@@ -70,12 +88,17 @@ def trace_html(
     provenance; each shown head's weights as a shaded table; the focus word's weights as bars
     and its z as the weighted sum of value vectors, its first number worked out; for a model
     run (``layers``: every layer of it), where the focus word looks in every layer and head;
-    and the heatmap as an embedded PNG (``image=False`` leaves it out)."""
+    and the heatmap as an embedded PNG (``image=False`` leaves it out). A long sentence's
+    tables keep their first and last rows and columns and the focus word's, the middle elided
+    as the terminal elides it, and its heatmap gives way to a line saying how to draw it, so
+    that the fragment stays under about a megabyte (every number: the page, or --export)."""
     parts = [f"<style>{STYLE}</style>", '<div class="attnviz">']
     parts += _header(trace, selection, decimals)
     rows = occurrence_labels([printable(word) for word in selection.row_words])
     columns = occurrence_labels([printable(word) for word in selection.column_words])
     masked = selection.masked_pairs(trace.masked) if trace.mask is not None else None
+    kept_rows = _kept_indices(len(rows), MAX_TABLE_ROWS, selection.focus_row)
+    kept_columns = _kept_indices(len(columns), NOTEBOOK_COLUMNS, _focus_column(selection))
     parts.append("<div>")
     for head in selection.heads:
         weights = selection.pairs(trace.weights[head], total=True)
@@ -87,9 +110,12 @@ def trace_html(
                 columns,
                 decimals,
                 masked,
+                (kept_rows, kept_columns),
             )
         )
     parts.append("</div>")
+    if None in kept_rows or None in kept_columns:
+        parts.append(f"<p class='dim'>{_escape(ELIDED)}</p>")
     if selection.focus is not None:
         parts += _focus(trace, selection, decimals, layers)
     if len(layers) > 1:
@@ -98,6 +124,12 @@ def trace_html(
         parts.append(_figure_png(trace, selection))
     parts.append("</div>")
     return "\n".join(parts)
+
+
+def _focus_column(selection: Selection) -> int | None:
+    """The focus word's column, kept visible where the middle columns are elided."""
+    focus = selection.focus
+    return None if focus is None else selection.column_of(focus.index)
 
 
 def _header(trace: AttentionTrace, selection: Selection, decimals: int) -> list[str]:
@@ -193,13 +225,27 @@ def _weights_table(
     columns: Sequence[str],
     decimals: int,
     masked: np.ndarray | None,
+    kept: tuple[Sequence[int | None], Sequence[int | None]] | None = None,
 ) -> str:
-    """A table of weights [rows, columns] shaded by value, with each row's Σ."""
-    head = "".join(f"<th>{_escape(c)}</th>" for c in columns) + "<th>Σ</th>"
+    """A table of weights [rows, columns] shaded by value, with each row's Σ (over every
+    column, elided ones too); ``kept`` the rows and columns shown, None where the middle is
+    elided (all by default)."""
+    kept_rows, kept_columns = kept or (range(len(rows)), range(len(columns)))
+    head = "".join(
+        "<th>…</th>" if c is None else f"<th>{_escape(columns[c])}</th>" for c in kept_columns
+    )
+    head += "<th>Σ</th>"
     body = []
-    for i, label in enumerate(rows):
+    for i in kept_rows:
+        if i is None:
+            body.append(f"<tr><th>…</th>{'<td>…</td>' * (len(kept_columns) + 1)}</tr>")
+            continue
         cells = []
-        for j, weight in enumerate(weights[i]):
+        for j in kept_columns:
+            if j is None:
+                cells.append("<td>…</td>")
+                continue
+            weight = weights[i, j]
             if masked is not None and masked[i, j]:
                 # A weight, not a score: exactly 0 (its score was −∞ before the softmax).
                 cells.append(
@@ -213,7 +259,7 @@ def _weights_table(
                 f"{format_number(float(weight), decimals)}</td>"
             )
         total = format_number(float(weights[i].sum()), decimals)
-        body.append(f"<tr><th>{_escape(label)}</th>{''.join(cells)}<td>{total}</td></tr>")
+        body.append(f"<tr><th>{_escape(rows[i])}</th>{''.join(cells)}<td>{total}</td></tr>")
     return (
         f"<table><caption>{_escape(title)}</caption><tr><th></th>{head}</tr>"
         + "".join(body)
@@ -272,7 +318,11 @@ def _overview(
 
 
 def _figure_png(trace: AttentionTrace, selection: Selection) -> str:
-    """The heatmap of the shown heads as an embedded PNG."""
+    """The heatmap of the shown heads as an embedded PNG; past IMAGE_WORDS columns (cells too
+    small to read in a notebook cell, and about a megabyte of picture), a line saying how to
+    draw it instead."""
+    if len(selection.column_words) > IMAGE_WORDS:
+        return f"<p class='dim'>{_escape(IMAGE_LEFT_OUT)}</p>"
     from attnviz.render.heatmap import build_figure
 
     figure = build_figure(trace, selection)

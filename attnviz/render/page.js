@@ -1,8 +1,10 @@
 // The attnviz lesson page. Every number and every sentence on it was computed, formatted and
 // written by attnviz in Python and embedded as data (attnviz/render/page_data.py): the lesson's
-// own steps, their worked examples for every word and key, and the page's few texts. This
-// script only chooses which of them to show for the word, key, head, layer and step asked for,
-// and draws the lines; it holds no sentence. Words are always set as text (textContent), never
+// own steps, their worked examples, and the page's few texts. The tables of numbers (weights,
+// contributions, rollout: layers × heads × n² of each) come as the integers their printed text
+// is without the point, deflated (attnviz/render/page_numbers.py); this script only puts the
+// point back. It chooses what to show for the word, key, head, layer and step asked for, and
+// draws the lines; it holds no sentence. Words are always set as text (textContent), never
 // parsed as HTML, so markup in a sentence stays text. It loads nothing.
 "use strict";
 
@@ -12,7 +14,14 @@ const ALL_HEADS = -1;
 const STEPS = DATA.steps.length;
 const ELLIPSIS = "…";
 const FONT_SIZES = [14, 16, 18, 20, 24, 28, 32]; // px; 16 is the browser's usual size
-const THINNEST = 0.005; // lighter weights draw no line, as in `attnviz heatmap --style lines`
+const THINNEST = DATA.thinnest; // lighter weights draw no line, as in `attnviz heatmap --style lines`
+
+// A weight for drawing: of the lines' table, at its decimals (page_data.py, LINE_DECIMALS).
+function lineWeight(head, row, column) {
+  const lines = layer().numbers.lines || layer().numbers.weights;
+  return lines.values[cell(head, row, column)] / 10 ** lines.decimals;
+}
+const ARRAYS = { Uint8Array, Int8Array, Uint16Array, Int16Array, Int32Array, Float64Array };
 
 const state = {
   layer: DATA.start.layer,
@@ -42,6 +51,49 @@ function worked(text, className) {
   return make("p", "worked" + (className ? " " + className : ""), text);
 }
 
+// -- the tables of numbers -----------------------------------------------------------------------
+
+// A packed table's integers, inflated once: its base64 deflated bytes, little-endian.
+async function unpack(packed) {
+  const bytes = Uint8Array.from(atob(packed.data), (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+  const buffer = await new Response(stream).arrayBuffer();
+  packed.values = new ARRAYS[packed.type](buffer);
+}
+
+function unpackAll() {
+  const tables = [];
+  for (const entry of DATA.layers) {
+    tables.push(...Object.values(entry.numbers).filter((table) => table !== null));
+    if (entry.rollout) tables.push(entry.rollout);
+  }
+  return Promise.all(tables.map(unpack));
+}
+
+// The printed text of number ``index`` of a packed table: its integer with the point put back
+// at the table's decimals ("-" for a negative number, as attnviz prints it), or the text it
+// came as (−∞, nan, a number of a million or more).
+function printed(packed, index) {
+  const text = packed.texts[index];
+  if (text !== undefined) return text;
+  const integer = packed.values[index];
+  const decimals = packed.decimals;
+  let digits = String(Math.abs(integer)).padStart(decimals + 1, "0");
+  if (decimals > 0) digits = digits.slice(0, -decimals) + "." + digits.slice(-decimals);
+  return (integer < 0 ? "-" : "") + digits;
+}
+
+// The flat index of [head, row, column] in a layer's table of shown heads × rows × columns.
+function cell(head, row, column) {
+  return (head * DATA.rows.length + row) * DATA.columns.length + column;
+}
+
+// A row of a packed table, as texts: of a head's table, or of rollout's [rows, columns].
+function printedRow(packed, head, row) {
+  const start = head === null ? row * DATA.columns.length : cell(head, row, 0);
+  return DATA.columns.map((_, column) => printed(packed, start + column));
+}
+
 // -- what is chosen ------------------------------------------------------------------------------
 
 function layer() {
@@ -52,12 +104,15 @@ function shownHeads() {
   return state.head === ALL_HEADS ? DATA.heads.map((_, index) => index) : [state.head];
 }
 
+// The chosen word's worked examples in the chosen head; undefined in a layer the page does not
+// work out (page_worked.py says which).
 function query() {
-  return layer().heads[state.head].queries[state.row];
+  const queries = layer().heads[state.head].queries;
+  return queries && queries[state.row];
 }
 
 function chosenKey() {
-  return state.key === null ? query().key : state.key;
+  return state.key === null ? layer().heads[state.head].keys[state.row] : state.key;
 }
 
 function headName(index) {
@@ -189,14 +244,14 @@ function drawPicture() {
   const keys = byId("keys").querySelectorAll("button");
   keys.forEach((button, column) => {
     const masked = DATA.maskedCells !== null && DATA.maskedCells[row][column];
-    const weight = single ? layer().heads[heads[0]].weights[row][column] : "";
+    const weight = single ? printed(layer().numbers.weights, cell(heads[0], row, column)) : "";
     button.classList.toggle("masked", masked);
     button.setAttribute("aria-pressed", String(single && column === chosen && row === state.row));
     button.querySelector(".weight").textContent = masked ? TEXT.masked : weight;
     const bar = button.querySelector(".bar");
     bar.hidden = !single || masked;
     if (single) {
-      bar.style.width = 4 * layer().heads[heads[0]].lines[row][column] + "em";
+      bar.style.width = 4 * lineWeight(heads[0], row, column) + "em";
       bar.style.backgroundColor = DATA.headColours[DATA.heads[heads[0]]];
     }
     button.title = masked ? TEXT.maskedTitle : "";
@@ -215,9 +270,9 @@ function drawPicture() {
   // Each head's lines end a little apart, so heads going to the same word stay visible.
   const spread = Math.min(keys[0].getBoundingClientRect().height / (heads.length + 1), 4 * scale);
   heads.forEach((head, rank) => {
-    const weights = layer().heads[head].lines[row];
     const offset = (rank - (heads.length - 1) / 2) * spread;
-    weights.forEach((weight, column) => {
+    DATA.columns.forEach((_, column) => {
+      const weight = lineWeight(head, row, column);
       const masked = DATA.maskedCells !== null && DATA.maskedCells[row][column];
       if (weight < THINNEST || masked) return;
       const line = document.createElementNS(svg.namespaceURI, "line");
@@ -333,8 +388,19 @@ function drawBlock([kind, content, fixed]) {
 
 // A worked example of the lesson, for the word and key picked; the numbers are the data's, as
 // formatted there. An example this page does not know how to redo for another word is left out.
-// Step 7's example is the word's in every head; the others are a picked head's.
+// Step 7's example is the word's in every head; the others are a picked head's. A layer the page
+// does not work out, and a key of a long row without a line, say how to get their numbers.
 function workedLines(example) {
+  const first = ["projection", "dot_product", "scaling", "softmax", "weighted_sum", "output_sum"];
+  const carried = example === "output_sum" ? layer().output !== null : query() !== undefined;
+  if (!carried) return first.includes(example) ? [make("p", "note", notWorked())] : [];
+  const perKey = ["dot_product", "scaling", "softmax"];
+  if (perKey.includes(example) && !(chosenKey() in query().keys)) {
+    if (example !== "dot_product") return [];
+    const word = DATA.queryQuoted[DATA.rows[state.row].position];
+    const values = { word, key: DATA.keyQuoted[chosenKey()], thinnest: THINNEST, most: DATA.workedKeys };
+    return [make("p", "note", fill(TEXT.keyNotWorked, values))];
+  }
   const lines = {
     projection: () => [worked(query().projection)],
     dot_product: () => [worked(dotProduct(chosenKey()))],
@@ -377,31 +443,55 @@ function numbersTable(matrix) {
   return [make("h3", "", matrix.title), scroller];
 }
 
+// Where the worked numbers of a head this page leaves out are.
+function notWorked() {
+  const head = state.head === ALL_HEADS ? 0 : state.head;
+  const number = DATA.heads[head] + 1;
+  const many = DATA.layers.length > 1;
+  const options = many
+    ? fill(TEXT.openLayerHead, { layer: state.layer + 1, head: number })
+    : fill(TEXT.openHead, { head: number });
+  return fill(TEXT.headNotWorked, {
+    where: many ? layer().name + ", " : "",
+    head: headName(head),
+    worked: DATA.workedHeads,
+    total: DATA.layers.length * DATA.heads.length,
+    options,
+  });
+}
+
+// A key's pieces of steps 3 to 5 (page_worked.py, query_data): the decimals of each step and
+// the numbers printed at them.
+function pair(key) {
+  const [dot, score, scale, scoreAt, scaled, softmax, shifted, exp, weight] = query().keys[key];
+  return { dot, score, scale, scoreAt, scaled, softmax, shifted, exp, weight };
+}
+
 function dotProduct(key) {
-  const words = query();
+  const numbers = pair(key);
   // q's and k's numbers at the decimals at which this pair's written-out sum holds.
-  const terms = layer().heads[state.head].dotTerms[words.dot[key]];
+  const terms = layer().heads[state.head].dotTerms[numbers.dot];
   const k = terms.k[key];
   const products = terms.q[state.row].map((q, c) => (q === ELLIPSIS ? q : `${q}×${k[c]}`));
   const counted = products.includes(ELLIPSIS) ? fill(TEXT.terms, { count: DATA.sizes.dK }) : "";
   const name = DATA.queryNames[DATA.rows[state.row].position];
-  return `q_${name} · k_${DATA.keyNames[key]}${counted} = ${products.join(" + ")} = ${words.score[key]}`;
+  return `q_${name} · k_${DATA.keyNames[key]}${counted} = ${products.join(" + ")} = ${numbers.score}`;
 }
 
 function scalingLine(key) {
-  const words = query();
-  const root = layer().heads[state.head].roots[words.scale[key]];
-  return `${words.scoreAt[key]} / ${root} = ${words.scaled[key]}`;
+  const numbers = pair(key);
+  const root = layer().heads[state.head].roots[numbers.scale];
+  return `${numbers.scoreAt} / ${root} = ${numbers.scaled}`;
 }
 
 function softmaxLine(key) {
-  const words = query();
+  const numbers = pair(key);
   // The row's pieces at the decimals at which this weight's numerator, sum and division hold.
-  const parts = words.softmaxAt[words.softmax[key]];
-  const terms = DATA.softmaxShown.map((j) => (j === null ? ELLIPSIS : `exp(${parts.shifted[j]})`));
+  const parts = query().softmaxAt[numbers.softmax];
+  const terms = parts.shifted.map((shifted) => (shifted === null ? ELLIPSIS : `exp(${shifted})`));
   return (
-    `exp(${parts.shifted[key]}) / (${terms.join(" + ")}) = ${parts.exps[key]} / ` +
-    `${parts.total} = ${words.weight[key]}`
+    `exp(${numbers.shifted}) / (${terms.join(" + ")}) = ${numbers.exp} / ` +
+    `${parts.total} = ${numbers.weight}`
   );
 }
 
@@ -443,16 +533,16 @@ function renderRow() {
   const shown = [0, ...(single ? [1, 2, 3] : []), ...(rollout ? [4] : [])];
   const contribution = single ? layer().heads[heads[0]].contribution : null;
   const note = single ? contribution.notes[state.row] : null;
-  // A row's contributions, shares and rollout come as one string each, numbers between spaces.
-  const split = (text) => (text === undefined ? [] : text.split(" "));
-  const norms = single ? split(contribution.norms[state.row]) : [];
-  const shares = single ? split(contribution.shares[state.row]) : [];
-  const rolled = rollout ? split(rollout[state.row]) : [];
+  const numbers = layer().numbers;
+  const norms = single ? printedRow(numbers.norms, heads[0], state.row) : [];
+  const shares = single ? printedRow(numbers.shares, heads[0], state.row) : [];
+  const weights = single ? printedRow(numbers.weights, heads[0], state.row) : [];
+  const rolled = rollout ? printedRow(rollout, null, state.row) : [];
   const rows = DATA.columns.map((column, index) => {
     const masked = DATA.maskedCells !== null && DATA.maskedCells[state.row][index];
     const all = [
       column.word,
-      single ? (masked ? TEXT.masked : layer().heads[heads[0]].weights[state.row][index]) : "",
+      single ? (masked ? TEXT.masked : weights[index]) : "",
       single ? norms[index] : "",
       single ? shares[index] : "",
       rollout ? rolled[index] : "",
@@ -566,8 +656,11 @@ function render() {
   renderSteps();
 }
 
-byId("hint").textContent = TEXT.hint;
-buildControls();
-buildWords();
-resize(0);
-render();
+unpackAll().then(() => {
+  byId("hint").textContent = TEXT.hint;
+  buildControls();
+  buildWords();
+  resize(0);
+  render();
+  document.body.dataset.ready = "true"; // for the tests and screenshots: drawn
+});

@@ -1,5 +1,7 @@
 """Everything the lesson page shows, as JSON-ready data: the words, every layer's and head's
-weights and worked examples, each number already formatted, and the lesson's own blocks.
+weights, contributions and rollout (packed as the integers of their printed text,
+render/page_numbers.py), the worked examples (render/page_worked.py, as many as a page holds),
+and the lesson's own blocks.
 
 The page's prose is the lesson's (attnviz.lesson): each step's paragraphs and worked examples,
 for every layer and head shown, with the example word's name in slots the page fills with the
@@ -16,14 +18,15 @@ from typing import Any
 import numpy as np
 
 from attnviz import worked
-from attnviz.labels import ELLIPSIS, occurrence_labels
+from attnviz.labels import occurrence_labels
 from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Heading, Paragraph
 from attnviz.lesson.build import header
-from attnviz.lesson.examples import MOST_TERMS, ExampleText, position_labels
+from attnviz.lesson.examples import ExampleText, position_labels
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import last_plain_number
 from attnviz.render.page_compare import COMPARE_TEXT, ComparedWith, compare_data
+from attnviz.render.page_numbers import packed
 from attnviz.render.page_rows import (
     ROW_TEXT,
     caveat_template,
@@ -32,6 +35,13 @@ from attnviz.render.page_rows import (
     rollout_data,
 )
 from attnviz.render.page_steps import lesson_steps, page_steps
+from attnviz.render.page_worked import (
+    THINNEST,
+    WORKED_KEYS,
+    example_keys,
+    head_data,
+    worked_heads,
+)
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -50,10 +60,9 @@ VIRIDIS = (
 )
 #: The part of viridis the heads' colours come from: its light end is too faint on white.
 HEAD_RANGE = 0.7
-#: A softmax with more terms than this is written with "…", as in the terminal's lesson.
-SOFTMAX_TERMS = 12
-#: The weighted sum z = Σ w·v names this many value vectors, as the terminal's focus section.
-WEIGHTED_TERMS = 12
+#: The decimals of the lines' weights: a weight of THINNEST (0.005) or more prints as 0.01 or
+#: more, and draws a line.
+LINE_DECIMALS = 2
 
 #: What the page says around the lesson: its controls, its picture's title and legend. The
 #: script fills each {name} with a value it picks (a word, a head's number) and writes the
@@ -84,6 +93,14 @@ PAGE_TEXT = {
     "terms": " ({count} terms)",
     "exampleWord": "This step is worked out for {word}, the lesson's example word, whichever "
     "word is picked.",
+    "headNotWorked": "The worked numbers of {where}{head} are left out of this page to keep it "
+    "small ({worked} of its {total} heads carry them at this length): attnviz page with "
+    "{options} opens on it and carries them.",
+    "openLayerHead": "--layer {layer} --open-head {head}",
+    "openHead": "--open-head {head}",
+    "keyNotWorked": "Steps 3 to 5 are worked out on this page for the keys {word} draws a line "
+    "to (a weight of {thinnest} or more), the {most} heaviest: choose one of those; every "
+    "number of {key} is in attnviz explain --export.",
     **ROW_TEXT,
     **COMPARE_TEXT,
 }
@@ -116,7 +133,7 @@ def page_data(
     start = _index_of(layers, trace)
     if start_head is not None and start_head not in selection.heads:
         raise ValueError(f"head {start_head} is not one of the page's heads")
-    rolled: Sequence[Any] | None = rollout_data(layers, selection, max(decimals, 2))
+    opening_head = 0 if start_head is None else selection.heads.index(start_head)
     # One head at a time: a note said once per step is said in every head.
     options = LessonOptions(decimals=decimals, steps=steps, block=block, notes_in_every_head=True)
     queries, keys = position_labels(trace)
@@ -139,17 +156,11 @@ def page_data(
         "text": PAGE_TEXT,
         "steps": page_steps(trace, selection, options),
         "lastStep": last_plain_number(table.STEPS, trace),  # "Step 6b of 7"
-        "softmaxShown": _shown_terms(len(trace.key_tokens), SOFTMAX_TERMS),
+        "thinnest": THINNEST,
+        "workedKeys": WORKED_KEYS,
         "hidden": _names([trace.tokens[p] for p in selection.hidden]),
         "merged": selection.merged,
-        "sizes": {
-            "n": trace.n_tokens,
-            "nKeys": len(trace.key_tokens),
-            "dModel": trace.d_model,
-            "nHeads": trace.n_heads,
-            "dK": trace.d_k,
-            "concat": trace.n_heads * trace.d_k,
-        },
+        "sizes": _sizes(trace),
         "biases": trace.has_biases,
         "cross": trace.is_cross,
         "heads": list(selection.heads),
@@ -160,15 +171,51 @@ def page_data(
         "headColours": _head_colours(trace.n_heads),
         "start": {
             "layer": start,
-            "head": 0 if start_head is None else selection.heads.index(start_head),
+            "head": opening_head,
             "row": selection.focus_row if selection.focus_row is not None else first_word,
         },
-        "layers": [
-            {**_layer_data(layer, selection, options, text, rows), "rollout": rollout}
-            for layer, rollout in zip(layers, rolled or [None] * len(layers), strict=True)
-        ],
+        **_every_layer(layers, selection, options, text, rows, (start, opening_head)),
         "caveat": caveat_template(trace),
         "compare": None if compared is None else compare_data(compared, selection.heads, decimals),
+    }
+
+
+def _sizes(trace: AttentionTrace) -> dict[str, int]:
+    return {
+        "n": trace.n_tokens,
+        "nKeys": len(trace.key_tokens),
+        "dModel": trace.d_model,
+        "nHeads": trace.n_heads,
+        "dK": trace.d_k,
+        "concat": trace.n_heads * trace.d_k,
+    }
+
+
+def _every_layer(
+    layers: Sequence[AttentionTrace],
+    selection: Selection,
+    options: LessonOptions,
+    text: ExampleText,
+    rows: list[int],
+    opening: tuple[int, int],
+) -> dict[str, Any]:
+    """Every layer's data (_layer_data, with its rollout), the heads worked out as many as a
+    page holds from ``opening`` (its layer and head, page_worked.worked_heads), and how many."""
+    rolled: Sequence[Any] | None = rollout_data(layers, selection, max(options.decimals, 2))
+    worked = worked_heads(layers, opening[0], len(selection.heads), opening[1], len(rows))
+    return {
+        "layers": [
+            {
+                **_layer_data(
+                    layer, selection, options, text, rows, {h for i, h in worked if i == index}
+                ),
+                "rollout": rollout,
+            }
+            for index, (layer, rollout) in enumerate(
+                zip(layers, rolled or [None] * len(layers), strict=True)
+            )
+        ],
+        "workedHeads": len(worked),
     }
 
 
@@ -220,9 +267,15 @@ def _layer_data(
     options: LessonOptions,
     text: ExampleText,
     rows: list[int],
+    worked_out: set[int],
 ) -> dict[str, Any]:
+    """One layer: its lesson, its heads' weights, contributions and types for every shown
+    word, and for the heads ``worked_out`` (indices into the selection's heads) every shown
+    word's worked examples (page_worked), step 7's when there is one."""
     origin = trace.provenance.weights
     name = _layer_names([trace])[0]
+    contributed, each_head = contribution_data(trace, selection, text.least)
+    example = [example_keys(trace, selection, head, rows) for head in selection.heads]
     weights_note = (
         "Random weights, not learned: the lines show how attention is computed, not what a "
         "trained model attends to."
@@ -238,105 +291,41 @@ def _layer_data(
         ],
         "weightsNote": weights_note,
         "steps": lesson_steps(trace, selection, options),
+        "numbers": {**_weights(trace, selection, text.decimals), **contributed},
         "heads": [
-            {**_head_data(trace, selection, text, head, rows), "contribution": contribution}
-            for head, contribution in zip(
-                selection.heads, contribution_data(trace, selection, text.least), strict=True
+            {
+                "keys": keys,
+                **(
+                    head_data(trace, selection, text, head, rows, keys)
+                    if index in worked_out
+                    else {}
+                ),
+                "contribution": contribution,
+            }
+            for index, (head, keys, contribution) in enumerate(
+                zip(selection.heads, example, each_head, strict=True)
             )
         ],
         "headTypes": head_types(trace, selection),
-        "output": [text.output_sum(worked.output_element(trace, row)) for row in rows],
+        "output": (
+            [text.output_sum(worked.output_element(trace, row)) for row in rows]
+            if worked_out
+            else None
+        ),
     }
 
 
-def _head_data(
-    trace: AttentionTrace, selection: Selection, text: ExampleText, head: int, rows: list[int]
-) -> dict[str, Any]:
-    """One head: its shown weights (for the lines) and each shown word's worked examples."""
-    weights = selection.pairs(trace.weights[head], total=True)  # [rows, columns]
-    queries = [_query_data(trace, selection, text, head, row) for row in rows]
-    # The q and k terms of step 3 at every number of decimals some pair of this head needs.
-    levels = sorted({d for query in queries for d in query["dot"]})
-    # The q and k the scores were taken from: rotated, with rotary positions.
-    queries_used = trace.Q if trace.Q_rotated is None else trace.Q_rotated
-    keys_used = trace.K if trace.K_rotated is None else trace.K_rotated
-    dot_terms = {
-        str(d): {
-            "q": [_terms(text, queries_used[head, row], d) for row in rows],
-            "k": [_terms(text, k, d) for k in keys_used[trace.kv_head(head)]],
-        }
-        for d in levels
-    }
-    roots = {str(d): text.exact(float(np.sqrt(trace.d_k)), d) for q in queries for d in q["scale"]}
-    return {
-        "lines": np.round(weights, 3).tolist(),  # for drawing only
-        "weights": [[text.number(w) for w in row] for row in weights],
-        "dotTerms": dot_terms,
-        "roots": roots,
-        "queries": queries,
-    }
-
-
-def _query_data(
-    trace: AttentionTrace, selection: Selection, text: ExampleText, head: int, query: int
-) -> dict[str, Any]:
-    """The worked examples of one query word in one head: steps 2 and 6 as the terminal writes
-    them, and for every key the pieces of steps 3, 4 and 5 at the decimals that make each
-    example hold, as ExampleText.dot_product, .scaling and .softmax would print them."""
-    n_keys = len(trace.key_tokens)
-    softmax = worked.softmax_example(trace, head, query, 0)
-    summed = worked.weighted_sum(trace, head, query)
-    dot, scale, soft = [], [], []
-    for key in range(n_keys):
-        product = worked.dot_product(trace, head, query, key)
-        dot.append(text.products_decimals(product.q, product.k, product.result))
-        scale.append(text.scaling_decimals(worked.scaling(trace, head, query, key)))
-        pair = softmax._replace(key=key, result=float(trace.weights[head, query, key]))
-        soft.append(text.softmax_decimals(pair, SOFTMAX_TERMS))
-    softmax_levels = {
-        str(d): {
-            "shifted": [text.exact(s, d) for s in softmax.shifted],
-            "exps": [text.exact(e, d) for e in softmax.exponentials],
-            "total": text.exact(softmax.total, d),
-        }
-        for d in sorted(set(soft))
-    }
-    return {
-        "key": worked.example_key(trace, selection, head, query),  # the key shown first
-        "projection": text.projection(worked.projection(trace, head, query)),  # step 2
-        # Per key: step 3's decimals (its terms are the head's dotTerms) and result, the score.
-        "dot": dot,
-        "score": [text.exact(s) for s in trace.scores[head, query]],
-        # Per key: step 4's decimals, the score at them, and the result.
-        "scale": scale,
-        "scoreAt": [
-            text.exact(s, d) for s, d in zip(trace.scores[head, query], scale, strict=True)
-        ],
-        "scaled": [text.exact(s) for s in trace.scaled[head, query]],
-        # Per key: step 5's decimals, the row's pieces at each, and the result, the weight.
-        "softmax": soft,
-        "softmaxAt": softmax_levels,
-        "weight": [text.exact(w) for w in trace.weights[head, query]],
-        "sum": text.weighted_sum(summed, limit=WEIGHTED_TERMS),  # step 6
-        "element": text.weighted_sum_element(summed),
-    }
-
-
-def _terms(text: ExampleText, vector: np.ndarray, decimals: int) -> list[str]:
-    """A vector's numbers as factors of a written-out sum (negative ones in parentheses); past
-    MOST_TERMS the first three, "…" and the last, as ExampleText.products writes them."""
-    if len(vector) <= MOST_TERMS:
-        return [text.term(float(v), decimals) for v in vector]
-    first = [text.term(float(v), decimals) for v in vector[:3]]
-    return [*first, ELLIPSIS, text.term(float(vector[-1]), decimals)]
-
-
-def _shown_terms(n_terms: int, limit: int) -> list[int | None]:
-    """Which terms of a sum are written: all, or past ``limit`` the first three, None for "…",
-    and the last, as ExampleText.softmax writes them."""
-    if n_terms <= limit:
-        return list(range(n_terms))
-    return [0, 1, 2, None, n_terms - 1]
+def _weights(trace: AttentionTrace, selection: Selection, decimals: int) -> dict[str, Any]:
+    """Every shown head's weights as shown (selection.pairs), [heads, rows, columns], packed
+    (page_numbers): at the tables' decimals, and at 2 for the lines (a line for 0.01 or more,
+    a weight of 0.005 or more, as thick as that)."""
+    weights = np.stack(
+        [selection.pairs(trace.weights[head], total=True) for head in selection.heads]
+    )
+    shown = packed(weights, decimals)
+    # None: the lines' table is the weights' (the page's script reads it so).
+    lines = None if decimals == LINE_DECIMALS else packed(weights, LINE_DECIMALS)
+    return {"weights": shown, "lines": lines}
 
 
 def _names(tokens: Sequence[str]) -> str:

@@ -8,7 +8,6 @@ written here; the page's script fills in the word picked and chooses which to sh
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ from attnviz.analysis.head_types import (
 )
 from attnviz.analysis.rollout import trace_rollout
 from attnviz.labels import format_number
+from attnviz.render.page_numbers import packed
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -120,11 +120,12 @@ def _type_sentence(head: int, kind: HeadType, typed: Any) -> str:
 
 def contribution_data(
     trace: AttentionTrace, selection: Selection, decimals: int
-) -> list[dict[str, Any]]:
-    """Each shown head's contributions as the page shows them beside its weights: per shown
-    row, each column's ‖w_ij·f_h(x_j)‖ and share, the row's total, and the note on the key
-    whose weight overstates what it adds (weight above 1/n and at least OVERWEIGHT_FACTOR
-    times its share), if any.
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The contributions the page shows beside its weights: for the layer, every shown head's
+    ‖w_ij·f_h(x_j)‖ and share of each shown row and column, packed [heads, rows, columns]
+    (page_numbers); for each head, each row's total and the note on the key whose weight
+    overstates what it adds (weight above 1/n and at least OVERWEIGHT_FACTOR times its share),
+    if any.
 
     Rows and columns as the weights are shown (selection.pairs: a word's pieces' mean over
     rows, their sum over columns); a share is of the row's total over every key, hidden ones
@@ -132,55 +133,59 @@ def contribution_data(
     its row and column are single positions, where its numbers are the trace's own.
     """
     every = contributions(trace)
+    heads = list(selection.heads)
+    norms = np.stack([selection.pairs(every.norms[head], total=True) for head in heads])
+    row_shares = np.stack([selection.pairs(every.shares[head], total=True) for head in heads])
+    packed_numbers = {"norms": packed(norms, decimals), "shares": packed(row_shares, decimals)}
     shown = []
-    for head in selection.heads:
-        norms = selection.pairs(every.norms[head], total=True)
-        row_shares = selection.pairs(every.shares[head], total=True)
+    for head in heads:
         totals = selection.rows(every.norms[head].sum(axis=-1))
         shown.append(
             {
-                # Each row's numbers in one string, spaces between: a model's page holds
-                # 12 heads × 6 layers × n² of each, and the quotes would cost a tenth of them.
-                "norms": [" ".join(format_number(v, decimals) for v in row) for row in norms],
-                "shares": [" ".join(format_number(v, decimals) for v in row) for row in row_shares],
                 "totals": [format_number(float(v), decimals) for v in totals],
-                "notes": [
-                    _overweighted(every, selection, head, group, decimals)
-                    for group in selection.row_groups
-                ],
+                "notes": _overweighted_notes(every, selection, head, decimals),
             }
         )
-    return shown
+    return packed_numbers, shown
+
+
+def _overweighted_notes(
+    every: Any, selection: Selection, head: int, decimals: int
+) -> list[dict[str, str] | int | None]:
+    """Each shown row's note (_overweighted), the candidates of every row found at once."""
+    weights, shares = every.weights[head], every.shares[head]
+    uniform = 1.0 / weights.shape[-1]
+    with np.errstate(invalid="ignore"):
+        candidate = (
+            (weights > uniform) & ~np.isnan(shares) & (weights >= OVERWEIGHT_FACTOR * shares)
+        )
+    # The largest weight among the candidates, the earliest of equals (argsort's stable order).
+    first = np.argmax(np.where(candidate, weights, -np.inf), axis=-1)
+    notes: list[dict[str, str] | int | None] = []
+    for group in selection.row_groups:
+        query = group[0]
+        if len(group) != 1:
+            notes.append(None)  # a word of several pieces: its shown row is their mean
+        elif not candidate[query].any():
+            notes.append(0)
+        else:
+            notes.append(_overweighted(every, selection, head, query, int(first[query]), decimals))
+    return notes
 
 
 def _overweighted(
-    every: Any, selection: Selection, head: int, group: tuple[int, ...], decimals: int
-) -> dict[str, str] | int | None:
-    """The largest-weight key of one row whose weight is at least OVERWEIGHT_FACTOR times its
-    share and above the uniform 1/n, with the numbers the sentence needs; 0 when no key is
-    (the page says so); None when that key is hidden or merged (its numbers are not those shown).
+    every: Any, selection: Selection, head: int, query: int, key: int, decimals: int
+) -> dict[str, str] | None:
+    """The numbers the sentence on ``key`` needs, the largest-weight key of ``query``'s row
+    whose weight is at least OVERWEIGHT_FACTOR times its share and above the uniform 1/n; None
+    when that key is hidden or merged (its numbers are not those shown).
 
     weight ≥ 2·share  ⟺  w_k ≥ 2·w_k·‖f_k‖ / Σ_j w_j‖f_j‖  ⟺  ‖f_k‖ ≤ ½·Σ_j w_j‖f_j‖: the
     test is the same as the key's ‖f‖ against the row's weighted mean, which the sentence gives.
     """
-    if len(group) != 1:
-        return None  # a word of several pieces: its shown row is their mean
-    query = group[0]
+    if not _single_column(selection, key):
+        return None
     weights, shares = every.weights[head, query], every.shares[head, query]
-    uniform = 1.0 / len(weights)
-    overweighted = [
-        int(key)
-        for key in np.argsort(-weights, kind="stable")
-        if weights[key] > uniform
-        and not math.isnan(shares[key])
-        and weights[key] >= OVERWEIGHT_FACTOR * shares[key]
-    ]
-    if not overweighted:
-        return 0
-    named = [key for key in overweighted if _single_column(selection, key)]
-    if not named or named[0] != overweighted[0]:
-        return None  # the key is hidden or merged: its numbers are not the shown ones
-    key = named[0]
     return {
         "column": str(selection.column_of(key)),
         "weight": format_number(float(weights[key]), decimals),
@@ -197,15 +202,14 @@ def _single_column(selection: Selection, key: int) -> bool:
 
 def rollout_data(
     layers: Sequence[AttentionTrace], selection: Selection, decimals: int
-) -> list[list[str]] | None:
-    """For each layer, rollout through it for every shown row, formatted, each row's numbers in
-    one string with spaces between; None when the page has one layer or cross-attention
-    (nothing below to roll out)."""
+) -> list[dict[str, Any]] | None:
+    """For each layer, rollout through it for every shown row and column, packed [rows,
+    columns] (page_numbers); None when the page has one layer or cross-attention (nothing
+    below to roll out)."""
     if len(layers) < 2 or any(layer.is_cross for layer in layers):
         return None
     rolled = trace_rollout(layers)
-    shown = [selection.pairs(r, total=True) for r in rolled]
-    return [[" ".join(format_number(v, decimals) for v in row) for row in layer] for layer in shown]
+    return [packed(selection.pairs(r, total=True), decimals) for r in rolled]
 
 
 def caveat_template(trace: AttentionTrace) -> str | None:

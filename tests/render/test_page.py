@@ -30,10 +30,12 @@ from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.labels import format_number, occurrence_labels
 from attnviz.lesson.examples import ExampleText
 from attnviz.render.page import page_data, page_html, script_json
+from attnviz.render.page_worked import WORKED_PAIRS
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import TraceOptions
+from render.pages import assembled, shown_table
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 HOSTILE = "</script><img src=x onerror=alert(1)>"
@@ -66,31 +68,6 @@ def example_text(trace: AttentionTrace, decimals: int = 2) -> ExampleText:
     return ExampleText(decimals, labels, labels)
 
 
-def assembled(data: Any, layer: int, head: int, row: int, key: int) -> tuple[str, str, str]:
-    """Steps 3, 4 and 5 as the page's script puts them together from the data (page.js,
-    headSteps), with step 5 written on one line as the terminal writes it."""
-    head_data = data["layers"][layer]["heads"][head]
-    words = head_data["queries"][row]
-    terms = head_data["dotTerms"][str(words["dot"][key])]
-    q, k = terms["q"][row], terms["k"][key]
-    products = ["…" if a == "…" else f"{a}×{b}" for a, b in zip(q, k, strict=True)]
-    name = data["queryNames"][data["rows"][row]["position"]]
-    counted = f" ({data['sizes']['dK']} terms)" if "…" in products else ""
-    dot = (
-        f"q_{name} · k_{data['keyNames'][key]}{counted} = {' + '.join(products)} = "
-        f"{words['score'][key]}"
-    )
-    root = head_data["roots"][str(words["scale"][key])]
-    scaling = f"{words['scoreAt'][key]} / {root} = {words['scaled'][key]}"
-    parts = words["softmaxAt"][str(words["softmax"][key])]
-    exps = ["…" if j is None else f"exp({parts['shifted'][j]})" for j in data["softmaxShown"]]
-    softmax = (
-        f"exp({parts['shifted'][key]}) / ({' + '.join(exps)}) = {parts['exps'][key]} / "
-        f"{parts['total']} = {words['weight'][key]}"
-    )
-    return dot, scaling, softmax
-
-
 # -- the data, without a browser -----------------------------------------------------------------
 
 
@@ -114,20 +91,22 @@ def test_every_worked_example_is_the_terminals_for_every_word_and_key() -> None:
                     example = worked.softmax_example(trace, head, query, key)
                     assert softmax == text.softmax(example)
                 words = data["layers"][0]["heads"][head]["queries"][row]
+                assert data["layers"][0]["heads"][head]["keys"][row] == worked.example_key(
+                    trace, selection, head, query
+                )
                 summed = worked.weighted_sum(trace, head, query)
                 assert words["sum"] == text.weighted_sum(summed, limit=12)
                 assert words["element"] == text.weighted_sum_element(summed)
                 assert words["projection"] == text.projection(worked.projection(trace, head, query))
-                assert words["key"] == worked.example_key(trace, selection, head, query)
 
 
 def test_the_lines_and_weights_are_the_traces() -> None:
     layers, trace, selection = traced(IT_SENTENCE, ViewOptions(focus="it"))
     data = page_data(layers, trace, selection, decimals=3)
     for head in range(trace.n_heads):
-        shown = data["layers"][0]["heads"][head]
-        np.testing.assert_allclose(shown["lines"], trace.weights[head], atol=5e-4)
-        assert shown["weights"] == [
+        lines = np.array(shown_table(data, 0, "lines", head), dtype=float)
+        np.testing.assert_allclose(lines, trace.weights[head], atol=5e-3)
+        assert shown_table(data, 0, "weights", head) == [
             [format_number(w, 3) for w in row] for row in trace.weights[head]
         ]
     assert data["start"]["row"] == trace.tokens.index("it")
@@ -146,6 +125,11 @@ def test_masked_pairs_are_marked_and_explained() -> None:
     assert data["sentence"] == "The cat sat on the mat"  # the padding is not the sentence
     parts = data["layers"][0]["heads"][0]["queries"][0]["softmaxAt"]
     assert all(level["shifted"][1:] == ["−∞"] * 7 for level in parts.values())
+    assert all(
+        pair[6] == "−∞"
+        for key, pair in data["layers"][0]["heads"][0]["queries"][0]["keys"].items()
+        if key != "0"
+    )
 
 
 def test_hostile_words_cannot_leave_the_data_block() -> None:
@@ -226,11 +210,17 @@ def test_a_model_page_of_fifteen_tokens_and_every_layer_and_head_is_under_3_mb()
     data = data_block(page)
     assert len(data["layers"]) == 6 and all(len(d["heads"]) == 12 for d in data["layers"])
     assert data["start"]["layer"] == 5
-    text = example_text(layers[2])
-    dot, scaling, softmax = assembled(data, 2, 11, 10, 2)  # layer 3, head 12, "it", "animal"
-    assert dot == text.dot_product(worked.dot_product(layers[2], 11, 10, 2))
-    assert scaling == text.scaling(worked.scaling(layers[2], 11, 10, 2))
-    assert softmax == text.softmax(worked.softmax_example(layers[2], 11, 10, 2))
+    text = example_text(layers[4])
+    dot, scaling, softmax = assembled(data, 4, 11, 10, 2)  # layer 5, head 12, "it", "animal"
+    assert dot == text.dot_product(worked.dot_product(layers[4], 11, 10, 2))
+    assert scaling == text.scaling(worked.scaling(layers[4], 11, 10, 2))
+    assert softmax == text.softmax(worked.softmax_example(layers[4], 11, 10, 2))
+    # n words × n keys a head: the page works out its first layer's heads, then the nearest
+    # layers', within WORKED_PAIRS; the others' say where their numbers are (page.js).
+    carried = [[("queries" in h) for h in layer["heads"]] for layer in data["layers"]]
+    assert data["workedHeads"] == sum(map(sum, carried)) == WORKED_PAIRS // trace.n_tokens**2
+    assert all(carried[5]) and all(carried[4]) and not any(carried[0])
+    assert [layer["output"] is None for layer in data["layers"]][:2] == [True, True]
 
 
 @pytest.mark.slow
@@ -242,10 +232,8 @@ def test_merged_words_and_hidden_tokens_follow_the_selection() -> None:
     assert [row["word"] for row in data["rows"]][:2] == ["Tokenization", "isn't"]
     assert data["columns"][0]["positions"] == [1, 2]  # token, ##ization
     assert data["hidden"] == "[CLS] and [SEP]" and data["merged"]
-    shown = data["layers"][-1]["heads"][0]
-    np.testing.assert_allclose(
-        shown["lines"], selection.pairs(trace.weights[0], total=True), atol=5e-4
-    )
+    lines = np.array(shown_table(data, 5, "lines", 0), dtype=float)
+    np.testing.assert_allclose(lines, selection.pairs(trace.weights[0], total=True), atol=5e-3)
 
 
 # -- the command ---------------------------------------------------------------------------------
@@ -263,8 +251,8 @@ def test_the_command_writes_one_page(tmp_path: Path) -> None:
     assert stdout == "" and stderr == f"wrote {out}\n"
     data = data_block(out.read_text(encoding="utf-8"))
     assert data["rows"][data["start"]["row"]]["word"] == "am"
-    assert data["layers"][0]["heads"][0]["weights"][0][0].count(".") == 1
-    assert len(data["layers"][0]["heads"][0]["weights"][0][0].split(".")[1]) == 3
+    assert shown_table(data, 0, "weights", 0)[0][0].count(".") == 1
+    assert len(shown_table(data, 0, "weights", 0)[0][0].split(".")[1]) == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lesson.html"]
 
 
@@ -372,9 +360,20 @@ def model_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[At
     return path, layers
 
 
-def open_page(driver: Any, path: Path) -> None:
+def open_page(driver: Any, path: Path, *, wait: bool = True) -> None:
     driver.get_log("performance")  # forget what earlier pages logged
     driver.get(path.as_uri())
+    if wait:
+        drawn(driver)
+
+
+def drawn(driver: Any, seconds: float = 10) -> None:
+    """Wait until the page is drawn: it inflates its tables of numbers first."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, seconds).until(
+        lambda d: d.execute_script("return document.body.dataset.ready") == "true"
+    )
 
 
 def words(driver: Any, side: str) -> list[Any]:
@@ -393,6 +392,15 @@ def worked_lines(driver: Any, step: int) -> list[str]:
     article = driver.find_element(By.ID, f"step-{step}")
     return [
         node.get_attribute("textContent") for node in article.find_elements(By.CLASS_NAME, "worked")
+    ]
+
+
+def notes(driver: Any, step: int) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    article = driver.find_element(By.ID, f"step-{step}")
+    return [
+        node.get_attribute("textContent") for node in article.find_elements(By.CLASS_NAME, "note")
     ]
 
 
@@ -481,18 +489,27 @@ def test_head_and_layer_switch_in_model_mode(browser: Any, model_page: Any) -> N
     open_page(browser, path)
     it, animal = 10, 2
     assert layers[0].tokens[it] == "it" and layers[0].tokens[animal] == "animal"
-    for layer, head in ((6, 12), (3, 1), (1, 5)):
+    for layer, head in ((6, 12), (5, 1), (1, 5)):
         choose(browser, "layer", f"Layer {layer} of 6")
         choose(browser, "head", f"Head {head}")
         trace = layers[layer - 1]
         assert shown_weights(browser) == [format_number(w, 2) for w in trace.weights[head - 1, it]]
         button(browser, "keys", "animal").click()
         text = example_text(trace)
+        if layer == 1:  # beyond the pairs a page works out: it says where they are
+            (note,) = notes(browser, 3)
+            assert note.startswith(f"The worked numbers of Layer 1 of 6, head {head} are left out")
+            assert note.endswith(
+                "attnviz page with --layer 1 --open-head 5 opens on it and carries them."
+            )
+            assert worked_lines(browser, 3) == []
+            continue
         expected = text.dot_product(worked.dot_product(trace, head - 1, it, animal))
         assert worked_lines(browser, 3) == [expected]
         assert worked_lines(browser, 7) == [text.output_sum(worked.output_element(trace, it))]
         title = browser.find_element("id", "picture-title").text
         assert title == f"Where does “it” look? (Layer {layer} of 6, head {head})"
+    choose(browser, "layer", "Layer 6 of 6")
     choose(browser, "head", "All heads")
     assert len(browser.find_elements("css selector", "#lines line")) > 12 * 3
     legend = browser.find_element("id", "legend").text
@@ -501,7 +518,7 @@ def test_head_and_layer_switch_in_model_mode(browser: Any, model_page: Any) -> N
         assert worked_lines(browser, step) == []
         text = browser.find_element("id", f"step-{step}").text
         assert text.endswith("This step happens in each head separately: choose a head.")
-    assert worked_lines(browser, 7) == [text_of_output(layers[0], it)]
+    assert worked_lines(browser, 7) == [text_of_output(layers[5], it)]
 
 
 @pytest.mark.browser
@@ -632,9 +649,10 @@ def test_the_notebook_display_runs_the_page_in_its_own_frame(browser: Any, tmp_p
         f"{attnviz.page(shown)._repr_html_()}</body></html>",
         encoding="utf-8",
     )
-    open_page(browser, cell)
+    open_page(browser, cell, wait=False)
     browser.switch_to.frame(browser.find_element(By.TAG_NAME, "iframe"))
     try:
+        drawn(browser)
         it = trace.tokens.index("it")
         button(browser, "queries", "it").click()
         assert shown_weights(browser) == [format_number(w, 2) for w in trace.weights[0, it]]

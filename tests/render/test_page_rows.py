@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.errors import ExitStatus
+from attnviz.render.page_numbers import unpacked
 
 from support import needs_model, one_error_line
 
@@ -60,7 +61,10 @@ def check_contributions(data: Any, arrays: dict[str, Any]) -> None:
     d_k = W_V.shape[-1]
     checked = 0
     for layer, shown in enumerate(data["layers"]):
-        for head, head_data in zip(data["heads"], shown["heads"], strict=True):
+        norm_rows, share_rows = (
+            table_rows(data, shown["numbers"][name]) for name in ("norms", "shares")
+        )
+        for index, (head, head_data) in enumerate(zip(data["heads"], shown["heads"], strict=True)):
             values = X[layer] @ W_V[layer, head] + b_V[layer, head]  # [n, d_k]
             rows = W_O[layer][head * d_k : (head + 1) * d_k]
             f_norms = np.linalg.norm(values @ rows, axis=-1)
@@ -68,12 +72,23 @@ def check_contributions(data: Any, arrays: dict[str, Any]) -> None:
             shares = norms / norms.sum(axis=-1, keepdims=True)
             contribution = head_data["contribution"]
             for i in range(norms.shape[0]):
-                assert all(map(close, contribution["norms"][i].split(" "), norms[i]))
-                assert all(map(close, contribution["shares"][i].split(" "), shares[i]))
+                assert all(map(close, norm_rows[index][i], norms[i]))
+                assert all(map(close, share_rows[index][i], shares[i]))
                 assert close(contribution["totals"][i], norms[i].sum())
                 check_note(contribution["notes"][i], weights[layer, head, i], shares[i], f_norms)
                 checked += 1
     assert checked == len(data["layers"]) * len(data["heads"]) * weights.shape[-1]
+
+
+def table_rows(data: Any, packed: dict[str, Any]) -> list[list[list[str]]]:
+    """A packed table as the page's script prints it (page.js, printed): [heads][rows][columns]
+    of texts (one "head" for rollout's [rows, columns])."""
+    texts = unpacked(packed)
+    n_rows, n_columns = len(data["rows"]), len(data["columns"])
+    return [
+        [texts[start + r * n_columns : start + (r + 1) * n_columns] for r in range(n_rows)]
+        for start in range(0, len(texts), n_rows * n_columns)
+    ]
 
 
 def check_note(note: Any, weights: np.ndarray, shares: np.ndarray, f_norms: np.ndarray) -> None:
@@ -100,8 +115,9 @@ def check_rollout(data: Any, arrays: dict[str, Any]) -> None:
     for layer, shown in enumerate(data["layers"]):
         mixed = 0.5 * weights[layer].mean(axis=0) + 0.5 * np.eye(n)
         rolled = (mixed / mixed.sum(axis=-1, keepdims=True)) @ rolled
+        rows = table_rows(data, shown["rollout"])[0]
         for i in range(n):
-            assert all(map(close, shown["rollout"][i].split(" "), rolled[i]))
+            assert all(map(close, rows[i], rolled[i]))
 
 
 def test_random_weights_contributions_and_no_rollout_or_caution(tmp_path: Path) -> None:
@@ -139,7 +155,7 @@ def test_gpt2s_causal_rollout_stays_below_the_diagonal(tmp_path: Path) -> None:
     data, arrays = page_and_export(tmp_path, "-m", GPT2)
     check_contributions(data, arrays)
     check_rollout(data, arrays)
-    first = data["layers"][0]["rollout"][0].split(" ")
+    first = table_rows(data, data["layers"][0]["rollout"])[0][0]
     assert first[0] == "1.00" and set(first[1:]) == {"0.00"}  # the first word sees only itself
     assert data["caveat"] is None  # an untrained checkpoint
 
