@@ -98,9 +98,13 @@ def _raise_interrupted(signal_number: int, frame: FrameType | None) -> None:
 
 
 @contextmanager
-def stopping_signals_raise() -> Iterator[None]:
+def stopping_signals_raise(*, ending: bool = False) -> Iterator[None]:
     """Within the block, the STOPPING signals raise Interrupted instead of ending the process,
     and only the first stopping signal or Ctrl-C raises: one more during the cleanup is dropped.
+    ``ending``: the process ends after the block (the command line), so once a stop has begun
+    these signals are ignored from then on: one more while attnviz says so and exits, even
+    while Python finalizes (which puts the default action back for the handlers it installed,
+    not for ignored signals), cannot end the process by that signal instead.
 
     Only a signal left to its default action is taken over, and only on the main thread (the
     only one Python delivers signals to): a signal the program ignores (``nohup``) or handles
@@ -125,9 +129,10 @@ def stopping_signals_raise() -> Iterator[None]:
     try:
         yield
     finally:
+        stopped = ending and _stopping
         for number, previous in replaced.items():
-            signal.signal(number, previous)
-        if replaced:
+            signal.signal(number, signal.SIG_IGN if stopped else previous)
+        if replaced and not stopped:
             _stopping = False
 
 

@@ -46,6 +46,29 @@ def test_a_stopping_signal_raises_inside_the_block_and_handlers_come_back(number
         signal.signal(number, before)
 
 
+def test_once_the_command_line_is_stopped_a_later_signal_is_ignored() -> None:
+    """With ``ending`` (the command line, which exits next) a stop leaves the stopping signals
+    ignored, so one more while it exits cannot end it by that signal; without a stop, or
+    without ``ending``, the handlers come back."""
+    number = signal.SIGTERM
+    before = {n: signal.getsignal(n) for n in (signal.SIGINT, *STOPPING)}
+    signal.signal(number, signal.SIG_DFL)
+    try:
+        with stopping_signals_raise(ending=True):
+            pass
+        assert signal.getsignal(number) is signal.SIG_DFL  # no stop: as it was
+        with pytest.raises(Interrupted):
+            with stopping_signals_raise(ending=True):
+                signal_this_thread(number)
+        assert signal.getsignal(number) is signal.SIG_IGN
+        signal_this_thread(number)  # ignored: this test goes on
+    finally:
+        for n, handler in before.items():
+            signal.signal(n, handler)
+        with stopping_signals_raise():  # the module's state back to "no stop begun"
+            pass
+
+
 def test_an_ignored_signal_stays_ignored() -> None:
     before = signal.getsignal(signal.SIGHUP)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup

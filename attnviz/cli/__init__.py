@@ -129,7 +129,7 @@ def _run(arguments: list[str]) -> int:
     """``run``, its standard streams made safe: the command, and its exit code."""
     wanted = arguments[0] if arguments and arguments[0] in COMMANDS else None
     try:
-        with safe_surroundings(), stopping_signals_raise():
+        with safe_surroundings(), stopping_signals_raise(ending=True):
             status = build_app(wanted)(args=arguments, standalone_mode=False)
             sys.stdout.flush()  # a full disk is found here, not in Python's flush at exit
     except StandardOutputFailed as failure:
