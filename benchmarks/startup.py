@@ -91,6 +91,11 @@ def is_editable_install() -> bool:
 
 def wall_time(command: list[str]) -> float:
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+    # Bytecode as an install has it: pip compiles every module it installs, numpy's and Typer's
+    # as attnviz's, but an editable install's modules are compiled on first import, and with
+    # PYTHONDONTWRITEBYTECODE set (as some machines and containers do) on every import, which
+    # would measure Python's compiler instead of attnviz. The warm-up run writes them.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env)
     return time.perf_counter() - start
