@@ -31,7 +31,6 @@ from attnviz.lesson.blocks import (
 from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
 from attnviz.render.tables import matrix_block
-from attnviz.render.terminal_svg import lesson_svg
 from attnviz.render.text import Block as TextBlock
 from attnviz.render.text import bar, pad_left, pad_right, side_by_side, wrap
 from attnviz.render.theme import EXPORT_THEME
@@ -250,6 +249,8 @@ def save_lesson(
         title = "attnviz cross" if trace.is_cross else "attnviz explain"
         drawn = recorder.export_text(styles=True, clear=False).splitlines()
         lines = [Text.from_ansi(line) for line in drawn]
+        from attnviz.render.terminal_svg import lesson_svg  # only for --svg: not at start-up
+
         text = lesson_svg(lines, title, width)
         atomic_write(svg, lambda path: path.write_text(text, encoding="utf-8"))
         written.append(svg)
