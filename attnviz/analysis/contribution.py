@@ -94,12 +94,24 @@ class Contributions(NamedTuple):
     shares: FloatArray  # [h, n_q, n_k] norms / each row's sum of norms
 
 
+def _per_head(W_O: FloatArray, n_heads: int) -> list[FloatArray]:
+    """W_O's rows of each head, [d_k, d_model] as a one-head W_O each."""
+    d_k = W_O.shape[0] // n_heads
+    return [W_O[head * d_k : (head + 1) * d_k] for head in range(n_heads)]
+
+
 def contributions(trace: AttentionTrace) -> Contributions:
     """Every head's contribution norms and shares for ``trace`` (self- or cross-attention)."""
     # Each query head's values: its key/value head's (shared in grouped-query attention).
     values = trace.V[[trace.kv_head(head) for head in range(trace.n_heads)]]  # [h, n_k, d_k]
-    transformed = transformed_values(values, trace.W_O)
-    transformed_norms = vector_norms(transformed)
+    # ‖f_h(x_j)‖ a head at a time: all heads' f_h(x_j) at once, [h, n_k, d_model] in float64,
+    # would be the largest array of a long sentence's lesson (930 MB at 120 heads × 505 words).
+    transformed_norms = np.concatenate(
+        [
+            vector_norms(transformed_values(values[head : head + 1], head_rows))
+            for head, head_rows in enumerate(_per_head(trace.W_O, trace.n_heads))
+        ]
+    )
     norms = contribution_norms(trace.weights, transformed_norms)
     return Contributions(
         weights=np.asarray(trace.weights, dtype=np.float64),
