@@ -10,8 +10,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from attnviz import worked
-from attnviz.labels import ELLIPSIS, MASKED, format_number, occurrence_labels, subscript
-from attnviz.tokens import printable
+from attnviz.labels import (
+    ELLIPSIS,
+    MASKED,
+    fit_label,
+    format_number,
+    occurrence_labels,
+    subscript,
+)
 from attnviz.trace import AttentionTrace
 
 #: The most terms a sum is written out with; past that, the first three, an ellipsis, the last.
@@ -67,12 +73,18 @@ def sum_of_products_holds(
     return holds
 
 
+#: A word named in a worked example ("q_animal", "k_the:2") is cut to this many cells: a
+#: tokenizer's 5-million-character special token printed whole in every line would flood the
+#: terminal (and take Rich a minute to wrap).
+MAX_NAMED_WIDTH = 40
+
+
 def position_labels(trace: AttentionTrace) -> tuple[list[str], list[str]]:
     """The labels of the trace's own positions, queries and keys, as every worked example names
     them: word pieces as computed, hidden tokens included, repeats numbered ("the:1")."""
-    queries = occurrence_labels([printable(token) for token in trace.tokens])
+    queries = occurrence_labels([fit_label(token, MAX_NAMED_WIDTH) for token in trace.tokens])
     keys = (
-        occurrence_labels([printable(token) for token in trace.key_tokens])
+        occurrence_labels([fit_label(token, MAX_NAMED_WIDTH) for token in trace.key_tokens])
         if trace.is_cross
         else queries
     )

@@ -441,3 +441,14 @@ def test_the_length_of_f_is_worked_out_from_v_and_w_o(tmp_path: Path) -> None:
         assert int(d_model) == f.size
         assert f"{float(squares) ** 0.5:.{len(length.split('.')[1])}f}" == length
         assert abs(float(length) - np.linalg.norm(f)) <= 0.5 * 10 ** -len(length.split(".")[1])
+
+
+def test_a_very_long_word_is_named_cut_in_the_worked_examples() -> None:
+    """q_…, k_… and z_… name a word by at most 40 cells: a tokenizer's special token of
+    millions of characters printed whole in every line flooded the terminal."""
+    import attnviz
+
+    word = "x" * 500
+    text = attnviz.lesson(attnviz.explain(f"I am {word}", focus=word), width=100)
+    assert "q_" + "x" * 39 + "…" in text
+    assert not any(name + "x" * 41 in text for name in ("q_", "k_", "z_"))
