@@ -251,6 +251,8 @@ def arrays(**given: tuple[object, int]) -> None:
             raise AttnvizError(
                 f"{name} has {value.ndim} dimensions {list(value.shape)}; it needs at least {ndim}."
             )
+        if value.size == 0:  # numpy's reductions (max, sum) have nothing to reduce
+            raise AttnvizError(f"{name} is empty, shape {list(value.shape)}; give numbers.")
 
 
 def same_size(step: str, first: tuple[str, int], second: tuple[str, int]) -> None:

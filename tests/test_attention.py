@@ -358,3 +358,11 @@ def test_a_trace_cannot_change_after_the_fact_through_the_callers_arrays() -> No
     given = AttentionWeights(W_Q=original, W_K=original, W_V=original, W_O=np.ones((8, 8)))
     original[:] = 5.0
     assert (given.W_Q == 1.0).all() and (given.stacked_rows[0] == 1.0).all()
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (0,), (0, 0)])
+def test_an_empty_array_is_refused_in_a_sentence(shape: tuple[int, ...]) -> None:
+    from attnviz.errors import AttnvizError
+
+    with pytest.raises(AttnvizError, match="is empty"):
+        softmax(np.zeros(shape))
