@@ -417,7 +417,11 @@ def trace_cross(
     # One lookup for both sentences: a word-vector file is read once, and a row-per-token
     # file holds the target's rows, then the source's.
     inputs = layer_inputs(
-        check_token_count([*target_tokens, *source_tokens]),
+        check_token_count(
+            [*target_tokens, *source_tokens],
+            f"The two sentences have {len(target_tokens)} + {len(source_tokens)} =",
+            "Shorten one or both: the source and the target are counted together.",
+        ),
         d_model=d_model,
         n_heads=n_heads,
         seed=seed,

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from attnviz.embeddings import load_embeddings
-from attnviz.errors import AttnvizError, option
+from attnviz.errors import AttnvizError, clipped, option
 from attnviz.positions import Positions
 from attnviz.provenance import WeightsOrigin
 from attnviz.trace import AttentionTrace
@@ -63,7 +63,7 @@ def _model_layer_note(trace: AttentionTrace, origin: WeightsOrigin, path: Path) 
     if their is not None and np.array_equal(their.X, trace.X):
         return ()
     sentence = recorded_sentence(path)
-    made_for = f' and the sentence it was made for, "{sentence}"' if sentence else ""
+    made_for = f' and the sentence it was made for, "{clipped(sentence)}"' if sentence else ""
     return (
         f"{path} holds layer {origin.layer} of {origin.model}; here its weights run on other X "
         f"({trace.provenance.embeddings.describe()}). For that layer's attention as the model "

@@ -84,15 +84,17 @@ def check_sentence_length(sentence: str) -> None:
         )
 
 
-def check_token_count(tokens: Sequence[str]) -> list[str]:
+def check_token_count(
+    tokens: Sequence[str], what: str = "The sentence has", fix: str = "Shorten it."
+) -> list[str]:
     """Refuse an empty token list, one longer than MAX_TOKENS, or tokens longer together than
-    MAX_SENTENCE_CHARS characters; return the tokens as a list."""
+    MAX_SENTENCE_CHARS characters; return the tokens as a list. ``what`` begins the refusal of
+    too many and ``fix`` ends it (cross-attention's pair is counted together)."""
     if len(tokens) == 0:
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
     if len(tokens) > MAX_TOKENS:
         raise AttnvizError(
-            f"The sentence has {len(tokens)} tokens; attnviz takes at most {MAX_TOKENS}. "
-            "Shorten it."
+            f"{what} {len(tokens)} tokens; attnviz takes at most {MAX_TOKENS}. {fix}"
         )
     check_sentence_length("".join(str(token) for token in tokens))
     return list(tokens)

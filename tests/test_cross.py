@@ -155,3 +155,12 @@ def test_layer_without_an_export_names_what_cross_reads_in_each_surface() -> Non
     assert result.exit_code == 3
     assert "--layer with cross reads that layer of a model's export" in result.output
     assert "needs --model" not in result.output
+
+
+def test_too_many_tokens_in_the_pair_names_both_sentences() -> None:
+    from attnviz.core import cross_layers
+    from attnviz.errors import AttnvizError
+
+    words = " ".join(f"w{i}" for i in range(300))
+    with pytest.raises(AttnvizError, match=r"The two sentences have 300 \+ 300 = 600 tokens"):
+        cross_layers(words, words)

@@ -97,3 +97,18 @@ def test_the_console_and_the_api_keep_the_width_within_bounds(
         assert new_console().width == width
     with pytest.raises(AttnvizError, match=f"give at most {MAX_WIDTH}"):
         attnviz.lesson(attnviz.explain("I am good"), width=100_000_000)
+
+
+def test_a_long_sentence_is_not_quoted_whole_in_a_refusal(tmp_path: Path) -> None:
+    """A 500-word sentence in an error line: its first words and "…", never all of it."""
+    from attnviz.errors import AttnvizError
+
+    words = " ".join(f"w{i}" for i in range(500))
+    with pytest.raises(AttnvizError) as refused:
+        attnviz.explain(words, model="coref")
+    assert "and 492 more" in refused.value.message and len(refused.value.message) < 600
+    export = tmp_path / "w.npz"
+    attnviz.export_trace(attnviz.explain(words).trace, export)
+    with pytest.raises(AttnvizError) as other:
+        attnviz.explain("other words", embeddings=export)
+    assert "…" in other.value.message and len(other.value.message) < 400

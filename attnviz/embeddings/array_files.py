@@ -22,7 +22,7 @@ from attnviz.embeddings.vocabulary import (
     lookup_forms,
     repeated_keys_note,
 )
-from attnviz.errors import FileProblem
+from attnviz.errors import FileProblem, clipped
 from attnviz.files import (
     ArrayHeader,
     HeaderCheck,
@@ -228,8 +228,9 @@ def _require_same_tokens(file_tokens: Sequence[str], tokens: Sequence[str], path
     if list(file_tokens) != list(tokens):
         # A model's export holds its tokenizer's pieces: the sentence as written finds them.
         sentence = recorded_sentence(path)
-        made_for = f"the sentence {sentence!r} (tokens " if sentence else "the tokens "
+        made_for = f"the sentence {clipped(sentence)!r} (tokens " if sentence else "the tokens "
+        theirs, ours = clipped(" ".join(file_tokens)), clipped(" ".join(tokens))
         raise FileProblem(
-            f"Embeddings file {path} was made for {made_for}{' '.join(file_tokens)!r}"
-            f"{')' if sentence else ''}, not {' '.join(tokens)!r}; use the same sentence."
+            f"Embeddings file {path} was made for {made_for}{theirs!r}"
+            f"{')' if sentence else ''}, not {ours!r}; use the same sentence."
         )

@@ -24,7 +24,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.attention import causal_mask
-from attnviz.errors import AttnvizError, FileProblem, option
+from attnviz.errors import AttnvizError, FileProblem, clipped, option
 from attnviz.files import ArrayHeader, load_npz
 from attnviz.model.base import Family, ModelKind, ModelTrace, attend, finite, integer
 from attnviz.model.tokenizer import Encoding
@@ -220,10 +220,14 @@ def encode(sentence: str, config: ToyConfig) -> Encoding:
     index = {word: i for i, word in enumerate(config.vocabulary)}
     unknown = list(dict.fromkeys(word for word in tokens if word not in index))
     if unknown:
+        # The first few unknown words, each clipped: a line, not the whole of a long sentence.
+        named = ", ".join(repr(clipped(word)) for word in unknown[:8])
+        if len(unknown) > 8:
+            named += f" and {len(unknown) - 8} more"
         raise AttnvizError(
             f"{option('model')}: this {config.task} model knows only its "
-            f"{len(config.vocabulary)} words, not {', '.join(repr(w) for w in unknown)}; use "
-            f"these: {' '.join(config.vocabulary)}."
+            f"{len(config.vocabulary)} words, not {named}; use these: "
+            f"{' '.join(config.vocabulary)}."
         )
     if len(tokens) > config.max_positions:
         raise AttnvizError(
