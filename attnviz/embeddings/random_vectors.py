@@ -11,6 +11,7 @@ from attnviz.arguments import given, token_list
 from attnviz.arrays import FloatArray
 from attnviz.config import MAX_D_MODEL
 from attnviz.errors import AttnvizError, shown_number
+from attnviz.tokens import check_token_count
 
 
 def word_vector(word: str, d_model: int, seed: int) -> FloatArray:
@@ -28,8 +29,9 @@ def word_vector(word: str, d_model: int, seed: int) -> FloatArray:
 
 
 def random_embeddings(tokens: Sequence[str], d_model: int, seed: int) -> FloatArray:
-    """Seeded random embeddings, one row per token.  [n] -> [n, d_model]"""
-    token_list("tokens", tokens)
+    """Seeded random embeddings, one row per token, for 1 to MAX_TOKENS tokens (as a sentence
+    may have).  [n] -> [n, d_model]"""
+    check_token_count(token_list("tokens", tokens), "random_embeddings was given", "Give fewer.")
     given(d_model=d_model, seed=seed)
     if not 1 <= d_model <= MAX_D_MODEL or seed < 0:
         raise AttnvizError(
