@@ -16,13 +16,31 @@ def main() -> int:
     """Run the ``attnviz`` command line; its exit code."""
     import signal
 
+    # A Ctrl-C inside a C extension's import (numpy's loads the datetime module) can come out as
+    # an ImportError instead of KeyboardInterrupt: remember that it came, whatever is raised.
+    pressed = []
+
+    def ctrl_c(number: int, frame: object) -> None:
+        pressed.append(number)
+        raise KeyboardInterrupt
+
     try:
+        # Only Python's own handler is taken over: an ignored Ctrl-C (a background job) stays so.
+        watched = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        if watched:
+            signal.signal(signal.SIGINT, ctrl_c)
         from attnviz.cli import run
 
+        if pressed:  # pressed, and swallowed somewhere in an import: stop all the same
+            raise KeyboardInterrupt
+        if watched:  # attnviz.cli.run handles Ctrl-C from here
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         status = run()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run is over: Python is only exiting
         return status
-    except KeyboardInterrupt:
+    except BaseException as error:
+        if not (pressed or isinstance(error, KeyboardInterrupt)):
+            raise
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while this is said
         try:
             sys.stderr.write(
