@@ -24,6 +24,7 @@ from attnviz.files import (
     staged_writes,
 )
 from attnviz.files.replacing import link_target, refuse_replacing, same_file
+from attnviz.files.writing import kind_of_path
 from attnviz.trace import AttentionTrace
 from attnviz.trace_files import EXPORT_EXTENSIONS, export_layers, export_trace
 
@@ -64,7 +65,8 @@ def check_folder(folder: Path, what: str, names: re.Pattern[str] | None = None) 
     except OSError as error:
         raise OutputProblem(f"{what} {folder}: {error.strerror or error}.") from None
     if exists and not is_folder:
-        raise OutputProblem(f"{what} {folder} is a file; give a folder name.")
+        kind = kind_of_path(folder.stat().st_mode)
+        raise OutputProblem(f"{what} {folder} is {kind}, not a folder; give a folder name.")
     check_writable_folder(folder if exists else folder.parent, what, folder)
     if exists and names is not None:
         _check_named_files(folder, what, names)

@@ -339,7 +339,7 @@ def test_a_folder_output_is_refused_when_it_is_a_file_and_made_when_missing(
     from attnviz.outputs import check_folder, make_folder
 
     (tmp_path / "taken").write_text("x", encoding="utf-8")
-    with pytest.raises(OutputProblem, match="--slides .*taken is a file; give a folder name."):
+    with pytest.raises(OutputProblem, match="--slides .*taken is a file, not a folder; give a"):
         check_folder(tmp_path / "taken", "--slides")
     with pytest.raises(OutputProblem):
         check_folder(tmp_path / "no" / "such" / "heads", "--per-head")  # its parent is missing
@@ -519,3 +519,25 @@ def test_a_folder_by_a_per_head_name_is_refused_before_any_work(
     assert run([*argv, str(tmp_path / "ph")]) == ExitStatus.CANNOT_WRITE
     one_error_line(capsys.readouterr().err, "head_2.png is a folder where a file is to be")
     assert not (tmp_path / "all.png").exists()
+
+
+def test_a_path_through_a_file_or_to_a_fifo_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """The message says what the path is: a file where a folder should be, a FIFO, a device,
+    or no name at all."""
+    from attnviz.errors import OutputProblem
+    from attnviz.files import check_output_path
+    from attnviz.outputs import check_folder
+
+    (tmp_path / "notes.txt").write_text("mine")
+    os.mkfifo(tmp_path / "pipe")
+    cases = [
+        (lambda: check_output_path(tmp_path / "notes.txt" / "x.png", (".png",), "--output"),
+         "notes.txt is a file, not a folder"),
+        (lambda: check_output_path(Path(""), (".png",), "--output"), "names no file"),
+        (lambda: check_folder(tmp_path / "pipe", "--slides"), "is a FIFO (named pipe)"),
+        (lambda: check_folder(Path("/dev/null"), "--slides"), "is a device"),
+    ]  # fmt: skip
+    for call, expected in cases:
+        with pytest.raises(OutputProblem, match=expected.replace("(", r"\(").replace(")", r"\)")):
+            call()
+    assert (tmp_path / "notes.txt").read_text() == "mine"

@@ -29,12 +29,28 @@ TEMPORARY_SUFFIX = ".tmp"
 _TEMPORARY_NAME_BYTES = len(TEMPORARY_PREFIX) + 8 + len(TEMPORARY_SUFFIX)  # mkstemp adds 8
 
 
+def kind_of_path(mode: int) -> str:
+    """What a path that is not a folder is, in words: "a file", "a FIFO", …"""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a file"
+
+
 def check_output_path(path: Path, extensions: Iterable[str], what: str) -> str:
     """Check that ``path`` can be written and has a known extension; return the extension.
 
     Called before any computation, so a bad path fails fast and nothing is written.
     """
     allowed = tuple(extensions)
+    if str(path) in ("", "."):
+        raise OutputProblem(
+            f"{what} names no file (empty, or the current folder); give a file name, e.g. "
+            f"out{allowed[0]}."
+        )
     extension = path.suffix.lower()
     check_path_length(path, what)
     status = _status(path, what, follow_links=False)
@@ -60,7 +76,10 @@ def check_output_path(path: Path, extensions: Iterable[str], what: str) -> str:
 def check_writable_folder(folder: Path, what: str, path: Path) -> None:
     """Refuse ``path`` (an output of option ``what``) unless ``folder`` exists and is writable."""
     status = _status(folder, what)
-    if status is None or not stat.S_ISDIR(status.st_mode):
+    if status is not None and not stat.S_ISDIR(status.st_mode):
+        kind = kind_of_path(status.st_mode)
+        raise OutputProblem(f"{what} {path}: {folder} is {kind}, not a folder; give a path in one.")
+    if status is None:
         raise OutputProblem(f"{what} {path}: folder {folder} does not exist; create it first.")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise OutputProblem(f"{what} {path}: folder {folder} is not writable; choose another.")

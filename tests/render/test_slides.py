@@ -249,7 +249,7 @@ def test_a_file_or_a_missing_parent_is_refused_before_any_work(tmp_path: Path) -
     a_file = tmp_path / "notes.txt"
     a_file.write_text("mine", encoding="utf-8")
     for folder, message in (
-        (a_file, f"--slides {a_file} is a file; give a folder name."),
+        (a_file, f"--slides {a_file} is a file, not a folder; give a folder name."),
         (tmp_path / "no" / "deck", f"folder {tmp_path / 'no'} does not exist"),
     ):
         code, stdout, stderr = run("explain", "I am good", "--slides", str(folder))
