@@ -107,6 +107,15 @@ def _model_pieces(lesson: LessonWriter) -> None:
         if lesson.family is None
         else lesson.family.tokenizer
     )
+    special = [
+        printable(trace.tokens[position])
+        for position in trace.provenance.special
+        if position < len(trace.tokens) - trace.provenance.masking.padding
+    ]
+    if special and tokenizer.endswith(", with no special tokens"):
+        # This folder's tokenizer adds some after all (its post-processor): say which.
+        tokenizer = tokenizer.removesuffix(", with no special tokens")
+        tokenizer += f", and this folder's tokenizer adds {', '.join(dict.fromkeys(special))}"
     if trace.provenance.masking.padding:
         tokenizer += f", then the padding ({printable(trace.tokens[-1])})"
     lesson.say(

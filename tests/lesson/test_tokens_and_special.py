@@ -152,3 +152,32 @@ def test_words_counts_the_sentences_words(model: str, pieces: int) -> None:
 
 def test_no_pooling_sentence_without_a_folder_that_says_it() -> None:
     assert "1_Pooling" not in explain(IT, "--steps", "1")
+
+
+def test_a_gpt2_folder_whose_tokenizer_adds_a_token_says_so(tmp_path: Path) -> None:
+    """GPT-2's tokenizer adds no special tokens, but a folder's post-processor can: step 1 then
+    names the one it adds instead of saying "with no special tokens"."""
+    pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")
+    import shutil
+
+    folder = tmp_path / "with_bos"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "model" / "tiny_gpt2", folder)
+    path = folder / "tokenizer.json"
+    tokenizer = json.loads(path.read_text(encoding="utf-8"))
+    end = next(t for t in tokenizer["added_tokens"] if "endoftext" in t["content"])
+    name = end["content"]
+    sentence = {"Sequence": {"id": "A", "type_id": 0}}
+    tokenizer["post_processor"] = {
+        "type": "TemplateProcessing",
+        "single": [{"SpecialToken": {"id": name, "type_id": 0}}, sentence],
+        "pair": [sentence],
+        "special_tokens": {name: {"id": name, "ids": [end["id"]], "tokens": [name]}},
+    }
+    path.write_text(json.dumps(tokenizer), encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["explain", "I am a cat", "-m", str(folder), "--layer", "1", "--steps", "1"]
+    )
+    flat = " ".join(result.stdout.split())
+    assert result.exit_code == 0, result.output
+    assert "with no special tokens" not in flat
+    assert "and this folder's tokenizer adds <|endoftext|>" in flat
