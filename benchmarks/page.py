@@ -25,6 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from startup import attnviz_command  # noqa: E402  (the script next to this Python)
+
 PARAGRAPH = (
     "The old man walked slowly along the river because the morning was cold and the market in "
     "the town would open soon. His daughter had asked him to buy bread, fresh fish and a small "
@@ -71,7 +74,7 @@ def build(sentence: str, options: tuple[str, ...], out: Path) -> tuple[float, fl
     """Seconds and peak megabytes of ``attnviz page`` in a child process of its own (a wrapper
     reports its one child's ru_maxrss, so each case's peak is its own)."""
     start = time.perf_counter()
-    command = ["attnviz", "page", sentence, *options, "-o", str(out)]
+    command = [*attnviz_command(), "page", sentence, *options, "-o", str(out)]
     wrapped = [sys.executable, "-c", MEASURED, *command]
     result = subprocess.run(wrapped, check=True, capture_output=True, text=True)
     return time.perf_counter() - start, int(result.stdout.split()[-1]) / 1024
