@@ -90,6 +90,49 @@ def test_layer_norm_centres_scales_then_applies_gamma_and_beta() -> None:
     np.testing.assert_allclose(ones.std(-1), 1, atol=1e-5)
 
 
+def exact_gelu(x: np.ndarray) -> np.ndarray:
+    """x·Φ(x) in float64 from the standard library's erfc (exact far into the tails)."""
+    return np.array([v * 0.5 * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64)])
+
+
+def test_float32_gelu_is_within_a_few_ulps_of_x_times_the_normal_cdf() -> None:
+    x = np.concatenate(
+        [np.linspace(-12, 12, 240_001), np.geomspace(1e-30, 1e-2, 201), [0.0]]
+    ).astype(np.float32)
+    x = np.concatenate([x, -x])
+    got = gelu(x)
+    assert got.dtype == np.float32
+    exact = exact_gelu(x)
+    # Φ itself (GELU / x) is off by at most 1.5e-7 anywhere, 2.5 float32 ulps at ½ ...
+    nonzero = x != 0
+    phi_error = (got[nonzero] - exact[nonzero]) / x[nonzero].astype(np.float64)
+    assert np.abs(phi_error).max() < 1.5e-7
+    # ... and where GELU(x) is about x (x > 0) the result is within 3 ulps of its own size.
+    positive = x > 0
+    ulps = np.spacing(np.abs(exact[positive]).astype(np.float32)).astype(np.float64)
+    assert (np.abs(got[positive] - exact[positive]) / ulps).max() <= 3
+    assert (got[x == 0] == 0).all()
+
+
+def test_float32_gelu_of_huge_numbers_is_x_or_zero_without_warnings() -> None:
+    # filterwarnings = error: an overflow warning would fail the test.
+    x = np.array([1e19, 1e30, 3.4e38, -1e19, -1e30, -3.4e38], dtype=np.float32)
+    got = gelu(x)
+    np.testing.assert_array_equal(got[:3], x[:3])
+    assert (got[3:] == 0).all()
+
+
+@pytest.mark.slow  # the fit takes a second
+def test_float32_gelu_coefficients_are_the_ones_the_fitting_script_derives() -> None:
+    spec = importlib.util.spec_from_file_location("fit_gelu32", ROOT / "scripts" / "fit_gelu32.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    r, error = script.fit()
+    np.testing.assert_allclose(functional._GELU32_R, r, rtol=1e-6)
+    assert error < 3e-8  # half a float32 ulp at Φ = ½
+
+
 def test_float32_gelu_of_large_negative_numbers_is_zero_not_positive() -> None:
     x = np.array([-5.66, -6.0, -10.0, -100.0, -1e30], dtype=np.float32)
     got = gelu(x)
