@@ -252,9 +252,13 @@ class Bert(Architecture):
         output, whose trace is then left out (an ablation re-runs the model from there)."""
         eps = weights.layer_norm_eps
         # The hidden states as columns, hᵀ [d_model, n], all the way: every product is then
-        # W·hᵀ from the weights as stored, and every sum adds arrays of one layout.
-        hidden_t = np.ascontiguousarray(hidden.T)
-        states, traces = [hidden_t], []
+        # W·hᵀ from the weights as stored, and every sum adds arrays of one layout. Each layer
+        # writes its output straight into the stack of them that the trace keeps.
+        states = np.empty(
+            (len(weights.layers) - start + 2, *hidden.shape[::-1]), dtype=hidden.dtype
+        )
+        states[0] = hidden.T
+        hidden_t, traces = states[0], []
         for index in range(start - 1, len(weights.layers)):
             layer = weights.layers[index]
             if attention_output is not None and index == start - 1:
@@ -275,11 +279,10 @@ class Bert(Architecture):
             feed_forward = layer.W_2_rows @ gelu(inner, out=inner, bias=layer.b_1[:, np.newaxis])
             feed_forward += after_attention
             feed_forward += layer.b_2[:, np.newaxis]
-            hidden_t = finite(
-                layer_norm_columns(feed_forward, *layer.output_norm, eps), f"layer {index + 1}"
-            )
-            states.append(hidden_t)
-        hidden_states = np.stack(states).transpose(0, 2, 1)  # [layers + 1, n, d_model]
+            into = states[index - start + 2]
+            layer_norm_columns(feed_forward, *layer.output_norm, eps, out=into)
+            hidden_t = finite(into, f"layer {index + 1}")
+        hidden_states = states.transpose(0, 2, 1)  # [layers + 1, n, d_model]
         return ModelTrace(
             tokens=tuple(tokens),
             layers=tuple(traces),

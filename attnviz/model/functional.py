@@ -204,11 +204,15 @@ def layer_norm(x: FloatArray, gamma: FloatArray, beta: FloatArray, eps: float) -
 
 
 def layer_norm_columns(
-    x_t: FloatArray, gamma: FloatArray, beta: FloatArray, eps: float
+    x_t: FloatArray,
+    gamma: FloatArray,
+    beta: FloatArray,
+    eps: float,
+    out: FloatArray | None = None,
 ) -> FloatArray:
     """layer_norm of each column of Xᵀ, the vectors stored as columns as BERT's forward pass
-    keeps them (so that W·Xᵀ, from the weights as stored, needs no transposed copy).
-    [d_model, n] -> [d_model, n]"""
+    keeps them (so that W·Xᵀ, from the weights as stored, needs no transposed copy); into
+    ``out`` when given.  [d_model, n] -> [d_model, n]"""
     # The column sums as one matrix-vector product, 1ᵀ·Xᵀ, three times as fast as numpy's
     # reduction down the columns at a model's sizes.
     ones = np.ones(len(x_t), dtype=x_t.dtype)
@@ -219,5 +223,4 @@ def layer_norm_columns(
     np.sqrt(variance, out=variance)
     centred /= variance
     centred *= gamma[:, np.newaxis]
-    centred += beta[:, np.newaxis]
-    return centred
+    return np.add(centred, beta[:, np.newaxis], out=out)
