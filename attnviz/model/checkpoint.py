@@ -17,6 +17,7 @@ from typing import Any
 
 from attnviz.errors import AttnvizError, FileProblem, option
 from attnviz.files import human_size, open_regular
+from attnviz.model.agreement import check_heads
 from attnviz.model.base import Architecture, ModelConfig, architecture_for
 from attnviz.model.paths import home_folder, shortened
 from attnviz.tokens import printable
@@ -390,6 +391,8 @@ def read_config(
         raise FileProblem(
             f"{folder} holds an {architecture.description}, not a Hugging Face checkpoint."
         )
+    if path.name == "config.json":
+        check_heads(data, path)
     try:
         config = architecture.read_config(data)
     except KeyError as error:

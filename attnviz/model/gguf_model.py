@@ -92,7 +92,8 @@ class GgufSettings:
 
 def read_settings(file: GgufFile) -> GgufSettings:
     """The model's sizes, refusing in one line what attnviz does not run: other architectures,
-    mixtures of experts, sliding windows, scaled or partial RoPE, per-layer head counts."""
+    mixtures of experts, sliding windows, scaled or partial RoPE, per-layer head counts; and
+    metadata that disagrees with the tensors' shapes, by its key, with both numbers."""
     meta = file.metadata
     arch = meta.get("general.architecture")
     if arch not in STORED_PAIRING:
@@ -109,13 +110,20 @@ def read_settings(file: GgufFile) -> GgufSettings:
             f"{arch}.embedding_length {d_model} into heads; the file's metadata is damaged."
         )
     d_k = _whole(file, f"{arch}.attention.key_length", d_model // n_heads)
-    _require_head_sizes(file, arch, d_model, n_heads, d_k)
+    n_kv_heads = _whole(file, f"{arch}.attention.head_count_kv", n_heads)
+    if n_heads % n_kv_heads:
+        raise FileProblem(
+            f"{file.path}: {n_heads} query heads cannot share {n_kv_heads} key/value heads evenly "
+            f"({arch}.attention.head_count_kv does not divide {arch}.attention.head_count); the "
+            "file's metadata is inconsistent."
+        )
+    _require_head_sizes(file, arch, d_model, (n_heads, n_kv_heads), d_k)
     settings = GgufSettings(
         architecture=arch,
         n_layers=_whole(file, f"{arch}.block_count"),
         d_model=d_model,
         n_heads=n_heads,
-        n_kv_heads=_whole(file, f"{arch}.attention.head_count_kv", n_heads),
+        n_kv_heads=n_kv_heads,
         d_k=d_k,
         d_ff=_whole(file, f"{arch}.feed_forward_length"),
         rope_base=_real(file, f"{arch}.rope.freq_base", 10000.0),
@@ -125,18 +133,12 @@ def read_settings(file: GgufFile) -> GgufSettings:
         tied_embeddings="output.weight" not in file.tensors,
         stored_pairing=STORED_PAIRING[arch],
     )
-    if n_heads % settings.n_kv_heads or d_k % 2:
+    if d_k % 2:
         raise FileProblem(
-            f"{file.path}: {n_heads} query heads cannot share {settings.n_kv_heads} key/value "
-            f"heads evenly, or the head size {d_k} is odd; the file's metadata is inconsistent."
+            f"{file.path}: the head size {d_k} is odd, and RoPE rotates pairs of coordinates; "
+            "the file's metadata is inconsistent."
         )
-    embeddings = file.tensors.get("token_embd.weight")
-    if embeddings is not None and embeddings.shape[0] != settings.vocab_size:
-        raise FileProblem(
-            f"{file.path}: its metadata gives a vocabulary of {settings.vocab_size} tokens "
-            f"({arch}.vocab_size, or tokenizer.ggml.tokens), but token_embd.weight has "
-            f"{embeddings.shape[0]} rows; the file's metadata is damaged."
-        )
+    _require_sizes(file, settings)
     usable_base = math.isfinite(settings.rope_base) and settings.rope_base > 1
     if not (math.isfinite(settings.rms_eps) and settings.rms_eps > 0 and usable_base):
         raise FileProblem(
@@ -144,6 +146,27 @@ def read_settings(file: GgufFile) -> GgufSettings:
             "not usable; the file's metadata is damaged."
         )
     return settings
+
+
+def _require_sizes(file: GgufFile, settings: GgufSettings) -> None:
+    """The vocabulary and the feed-forward width the metadata gives, against token_embd's rows
+    and layer 1's ffn_gate rows."""
+    arch = settings.architecture
+    for tensor, size, key in (
+        ("token_embd.weight", settings.vocab_size, f"{arch}.vocab_size, or tokenizer.ggml.tokens"),
+        ("blk.0.ffn_gate.weight", settings.d_ff, f"{arch}.feed_forward_length"),
+    ):
+        info = file.tensors.get(tensor)
+        if info is not None and info.shape[0] != size:
+            what = (
+                "a vocabulary of {} tokens"
+                if tensor == "token_embd.weight"
+                else "a feed-forward width of {}"
+            )
+            raise FileProblem(
+                f"{file.path}: its metadata gives {what.format(size)} ({key}), but {tensor} has "
+                f"{info.shape[0]} rows; the file's metadata is damaged."
+            )
 
 
 def _refuse_features(file: GgufFile, arch: str) -> None:
@@ -172,20 +195,40 @@ def _refuse(file: GgufFile, feature: str) -> None:
     )
 
 
-def _require_head_sizes(file: GgufFile, arch: str, d_model: int, n_heads: int, d_k: int) -> None:
-    """The head count and width the metadata gives, checked against W_Q's shape (before they
-    are taken for a feature the file does not have: partial RoPE, values of another size)."""
-    w_q = file.tensors.get("blk.0.attn_q.weight")
-    if w_q is not None and w_q.shape != (n_heads * d_k, d_model):
-        raise FileProblem(
-            f"{file.path}: its metadata gives {n_heads} heads of {d_k} numbers over a width of "
-            f"{d_model} ({arch}.attention.head_count, {arch}.embedding_length), but "
-            f"blk.0.attn_q.weight has shape {list(w_q.shape)}, not [{n_heads * d_k}, {d_model}]; "
-            "the file's metadata is damaged."
-        )
+def _require_head_sizes(
+    file: GgufFile, arch: str, d_model: int, heads: tuple[int, int], d_k: int
+) -> None:
+    """The head counts (query, key/value) and width the metadata gives, checked against W_Q's,
+    W_K's and W_V's shapes (before they are taken for a feature the file does not have: partial
+    RoPE, values of another size)."""
+    n_heads, n_kv_heads = heads
+    size_key = (
+        f"{arch}.attention.key_length"
+        if f"{arch}.attention.key_length" in file.metadata
+        else f"{arch}.embedding_length / {arch}.attention.head_count"
+    )
+    for tensor, count, kind, key in (
+        ("blk.0.attn_q.weight", n_heads, "query", f"{arch}.attention.head_count"),
+        ("blk.0.attn_k.weight", n_kv_heads, "key/value", f"{arch}.attention.head_count_kv"),
+        ("blk.0.attn_v.weight", n_kv_heads, "key/value", f"{arch}.attention.head_count_kv"),
+    ):
+        info = file.tensors.get(tensor)
+        if info is not None and info.shape != (count * d_k, d_model):
+            raise FileProblem(
+                f"{file.path}: its metadata gives {count} {kind} head{'s' * (count != 1)} of "
+                f"{d_k} numbers ({key}; each head {size_key}) over a width of {d_model} "
+                f"({arch}.embedding_length), but {tensor} has shape {list(info.shape)}, not "
+                f"[{count * d_k}, {d_model}]; the file's metadata is damaged."
+            )
     meta = file.metadata
-    if meta.get(f"{arch}.rope.dimension_count", None) not in (None, d_k):
-        _refuse(file, "RoPE on only part of each head")
+    rotated = meta.get(f"{arch}.rope.dimension_count", None)
+    if rotated not in (None, d_k):
+        raise FileProblem(
+            f"{file.path}: {arch}.rope.dimension_count {rotated} is not the head size {d_k} "
+            f"({arch}.embedding_length {d_model} / {arch}.attention.head_count {n_heads}): either "
+            "the model uses RoPE on only part of each head, which attnviz does not compute, or "
+            "the head count is wrong and the file's metadata is damaged."
+        )
     if meta.get(f"{arch}.attention.value_length", None) not in (
         None,
         meta.get(f"{arch}.attention.key_length", None),
@@ -456,10 +499,15 @@ def _require_layers(tensors: GgufTensors, n_layers: int) -> None:
     if len(held) != n_layers or not all(0 <= i < n_layers for i in held):
         # The first layer from 0 up that is not held (a gap, or n_layers past the last).
         missing = next((i for i, layer in enumerate(sorted(held)) if i != layer), len(held))
-        which = f"no weights for layer {missing + 1}" if missing < n_layers else "more layers"
+        which = (
+            f"no weights for layer {missing + 1}"
+            if missing < n_layers
+            else f"more layers, {max(held) + 1} (blk.0 … blk.{max(held)})"
+        )
         raise FileProblem(
-            f"{tensors.path}: its metadata says {n_layers} layers ({tensors.settings.architecture}"
-            f".block_count), but it holds {which}; the file is damaged: get a fresh copy of it."
+            f"{tensors.path}: its metadata says {n_layers} layers "
+            f"({tensors.settings.architecture}.block_count), but it holds {which}; the file is "
+            "damaged: get a fresh copy of it."
         )
 
 
