@@ -313,8 +313,10 @@ def _load_toy(
             f"{option('pad_to')}: {name} has no padding token (it reads one sentence at a "
             f"time, of at most {config.max_positions} words); drop it."
         )
-    encoding = toy.encode(sentence, config)
+    # The weights first: a config.json that disagrees with them is named as such, not as a
+    # sentence too long for positions it misstates.
     weights = toy.load_weights(folder, config, DTYPES[dtype])
+    encoding = toy.encode(sentence, config)
     provenance = Provenance(
         embeddings=EmbeddingsOrigin(EmbeddingsKind.MODEL, architecture=toy.MODEL_TYPE, layer=1),
         weights=WeightsOrigin(
