@@ -139,11 +139,16 @@ def read_settings(file: GgufFile) -> GgufSettings:
             "the file's metadata is inconsistent."
         )
     _require_sizes(file, settings)
-    usable_base = math.isfinite(settings.rope_base) and settings.rope_base > 1
-    if not (math.isfinite(settings.rms_eps) and settings.rms_eps > 0 and usable_base):
+    if not (math.isfinite(settings.rms_eps) and 0 < settings.rms_eps < 1):
         raise FileProblem(
-            f"{file.path}: RMSNorm's ε {settings.rms_eps} or RoPE's base {settings.rope_base} is "
-            "not usable; the file's metadata is damaged."
+            f"{file.path}: RMSNorm's ε {settings.rms_eps} ({arch}.attention.layer_norm_rms_"
+            "epsilon) is not usable: its epsilon must be a small positive number such as 1e-5; "
+            "the file's metadata is damaged."
+        )
+    if not (math.isfinite(settings.rope_base) and settings.rope_base > 1):
+        raise FileProblem(
+            f"{file.path}: RoPE's base {settings.rope_base} is not usable ({arch}.rope.freq_base "
+            "must be a number above 1, such as 10000); the file's metadata is damaged."
         )
     return settings
 
