@@ -206,6 +206,12 @@ def test_a_config_that_disagrees_with_its_tensors_is_refused_by_its_key(
     refused_everywhere(folder, tmp_path, *fragments)
 
 
+def test_an_empty_token_table_is_named_as_empty_not_as_a_wrong_vocab_size(tmp_path: Path) -> None:
+    folder = gpt2_copy(tmp_path / "gpt2")
+    put("wte.weight", np.zeros((0, 32), np.float32))(folder)
+    refused_everywhere(folder, tmp_path, "wte.weight has shape [0, 32]", "with at least one row")
+
+
 def test_a_config_that_agrees_still_runs(tmp_path: Path) -> None:
     """The checks hold for the test models as written, and an unset vocab_size is not one."""
     for make in (gpt2_copy, tiny_bert, llama_copy):
