@@ -228,6 +228,36 @@ def check_agreement(
     _check_layers(layers, config.n_layers, tensors, config_path)
     for claim in others:
         _check(claim, tensors, config_path)
+    _check_biases(config, data, tensors, config_path)
+
+
+def _check_biases(
+    config: ModelConfig, data: Mapping[str, Any], tensors: Tensors, config_path: Path
+) -> None:
+    """A Llama-family checkpoint's biases that config.json says it has not: never read, they
+    would leave a different model than the file's."""
+    if config.model_type not in ("llama", "qwen2"):
+        return
+    said = {True: "true", False: "false", None: "unset"}
+    for tensor, key, used in (
+        ("layers.0.self_attn.q_proj.bias", "attention_bias", getattr(config, "qkv_bias", False)),
+        ("layers.0.self_attn.o_proj.bias", "attention_bias", getattr(config, "output_bias", False)),
+        ("layers.0.mlp.gate_proj.bias", "mlp_bias", False),
+    ):
+        full = tensors.prefix + tensor
+        if used or full not in tensors.names:
+            continue
+        value = data.get(key)
+        shown = said.get(value, repr(value)) if isinstance(value, bool | None) else repr(value)
+        if key == "mlp_bias" or config.model_type == "qwen2":
+            fix = "attnviz runs models without it; use one that has none"
+        else:
+            fix = f"set {key} to true if these are the model's own weights"
+        raise FileProblem(
+            f"{config_path}: {key} is {shown}, but {tensors.path.name} holds {full}, a bias the "
+            f"{config.model_type} model it describes does not have; {fix}, or give the "
+            "config.json that came with them."
+        )
 
 
 def _check(claim: Claim, tensors: Tensors, config_path: Path) -> None:

@@ -206,6 +206,26 @@ def test_a_config_that_disagrees_with_its_tensors_is_refused_by_its_key(
     refused_everywhere(folder, tmp_path, *fragments)
 
 
+@pytest.mark.parametrize(
+    ("tensor", "rows", "fragments"),
+    [
+        (
+            "model.layers.0.self_attn.q_proj.bias",
+            32,
+            ("attention_bias is false, but model.safetensors holds", "set attention_bias to true"),
+        ),
+        ("model.layers.0.self_attn.o_proj.bias", 32, ("attention_bias is false",)),
+        ("model.layers.0.mlp.gate_proj.bias", 64, ("mlp_bias is false", "attnviz runs models")),
+    ],
+)
+def test_a_bias_config_json_says_the_model_lacks_is_refused_not_ignored(
+    tensor: str, rows: int, fragments: tuple[str, ...], tmp_path: Path
+) -> None:
+    folder = llama_copy(tmp_path / "llama")
+    put(tensor, np.ones(rows, np.float32))(folder)
+    refused_everywhere(folder, tmp_path, f"holds {tensor}, a bias the llama model", *fragments)
+
+
 def test_an_empty_token_table_is_named_as_empty_not_as_a_wrong_vocab_size(tmp_path: Path) -> None:
     folder = gpt2_copy(tmp_path / "gpt2")
     put("wte.weight", np.zeros((0, 32), np.float32))(folder)
