@@ -20,10 +20,10 @@ from attnviz.model.gguf_model import (  # noqa: E402
     GgufTensors,
     hf_name,
     open_gguf_model,
-    read_settings,
     to_adjacent,
     to_half,
 )
+from attnviz.model.gguf_settings import read_settings  # noqa: E402
 from model.make_tiny_gguf import hf_weights  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
