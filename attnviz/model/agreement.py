@@ -169,26 +169,48 @@ def _vocabulary(data: Mapping[str, Any], table: str) -> list[Claim]:
     return [Claim("vocab_size", value, table, 0, "rows: one per token")]
 
 
-#: model_type -> the keys of its width and of its number of heads, each as the first of the
-#: names config.json may give it by (what attnviz.model's read_config reads).
-HEAD_KEYS = {
-    "gpt2": (("n_embd", "hidden_size"), ("n_head", "num_attention_heads")),
-    "bert": (("hidden_size",), ("num_attention_heads",)),
-    "llama": (("hidden_size",), ("num_attention_heads",)),
-    "qwen2": (("hidden_size",), ("num_attention_heads",)),
+#: model_type -> the sizes its config.json gives, in words, each with the names it may be given
+#: by, first to last (what attnviz.model's read_config reads).
+SIZE_KEYS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "gpt2": (
+        ("the hidden size", ("n_embd", "hidden_size")),
+        ("the number of heads", ("n_head", "num_attention_heads")),
+        ("the number of layers", ("n_layer", "num_hidden_layers")),
+        ("the feed-forward width", ("n_inner",)),
+        ("the number of positions", ("n_positions", "n_ctx", "max_position_embeddings")),
+    ),
+    **dict.fromkeys(
+        ("bert", "llama", "qwen2"),
+        (
+            ("the hidden size", ("hidden_size",)),
+            ("the number of heads", ("num_attention_heads",)),
+            ("the number of layers", ("num_hidden_layers",)),
+            ("the feed-forward width", ("intermediate_size",)),
+            ("the number of positions", ("max_position_embeddings",)),
+        ),
+    ),
 }
 
 
-def check_heads(data: Mapping[str, Any], config_path: Path) -> None:
-    """FileProblem, by their keys, when config.json's number of heads does not divide its
-    width: d_k = width / heads must be whole, every head the same size."""
-    keys = HEAD_KEYS.get(str(data.get("model_type")))
-    if keys is None:
+def check_sizes(data: Mapping[str, Any], config_path: Path) -> None:
+    """FileProblem, by its key, for a size config.json gives as 0 or less, and when its number
+    of heads does not divide its width: d_k = width / heads must be whole, every head the same
+    size. (A size that is not a whole number is refused, by its name, as it is read.)"""
+    sizes = SIZE_KEYS.get(str(data.get("model_type")))
+    if sizes is None:
         return
-    width_key, heads_key = key_of(data, *keys[0]), key_of(data, *keys[1])
+    keys = [key_of(data, *names) for _, names in sizes]
+    for (words, _), key in zip(sizes, keys, strict=True):
+        value = data.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+            raise FileProblem(
+                f"{config_path}: {words} must be positive, got {value} ({key}); set {key} as "
+                "the model's own config.json does."
+            )
+    width_key, heads_key = keys[0], keys[1]
     width, heads = data.get(width_key), data.get(heads_key)
     if not (_positive(width) and _positive(heads)) or width % heads == 0:
-        return  # anything else is refused, by its name, as it is read
+        return
     raise FileProblem(
         f"{config_path}: {width_key} {width} is not divisible by {heads} heads ({heads_key}), "
         f"so the heads cannot share it equally (d_k = {width_key} / {heads_key}); set "

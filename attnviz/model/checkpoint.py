@@ -19,7 +19,7 @@ from typing import Any
 from attnviz.errors import AttnvizError, FileProblem, option
 from attnviz.files import human_size, open_regular
 from attnviz.files.writing import kind_of_path
-from attnviz.model.agreement import check_heads
+from attnviz.model.agreement import check_sizes
 from attnviz.model.base import Architecture, ModelConfig, architecture_for
 from attnviz.model.paths import home_folder, shortened
 from attnviz.tokens import printable
@@ -413,7 +413,7 @@ def read_config(
             f"{folder} holds an {architecture.description}, not a Hugging Face checkpoint."
         )
     if path.name == "config.json":
-        check_heads(data, path)
+        check_sizes(data, path)
     try:
         config = architecture.read_config(data)
     except KeyError as error:

@@ -118,6 +118,16 @@ CASES: dict[str, tuple[Make, dict[str, object], tuple[str, ...]]] = {
         {"n_head": 5},
         ("n_embd 32 is not divisible by 5 heads (n_head)", "set n_head to a number of heads"),
     ),
+    "gpt2 no layers": (
+        gpt2_copy,
+        {"n_layer": 0},
+        ("the number of layers must be positive, got 0 (n_layer); set n_layer as",),
+    ),
+    "bert a negative feed-forward width": (
+        tiny_bert,
+        {"intermediate_size": -5},
+        ("the feed-forward width must be positive, got -5 (intermediate_size)",),
+    ),
     "bert vocab_size": (
         tiny_bert,
         {"vocab_size": 30522},
