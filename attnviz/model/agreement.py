@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
 from attnviz.errors import FileProblem
+from attnviz.model.base import MAX_SIZE
 
 if TYPE_CHECKING:
     from attnviz.model.base import ModelConfig
@@ -202,10 +203,17 @@ def check_sizes(data: Mapping[str, Any], config_path: Path) -> None:
     keys = [key_of(data, *names) for _, names in sizes]
     for (words, _), key in zip(sizes, keys, strict=True):
         value = data.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+        if not isinstance(value, int) or isinstance(value, bool):
+            continue
+        if value <= 0:
             raise FileProblem(
                 f"{config_path}: {words} must be positive, got {value} ({key}); set {key} as "
                 "the model's own config.json does."
+            )
+        if value > MAX_SIZE:
+            raise FileProblem(
+                f"{config_path}: {words} is {value}, beyond any model's (at most {MAX_SIZE:,}) "
+                f"({key}); the file is damaged: get the model's own config.json."
             )
     width_key, heads_key = keys[0], keys[1]
     width, heads = data.get(width_key), data.get(heads_key)

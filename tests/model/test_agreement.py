@@ -128,6 +128,11 @@ CASES: dict[str, tuple[Make, dict[str, object], tuple[str, ...]]] = {
         {"intermediate_size": -5},
         ("the feed-forward width must be positive, got -5 (intermediate_size)",),
     ),
+    "gpt2 a width beyond any model's": (
+        gpt2_copy,
+        {"n_embd": 2**32},
+        ("the hidden size is 4294967296, beyond any model's (at most 2,147,483,648) (n_embd)",),
+    ),
     "bert vocab_size": (
         tiny_bert,
         {"vocab_size": 30522},
