@@ -39,7 +39,7 @@ class Layers(NamedTuple):
     """The key that gives the number of layers, and where the file's layers are named."""
 
     key: str
-    pattern: str  # the layer index in a tensor's name, without the prefix: r"h\.(\d+)\."
+    pattern: str  # the layer index in a tensor's name, without the prefix: r"h\.([0-9]{1,9})\."
     example: str  # what a layer's names start with, "{}" for its index: "h.{}"
 
 
@@ -54,7 +54,7 @@ def _gpt2(data: Mapping[str, Any], config: ModelConfig) -> tuple[Layers, list[Cl
     inner = "n_inner"
     unset = data.get(inner) is None
     inner_said = f"n_inner is unset, so 4 × {width} = {4 * d}" if unset else ""
-    return Layers(key_of(data, "n_layer", "num_hidden_layers"), r"h\.(\d+)\.", "h.{}"), [
+    return Layers(key_of(data, "n_layer", "num_hidden_layers"), r"h\.([0-9]{1,9})\.", "h.{}"), [
         Claim(width, d, "wte.weight", 1, "columns: the width of a token's vector"),
         Claim(
             key_of(data, "n_positions", "n_ctx", "max_position_embeddings"),
@@ -94,7 +94,7 @@ def _bert(data: Mapping[str, Any], config: ModelConfig) -> tuple[Layers, list[Cl
                 "rows: one per token type",
             )
         )
-    layers = Layers("num_hidden_layers", r"encoder\.layer\.(\d+)\.", "encoder.layer.{}")
+    layers = Layers("num_hidden_layers", r"encoder\.layer\.([0-9]{1,9})\.", "encoder.layer.{}")
     return layers, [
         Claim(
             "hidden_size",
@@ -129,7 +129,7 @@ def _llama(data: Mapping[str, Any], config: ModelConfig) -> tuple[Layers, list[C
         if data.get("num_key_value_heads") is not None
         else f"num_key_value_heads is unset, so one per query head ({config.n_heads})"
     )
-    layers = Layers("num_hidden_layers", r"layers\.(\d+)\.", "layers.{}")
+    layers = Layers("num_hidden_layers", r"layers\.([0-9]{1,9})\.", "layers.{}")
     return layers, [
         Claim(
             "hidden_size",
@@ -321,12 +321,20 @@ def _check(claim: Claim, tensors: Tensors, config_path: Path) -> None:
 def _check_layers(layers: Layers, n_layers: int, tensors: Tensors, config_path: Path) -> None:
     pattern = re.compile(re.escape(tensors.prefix) + layers.pattern)
     held = sorted({int(match.group(1)) for name in tensors.names if (match := pattern.match(name))})
-    in_file = held[-1] + 1 if held else 0
-    if in_file == n_layers or not held:  # no layers at all: refused as incomplete when read
+    # No layers at all, or a gap below the count config.json gives: the first layer missing is
+    # named when it is read.
+    if not held or held[-1] + 1 == n_layers:
         return
-    first, last = (tensors.prefix + layers.example.format(i) for i in (0, in_file - 1))
+    first, last = (tensors.prefix + layers.example.format(i) for i in (0, held[-1]))
+    if held != list(range(len(held))):
+        missing = next(i for i, layer in enumerate(held) if i != layer)
+        raise FileProblem(
+            f"{config_path}: {layers.key} is {n_layers}, but {tensors.path.name} holds layers "
+            f"numbered up to {last} without {tensors.prefix + layers.example.format(missing)}; "
+            "the checkpoint is damaged: get a fresh copy of it."
+        )
     raise FileProblem(
-        f"{config_path}: {layers.key} is {n_layers}, but {tensors.path.name} holds {in_file} "
-        f"layers ({first} … {last}); set {layers.key} to {in_file} if these are the model's own "
-        "weights, or give the config.json that came with them."
+        f"{config_path}: {layers.key} is {n_layers}, but {tensors.path.name} holds {len(held)} "
+        f"layers ({first} … {last}); set {layers.key} to {len(held)} if these are the model's "
+        "own weights, or give the config.json that came with them."
     )

@@ -241,6 +241,20 @@ def test_a_bias_config_json_says_the_model_lacks_is_refused_not_ignored(
     refused_everywhere(folder, tmp_path, f"holds {tensor}, a bias the llama model", *fragments)
 
 
+def test_a_layer_beyond_a_gap_is_named_and_a_huge_index_is_no_layer(tmp_path: Path) -> None:
+    folder = gpt2_copy(tmp_path / "gpt2")
+    put("h.7.ln_1.weight", np.ones(32, np.float32))(folder)
+    refused_everywhere(
+        folder,
+        tmp_path,
+        "n_layer is 2, but model.safetensors holds layers numbered up to h.7 "
+        "without h.2; the checkpoint is damaged",
+    )
+    folder = gpt2_copy(tmp_path / "other")
+    put(f"h.{'9' * 5000}.ln_1.weight", np.ones(32, np.float32))(folder)  # int() refuses it
+    assert len(attnviz.explain("I am good", model=str(folder)).layers) == 2
+
+
 def test_an_empty_token_table_is_named_as_empty_not_as_a_wrong_vocab_size(tmp_path: Path) -> None:
     folder = gpt2_copy(tmp_path / "gpt2")
     put("wte.weight", np.zeros((0, 32), np.float32))(folder)
