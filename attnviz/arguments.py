@@ -136,6 +136,35 @@ def path(name: str, value: object) -> Path:
     return value if isinstance(value, Path) else Path(os.fspath(cast(str, value)))
 
 
+def folder_ending(text: str) -> str | None:
+    """Why ``text``, given for an output file, names a folder instead ("'x.png/' names a folder
+    (it ends in '/'); give a file path such as 'x.png'"), or None. A path that ends in a
+    separator, or in a separator and ".", names a folder, yet pathlib drops that ending
+    (Path("x.png/") is x.png), which would write the file x.png. "/" and "." alone are left to
+    the checks that refuse a folder by what is there."""
+    separators = tuple(sep for sep in (os.sep, os.altsep, "/") if sep)
+    file = text
+    while file.endswith(separators) or file.endswith(tuple(f"{sep}." for sep in separators)):
+        file = file[: -2 if file.endswith(".") else -1]
+    if file == text or not file.strip("/."):
+        return None
+    ending = text[len(file) :]
+    return (
+        f"{shown_value(text)} names a folder (it ends in {ending!r}); give a file path such as "
+        f"{shown_value(file)}"
+    )
+
+
+def output_file(name: str, value: object) -> Path:
+    """``value`` as ``path`` takes it, for a file to be written: refused when it names a folder
+    by its ending (``folder_ending``)."""
+    checked = path(name, value)
+    problem = folder_ending(os.fspath(cast(str, value)))
+    if problem is not None:
+        raise AttnvizError(f"{name}={problem}.")
+    return checked
+
+
 def bounded(name: str, values: Iterable[T], example: str) -> list[T]:
     """The items of an iterable argument, read to at most MAX_ITEMS: an endless iterator (or
     range(10**9)) is refused after MAX_ITEMS + 1 items, never consumed whole."""

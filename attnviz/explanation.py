@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnviz.arguments import given
-from attnviz.arguments import path as checked_path
+from attnviz.arguments import given, output_file
 from attnviz.errors import AttnvizError
 from attnviz.labels import plural
 from attnviz.lesson.options import LessonOptions
@@ -103,7 +102,7 @@ class Page:
         extension or an unwritable place, with nothing written."""
         from attnviz.files import atomic_write, check_output_path
 
-        target = checked_path("path", path)
+        target = output_file("path", path)
         check_output_path(target, (".html", ".htm"), "The page")
         atomic_write(target, lambda temporary: temporary.write_text(self.html, encoding="utf-8"))
         return target

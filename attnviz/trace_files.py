@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from attnviz.arguments import bounded, instance
+from attnviz.arguments import bounded, instance, output_file
 from attnviz.arguments import path as checked_path
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
@@ -116,7 +116,7 @@ def _write(
 ) -> None:
 
     words = words or {}
-    path = checked_path("path", path)
+    path = output_file("path", path)
     check_json_size(arrays.values(), tokens, path, layers=len(config.get("layers", ())) or 1)
     extension = path.suffix.lower()
     if extension == ".npz":

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attnviz.arguments import output_file
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, option
 from attnviz.train import findings as measured
@@ -89,7 +90,7 @@ class Trained:
 
     def save_history(self, path: str | Path) -> None:
         """Every snapshot as arrays in one .npz file."""
-        save_history(Path(path), self.task, self.snapshots)
+        save_history(output_file("path", path), self.task, self.snapshots)
 
 
 def check_training(steps: int | None, until: float | None, seed: int) -> None:

@@ -11,8 +11,17 @@ import numpy as np
 import pytest
 
 import attnviz
-from attnviz.arguments import digits, few_digits, only_numbers
-from attnviz.errors import AttnvizError, FileProblem, clipped, shortened, shown_value
+from attnviz.arguments import digits, few_digits, folder_ending, only_numbers
+from attnviz.errors import (
+    AttnvizError,
+    ExitStatus,
+    FileProblem,
+    clipped,
+    shortened,
+    shown_value,
+)
+
+from support import one_error_line
 
 
 def test_digits_are_ascii_digits_only() -> None:
@@ -73,3 +82,96 @@ def test_weights_and_traces_of_text_or_true_are_refused(tmp_path: Path) -> None:
     (tmp_path / "t.json").write_text(json.dumps(exported), encoding="utf-8")
     with pytest.raises(FileProblem, match="Weights in .*t.json .* it holds true"):
         attnviz.load_trace(tmp_path / "t.json")
+
+
+# -- an output file's path that names a folder by its ending ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "ending", "file"),
+    [
+        ("x.png/", "/", "x.png"),
+        ("x.png/.", "/.", "x.png"),
+        ("out/x.png//", "//", "out/x.png"),
+        ("x.png/./", "/./", "x.png"),
+        ("a\nb\x1b[31m.svg/", "/", "a\\nb\\x1b[31m.svg"),
+    ],
+)
+def test_a_path_ending_in_a_separator_names_a_folder(text: str, ending: str, file: str) -> None:
+    problem = folder_ending(text)
+    assert problem is not None
+    assert f"names a folder (it ends in {ending!r}); give a file path such as '{file}'" in problem
+    assert "\n" not in problem and "\x1b" not in problem  # shown escaped, never interpreted
+
+
+@pytest.mark.parametrize("text", ["x.png", "/", ".", "./", "..", "x.png/..", "a/./b.png"])
+def test_other_paths_are_left_to_the_checks_of_what_is_there(text: str) -> None:
+    assert folder_ending(text) is None
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["heatmap", "I am good", "-o", "x.png/"],
+        ["heatmap", "I am good", "-o", "x.png/."],
+        ["explain", "I am good", "--svg", "x.svg/"],
+        ["explain", "I am good", "--html", "x.html/"],
+        ["explain", "I am good", "--export", "x.npz/"],
+        ["cross", "I am good", "Je vais bien", "-o", "x.png/"],
+        ["page", "I am good", "-o", "x.html/"],
+        ["train", "reverse", "--steps", "2", "--history", "x.npz/"],
+        ["train", "reverse", "--steps", "2", "--animate", "x.gif/"],
+    ],
+)
+def test_every_output_file_option_refuses_a_trailing_separator(
+    arguments: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from attnviz.cli import run
+
+    monkeypatch.chdir(tmp_path)
+    assert run(arguments) == ExitStatus.USAGE
+    given = arguments[-1]
+    stderr = capsys.readouterr().err
+    one_error_line(stderr, f"{given!r} names a folder", f"such as {given.rstrip('/.')!r}")
+    assert list(tmp_path.iterdir()) == []  # nothing written, no folder made
+
+
+@pytest.mark.slow  # two pictures drawn: about 0.8 s
+def test_a_folder_option_takes_a_trailing_separator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from attnviz.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["heatmap", "I am good", "-o", "x.png", "--per-head", "ph/"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "ph").iterdir()) == ["head_1.png", "head_2.png"]
+
+
+def test_the_python_api_refuses_a_trailing_separator_alike(tmp_path: Path) -> None:
+    explanation = attnviz.explain("I am good")
+    writers = {
+        "page": lambda path: attnviz.page(explanation).save(path),
+        "export_trace": lambda path: attnviz.export_trace(explanation.trace, path),
+        "export_layers": lambda path: attnviz.export_layers(explanation.layers, path),
+    }
+    for name, write in writers.items():
+        for given in (tmp_path / "x.html/", f"{tmp_path}/x.npz/", f"{tmp_path}/x.json/."):
+            with pytest.raises(AttnvizError, match=r"^path='.*' names a folder \(it ends in"):
+                write(str(given) + ("/" if isinstance(given, Path) else ""))
+            assert list(tmp_path.iterdir()) == [], name
+
+
+@pytest.mark.slow  # one training step: about 0.3 s
+def test_a_training_history_refuses_a_trailing_separator(tmp_path: Path) -> None:
+    from attnviz import training
+
+    trained = training.train("reverse", steps=1, until=None)
+    with pytest.raises(AttnvizError, match=r"^path='.*h\.npz/' names a folder"):
+        trained.save_history(f"{tmp_path}/h.npz/")
+    assert list(tmp_path.iterdir()) == []

@@ -23,6 +23,7 @@ from attnviz.cli.options import (
     Slides,
     Step,
     Svg,
+    file_path,
     image_option,
     typed_text,
 )
@@ -302,7 +303,7 @@ def page(
             "-o",
             help="The page to write: .html (one file; opens offline).",
             show_default=False,
-            readable=False,
+            parser=file_path,
         ),
     ],
     trace_options: TraceOptions,

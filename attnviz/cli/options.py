@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 import typer
 
-from attnviz.arguments import MAX_DIGITS, digits
+from attnviz.arguments import MAX_DIGITS, digits, folder_ending
 from attnviz.cli.console import user_errors
 from attnviz.embeddings import OutOfVocabulary
 from attnviz.errors import (
@@ -70,6 +70,21 @@ def whole_number(value: str | int) -> int:
 
 # --help names an option's type after its parser: <int>, as for click's own INT.
 whole_number.__name__ = "int"
+
+
+def file_path(value: str | Path) -> Path:
+    """An output file as the command line takes it (-o, --svg, --html, --export): refused when
+    it ends in / (x.png/), which names a folder; click's own PATH would drop the / and write
+    x.png."""
+    if isinstance(value, Path):  # a default, not typed
+        return value
+    problem = folder_ending(value)
+    if problem is not None:
+        raise typer.BadParameter(f"{problem}.")
+    return Path(value)
+
+
+file_path.__name__ = "path"
 
 
 DECLARATIONS: dict[str, Any] = {
@@ -255,7 +270,7 @@ Export = Annotated[
         "--export",
         help="Save every intermediate to FILE.npz or FILE.json.",
         show_default=False,
-        readable=False,
+        parser=file_path,
     ),
 ]
 # The lesson's pacing and its recordings, for explain and cross.
@@ -263,13 +278,13 @@ Step = Annotated[bool, typer.Option("--step", help="Pause after each step until 
 Svg = Annotated[
     Path | None,
     typer.Option(
-        "--svg", help="Also save the rendering, colours included, as SVG.", readable=False
+        "--svg", help="Also save the rendering, colours included, as SVG.", parser=file_path
     ),
 ]
 Html = Annotated[
     Path | None,
     typer.Option(
-        "--html", help="Also save the rendering, colours included, as HTML.", readable=False
+        "--html", help="Also save the rendering, colours included, as HTML.", parser=file_path
     ),
 ]
 Slides = Annotated[
@@ -286,7 +301,7 @@ Slides = Annotated[
 
 def image_option(help_text: str, *, required: bool = False) -> Any:
     """``--output/-o``: an image file (.png, .svg or .pdf)."""
-    option = typer.Option("--output", "-o", help=help_text, show_default=False, readable=False)
+    option = typer.Option("--output", "-o", help=help_text, show_default=False, parser=file_path)
     return Annotated[Path if required else Path | None, option]
 
 

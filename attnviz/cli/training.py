@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from attnviz.cli.console import new_console, wrote
+from attnviz.cli.options import file_path
 from attnviz.errors import AttnvizError, OutputProblem
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ AnimateOption = Annotated[
         "--animate",
         help="Also save an animation of the focus rows over training, FILE.gif.",
         show_default=False,
-        readable=False,
+        parser=file_path,
     ),
 ]
 HistoryOption = Annotated[
@@ -135,7 +136,7 @@ HistoryOption = Annotated[
         "--history",
         help="Also save every snapshot as arrays, FILE.npz.",
         show_default=False,
-        readable=False,
+        parser=file_path,
     ),
 ]
 ExplainStepOption = Annotated[

@@ -80,9 +80,30 @@ def check_writable_folder(folder: Path, what: str, path: Path) -> None:
         kind = kind_of_path(status.st_mode)
         raise OutputProblem(f"{what} {path}: {folder} is {kind}, not a folder; give a path in one.")
     if status is None:
-        raise OutputProblem(f"{what} {path}: folder {folder} does not exist; create it first.")
+        missing, in_the_way = _first_missing(folder)
+        if in_the_way is not None:  # a file on the way: f.txt/../x.png
+            raise OutputProblem(
+                f"{what} {path}: {missing} is {in_the_way}, not a folder; give a path in one."
+            )
+        raise OutputProblem(f"{what} {path}: folder {missing} does not exist; create it first.")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise OutputProblem(f"{what} {path}: folder {folder} is not writable; choose another.")
+
+
+def _first_missing(folder: Path) -> tuple[Path, str | None]:
+    """The first part of ``folder``, from its start, that is not there (and None), or that is
+    there but is not a folder (and what it is): the system stops at it, whatever follows
+    (nodir/.. and f.txt/.. name no folder, though their last part is "..")."""
+    parts = folder.parts
+    for end in range(1, len(parts) + 1):
+        prefix = Path(*parts[:end])
+        try:
+            mode = os.stat(prefix).st_mode
+        except OSError:
+            return prefix, None
+        if not stat.S_ISDIR(mode):
+            return prefix, kind_of_path(mode)
+    return folder, None
 
 
 def check_path_length(path: Path, what: str) -> None:

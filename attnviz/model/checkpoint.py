@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import Any
 
 from attnviz.errors import AttnvizError, FileProblem, option
 from attnviz.files import human_size, open_regular
+from attnviz.files.writing import kind_of_path
+from attnviz.model.agreement import check_sizes
 from attnviz.model.base import Architecture, ModelConfig, architecture_for
 from attnviz.model.paths import home_folder, shortened
 from attnviz.tokens import printable
@@ -152,11 +155,30 @@ def find_model(name_or_dir: str) -> Path:
     if not is_folder and is_gguf(folder):
         return folder
     if not is_folder:
-        raise FileProblem(
-            f"{option('model', shortened(name_or_dir))}: no such folder or .gguf file; give a "
-            f"checkpoint folder, a .gguf file, ollama:NAME[:TAG] or one of {names}."
-        )
+        what, fix = _what_is_there(folder)
+        fix = fix or f"a checkpoint folder, a .gguf file, ollama:NAME[:TAG] or one of {names}"
+        raise FileProblem(f"{option('model', shortened(name_or_dir))}: {what}; give {fix}.")
     return folder
+
+
+#: The files of a checkpoint folder, given by mistake for the folder itself.
+CHECKPOINT_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
+
+
+def _what_is_there(path: Path) -> tuple[str, str | None]:
+    """Why ``path``, which is neither a folder nor a GGUF file, is not a model: nothing there,
+    one file of a checkpoint folder, another file, or a FIFO or device (never opened); and what
+    to give instead, when it is not the usual list."""
+    try:
+        status = path.stat()
+    except OSError:
+        return "no such folder or .gguf file", None
+    if not stat.S_ISREG(status.st_mode):
+        return f"it is {kind_of_path(status.st_mode)}, not a folder or a .gguf file", None
+    if path.name in CHECKPOINT_FILES:
+        folder = option("model", shortened(str(path.parent)))
+        return "it is one file of a checkpoint folder", f"the folder that holds it, {folder}"
+    return "it is a file that is not GGUF (it does not start with the bytes GGUF)", None
 
 
 def _expanded(name_or_dir: str) -> Path:
@@ -390,6 +412,8 @@ def read_config(
         raise FileProblem(
             f"{folder} holds an {architecture.description}, not a Hugging Face checkpoint."
         )
+    if path.name == "config.json":
+        check_sizes(data, path)
     try:
         config = architecture.read_config(data)
     except KeyError as error:

@@ -206,8 +206,11 @@ class _Header:
         n_tensors = self.count("tensors", MAX_TENSORS, 24)
         n_entries = self.count("metadata entries", MAX_ENTRIES, 13)
         metadata: dict[str, Any] = {}
-        for _ in range(n_entries):
+        for index in range(n_entries):
             key = self.string("a metadata key", MAX_NAME)
+            if not key or key in metadata:  # llama.cpp refuses both: which value would count?
+                what = "an empty key" if not key else f"the key {key!r}, given twice"
+                raise self.problem(f"metadata entry {index + 1} has {what}")
             metadata[key] = self.value(int(self.number("<I", f"the type of {key}")), key)
         infos = [self.tensor_record() for _ in range(n_tensors)]
         tensors = self.place(infos, metadata)

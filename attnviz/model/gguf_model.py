@@ -25,12 +25,11 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.errors import FileProblem, option
 from attnviz.model.gguf_file import SUPPORTED_TYPES, GgufFile, dequantize, read_gguf
+from attnviz.model.gguf_settings import GgufSettings, read_settings
 
 if TYPE_CHECKING:
     from attnviz.model.llama import LlamaConfig, LlamaLayer, LlamaWeights
 
-#: The architectures attnviz runs, and the RoPE pairing their GGUF files store W_Q, W_K for.
-STORED_PAIRING = {"llama": "adjacent", "qwen2": "half"}
 PAIRINGS = ("half", "adjacent")
 
 #: GGUF tensor names -> Hugging Face's, per layer ("{i}") and for the whole model.
@@ -51,164 +50,6 @@ LAYER_NAMES = {
 MODEL_NAMES = {"token_embd.weight": "embed_tokens.weight", "output_norm.weight": "norm.weight"}
 #: Hugging Face's Llama and Qwen2 put "model." before every name but lm_head's.
 PREFIX = "model."
-
-
-@dataclass(frozen=True)
-class GgufSettings:
-    """The sizes a GGUF file's metadata gives, checked, in the words of Hugging Face's config."""
-
-    architecture: str  # "llama" or "qwen2"
-    n_layers: int
-    d_model: int
-    n_heads: int
-    n_kv_heads: int
-    d_k: int  # the head size
-    d_ff: int
-    rope_base: float
-    rms_eps: float
-    vocab_size: int
-    max_positions: int
-    tied_embeddings: bool  # no output.weight: the output layer is the embedding table
-    stored_pairing: str  # the RoPE pairing W_Q and W_K are stored for
-
-    def config(self) -> dict[str, Any]:
-        """What a Hugging Face config.json of this model would say."""
-        return {
-            "model_type": self.architecture,
-            "num_hidden_layers": self.n_layers,
-            "hidden_size": self.d_model,
-            "num_attention_heads": self.n_heads,
-            "num_key_value_heads": self.n_kv_heads,
-            "head_dim": self.d_k,
-            "intermediate_size": self.d_ff,
-            "rope_theta": self.rope_base,
-            "rms_norm_eps": self.rms_eps,
-            "vocab_size": self.vocab_size,
-            "max_position_embeddings": self.max_positions,
-            "tie_word_embeddings": self.tied_embeddings,
-            "hidden_act": "silu",
-        }
-
-
-def read_settings(file: GgufFile) -> GgufSettings:
-    """The model's sizes, refusing in one line what attnviz does not run: other architectures,
-    mixtures of experts, sliding windows, scaled or partial RoPE, per-layer head counts."""
-    meta = file.metadata
-    arch = meta.get("general.architecture")
-    if arch not in STORED_PAIRING:
-        raise FileProblem(
-            f"{file.path} holds a model of the {arch!r} architecture; attnviz runs GGUF files of "
-            "the llama and qwen2 architectures."
-        )
-    _refuse_features(file, arch)
-    d_model = _whole(file, f"{arch}.embedding_length")
-    n_heads = _whole(file, f"{arch}.attention.head_count")
-    if f"{arch}.attention.key_length" not in meta and d_model % n_heads:
-        raise FileProblem(
-            f"{file.path}: {arch}.attention.head_count {n_heads} does not divide "
-            f"{arch}.embedding_length {d_model} into heads; the file's metadata is damaged."
-        )
-    d_k = _whole(file, f"{arch}.attention.key_length", d_model // n_heads)
-    _require_head_sizes(file, arch, d_model, n_heads, d_k)
-    settings = GgufSettings(
-        architecture=arch,
-        n_layers=_whole(file, f"{arch}.block_count"),
-        d_model=d_model,
-        n_heads=n_heads,
-        n_kv_heads=_whole(file, f"{arch}.attention.head_count_kv", n_heads),
-        d_k=d_k,
-        d_ff=_whole(file, f"{arch}.feed_forward_length"),
-        rope_base=_real(file, f"{arch}.rope.freq_base", 10000.0),
-        rms_eps=_real(file, f"{arch}.attention.layer_norm_rms_epsilon"),
-        vocab_size=_whole(file, f"{arch}.vocab_size", len(meta.get("tokenizer.ggml.tokens", ()))),
-        max_positions=_whole(file, f"{arch}.context_length"),
-        tied_embeddings="output.weight" not in file.tensors,
-        stored_pairing=STORED_PAIRING[arch],
-    )
-    if n_heads % settings.n_kv_heads or d_k % 2:
-        raise FileProblem(
-            f"{file.path}: {n_heads} query heads cannot share {settings.n_kv_heads} key/value "
-            f"heads evenly, or the head size {d_k} is odd; the file's metadata is inconsistent."
-        )
-    embeddings = file.tensors.get("token_embd.weight")
-    if embeddings is not None and embeddings.shape[0] != settings.vocab_size:
-        raise FileProblem(
-            f"{file.path}: its metadata gives a vocabulary of {settings.vocab_size} tokens "
-            f"({arch}.vocab_size, or tokenizer.ggml.tokens), but token_embd.weight has "
-            f"{embeddings.shape[0]} rows; the file's metadata is damaged."
-        )
-    usable_base = math.isfinite(settings.rope_base) and settings.rope_base > 1
-    if not (math.isfinite(settings.rms_eps) and settings.rms_eps > 0 and usable_base):
-        raise FileProblem(
-            f"{file.path}: RMSNorm's ε {settings.rms_eps} or RoPE's base {settings.rope_base} is "
-            "not usable; the file's metadata is damaged."
-        )
-    return settings
-
-
-def _refuse_features(file: GgufFile, arch: str) -> None:
-    meta = file.metadata
-    if meta.get(f"{arch}.expert_count", 0):
-        feature = f"a mixture of {meta[f'{arch}.expert_count']} experts"
-    elif meta.get(f"{arch}.attention.sliding_window", 0):
-        feature = f"sliding-window attention ({meta[f'{arch}.attention.sliding_window']} tokens)"
-    elif meta.get(f"{arch}.rope.scaling.type", "none") not in ("none", "") or meta.get(
-        f"{arch}.rope.scaling.factor", 1.0
-    ) not in (0.0, 1.0):
-        feature = f"scaled RoPE ({meta.get(f'{arch}.rope.scaling.type', 'scaled')})"
-    elif "rope_freqs.weight" in file.tensors:
-        feature = "scaled RoPE (Llama 3.1's frequency factors, rope_freqs)"
-    elif isinstance(meta.get(f"{arch}.attention.head_count"), np.ndarray):
-        feature = "a different number of heads in each layer"
-    else:
-        return
-    _refuse(file, feature)
-
-
-def _refuse(file: GgufFile, feature: str) -> None:
-    raise FileProblem(
-        f"{file.path} uses {feature}, which attnviz does not compute; it runs llama and qwen2 "
-        "models without it (SmolLM2, Llama 2, TinyLlama, Qwen2.5)."
-    )
-
-
-def _require_head_sizes(file: GgufFile, arch: str, d_model: int, n_heads: int, d_k: int) -> None:
-    """The head count and width the metadata gives, checked against W_Q's shape (before they
-    are taken for a feature the file does not have: partial RoPE, values of another size)."""
-    w_q = file.tensors.get("blk.0.attn_q.weight")
-    if w_q is not None and w_q.shape != (n_heads * d_k, d_model):
-        raise FileProblem(
-            f"{file.path}: its metadata gives {n_heads} heads of {d_k} numbers over a width of "
-            f"{d_model} ({arch}.attention.head_count, {arch}.embedding_length), but "
-            f"blk.0.attn_q.weight has shape {list(w_q.shape)}, not [{n_heads * d_k}, {d_model}]; "
-            "the file's metadata is damaged."
-        )
-    meta = file.metadata
-    if meta.get(f"{arch}.rope.dimension_count", None) not in (None, d_k):
-        _refuse(file, "RoPE on only part of each head")
-    if meta.get(f"{arch}.attention.value_length", None) not in (
-        None,
-        meta.get(f"{arch}.attention.key_length", None),
-    ):
-        _refuse(file, "values of another size than keys")
-
-
-def _whole(file: GgufFile, key: str, default: int | None = None) -> int:
-    value = file.metadata.get(key, default)
-    if isinstance(value, (bool, np.ndarray, str)) or not isinstance(value, (int, np.integer)):
-        missing = "lacks" if value is None else f"has {value!r} for"
-        raise FileProblem(f"{file.path} {missing} {key}; it is not a complete model file.")
-    if not 0 < value <= 2**31:
-        raise FileProblem(f"{file.path}: {key} is {value}; the file's metadata is damaged.")
-    return int(value)
-
-
-def _real(file: GgufFile, key: str, default: float | None = None) -> float:
-    value = file.metadata.get(key, default)
-    if isinstance(value, (bool, str, np.ndarray)) or not isinstance(value, (int, float)):
-        missing = "lacks" if value is None else f"has {value!r} for"
-        raise FileProblem(f"{file.path} {missing} {key}; it is not a complete model file.")
-    return float(value)
 
 
 def hf_name(gguf_name: str) -> str | None:
@@ -456,10 +297,15 @@ def _require_layers(tensors: GgufTensors, n_layers: int) -> None:
     if len(held) != n_layers or not all(0 <= i < n_layers for i in held):
         # The first layer from 0 up that is not held (a gap, or n_layers past the last).
         missing = next((i for i, layer in enumerate(sorted(held)) if i != layer), len(held))
-        which = f"no weights for layer {missing + 1}" if missing < n_layers else "more layers"
+        which = (
+            f"no weights for layer {missing + 1}"
+            if missing < n_layers
+            else f"more layers, {max(held) + 1} (blk.0 … blk.{max(held)})"
+        )
         raise FileProblem(
-            f"{tensors.path}: its metadata says {n_layers} layers ({tensors.settings.architecture}"
-            f".block_count), but it holds {which}; the file is damaged: get a fresh copy of it."
+            f"{tensors.path}: its metadata says {n_layers} layers "
+            f"({tensors.settings.architecture}.block_count), but it holds {which}; the file is "
+            "damaged: get a fresh copy of it."
         )
 
 

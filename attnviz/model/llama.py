@@ -207,8 +207,10 @@ class Llama(Architecture):
         head_dim = data.get("head_dim")
         if head_dim is not None and n_heads > 0 and head_dim != d_model // n_heads:
             raise AttnvizError(
-                f"attnviz runs heads of d_k = hidden_size / heads = {d_model // n_heads}, not "
-                f"head_dim {head_dim}"
+                f"hidden_size {d_model} over num_attention_heads {n_heads} gives heads of d_k "
+                f"{d_model // n_heads}, and attnviz runs heads of d_k = hidden_size / heads, not "
+                f"head_dim {head_dim}; correct whichever of the three is wrong, or use a model "
+                "whose heads are that size"
             )
         pad = data.get("pad_token_id")
         if pad is None:

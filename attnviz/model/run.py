@@ -14,6 +14,7 @@ from attnviz.attention import padding_mask
 from attnviz.config import MAX_TOKENS
 from attnviz.errors import AttnvizError, FileProblem, option, quoted
 from attnviz.model import toy
+from attnviz.model.agreement import check_agreement
 from attnviz.model.base import Architecture, ModelConfig, ModelTrace
 from attnviz.model.bert import pooling_about
 from attnviz.model.checkpoint import (
@@ -157,6 +158,7 @@ def load_model(
     unpadded = within_limit(encode(tokenizer, sentence, config.max_positions))
     source = f"{folder.name}'s config.json"
     with open_tensors(folder, DTYPES[dtype], architecture.prefixes) as tensors:
+        check_agreement(config, data, tensors, folder / "config.json")
         n_ids = tensors.row_count(architecture.token_table)
         encoding, mask = padded(unpadded, tokenizer, config, source, pad_to, n_ids)
         weights = architecture.load(tensors, config, encoding.ids)
@@ -311,8 +313,10 @@ def _load_toy(
             f"{option('pad_to')}: {name} has no padding token (it reads one sentence at a "
             f"time, of at most {config.max_positions} words); drop it."
         )
-    encoding = toy.encode(sentence, config)
+    # The weights first: a config.json that disagrees with them is named as such, not as a
+    # sentence too long for positions it misstates.
     weights = toy.load_weights(folder, config, DTYPES[dtype])
+    encoding = toy.encode(sentence, config)
     provenance = Provenance(
         embeddings=EmbeddingsOrigin(EmbeddingsKind.MODEL, architecture=toy.MODEL_TYPE, layer=1),
         weights=WeightsOrigin(

@@ -31,6 +31,17 @@ INSTALL_EXTRA = "pip install 'attnviz[model]'"
 #: a bfloat16 is read as its 16 bits and converted (see ``_bfloat16``). Integer types are
 #: quantized checkpoints, refused by name.
 FLOAT_TYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "BF16": "<u2"}
+#: The types of FLOAT_TYPES, in words, for the messages that refuse the others.
+READ_TYPES = "F16, BF16, F32 or F64 numbers (float16, bfloat16, float32, float64)"
+#: What the other types safetensors defines are, for the message that refuses them.
+TYPE_NAMES = {
+    "F8_E4M3": " (8-bit floats)",
+    "F8_E5M2": " (8-bit floats)",
+    "F8_E8M0": " (8-bit scales)",
+    "BOOL": " (true or false)",
+    "C64": " (complex numbers)",
+    **{f"{kind}{bits}": " (whole numbers)" for kind in "IU" for bits in (8, 16, 32, 64)},
+}
 #: Bytes per number of every type safetensors defines, to check each tensor's byte range.
 TYPE_SIZES = {
     "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1,
@@ -146,8 +157,9 @@ class Tensors:
         stored_type = self.header[full].dtype
         if stored_type not in FLOAT_TYPES:
             raise FileProblem(
-                f"{self.path}: {full} is stored as {stored_type}; attnviz reads checkpoints of "
-                "float16, bfloat16, float32 or float64 numbers (not quantized ones)."
+                f"{self.path}: {full} is stored as {stored_type}{TYPE_NAMES[stored_type]}, which "
+                f"attnviz does not read; it reads checkpoints of {READ_TYPES} (not quantized "
+                "ones): use a copy saved in one of them."
             )
         return full
 
@@ -302,11 +314,24 @@ def _entry(
         raise unreadable(f"the entry of {shown} is not an object")
     dtype = entry.get("dtype")
     if not isinstance(dtype, str) or dtype not in TYPE_SIZES:
-        raise unreadable(f"{shown} has the unknown type {str(dtype)[:20]!r}")
+        raise unreadable(
+            f"{shown} has the unknown type {str(dtype)[:20]!r}; attnviz reads tensors of "
+            f"{READ_TYPES}"
+        )
     shape, offsets = _whole_numbers(entry.get("shape")), _whole_numbers(entry.get("data_offsets"))
     if shape is None or offsets is None or len(offsets) != 2:
         raise unreadable(f"{shown} has no valid shape and data_offsets")
     begin, end = offsets
+    if dtype not in FLOAT_TYPES:
+        # Never read as numbers (refused by its type if a tensor of it is asked for: an 8-bit
+        # float, an integer buffer such as BERT's position_ids): its bytes need only lie inside
+        # the file, and a type that does not match its size is named as the type it is.
+        if not begin <= end <= data_size:
+            raise unreadable(
+                f"{shown}'s bytes {begin:,}…{end:,} are not inside the file's "
+                f"{human_size(data_size)} of data"
+            )
+        return Stored(dtype, tuple(shape), data_start + begin, end - begin)
     n_bytes = math.prod(shape) * TYPE_SIZES[dtype]
     if not begin <= end <= data_size or end - begin != n_bytes:
         raise unreadable(

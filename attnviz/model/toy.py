@@ -14,6 +14,7 @@ shape checked before it is decompressed and every number checked to be finite.
 from __future__ import annotations
 
 import math
+import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.attention import causal_mask
 from attnviz.errors import AttnvizError, FileProblem, clipped, option
-from attnviz.files import ArrayHeader, load_npz
+from attnviz.files import ArrayHeader, load_npz, npz_names
 from attnviz.model.base import Family, ModelKind, ModelTrace, attend, finite, integer
 from attnviz.model.tokenizer import Encoding
 from attnviz.provenance import Provenance
@@ -272,6 +273,23 @@ def expected_shapes(config: ToyConfig) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def _require_layers(path: Path, n_layers: int) -> None:
+    """FileProblem, before an array is read, when weights.npz holds another number of layers
+    (W_Q.1 … W_Q.L) than config.json's n_layers: fewer are refused by name when read; more
+    would silently run part of the model."""
+    held = [
+        int(match.group(1))
+        for name in npz_names(path, "Model weights")
+        if (match := re.fullmatch(r"W_Q\.([0-9]{1,6})", name))
+    ]
+    if held and max(held) > n_layers:
+        raise FileProblem(
+            f"{path.parent / 'config.json'}: n_layers is {n_layers}, but {path.name} holds "
+            f"{max(held)} layers (W_Q.1 … W_Q.{max(held)}); set n_layers to {max(held)} if these "
+            "are the model's own weights, or save the model again with attnviz train --save."
+        )
+
+
 def load_weights(folder: Path, config: ToyConfig, dtype: type = np.float32) -> ToyWeights:
     """weights.npz, every array's shape checked (from its header, before it is read) and every
     number checked to be finite; FileProblem in one line naming what is wrong."""
@@ -282,6 +300,7 @@ def load_weights(folder: Path, config: ToyConfig, dtype: type = np.float32) -> T
             "attnviz train --save writes them."
         )
     shapes = expected_shapes(config)
+    _require_layers(path, config.n_layers)
 
     def check(name: str, header: ArrayHeader) -> None:
         if header.shape != shapes[name] or header.dtype.kind != "f":

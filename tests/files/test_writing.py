@@ -69,3 +69,26 @@ def test_ctrl_c_during_an_export_keeps_the_previous_export(
     assert status == ExitStatus.INTERRUPTED
     assert target.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("f.txt/../x.png", "f.txt is a file, not a folder; give a path in one."),
+        ("nodir/../x.png", "folder nodir does not exist; create it first."),
+        ("a/b/c.png", "folder a does not exist; create it first."),
+    ],
+)
+def test_the_part_of_a_path_that_stops_the_system_is_the_one_named(
+    given: str,
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The system resolves a path part by part, ".." included: f.txt/.. names no folder."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f.txt").write_text("a file")
+    assert run(["heatmap", "I am good", "-o", given]) == ExitStatus.CANNOT_WRITE
+    assert capsys.readouterr().err == f"error: --output {given}: {message}\n"
+    assert sorted(os.listdir(tmp_path)) == ["f.txt"]

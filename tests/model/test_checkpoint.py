@@ -401,7 +401,7 @@ def test_a_gguf_file_is_found_by_its_path_and_named_by_its_stem(tmp_path: Path) 
     assert find_model(str(blob)) == blob
     other = tmp_path / "notes.txt"
     other.write_text("hello")
-    with pytest.raises(AttnvizError, match=r"no such folder or .gguf file; .* ollama:NAME"):
+    with pytest.raises(AttnvizError, match=r"a file that is not GGUF .*; .* ollama:NAME"):
         find_model(str(other))
 
 

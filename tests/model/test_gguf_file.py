@@ -189,3 +189,18 @@ def test_random_damage_is_refused_in_one_line_or_read(tmp_path: Path, dtype: typ
                 tensors.get(name.removeprefix("model."), file.tensors[tensors.stored[name]].shape)
         except FileProblem as problem:
             assert "\n" not in problem.message
+
+
+def test_an_empty_or_repeated_metadata_key_is_refused(tmp_path: Path) -> None:
+    """llama.cpp refuses both: with a key given twice, which value counts is anyone's guess."""
+    content = TINY.read_bytes()
+    twice = content.replace(b"llama.rope.freq_base", b"llama.context_length", 1)
+    with pytest.raises(
+        FileProblem, match=r"entry \d+ has the key 'llama.context_length', given tw"
+    ):
+        read_gguf(damaged(tmp_path, twice))
+    empty = bytearray(content)
+    name_at = content.index(b"general.name")
+    struct.pack_into("<Q", empty, name_at - 8, 0)  # the key "", then "general.name" as its type
+    with pytest.raises(FileProblem, match=r"metadata entry 2 has an empty key"):
+        read_gguf(damaged(tmp_path, bytes(empty)))

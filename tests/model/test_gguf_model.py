@@ -20,10 +20,10 @@ from attnviz.model.gguf_model import (  # noqa: E402
     GgufTensors,
     hf_name,
     open_gguf_model,
-    read_settings,
     to_adjacent,
     to_half,
 )
+from attnviz.model.gguf_settings import read_settings  # noqa: E402
 from model.make_tiny_gguf import hf_weights  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -227,3 +227,24 @@ def test_load_gguf_hands_over_tensors_tokenizer_and_the_quantization() -> None:
     assert encode(model.tokenizer, "the cat", 64).ids
     assert model.attention_type == "Q4_1" and model.attention_tensor == "blk.0.attn_v.weight"
     assert model.quantization == "4-bit Q4_1, blocks of 32 numbers sharing a scale and a minimum"
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"llama.attention.layer_norm_rms_epsilon": 1e30},
+            r"RMSNorm's ε 1e\+30 \(llama.attention.layer_norm_rms_epsilon\) is not usable: its "
+            r"epsilon must be a small positive number",
+        ),
+        (
+            {"llama.rope.freq_base": 0.5},
+            r"RoPE's base 0.5 is not usable \(llama.rope.freq_base must be a number above 1",
+        ),
+    ],
+)
+def test_an_epsilon_or_base_that_cannot_be_used_is_named_by_its_key(
+    changes: dict[str, object], message: str
+) -> None:
+    with pytest.raises(FileProblem, match=message):
+        read_settings(with_metadata(read_gguf(TINY), **changes))

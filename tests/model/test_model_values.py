@@ -142,7 +142,7 @@ def test_a_padding_id_the_tokenizer_has_but_the_weights_lack_is_refused(
 
     tensors["wte.weight"] = tensors["wte.weight"][:300]  # the tokenizer has 320 tokens
     save_tensors(folder / "model.safetensors", tensors)
-    edit_config(pad_token_id=310)(folder)
+    edit_config(pad_token_id=310, vocab_size=300)(folder)  # config.json agrees with the weights
     refused(
         ["explain", "I am good", "-m", str(folder), "--pad-to", "8"],
         ExitStatus.BAD_FILE,
@@ -395,7 +395,7 @@ CONFIGS: dict[str, tuple[Callable[[Path], Path], Callable[[Path], None], str]] =
     "gpt2 with 10⁶ layers and 2 in the file": (
         gpt2_copy,
         edit_config(n_layer=10**6),
-        "lacks h.2.attn.c_attn.weight",
+        "n_layer is 1000000, but model.safetensors holds 2 layers (h.0 … h.1); set n_layer to 2",
     ),
 }
 

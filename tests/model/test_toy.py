@@ -226,6 +226,31 @@ def test_a_damaged_config_gets_one_line(tmp_path: Path) -> None:
     assert "lacks 'training'" in line
 
 
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        (
+            {"n_layers": 1},
+            "n_layers is 1, but weights.npz holds 2 layers (W_Q.1 … W_Q.2); set n_layers to 2",
+        ),
+        # Named by the table that disagrees, not as a sentence too long for 8 positions.
+        ({"max_positions": 8}, "P is a float32 array [16, 32]; config.json says it is a float"),
+    ],
+)
+def test_a_config_that_disagrees_with_its_weights_is_refused_before_a_run(
+    tmp_path: Path, changes: dict[str, object], fragment: str
+) -> None:
+    folder = copy_of("coref", tmp_path)
+    data = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**data, **changes}))
+    sentence = tasks.TIRED  # 11 words
+    line = one_line_error(["explain", "--model", str(folder), sentence], ExitStatus.BAD_FILE)
+    assert fragment in line, line
+    with pytest.raises(FileProblem) as caught:
+        trace_model(sentence, str(folder))
+    assert caught.value.message == line.removeprefix("error: ")
+
+
 def test_runs_without_the_optional_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     """Neither safetensors nor tokenizers is needed: importing either would fail here."""
     monkeypatch.setitem(sys.modules, "safetensors", None)
