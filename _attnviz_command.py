@@ -50,15 +50,22 @@ def main() -> int:
     except BaseException as error:
         if not (pressed or isinstance(error, KeyboardInterrupt)):
             raise
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while this is said
-        try:
-            sys.stderr.write(
-                "error: stopped by Ctrl-C; any output not yet complete was left as it was.\n"
-            )
-            sys.stderr.flush()
-        except (AttributeError, OSError, ValueError):  # no standard error, or a full one
-            pass
-        return INTERRUPTED
+        return stopped()
+
+
+def stopped() -> int:
+    """Ctrl-C before the command could handle it: one line on stderr; the exit code, 130."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while this is said
+    try:
+        sys.stderr.write(
+            "error: stopped by Ctrl-C; any output not yet complete was left as it was.\n"
+        )
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):  # no standard error, or a full one
+        pass
+    return INTERRUPTED
 
 
 if __name__ == "__main__":

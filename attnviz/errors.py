@@ -24,6 +24,7 @@ class ExitStatus(IntEnum):
     CANNOT_WRITE = 5  # an output path that cannot be written
     HUNG_UP = 129  # SIGHUP: the terminal closed (128 + 1, as shells report it)
     INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+    PIPE_CLOSED = 141  # standard output's reader stopped reading (| head): 128 + SIGPIPE (13)
     TERMINATED = 143  # SIGTERM: kill, a service manager, a CI timeout (128 + 15)
 
 
