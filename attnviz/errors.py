@@ -3,7 +3,6 @@ a message names an option: as the command line's flag or as the Python API's key
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -119,6 +118,8 @@ def _literal(value: object) -> str:
     if isinstance(value, Enum):
         value = value.value
     if isinstance(value, (str, PurePath)):
+        import json  # for a message only: not at start-up
+
         return json.dumps(clipped(str(value)), ensure_ascii=False)
     return shown_value(value)
 
