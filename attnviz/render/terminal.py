@@ -32,7 +32,7 @@ from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
 from attnviz.render.tables import matrix_block
 from attnviz.render.text import Block as TextBlock
-from attnviz.render.text import bar, pad_left, pad_right, side_by_side, wrap
+from attnviz.render.text import bar, cell_width, pad_left, pad_right, side_by_side, wrap
 from attnviz.render.theme import EXPORT_THEME
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
@@ -129,7 +129,7 @@ def _draw(
         lines = wrap(text, width)
         # Wrapped already: as a block, its lines skip Rich's own wrapping pass, which would
         # measure and split every one of them again.
-        return [TextBlock(lines=lines, width=max(line.cell_len for line in lines))]
+        return [TextBlock(lines=lines, width=max(cell_width(line.plain) for line in lines))]
     if isinstance(block, Heading):
         if block.level == "section":
             return [Rule(Text(block.text, style=HEADING_STYLES["section"]))]
