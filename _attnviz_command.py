@@ -11,6 +11,10 @@ import sys
 #: 128 + SIGINT, as shells report Ctrl-C (attnviz.errors.ExitStatus.INTERRUPTED).
 INTERRUPTED = 130
 
+#: Allocations between two collections of the garbage collector's youngest generation while a
+#: command runs (Python's default is 700).
+YOUNG_COLLECTION = 10_000
+
 
 def main() -> int:
     """Run the ``attnviz`` command line; its exit code."""
@@ -38,6 +42,10 @@ def main() -> int:
         from attnviz.cli import run
 
         gc.freeze()
+        # A command goes on importing as it runs (Rich, numpy.random, the lesson's modules): the
+        # youngest generation is collected after YOUNG_COLLECTION allocations, not Python's 700,
+        # so that those imports are not walked over and over either; a long run still collects.
+        gc.set_threshold(YOUNG_COLLECTION, *gc.get_threshold()[1:])
         gc.enable()
         if pressed:  # pressed, and swallowed somewhere in an import: stop all the same
             raise KeyboardInterrupt

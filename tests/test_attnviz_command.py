@@ -1,6 +1,7 @@
 """_attnviz_command, the console script's entry point: the command runs with the garbage
-collector on, after imports made with it off, and ends with every object set apart (gc.freeze),
-so that Python's exit does not walk them all once more. Ctrl-C there: tests/e2e."""
+collector on (its youngest generation collected less often), after imports made with it off,
+and ends with every object set apart (gc.freeze), so that Python's exit does not walk them all
+once more. Ctrl-C there: tests/e2e."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ def collector_restored() -> Iterator[None]:
     """The collector, and Ctrl-C's handler (the command ignores Ctrl-C once it has run), as
     they were."""
     enabled, handler = gc.isenabled(), signal.getsignal(signal.SIGINT)
+    threshold = gc.get_threshold()
     yield
+    gc.set_threshold(*threshold)
     gc.unfreeze()
     if enabled:
         gc.enable()
@@ -33,13 +36,14 @@ def test_the_command_runs_with_the_collector_on_and_its_objects_are_set_apart_af
     seen: list[tuple[bool, int]] = []
 
     def run() -> int:
-        seen.append((gc.isenabled(), gc.get_freeze_count()))
+        seen.append((gc.isenabled(), gc.get_freeze_count(), gc.get_threshold()[0]))
         gc.unfreeze()  # so that the count after shows the freeze at the end
         return 0
 
     monkeypatch.setattr(cli, "run", run)
     monkeypatch.setattr(sys, "argv", ["attnviz", "--version"])
     assert _attnviz_command.main() == 0
-    enabled, frozen_before = seen[0]
+    enabled, frozen_before, young = seen[0]
     assert enabled and frozen_before > 0  # imported, then set apart
+    assert young == _attnviz_command.YOUNG_COLLECTION
     assert gc.get_freeze_count() > 0  # and what the run made, at its end
