@@ -156,7 +156,7 @@ def _line_breaks(plain: str, indent: int, width: int, hang: int) -> list[int]:
     each line's end, then where the next one starts (after the spaces between)."""
     additive = _AdditiveWidths.of(plain)
     protected = _bracketed(plain, additive)
-    anywhere = [p for p, char in enumerate(plain) if char == " " and p > indent]
+    anywhere = [space.start() for space in _SPACE.finditer(plain, indent + 1)]
     # "= 0.78" stays on one line too; so do "L = layer" and "0.08 / 1.15" while the line can
     # break elsewhere.
     outside = [p for p in anywhere if not protected[p] and plain[p - 1] != "="]
@@ -200,10 +200,11 @@ def _bracketed(plain: str, additive: _AdditiveWidths | None = None) -> list[bool
     widths of ``plain``'s characters, when they add up."""
     protected = [False] * len(plain)
     opened: list[int] = []
-    for position, char in enumerate(plain):
+    for bracket in _BRACKET.finditer(plain):  # only the brackets: a text is mostly words
+        position, char = bracket.start(), bracket.group()
         if char in "([{":
             opened.append(position)
-        elif char in ")]}" and opened:
+        elif opened:
             start = opened.pop()
             if additive is not None:
                 short = additive.between(start, position + 1) <= MAX_UNBROKEN_GROUP
@@ -215,6 +216,8 @@ def _bracketed(plain: str, additive: _AdditiveWidths | None = None) -> list[bool
 
 
 _NOT_PRINTABLE_ASCII = re.compile("[^ -~]")
+_SPACE = re.compile(" ")
+_BRACKET = re.compile(r"[()\[\]{}]")
 
 
 def cell_width(text: str) -> int:

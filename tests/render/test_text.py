@@ -102,6 +102,23 @@ def test_cell_width_is_what_rich_measures(text: str) -> None:
     assert cell_width(text) == rich.cells.cell_len(text)
 
 
+@given(st.text(alphabet=st.sampled_from(list("a ([{}])東")), max_size=120))
+def test_bracketed_groups_are_those_of_a_pass_over_every_character(plain: str) -> None:
+    import attnviz.render.text as layout
+
+    expected = [False] * len(plain)
+    opened: list[int] = []
+    for position, char in enumerate(plain):
+        if char in "([{":
+            opened.append(position)
+        elif char in ")]}" and opened:
+            start = opened.pop()
+            if rich.cells.cell_len(plain[start : position + 1]) <= layout.MAX_UNBROKEN_GROUP:
+                expected[start : position + 1] = [True] * (position + 1 - start)
+    assert layout._bracketed(plain, layout._AdditiveWidths.of(plain)) == expected
+    assert layout._bracketed(plain) == expected
+
+
 @pytest.mark.parametrize("cells", [39, 40, 41])
 def test_a_bracketed_group_at_the_limit_breaks_the_same_either_way(cells: int) -> None:
     """A group of 40 cells (MAX_UNBROKEN_GROUP) stays on one line, 41 may break: the same
