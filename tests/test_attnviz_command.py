@@ -40,9 +40,12 @@ def test_the_command_runs_with_the_collector_on_and_its_objects_are_set_apart_af
         gc.unfreeze()  # so that the count after shows the freeze at the end
         return 0
 
+    ended: list[int] = []
     monkeypatch.setattr(cli, "run", run)
+    monkeypatch.setattr(_attnviz_command, "end_process", ended.append)  # not this pytest's
     monkeypatch.setattr(sys, "argv", ["attnviz", "--version"])
     assert _attnviz_command.main() == 0
+    assert ended == [0]
     enabled, frozen_before, young = seen[0]
     assert enabled and frozen_before > 0  # imported, then set apart
     assert young == _attnviz_command.YOUNG_COLLECTION

@@ -1,5 +1,6 @@
 """The package in fresh processes, where import order is real: ``import attnviz`` loads none of
-its modules, and ``attnviz.lesson`` is the function whichever of its submodules came first."""
+its modules, and ``attnviz.lesson`` is the function whichever of its submodules came first; and
+the console script's end (_attnviz_command.end_process), which only a process can show."""
 
 from __future__ import annotations
 
@@ -41,3 +42,37 @@ def test_a_submodule_imported_first_leaves_lesson_the_function() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "True attnviz.api"
+
+
+ENDING = """
+import atexit, sys, threading
+import _attnviz_command
+
+atexit.register(lambda: print("atexit ran", flush=False))
+sys.stdout.write("buffered, not flushed\\n")
+if sys.argv[1] == "thread":
+    threading.Thread(target=lambda: (__import__("time").sleep(0.3), print("thread done"))).start()
+_attnviz_command.end_process(7)
+print("returned")
+sys.exit(9)
+"""
+
+
+def test_the_process_ends_with_its_output_flushed_and_atexit_run() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", ENDING, "alone"], capture_output=True, text=True, timeout=60
+    )
+    assert (result.returncode, result.stdout) == (7, "buffered, not flushed\natexit ran\n")
+
+
+def test_a_thread_still_running_leaves_the_exit_to_python() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", ENDING, "thread"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 9
+    assert result.stdout.splitlines() == [
+        "buffered, not flushed",
+        "returned",
+        "thread done",
+        "atexit ran",
+    ]
