@@ -11,15 +11,21 @@ attnviz.paging), and ``ablate`` is ``heads --ablate`` (attnviz.ablating); the st
 ``trace_attention`` are the math underneath.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
-# The commands' functions, bound now: every command's path imports attnviz.api anyway, and
-# ``lesson`` must be the function, not the subpackage attnviz.lesson that importing binds here.
-from attnviz.api import cross, explain, heads, heatmap, lesson, scaling
+import sys
+from importlib import import_module
+from types import ModuleType
+
+#: typing costs the command's start-up several ms and this module needs only its constant:
+#: type checkers take any ``TYPE_CHECKING`` as true.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from attnviz.ablating import ablate
+    from attnviz.api import cross, explain, heads, heatmap, lesson, scaling
     from attnviz.attention import (
         attention_scores,
         concat_heads,
@@ -46,8 +52,15 @@ if TYPE_CHECKING:
 
 
 #: Each public name and the module that defines it, imported when the name is first used:
-#: `attnviz explain` starts without loading the model runner, the trainer or the pictures.
+#: `attnviz explain` starts without loading the model runner, the trainer or the pictures, and
+#: `import attnviz.errors` without loading the rest.
 _PUBLIC: dict[str, str] = {
+    "cross": "attnviz.api",
+    "explain": "attnviz.api",
+    "heads": "attnviz.api",
+    "heatmap": "attnviz.api",
+    "lesson": "attnviz.api",
+    "scaling": "attnviz.api",
     "ablate": "attnviz.ablating",
     "attention_scores": "attnviz.attention",
     "concat_heads": "attnviz.attention",
@@ -100,8 +113,46 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+class _SharedName:
+    """A public function whose name a subpackage has too (``lesson`` and attnviz/lesson/).
+
+    Importing a submodule sets the package's attribute of its name to it (importlib does so
+    after every first import of ``attnviz.<name>``), which would hide the function. Set on the
+    package's class, this data descriptor comes before the module's own dictionary: reading
+    gives the function, whatever has been imported; the import system's setting of the
+    submodule is let pass; any other value set (a test's monkeypatch) is kept."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, package: ModuleType | None, owner: type | None = None) -> Any:
+        if package is None:
+            return self
+        value = vars(package).get(self.name)
+        if value is None:
+            value = getattr(import_module(_PUBLIC[self.name]), self.name)
+            vars(package)[self.name] = value
+        return value
+
+    def __set__(self, package: ModuleType, value: Any) -> None:
+        if value is not sys.modules.get(f"{__name__}.{self.name}"):
+            vars(package)[self.name] = value
+
+    def __delete__(self, package: ModuleType) -> None:
+        vars(package).pop(self.name, None)
+
+
+class _Package(ModuleType):
+    """The attnviz package, with each public name that is also a submodule's kept a function."""
+
+    lesson = _SharedName()
+
+
+sys.modules[__name__].__class__ = _Package
+
+
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+    return sorted({*globals(), *_PUBLIC, "__version__"})
 
 
 __all__ = [

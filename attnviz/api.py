@@ -30,8 +30,6 @@ from attnviz.errors import AttnvizError, option
 from attnviz.explanation import Explanation
 from attnviz.lesson.options import LessonOptions
 from attnviz.limits import check_lesson, check_pictures
-from attnviz.render.images import all_layers_refused as all_layers_refused
-from attnviz.render.images import pictures_refused as pictures_refused
 from attnviz.render.options import MAX_WIDTH, ImageOptions, Measure, Scale, Style
 from attnviz.selection import ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
@@ -342,6 +340,7 @@ def heatmap(
     ['Head 2']
     """
     from attnviz.render.figures import check_colormap
+    from attnviz.render.images import all_layers_refused, pictures_refused
 
     explanation = _explanation_of(shown, "heatmap")
     check.whole(head=head)

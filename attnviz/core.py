@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from attnviz.arguments import instance, numbers, paths, sentences, token_list
 from attnviz.attention import causal_mask, multi_head_attention, padding_mask
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
-from attnviz.embeddings import Embeddings, OutOfVocabulary, load_embeddings, random_embeddings
+from attnviz.embeddings import Embeddings, OutOfVocabulary, random_embeddings
 from attnviz.errors import AttnvizError, option, spelled
 from attnviz.positions import Positions, Rope, sinusoidal_positions
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Masking, Provenance
@@ -21,9 +21,11 @@ from attnviz.reuse import reuse_notes
 from attnviz.selection import no_layers
 from attnviz.tokens import check_sentence_length, check_token_count, tokenize
 from attnviz.trace import AttentionTrace
-from attnviz.trace_files import Pieces, recorded_pieces
 from attnviz.trace_options import TraceOptions
 from attnviz.weights import AttentionWeights, load_weights, random_weights
+
+if TYPE_CHECKING:
+    from attnviz.trace_files import Pieces
 
 PAD = "[PAD]"
 
@@ -225,6 +227,8 @@ def layer_inputs(
         weights = load_weights(Path(weights), layer=layer)
         layered = layer is not None  # load_weights refuses a layer of a one-layer file
     if isinstance(embeddings, (str, Path)):
+        from attnviz.embeddings import load_embeddings  # the file readers: not at start-up
+
         embeddings = load_embeddings(
             Path(embeddings), tokens, oov=oov, seed=seed, progress=progress, layer=layer
         )
@@ -360,6 +364,8 @@ def _model_pieces(
     tokenizer cut it into ("[CLS] i am good [SEP]"): the rows of X belong to those, not to
     the words attnviz's own tokenizer would make. None otherwise."""
     if isinstance(sentence, str) and isinstance(embeddings, (str, Path)):
+        from attnviz.trace_files import recorded_pieces
+
         pieces = recorded_pieces(Path(embeddings), sentence)
         if pieces is not None:
             check_token_count(pieces.tokens)

@@ -3,7 +3,6 @@ a message names an option: as the command line's flag or as the Python API's key
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ class ExitStatus(IntEnum):
     CANNOT_WRITE = 5  # an output path that cannot be written
     HUNG_UP = 129  # SIGHUP: the terminal closed (128 + 1, as shells report it)
     INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+    PIPE_CLOSED = 141  # standard output's reader stopped reading (| head): 128 + SIGPIPE (13)
     TERMINATED = 143  # SIGTERM: kill, a service manager, a CI timeout (128 + 15)
 
 
@@ -118,6 +118,8 @@ def _literal(value: object) -> str:
     if isinstance(value, Enum):
         value = value.value
     if isinstance(value, (str, PurePath)):
+        import json  # for a message only: not at start-up
+
         return json.dumps(clipped(str(value)), ensure_ascii=False)
     return shown_value(value)
 

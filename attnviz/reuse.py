@@ -8,12 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from attnviz.embeddings import load_embeddings
 from attnviz.errors import AttnvizError, clipped, option
 from attnviz.positions import Positions
 from attnviz.provenance import WeightsOrigin
 from attnviz.trace import AttentionTrace
-from attnviz.trace_files import load_trace, recorded_sentence
 from attnviz.weights import AttentionWeights
 
 
@@ -26,6 +24,8 @@ def reuse_notes(trace: AttentionTrace, weights: AttentionWeights) -> tuple[str, 
     path = weights.path
     if path is None:
         return ()
+    from attnviz.embeddings import load_embeddings  # the file readers: only for a file reused
+
     if weights.origin.model is not None:
         return _model_layer_note(trace, weights.origin, path)
     try:
@@ -56,6 +56,9 @@ def reuse_notes(trace: AttentionTrace, weights: AttentionWeights) -> tuple[str, 
 def _model_layer_note(trace: AttentionTrace, origin: WeightsOrigin, path: Path) -> tuple[str, ...]:
     """When --weights is a model's layer run on other X than the model gave it, say how to run
     it on that X: only then are its numbers the model's (up to the attention's output)."""
+    from attnviz.embeddings import load_embeddings
+    from attnviz.trace_files import recorded_sentence
+
     try:
         their = load_embeddings(path, list(trace.tokens), layer=origin.layer)
     except AttnvizError:
@@ -73,6 +76,8 @@ def _model_layer_note(trace: AttentionTrace, origin: WeightsOrigin, path: Path) 
 
 def _recorded_positions(path: Path) -> Positions | None:
     """The --positions a trace file records; None for a file that is not an attnviz trace."""
+    from attnviz.trace_files import load_trace
+
     try:
         first, *_ = load_trace(path)
     except AttnvizError:

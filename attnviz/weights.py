@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,8 +15,10 @@ from attnviz.arguments import path as checked_path
 from attnviz.arrays import FloatArray
 from attnviz.config import MAX_D_MODEL, AttentionConfig
 from attnviz.errors import AttnvizError, FileProblem, option
-from attnviz.files import ArrayHeader, HeaderCheck, finite_matrix, load_json, load_npz
 from attnviz.provenance import WeightsKind, WeightsOrigin
+
+if TYPE_CHECKING:
+    from attnviz.files import ArrayHeader, HeaderCheck
 
 WEIGHT_KEYS = ("W_Q", "W_K", "W_V", "W_O")
 BIAS_KEYS = ("b_Q", "b_K", "b_V", "b_O")
@@ -163,6 +166,7 @@ def load_weights(path: Path, *, layer: int | None = None) -> AttentionWeights:
     (W_Q [L, h, d_model, d_k]): ``layer``, from 1, says which layer's matrices to read, and is
     required there and refused for a file of one layer.
     """
+    from attnviz.files import finite_matrix, load_json, load_npz
     from attnviz.trace_files import export_layer, layers_in
 
     path = checked_path("path", path)

@@ -14,6 +14,7 @@ import typer
 
 from attnviz.cli.console import report
 from attnviz.cli.environment import (
+    StandardOutputClosed,
     StandardOutputFailed,
     hold_standard_descriptors,
     quiet_standard_error,
@@ -114,7 +115,8 @@ def run(argv: list[str] | None = None) -> int:
     attnviz's, instead of a framed panel. Ctrl-C gives 130 (ExitStatus.INTERRUPTED), SIGTERM
     143, SIGHUP 129 and every other stopping signal 128 + its number, after the files being
     written are cleaned up (attnviz.signals). A standard output that is full or closed gives
-    one line and 5 (ExitStatus.CANNOT_WRITE); a standard error that cannot be written loses
+    one line and 5 (ExitStatus.CANNOT_WRITE), one whose reader stopped reading (| head) ends in
+    silence and 141 (ExitStatus.PIPE_CLOSED); a standard error that cannot be written loses
     its messages but changes no exit status; see cli/environment.py for the other
     surroundings made safe. The console script is _attnviz_command.main, which also turns
     Ctrl-C while attnviz is imported into one line.
@@ -132,6 +134,14 @@ def _run(arguments: list[str]) -> int:
         with safe_surroundings(), stopping_signals_raise(ending=True):
             status = build_app(wanted)(args=arguments, standalone_mode=False)
             sys.stdout.flush()  # a full disk is found here, not in Python's flush at exit
+    except StandardOutputClosed:
+        # The reader took what it wanted and closed the pipe (| head). Python's documented recipe
+        # (the signal module's note on SIGPIPE): point standard output at /dev/null, so that the
+        # flush at exit is quiet, and end without a word. Its status is the one a shell shows
+        # for a tool that SIGPIPE ended, 128 + 13, which `set -o pipefail` sees like `yes | head`;
+        # not the recipe's 1, which attnviz keeps for bugs (ExitStatus.ERROR).
+        silence_standard_output()
+        return int(ExitStatus.PIPE_CLOSED)
     except StandardOutputFailed as failure:
         silence_standard_output()
         report(

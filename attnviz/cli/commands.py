@@ -15,9 +15,14 @@ import typer
 from attnviz import api, limits
 from attnviz.cli.console import new_console, note, pacer, reading_progress, wrote
 from attnviz.cli.options import (
+    AllLayers,
     Export,
     Html,
+    ImageMeasure,
+    ImageScale,
+    ImageStyle,
     Leave,
+    PerHead,
     Reword,
     Sentence,
     Slides,
@@ -28,18 +33,9 @@ from attnviz.cli.options import (
     typed_text,
 )
 from attnviz.explanation import Explanation
-from attnviz.files import staged_writes
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
-from attnviz.outputs import (
-    check_apart,
-    check_export,
-    check_folder,
-    check_image,
-    per_head_folder,
-    write_export,
-)
-from attnviz.render.options import ImageOptions, Measure, Scale, Style
+from attnviz.render.options import ImageOptions, Measure, Style
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import TraceOptions
@@ -68,6 +64,10 @@ def explained(sentence: str, options: TraceOptions, view: ViewOptions) -> Explan
 
 def check_outputs(export: Path | None, *images: tuple[Path | None, str]) -> None:
     """Refuse unwritable outputs before any work is done."""
+    if export is None and all(path is None for path, _ in images):
+        return  # nothing to write: the file checks are not even imported
+    from attnviz.outputs import check_export, check_image
+
     if export is not None:
         check_export(export)
     for path, what in images:
@@ -77,6 +77,8 @@ def check_outputs(export: Path | None, *images: tuple[Path | None, str]) -> None
 
 def check_recordings(svg: Path | None, html: Path | None) -> None:
     """Refuse --svg and --html paths that cannot be written, before any work is done."""
+    if svg is None and html is None:
+        return
     from attnviz.files import check_output_path
 
     for path, extensions, what in ((svg, (".svg",), "--svg"), (html, (".html", ".htm"), "--html")):
@@ -86,9 +88,12 @@ def check_recordings(svg: Path | None, html: Path | None) -> None:
 
 def check_slides(slides: Path | None, *files: tuple[Path | None, str]) -> None:
     """Refuse a --slides folder that cannot be written, and two outputs that are one file."""
+    if slides is None and all(path is None for path, _ in files):
+        return  # nothing to write: the file checks are not even imported
+    from attnviz.outputs import FolderOutput, check_apart, check_folder
+
     folder = None
     if slides is not None:
-        from attnviz.outputs import FolderOutput
         from attnviz.render.slides.layout import SLIDE_FILE  # 01-title.svg, 02-tokens.png, …
 
         folder = FolderOutput(slides, "--slides", SLIDE_FILE)
@@ -99,6 +104,8 @@ def check_slides(slides: Path | None, *files: tuple[Path | None, str]) -> None:
 def check_per_head(per_head: Path | None, output: Path, export: Path | None) -> None:
     """Refuse a --per-head folder that cannot be written, and -o or --export naming a file in
     it by a per-head name (head_1.png with -o *.png)."""
+    from attnviz.outputs import check_apart, check_folder, per_head_folder
+
     folder = None
     if per_head is not None:
         folder = per_head_folder(per_head, output.suffix.lower())
@@ -197,6 +204,11 @@ def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Record
     console = new_console()
     pause = pacer(console) if step else None
     render_explain(trace, selection, console, lesson, pause=pause, blocks=blocks)
+    if to == Recordings(None, None, None, None):
+        return  # nothing to write: the file writers are not even imported
+    from attnviz.files import staged_writes
+    from attnviz.outputs import write_export
+
     with staged_writes():  # every file, or none
         written = save_lesson(
             trace, selection, lesson, console.width, svg=to.svg, html=to.html, blocks=blocks
@@ -219,53 +231,13 @@ def heatmap(
     output: image_option("Image to write: .png, .svg or .pdf.", required=True),  # type: ignore[valid-type]
     trace_options: TraceOptions,
     view: ViewOptions,
-    per_head: Annotated[
-        Path | None,
-        typer.Option(
-            "--per-head",
-            help="Also write one image per head into this folder.",
-            show_default=False,
-            readable=False,
-        ),
-    ] = None,
+    per_head: PerHead = None,
     cmap: Annotated[str, typer.Option("--cmap", help="A matplotlib colormap name.")] = "viridis",
     export: Export = None,
-    all_layers: Annotated[
-        bool,
-        typer.Option(
-            "--all-layers",
-            help="Every layer and head of a --model run in one grid (refused without "
-            "--model: random weights are one layer), each panel headed by its "
-            "head's type from its whole matrix A: the mean weight on the previous word, the "
-            "next, itself, the first ([CLS]) or the last ([SEP]) (a type at 0.5 or more), else "
-            "broad when the rows' entropy is at least 0.9 of a uniform row's, else mixed.",
-        ),
-    ] = False,
-    style: Annotated[
-        Style,
-        typer.Option(
-            "--style", help="grid: heatmaps; lines: the focus word's lines to every word."
-        ),
-    ] = Style.grid,
-    scale: Annotated[
-        Scale | None,
-        typer.Option(
-            "--scale",
-            help="Colours span 0–1 (fixed), each row's largest weight (row), or the largest "
-            "weight shown (auto). Default: fixed up to 16 words, else auto.",
-            show_default=False,
-        ),
-    ] = None,
-    measure: Annotated[
-        Measure,
-        typer.Option(
-            "--measure",
-            help="weights: softmax(Q·Kᵀ/√d_k) per head. contribution: each head's shares "
-            "‖w_ij·f_h(x_j)‖ / Σ_k ‖w_ik·f_h(x_k)‖, f_h(x_j) = v_j·W_O^h (what word j adds, "
-            "not only its weight). rollout: R_l = Â_l·…·Â_1, Â = ½·mean_h A + ½·I, over the "
-            "layers up to the one shown (where mixing could carry each input word).",
-        ),
-    ] = Measure.weights,
+    all_layers: AllLayers = False,
+    style: ImageStyle = Style.grid,
+    scale: ImageScale = None,
+    measure: ImageMeasure = Measure.weights,
 ) -> None:
     """Save the attention weights of SENTENCE as a heatmap image, one panel per head.
 
@@ -273,12 +245,16 @@ def heatmap(
 
     Example: attnviz heatmap "The animal didn't cross the street because it was too tired" -o it.png
     """
+    from attnviz.files import staged_writes
+    from attnviz.outputs import write_export
+    from attnviz.render.images import all_layers_refused, pictures_refused
+
     options = ImageOptions(style, cmap, all_layers, per_head, scale, measure)
     given = {"layer": view.layer, "head": view.head, "per_head": per_head}
-    api.pictures_refused(
+    pictures_refused(
         options, drawing_one=[name for name, value in given.items() if value is not None]
     )
-    api.all_layers_refused(options, model_run=trace_options.model is not None)
+    all_layers_refused(options, model_run=trace_options.model is not None)
     check_outputs(export, (output, "--output"))
     check_per_head(per_head, output, export)
     explanation = explained(sentence, trace_options, view)

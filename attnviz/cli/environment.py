@@ -24,10 +24,14 @@ class StandardOutputFailed(Exception):
         self.reason = error.strerror or str(error)
 
 
+class StandardOutputClosed(Exception):
+    """Standard output's reader has stopped reading (``attnviz explain … | head -1``): EPIPE.
+    Not an OSError, so that neither click's handling of one (exit 1) nor a file's takes it."""
+
+
 class _GuardedOutput:
     """sys.stdout, whose failures to write are told apart from every other OSError: they become
-    StandardOutputFailed. A closed pipe stays an OSError (EPIPE), which click ends quietly, as
-    ``attnviz explain … | head`` expects."""
+    StandardOutputFailed, or StandardOutputClosed when the reader of a pipe has gone."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
@@ -39,7 +43,7 @@ class _GuardedOutput:
             return int(self._stream.write(text))
         except OSError as error:
             if error.errno == errno.EPIPE:
-                raise
+                raise StandardOutputClosed from None
             raise StandardOutputFailed(error) from None
 
     def flush(self) -> None:
@@ -49,7 +53,7 @@ class _GuardedOutput:
             self._stream.flush()
         except OSError as error:
             if error.errno == errno.EPIPE:
-                raise
+                raise StandardOutputClosed from None
             raise StandardOutputFailed(error) from None
 
     def isatty(self) -> bool:

@@ -32,6 +32,7 @@ from attnviz.errors import (
 )
 from attnviz.lesson.options import LessonOptions
 from attnviz.positions import Positions
+from attnviz.render.options import Measure, Scale, Style
 from attnviz.selection import ViewOptions
 from attnviz.trace_options import Dtype, Preset, TraceOptions
 
@@ -295,6 +296,51 @@ Slides = Annotated[
         "(1920×1080), in the terminal's colours.",
         show_default=False,
         readable=False,
+    ),
+]
+
+# heatmap's picture options (attnviz.render.options.ImageOptions).
+PerHead = Annotated[
+    Path | None,
+    typer.Option(
+        "--per-head",
+        help="Also write one image per head into this folder.",
+        show_default=False,
+        readable=False,
+    ),
+]
+AllLayers = Annotated[
+    bool,
+    typer.Option(
+        "--all-layers",
+        help="Every layer and head of a --model run in one grid (refused without "
+        "--model: random weights are one layer), each panel headed by its "
+        "head's type from its whole matrix A: the mean weight on the previous word, the "
+        "next, itself, the first ([CLS]) or the last ([SEP]) (a type at 0.5 or more), else "
+        "broad when the rows' entropy is at least 0.9 of a uniform row's, else mixed.",
+    ),
+]
+ImageStyle = Annotated[
+    Style,
+    typer.Option("--style", help="grid: heatmaps; lines: the focus word's lines to every word."),
+]
+ImageScale = Annotated[
+    Scale | None,
+    typer.Option(
+        "--scale",
+        help="Colours span 0–1 (fixed), each row's largest weight (row), or the largest "
+        "weight shown (auto). Default: fixed up to 16 words, else auto.",
+        show_default=False,
+    ),
+]
+ImageMeasure = Annotated[
+    Measure,
+    typer.Option(
+        "--measure",
+        help="weights: softmax(Q·Kᵀ/√d_k) per head. contribution: each head's shares "
+        "‖w_ij·f_h(x_j)‖ / Σ_k ‖w_ik·f_h(x_k)‖, f_h(x_j) = v_j·W_O^h (what word j adds, "
+        "not only its weight). rollout: R_l = Â_l·…·Â_1, Â = ½·mean_h A + ½·I, over the "
+        "layers up to the one shown (where mixing could carry each input word).",
     ),
 ]
 

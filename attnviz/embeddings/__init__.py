@@ -17,17 +17,45 @@ by name or, with ``--oov random``, given a seeded random vector (``vocabulary``,
 ``random_vectors``). ``loading`` picks the reader by the file's extension.
 """
 
-from attnviz.embeddings.loading import EMBEDDING_EXTENSIONS, load_embeddings
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from attnviz.embeddings.random_vectors import random_embeddings, word_vector
 from attnviz.embeddings.record import Embeddings
-from attnviz.embeddings.text_vectors import (
-    MAX_LINE_BYTES,
-    PROGRESS_EVERY,
-    TEXT_EXTENSIONS,
-    TextVectors,
-    read_text_vectors,
-)
 from attnviz.embeddings.vocabulary import OutOfVocabulary
+
+if TYPE_CHECKING:
+    from attnviz.embeddings.loading import EMBEDDING_EXTENSIONS, load_embeddings
+    from attnviz.embeddings.text_vectors import (
+        MAX_LINE_BYTES,
+        PROGRESS_EVERY,
+        TEXT_EXTENSIONS,
+        TextVectors,
+        read_text_vectors,
+    )
+
+#: The file readers' names and their modules, imported when first used: seeded random
+#: embeddings (`attnviz explain` without --embeddings) need neither the files nor their checks.
+_READERS = {
+    "EMBEDDING_EXTENSIONS": "loading",
+    "load_embeddings": "loading",
+    "MAX_LINE_BYTES": "text_vectors",
+    "PROGRESS_EVERY": "text_vectors",
+    "TEXT_EXTENSIONS": "text_vectors",
+    "TextVectors": "text_vectors",
+    "read_text_vectors": "text_vectors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _READERS:
+        value = getattr(import_module(f"{__name__}.{_READERS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "EMBEDDING_EXTENSIONS",

@@ -32,7 +32,7 @@ from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
 from attnviz.render.tables import matrix_block
 from attnviz.render.text import Block as TextBlock
-from attnviz.render.text import bar, pad_left, pad_right, side_by_side, wrap
+from attnviz.render.text import bar, cell_width, pad_left, pad_right, side_by_side, wrap
 from attnviz.render.theme import EXPORT_THEME
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
@@ -127,9 +127,9 @@ def _draw(
     if isinstance(block, Paragraph):
         text = Text.assemble(*((s.text, SPAN_STYLES.get(s.style, s.style)) for s in block.spans))
         lines = wrap(text, width)
-        for line in lines:
-            line.no_wrap = True  # wrapped already: Rich need not measure it again
-        return list(lines)
+        # Wrapped already: as a block, its lines skip Rich's own wrapping pass, which would
+        # measure and split every one of them again.
+        return [TextBlock(lines=lines, width=max(cell_width(line.plain) for line in lines))]
     if isinstance(block, Heading):
         if block.level == "section":
             return [Rule(Text(block.text, style=HEADING_STYLES["section"]))]

@@ -8,12 +8,14 @@ text.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right, insort
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 from typing import NamedTuple
 
 import numpy as np
-from rich.cells import cell_len
+from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console, ConsoleOptions
 from rich.segment import Segment
 from rich.text import Text
@@ -114,7 +116,7 @@ def wrap(text: Text, width: int) -> list[Text]:
     text.rstrip()  # trailing spaces alone must not make a line "too long"
     plain = text.plain
     width = max(width, 1)
-    if cell_len(plain) <= width:
+    if cell_width(plain) <= width:
         return [text]
     indent = len(plain) - len(plain.lstrip(" "))
     if indent and indent + 2 > width:  # no room for the indent and a wide character: drop it
@@ -152,15 +154,16 @@ def _marks_elided(text: Text) -> Text:
 def _line_breaks(plain: str, indent: int, width: int, hang: int) -> list[int]:
     """Where ``plain`` is divided into lines of ``width`` cells, continuations ``hang`` cells in:
     each line's end, then where the next one starts (after the spaces between)."""
-    protected = _bracketed(plain)
-    anywhere = [p for p, char in enumerate(plain) if char == " " and p > indent]
+    additive = _AdditiveWidths.of(plain)
+    protected = _bracketed(plain, additive)
+    anywhere = [space.start() for space in _SPACE.finditer(plain, indent + 1)]
     # "= 0.78" stays on one line too; so do "L = layer" and "0.08 / 1.15" while the line can
     # break elsewhere.
     outside = [p for p in anywhere if not protected[p] and plain[p - 1] != "="]
     preferred = {
         p for p in outside if plain[p + 1 : p + 2] not in ("=", "/") and plain[p - 1] != "/"
     }
-    widths = _PrefixWidths(plain, anywhere)
+    widths = additive or _PrefixWidths(plain, anywhere)
 
     def fitting(breaks: list[int], start: int, room: int) -> list[int]:
         # The breaks after start whose line fits room: a slice of the sorted breaks, found by
@@ -180,7 +183,7 @@ def _line_breaks(plain: str, indent: int, width: int, hang: int) -> list[int]:
             and widths.between(start, better[-1]) >= 0.6 * widths.between(start, fits[-1])
         ):
             fits = better  # not next to an "=", unless that would leave the line short
-        cut = fits[-1] if fits else _hard_cut(plain, start, room)
+        cut = fits[-1] if fits else _hard_cut(plain, start, room, additive)
         cuts.append(cut)
         start = cut
         while start < len(plain) and plain[start] == " ":
@@ -190,20 +193,69 @@ def _line_breaks(plain: str, indent: int, width: int, hang: int) -> list[int]:
     return cuts
 
 
-def _bracketed(plain: str) -> list[bool]:
+def _bracketed(plain: str, additive: _AdditiveWidths | None = None) -> list[bool]:
     """For each character of ``plain``, whether it lies in a bracketed group of at most
     MAX_UNBROKEN_GROUP cells (a vector, a shape, "(11 tokens)"), whose spaces are not broken
-    at; a long parenthesis of prose is broken like the text around it."""
+    at; a long parenthesis of prose is broken like the text around it. ``additive``: the
+    widths of ``plain``'s characters, when they add up."""
     protected = [False] * len(plain)
     opened: list[int] = []
-    for position, char in enumerate(plain):
+    for bracket in _BRACKET.finditer(plain):  # only the brackets: a text is mostly words
+        position, char = bracket.start(), bracket.group()
         if char in "([{":
             opened.append(position)
-        elif char in ")]}" and opened:
+        elif opened:
             start = opened.pop()
-            if fitting_prefix(plain, MAX_UNBROKEN_GROUP, start) > position:  # measures ≤ 40 cells
+            if additive is not None:
+                short = additive.between(start, position + 1) <= MAX_UNBROKEN_GROUP
+            else:  # measures ≤ 40 cells of the group, however long it is
+                short = fitting_prefix(plain, MAX_UNBROKEN_GROUP, start) > position
+            if short:
                 protected[start : position + 1] = [True] * (position + 1 - start)
     return protected
+
+
+_NOT_PRINTABLE_ASCII = re.compile("[^ -~]")
+_SPACE = re.compile(" ")
+_BRACKET = re.compile(r"[()\[\]{}]")
+
+
+def cell_width(text: str) -> int:
+    """Rich's cell_len of ``text``, with only the characters that are not printable ASCII
+    looked up: Rich measures each character of a text it has not seen in Python, and the
+    lesson's text, mostly ASCII, is new each time (see _AdditiveWidths for when widths add up)."""
+    if "\u200d" in text or "\ufe0f" in text:
+        return cell_len(text)
+    others = _NOT_PRINTABLE_ASCII.findall(text)
+    return len(text) + sum(get_character_cell_size(other) - 1 for other in others)
+
+
+class _AdditiveWidths:
+    """The width of every prefix of a text, added up from its characters' widths: what Rich's
+    cell_len measures of any piece of it, with no measuring of pieces (each cut first measured
+    its candidate lines anew, most of the wrapping's time). Rich's widths add up character by
+    character unless the text holds a zero-width joiner or an emoji variation selector, whose
+    sequences it measures as a whole: ``of`` gives None for those."""
+
+    def __init__(self, prefix: list[int]) -> None:
+        self.prefix = prefix  # prefix[p]: cells of plain[:p]
+
+    @classmethod
+    def of(cls, plain: str) -> _AdditiveWidths | None:
+        if "\u200d" in plain or "\ufe0f" in plain:
+            return None
+        sizes = [1] * len(plain)  # printable ASCII; the others looked up one by one
+        for other in _NOT_PRINTABLE_ASCII.finditer(plain):
+            sizes[other.start()] = get_character_cell_size(other.group())
+        return cls([0, *accumulate(sizes)])
+
+    def between(self, start: int, end: int) -> int:
+        """Cells of plain[start:end]."""
+        return self.prefix[end] - self.prefix[start]
+
+    def fitting(self, start: int, cells: int) -> int:
+        """The end of the longest piece plain[start:end] at most ``cells`` cells wide."""
+        return max(bisect_right(self.prefix, self.prefix[start] + cells) - 1, start)
 
 
 class _PrefixWidths:
@@ -232,10 +284,12 @@ class _PrefixWidths:
         return self.measured[end] - self.measured[start]
 
 
-def _hard_cut(plain: str, start: int, room: int) -> int:
+def _hard_cut(plain: str, start: int, room: int, additive: _AdditiveWidths | None) -> int:
     """Where a line with no space to break at must be cut to fit ``room`` cells: the longest
     piece from ``start`` that fits (labels.fitting_prefix: measured on about the piece's
     length, not the paragraph's), but always one character at least."""
+    if additive is not None:
+        return max(additive.fitting(start, room), start + 1)
     return max(fitting_prefix(plain, room, start), start + 1)
 
 

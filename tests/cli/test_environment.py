@@ -1,7 +1,8 @@
 """attnviz.cli.environment: a standard output that fails is told apart from other OSErrors, a
-closed pipe is left to click, MPLBACKEND is dropped, and sys.stdout is restored afterwards; and
-what a POSIX locale leaves of a UTF-8 argument is read back as typed (cli.options.typed_text).
-The same surroundings, in fresh processes: tests/e2e/test_surroundings.py."""
+closed pipe from both (it ends in silence and 141), MPLBACKEND is dropped, and sys.stdout is
+restored afterwards; and what a POSIX locale leaves of a UTF-8 argument is read back as typed
+(cli.options.typed_text). The same surroundings, in fresh processes:
+tests/e2e/test_surroundings.py."""
 
 from __future__ import annotations
 
@@ -13,8 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from attnviz.cli.environment import StandardOutputFailed, _GuardedOutput, safe_surroundings
+from attnviz.cli import run
+from attnviz.cli.environment import (
+    StandardOutputClosed,
+    StandardOutputFailed,
+    _GuardedOutput,
+    safe_surroundings,
+)
 from attnviz.cli.options import typed_text
+from attnviz.errors import ExitStatus
 
 
 class Failing(io.StringIO):
@@ -40,10 +48,31 @@ def test_a_full_or_closed_standard_output_becomes_one_named_failure() -> None:
     assert not closed.isatty()
 
 
-def test_a_closed_pipe_stays_an_os_error_for_click_to_end_quietly() -> None:
-    with pytest.raises(OSError) as broken:
-        _GuardedOutput(Failing(errno.EPIPE)).write("lesson")
-    assert broken.value.errno == errno.EPIPE and not isinstance(broken.value, StandardOutputFailed)
+class FailingFlush(io.StringIO):
+    """A stream that takes every write and fails to flush with EPIPE."""
+
+    def flush(self) -> None:
+        raise OSError(errno.EPIPE, "Broken pipe")
+
+
+def test_a_closed_pipe_is_neither_an_os_error_nor_a_failure_to_write() -> None:
+    """Not an OSError: click would end it with 1 (and a file's handling could take it)."""
+    for failing in (
+        lambda: _GuardedOutput(Failing(errno.EPIPE)).write("lesson"),
+        lambda: _GuardedOutput(FailingFlush()).flush(),
+    ):
+        with pytest.raises(StandardOutputClosed) as broken:
+            failing()
+        assert not isinstance(broken.value, (OSError, StandardOutputFailed))
+
+
+@pytest.mark.parametrize("stream", [Failing(errno.EPIPE), FailingFlush()])
+def test_a_command_whose_reader_stopped_reading_ends_silently_with_141(
+    stream: io.StringIO, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdout", stream)
+    assert run(["explain", "I am good"]) == ExitStatus.PIPE_CLOSED == 141
+    assert capsys.readouterr().err == ""
 
 
 def test_the_surroundings_are_made_safe_and_stdout_is_put_back(

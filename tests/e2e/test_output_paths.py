@@ -205,6 +205,51 @@ def test_ctrl_c_while_attnviz_is_imported_is_one_line_and_130(module: str) -> No
     assert result.stdout == ""
 
 
+#: ``python -m attnviz`` as Python runs it (runpy, as -m does), with the same finder: the
+#: package is imported first, outside attnviz's handler, then attnviz/__main__.py runs.
+INTERRUPTED_DASH_M = INTERRUPTED_IMPORT.replace(
+    "from _attnviz_command import main\nsys.exit(main())",
+    "import runpy\nrunpy.run_module('attnviz', run_name='__main__', alter_sys=True)",
+)
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["_attnviz_command", "numpy", "attnviz.api", "typer", "attnviz.cli", "attnviz.cli.commands"],
+)
+def test_ctrl_c_while_python_dash_m_attnviz_imports_is_one_line_and_130(module: str) -> None:
+    """Every import after the package's own __init__ (which imports none of attnviz's modules,
+    so that Python's window for a traceback is well under a millisecond)."""
+    assert INTERRUPTED_DASH_M != INTERRUPTED_IMPORT
+    result = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_DASH_M, module, "explain", SENTENCE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=limited(),
+    )
+    assert result.returncode == ExitStatus.INTERRUPTED, result.stderr
+    one_error_line(result.stderr, "stopped by Ctrl-C")
+    assert result.stdout == ""
+
+
+def test_python_dash_m_imports_no_attnviz_module_before_its_main_runs() -> None:
+    code = (
+        "import sys, runpy\n"
+        "class Watch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == '_attnviz_command':\n"
+        "            print('BEFORE', sorted(m for m in sys.modules if m.startswith('attnviz')))\n"
+        "sys.meta_path.insert(0, Watch())\n"
+        "runpy.run_module('attnviz', run_name='__main__', alter_sys=True)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "BEFORE ['attnviz']"
+
+
 def test_ctrl_c_at_any_moment_of_the_command_is_at_most_one_line() -> None:
     """The installed command, interrupted after 0.05 s to 0.6 s: each run finished, or ended
     in one line and 130. A Ctrl-C inside Python's own start-up (its site module, before any

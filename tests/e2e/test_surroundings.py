@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,76 @@ def test_an_unknown_mplbackend_does_not_stop_a_picture(tmp_path: Path) -> None:
     result = attnviz("heatmap", "I am good", "-o", str(picture), MPLBACKEND="bogus")
     assert result.returncode == 0 and error_lines(result) == [f"wrote {picture}"]
     assert picture.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+# -- a reader that stops reading (| head) --------------------------------------------------------
+
+
+def closed_pipe() -> int:
+    """The writing end of a pipe whose reader has already gone: every write is EPIPE."""
+    reading, writing = os.pipe()
+    os.close(reading)
+    return writing
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [installed_attnviz(), "explain", "I am good"],
+        [sys.executable, "-m", "attnviz", "explain", "I am good"],
+        [installed_attnviz(), "cross", "I am good", "je suis bien"],
+        [installed_attnviz(), "explain", "--help"],
+    ],
+    ids=["explain", "python -m attnviz", "cross", "help"],
+)
+def test_a_reader_that_stopped_reading_ends_the_command_silently_with_141(
+    command: list[str],
+) -> None:
+    """As a Unix tool that SIGPIPE ends: no traceback, no message, 128 + 13."""
+    writing = closed_pipe()
+    try:
+        result = subprocess.run(command, stdout=writing, stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(writing)
+    assert (result.returncode, result.stderr) == (ExitStatus.PIPE_CLOSED, b"")
+
+
+def test_head_takes_its_line_and_the_pipeline_ends_quietly() -> None:
+    """A real `| head -1`, while the lesson is still being written (140 KB: twice what a pipe
+    holds, so attnviz is still writing when head has gone): the first line arrives, and
+    attnviz ends as the shell's other writers do."""
+    sentence = "The animal didn't cross the street because it was too tired"
+    command = [installed_attnviz(), "explain", sentence, "--heads", "12", "--d-model", "48"]
+    line = f"{shlex.join(command)} | head -1"
+    script = f'{line}; echo "status ${{PIPESTATUS[0]}}"'
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.stdout.splitlines() == [
+        "attnviz · multi-head self-attention, step by step",
+        "status 141",
+    ]
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "ending"),
+    [
+        (["heatmap", "I am good", "-o"], "heatmap.png", b"IEND\xaeB`\x82"),
+        (["page", "I am good", "-o"], "page.html", b"</html>\n"),
+    ],
+)
+def test_a_picture_or_page_is_complete_when_wrote_meets_a_closed_pipe(
+    args: list[str], name: str, ending: bytes, tmp_path: Path
+) -> None:
+    """`wrote …` goes to a standard error whose reader has gone (`2>&1 | head -0`): the file
+    was finished and renamed into place before, and the run is still a success."""
+    path = tmp_path / name
+    writing = closed_pipe()
+    try:
+        result = subprocess.run(
+            [installed_attnviz(), *args, str(path)], stdout=writing, stderr=writing, timeout=120
+        )
+    finally:
+        os.close(writing)
+    assert result.returncode == ExitStatus.SUCCESS
+    assert path.read_bytes().endswith(ending)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no temporary left behind

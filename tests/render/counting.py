@@ -9,7 +9,8 @@ import attnviz.render.text
 
 
 class Measured:
-    """Counts the characters rich's cell_len is given: the work of cutting, without a clock."""
+    """Counts the characters rich's cell_len and the wrapping's own measures are given: the
+    work of cutting, without a clock."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.characters = 0
@@ -21,3 +22,18 @@ class Measured:
 
         monkeypatch.setattr(rich.cells, "cell_len", counting)
         monkeypatch.setattr(attnviz.render.text, "cell_len", counting)
+        # The wrapping's own measure: a text's characters looked at once, its widths added up.
+        real_width = attnviz.render.text.cell_width
+        additive = attnviz.render.text._AdditiveWidths
+        real_of = additive.of.__func__
+
+        def counting_width(text: str) -> int:
+            self.characters += len(text)
+            return real_width(text)
+
+        def counting_of(cls: type, plain: str) -> object:
+            self.characters += len(plain)
+            return real_of(cls, plain)
+
+        monkeypatch.setattr(attnviz.render.text, "cell_width", counting_width)
+        monkeypatch.setattr(additive, "of", classmethod(counting_of))

@@ -73,6 +73,81 @@ def test_wrap_never_exceeds_the_width_nor_loses_a_character(
     assert "".join("".join(lines).split()) == "".join(text.split())
 
 
+@settings(max_examples=200)
+@given(
+    indent=st.integers(0, 12),
+    text=st.text(alphabet=st.sampled_from(list("ab [](),=/·東👍\u0301é ")), max_size=160),
+    width=st.integers(1, 60),
+)
+def test_widths_added_up_by_character_break_lines_where_measuring_each_piece_does(
+    indent: int, text: str, width: int
+) -> None:
+    """The wrapping's widths of every prefix, added up once, are Rich's measures of the pieces:
+    the same lines as measuring each candidate line anew (the way kept for the texts whose
+    widths do not add up: zero-width joiners, emoji variation selectors)."""
+    import attnviz.render.text as layout
+
+    paragraph = Text(" " * indent + text)
+    added_up = [line.plain for line in wrap(paragraph.copy(), width)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(layout._AdditiveWidths, "of", classmethod(lambda cls, plain: None))
+        measured = [line.plain for line in wrap(paragraph.copy(), width)]
+    assert added_up == measured
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab ·東👍\u0301\u200d\ufe0f\x1b\x7fé€")), max_size=60))
+def test_cell_width_is_what_rich_measures(text: str) -> None:
+    from attnviz.render.text import cell_width
+
+    assert cell_width(text) == rich.cells.cell_len(text)
+
+
+@given(st.text(alphabet=st.sampled_from(list("a ([{}])東")), max_size=120))
+def test_bracketed_groups_are_those_of_a_pass_over_every_character(plain: str) -> None:
+    import attnviz.render.text as layout
+
+    expected = [False] * len(plain)
+    opened: list[int] = []
+    for position, char in enumerate(plain):
+        if char in "([{":
+            opened.append(position)
+        elif char in ")]}" and opened:
+            start = opened.pop()
+            if rich.cells.cell_len(plain[start : position + 1]) <= layout.MAX_UNBROKEN_GROUP:
+                expected[start : position + 1] = [True] * (position + 1 - start)
+    assert layout._bracketed(plain, layout._AdditiveWidths.of(plain)) == expected
+    assert layout._bracketed(plain) == expected
+
+
+@pytest.mark.parametrize("cells", [39, 40, 41])
+def test_a_bracketed_group_at_the_limit_breaks_the_same_either_way(cells: int) -> None:
+    """A group of 40 cells (MAX_UNBROKEN_GROUP) stays on one line, 41 may break: the same
+    lines whether its width is added up or measured, east Asian wide characters included."""
+    import attnviz.render.text as layout
+
+    wide = (cells - 2) // 3  # "東 " is three cells
+    group = "[" + "東 " * wide + "x" * (cells - 2 - 3 * wide) + "]"
+    assert rich.cells.cell_len(group) == cells
+    for width in range(30, 60, 3):
+        paragraph = Text(f"The vector {group} and more words = 0.78 after it")
+        added_up = [line.plain for line in wrap(paragraph.copy(), width)]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(layout._AdditiveWidths, "of", classmethod(lambda cls, plain: None))
+            measured = [line.plain for line in wrap(paragraph.copy(), width)]
+        assert added_up == measured
+
+
+def test_a_joiner_or_variation_selector_is_measured_as_rich_measures_the_sequence() -> None:
+    import attnviz.render.text as layout
+
+    assert layout._AdditiveWidths.of("a 👨\u200d👩 b") is None
+    assert layout._AdditiveWidths.of("a ❤\ufe0f b") is None
+    widths = layout._AdditiveWidths.of("a 東\u0301 b")
+    assert widths is not None and widths.between(0, 6) == rich.cells.cell_len("a 東\u0301 b")
+    lines = wrap(Text("x " * 30 + "👨\u200d👩\u200d👧 " * 12), 20)
+    assert all(line.cell_len <= 20 for line in lines)
+
+
 def test_wrapping_a_long_word_grows_linearly_with_its_length(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
