@@ -18,9 +18,6 @@ YOUNG_COLLECTION = 10_000
 
 def main() -> int:
     """Run the ``attnviz`` command line; its exit code."""
-    import gc
-    import signal
-
     # A Ctrl-C inside a C extension's import (numpy's loads the datetime module) can come out as
     # an ImportError instead of KeyboardInterrupt: remember that it came, whatever is raised.
     pressed = []
@@ -30,6 +27,10 @@ def main() -> int:
         raise KeyboardInterrupt
 
     try:
+        # Inside the try: importing signal (and the enum module it needs) takes milliseconds.
+        import gc
+        import signal
+
         # Only Python's own handler is taken over: an ignored Ctrl-C (a background job) stays so.
         watched = signal.getsignal(signal.SIGINT) is signal.default_int_handler
         if watched:

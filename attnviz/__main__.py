@@ -10,8 +10,10 @@ import sys
 if __name__ == "__main__":
     try:
         from _attnviz_command import main
+
+        status = main()
     except KeyboardInterrupt:  # while the entry point itself was imported
         from _attnviz_command import stopped
 
-        sys.exit(stopped())
-    sys.exit(main())
+        status = stopped()
+    sys.exit(status)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from attnviz.errors import AttnvizError, FileProblem, option
+from attnviz.errors import AttnvizError, FileProblem, option, shown_value
 from attnviz.files import human_size, open_regular
 from attnviz.files.writing import kind_of_path
 from attnviz.model.agreement import check_sizes
@@ -422,6 +422,12 @@ def read_config(
         raise FileProblem(f"{path}: {error}.") from None
     except AttnvizError as error:
         raise FileProblem(f"{path}: {error.message}.") from None
-    if data.get("attnviz_untrained") is True:  # random weights, made for tests and demos
+    untrained = data.get("attnviz_untrained", False)
+    if not isinstance(untrained, bool):
+        raise FileProblem(
+            f"{path}: attnviz_untrained is {shown_value(untrained)}; it must be true (random "
+            "weights, made for tests and demos) or false."
+        )
+    if untrained:  # random weights, made for tests and demos
         config = replace(config, trained=False)
     return config, architecture

@@ -30,7 +30,7 @@ from attnviz.errors import AttnvizError, FileProblem
 from attnviz.files import human_size, open_regular
 
 #: How to get the gguf package, an optional dependency of --model FILE.gguf.
-INSTALL_GGUF = "pip install 'attnviz[model]' (or pip install gguf)"
+INSTALL_GGUF = "pip install '.[model]' in attnviz's checkout (or pip install gguf)"
 MAGIC = b"GGUF"
 #: Far above any real file (SmolLM2: 33 entries, 272 tensors; the largest models: a few
 #: thousand tensors; Gemma's vocabulary: 262,144 tokens), far below what would exhaust memory.

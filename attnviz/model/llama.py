@@ -167,8 +167,9 @@ FAMILY = Family(
     "position (RoPE, rotary positions), so that q·k depends on how far apart two tokens are",
     sublayer="In the model this attention is one sublayer of a decoder layer, without biases "
     "(Q = X·W_Q and so on), where X = RMSNorm(h), the residual stream h divided by its root "
-    "mean square and scaled by learned weights (no mean subtracted, no bias). Q and K are "
-    "rotated by their positions (RoPE) before the scores; V is not. Its output is added back, "
+    "mean square and multiplied by the norm's weight, one number per coordinate (no mean "
+    "subtracted, no bias). Q and K are rotated by their positions (RoPE) before the scores; V "
+    "is not. Its output is added back, "
     "h' = h + output; a SwiGLU feed-forward block, (SiLU(X'·W_gate) ⊙ X'·W_up)·W_down with "
     "X' = RMSNorm(h'), is added the same way to give the next layer's h. Each word attends "
     "only to itself and the words before it (a causal mask).",

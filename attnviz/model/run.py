@@ -273,6 +273,8 @@ def _load_gguf(
     meta = gguf.tensors.file.metadata
     pad = meta.get("tokenizer.ggml.padding_token_id", meta.get("tokenizer.ggml.eos_token_id"))
     data["pad_token_id"] = int(pad) if isinstance(pad, int) else None
+    if "attnviz.untrained" in meta:  # attnviz's own test files: random weights, said so
+        data["attnviz_untrained"] = meta["attnviz.untrained"]
     config, architecture = read_config(path, data)
     assert isinstance(config, LlamaConfig)  # the file's settings name llama or qwen2
     unpadded = within_limit(encode(gguf.tokenizer, sentence, config.max_positions))

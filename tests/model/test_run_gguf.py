@@ -45,7 +45,8 @@ def test_the_trace_is_of_the_file_and_pairs_as_hugging_face() -> None:
     layer = run.trace.layers[-1]
     assert run.model_name == "tiny_llama (GGUF, 4-bit Q4_1)"
     weights = layer.provenance.weights
-    assert weights.model == run.model_name and weights.trained and not weights.is_random
+    # a checkpoint, yet random: the file says so (attnviz.untrained), as make_tiny_gguf.py made it
+    assert weights.model == run.model_name and not weights.trained and weights.is_random
     assert (weights.architecture, weights.n_layers) == ("llama", 2)
     assert layer.rope is not None and layer.rope.pairing == "half" and layer.rope.base == 1e5
     assert layer.n_kv_heads == 2 and layer.W_K.shape == (2, 64, 16)

