@@ -152,7 +152,11 @@ sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC, "__version__"})
+    """The public names, the dunder names and the submodules imported so far; not this
+    module's own helpers (sys, import_module, …)."""
+    loaded = [name for name, value in globals().items() if isinstance(value, ModuleType)]
+    dunders = [name for name in globals() if name.startswith("__")]
+    return sorted({*__all__, *_PUBLIC, *dunders, *loaded, "__version__"} - {"sys"})
 
 
 __all__ = [

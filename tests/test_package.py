@@ -49,3 +49,11 @@ def test_another_value_set_on_the_shared_name_is_kept_and_undone(
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         attnviz.no_such_name  # noqa: B018
+
+
+def test_dir_lists_the_public_names_and_not_the_packages_helpers() -> None:
+    import attnviz
+
+    listed = dir(attnviz)
+    assert set(attnviz.__all__) <= set(listed)
+    assert not {"sys", "ModuleType", "import_module", "TYPE_CHECKING", "annotations"} & set(listed)

@@ -21,7 +21,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.attention import multi_head_attention
-from attnviz.errors import AttnvizError, FileProblem, option
+from attnviz.errors import AttnvizError, FileProblem, option, shown_value
 from attnviz.provenance import EmbeddingsKind, Provenance
 from attnviz.trace import AttentionTrace
 from attnviz.weights import AttentionWeights
@@ -178,14 +178,19 @@ class Architecture(ModelKind, ABC):
         given. ``forward`` is the embeddings and then this from layer 1."""
 
 
-def architecture_for(model_type: str, path: Path) -> ModelKind:
+def architecture_for(model_type: object, path: Path) -> ModelKind:
     """The registry's entry for ``model_type`` (an Architecture for a Hugging Face checkpoint);
     FileProblem naming the supported ones otherwise."""
-    module = MODULES.get(model_type)
+    module = MODULES.get(model_type) if isinstance(model_type, str) else None
     if module is None:
         supported = ", ".join(f"'{name}'" for name in MODULES)
+        said = (
+            f"is a {model_type!r} model"
+            if isinstance(model_type, str)
+            else (f"gives model_type {shown_value(model_type)}, not a name")
+        )
         raise FileProblem(
-            f"{path} is a {model_type!r} model; attnviz runs model_type {supported} "
+            f"{path} {said}; attnviz runs model_type {supported} "
             "(BERT-family encoders such as all-MiniLM-L6-v2, GPT-2, Llama-family and Qwen2 "
             "decoders, and the toy models attnviz trains)."
         )

@@ -152,6 +152,11 @@ class Bert(Architecture):
     token_table = "embeddings.word_embeddings.weight"
 
     def read_config(self, data: Mapping[str, Any]) -> ModelConfig:
+        if data.get("is_decoder", False) is not False or data.get("add_cross_attention", False):
+            raise AttnvizError(
+                "attnviz runs BERT as an encoder, each word attending to every word; this "
+                "config.json makes it a decoder (is_decoder or add_cross_attention is set)"
+            )
         if (
             data.get("hidden_act", "gelu") != "gelu"
             or data.get("position_embedding_type", "absolute") != "absolute"

@@ -407,7 +407,7 @@ def read_config(
     path = folder if is_gguf(folder) else folder / "config.json"
     if data is None:
         data = config_data(folder)
-    architecture = architecture_for(str(data.get("model_type", "?")), folder)
+    architecture = architecture_for(data.get("model_type", "?"), folder)
     if not isinstance(architecture, Architecture):  # attnviz.model.run runs the toy model
         raise FileProblem(
             f"{folder} holds an {architecture.description}, not a Hugging Face checkpoint."

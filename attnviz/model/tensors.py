@@ -10,6 +10,7 @@ positions, never a whole embedding table (a table that claims 2²⁷ positions c
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -294,11 +295,23 @@ def read_header(handle: BinaryIO, path: Path) -> dict[str, Stored]:
     if not isinstance(header, dict):
         raise unreadable("its header is not a JSON object")
     data_size = size - 8 - length
-    return {
+    stored = {
         name: _entry(name, entry, 8 + length, data_size, unreadable)
         for name, entry in header.items()
         if name != "__metadata__"
     }
+    # Each byte belongs to one tensor at most (as the safetensors format requires): two that
+    # share bytes would each read the other's numbers as its own.
+    by_start = sorted(
+        (tensor.start, tensor.start + tensor.n_bytes, name) for name, tensor in stored.items()
+    )
+    for (_, end, first), (start, _, second) in itertools.pairwise(by_start):
+        if start < end:
+            raise unreadable(
+                f"the bytes of {first[:60]!r} and {second[:60]!r} overlap; each tensor needs "
+                "its own"
+            )
+    return stored
 
 
 def _entry(

@@ -249,7 +249,8 @@ def _encode(
     if len(encoded.ids) > max_positions:
         raise AttnvizError(
             f"The sentence is {len(encoded.ids)} tokens as the model splits it (special tokens "
-            f"included); the model has {max_positions} positions. Shorten it."
+            f"included); the model has {max_positions} "
+            f"{'position' if max_positions == 1 else 'positions'}. Shorten it."
         )
     if all(encoded.special_tokens_mask):  # none, or only those the tokenizer adds
         added = f"only the {len(encoded.ids)} special tokens it adds" if encoded.ids else "no token"

@@ -303,6 +303,21 @@ HEADERS: dict[str, tuple[bytes, str]] = {
         header_file({"embeddings.word_embeddings.weight": 3}),
         "is not an object",
     ),
+    "two tensors sharing bytes": (
+        header_file(
+            {
+                **words_entry(),
+                "embeddings.position_embeddings.weight": {
+                    "dtype": "F32",
+                    "shape": [4, 8],
+                    "data_offsets": [192, 320],
+                },
+            },
+            bytes(320),
+        ),
+        "the bytes of 'embeddings.word_embeddings.weight' and "
+        "'embeddings.position_embeddings.weight' overlap",
+    ),
 }
 
 
@@ -654,3 +669,24 @@ def test_attnviz_untrained_must_be_true_or_false(value: object, tmp_path: Path) 
         edit_config(attnviz_untrained=flag)(folder)
         result = runner.invoke(app, ["explain", "I am good", "-m", str(folder)])
         assert result.exit_code == 0 and said in " ".join(result.stdout.split())
+
+
+def test_a_bert_config_that_makes_a_decoder_is_refused(tmp_path: Path) -> None:
+    folder = tiny_bert(tmp_path / "bert")
+    edit_config(is_decoder=True)(folder)
+    refused(
+        ["explain", "I am good", "-m", str(folder)],
+        ExitStatus.BAD_FILE,
+        "attnviz runs BERT as an encoder",
+        "is_decoder",
+    )
+
+
+def test_a_model_type_that_is_not_a_name_is_named_as_such(tmp_path: Path) -> None:
+    folder = gpt2_copy(tmp_path / "gpt2")
+    edit_config(model_type=None)(folder)
+    refused(
+        ["explain", "I am good", "-m", str(folder)],
+        ExitStatus.BAD_FILE,
+        "gives model_type None, not a name; attnviz runs model_type 'bert', 'gpt2'",
+    )
