@@ -91,14 +91,19 @@ class _QuietErrors:
         return getattr(self._stream, name)
 
 
+def _point_at_devnull(stream: Any) -> None:
+    """Make ``stream``'s file descriptor /dev/null (OSError and the like when it has none)."""
+    descriptor = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(descriptor, stream.fileno())
+    finally:
+        os.close(descriptor)
+
+
 def _silence(stream: Any) -> None:
     """Point ``stream``'s descriptor at /dev/null and drop what its buffer still holds."""
     try:
-        descriptor = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(descriptor, stream.fileno())
-        finally:
-            os.close(descriptor)
+        _point_at_devnull(stream)
         stream.flush()  # the buffer's leftovers, now to /dev/null
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         pass
@@ -178,11 +183,7 @@ def silence_standard_output() -> None:
     if stream is None or sys.stdout is not stream:  # closed, or a test's capture
         return
     try:
-        descriptor = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(descriptor, stream.fileno())
-        finally:
-            os.close(descriptor)
+        _point_at_devnull(stream)
     except (OSError, ValueError, io.UnsupportedOperation):
         pass
 
