@@ -60,7 +60,11 @@ def main() -> int:
     except BaseException as error:
         if not (pressed or isinstance(error, KeyboardInterrupt)):
             raise
-        return stopped()
+        status = stopped()
+        # Ended here too: Python remembers a Ctrl-C that met an import's C code even once it
+        # was handled, and its own exit would then end the process by SIGINT instead of 130.
+        end_process(status)
+        return status
 
 
 def end_process(status: int) -> None:

@@ -50,3 +50,24 @@ def test_the_command_runs_with_the_collector_on_and_its_objects_are_set_apart_af
     assert enabled and frozen_before > 0  # imported, then set apart
     assert young == _attnviz_command.YOUNG_COLLECTION
     assert gc.get_freeze_count() > 0  # and what the run made, at its end
+
+
+def test_ctrl_c_during_start_up_is_one_line_and_the_process_ends_with_130_there(
+    monkeypatch: pytest.MonkeyPatch,
+    collector_restored: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The stop ends the process itself (end_process), not through Python's exit, which would
+    end it by SIGINT when the Ctrl-C had met an import's C code."""
+
+    def interrupted_import() -> int:
+        raise KeyboardInterrupt
+
+    ended: list[int] = []
+    monkeypatch.setattr(cli, "run", interrupted_import)
+    monkeypatch.setattr(_attnviz_command, "end_process", ended.append)
+    assert _attnviz_command.main() == 130
+    assert ended == [130]
+    assert capsys.readouterr().err == (
+        "error: stopped by Ctrl-C; any output not yet complete was left as it was.\n"
+    )
