@@ -61,8 +61,8 @@ def main() -> int:
         if not (pressed or isinstance(error, KeyboardInterrupt)):
             raise
         status = stopped()
-        # Ended here too: Python remembers a Ctrl-C that met an import's C code even once it
-        # was handled, and its own exit would then end the process by SIGINT instead of 130.
+        # Ended here too: Python can record a Ctrl-C as unhandled even once it was handled (seen
+        # when it met an import's C code), and its own exit then ends the process by SIGINT.
         end_process(status)
         return status
 
