@@ -18,6 +18,7 @@ Two changes of today's models (Llama and its family), both optional here:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple, cast
@@ -128,7 +129,7 @@ def project_together(
     by_coordinate = projected.reshape(width // d_k, d_k, n)
     if isinstance(heads, int):
         heads = [heads] * (width // d_k // heads)
-    starts = np.cumsum([0, *heads])
+    starts = [0, *itertools.accumulate(heads)]
     return [
         by_coordinate[start : start + count].transpose(0, 2, 1)
         for start, count in zip(starts[:-1], heads, strict=True)
@@ -186,8 +187,10 @@ def mask_scores(scaled: FloatArray, mask: np.ndarray) -> FloatArray:
     return np.where(mask, scaled, -np.inf)
 
 
-def weigh_values(weights: FloatArray, v: FloatArray) -> FloatArray:
+def weigh_values(weights: FloatArray, v: FloatArray, out: FloatArray | None = None) -> FloatArray:
     """Z = weights · V: each z_i is Σ_j w_ij · v_j; query head i weighs value head i // (h/G).
+    ``out`` [h, n_q, d_k], when given, receives Z (a view of concat_buffer()'s: Z is then
+    written where Concat puts it).
 
     [h, n_q, n_k], [G, n_k, d_k] -> [h, n_q, d_k]
     """
@@ -198,15 +201,27 @@ def weigh_values(weights: FloatArray, v: FloatArray) -> FloatArray:
     check.shared_heads("weigh_values", weights.shape[0], v.shape[0])
     h, g = weights.shape[0], v.shape[0]
     if g == h:
-        return np.matmul(weights, v)
+        return np.matmul(weights, v) if out is None else np.matmul(weights, v, out=out)
     grouped = weights.reshape(g, h // g, *weights.shape[1:])  # [G, h/G, n_q, n_k]
-    return np.matmul(grouped, v[:, np.newaxis]).reshape(h, weights.shape[1], v.shape[2])
+    if out is None:
+        return np.matmul(grouped, v[:, np.newaxis]).reshape(h, weights.shape[1], v.shape[2])
+    # Splitting the head axis of ``out`` is a view, so the product writes into it.
+    np.matmul(grouped, v[:, np.newaxis], out=out.reshape(g, h // g, *out.shape[1:]))
+    return out
+
+
+def concat_buffer(n_heads: int, n_tokens: int, d_k: int, dtype: type) -> FloatArray:
+    """Room for Concat(head_1, …, head_h) [n, h·d_k], seen as Z [h, n, d_k]: weigh_values
+    writes each head's z_i straight into its columns, and concat_heads() of that Z is then
+    this room itself, no copy.  -> [h, n, d_k] (a view of an [n, h, d_k] array)"""
+    return np.empty((n_tokens, n_heads, d_k), dtype).transpose(1, 0, 2)
 
 
 def concat_heads(z: FloatArray) -> FloatArray:
     """Put the heads side by side: [Z_1 | Z_2 | … | Z_h].  [..., h, n, d_k] -> [..., n, h·d_k]
 
-    (The leading axes are a batch of sentences, as training runs it.)
+    (The leading axes are a batch of sentences, as training runs it.) A Z written into
+    concat_buffer() is already side by side: its concatenation is a view, not a copy.
     """
     check.arrays(z=(z, 3))
     n_heads, n_tokens, d_k = z.shape[-3:]
@@ -363,8 +378,10 @@ def _steps(
         )
         scaled = scale_scores(scores, d_k)
         attention_weights = softmax(scaled if mask is None else mask_scores(scaled, mask))
-        z = weigh_values(attention_weights, v)
-        concat = concat_heads(z)
+        z = weigh_values(
+            attention_weights, v, out=concat_buffer(h, len(x), d_k, attention_weights.dtype.type)
+        )
+        concat = concat_heads(z)  # a view: Z was written side by side
         output = project_out(concat, weights.W_O, weights.b_O)
     if not (np.isfinite(scores).all() and np.isfinite(output).all()):
         # Finite inputs can still overflow float64 (about 1.8e308) in a dot product.

@@ -12,11 +12,13 @@ from hypothesis import strategies as st
 import attnviz
 from attnviz.attention import (
     attention_scores,
+    concat_buffer,
     concat_heads,
     multi_head_attention,
     project_out,
     scale_scores,
     softmax,
+    weigh_values,
 )
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, command_line
@@ -154,6 +156,24 @@ def test_concat_times_w_o_equals_sum_of_per_head_blocks() -> None:
     np.testing.assert_array_equal(concat_heads(trace.Z), trace.concat)
     np.testing.assert_array_equal(trace.concat[:, d_k : 2 * d_k], trace.Z[1])
     np.testing.assert_allclose(project_out(trace.concat, trace.W_O), trace.output)
+
+
+@pytest.mark.parametrize("n_kv_heads", [4, 2, 1])
+def test_z_written_where_concat_puts_it_is_the_same_z(n_kv_heads: int) -> None:
+    """Z written straight into the concatenation's room holds the numbers of the plain product,
+    and the concatenation is then that room itself: no copy of the heads side by side."""
+    rng = np.random.default_rng(5)
+    weights = softmax(rng.normal(size=(4, 6, 6)))
+    v = rng.normal(size=(n_kv_heads, 6, 3))
+    room = concat_buffer(4, 6, 3, np.float64)
+    z = weigh_values(weights, v, out=room)
+    assert z is room
+    np.testing.assert_array_equal(z, weigh_values(weights, v))
+    concat = concat_heads(z)
+    assert np.shares_memory(concat, z)
+    np.testing.assert_array_equal(concat, np.concatenate(list(weigh_values(weights, v)), axis=1))
+    trace = attnviz.trace_attention("I am good", config=AttentionConfig(d_model=8, n_heads=2))
+    assert np.shares_memory(trace.concat, trace.Z)
 
 
 def test_steps_chain_as_the_trace_says() -> None:

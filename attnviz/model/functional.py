@@ -116,10 +116,10 @@ def blockwise(
     target = out.reshape(rows.shape)
     step = max(1, BLOCK // rows.shape[1])
     for start in range(0, rows.shape[0], step):
-        block = rows[start : start + step]
-        if bias is not None:
-            block = block + (bias[start : start + step] if bias.ndim == 2 else bias)
-        function(block, target[start : start + step])
+        block, into = rows[start : start + step], target[start : start + step]
+        if bias is not None:  # x + bias written where the result goes, then worked on in place
+            block = np.add(block, bias[start : start + step] if bias.ndim == 2 else bias, out=into)
+        function(block, into)
     return out
 
 
