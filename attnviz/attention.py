@@ -118,14 +118,24 @@ def project_together(
     W_Kᵀ, … one above the other, each head's d_k rows together (AttentionWeights.stacked_rows),
     split back by head: the same numbers as project() for each W, faster, one large product
     instead of many small ones. ``heads``: how many heads each W has, in order (h for W_Q, G
-    for W_K and W_V); one number when they all have as many.
+    for W_K and W_V); one number when they all have as many. The biases come either apart,
+    ``bias`` [Σheads·d_k], or as the last column of ``stacked_rows`` (d_model + 1 columns):
+    then Xᵀ gets a row of ones and the product adds them, [W | b]·[Xᵀ; 1] = W·Xᵀ + b, without a
+    pass of its own over the projections.
 
-    [n, d_model], [Σheads·d_k, d_model], optional [Σheads·d_k] -> [heads_1, n, d_k], …
+    [n, d_model], [Σheads·d_k, d_model (+ 1)], optional [Σheads·d_k] -> [heads_1, n, d_k], …
     """
-    projected = stacked_rows @ x.T  # [Σheads·d_k, n]: Qᵀ, Kᵀ, … of each head
+    n, d_model = x.shape
+    if stacked_rows.shape[1] == d_model + 1:  # the biases' column: X's transpose with ones
+        x_t = np.empty((d_model + 1, n), np.result_type(x, stacked_rows))
+        x_t[:d_model] = x.T
+        x_t[d_model] = 1
+    else:
+        x_t = x.T
+    projected = stacked_rows @ x_t  # [Σheads·d_k, n]: Qᵀ, Kᵀ, … of each head
     if bias is not None:
         projected += bias[:, np.newaxis]
-    n, width = x.shape[0], stacked_rows.shape[0]
+    width = stacked_rows.shape[0]
     by_coordinate = projected.reshape(width // d_k, d_k, n)
     if isinstance(heads, int):
         heads = [heads] * (width // d_k // heads)
@@ -358,17 +368,14 @@ def _steps(
     check_trace(len(x), n_keys, weights.d_model, weights.n_heads, heads_fixed=fixed)
     # Overflow is detected below and reported as one sentence, not as numpy warnings.
     with np.errstate(over="ignore", invalid="ignore"):
-        matrix, bias = weights.stacked_rows
+        matrix = weights.stacked_rows
         h, g = weights.n_heads, weights.n_kv_heads
         if source_x is None:
-            q, k, v = project_together(x, matrix, bias, (h, g, g), d_k)
+            q, k, v = project_together(x, matrix, None, (h, g, g), d_k)
         else:  # queries from the target, keys and values from the source
-            width = weights.d_model
-            query_bias, key_value_bias = (
-                (None, None) if bias is None else (bias[:width], bias[width:])
-            )
-            (q,) = project_together(x, matrix[:width], query_bias, (h,), d_k)
-            k, v = project_together(source_x, matrix[width:], key_value_bias, (g, g), d_k)
+            width = h * d_k  # W_Qᵀ's rows (with their biases, when the rows hold them)
+            (q,) = project_together(x, matrix[:width], None, (h,), d_k)
+            k, v = project_together(source_x, matrix[width:], None, (g, g), d_k)
         q_rotated = k_rotated = None
         if rope is not None:  # positions 0 … n−1 of the sentence
             q_rotated = rotate(q, np.arange(q.shape[1]), rope)

@@ -105,20 +105,22 @@ class AttentionWeights:
         return self.b_Q is not None
 
     @cached_property
-    def stacked_rows(self) -> tuple[FloatArray, FloatArray | None]:
+    def stacked_rows(self) -> FloatArray:
         """W_Qᵀ over W_Kᵀ over W_Vᵀ, each head's d_k rows together, [(h + 2G)·d_k, d_model] in C
-        order (a torch checkpoint's q, k and v weights as it stores them, one above the other),
-        and the biases alike, [(h + 2G)·d_k] (None without biases): Q, K and V of every head in
-        one product, W·Xᵀ (attention.project_together). Made once per layer's weights."""
-        matrix = np.concatenate(
-            [w.transpose(0, 2, 1).reshape(-1, self.d_model) for w in (self.W_Q, self.W_K, self.W_V)]
-        )
-        bias = None
+        order (a torch checkpoint's q, k and v weights as it stores them, one above the other):
+        Q, K and V of every head in one product, W·Xᵀ (attention.project_together). With biases
+        each row ends in its bias, [(h + 2G)·d_k, d_model + 1], so that the product adds them
+        too: [W | b]·[Xᵀ; 1] = W·Xᵀ + b. Made once per layer's weights."""
+        blocks = [
+            w.transpose(0, 2, 1).reshape(-1, self.d_model) for w in (self.W_Q, self.W_K, self.W_V)
+        ]
         if self.b_Q is not None and self.b_K is not None and self.b_V is not None:
-            bias = np.concatenate(
-                [self.b_Q.reshape(-1), self.b_K.reshape(-1), self.b_V.reshape(-1)]
-            )
-        return matrix, bias
+            biases = (self.b_Q, self.b_K, self.b_V)
+            blocks = [
+                np.concatenate([block, b.reshape(-1, 1)], axis=1)
+                for block, b in zip(blocks, biases, strict=True)
+            ]
+        return np.concatenate(blocks)
 
     @property
     def n_heads(self) -> int:

@@ -317,11 +317,17 @@ def test_projecting_together_gives_the_numbers_of_each_projection(
         **({"b_O": rng.normal(size=config.d_model)} if biases else {}),
     )
     x = rng.normal(size=(n_tokens, config.d_model))
-    matrix, stacked_bias = weights.stacked_rows
-    together = project_together(x, matrix, stacked_bias, n_heads, d_k)
-    for got, name in zip(together, "QKV", strict=True):
-        expected = project(x, getattr(weights, f"W_{name}"), getattr(weights, f"b_{name}"))
-        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    # The biases as the stacked rows' last column (as AttentionWeights holds them), and apart.
+    rows = weights.stacked_rows
+    assert rows.shape == (3 * config.d_model, config.d_model + biases)
+    apart = rows[:, : config.d_model], (rows[:, -1] if biases else None)
+    for together in (
+        project_together(x, rows, None, n_heads, d_k),
+        project_together(x, *apart, n_heads, d_k),
+    ):
+        for got, name in zip(together, "QKV", strict=True):
+            expected = project(x, getattr(weights, f"W_{name}"), getattr(weights, f"b_{name}"))
+            np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
 def test_a_pretrained_layer_is_multi_head_attention_with_biases() -> None:
@@ -377,7 +383,7 @@ def test_a_trace_cannot_change_after_the_fact_through_the_callers_arrays() -> No
     original = np.ones((2, 8, 4))
     given = AttentionWeights(W_Q=original, W_K=original, W_V=original, W_O=np.ones((8, 8)))
     original[:] = 5.0
-    assert (given.W_Q == 1.0).all() and (given.stacked_rows[0] == 1.0).all()
+    assert (given.W_Q == 1.0).all() and (given.stacked_rows == 1.0).all()
 
 
 @pytest.mark.parametrize("shape", [(3, 0), (0,), (0, 0)])
