@@ -4,6 +4,7 @@ and LayerNorm. Pure functions over arrays, in the input's precision.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -150,17 +151,19 @@ _GELU32_R = (
     -3.512352722180353e-09, 2.6452697655652255e-07, -7.929491238542386e-06,
     0.00011061239298870145, 6.51899576010259e-05, -0.07266616917557465, -1.595769882906807,
 )  # fmt: skip
+#: R·log₂e: e^(x·R) = 2^(x·R·log₂e), and numpy's exp2 takes three quarters of exp's time.
+_GELU32_R_LOG2 = tuple(coefficient * math.log2(math.e) for coefficient in _GELU32_R)
 
 
 def _gelu32(x: FloatArray, into: FloatArray) -> None:
-    """float32 GELU: x / (1 + exp(x·R(x²))), 18 numpy passes over x with the bias, where
-    ½·x·(1 + erf(x/√2)) through a rational erf takes 30, and as accurate (a few float32 ulps)."""
+    """float32 GELU: x / (1 + 2^(x·R(x²)·log₂e)), 17 numpy passes over x (18 with a bias), where
+    ½·x·(1 + erf(x/√2)) through a rational erf takes 29, and as accurate (a few float32 ulps)."""
     # Overflow to ±inf is part of the formula: R(x²) overflows to -inf (never NaN) and x·R to ±inf
     # only where Φ is exactly 0 or 1, and x / (1 + inf) is the -0 that GELU is there.
     with np.errstate(over="ignore"):
-        exponent = _polynomial(x * x, _GELU32_R)
-        exponent *= x  # -s(x)
-        np.exp(exponent, out=exponent)  # e^(-s(x)) = (1 - Φ) / Φ
+        exponent = _polynomial(x * x, _GELU32_R_LOG2)
+        exponent *= x  # -s(x)·log₂e
+        np.exp2(exponent, out=exponent)  # e^(-s(x)) = (1 - Φ) / Φ
         exponent += np.float32(1.0)
         np.divide(x, exponent, out=into)
 

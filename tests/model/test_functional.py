@@ -103,7 +103,8 @@ def test_float32_gelu_is_within_a_few_ulps_of_x_times_the_normal_cdf() -> None:
     got = gelu(x)
     assert got.dtype == np.float32
     exact = exact_gelu(x)
-    # Φ itself (GELU / x) is off by at most 1.5e-7 anywhere, 2.5 float32 ulps at ½ ...
+    # Φ itself (GELU / x) is off by less than 1.5e-7 here (1.54e-7 at worst on every float32
+    # from 2⁻²⁰ to 8), 2.5 float32 ulps at ½ ...
     nonzero = x != 0
     phi_error = (got[nonzero] - exact[nonzero]) / x[nonzero].astype(np.float64)
     assert np.abs(phi_error).max() < 1.5e-7
