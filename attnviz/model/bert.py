@@ -33,6 +33,7 @@ from attnviz.model.base import (
 )
 from attnviz.model.checkpoint import read_settings
 from attnviz.model.functional import gelu, layer_norm, layer_norm_columns
+from attnviz.model.memory import keep_freed_memory
 from attnviz.model.tensors import Tensors
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
@@ -258,6 +259,7 @@ class Bert(Architecture):
         """Layers ``start`` (from 1) to the last on ``hidden`` [n, d_model], layer start's input.
         ``attention_output`` [n, d_model], when given, stands in for layer start's attention
         output, whose trace is then left out (an ablation re-runs the model from there)."""
+        keep_freed_memory()
         eps = weights.layer_norm_eps
         # The hidden states as columns, hᵀ [d_model, n], all the way: every product is then
         # W·hᵀ from the weights as stored, and every sum adds arrays of one layout. Each layer

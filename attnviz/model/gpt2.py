@@ -35,6 +35,7 @@ from attnviz.model.base import (
 )
 from attnviz.model.bert import split_heads
 from attnviz.model.functional import gelu_tanh, layer_norm
+from attnviz.model.memory import keep_freed_memory
 from attnviz.model.tensors import Tensors
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
@@ -201,6 +202,7 @@ class GPT2(Architecture):
         mask, when given) combined with it. ``attention_output`` [n, d_model], when given,
         stands in for block start's attention output, whose trace is then left out (an ablation
         re-runs the model from there)."""
+        keep_freed_memory()
         n = len(tokens)
         allowed = causal_mask(n) if mask is None else causal_mask(n) & mask
         hidden_states = [hidden]
