@@ -30,6 +30,7 @@ sys.path.insert(0, str(HERE))
 
 from model import peak_memory_mb, wall_time  # noqa: E402  (the same measures as MiniLM's)
 from startup import attnviz_command  # noqa: E402
+from table import processor  # noqa: E402
 
 SENTENCE = "The animal didn't cross the street because it was too tired"
 N_TOKENS = 128
@@ -160,7 +161,7 @@ def main() -> None:
         ratios.append(numpy_ms / torch_ms)
         print(f"round {round_ + 1}: numpy {numpy_ms:.0f} ms, torch {torch_ms:.0f} ms")
     print(
-        f"forward, {N_TOKENS} tokens, float32: numpy / torch eager = "
+        f"forward, {N_TOKENS} tokens, float32, on {processor()}: numpy / torch eager = "
         f"{statistics.median(ratios):.2f} (median of {ROUNDS} rounds; target <= "
         f"{FORWARD_TARGET:g})"
     )

@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from startup import attnviz_command  # noqa: E402  (the same script lookup as the start-up benchmark)
-from table import Row, judge, milliseconds, write_rows  # noqa: E402
+from table import Row, judge, milliseconds, processor, write_rows  # noqa: E402
 
 RANDOM = "attnviz explain (random weights)"
 MODEL = "attnviz explain --model minilm"
@@ -222,7 +222,7 @@ def forward_comparison(runs: int, reference_python: str | None, *, quick: bool) 
             torch_times.append(float(line.split()[1]))
             ratios.append(numpy_times[-1] / torch_times[-1])
     numpy_ms = statistics.median(numpy_times)
-    print(f"forward, 128 tokens, float32: numpy {numpy_ms:.1f} ms", end="")
+    print(f"forward, 128 tokens, float32, on {processor()}: numpy {numpy_ms:.1f} ms", end="")
     if not ratios:
         print()
         return Row(

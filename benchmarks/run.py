@@ -23,7 +23,7 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from table import Row, format_table, read_rows
+from table import Row, format_table, processor, read_rows
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ("startup", "heatmap", "trace", "model", "train")
@@ -38,7 +38,7 @@ def versions() -> str:
         except metadata.PackageNotFoundError:
             found.append(f"{package} missing")
     cores = os.cpu_count()
-    return f"{cores} cores, Python {platform.python_version()}, " + ", ".join(found)
+    return f"{processor()}, {cores} cores, Python {platform.python_version()}, " + ", ".join(found)
 
 
 def main() -> int:

@@ -8,6 +8,7 @@ ratio, the target and the verdict. Quick runs judge nothing, so their verdict is
 from __future__ import annotations
 
 import json
+import platform
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -40,6 +41,19 @@ def milliseconds(seconds: float) -> str:
 
 def megabytes(kilobytes: float) -> str:
     return f"{kilobytes / 1024:.0f} MB"
+
+
+def processor() -> str:
+    """The processor's name, for figures against torch: its BLAS (MKL) and numpy's (OpenBLAS)
+    are each faster on some processors than on others, so the same code measures 1.1× torch on
+    one machine and 1.6× on another."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "an unnamed processor"
 
 
 def write_rows(rows: list[Row], path: Path) -> None:
