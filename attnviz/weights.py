@@ -114,13 +114,17 @@ class AttentionWeights:
         blocks = [
             w.transpose(0, 2, 1).reshape(-1, self.d_model) for w in (self.W_Q, self.W_K, self.W_V)
         ]
-        if self.b_Q is not None and self.b_K is not None and self.b_V is not None:
-            biases = (self.b_Q, self.b_K, self.b_V)
-            blocks = [
-                np.concatenate([block, b.reshape(-1, 1)], axis=1)
-                for block, b in zip(blocks, biases, strict=True)
-            ]
-        return np.concatenate(blocks)
+        if self.b_Q is None or self.b_K is None or self.b_V is None:
+            return np.concatenate(blocks)
+        biases = (self.b_Q, self.b_K, self.b_V)
+        # One array written once: the rows, then each row's bias in the last column.
+        stacked = np.empty((sum(map(len, blocks)), self.d_model + 1), blocks[0].dtype)
+        start = 0
+        for block, bias in zip(blocks, biases, strict=True):
+            stacked[start : start + len(block), : self.d_model] = block
+            stacked[start : start + len(block), self.d_model] = bias.reshape(-1)
+            start += len(block)
+        return stacked
 
     @property
     def n_heads(self) -> int:
