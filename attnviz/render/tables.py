@@ -177,7 +177,11 @@ def _fit_columns(
     # column.
     distinct = [c for c in candidates if len(set(c.labels.values())) == n_columns]
     layout = distinct[-1] if distinct else table.laid_out(NARROW_GAP, words)
-    keep = n_columns
+    # Every column takes at least gap + its narrowest width, so more than ``fits`` columns never
+    # fit: the search starts there, not at all 384 of an embedding (which took 36 ms).
+    narrowest = layout.gap + min(layout.widths.values())
+    fits = (max_width - table.label_width) // narrowest
+    keep = max(2, min(n_columns, fits))
     while (
         keep > 2
         and table.total_width(_kept_indices(n_columns, keep, keep_column), layout) > max_width
