@@ -122,12 +122,16 @@ def _table_of(matrix: Matrix, decimals: int, with_row_labels: bool) -> _Table:
     n_rows, n_columns = matrix.values.shape
     rows = _kept_indices(n_rows, MAX_TABLE_ROWS, matrix.keep_row)
     shown_rows = [r for r in rows if r is not None]
+    # The shown rows as Python floats at once: numpy's one-element reads cost more than the
+    # formatting (an embedding's 15 × 384 numbers).
+    values = matrix.values[shown_rows].astype(float).tolist()
+    masked = [[False] * n_columns] * len(shown_rows)
+    if matrix.masked is not None:
+        masked = matrix.masked[shown_rows].tolist()
     cells = {
         column: [
-            MASKED
-            if matrix.masked is not None and matrix.masked[r, column]
-            else format_number(float(matrix.values[r, column]), decimals)
-            for r in shown_rows
+            MASKED if masked[row][column] else format_number(values[row][column], decimals)
+            for row in range(len(shown_rows))
         ]
         for column in range(n_columns)
     }
@@ -177,11 +181,12 @@ def _fit_columns(
     # column.
     distinct = [c for c in candidates if len(set(c.labels.values())) == n_columns]
     layout = distinct[-1] if distinct else table.laid_out(NARROW_GAP, words)
-    # Every column takes at least gap + its narrowest width, so more than ``fits`` columns never
-    # fit: the search starts there, not at all 384 of an embedding (which took 36 ms).
+    # Every column shown takes at least gap + the narrowest width, so more than ``fits`` columns
+    # never fit, and _kept_indices shows keep - 1 of them at least: the search starts at
+    # fits + 1, not at all 384 of an embedding (which took 36 ms), and ends where it did.
     narrowest = layout.gap + min(layout.widths.values())
     fits = (max_width - table.label_width) // narrowest
-    keep = max(2, min(n_columns, fits))
+    keep = max(2, min(n_columns, fits + 1))
     while (
         keep > 2
         and table.total_width(_kept_indices(n_columns, keep, keep_column), layout) > max_width

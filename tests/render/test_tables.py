@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnviz.lesson.blocks import Matrix
-from attnviz.render.tables import _kept_indices, matrix_block
+from attnviz.render.tables import _fit_columns, _kept_indices, _table_of, matrix_block
 
 
 @settings(max_examples=40, deadline=None)
@@ -38,6 +38,37 @@ def test_matrix_block_never_exceeds_the_width_and_keeps_first_and_last(
     rows = [line.split()[0] for line in table_lines[2:]]
     assert rows[0] == "w0" and rows[-1] == f"w{n_rows - 1}"
     assert ("elided" in title) == ("…" in " ".join(table_lines))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n_columns=st.integers(3, 400),
+    width=st.integers(20, 160),
+    keep_column=st.one_of(st.none(), st.integers(0, 399)),
+    label_length=st.integers(1, 12),
+    seed=st.integers(0, 2**16),
+)
+def test_as_many_columns_stay_as_fit(
+    n_columns: int, width: int, keep_column: int | None, label_length: int, seed: int
+) -> None:
+    """The columns kept are the most that fit: the search for them may start low, where no
+    more could fit, but it ends where trying every count from all of them down would."""
+    keep_column = None if keep_column is None else keep_column % n_columns
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=(3, n_columns)) * rng.choice([1.0, 100.0], size=n_columns)
+    words = [("w" * label_length)[: label_length - len(str(c))] + str(c) for c in range(n_columns)]
+    matrix = Matrix(values, "M", ["a", "b", "c"], words, keep_column=keep_column)
+    table = _table_of(matrix, 2, True)
+    labels = dict(enumerate(words))
+    layout, columns = _fit_columns(table, labels, keep_column, width)
+    if columns == list(range(n_columns)):
+        return  # every column fits, cut or whole
+    fitting = [
+        keep
+        for keep in range(2, n_columns + 1)
+        if table.total_width(_kept_indices(n_columns, keep, keep_column), layout) <= width
+    ]
+    assert columns == _kept_indices(n_columns, max(fitting, default=2), keep_column)
 
 
 def test_kept_indices() -> None:
