@@ -220,7 +220,13 @@ class Tensors:
             # ``array`` is fresh from the file: converted in place of a copy when it can be.
             result: FloatArray = np.asarray(array).astype(self.dtype, copy=False)
         if np.isfinite(result).all():
-            result.setflags(write=False)
+            # Read-only all the way down: what it views is fresh from the file and held by
+            # nobody else, so AttentionWeights and a trace keep it as it is, without a copy of
+            # their own (attnviz.trace.frozen_array copies what could still change).
+            base: object = result
+            while isinstance(base, np.ndarray):
+                base.setflags(write=False)
+                base = base.base
             return result
         first = tuple(int(i) for i in np.argwhere(~np.isfinite(result))[0])
         stored = np.asarray(array)[first]

@@ -100,3 +100,21 @@ def test_a_tensor_of_another_type_that_is_never_read_is_no_obstacle(tmp_path: Pa
 
 def test_every_type_attnviz_does_not_read_has_words() -> None:
     assert set(TYPE_NAMES) == set(TYPE_SIZES) - set(FLOAT_TYPES)
+
+
+def test_a_tensor_read_is_read_only_all_the_way_down_and_kept_without_a_copy() -> None:
+    """What a tensor views is fresh from the file and nobody else's: read-only too, so the
+    attention weights made of its views keep them as they are instead of copying them."""
+    from attnviz.model.tensors import open_tensors
+    from attnviz.trace import _writable
+    from attnviz.weights import AttentionWeights
+    from model.checkpoints import GPT2
+
+    with open_tensors(GPT2, np.float32, ("transformer.",)) as tensors:
+        weight, _ = tensors.conv1d("h.0.attn.c_attn", 32, 96)
+        out, _ = tensors.conv1d("h.0.attn.c_proj", 32, 32)
+    assert not weight.flags.writeable and not _writable(weight)
+    heads = weight.reshape(32, 3, 4, 8).transpose(1, 2, 0, 3)  # [Q K V, h, d_model, d_k] views
+    attention = AttentionWeights(W_Q=heads[0], W_K=heads[1], W_V=heads[2], W_O=out)
+    for kept, read in ((attention.W_Q, weight), (attention.W_V, weight), (attention.W_O, out)):
+        assert np.shares_memory(kept, read)
