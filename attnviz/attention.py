@@ -368,14 +368,17 @@ def _steps(
     check_trace(len(x), n_keys, weights.d_model, weights.n_heads, heads_fixed=fixed)
     # Overflow is detected below and reported as one sentence, not as numpy warnings.
     with np.errstate(over="ignore", invalid="ignore"):
-        matrix = weights.stacked_rows
+        matrix, bias = weights.stacked_rows, weights.stacked_bias
         h, g = weights.n_heads, weights.n_kv_heads
         if source_x is None:
-            q, k, v = project_together(x, matrix, None, (h, g, g), d_k)
+            q, k, v = project_together(x, matrix, bias, (h, g, g), d_k)
         else:  # queries from the target, keys and values from the source
             width = h * d_k  # W_Qᵀ's rows (with their biases, when the rows hold them)
-            (q,) = project_together(x, matrix[:width], None, (h,), d_k)
-            k, v = project_together(source_x, matrix[width:], None, (g, g), d_k)
+            query_bias, key_value_bias = (
+                (None, None) if bias is None else (bias[:width], bias[width:])
+            )
+            (q,) = project_together(x, matrix[:width], query_bias, (h,), d_k)
+            k, v = project_together(source_x, matrix[width:], key_value_bias, (g, g), d_k)
         # Each head's V as a block of its own in C order: weights·V then runs on numpy's BLAS's
         # small-matrix kernel, 1.6 times as fast as on the strided view projected (the copy takes
         # a seventh of the time it saves), with the same numbers.

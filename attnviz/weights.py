@@ -109,22 +109,40 @@ class AttentionWeights:
         """W_Qᵀ over W_Kᵀ over W_Vᵀ, each head's d_k rows together, [(h + 2G)·d_k, d_model] in C
         order (a torch checkpoint's q, k and v weights as it stores them, one above the other):
         Q, K and V of every head in one product, W·Xᵀ (attention.project_together). With biases
-        each row ends in its bias, [(h + 2G)·d_k, d_model + 1], so that the product adds them
-        too: [W | b]·[Xᵀ; 1] = W·Xᵀ + b. Made once per layer's weights."""
+        of the weights' own type (a checkpoint's) each row ends in its bias,
+        [(h + 2G)·d_k, d_model + 1], so that the product adds them too: [W | b]·[Xᵀ; 1] =
+        W·Xᵀ + b. Made once per layer's weights."""
         blocks = [
             w.transpose(0, 2, 1).reshape(-1, self.d_model) for w in (self.W_Q, self.W_K, self.W_V)
         ]
-        if self.b_Q is None or self.b_K is None or self.b_V is None:
+        if (
+            self.stacked_bias is not None
+            or self.b_Q is None
+            or self.b_K is None
+            or self.b_V is None
+        ):
             return np.concatenate(blocks)
-        biases = (self.b_Q, self.b_K, self.b_V)
         # One array written once: the rows, then each row's bias in the last column.
         stacked = np.empty((sum(map(len, blocks)), self.d_model + 1), blocks[0].dtype)
         start = 0
-        for block, bias in zip(blocks, biases, strict=True):
+        for block, bias in zip(blocks, (self.b_Q, self.b_K, self.b_V), strict=True):
             stacked[start : start + len(block), : self.d_model] = block
             stacked[start : start + len(block), self.d_model] = bias.reshape(-1)
             start += len(block)
         return stacked
+
+    @cached_property
+    def stacked_bias(self) -> FloatArray | None:
+        """b_Q, b_K and b_V one after the other, [(h + 2G)·d_k], when they are added apart: when
+        the weights and biases are not all of one type, a bias column in stacked_rows would be
+        rounded to the weights' type (or promote them); None when stacked_rows holds them, or
+        without biases."""
+        arrays = (self.W_Q, self.W_K, self.W_V, self.b_Q, self.b_K, self.b_V)
+        if self.b_Q is None or self.b_K is None or self.b_V is None:
+            return None
+        if len({np.asarray(array).dtype for array in arrays}) == 1:
+            return None
+        return np.concatenate([self.b_Q.reshape(-1), self.b_K.reshape(-1), self.b_V.reshape(-1)])
 
     @property
     def n_heads(self) -> int:

@@ -176,6 +176,26 @@ def test_z_written_where_concat_puts_it_is_the_same_z(n_kv_heads: int) -> None:
     assert np.shares_memory(trace.concat, trace.Z)
 
 
+def test_biases_of_another_type_than_the_weights_are_not_rounded_to_it() -> None:
+    """float32 weights with float64 biases, as a caller may give them: the biases are added
+    apart, in float64 when X is float64, not rounded into a float32 column of the weights."""
+    rng = np.random.default_rng(11)
+    drawn = random_weights(AttentionConfig(d_model=8, n_heads=2), rng)
+    as32 = {key: getattr(drawn, key).astype(np.float32) for key in ("W_Q", "W_K", "W_V", "W_O")}
+    biases = {key: rng.normal(size=(2, 4)) + 1000.123456789 for key in ("b_Q", "b_K", "b_V")}
+    biases["b_O"] = rng.normal(size=8)
+    weights = AttentionWeights(**as32, **biases)
+    assert weights.stacked_rows.shape == (24, 8) and weights.stacked_bias is not None
+    x = rng.normal(size=(3, 8))
+    trace = multi_head_attention(["a", "b", "c"], x, weights)
+    for name in "QKV":
+        w, b = as32[f"W_{name}"].astype(np.float64), biases[f"b_{name}"]
+        expected = np.einsum("nd,hdk->hnk", x, w) + b[:, np.newaxis, :]
+        np.testing.assert_allclose(getattr(trace, name), expected, rtol=0, atol=1e-9)
+    same_type = AttentionWeights(**as32, **{k: v.astype(np.float32) for k, v in biases.items()})
+    assert same_type.stacked_bias is None and same_type.stacked_rows.shape == (24, 9)
+
+
 def test_steps_chain_as_the_trace_says() -> None:
     trace = attnviz.trace_attention("Thinking Machines")
     np.testing.assert_allclose(trace.Q, np.einsum("nd,hdk->hnk", trace.X, trace.W_Q))
