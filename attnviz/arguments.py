@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attnviz.errors import AttnvizError, FileProblem, clipped, shown_value
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
+    from numpy.typing import DTypeLike, NDArray
 
 T = TypeVar("T")
 E = TypeVar("E", bound=Enum)
@@ -300,6 +300,24 @@ def shared_heads(step: str, query_heads: int, shared: int) -> None:
         raise AttnvizError(
             f"{step}: {query_heads} query heads cannot share {shared} key/value heads; the "
             "key/value heads G must divide the query heads h."
+        )
+
+
+def room(step: str, out: object, shape: tuple[int, ...], dtype: DTypeLike) -> None:
+    """``out``, where a step writes its result: a writable numpy array of that result's shape and
+    type (a narrower type would round it, another shape is not the result's)."""
+    import numpy as np
+
+    if not isinstance(out, np.ndarray):
+        raise AttnvizError(
+            f"{step}: out={shown_value(out)}: give a numpy array to write into, e.g. "
+            "concat_buffer(h, n, d_k, np.float64), or omit out."
+        )
+    if out.shape != shape or out.dtype != np.dtype(dtype) or not out.flags.writeable:
+        raise AttnvizError(
+            f"{step}: out is {'a read-only' if not out.flags.writeable else 'an'} array of "
+            f"{out.dtype} {list(out.shape)}; the result is {np.dtype(dtype)} {list(shape)}: "
+            "give a writable array of that shape and type, or omit out."
         )
 
 

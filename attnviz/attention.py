@@ -210,6 +210,9 @@ def weigh_values(weights: FloatArray, v: FloatArray, out: FloatArray | None = No
     )
     check.shared_heads("weigh_values", weights.shape[0], v.shape[0])
     h, g = weights.shape[0], v.shape[0]
+    if out is not None:
+        shape = (*weights.shape[:-1], v.shape[-1])
+        check.room("weigh_values", out, shape, np.result_type(weights, v))
     if g == h:
         return np.matmul(weights, v) if out is None else np.matmul(weights, v, out=out)
     grouped = weights.reshape(g, h // g, *weights.shape[1:])  # [G, h/G, n_q, n_k]

@@ -379,6 +379,23 @@ MISUSES: list[tuple[str, Call, str]] = [
         "must be equal",
     ),
     (
+        "weigh_values(out=a list)",
+        lambda e, f: attnviz.weigh_values(A, np.ones((2, 3, 5)), out=[[0.0]]),
+        "give a numpy array to write into",
+    ),
+    (
+        "weigh_values(out of another shape)",
+        lambda e, f: attnviz.weigh_values(A, np.ones((2, 3, 5)), out=np.empty((2, 3, 4))),
+        "out is an array of float64 .2, 3, 4.; the result is float64 .2, 3, 5.",
+    ),
+    (
+        "weigh_values(out of float32, a float64 result)",
+        lambda e, f: attnviz.weigh_values(
+            A, np.ones((2, 3, 5)), out=np.empty((2, 3, 5), np.float32)
+        ),
+        "out is an array of float32",
+    ),
+    (
         "project(rows differ)",
         lambda e, f: attnviz.project(np.ones((3, 8)), np.ones((7, 2, 4))),
         "must be equal",

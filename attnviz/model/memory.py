@@ -13,6 +13,8 @@ those of the next, whatever the layout. Nothing else changes: memory in use is t
 only freed memory beyond the threshold is given back, as before.
 
 Other C libraries (macOS, musl, Windows) have no such thresholds or no ``mallopt``: nothing to do.
+Nor when the process was started with malloc settings of its own (MALLOC_* variables or glibc's
+malloc tunables): those are left as they were set.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ TRIM_THRESHOLD = 64 * 1024 * 1024
 def keep_freed_memory() -> bool:
     """Ask glibc, once per process, to keep freed blocks for reuse; True when it agreed. Each
     architecture's forward pass calls it."""
-    if not _is_glibc():
+    if not _is_glibc() or _tuned_by_the_user():
         return False
     try:
         mallopt = ctypes.CDLL(None).mallopt  # the C library the process already uses
@@ -45,6 +47,14 @@ def keep_freed_memory() -> bool:
     heap = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
     kept = mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
     return bool(heap and kept)
+
+
+def _tuned_by_the_user() -> bool:
+    """Whether whoever started the process set malloc's behaviour themselves (MALLOC_TRIM_
+    THRESHOLD_ and the like, or glibc.malloc tunables), which mallopt would override."""
+    if any(name.startswith("MALLOC_") for name in os.environ):
+        return True
+    return "glibc.malloc." in os.environ.get("GLIBC_TUNABLES", "")
 
 
 def _is_glibc() -> bool:

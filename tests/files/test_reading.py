@@ -113,6 +113,12 @@ def test_finite_matrix_names_the_real_problem() -> None:
     [
         ({"W_Q": [[[0] * 4] * 8, [[0] * 4] * 7]}, "W_Q in {} is not a 3-d array of numbers"),
         ({"W_Q": [[[1e400]]]}, "W_Q in {} holds NaN or infinity"),  # 1e400 reads as infinity
+        # An array's name is given as written, not capitalised into another one (B_V).
+        (
+            {key: np.zeros((2, 4)).tolist() for key in ("b_Q", "b_K")}
+            | {"b_V": [[1e400, 0, 0, 0], [0] * 4], "b_O": [0] * 8},
+            "b_V in {} holds NaN or infinity",
+        ),
     ],
 )
 def test_broken_weights_json_is_one_line(

@@ -11,9 +11,11 @@ from attnviz.errors import AttnvizError
 from attnviz.model import memory
 
 GLIBC = memory._is_glibc()
+#: Run with malloc settings of its own, which attnviz leaves alone.
+TUNED = memory._tuned_by_the_user()
 
 
-@pytest.mark.skipif(not GLIBC, reason="mallopt's thresholds are glibc's")
+@pytest.mark.skipif(not GLIBC or TUNED, reason="glibc's own thresholds, not set by the user")
 def test_glibc_agrees_to_keep_freed_memory_and_is_asked_once() -> None:
     assert memory.keep_freed_memory() is True
     assert memory.keep_freed_memory() is True
@@ -30,6 +32,18 @@ def test_another_c_library_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.mark.skipif(not GLIBC, reason="mallopt's thresholds are glibc's")
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("MALLOC_TRIM_THRESHOLD_", "131072"), ("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=4096")],
+)
+def test_malloc_settings_of_the_users_own_are_left_as_they_are(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    assert memory.keep_freed_memory.__wrapped__() is False
+
+
+@pytest.mark.skipif(not GLIBC or TUNED, reason="glibc's own thresholds, not set by the user")
 def test_a_loop_over_sentences_reuses_the_pages_of_the_last_pass() -> None:
     """Each pass keeps 20 MB of intermediates (MiniLM, 128 word pieces): 5,000 pages if they
     were handed back to the system when the last pass's trace was dropped and faulted in anew."""
