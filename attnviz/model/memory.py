@@ -9,8 +9,8 @@ where in the heap it happened to lie, and when it does, the next pass faults eve
 zeroed: 10.6 MB of page faults per pass, 4 ms of a 30 ms MiniLM pass, appeared or vanished with a
 change of a module's path. So model mode asks glibc, once, to serve blocks of up to 32 MB from the
 heap and to keep up to 64 MB of freed memory at its top for reuse: the pages of one pass are
-those of the next, whatever the layout. Nothing else changes: memory in use is the same, and
-only freed memory beyond the threshold is given back, as before.
+those of the next, whatever the layout. Memory in use is the same; freed memory beyond 64 MB at
+the top of the heap still goes back to the system.
 
 Other C libraries (macOS, musl, Windows) have no such thresholds or no ``mallopt``: nothing to do.
 Nor when the process was started with malloc settings of its own (MALLOC_* variables or glibc's
