@@ -180,8 +180,9 @@ def load_json(path: Path, what: str) -> JsonData:
 
 def finite_matrix(value: Any, *, name: str, source: Path | str, ndim: int) -> np.ndarray:
     """``value`` as a float64 array with ``ndim`` dimensions and only finite numbers."""
-    # It starts the message: "The array in …"; an array's own name (b_V, scores) stays as it is.
-    if name.startswith("the "):
+    # It starts the message: "The array in …", "Weights in …"; a name with a subscript (b_V,
+    # W_Q) is an array's own and stays as it is written.
+    if "_" not in name:
         name = name[:1].upper() + name[1:]
     only_numbers(value, name, source, ndim)  # not text, true/false or dates made numbers
     not_numbers = f"{name} in {source} is not a {ndim}-d array of numbers of equal length."
