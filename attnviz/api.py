@@ -149,7 +149,7 @@ def explain(
     *,
     model: str | None = None,
     layer: int | None = None,
-    head: int | None = None,
+    head: int | str | None = None,
     focus: str | None = None,
     words: bool = False,
     hide_special: bool = False,
@@ -187,7 +187,8 @@ def explain(
     attnviz.errors.AttnvizError: head=3 does not exist; heads are numbered 1 to 2.
     """
     check.sentences(sentence=sentence, model=model)
-    check.whole(layer=layer, head=head, pad_to=pad_to, seed=seed, kv_heads=kv_heads)
+    check.head(head)
+    check.whole(layer=layer, pad_to=pad_to, seed=seed, kv_heads=kv_heads)
     check.whole(heads=heads, d_model=d_model)
     check.flags(words=words, hide_special=hide_special, causal=causal)
     check.text(focus=focus, model=model)
@@ -216,7 +217,7 @@ def cross(
     target: str,
     *,
     layer: int | None = None,
-    head: int | None = None,
+    head: int | str | None = None,
     focus: str | None = None,
     heads: int | None = None,
     d_model: int | None = None,
@@ -237,7 +238,8 @@ def cross(
     (2, 3, 4)
     """
     check.sentences(source=source, target=target)
-    check.whole(layer=layer, head=head, seed=seed, heads=heads, d_model=d_model)
+    check.head(head)
+    check.whole(layer=layer, seed=seed, heads=heads, d_model=d_model)
     check.text(focus=focus)
     check.paths(embeddings=embeddings, weights=weights)
     trace_options = trace_options_from(
@@ -264,11 +266,15 @@ def lesson(
     color: bool = False,
     show: bool = False,
     block: int | None = None,
+    full: bool = False,
 ) -> str:
     """The step-by-step lesson as ``attnviz explain`` prints it, as text (with ANSI colours
     when ``color``); ``show=True`` also prints it. ``steps`` ("4-6", "1,3-5", 4 or [4, 5, 6])
     keeps only those steps, as --steps does; "5,6,blockwise" adds the softmax a ``block`` of
-    keys at a time (FlashAttention's), shown only when named.
+    keys at a time (FlashAttention's), shown only when named. By default one head is shown in
+    full (the first, or the one ``explain``'s ``head`` names; ``head="all"``: every head) and
+    every other head gives the focus word's rows; ``full=True`` gives all of the text, every
+    explanation with every head shown.
 
     >>> import attnviz
     >>> text = attnviz.lesson(attnviz.explain("I am good"), width=80)
@@ -288,9 +294,13 @@ def lesson(
     check.given(decimals=decimals, width=width)
     selected = explanation.selection
     check_lesson(len(selected.heads), selected.n_rows, selected.n_columns)
-    check.flags(show_weights=show_weights, color=color, show=show)
+    check.flags(show_weights=show_weights, color=color, show=show, full=full)
     steps = check.steps_text(steps)
-    options = LessonOptions(decimals=decimals, show_weights=show_weights, steps=steps, block=block)
+    options = explanation.lesson_options(
+        LessonOptions(
+            decimals=decimals, show_weights=show_weights, steps=steps, block=block, full=full
+        )
+    )
     if width < 40:
         raise AttnvizError(f"width={width} is too narrow for the tables; give 40 or more.")
     if width > MAX_WIDTH:

@@ -44,6 +44,12 @@ def whole(**values: object) -> None:
     few_digits(**values)
 
 
+def head(value: object) -> None:
+    """AttnvizError unless ``head`` is None, a whole number or "all"."""
+    if value != "all":
+        whole(head=value)
+
+
 def few_digits(**values: object) -> None:
     """AttnvizError for a whole number of more than MAX_DIGITS digits; other values pass, for
     the caller's own checks to refuse in their words."""

@@ -1,12 +1,23 @@
-"""The examples ``attnviz demo`` shows, computed: the command line's own explain and cross
-(attnviz.api) on fixed sentences, and all-MiniLM-L6-v2's heads for "it" when it is installed;
-attnviz.render.demo draws them."""
+"""What ``attnviz demo`` shows, computed: the ten-minute class on the seeds' sentence, "The animal
+didn't cross the street because it was too tired". attnviz.render.demo draws it.
+
+1. the computation, step by step, on "I am good" (attnviz.api's own explain);
+2. the seeds' sentence with random weights: "it" looks where chance puts it;
+3. coref, attnviz's toy model trained to point, on "…too tired" and "…too wide";
+4. coref-word, which names the noun with an output layer: right answer, attention elsewhere;
+5. a few seconds of ``attnviz train coref``, trained live (run by the renderer through
+   ``train``, so that its frames show as it trains);
+6. all-MiniLM-L6-v2 when it is installed: what a real model does with "it".
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from attnviz.api import crossed, explained, scaling_rows
+import numpy as np
+
+from attnviz.api import explained
 from attnviz.errors import AttnvizError
 from attnviz.explanation import Explanation
 from attnviz.selection import Selection, ViewOptions
@@ -15,50 +26,129 @@ from attnviz.trace_options import TraceOptions
 
 if TYPE_CHECKING:
     from attnviz.render.demo import DemoExamples, ItExample
+    from attnviz.train.loop import Snapshot
+    from attnviz.train.tasks import Task
+    from attnviz.training import Trained
+
+TIRED = "The animal didn't cross the street because it was too tired"
+WIDE = "The animal didn't cross the street because it was too wide"
+FOCUS = "it"
+
+
+class Look(NamedTuple):
+    """Where a word's row looks most in one layer and head, and what it gives another word."""
+
+    word: str  # the word it gives its largest weight
+    weight: float
+    other: str  # the word asked about (the referent)
+    other_weight: float
+
+
+class ToyReading(NamedTuple):
+    """One sentence through one of attnviz's toy models: the focus word's row in each layer
+    (head 1, the only one), the model's answer and how it was read, and its training record."""
+
+    model: str  # "coref", "coref-word"
+    sentence: str
+    words: tuple[str, ...]
+    looks: tuple[Look, ...]  # layer 1, layer 2, … (each: where "it" looks most)
+    last_row: tuple[float, ...]  # the last layer's row of "it", one weight per word
+    answer: str  # the model's answer at "it"
+    referent: str  # the noun the adjective fits
+    readout: str  # "pointer" or "word"
+    accuracy: float  # held-out, as its config.json records it
+    held_out: int  # held-out sentences
+    trained_lengths: tuple[int, int] | None
+
+
+def toy_reading(sentence: str, model: str, referent: str) -> ToyReading:
+    """``sentence`` through the shipped toy ``model``: where "it" looks in every layer and what
+    it answers."""
+    from attnviz.model.run import trace_model
+
+    run = trace_model(sentence, model)
+    config, answered = run.toy_config, run.answered
+    assert config is not None and answered is not None  # a toy model, "it" in the sentence
+    words = run.trace.tokens
+    focus, target = words.index(FOCUS), words.index(referent)
+    looks = []
+    for layer in run.trace.layers:
+        row = np.asarray(layer.weights[0, focus], dtype=np.float64)
+        top = int(np.argmax(row))
+        looks.append(Look(words[top], float(row[top]), referent, float(row[target])))
+    last = np.asarray(run.trace.layers[-1].weights[0, focus], dtype=np.float64)
+    return ToyReading(
+        model=model,
+        sentence=sentence,
+        words=tuple(words),
+        looks=tuple(looks),
+        last_row=tuple(float(w) for w in last),
+        answer=answered[1],
+        referent=referent,
+        readout=config.readout,
+        accuracy=config.held_out_accuracy,
+        held_out=config.held_out_examples,
+        trained_lengths=config.trained_lengths,
+    )
+
+
+def live_training() -> tuple[Task, Callable[[Callable[[Snapshot], None]], Trained]]:
+    """``attnviz train coref``'s task, and the training itself (the pointer readout from seed 0,
+    to 99% held-out), to be run as its frames are shown."""
+    from attnviz import training
+
+    task = training.make_task("coref")
+    return task, lambda on_snapshot: training.train(task, on_snapshot=on_snapshot)
 
 
 def demo_examples(*, use_model: bool) -> DemoExamples:
-    """The traces ``attnviz demo`` shows, each with what is shown of it; all-MiniLM-L6-v2's
-    heads for "it" when it is installed and ``use_model``."""
-    from attnviz.render.demo import IT_SENTENCE, DemoExamples, ItExample
+    """Every screen of ``attnviz demo`` but the training, computed; all-MiniLM-L6-v2's heads
+    for "it" when it is installed and ``use_model``."""
+    from attnviz.render.demo import DemoExamples
 
     def shown(sentence: str, **view: Any) -> tuple[AttentionTrace, Selection]:
         explanation = explained(sentence, TraceOptions(), ViewOptions(**view))
         return explanation.trace, explanation.selection
 
-    crossing = crossed(
-        "I am good", "Je vais bien", TraceOptions(), ViewOptions(head=1, focus="vais")
-    )
-    from attnviz.model.checkpoint import ModelNotInstalled
-
     it, problem = None, None
     if use_model:
-        try:
-            model = explained(
-                IT_SENTENCE,
-                TraceOptions(model="minilm"),
-                ViewOptions(focus="it", hide_special=True),
-            )
-        except ModelNotInstalled:
-            pass  # the random layer, with a hint to install it
-        except AttnvizError as error:
-            problem = error.message  # installed but broken: the random layer, saying why
-        else:
-            it = _it_in_the_model(model)
-    if it is None:
-        it = ItExample(*shown(IT_SENTENCE, focus="it"), None, use_model, problem)
+        it, problem = _minilm()
+    task, train = live_training()
     return DemoExamples(
-        i_am_good=shown("I am good", focus="I"),
-        thinking=shown("Thinking Machines", head=1, focus="Thinking"),
+        i_am_good=shown("I am good"),
+        random_it=shown(TIRED, focus=FOCUS),
+        coref=(toy_reading(TIRED, "coref", "animal"), toy_reading(WIDE, "coref", "street")),
+        coref_word=(
+            toy_reading(TIRED, "coref-word", "animal"),
+            toy_reading(WIDE, "coref-word", "street"),
+        ),
+        training_task=task,
+        train=train,
         it=it,
-        crossed=(crossing.trace, crossing.selection),
-        scaling=scaling_rows([4, 16, 64, 256, 1024], keys=16, queries=400, seed=0),
+        model_wanted=use_model,
+        model_problem=problem,
     )
+
+
+def _minilm() -> tuple[ItExample | None, str | None]:
+    """all-MiniLM-L6-v2's heads for "it" → "animal", or why there are none: (None, None) when
+    it is not installed, (None, the reason) when it is but could not be run."""
+    from attnviz.model.checkpoint import ModelNotInstalled
+
+    try:
+        model = explained(
+            TIRED, TraceOptions(model="minilm"), ViewOptions(focus=FOCUS, hide_special=True)
+        )
+    except ModelNotInstalled:
+        return None, None
+    except AttnvizError as error:
+        return None, error.message
+    return _it_in_the_model(model), None
 
 
 def _it_in_the_model(model: Explanation) -> ItExample:
-    """The demo's "it" → "animal": where "it" looks most in every head, its heads for "animal",
-    and the layer of the most specific one, shown with that head."""
+    """The demo's "it" → "animal" in a real model: where "it" looks most in every head, its
+    heads for "animal", and the most specific one's row."""
     from attnviz.analysis.heads import focus_survey
     from attnviz.render.demo import ItExample
 
@@ -66,4 +156,4 @@ def _it_in_the_model(model: Explanation) -> ItExample:
     survey = focus_survey(model.layers, model.selection, animal)
     specific = survey.specific
     selection = model.selection._replace(heads=(specific.head - 1,))
-    return ItExample(model.layers[specific.layer - 1], selection, survey, True)
+    return ItExample(model.layers[specific.layer - 1], selection, survey)

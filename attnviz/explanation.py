@@ -5,14 +5,14 @@ plain record (attnviz.trace): the display lives here, not in it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from attnviz.arguments import given, output_file
 from attnviz.errors import AttnvizError
 from attnviz.labels import plural
 from attnviz.lesson.options import LessonOptions
-from attnviz.selection import Selection, ViewOptions
+from attnviz.selection import ALL_HEADS, Selection, ViewOptions
 from attnviz.trace import AttentionTrace
 
 
@@ -48,6 +48,13 @@ class Explanation:
             f"<Explanation: {self.trace.n_tokens} tokens, {layer}{heads}{following}; "
             f"weights {self.trace.provenance.weights.describe(with_layer=False)}>"
         )
+
+    def lesson_options(self, options: LessonOptions) -> LessonOptions:
+        """``options`` as this explanation's lesson takes them: every head in full when the view
+        asked for every head (--head all)."""
+        if self.view.head == ALL_HEADS and not options.every_head:
+            return replace(options, every_head=True)
+        return options
 
     @property
     def is_model_run(self) -> bool:

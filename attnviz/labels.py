@@ -14,6 +14,7 @@ from attnviz.arguments import digits
 from attnviz.tokens import printable
 
 _SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+_SUPERSCRIPT_DIGITS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 ELLIPSIS = "…"
 MASKED = "−∞"  # a masked score: set to minus infinity before the softmax
@@ -29,6 +30,11 @@ CODE_POINTS_PER_CELL = 4
 def subscript(number: int) -> str:
     """``12`` -> ``₁₂``, for head numbers in names such as Q₁ and W_Q₂."""
     return str(number).translate(_SUBSCRIPT_DIGITS)
+
+
+def superscript(number: int) -> str:
+    """``6`` -> ``⁶``, ``-3`` -> ``⁻³``, for powers of ten such as 4.5 × 10⁶."""
+    return str(number).translate(_SUPERSCRIPT_DIGITS)
 
 
 def format_number(value: float, decimals: int) -> str:

@@ -30,11 +30,16 @@ class ViewOptions(NamedTuple):
     # --layer, from 1: the model layer to show; None: the last layer. (A layer of a model's
     # export given as weights is TraceOptions.export_layer.)
     layer: int | None = None
-    head: int | None = None  # --head, from 1; None: every head
+    # --head, from 1: the head the lesson shows in full (the others give the focus word's
+    # rows), the one head a picture draws; "all": every head (in full); None: every head.
+    head: int | str | None = None
     focus: str | None = None  # --focus WORD or WORD:N; None: "it" when the sentence has it
     hide_special: bool = False  # --hide-special: leave [CLS], [SEP], [PAD] out of the views
     words: bool = False  # --words: merge a model's word pieces into words
 
+
+#: --head all: every head, each shown in full by the lesson.
+ALL_HEADS = "all"
 
 Groups = tuple[tuple[int, ...], ...]
 
@@ -175,10 +180,13 @@ def choose_layer(layers: Sequence[AttentionTrace], layer: int | None) -> Attenti
     return layers[layer - 1]
 
 
-def choose_heads(trace: AttentionTrace, head: int | None) -> tuple[int, ...]:
-    """Heads to show, numbered from 0; ``head`` is numbered from 1 as a person types it."""
-    if head is None:
+def choose_heads(trace: AttentionTrace, head: int | str | None) -> tuple[int, ...]:
+    """Heads to show, numbered from 0; ``head`` is numbered from 1 as a person types it, or
+    "all"."""
+    if head is None or head == ALL_HEADS:
         return tuple(range(trace.n_heads))
+    if isinstance(head, str):
+        raise AttnvizError(f"{option('head', head)}: give a head's number, from 1, or {ALL_HEADS}.")
     if not 1 <= head <= trace.n_heads:
         raise AttnvizError(
             f"{option('head', head)} does not exist; heads are numbered 1 to {trace.n_heads}."

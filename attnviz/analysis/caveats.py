@@ -22,12 +22,30 @@ def attention_caveat(word: str) -> str:
     )
 
 
-#: From layer 2 on, a row mixes vectors that earlier layers already mixed (Abnar & Zuidema 2020).
-MIXTURES = (
-    "From layer 2 on, each row's words are the outputs of the layers below: vectors that "
-    "already mix the whole sentence (and, through the residual connection, keep part of their "
-    "own word), not the words themselves."
-)
+def mixtures(*, causal: bool) -> str:
+    """From layer 2 on, a row mixes vectors that earlier layers already mixed (Abnar & Zuidema
+    2020): the whole sentence, or under a causal mask the words up to each one."""
+    mixed = (
+        "already mix the words up to their own (under the causal mask, row i of a layer reads "
+        "words 1 to i only)"
+        if causal
+        else "already mix the whole sentence"
+    )
+    return (
+        f"From layer 2 on, each row's words are the outputs of the layers below: vectors that "
+        f"{mixed} and, through the residual connection, keep part of their own word; not the "
+        "words themselves."
+    )
+
+
+def brief_attention_caveat(word: str) -> str:
+    """attention_caveat in two sentences, for the lesson's short form."""
+    return (
+        f"A caution: a high weight shows where the vector of {word} reads from in one head, not "
+        "why. Unless the model answers with that very row (as a pointer readout does), it does "
+        f"not show that the model has resolved {word} (Jain & Wallace 2019; Wiegreffe & Pinter "
+        "2019)."
+    )
 
 
 def short_attention_caveat() -> str:

@@ -262,31 +262,49 @@ def trace_specificity(trace: AttentionTrace, focus: int) -> FloatArray:
     )
 
 
-def self_argmax_rows(
+def counted_rows(
     weights: FloatArray, mask: np.ndarray | None = None, *, padding: int = 0
 ) -> np.ndarray:
-    """Which rows put their largest weight on the word itself (ties count).
-
-    weights [h, n, n] -> [h, n] bool; [PAD] rows are False. "The word at this position
-    has the highest score", counted rather than assumed.
-    """
+    """Which rows can say whether a word looks most at itself: rows with a choice (two allowed
+    keys or more: the first row under a causal mask, or a one-token sentence, has none) whose
+    largest weight is one key's alone (an exact tie, as in "it it it it" with every weight
+    0.25, names no largest). [PAD] rows never count.  weights [h, n, n] -> [h, n] bool"""
     weights = np.asarray(weights, dtype=np.float64)
     n = weights.shape[-1]
     allowed = allowed_pairs(n, mask)
     shown = np.where(allowed, weights, -np.inf)
+    largest = shown.max(axis=-1, keepdims=True)
+    alone = (shown == largest).sum(axis=-1) == 1  # [h, n]
+    result: np.ndarray = alone & choice_rows(allowed, tuple(range(n - padding, n)))
+    return result
+
+
+def self_argmax_rows(
+    weights: FloatArray, mask: np.ndarray | None = None, *, padding: int = 0
+) -> np.ndarray:
+    """Which rows put their largest weight on the word itself, of the rows counted_rows counts
+    (a row with no choice or a tie at its top is False).
+
+    weights [h, n, n] -> [h, n] bool. "The word at this position has the highest score",
+    counted rather than assumed.
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    n = weights.shape[-1]
+    shown = np.where(allowed_pairs(n, mask), weights, -np.inf)
     diagonal = np.diagonal(shown, axis1=-2, axis2=-1)  # [h, n]
-    result: np.ndarray = diagonal >= shown.max(axis=-1)
-    result[:, n - padding :] = False
+    result: np.ndarray = (diagonal >= shown.max(axis=-1)) & counted_rows(
+        weights, mask, padding=padding
+    )
     return result
 
 
 def self_argmax_count(layers: Sequence[AttentionTrace]) -> tuple[int, int]:
     """(rows whose largest weight is on the word itself, rows counted) over every layer and
-    head of a run; [PAD] rows are not counted."""
+    head of a run, as counted_rows counts rows."""
     count = total = 0
     for trace in layers:
         padding = trace.provenance.masking.padding
         rows = self_argmax_rows(trace.weights, trace.mask, padding=padding)
         count += int(rows.sum())
-        total += trace.n_heads * (trace.n_tokens - padding)
+        total += int(counted_rows(trace.weights, trace.mask, padding=padding).sum())
     return count, total

@@ -196,6 +196,7 @@ def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Record
 
     trace, selection = explanation.trace, explanation.selection
     limits.check_lesson(len(selection.heads), selection.n_rows, selection.n_columns)
+    lesson = explanation.lesson_options(lesson)
     blocks = written_lesson(trace, selection, lesson, layers=explanation.layers)
     if to.slides is not None:  # every slide counted, before the lesson is printed
         from attnviz.render.slides.plan import plan_slides
@@ -243,7 +244,7 @@ def heatmap(
 
     Query words are rows, key words columns; a last panel shows where the focus word looks.
 
-    Example: attnviz heatmap "The animal didn't cross the street because it was too tired" -o it.png
+    Example: attnviz heatmap --model coref "The animal didn't cross the street because it was too tired" -o it.png
     """
     from attnviz.files import staged_writes
     from attnviz.outputs import write_export

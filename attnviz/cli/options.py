@@ -33,7 +33,7 @@ from attnviz.errors import (
 from attnviz.lesson.options import LessonOptions
 from attnviz.positions import Positions
 from attnviz.render.options import Measure, Scale, Style
-from attnviz.selection import ViewOptions
+from attnviz.selection import ALL_HEADS, ViewOptions
 from attnviz.trace_options import Dtype, Preset, TraceOptions
 
 # -- each option once ---------------------------------------------------------------------------
@@ -71,6 +71,18 @@ def whole_number(value: str | int) -> int:
 
 # --help names an option's type after its parser: <int>, as for click's own INT.
 whole_number.__name__ = "int"
+
+
+def head_choice(value: str | int) -> int | str:
+    """--head: a head's number, as whole_number reads it, or all."""
+    if value == ALL_HEADS or isinstance(value, int):
+        return value
+    if not digits(value):
+        raise typer.BadParameter(f"{clipped(value)!r}: give a head's number, from 1, or all.")
+    return whole_number(value)
+
+
+head_choice.__name__ = "int|all"
 
 
 def file_path(value: str | Path) -> Path:
@@ -198,8 +210,14 @@ DECLARATIONS: dict[str, Any] = {
         ),
     ],
     "head": Annotated[
-        int | None,
-        typer.Option("--head", help="Show only head N (numbered from 1).", show_default=False),
+        str | None,
+        typer.Option(
+            "--head",
+            parser=head_choice,
+            help="Head N (from 1): the lesson shows it in full and the other heads' rows of the "
+            "focus word; pictures draw it alone. all: every head in full.",
+            show_default=False,
+        ),
     ],
     "focus": Annotated[
         str | None,
@@ -240,6 +258,14 @@ DECLARATIONS: dict[str, Any] = {
             "7 Concat and W_O; 8 the focus view. Shown only when named: blockwise (6b), the "
             "softmax and Z a block of keys at a time, as FlashAttention computes them.",
             show_default=False,
+        ),
+    ],
+    "full": Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="All of the lesson's text: every head shown in full (or --head's alone) with "
+            "every explanation, at full length.",
         ),
     ],
     "block": Annotated[

@@ -70,9 +70,12 @@ class Worked(NamedTuple):
 
 
 class Tables(NamedTuple):
-    """Tables with the same rows, set side by side when the page is wide enough."""
+    """Tables with the same rows, set side by side when the page is wide enough; with
+    ``squeeze``, side by side anyway, each with columns elided to fit its share of the page
+    (the lesson's short form: the tables whole are one option or export away)."""
 
     matrices: tuple[Matrix, ...]
+    squeeze: bool = False
 
 
 class Bars(NamedTuple):

@@ -13,8 +13,9 @@ import importlib
 from collections.abc import Collection, Iterator, Sequence
 from types import ModuleType
 
-from attnviz.analysis.caveats import MIXTURES
+from attnviz.analysis.caveats import mixtures
 from attnviz.errors import AttnvizError, option, quoted
+from attnviz.lesson import head_rows
 from attnviz.lesson import header as opening
 from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Blank, Block, Heading, Pause, SectionEnd
@@ -71,7 +72,7 @@ def _open(writer: LessonWriter) -> None:
     before any row is shown."""
     opening.write(writer)
     if (writer.trace.provenance.embeddings.layer or 1) > 1 and not writer.trace.is_cross:
-        writer.say(MIXTURES)
+        writer.say(mixtures(causal=writer.trace.provenance.masking.causal))
 
 
 Numbered = tuple[int, str, Step]  # a step with its number and its heading's label (in_order)
@@ -95,8 +96,11 @@ def _write_run(writer: LessonWriter, run: list[Numbered]) -> None:
     """A run of steps: a head's steps once per head shown, each head a section; another step
     once (the focus view only when a word is followed). Each ends a part of the lesson."""
     if run[0][2].per_head:
-        for index in writer.selection.heads:
+        for index in writer.lesson_heads:
             head = writer.head_view(index)
+            if not head.in_full:
+                _write_rows(writer, run, head)
+                continue
             section = f"Head {index + 1} of {writer.trace.n_heads}"
             for position, numbered_step in enumerate(run):
                 _write_step(writer, numbered_step, head, section if position == 0 else None)
@@ -106,6 +110,23 @@ def _write_run(writer: LessonWriter, run: list[Numbered]) -> None:
     if step.focus and writer.selection.focus is None:
         return
     _write_step(writer, (number, label, step), None, step.section)
+    writer.blocks.append(SectionEnd())
+
+
+def _write_rows(writer: LessonWriter, run: list[Numbered], head: HeadView) -> None:
+    """A head not shown in full: one pause, its heading, and the focus word's rows of the
+    run's steps that are shown (attnviz/lesson/head_rows.py)."""
+    shown = [
+        (number, step)
+        for number, _, step in run
+        if writer.shown_steps is None or number in writer.shown_steps
+    ]
+    if not shown:
+        return
+    title = head_rows.heading(writer, head)
+    writer.blocks += [Pause(title, shown[0][0], "rows", head.index), Blank()]
+    writer.heading(title, "section")
+    head_rows.write(writer, head, {step.key for _, step in shown})
     writer.blocks.append(SectionEnd())
 
 

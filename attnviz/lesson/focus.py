@@ -22,6 +22,10 @@ from attnviz.tokens import printable
 
 #: The most words a head's bars show; the rest are counted and summed in one line.
 MOST_BARS = 12
+#: … by default (not --full) for the head shown in full,
+MOST_BARS_SHOWN = 8
+#: … and for a head not shown in full, whose rows the lesson gives and no more.
+MOST_BARS_BRIEF = 5
 #: A key whose share of the row's contribution is below this adds so little that the weight on
 #: it is close to a no-op (as with [CLS] in MiniLM's layer 6, head 12: weight 0.15, share 0.01).
 NO_OP_SHARE = 0.05
@@ -54,26 +58,39 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     piece = lesson.all_queries[focus.index]
     if not selection.merged and trace.tokens[focus.index].casefold() != focus.word.casefold():
         row, owner = f"{piece!r} (the first piece of {name!r})", piece
-    lesson.say(
-        f"Row {row} of each head's weights, largest first. A weight w_ij only mixes: "
-        f"z_{piece} = Σ_j w_ij·v_j, which the head passes on through its rows of W_O, "
-        f"W_O^(h). What word j adds to the head's output for {owner!r} is w_ij·f(x_j), with "
-        "f(x_j) = v_j·W_O^(h) (Kobayashi et al. 2020); beside each weight, its size ‖w·f‖ = "
-        "w_ij·‖f(x_j)‖ and its share of the row's total Σ_j w_ij·‖f(x_j)‖. A large weight on a "
-        "short f(x_j) adds little."
-    )
+    if lesson.brief:
+        lesson.say(
+            f"Row {row} of each head's weights, largest first, and beside each weight what word "
+            f"j adds to the head's output for {owner!r}: w_ij·f(x_j), f(x_j) = v_j·W_O^(h) "
+            "(Kobayashi et al. 2020), its size ‖w·f‖ and its share of the row's total. A large "
+            "weight on a short f(x_j) adds little."
+        )
+    else:
+        lesson.say(
+            f"Row {row} of each head's weights, largest first. A weight w_ij only mixes: "
+            f"z_{piece} = Σ_j w_ij·v_j, which the head passes on through its rows of W_O, "
+            f"W_O^(h). What word j adds to the head's output for {owner!r} is w_ij·f(x_j), with "
+            "f(x_j) = v_j·W_O^(h) (Kobayashi et al. 2020); beside each weight, its size ‖w·f‖ = "
+            "w_ij·‖f(x_j)‖ and its share of the row's total Σ_j w_ij·‖f(x_j)‖. A large weight on "
+            "a short f(x_j) adds little."
+        )
     if selection.merged and any(len(group) > 1 for group in selection.column_groups):
         lesson.say("A word of several pieces sums its pieces' sizes, as it sums their weights.")
     types = _head_types(lesson)
-    if types:
+    if types and lesson.brief:
+        lesson.say(
+            "Each head is named by its type, scored over all its rows (attnviz heads --help)."
+        )
+    elif types:
         lesson.say(
             "Each head is named by its type, scored over all its rows (attnviz heads --help): a "
             "previous-token head, or a sink whose rows park their weight on one token, does much "
             f"the same in every row, so its bars say little about {owner!r} itself."
         )
     rows = focus_rows(lesson)
-    for index in selection.heads:
-        _head(lesson, index, rows[index], name, types.get(index))
+    for index in lesson.lesson_heads:
+        in_full = index in lesson.full_heads
+        _head(lesson, index, rows[index], name, types.get(index), in_full=in_full)
     focus_notes.write(lesson, owner)
 
 
@@ -117,17 +134,25 @@ def _head_types(lesson: LessonWriter) -> dict[int, str]:
 
 
 def _head(
-    lesson: LessonWriter, head: int, row: FocusRow, name: str, kind: str | None = None
+    lesson: LessonWriter,
+    head: int,
+    row: FocusRow,
+    name: str,
+    kind: str | None = None,
+    *,
+    in_full: bool = True,
 ) -> None:
     """One head's bars for the focus word, what they leave out, why weight and contribution
-    differ where they do, its z and one contribution worked out."""
+    differ where they do, its z and one contribution worked out; a head not shown in full
+    gives its MOST_BARS_BRIEF largest bars and no more."""
     trace, selection = lesson.trace, lesson.selection
     focus = selection.focus
     assert focus is not None
     order = np.argsort(-row.weights, kind="stable")
     lesson.blank()
     lesson.heading(f"Head {head + 1}" + (f" · {kind}" if kind else ""), "head")
-    shown = order[:MOST_BARS]
+    most = MOST_BARS if not lesson.brief else MOST_BARS_BRIEF if not in_full else MOST_BARS_SHOWN
+    shown = order[: focus_notes.shown_bars(lesson, row.weights[order], most)]
     number = lesson.number
     lesson.blocks.append(
         Bars(
@@ -156,10 +181,16 @@ def _head(
             if row.total > 0
             else f"(hidden {lesson.hidden_names()}, together weight {number(hidden_weight)})"
         )
+    if not in_full:
+        return
     why = differs(lesson, row, focus.index)
     if why:
         lesson.say(why)
     example = worked.weighted_sum(trace, head, focus.index)
+    if lesson.brief and lesson.shows_step("z") and focus.index == lesson.example:
+        # Step 6 of this head worked out this very z: the contribution is what is new here.
+        _contribution(lesson, head, focus.index)
+        return
     if selection.merged and len(selection.row_groups[selection.focus_row or 0]) > 1:
         lesson.say(
             f"The bars above average the rows of the pieces of {name!r}; each piece has "

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnviz.analysis.caveats import attention_caveat
-from attnviz.analysis.head_types import self_argmax_rows
+from attnviz.analysis.caveats import attention_caveat, brief_attention_caveat
+from attnviz.analysis.head_types import counted_rows, self_argmax_rows
 from attnviz.analysis.rollout import trace_rollout
 from attnviz.arrays import FloatArray
 from attnviz.labels import ELLIPSIS, plural
@@ -23,9 +23,12 @@ MOST_ROLLOUT_BARS = 12
 def write(lesson: LessonWriter, owner: str) -> None:
     """What follows the heads' bars: ``owner`` is the focus row's name (the word, or its first
     piece)."""
-    if not lesson.trace.is_cross:
+    counting = not lesson.trace.provenance.weights.is_random or not lesson.brief
+    said = own_word(lesson, owner) if counting and not lesson.trace.is_cross else ""
+    if said:
         lesson.blank()
-        lesson.say(own_word(lesson, owner))
+        lesson.say(said)
+    if not lesson.trace.is_cross:
         if len(lesson.layers_up_to) >= 1 and lesson.n_layers > 1:
             rollout(lesson, owner)
     origin = lesson.trace.provenance.weights
@@ -33,20 +36,28 @@ def write(lesson: LessonWriter, owner: str) -> None:
         lesson.blank()
         focus = lesson.selection.focus
         assert focus is not None
-        lesson.note(attention_caveat(repr(printable(focus.label))))
+        caveat = brief_attention_caveat if lesson.brief else attention_caveat
+        lesson.note(caveat(repr(printable(focus.label))))
 
 
 def own_word(lesson: LessonWriter, owner: str) -> str:
     """How many rows of the heads shown put their largest weight on their own word, and in how
-    many heads the focus word does: counted, where introductions to attention say it is so."""
+    many heads the focus word does: counted, where introductions to attention say it is so.
+    Rows with no choice or a tie at the top do not count (counted_rows); with random weights
+    the count says nothing about trained attention, and nothing is concluded from it. ""
+    when no row can be counted."""
     trace, selection = lesson.trace, lesson.selection
     focus = selection.focus
     assert focus is not None
     padding = trace.provenance.masking.padding
     heads = list(selection.heads)
     own = self_argmax_rows(trace.weights, trace.mask, padding=padding)[heads]  # [heads, n]
-    count, total = int(own.sum()), len(heads) * (trace.n_tokens - padding)
+    counted = counted_rows(trace.weights, trace.mask, padding=padding)[heads]
+    count, total = int(own.sum()), int(counted.sum())
+    if total == 0:
+        return ""
     focus_count = int(own[:, focus.index].sum())
+    focus_total = int(counted[:, focus.index].sum())
     assert selection.focus_row is not None
     if len(selection.row_groups[selection.focus_row]) > 1:  # --words: counted for one piece
         owner = f"{lesson.all_queries[focus.index]!r} (the first piece of {owner!r})"
@@ -55,24 +66,47 @@ def own_word(lesson: LessonWriter, owner: str) -> str:
     unit = "token"
     if lesson.pretrained:
         unit = "word piece" if lesson.family is None else lesson.family.token_unit
-    counted = f"{plural(len(heads), 'head')} shown × {plural(trace.n_tokens - padding, unit)}" + (
-        ", [PAD] rows left out" if padding else ""
+    every = len(heads) * (trace.n_tokens - padding)
+    left_out = []
+    if padding:
+        left_out.append("[PAD] rows")
+    if total < every - len(heads) * padding:
+        left_out.append("rows with one key to choose or a tie for the largest weight")
+    rows = f"{plural(len(heads), 'head')} shown × {plural(trace.n_tokens - padding, unit)}" + (
+        f"; {' and '.join(left_out)} left out" if left_out else ""
     )
     claim = (
         "Introductions to attention often say that a word gives its own position the highest "
         "weight. "
     )
+    focus_part = f"{owner} does in {focus_count} of {plural(focus_total, 'head')}"
+    percent = f"{100 * count / total:.0f}%"
+    counted_text = f"Counted here: {count} of {total} rows ({rows}; {percent}) put their "
+    if trace.provenance.weights.is_random:
+        return (
+            f"{claim}{counted_text}largest weight on their own word, and {focus_part}; with "
+            "random weights that says nothing about what trained attention does."
+        )
     if count == total:
         return (
-            f"{claim}Here all {total} rows ({counted}) do, {owner} in every head shown: true "
-            "of these heads, not a rule of attention."
+            f"{claim}Here all {total} rows counted ({rows}) do, {owner} in every head that "
+            "counts: true of these heads, not a rule of attention."
         )
-    percent = f"{100 * count / total:.0f}%"
     return (
-        f"{claim}Counted here: {count} of {total} rows ({counted}; {percent}) put their largest "
-        f"weight on their own word, and {owner} does in {focus_count} of "
-        f"{plural(len(heads), 'head')}; so it is not a rule."
+        f"{claim}{counted_text}largest weight on their own word, and {focus_part}: in these "
+        "heads it is not a rule."
     )
+
+
+def shown_bars(lesson: LessonWriter, ordered: FloatArray, most: int) -> int:
+    """How many of a row's bars, largest first (``ordered``), the lesson draws: ``most``; in
+    its short form also none past the third that would print as 0.00."""
+    if not lesson.brief:
+        return most
+    count = min(most, len(ordered))
+    while count > 3 and lesson.number(float(ordered[count - 1])) == lesson.number(0.0):
+        count -= 1
+    return count
 
 
 def rollout(lesson: LessonWriter, owner: str) -> None:
@@ -92,6 +126,16 @@ def rollout(lesson: LessonWriter, owner: str) -> None:
     pieces = " (the mean of its pieces' rows)" if merged else ""
     lesson.blank()
     lesson.heading(f"Rollout to layer {layer}", "head")
+    if lesson.brief:
+        lesson.say(
+            "Attention rollout (Abnar & Zuidema 2020): Â_l = ½·mean_h A_l + ½·I (½·I for the "
+            f"residual connection), R_l = Â_l·R_(l−1). Row {owner!r} of R_{layer}{pieces}, "
+            f"beside layer {layer}'s row {averaged}: where mixing alone could carry each input "
+            "word by then; it ignores V, W_O and the rest of each layer, so not what the model "
+            "uses."
+        )
+        _rollout_bars(lesson, rows[0], rows[1], layer)
+        return
     lesson.say(
         "Attention rollout (Abnar & Zuidema 2020) follows the mixing down to the sentence's "
         "words: Â_l = ½·mean_h A_l + ½·I, where ½·I stands for the residual connection, rows "
@@ -115,7 +159,7 @@ def _rollout_bars(lesson: LessonWriter, mean: FloatArray, rolled: FloatArray, la
     """The rollout's bars, largest first, beside the layer's mean weights; what they leave out."""
     number = lesson.number
     order = np.argsort(-rolled, kind="stable")
-    shown = order[:MOST_ROLLOUT_BARS]
+    shown = order[: shown_bars(lesson, rolled[order], MOST_ROLLOUT_BARS)]
     lesson.blocks.append(
         Bars(
             labels=tuple(lesson.keys[index] for index in shown),

@@ -3,7 +3,9 @@ come from, and its notes (random weights, hidden tokens, merged pieces, lowercas
 
 from __future__ import annotations
 
-from attnviz.errors import option
+import shlex
+
+from attnviz.errors import option, spelled
 from attnviz.labels import plural
 from attnviz.lesson.blocks import Span
 from attnviz.lesson.notes import lowercased
@@ -45,6 +47,7 @@ def write(lesson: LessonWriter) -> None:
             "random numbers, not from training: they show how attention is computed, "
             "not what a trained model attends to."
         )
+        _trained_model(lesson)
     if lesson.trace.is_cross and provenance.weights.model is not None:
         lesson.say(
             f"These weights are a self-attention layer of {provenance.weights.model}, run "
@@ -82,6 +85,37 @@ def write(lesson: LessonWriter) -> None:
             "Note: the model's tokenizer lowercases the sentence (and strips accents) "
             f"before splitting it, so {lowered}."
         )
+
+
+def _trained_model(lesson: LessonWriter) -> None:
+    """Random weights drawn by attnviz for a sentence that coref, the toy model attnviz ships,
+    was trained to read: which command shows it, once, at the top."""
+    from attnviz.model.shipped import trained_for
+
+    trace = lesson.trace
+    real = len(trace.tokens) - trace.provenance.masking.padding
+    sentence = " ".join(trace.tokens[:real])  # attnviz's own tokens: the words as typed
+    if trace.is_cross or not trace.provenance.weights.is_drawn or not trained_for(sentence):
+        return
+    command = spelled(
+        f"attnviz explain --model coref {shell_quoted(sentence)}",
+        f"attnviz.explain({sentence!r}, model='coref')",
+    )
+    lesson.say(
+        Span(
+            f"A model trained for this sentence: {printable(command)} shows coref, attnviz's "
+            'toy model that learned which noun "it" is.',
+            "bold",
+        )
+    )
+
+
+def shell_quoted(text: str) -> str:
+    """``text`` as a shell reads it back: in double quotes as people type a sentence ("didn't"
+    stays as written), or quoted by shlex when it holds what double quotes would expand."""
+    if any(character in text for character in '"$`\\!'):
+        return shlex.quote(text)
+    return f'"{text}"'
 
 
 def _first_token_sink(lesson: LessonWriter) -> None:

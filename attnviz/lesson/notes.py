@@ -9,6 +9,7 @@ import unicodedata
 
 import numpy as np
 
+from attnviz.errors import option
 from attnviz.lesson.writer import LessonWriter
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -41,6 +42,40 @@ def expected_variances(trace: AttentionTrace, head: int) -> tuple[float, float, 
     k_variance = float((w_k**2).sum(axis=0).mean())
     scaled_variance = float(((w_q @ w_k.T) ** 2).sum()) / trace.d_k
     return q_variance, k_variance, scaled_variance
+
+
+def scaling_brief(lesson: LessonWriter, head: int) -> str:
+    """Why ÷√d_k in a few lines: the paper's argument, that the divisor is the width of q and
+    k and not the sentence's length, and this head's variances before and after (what
+    scaling_sentence says at length with --full)."""
+    trace = lesson.trace
+    d_k = trace.d_k
+    score_variance, scaled_variance = _variances(trace, head)
+    assumption = ""
+    if lesson.pretrained:
+        assumption = " (this model's q and k need not meet the paper's assumption)"
+    return (
+        f"Why: if q and k had d_k = {d_k} independent components of mean 0 and variance 1 (the "
+        f"paper's assumption), q·k would have variance {d_k}, and the larger d_k, the closer "
+        "the softmax to one-hot, with vanishing gradients; ÷√d_k brings it back to 1. It is the "
+        "width of q and k, not the sentence's length. This head's scores have variance "
+        f"{amount(score_variance)}, the scaled ones {amount(scaled_variance)}{assumption} "
+        f"({option('full', True)} says more; attnviz scaling runs the experiment)."
+    )
+
+
+def _variances(trace: AttentionTrace, head: int) -> tuple[float, float]:
+    """The variance of a head's scores and of its scaled scores, padding rows and columns and
+    masked pairs left out (as scaling_sentence measures them)."""
+    padding = trace.provenance.masking.padding
+    n_queries = len(trace.tokens) - padding
+    n_keys = len(trace.key_tokens) - (0 if trace.is_cross else padding)
+    allowed = ~trace.masked if trace.mask is not None else np.ones(trace.scores.shape[1:], bool)
+    allowed = allowed[:n_queries, :n_keys]
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = trace.scores[head][:n_queries, :n_keys][allowed]
+        scaled = trace.scaled[head][:n_queries, :n_keys][allowed]
+        return float(scores.var()), float(scaled.var())
 
 
 def scaling_sentence(lesson: LessonWriter, head: int) -> str:

@@ -1,4 +1,7 @@
-"""How the lesson is told: decimals, whether the matrices W are printed, which steps.
+"""How the lesson is told: decimals, whether the matrices W are printed, which steps, and how
+much of it: by default one head in full (the first shown) with each step's explanation, and
+for every other head the focus word's row of each table; ``every_head`` shows every head in
+full, each explanation once; ``full`` all of the text.
 
 Light on purpose: the command line declares its options with this type, and ``attnviz --help``
 imports it without the lesson's writers.
@@ -33,9 +36,12 @@ class LessonOptions:
     show_weights: bool = False  # also print W_Q, W_K, W_V and W_O
     steps: str | None = None  # only these steps, as "4-6", "1,3-5" or "5,6,blockwise"; None: all
     block: int | None = None  # keys per block in the blockwise step; None: 3 or 4 blocks
-    # The notes a step says once, with the first head shown, said with every head: the page
-    # shows one head at a time, and a reader who opens it on head 12 must meet them too.
-    notes_in_every_head: bool = False
+    # Every head shown in full, each step's explanation said once, with the first (--head all).
+    every_head: bool = False
+    # All of the text (--full): every head shown in full and every explanation said with every
+    # head, each at its full length. The page shows one head at a time, and a reader who opens
+    # it on head 12 must meet them too.
+    full: bool = False
 
     def __post_init__(self) -> None:
         if (

@@ -4,6 +4,7 @@ number worked out head by head, and what the layer does next."""
 from __future__ import annotations
 
 from attnviz import worked
+from attnviz.errors import option
 from attnviz.labels import subscript
 from attnviz.lesson.blocks import Matrix, Span
 from attnviz.lesson.notes import after_attention
@@ -22,6 +23,10 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
             Matrix(trace.W_O, "W_O", lesson.dims(trace.W_O.shape[0]), lesson.dims(trace.d_model))
         )
     example = worked.output_element(trace, lesson.example)
+    if lesson.brief and trace.n_heads == 1:
+        # One head: output = Z₁·W_O, no sum over heads to work out.
+        _show_output(lesson)
+        return
     lesson.blank()
     lesson.say(
         f"W_O's rows for head h, W_O^(h), carry Z_h into the output: Concat·W_O{lesson.bias('O')}"
@@ -31,6 +36,11 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     )
     lesson.worked_line("output_sum", lesson.text.output_sum(example))
     lesson.rounding_note()
+    _show_output(lesson)
+
+
+def _show_output(lesson: LessonWriter) -> None:
+    trace = lesson.trace
     lesson.show(
         Matrix(
             lesson.selection.rows(trace.output),
@@ -55,13 +65,62 @@ def _concatenate(lesson: LessonWriter) -> None:
         if trace.n_heads == 1
         else f"The {trace.n_heads} heads' outputs are put side by side: Concat = [Z₁ | … | Z_h], "
     )
-    lesson.say(
+    shape = (
         side_by_side + f"shape [n, h·d_k] = [{n}, {trace.n_heads * trace.d_k}] "
         f"(columns {blocks}{lesson.shown_rows().replace(' (', '; ').rstrip(')')}). "
         f"W_O [h·d_k, d_model] = [{trace.n_heads * trace.d_k}, {trace.d_model}] mixes them "
         f"back into d_model = {trace.d_model} columns: output = Concat·W_O{lesson.bias('O')}, "
         "the attention sublayer's output for each word. "
-        f"{after_attention(lesson)}"
+    )
+    if lesson.brief and trace.n_heads == 1:
+        lesson.say(
+            f"With one head, Concat is Z₁ itself (the table of the step before): output = "
+            f"Z₁·W_O{lesson.bias('O')}, W_O [{trace.d_k}, {trace.d_model}], the attention "
+            f"sublayer's output for each word. {after_attention(lesson)}"
+        )
+        return
+    if lesson.brief:
+        several = (
+            " Several heads: each has its own W_Q"
+            + ("" if trace.is_grouped else ", W_K and W_V")
+            + f", so each can look for something different, and together the {trace.n_heads} "
+            "cost about as much as one head of full width."
+            if trace.n_heads > 1
+            else ""
+        )
+        lesson.say(shape + after_attention(lesson) + several)
+    else:
+        _concatenate_at_length(lesson, shape)
+    if set(lesson.lesson_heads) != set(range(trace.n_heads)):
+        lesson.say(Span("(Concat always uses every head, including those not shown above.)", "dim"))
+    if lesson.brief:
+        # Concat is the Z tables side by side, each row of them already shown in each head.
+        lesson.say(
+            Span(
+                "With one head, Concat is Z₁ itself, the table of the step before."
+                if trace.n_heads == 1
+                else f"Its table, every Z side by side, is left out here: {option('full', True)} "
+                "or an export shows it.",
+                "dim",
+            )
+        )
+        return
+    lesson.show(
+        Matrix(
+            lesson.selection.rows(trace.concat),
+            "Concat = [Z₁ | … | Z_h]",
+            lesson.tokens,
+            lesson.dims(trace.concat.shape[1]),
+        )
+    )
+
+
+def _concatenate_at_length(lesson: LessonWriter, shape: str) -> None:
+    """Step 7's explanation in full (--full)."""
+    trace = lesson.trace
+    lesson.say(
+        shape
+        + f"{after_attention(lesson)}"
         + (
             " Why several heads: each has its own "
             + (
@@ -75,15 +134,5 @@ def _concatenate(lesson: LessonWriter) -> None:
             "about as much as one head of full width."
             if trace.n_heads > 1
             else ""
-        )
-    )
-    if lesson.selection.heads != tuple(range(trace.n_heads)):
-        lesson.say(Span("(Concat always uses every head, including those not shown above.)", "dim"))
-    lesson.show(
-        Matrix(
-            lesson.selection.rows(trace.concat),
-            "Concat = [Z₁ | … | Z_h]",
-            lesson.tokens,
-            lesson.dims(trace.concat.shape[1]),
         )
     )

@@ -19,16 +19,66 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     def b(name: str) -> str:
         return lesson.bias(name, h)
 
-    n_keys = len(trace.key_tokens)
     projection = head.examples.projection
     kv = trace.kv_head(head.index)
     g = subscript(kv + 1) if trace.is_grouped else h  # K's and V's subscript: the kv head's
+    x_kv = "X_source" if trace.is_cross else "X"
+    d_k = lesson.dims(trace.d_k)
+    q = selection.rows(trace.Q[head.index])
+    k, v = selection.key_rows(trace.K[kv]), selection.key_rows(trace.V[kv])
+    queries = Matrix(q, f"Q{h} = X·W_Q{h}{b('Q')}", lesson.tokens, d_k)
+    keys = Matrix(k, f"K{g} = {x_kv}·W_K{g}{lesson.bias('K', g)}", lesson.keys, d_k)
+    values = Matrix(v, f"V{g} = {x_kv}·W_V{g}{lesson.bias('V', g)}", lesson.keys, d_k)
+    if lesson.first_head(head):
+        _explain(lesson, head)
+    lesson.worked_line("projection", lesson.text.projection(projection))
+    lesson.rounding_note()
+    if lesson.options.show_weights:
+        lesson.side_by_side(
+            [
+                Matrix(
+                    w[head.index if name == "Q" else kv],
+                    f"W_{name}{h if name == 'Q' else g}",
+                    lesson.dims(trace.d_model),
+                    lesson.dims(trace.d_k),
+                )
+                for name, w in (("Q", trace.W_Q), ("K", trace.W_K), ("V", trace.W_V))
+            ]
+        )
+        lesson.blank()
+    if trace.is_cross:  # queries have the target's rows, keys and values the source's
+        lesson.show(queries)
+        lesson.blank()
+        lesson.side_by_side([keys, values])
+    else:
+        lesson.side_by_side([queries, keys, values])
+
+
+def _explain(lesson: LessonWriter, head: HeadView) -> None:
+    """What Q, K and V are, this head's shapes, and the worked example's lead-in."""
+    trace, h = lesson.trace, head.h
+
+    def b(name: str) -> str:
+        return lesson.bias(name, h)
+
+    n_keys = len(trace.key_tokens)
+    projection = head.examples.projection
     if trace.is_grouped:
         lesson.say(
             grouped_sentence(lesson, head),
             " The first number of q_",
             Span(lesson.all_queries[projection.token], slot="query"),
             ":",
+        )
+    elif lesson.brief and not trace.is_cross:
+        lesson.say(
+            f"Head {head.index + 1} projects X with its own W_Q{h}, W_K{h}, W_V{h} "
+            f"[{trace.d_model}, {trace.d_k}]: Q{h} = X·W_Q{h}{b('Q')}, K{h} = X·W_K{h}{b('K')}, "
+            f"V{h} = X·W_V{h}{b('V')}, each [n, d_k] = [{lesson.n}, {trace.d_k}]"
+            f"{lesson.shown_rows()}. A query asks what a word looks for, a key what it offers, "
+            "a value what it passes on. The first number of q_",
+            Span(lesson.all_queries[projection.token], slot="query"),
+            f", a row of X times a column of W_Q{h}:",
         )
     else:
         lesson.say(
@@ -48,34 +98,6 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
             Span(lesson.all_queries[projection.token], slot="query"),
             ":",
         )
-    lesson.worked_line("projection", lesson.text.projection(projection))
-    lesson.rounding_note()
-    if lesson.options.show_weights:
-        lesson.side_by_side(
-            [
-                Matrix(
-                    w[head.index if name == "Q" else kv],
-                    f"W_{name}{h if name == 'Q' else g}",
-                    lesson.dims(trace.d_model),
-                    lesson.dims(trace.d_k),
-                )
-                for name, w in (("Q", trace.W_Q), ("K", trace.W_K), ("V", trace.W_V))
-            ]
-        )
-        lesson.blank()
-    x_kv = "X_source" if trace.is_cross else "X"
-    d_k = lesson.dims(trace.d_k)
-    q = selection.rows(trace.Q[head.index])
-    k, v = selection.key_rows(trace.K[kv]), selection.key_rows(trace.V[kv])
-    queries = Matrix(q, f"Q{h} = X·W_Q{h}{b('Q')}", lesson.tokens, d_k)
-    keys = Matrix(k, f"K{g} = {x_kv}·W_K{g}{lesson.bias('K', g)}", lesson.keys, d_k)
-    values = Matrix(v, f"V{g} = {x_kv}·W_V{g}{lesson.bias('V', g)}", lesson.keys, d_k)
-    if trace.is_cross:  # queries have the target's rows, keys and values the source's
-        lesson.show(queries)
-        lesson.blank()
-        lesson.side_by_side([keys, values])
-    else:
-        lesson.side_by_side([queries, keys, values])
 
 
 def grouped_sentence(lesson: LessonWriter, head: HeadView) -> str:

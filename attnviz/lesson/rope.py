@@ -23,18 +23,26 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     trace, h = lesson.trace, head.h
     rope, turned, relative = trace.rope, head.examples.rotation, head.examples.relative_position
     assert rope is not None and turned is not None and relative is not None
-    first_head = head.index == lesson.selection.heads[0]
+    rows = lesson.selection.rows
+    d_k = lesson.dims(trace.d_k)
+    g = subscript(trace.kv_head(head.index) + 1) if trace.is_grouped else h
+    assert trace.Q_rotated is not None and trace.K_rotated is not None
+    queries = Matrix(rows(trace.Q_rotated[head.index]), f"Q{h} turned", lesson.tokens, d_k)
+    key_rows = lesson.selection.key_rows(trace.K_rotated[trace.kv_head(head.index)])
+    tables = [queries, Matrix(key_rows, f"K{g} turned", lesson.keys, d_k)]
+    first_head = lesson.first_head(head)
     if first_head:
         lesson.say(_what_turns(lesson))
     lesson.say(f"For example, {_rotation_heading(lesson.text, turned, rope.base, trace.d_k)}:")
     for line in rotation_lines(lesson.text, turned):
         lesson.worked_line("rotation", line)
     lesson.rounding_note()
-    lesson.say(
-        "Why this encodes relative position: after turning, q_m · k_n depends on the positions "
-        "m and n only through m − n (each pair's angles subtract). The same two vectors at other "
-        "positions the same distance apart score the same:"
-    )
+    if first_head:
+        lesson.say(
+            "Why this encodes relative position: after turning, q_m · k_n depends on the "
+            "positions m and n only through m − n (each pair's angles subtract). The same two "
+            "vectors at other positions the same distance apart score the same:"
+        )
     lesson.worked_line("relative_position", relative_line(lesson.text, relative))
     if first_head:
         lesson.say(_pairing(trace.d_k, rope.pairing))
@@ -45,13 +53,7 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
             "reaching q and k only through W_Q and W_K, rotary positions leave X alone and turn "
             "q and k inside every head of every layer."
         )
-    rows = lesson.selection.rows
-    d_k = lesson.dims(trace.d_k)
-    g = subscript(trace.kv_head(head.index) + 1) if trace.is_grouped else h
-    assert trace.Q_rotated is not None and trace.K_rotated is not None
-    queries = Matrix(rows(trace.Q_rotated[head.index]), f"Q{h} turned", lesson.tokens, d_k)
-    key_rows = lesson.selection.key_rows(trace.K_rotated[trace.kv_head(head.index)])
-    lesson.side_by_side([queries, Matrix(key_rows, f"K{g} turned", lesson.keys, d_k)])
+    lesson.side_by_side(tables)
 
 
 def _what_turns(lesson: LessonWriter) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attnviz.lesson.blocks import Matrix
-from attnviz.lesson.notes import mask_sentence, scaling_sentence
+from attnviz.lesson.notes import mask_sentence, scaling_brief, scaling_sentence
 from attnviz.lesson.writer import HeadView, LessonWriter
 
 
@@ -16,7 +16,21 @@ def title(lesson: LessonWriter, head: HeadView | None) -> str:
 def write(lesson: LessonWriter, head: HeadView | None) -> None:
     assert head is not None
     trace, selection, h = lesson.trace, lesson.selection, head.h
-    if lesson.first_head(head):
+    masked = trace.mask is not None and not trace.mask.all()
+    table = Matrix(
+        selection.pairs(trace.scaled[head.index], masked=trace.masked if masked else None),
+        f"scaled{h} = scores{h} / √d_k" + (", masked" if masked else ""),
+        lesson.tokens,
+        lesson.keys,
+        masked=selection.masked_pairs(trace.masked) if masked else None,
+    )
+    if not lesson.first_head(head):
+        lesson.worked_line("scaling", lesson.text.scaling(head.examples.scaling))
+        lesson.show(table)
+        return
+    if lesson.brief:
+        lesson.say(scaling_brief(lesson, head.index), " For example:")
+    else:
         lesson.say(scaling_sentence(lesson, head.index))
         lesson.say(
             f"The divisor is √d_k = √{lesson.trace.d_k}, the width of q and k, not the square "
@@ -25,19 +39,8 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
             "key would weigh differently as words were added, and long sentences would come out "
             "flat). For example:"
         )
-    else:
-        lesson.say(scaling_sentence(lesson, head.index), " For example:")
     lesson.worked_line("scaling", lesson.text.scaling(head.examples.scaling))
     lesson.rounding_note()
-    masked = trace.mask is not None and not trace.mask.all()
     if masked:
         lesson.note(mask_sentence(trace))
-    lesson.show(
-        Matrix(
-            selection.pairs(trace.scaled[head.index], masked=trace.masked if masked else None),
-            f"scaled{h} = scores{h} / √d_k" + (", masked" if masked else ""),
-            lesson.tokens,
-            lesson.keys,
-            masked=selection.masked_pairs(trace.masked) if masked else None,
-        )
-    )
+    lesson.show(table)

@@ -286,6 +286,11 @@ def _no_positions(lesson: LessonWriter) -> str:
         )
     elif trace.provenance.masking.causal:
         text = "Attention alone ignores word order; here only the causal mask tells positions apart"
+    elif lesson.brief:
+        text = (
+            "Attention alone ignores word order: permuting the words only permutes the rows "
+            "(and the columns) of every table below"
+        )
     else:
         text = (
             "Attention alone ignores word order: it treats the sentence as a set of words. "
@@ -306,6 +311,8 @@ def _no_positions(lesson: LessonWriter) -> str:
             text += (
                 f". Nothing in X says where a word is, so {pair} get identical rows of X and "
                 "so identical weights and outputs"
+                if not lesson.brief
+                else f", and {pair} get identical rows of X, weights and outputs"
             )
     x_names = "X and X_source" if trace.is_cross else "X"
     sinusoidal = option("positions", "sinusoidal")

@@ -38,21 +38,35 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class HeadView:
-    """One head as the lesson goes through it: its index (from 0), its subscript ("₁") and its
-    worked examples."""
+    """One head as the lesson goes through it: its index (from 0), its subscript ("₁"), its
+    worked examples, and whether it is shown in full (else: the focus word's row of each
+    table, with no explanation and no worked example)."""
 
     index: int
     h: str
     examples: worked.HeadExamples
+    in_full: bool = True
 
 
 class LessonWriter:
     """The lesson's blocks as they are written, and what every step needs to write them."""
 
     def first_head(self, head: HeadView) -> bool:
-        """Whether a note said once per step goes with ``head``: the first head shown, or every
-        head when the options ask for it (the page, one head at a time)."""
-        return head.index == self.selection.heads[0] or self.options.notes_in_every_head
+        """Whether a step's explanation goes with ``head``: the first head shown in full, or
+        every head with all of the text (--full; the page, one head at a time)."""
+        return self.options.full or (head.in_full and head.index == self.full_heads[0])
+
+    def shows_step(self, key: str) -> bool:
+        """Whether the lesson shows the step keyed ``key`` (--steps may leave it out)."""
+        from attnviz.lesson.steps import STEPS, in_order
+
+        numbers = [number for number, _, step in in_order(STEPS, self.trace) if step.key == key]
+        return bool(numbers) and (self.shown_steps is None or numbers[0] in self.shown_steps)
+
+    @property
+    def brief(self) -> bool:
+        """The lesson's explanations in their short form (not --full)."""
+        return not self.options.full
 
     def __init__(
         self,
@@ -163,19 +177,20 @@ class LessonWriter:
             if decimals >= 2
             else f"printed with 2 decimals, where the tables show {plural(decimals, 'decimal')}"
         )
-        self.say(
-            Span(
-                f"(A worked example's result is {rounded}; where every term is written out, the "
-                "terms carry as many decimals as it takes for them to give that result by hand.)",
-                "dim",
-            )
+        said = (
+            f"(Results {rounded}; the terms carry the decimals it takes to give them by hand.)"
+            if self.brief
+            else f"(A worked example's result is {rounded}; where every term is written out, "
+            "the terms carry as many decimals as it takes for them to give that result by hand.)"
         )
+        self.say(Span(said, "dim"))
 
     def show(self, matrix: Matrix) -> None:
         self.blocks.append(self.keeping_example(matrix))
 
     def side_by_side(self, matrices: Sequence[Matrix]) -> None:
-        self.blocks.append(Tables(tuple(self.keeping_example(m) for m in matrices)))
+        kept = tuple(self.keeping_example(m) for m in matrices)
+        self.blocks.append(Tables(kept, squeeze=self.brief))
 
     def keeping_example(self, matrix: Matrix) -> Matrix:
         """Tables of words keep the worked example's row (and column: the key it attends to)
@@ -194,12 +209,33 @@ class LessonWriter:
     def dims(self, count: int) -> list[str]:
         return [str(i) for i in range(1, count + 1)]
 
+    @property
+    def full_heads(self) -> tuple[int, ...]:
+        """The heads shown in full, from 0: every head shown with --head all or --full, else the
+        first (the one --head names)."""
+        heads = self.selection.heads
+        return heads if self.options.full or self.options.every_head else heads[:1]
+
+    @property
+    def lesson_heads(self) -> tuple[int, ...]:
+        """Every head the lesson goes through, in order: those in full first, then (unless
+        --full) every other head of the trace, which gives the focus word's rows."""
+        if self.options.full:
+            return self.full_heads
+        rest = (h for h in range(self.trace.n_heads) if h not in self.full_heads)
+        return (*self.full_heads, *rest)
+
     def head_view(self, head: int) -> HeadView:
         """Head ``head`` (from 0) with its worked examples; the example's key stays visible in
         its tables."""
         examples = worked.head_examples(self.trace, self.selection, head)
         self.example_column = self.selection.column_of(examples.dot_product.key)
-        return HeadView(head, subscript(head + 1), examples)
+        return HeadView(head, subscript(head + 1), examples, head in self.full_heads)
+
+    def focus_label(self) -> str:
+        """The word whose rows the heads not shown in full give: the focus word, else the
+        worked examples' word, as the tables name it."""
+        return self.tokens[self.example_row or 0]
 
     @property
     def n_shown(self) -> int:

@@ -24,6 +24,13 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     g = values_subscript(lesson, head)
     summed = head.examples.weighted_sum
     n_rows = "n_target" if trace.is_cross else "n"
+    z = lesson.selection.rows(trace.Z[head.index])
+    table = Matrix(z, f"Z{h} = weights{h}·V{g}", lesson.tokens, lesson.dims(trace.d_k))
+    if not lesson.first_head(head):
+        lesson.worked_line("weighted_sum", lesson.text.weighted_sum(summed))
+        lesson.worked_line("weighted_sum_element", lesson.text.weighted_sum_element(summed))
+        lesson.show(table)
+        return
     lesson.say(
         "Each word's output is the weighted sum of all value vectors, with its row of "
         f"weights: z_i = Σ_j w_ij·v_j. Z{h} has shape [{n_rows}, d_v] = "
@@ -35,12 +42,16 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     lesson.worked_line("weighted_sum", lesson.text.weighted_sum(summed))
     lesson.worked_line("weighted_sum_element", lesson.text.weighted_sum_element(summed))
     lesson.rounding_note()
-    if lesson.first_head(head):
-        n_keys = "n_source" if trace.is_cross else "n"
+    n_keys = "n_source" if trace.is_cross else "n"
+    if lesson.brief:
+        lesson.say(
+            f"(Z{h} is the head's output; the attention matrix is weights{h}, [{n_rows}, "
+            f"{n_keys}].)"
+        )
+    else:
         lesson.say(
             f"Z{h} is the head's output, [{n_rows}, d_v], a row for each query; the attention "
             f"matrix is weights{h}, [{n_rows}, {n_keys}], a weight for each (query, key) pair. "
             "Some explanations call Z the attention matrix: here the two names stay apart."
         )
-    z = lesson.selection.rows(trace.Z[head.index])
-    lesson.show(Matrix(z, f"Z{h} = weights{h}·V{g}", lesson.tokens, lesson.dims(trace.d_k)))
+    lesson.show(table)

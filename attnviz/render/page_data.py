@@ -135,7 +135,7 @@ def page_data(
         raise ValueError(f"head {start_head} is not one of the page's heads")
     opening_head = 0 if start_head is None else selection.heads.index(start_head)
     # One head at a time: a note said once per step is said in every head.
-    options = LessonOptions(decimals=decimals, steps=steps, block=block, notes_in_every_head=True)
+    options = LessonOptions(decimals=decimals, steps=steps, block=block, full=True)
     queries, keys = position_labels(trace)
     text = ExampleText(decimals, queries, keys)
     special = set(trace.provenance.special)

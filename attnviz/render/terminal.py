@@ -137,22 +137,36 @@ def _draw(
     if isinstance(block, Matrix):
         return [matrix_block(block, options.decimals, width, color_system=colours)]
     if isinstance(block, Tables):
-        return _tables(block.matrices, options.decimals, width, colours)
+        return _tables(block.matrices, options.decimals, width, colours, squeeze=block.squeeze)
     if isinstance(block, Bars):
         return [_bars(block, width)]
     raise TypeError(f"unknown lesson block {block!r}")
 
 
+#: Cells between tables set side by side.
+TABLES_GAP = 3
+
+
 def _tables(
-    matrices: Sequence[Matrix], decimals: int, width: int, colours: str | None
+    matrices: Sequence[Matrix],
+    decimals: int,
+    width: int,
+    colours: str | None,
+    *,
+    squeeze: bool = False,
 ) -> list[RenderableType]:
-    """Tables with the same rows in one row, words only at the left, when that fits; else one
+    """Tables with the same rows in one row, words only at the left, when that fits; with
+    ``squeeze``, in one row with columns elided to fit each its share of the width; else one
     under the other, each with its words."""
     row = [
         matrix_block(m, decimals, width, with_row_labels=index == 0, color_system=colours)
         for index, m in enumerate(matrices)
     ]
-    arranged = side_by_side(row, gap=3, max_width=width)
+    arranged = side_by_side(row, gap=TABLES_GAP, max_width=width)
+    if len(arranged) > 1 and squeeze:
+        arranged = side_by_side(
+            _squeezed(matrices, decimals, width, colours), gap=TABLES_GAP, max_width=width
+        )
     if len(arranged) > 1:
         arranged = [matrix_block(m, decimals, width, color_system=colours) for m in matrices]
     drawn: list[RenderableType] = []
@@ -161,6 +175,37 @@ def _tables(
             drawn.append(Text())
         drawn.append(table)
     return drawn
+
+
+def _squeezed(
+    matrices: Sequence[Matrix], decimals: int, width: int, colours: str | None
+) -> list[TextBlock]:
+    """Each table within its share of ``width``: the first with its words, the others without,
+    the columns elided in the middle as far as it takes."""
+    labels = 1 + max(cell_len(fit_label(str(label))) for label in matrices[0].row_labels)
+    share = (width - TABLES_GAP * (len(matrices) - 1) - labels) // len(matrices)
+    blocks = [
+        matrix_block(
+            matrix,
+            decimals,
+            share + (labels if index == 0 else 0),
+            with_row_labels=index == 0,
+            color_system=colours,
+        )
+        for index, matrix in enumerate(matrices)
+    ]
+    # Titles wrapped to a narrow share may take more lines in one table than in another:
+    # blank lines above the shorter ones keep every table's rows on the same lines.
+    rules = [_rule_line(block) for block in blocks]
+    return [
+        TextBlock(lines=[Text()] * (max(rules) - rule) + block.lines, width=block.width)
+        for block, rule in zip(blocks, rules, strict=True)
+    ]
+
+
+def _rule_line(block: TextBlock) -> int:
+    """The index of a table's rule, the line under its column words."""
+    return next((index for index, line in enumerate(block.lines) if line.plain.startswith("─")), 0)
 
 
 def _bars(bars: Bars, width: int) -> TextBlock:

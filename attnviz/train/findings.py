@@ -1,7 +1,9 @@
 """What a trained toy model learned, measured on this run's numbers: where each probe's focus
 word looks in every layer, how each head scores on the pattern its task calls for, and, for
-coref, which path carries the adjective (held-out accuracy with a layer's output zeroed at
-chosen positions) and, when the last layer's row of "it" looks elsewhere, the relay it reads."""
+coref, held-out accuracy by part, sentence length and noun order, what the answer relies on
+(held-out accuracy with the words' positions shuffled, with the adjective swapped for one of the
+other kind), where the last layer needs layer 1's work (its output zeroed at chosen positions)
+and, when the last layer's row of "it" looks elsewhere, where that word looked in layer 1."""
 
 from __future__ import annotations
 
@@ -12,16 +14,8 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.train import network
-from attnviz.train.tasks import (
-    ANIMAL_ADJECTIVES,
-    ANIMALS,
-    PLACE_ADJECTIVES,
-    PLACES,
-    Examples,
-    Probe,
-    Readout,
-    Task,
-)
+from attnviz.train.coref import ANIMAL_ADJECTIVES, ANIMALS, PLACE_ADJECTIVES, PLACES
+from attnviz.train.tasks import Examples, Probe, Readout, Task
 
 
 @dataclass(frozen=True)
@@ -73,6 +67,24 @@ class Ablation:
 
 
 @dataclass(frozen=True)
+class Share:
+    """Held-out accuracy on a part of the held-out examples."""
+
+    label: str  # "held-out templates", "11 words", "the animal first"
+    accuracy: float
+    count: int  # examples in the part
+
+
+@dataclass(frozen=True)
+class Reliance:
+    """Held-out accuracy when one thing the model might use is taken away or changed."""
+
+    change: str  # what was done, in words
+    accuracy: float  # against the answer that change calls for (see ``follows``)
+    follows: bool  # True: the right answer moved with the change (the adjective swapped)
+
+
+@dataclass(frozen=True)
 class Pattern:
     """How much a head does what the task calls for, as a mean weight over held-out rows."""
 
@@ -92,20 +104,117 @@ class Findings:
     ablations: tuple[Ablation, ...]  # coref only
     readings: tuple[Reading, ...]  # coref only
     patterns: tuple[Pattern, ...]  # token tasks only
+    parts: tuple[Share, ...] = ()  # coref: the task's held-out groups (templates, pairs)
+    by_length: tuple[Share, ...] = ()  # coref: each sentence length
+    by_order: tuple[Share, ...] = ()  # coref: the animal first, the place first
+    reliance: tuple[Reliance, ...] = ()  # coref: positions shuffled, adjective swapped
 
 
 def findings(task: Task, shape: network.Shape, parameters: Mapping[str, FloatArray]) -> Findings:
     held = task.held_out
+    coref = task.name.startswith("coref")
+    right = network.correct(parameters, shape, held)
     return Findings(
         accuracy=network.accuracy(parameters, shape, held),
         sequences_right=_sequences_right(shape, parameters, held)
         if task.readout is Readout.TOKEN
         else None,
         probes=tuple(_probe(task, shape, parameters, probe) for probe in task.probes),
-        ablations=_ablations(task, shape, parameters) if task.name.startswith("coref") else (),
-        readings=_readings(task, shape, parameters) if task.name.startswith("coref") else (),
+        ablations=_ablations(task, shape, parameters) if coref else (),
+        readings=_readings(task, shape, parameters) if coref else (),
         patterns=_patterns(task, shape, parameters) if task.readout is Readout.TOKEN else (),
+        parts=_shares(right, task.groups),
+        by_length=_by_length(right, held.lengths) if held.lengths is not None else (),
+        by_order=_by_order(right, task.animal_first),
+        reliance=_reliance(task, shape, parameters) if coref else (),
     )
+
+
+def _shares(right: np.ndarray, groups: tuple[tuple[str, np.ndarray], ...]) -> tuple[Share, ...]:
+    """Held-out accuracy in each group: right [N] bool, each group's rows [N] bool."""
+    return tuple(
+        Share(label, float(right[rows].mean()), int(rows.sum()))
+        for label, rows in groups
+        if rows.any()
+    )
+
+
+def _by_length(right: np.ndarray, lengths: np.ndarray) -> tuple[Share, ...]:
+    return _shares(
+        right, tuple((f"{n} words", lengths == n) for n in sorted(set(lengths.tolist())))
+    )
+
+
+def _by_order(right: np.ndarray, animal_first: np.ndarray | None) -> tuple[Share, ...]:
+    if animal_first is None:
+        return ()
+    return _shares(right, (("the animal first", animal_first), ("the place first", ~animal_first)))
+
+
+def _reliance(
+    task: Task, shape: network.Shape, parameters: Mapping[str, FloatArray]
+) -> tuple[Reliance, ...]:
+    """Held-out accuracy with each word given the position vector of another of its sentence's
+    positions (a random permutation per sentence, from a fixed seed), and with the adjective
+    swapped for the one of the same index of the other kind (tired ↔ wide), which moves the right
+    answer to the other noun."""
+    held = task.held_out
+    n = held.ids.shape[1]
+    lengths = held.lengths if held.lengths is not None else np.full(len(held.ids), n)
+    rng = np.random.default_rng(0)
+    # argsort of random keys, padding's keys last: a permutation of each sentence's positions.
+    keys = rng.random(held.ids.shape) + (np.arange(n)[None, :] >= lengths[:, None])
+    shuffled = np.argsort(keys, axis=1)
+    logits = network.forward(
+        parameters, shape, held.ids, held.query, lengths=held.lengths, positions=shuffled
+    ).logits
+    by_position = float((logits.argmax(axis=-1) == held.targets).mean())
+
+    swapped, targets = _adjective_swapped(task)
+    logits = network.forward(parameters, shape, swapped, held.query, lengths=held.lengths).logits
+    follows = float((logits.argmax(axis=-1) == targets).mean())
+    return (
+        Reliance("with the words' positions shuffled", by_position, follows=False),
+        Reliance("with the adjective swapped for one of the other kind", follows, follows=True),
+    )
+
+
+def _adjective_swapped(task: Task) -> tuple[np.ndarray, np.ndarray]:
+    """The held-out sentences with each adjective swapped for its counterpart of the other kind
+    (tired ↔ wide, hungry ↔ busy, …), and the answers that calls for: the other noun."""
+    held, vocabulary = task.held_out, task.vocabulary
+    ids = held.ids.copy()
+    index = {word: i for i, word in enumerate(vocabulary)}
+    counterpart = np.arange(len(vocabulary))
+    for animal_word, place_word in zip(ANIMAL_ADJECTIVES, PLACE_ADJECTIVES, strict=True):
+        counterpart[index[animal_word]], counterpart[index[place_word]] = (
+            index[place_word],
+            index[animal_word],
+        )
+    inside = _inside(held)
+    ids = np.where(inside, counterpart[ids], ids)
+    nouns = np.isin(held.ids, [index[word] for word in (*ANIMALS, *PLACES)]) & inside
+    rows = np.arange(len(ids))
+    if task.readout is Readout.POINTER:
+        answer_position = held.targets
+    else:
+        class_ids = np.array([index[word] for word in task.classes])
+        answer_position = (held.ids == class_ids[held.targets][:, None]).argmax(axis=1)
+    other = nouns.copy()
+    other[rows, answer_position] = False
+    other_position = other.argmax(axis=1)  # the sentence's other noun
+    if task.readout is Readout.POINTER:
+        return ids, other_position
+    class_of = {int(word_id): number for number, word_id in enumerate(class_ids)}
+    return ids, np.array([class_of[int(i)] for i in held.ids[rows, other_position]])
+
+
+def _inside(examples: Examples) -> np.ndarray:
+    """[N, n] bool: the positions that hold a word of their sentence (not padding)."""
+    n = examples.ids.shape[1]
+    if examples.lengths is None:
+        return np.ones(examples.ids.shape, dtype=bool)
+    return np.arange(n)[None, :] < examples.lengths[:, None]
 
 
 def _sequences_right(
@@ -160,7 +269,7 @@ def _ablations(
     nouns = {task.vocabulary.index(word) for word in (*ANIMALS, *PLACES)}
     at_it = np.zeros(held.ids.shape, dtype=bool)
     at_it[np.arange(len(held.ids)), held.query] = True
-    at_nouns = np.isin(held.ids, list(nouns))
+    at_nouns = np.isin(held.ids, list(nouns)) & _inside(held)
     return tuple(
         Ablation(1, where, _accuracy(shape, parameters, held, {1: positions}))
         for where, positions in (('at "it"', at_it), ("at the two nouns", at_nouns))
@@ -172,14 +281,16 @@ def _readings(
 ) -> tuple[Reading, ...]:
     """Layer 1's mean weight on the adjective, from the two nouns and from "it"."""
     held = task.held_out
-    run = network.forward(parameters, shape, held.ids, held.query)
+    run = network.forward(parameters, shape, held.ids, held.query, lengths=held.lengths)
     weights = run.layers[0].weights[:, 0]  # [N, n, n]
     rows = np.arange(len(held.ids))
+    inside = _inside(held)
     adjectives = {task.vocabulary.index(w) for w in (*ANIMAL_ADJECTIVES, *PLACE_ADJECTIVES)}
     nouns = {task.vocabulary.index(word) for word in (*ANIMALS, *PLACES)}
-    adjective = np.isin(held.ids, list(adjectives)).argmax(axis=1)  # [N] its position
-    noun_rows = [np.nonzero(np.isin(sentence, list(nouns)))[0] for sentence in held.ids]
-    from_nouns = np.mean([weights[r, q, adjective[r]] for r in rows for q in noun_rows[r]])
+    adjective = (np.isin(held.ids, list(adjectives)) & inside).argmax(axis=1)  # [N] its position
+    noun_at = np.isin(held.ids, list(nouns)) & inside  # [N, n]: exactly two per sentence
+    on_adjective = weights[rows, :, adjective]  # [N, n]: each row's weight on the adjective
+    from_nouns = on_adjective[noun_at].mean()
     from_it = weights[rows, held.query, adjective].mean()
     return (
         Reading(1, "the two nouns", "the adjective", float(from_nouns)),
@@ -193,7 +304,9 @@ def _accuracy(
     examples: Examples,
     ablate: Mapping[int, np.ndarray],
 ) -> float:
-    logits = network.forward(parameters, shape, examples.ids, examples.query, ablate=ablate).logits
+    logits = network.forward(
+        parameters, shape, examples.ids, examples.query, lengths=examples.lengths, ablate=ablate
+    ).logits
     return float((logits.argmax(axis=-1) == examples.targets).mean())
 
 

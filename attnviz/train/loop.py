@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.train import network
 from attnviz.train.adam import Adam
-from attnviz.train.tasks import Examples, Task
+from attnviz.train.tasks import Task
 
 
 @dataclass(frozen=True, eq=False)
@@ -21,11 +21,14 @@ class Snapshot:
 
     step: int
     loss: float  # the mean cross-entropy of this step's batch
-    accuracy: float  # on the held-out examples, as measured after step ``measured``
+    # On the held-out examples, as measured after step ``measured``: on those measured while
+    # training (Task.check), or with ``on_all`` on every one of them.
+    accuracy: float
     measured: int  # held-out accuracy is measured every CHECK_EVERY steps and at the end
     # [probes, layers, heads, n]: each probe's focus row in every layer and head
     rows: tuple[FloatArray, ...]
     seconds: float  # time spent training so far (snapshots not counted)
+    on_all: bool = True  # ``accuracy`` is of every held-out example, not of Task.check's
 
 
 @dataclass
@@ -51,7 +54,7 @@ class Trainer:
         train = self.task.train
         size = min(self.task.batch, len(train.ids))
         pick = self._rng.choice(len(train.ids), size=size, replace=False)
-        batch = Examples(train.ids[pick], train.targets[pick], train.query[pick])
+        batch = train.take(pick)
         loss, gradients, _ = network.loss_and_gradients(self.parameters, self.shape, batch)
         self.parameters = self._adam.step(self.parameters, gradients)
         self.steps += 1
@@ -59,6 +62,11 @@ class Trainer:
         return loss
 
     def accuracy(self) -> float:
+        """Held-out accuracy on the examples measured while training (Task.check)."""
+        return network.accuracy(self.parameters, self.shape, self.task.check)
+
+    def accuracy_on_all(self) -> float:
+        """Held-out accuracy on every held-out example."""
         return network.accuracy(self.parameters, self.shape, self.task.held_out)
 
     def probe_rows(self) -> tuple[FloatArray, ...]:
@@ -73,11 +81,14 @@ class Trainer:
     def snapshot(self, loss: float, previous: Snapshot | None = None) -> Snapshot:
         """The model now; held-out accuracy measured anew unless ``previous`` (this run's
         last snapshot) is given, whose measurement is carried on."""
+        on_all = self.task.checked is None
         if previous is None:
             accuracy, measured = self.accuracy(), self.steps
         else:
             accuracy, measured = previous.accuracy, previous.measured
-        return Snapshot(self.steps, loss, accuracy, measured, self.probe_rows(), self.seconds)
+            on_all = previous.on_all
+        rows = self.probe_rows()
+        return Snapshot(self.steps, loss, accuracy, measured, rows, self.seconds, on_all)
 
 
 #: Steps between measurements of held-out accuracy: each is a forward pass over every held-out
@@ -91,11 +102,13 @@ def run(
     """Train, yielding a snapshot before the first step and after every step. Held-out
     accuracy is measured every CHECK_EVERY steps and after the last; training stops after
     ``max_steps`` steps, or at the first measurement that reaches ``until`` (None: never
-    early). ``every_step=False`` (with ``until`` None) yields only the first and the last
-    snapshot: the same steps, without the views and checks after each that a script needs not.
+    early). Where only some held-out examples are measured while training (Task.check), a
+    measurement that reaches ``until`` is confirmed on all of them before training stops.
+    ``every_step=False`` (with ``until`` None) yields only the first and the last snapshot:
+    the same steps, without the views and checks after each that a script needs not.
     """
     train, size = trainer.task.train, trainer.task.batch
-    first_batch = Examples(train.ids[:size], train.targets[:size], train.query[:size])
+    first_batch = train.take(np.arange(min(size, len(train.ids))))
     loss = network.loss_and_gradients(trainer.parameters, trainer.shape, first_batch)[0]
     snapshot = trainer.snapshot(loss)
     yield snapshot
@@ -108,6 +121,10 @@ def run(
         loss = trainer.step()
         check = trainer.steps % CHECK_EVERY == 0 or trainer.steps == max_steps
         snapshot = trainer.snapshot(loss, None if check else snapshot)
+        reached = check and until is not None and snapshot.accuracy >= until
+        if reached and not snapshot.on_all:
+            snapshot = replace(snapshot, accuracy=trainer.accuracy_on_all(), on_all=True)
+            reached = until is not None and snapshot.accuracy >= until
         yield snapshot
-        if check and until is not None and snapshot.accuracy >= until:
+        if reached:
             return

@@ -48,13 +48,16 @@ class Shape(NamedTuple):
     max_positions: int
     causal: bool
     readout: Readout
+    position_scale: float = 1.0  # P starts as N(0, scale²): small where order cannot answer
 
     @property
     def d_k(self) -> int:
         return self.d_model // self.n_heads
 
 
-def shape_of(task: Task, max_positions: int = 16) -> Shape:
+def shape_of(task: Task) -> Shape:
+    """The model for ``task``: as many learned positions as its longest example has words, so
+    that every position the model accepts is trained."""
     outputs = {Readout.POINTER: 0, Readout.WORD: len(task.classes)}.get(
         task.readout, len(task.vocabulary)
     )
@@ -64,9 +67,10 @@ def shape_of(task: Task, max_positions: int = 16) -> Shape:
         task.d_model,
         task.n_heads,
         task.n_layers,
-        max_positions,
+        task.lengths[1],
         task.causal,
         task.readout,
+        task.position_scale,
     )
 
 
@@ -83,7 +87,7 @@ def initial_parameters(
     d, h, d_k = shape.d_model, shape.n_heads, shape.d_k
     parameters = {
         "E": rng.standard_normal((shape.vocabulary, d)),
-        "P": rng.standard_normal((shape.max_positions, d)),
+        "P": shape.position_scale * rng.standard_normal((shape.max_positions, d)),
     }
     for layer in range(1, shape.n_layers + 1):
         q, k, v, o = layer_keys(layer)
@@ -121,16 +125,23 @@ def forward(
     ids: np.ndarray,
     query: np.ndarray,
     *,
+    lengths: np.ndarray | None = None,
     ablate: Mapping[int, np.ndarray] | None = None,
+    positions: np.ndarray | None = None,
 ) -> Forward:
     """Every layer on a batch.  ids: [B, n] ints; query: [B] the focus positions.
 
+    lengths: [B] the words of each sentence, when sentences of several lengths share the batch
+    (ids after a sentence's last word are padding): a key mask keeps every row from reading
+    them, so each sentence's numbers are those it has alone.
     ablate: {layer: [B, n] bool} sets that layer's attention output to zero where True, so its
     residual stream carries X_{l−1} unchanged there (to measure which path carries what).
+    positions: [B, n] which row of P each word gets (default 0, 1, …, n − 1): shuffled, they
+    measure how much the model relies on word order.
     """
     n = ids.shape[1]
-    x = parameters["E"][ids] + parameters["P"][:n]
-    mask = causal_mask(n) if shape.causal else None
+    x = parameters["E"][ids] + parameters["P"][np.arange(n) if positions is None else positions]
+    mask = sentence_mask(n, lengths, causal=shape.causal)
     passes = []
     for layer in range(1, shape.n_layers + 1):
         w_q, w_k, w_v, w_o = (parameters[key] for key in layer_keys(layer))
@@ -148,6 +159,16 @@ def forward(
         passes.append(LayerPass(x, q, k, v, scores, scaled, weights, z, concat))
         x = x + output
     return Forward(tuple(passes), x, _logits(parameters, shape, passes[-1], x, query))
+
+
+def sentence_mask(n: int, lengths: np.ndarray | None, *, causal: bool) -> np.ndarray | None:
+    """Which keys each row may read: [n, n] (causal), [B, 1, 1, n] (padding) or both combined
+    into [B, 1, n, n]; None when every row reads every key.  True = may attend."""
+    mask = causal_mask(n) if causal else None
+    if lengths is None or bool((lengths >= n).all()):
+        return mask
+    keys = (np.arange(n)[None, :] < lengths[:, None])[:, None, None, :]  # [B, 1, 1, n]
+    return keys if mask is None else keys & mask
 
 
 def _projected(x: FloatArray, w: FloatArray) -> FloatArray:
@@ -180,7 +201,7 @@ def loss_and_gradients(
     parameters: Mapping[str, FloatArray], shape: Shape, batch: Examples
 ) -> tuple[float, Parameters, Forward]:
     """The mean cross-entropy of the batch's answers and ∂L/∂(every parameter)."""
-    run = forward(parameters, shape, batch.ids, batch.query)
+    run = forward(parameters, shape, batch.ids, batch.query, lengths=batch.lengths)
     loss, d_logits = _readout_loss(run.logits, batch.targets)
     gradients: Parameters = {}
     d_x = np.zeros_like(run.output)
@@ -252,9 +273,16 @@ def layer_backward(
 
 def accuracy(parameters: Mapping[str, FloatArray], shape: Shape, examples: Examples) -> float:
     """The share of answers the model gets right (argmax of its readout)."""
-    logits = forward(parameters, shape, examples.ids, examples.query).logits
-    guesses = logits.argmax(axis=-1)
-    if logits.ndim == 2:
-        return float((guesses == examples.targets).mean())
-    answered = examples.targets >= 0
-    return float((guesses[answered] == examples.targets[answered]).mean())
+    right = correct(parameters, shape, examples)
+    if right.ndim == 1:
+        return float(right.mean())
+    return float(right[examples.targets >= 0].mean())
+
+
+def correct(parameters: Mapping[str, FloatArray], shape: Shape, examples: Examples) -> np.ndarray:
+    """Whether each answer is right: [N] (pointer, word) or [N, n] (token: one per position,
+    False where there is nothing to answer)."""
+    logits = forward(
+        parameters, shape, examples.ids, examples.query, lengths=examples.lengths
+    ).logits
+    return np.asarray(logits.argmax(axis=-1) == examples.targets)

@@ -20,7 +20,8 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError
 from attnviz.train import backward, network
-from attnviz.train.tasks import TIRED, Examples, Readout, coref
+from attnviz.train.coref import TIRED
+from attnviz.train.tasks import Examples, Readout, coref
 
 #: The learning rate of the lesson's one step of plain gradient descent. The initial model's
 #: softmax rows are nearly one-hot and its gradients reach several units, so a larger step

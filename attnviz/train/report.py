@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from attnviz.labels import occurrence_labels
 from attnviz.train.findings import Findings, ProbeFinding
+from attnviz.train.loop import CHECK_EVERY
 from attnviz.train.network import Shape
 from attnviz.train.tasks import Readout, Task
 
@@ -45,10 +46,19 @@ def start(task: Task, shape: Shape, *, seed: int) -> list[str]:
         if shape.n_layers == 1
         else f"{shape.n_layers} layers of attention only, {heads} each"
     )
+    fewest, most = task.lengths
+    lengths = f" of {fewest} to {most} words" if fewest != most else ""
+    checked = ""
+    if task.checked is not None:
+        checked = (
+            f" While training, held-out accuracy is measured on {len(task.checked):,} of them "
+            f"every {CHECK_EVERY} steps; the summary measures all."
+        )
     return [
         f"Task {task.name}: {task.summary}.",
-        f"Data: {len(task.train.ids):,} training examples and {len(task.held_out.ids):,} held "
-        f"out ({task.held_out_rule}); {len(task.vocabulary)} words in the vocabulary.",
+        f"Data: {len(task.train.ids):,} training examples{lengths} and "
+        f"{len(task.held_out.ids):,} held out ({task.held_out_rule}); "
+        f"{len(task.vocabulary)} words in the vocabulary.{checked}",
         f"Model: {layers}, d_model {shape.d_model}, learned "
         f"positions, no feed-forward block, no LayerNorm; {mask}.",
         "Readout: " + READOUTS[task.readout].format(focus=focus, classes=len(task.classes)) + ".",
@@ -79,8 +89,10 @@ TRAINED = 0.9
 def finish(task: Task, found: Findings, *, steps: int, seconds: float) -> list[str]:
     """What was learned, layer by layer, from this run's numbers."""
     lines = [f"Trained {steps} steps in {seconds:.2f} s of training: " + _accuracy(task, found)]
+    lines.extend(_share_lines(found))
     for probe in found.probes:
         lines.extend(_probe_lines(task, probe))
+    lines.extend(_reliance_lines(task, found))
     lines.extend(_path_lines(task, found))
     lines.extend(
         f"Layer {p.layer}, head {p.head}: {p.name} score {p.score:.2f} ({p.formula})."
@@ -110,6 +122,61 @@ def _accuracy(task: Task, found: Findings) -> str:
     )
 
 
+def _share_lines(found: Findings) -> list[str]:
+    """Held-out accuracy by part, by sentence length and by noun order (coref)."""
+    lines = []
+    if found.parts:
+        lines.append(
+            "Held-out accuracy by part: "
+            + "; ".join(f"{s.label}, {percent(s.accuracy)} of {s.count:,}" for s in found.parts)
+            + "."
+        )
+    if found.by_length:
+        first, last = found.by_length[0].label, found.by_length[-1].label
+        lines.append(
+            f"By length, {first.split()[0]} to {last}: "
+            + ", ".join(percent(s.accuracy) for s in found.by_length)
+            + "."
+        )
+    if found.by_order:
+        lines.append(
+            "By noun order: "
+            + ", ".join(f"{s.label} {percent(s.accuracy)}" for s in found.by_order)
+            + "."
+        )
+    return lines
+
+
+def _reliance_lines(task: Task, found: Findings) -> list[str]:
+    """What the answer relies on, from this run's held-out accuracy with something changed."""
+    if not found.reliance or found.accuracy < TRAINED:
+        return []
+    lines = []
+    for reliance in found.reliance:
+        if reliance.follows:
+            lines.append(
+                f"{reliance.change.capitalize()} (tired ↔ wide, hungry ↔ busy, …), the answer "
+                f"moves to the other noun in {percent(reliance.accuracy)} of held-out sentences: "
+                + (
+                    "the answer follows the adjective."
+                    if reliance.accuracy >= TRAINED
+                    else "the adjective is not all it answers from."
+                )
+            )
+            continue
+        drop = found.accuracy - reliance.accuracy
+        verdict = (
+            "it does not answer from where the words stand."
+            if drop < 0.02
+            else "it answers partly from where the words stand."
+        )
+        lines.append(
+            f"{reliance.change.capitalize()} (each word given the position vector of another "
+            f"word of its sentence), held-out accuracy is {percent(reliance.accuracy)}: {verdict}"
+        )
+    return lines
+
+
 def _probe_lines(task: Task, found: ProbeFinding) -> list[str]:
     probe = found.probe
     words = occurrence_labels(probe.words)
@@ -135,11 +202,7 @@ def _probe_lines(task: Task, found: ProbeFinding) -> list[str]:
         )
         its_most = quoted(words[look.position])
         read = f"{relay_word} itself, in layer 1, gave {its_most} {look.weight:.2f} (its most)"
-        if look.position == probe.answer and found.correct:
-            lines.append(
-                f"  {read}: {focus} reads {quoted(answer)} second-hand, through {relay_word}."
-            )
-        elif look.position == probe.answer:
+        if look.position == probe.answer:
             lines.append(f"  {read}.")
         else:
             lines.append(f"  {read} and {quoted(answer)} {look.answer_weight:.2f}.")
@@ -166,14 +229,14 @@ def _path_lines(task: Task, found: Findings) -> list[str]:
         f"In layer {nouns.layer}, {nouns.readers} give {nouns.read} {nouns.weight:.2f} on "
         f"average, {it.readers} {it.weight:.2f}."
     )
-    lines.append(_path_verdict(found, at_it.accuracy, at_nouns.accuracy, nouns.weight, it.weight))
+    lines.append(_path_verdict(found, at_it.accuracy, at_nouns.accuracy))
     return lines
 
 
-def _path_verdict(
-    found: Findings, at_it: float, at_nouns: float, nouns_read: float, it_reads: float
-) -> str:
-    """The conclusion the numbers allow, and no more."""
+def _path_verdict(found: Findings, at_it: float, at_nouns: float) -> str:
+    """The conclusion the zeroing allows, and no more: where the last layer needs layer 1's
+    output, not which words' weights carried what (a weight says where a row read from, not
+    what the answer used)."""
     if found.accuracy < TRAINED:
         return (
             f"At {percent(found.accuracy)} held-out the model has not learned the task yet: "
@@ -184,14 +247,14 @@ def _path_verdict(
         return (
             "Neither costs much: the last layer does not rely on layer 1's output at these words."
         )
+    points = f'({_points(cost_nouns)} at the nouns, {_points(cost_it)} at "it")'
     if cost_nouns >= 2 * cost_it:
-        verdict = "Most of what the last layer needs from layer 1 is at the nouns"
-        if nouns_read > it_reads:
-            return verdict + ", the words that read the adjective there: that path carries it."
-        return verdict + "."
+        return f'The last layer needs layer 1\'s output at the nouns more than at "it" {points}.'
     if cost_it >= 2 * cost_nouns:
-        verdict = 'Most of what the last layer needs from layer 1 is at "it" itself'
-        if it_reads > nouns_read:
-            return verdict + ", which reads the adjective there: that path carries it."
-        return verdict + ' (where "it" looks in layer 1 is above).'
-    return "Both carry part of it: zeroing either one costs accuracy."
+        return f'The last layer needs layer 1\'s output at "it" more than at the nouns {points}.'
+    return f"Both carry part of it: zeroing either one costs accuracy {points}."
+
+
+def _points(cost: float) -> str:
+    """A drop in accuracy in percentage points: "49.3 points"."""
+    return f"{100 * cost:.1f} points"

@@ -41,6 +41,7 @@ def model_config(
         "n_heads": shape.n_heads,
         "n_layers": shape.n_layers,
         "max_positions": shape.max_positions,
+        "trained_lengths": list(task.lengths),
         "causal": shape.causal,
         "training": {
             "seed": seed,

@@ -84,17 +84,49 @@ def _train_models_script() -> object:
     return module
 
 
-@pytest.mark.parametrize("name", ["coref", "coref-word"])
-def test_the_script_reproduces_the_shipped_models(name: str, tmp_path: Path) -> None:
+def test_the_script_is_deterministic_on_one_machine(tmp_path: Path) -> None:
+    """The same command, the same bits: two runs of the script in one process (the same
+    computation, on the same BLAS kernel) write identical weights. A few steps, not the shipped
+    hundreds: determinism is a property of every step."""
     script = _train_models_script()
-    script.train_model(name, tmp_path)  # type: ignore[attr-defined]
+    for name in ("coref", "coref-word"):
+        for run in ("first", "second"):
+            script.train_model(name, tmp_path / run, steps=12)  # type: ignore[attr-defined]
+        first = load_npz(tmp_path / "first" / name / "weights.npz", "first")
+        second = load_npz(tmp_path / "second" / name / "weights.npz", "second")
+        assert first.keys() == second.keys()
+        for key, array in first.items():
+            np.testing.assert_array_equal(second[key], array, err_msg=f"{name} {key}")
+        assert (tmp_path / "first" / name / "config.json").read_bytes() == (
+            tmp_path / "second" / name / "config.json"
+        ).read_bytes()
+
+
+def _focus_rows(folder: Path) -> list[np.ndarray]:
+    """Each layer's row of "it" in the seeds' two sentences, as the model in ``folder`` has it."""
+    rows = []
+    for sentence in (tasks.TIRED, tasks.WIDE):
+        layers = attnviz.explain(sentence, model=str(folder), focus="it").layers
+        it = sentence.split().index("it")
+        rows.append(np.stack([np.asarray(layer.weights[0, it], np.float64) for layer in layers]))
+    return rows
+
+
+@pytest.mark.parametrize("name", ["coref", "coref-word"])
+def test_the_script_reproduces_what_the_shipped_models_are_for(name: str, tmp_path: Path) -> None:
+    """On any machine: the retrained model is as accurate on held-out sentences, and "it" looks
+    where it looks in the shipped one, in every layer of the seeds' two sentences, to two
+    decimals. Not the bits: another BLAS kernel rounds some products' last bit otherwise, and
+    hundreds of steps of training amplify that into other weights (up to 0.43 apart seen)."""
+    script = _train_models_script()
+    accuracy = script.train_model(name, tmp_path)  # type: ignore[attr-defined]
     shipped = find_model(name)
-    assert json.loads((tmp_path / name / "config.json").read_text()) == json.loads(
-        (shipped / "config.json").read_text()
-    )
-    made = load_npz(tmp_path / name / "weights.npz", "made")
-    expected = load_npz(shipped / "weights.npz", "shipped")
-    assert made.keys() == expected.keys()
-    for key, array in expected.items():
-        # Bit for bit on the machine that made them; another BLAS may round differently.
-        np.testing.assert_allclose(made[key], array, rtol=0, atol=1e-4, err_msg=key)
+    made_config = json.loads((tmp_path / name / "config.json").read_text())
+    shipped_config = json.loads((shipped / "config.json").read_text())
+    made_accuracy = made_config["training"].pop("held_out_accuracy")
+    shipped_accuracy = shipped_config["training"].pop("held_out_accuracy")
+    assert made_config == shipped_config  # the same task, data, sizes, seed and steps
+    assert made_accuracy == accuracy >= 0.99
+    assert abs(made_accuracy - shipped_accuracy) <= 0.005
+    for made, expected in zip(_focus_rows(tmp_path / name), _focus_rows(shipped), strict=True):
+        np.testing.assert_allclose(made, expected, rtol=0, atol=0.01)

@@ -11,10 +11,14 @@ from attnviz.train.tasks import Examples, Readout
 
 
 def small(task: tasks.Task, n_heads: int) -> tuple[network.Shape, Examples]:
+    """A small model and 6 examples; coref's of 6 different lengths, so that the padding's key
+    mask is in the gradient too."""
     shape = network.shape_of(task)._replace(d_model=8, n_heads=n_heads)
-    pick = np.arange(6)
-    batch = Examples(task.train.ids[pick], task.train.targets[pick], task.train.query[pick])
-    return shape, batch
+    lengths = task.train.lengths
+    if lengths is None:
+        return shape, task.train.take(np.arange(6))
+    pick = np.array([np.nonzero(lengths == n)[0][0] for n in (8, 9, 11, 13, 15, 16)])
+    return shape, task.train.take(pick)
 
 
 TASKS = {
@@ -96,17 +100,57 @@ def test_the_forward_pass_equals_a_per_word_loop() -> None:
     np.testing.assert_allclose(run.output[0], x, rtol=1e-10, atol=1e-12)
 
 
-def test_the_coref_data_holds_out_the_seeds_two_sentences() -> None:
+def test_a_padded_batch_gives_each_sentence_the_numbers_it_has_alone() -> None:
+    """Sentences of 8 to 16 words in one batch, padded to 16: with the key mask, each one's
+    weights, output and logits are those of the sentence run alone, unpadded. Two different
+    computations (a batch and one sentence) may round differently in the BLAS kernel: float64,
+    within 1e-12 of numbers of order 1 (d_model = 32 products of order 1 each)."""
     task = tasks.coref()
-    held = {" ".join(task.vocabulary[i] for i in row) for row in task.held_out.ids}
-    trained = {" ".join(task.vocabulary[i] for i in row) for row in task.train.ids}
-    assert tasks.TIRED in held and tasks.WIDE in held and not held & trained
-    assert len(held) + len(trained) == 8192 and len(held) == 2048
-    # the answer is the referent's position: "animal" (1) in the tired sentence, for "it" (7)
-    sentences = [" ".join(task.vocabulary[i] for i in row) for row in task.held_out.ids]
-    row = sentences.index(tasks.TIRED)
-    assert task.held_out.targets[row] == 1 and task.held_out.query[row] == 7
-    assert task.held_out.targets[sentences.index(tasks.WIDE)] == 5  # "street"
+    shape = network.shape_of(task)
+    parameters = network.initial_parameters(shape, np.random.default_rng(1), np.float64)
+    lengths = task.held_out.lengths
+    assert lengths is not None
+    rows = np.array([np.nonzero(lengths == n)[0][0] for n in range(8, 17)])
+    batch = task.held_out.take(rows)
+    assert batch.lengths is not None
+    together = network.forward(parameters, shape, batch.ids, batch.query, lengths=batch.lengths)
+    for row, n in enumerate(batch.lengths):
+        alone = network.forward(
+            parameters, shape, batch.ids[row : row + 1, :n], batch.query[row : row + 1]
+        )
+        for layer, (mixed, single) in enumerate(zip(together.layers, alone.layers, strict=True)):
+            weights = mixed.weights[row, :, :n, :]
+            np.testing.assert_array_equal(weights[..., n:], 0.0)  # nobody reads the padding
+            np.testing.assert_allclose(
+                weights[..., :n], single.weights[0], atol=1e-12, err_msg=str(layer)
+            )
+        np.testing.assert_allclose(together.output[row, :n], alone.output[0], atol=1e-12)
+        np.testing.assert_allclose(together.logits[row, :n], alone.logits[0], atol=1e-12)
+        assert (together.logits[row, n:] == -np.inf).all()  # a pointer cannot point at padding
+
+
+def test_positions_can_be_given_and_shuffled_positions_change_x() -> None:
+    task = tasks.reverse(np.random.default_rng(0))
+    shape = network.shape_of(task)
+    parameters = network.initial_parameters(shape, np.random.default_rng(2), np.float64)
+    ids, query = task.train.ids[:3], task.train.query[:3]
+    plain = network.forward(parameters, shape, ids, query)
+    order = np.tile(np.arange(8), (3, 1))
+    same = network.forward(parameters, shape, ids, query, positions=order)
+    np.testing.assert_array_equal(same.layers[0].x, plain.layers[0].x)  # the same sums
+    reversed_order = order[:, ::-1]
+    moved = network.forward(parameters, shape, ids, query, positions=reversed_order)
+    expected = parameters["E"][ids] + parameters["P"][reversed_order]
+    np.testing.assert_array_equal(moved.layers[0].x, expected)  # the same sums, in numpy
+
+
+def test_every_position_of_a_model_is_trained() -> None:
+    """A model has as many learned positions as its longest training example has words."""
+    for task in (tasks.coref(), tasks.reverse(np.random.default_rng(0))):
+        assert network.shape_of(task).max_positions == task.lengths[1]
+    assert tasks.coref().lengths == (8, 16) and tasks.previous(
+        np.random.default_rng(0)
+    ).lengths == (8, 8)
 
 
 def test_tasks_are_reproducible_from_the_seed() -> None:
