@@ -46,6 +46,8 @@ def whole(**values: object) -> None:
 
 def head(value: object) -> None:
     """AttnvizError unless ``head`` is None, a whole number or "all"."""
+    if isinstance(value, str) and value != "all":
+        raise AttnvizError(f'head={shown_value(value)}: give a head\'s number, from 1, or "all".')
     if value != "all":
         whole(head=value)
 

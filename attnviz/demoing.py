@@ -13,7 +13,7 @@ didn't cross the street because it was too tired". attnviz.render.demo draws it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from attnviz.trace import AttentionTrace
 from attnviz.trace_options import TraceOptions
 
 if TYPE_CHECKING:
-    from attnviz.render.demo import DemoExamples, ItExample
+    from attnviz.render.demo import DemoExamples, ItExample, ToyReading
     from attnviz.train.loop import Snapshot
     from attnviz.train.tasks import Task
     from attnviz.training import Trained
@@ -35,36 +35,11 @@ WIDE = "The animal didn't cross the street because it was too wide"
 FOCUS = "it"
 
 
-class Look(NamedTuple):
-    """Where a word's row looks most in one layer and head, and what it gives another word."""
-
-    word: str  # the word it gives its largest weight
-    weight: float
-    other: str  # the word asked about (the referent)
-    other_weight: float
-
-
-class ToyReading(NamedTuple):
-    """One sentence through one of attnviz's toy models: the focus word's row in each layer
-    (head 1, the only one), the model's answer and how it was read, and its training record."""
-
-    model: str  # "coref", "coref-word"
-    sentence: str
-    words: tuple[str, ...]
-    looks: tuple[Look, ...]  # layer 1, layer 2, … (each: where "it" looks most)
-    last_row: tuple[float, ...]  # the last layer's row of "it", one weight per word
-    answer: str  # the model's answer at "it"
-    referent: str  # the noun the adjective fits
-    readout: str  # "pointer" or "word"
-    accuracy: float  # held-out, as its config.json records it
-    held_out: int  # held-out sentences
-    trained_lengths: tuple[int, int] | None
-
-
 def toy_reading(sentence: str, model: str, referent: str) -> ToyReading:
     """``sentence`` through the shipped toy ``model``: where "it" looks in every layer and what
     it answers."""
     from attnviz.model.run import trace_model
+    from attnviz.render.demo import Look, ToyReading
 
     run = trace_model(sentence, model)
     config, answered = run.toy_config, run.answered

@@ -4,6 +4,7 @@ refusals in the same words, and the same lesson."""
 from __future__ import annotations
 
 import doctest
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -68,9 +69,12 @@ def test_the_lesson_is_what_the_terminal_prints() -> None:
             assert 'positions="sinusoidal" adds' in in_python
         with command_line():
             on_the_command_line = attnviz.lesson(trace, width=1000)
-        assert in_python.replace('positions="sinusoidal"', "--positions sinusoidal") == (
-            on_the_command_line
-        )
+        hint = (f"attnviz.explain({IT!r}, model='coref')", f'attnviz explain --model coref "{IT}"')
+        said_in_python = in_python.replace('positions="sinusoidal"', "--positions sinusoidal")
+        said_in_python = said_in_python.replace(*hint).replace("full=True", "--full")
+        said_in_python = said_in_python.replace("(head=2 shows", "(--head 2 shows")
+        # A section's rule is as long as its heading leaves room for.
+        assert re.sub("─+", "─", said_in_python) == re.sub("─+", "─", on_the_command_line)
 
 
 def test_lesson_prints_when_asked(capsys: pytest.CaptureFixture[str]) -> None:
@@ -190,7 +194,10 @@ def test_model_mode_returns_the_layer_asked_for_and_every_layer() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         text = attnviz.lesson(shown)
-    assert "Head 12 of 12" in text and "Head 11 of 12" not in text
+    # Head 12 in full, first, and every other head by its rows of 'it'.
+    assert "Step 2 · Queries, keys and values of head 12" in text
+    assert "Head 11 of 12 · the row of 'it' (head=11 shows it in full)" in text
+    assert text.index("of head 12") < text.index("Head 1 of 12 · the row of 'it'")
     assert "Focus: where does 'it' look?" in text
 
 
@@ -233,7 +240,10 @@ def test_page_is_the_interactive_page_and_refuses_bad_places(tmp_path: Path) -> 
     ("call", "message"),
     [
         (lambda: attnviz.explain("I am good", head=1.5), "head=1.5: give a whole number."),
-        (lambda: attnviz.explain("I am good", head="1"), "head='1': give a whole number."),
+        (
+            lambda: attnviz.explain("I am good", head="1"),
+            "head='1': give a head's number, from 1, or \"all\".",
+        ),
         (lambda: attnviz.explain("I am good", layer=6.0), "layer=6.0: give a whole number."),
         (lambda: attnviz.explain("I am good", pad_to=8.0), "pad_to=8.0: give a whole number."),
         (lambda: attnviz.explain("I am good", focus=3), 'focus=3: give a string, e.g. focus="it".'),
@@ -260,9 +270,10 @@ def test_options_of_the_wrong_type_are_refused_in_one_sentence(call: Any, messag
 def test_lesson_steps_are_the_command_lines_steps() -> None:
     printed = runner.invoke(app, ["explain", IT, "--steps", "4-6"], env={"COLUMNS": "90"}).stdout
     trace = attnviz.explain(IT)
-    assert attnviz.lesson(trace, width=90, steps="4-6") == printed
-    assert attnviz.lesson(trace, width=90, steps=[4, 5, 6]) == printed
-    assert attnviz.lesson(trace, width=90, steps=range(4, 7)) == printed
+    with command_line():  # the header names the command that shows coref in the CLI's words
+        assert attnviz.lesson(trace, width=90, steps="4-6") == printed
+        assert attnviz.lesson(trace, width=90, steps=[4, 5, 6]) == printed
+        assert attnviz.lesson(trace, width=90, steps=range(4, 7)) == printed
     seventh = attnviz.lesson(trace, steps=7)
     assert "Step 7 ·" in seventh and "Step 6 ·" not in seventh
     for steps in ("9", "4-", "8"):

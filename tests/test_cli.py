@@ -104,20 +104,20 @@ def test_focus_shows_ranked_bars_and_the_weighted_sum() -> None:
     assert code == 0
     focus = stdout[stdout.index("Focus: where does 'it' look?") :]
     assert focus.count("Head ") == 2
-    assert "z_it = " in focus and "·v_" in focus
-    bars = focus[focus.index("Head 1") : focus.index("  z_it")].splitlines()
+    assert "z_it = " not in focus  # step 6 worked head 1's out; the contribution is new here
+    assert "What 'was' adds to 'it' in head 1" in focus
+    bars = focus[focus.index("Head 1") : focus.index("What 'was'")].splitlines()
     assert bars[1].split() == ["weight", "‖w·f‖", "share"]  # the columns' names
-    head_1 = [line for line in bars[2:] if line.strip()]
+    head_1 = [line for line in bars[2:] if line.strip() and not line.startswith("…")]
     words = [line.split()[0] for line in head_1]
     # Each line: the word, its weight's bar and weight, ‖w·f‖, the share's bar and share.
     numbers = [[float(t) for t in line.split()[1:] if t[0].isdigit()] for line in head_1]
     assert all(len(row) == 3 for row in numbers), head_1
     weights = [row[0] for row in numbers]
-    assert sorted(words) == sorted(
-        ["The:1", "the:2", *IT_SENTENCE.split()[1:4], *IT_SENTENCE.split()[5:]]
-    )
+    assert "… 5 more words, together weight 0.03" in bars[-1] or "more words" in focus
+    assert len(words) == 6 and set(words) <= {"The:1", "the:2", *IT_SENTENCE.split()[1:]}
     assert weights == sorted(weights, reverse=True)
-    assert abs(sum(weights) - 1) < 0.06  # rounded to 2 decimals
+    assert 0.9 < sum(weights) <= 1.02  # the six largest, each rounded to 2 decimals
 
 
 def test_focus_on_a_repeated_word_takes_the_first_and_says_so() -> None:
@@ -132,8 +132,11 @@ def test_focus_on_a_repeated_word_takes_the_first_and_says_so() -> None:
 def test_head_option_shows_one_head_numbered_from_1() -> None:
     code, stdout, _ = run("explain", "I am good", "--head", "2")
     assert code == 0
-    assert "Head 2 of 2" in stdout and "Head 1 of 2" not in stdout
-    assert "Q₂ = X·W_Q₂" in stdout
+    assert "Head 2 of 2\n" in stdout + "\n" or "─ Head 2 of 2 ─" in stdout
+    assert "Head 1 of 2 · the row of 'I' (--head 1 shows it in full)" in stdout
+    assert "Q₂ = X·W_Q₂" in stdout and "Q₁ = X·W_Q₁" not in stdout
+    code, stdout, _ = run("explain", "I am good", "--head", "2", "--full")
+    assert "Head 2 of 2" in stdout and "Head 1 of 2" not in stdout  # --full: only head 2
 
 
 def test_decimals_and_show_weights() -> None:
@@ -526,18 +529,26 @@ def test_svg_and_html_keep_the_colours(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_demo_runs_the_five_examples_in_order() -> None:
+def test_demo_is_the_ten_minute_class_in_order() -> None:
     code, stdout, stderr = run("demo", "--no-model")
     assert code == 0, stderr
-    titles = [line for line in stdout.splitlines() if "Example " in line and "·" in line]
-    assert [t.split("Example ")[1][0] for t in titles] == ["1", "2", "3", "4", "5"]
-    assert "z_I = " in stdout and "cross-attention (encoder–decoder)" in stdout
-    assert "softmax temperature" in stdout
+    titles = [line.strip("─ ") for line in stdout.splitlines() if re.match(r"─+ \d · ", line)]
+    assert titles == [
+        '1 · "I am good", step by step',
+        '2 · "it" with random weights',
+        "3 · coref: a model trained to point",
+        "4 · coref-word: the right answer, attention elsewhere",
+        "5 · Training coref, live",
+    ]
+    assert "z_I = " in stdout and "Step 7 · Concatenate the heads" in stdout
     text = " ".join(stdout.split())
-    # Random weights link nothing: the demo says so, and claims no head for "it" → "animal".
-    assert "(With random weights, not learned: where 'it' looks below is chance" in text
-    assert 'one way a trained model can carry information from "animal" into "it"' in text
-    assert "selectivity" not in text and "head 12" not in text
+    # Random weights link nothing; coref's 1.00 is said with why, in the same screen.
+    assert "Where \"it\" looks here is where chance puts it" in text
+    assert "Its answer IS its last layer's row of \"it\"" in text
+    assert "not attention finding meaning by itself" in text
+    assert "right answer, attention elsewhere" in text
+    assert re.search(r"Trained \d+ steps in [\d.]+ s of training: held-out accuracy", text)
+    assert len(stdout.splitlines()) <= 250  # the class follows it, piped, at 100 columns
 
 
 def test_weights_json_giving_a_matrix_twice_is_refused(tmp_path: Path) -> None:
@@ -657,6 +668,9 @@ def test_nothing_attnviz_writes_loads_anything_remote(tmp_path: Path) -> None:
     )
 
 
+ROW_OF_IT, FULL = "the row of 'it'", "shows it in full"
+
+
 def step_headings(stdout: str) -> list[str]:
     """The lesson's step headings and section rules, in order, as "Step n" or the rule's text."""
     found = []
@@ -674,10 +688,25 @@ def step_headings(stdout: str) -> list[str]:
         (
             "4-6",
             [],
-            ["Head 1 of 2", "Step 4", "Step 5", "Step 6", "Head 2 of 2", "Step 4", "Step 5"]
-            + ["Step 6"],
+            [
+                "Head 1 of 2",
+                "Step 4",
+                "Step 5",
+                "Step 6",
+                f"Head 2 of 2 · {ROW_OF_IT} (--head 2 {FULL})",
+            ],
         ),
-        ("1,3-4", ["--head", "2"], ["Step 1", "Head 2 of 2", "Step 3", "Step 4"]),
+        (
+            "1,3-4",
+            ["--head", "2"],
+            [
+                "Step 1",
+                "Head 2 of 2",
+                "Step 3",
+                "Step 4",
+                f"Head 1 of 2 · {ROW_OF_IT} (--head 1 {FULL})",
+            ],
+        ),
         (" 7 ", [], ["All heads", "Step 7"]),
         ("8", ["--focus", "it"], ["Focus: where does 'it' look?"]),
         (
@@ -696,10 +725,12 @@ def test_steps_shows_only_those_steps_after_the_header(
     assert "Sentence: The animal didn't cross" in stdout and "Weights: random" in stdout
     assert step_headings(stdout) == expected
     # How to read a worked example is said once, with the first one shown.
-    assert stdout.count("(A worked example's result is rounded as in the tables;") == 1
+    assert stdout.count("(Results rounded as in the tables;") == 1
     _, whole, _ = run("explain", IT_SENTENCE, *extra)
-    for block in stdout.split("\n\n"):  # nothing shown that the whole lesson does not show
-        assert block.split("(A worked example's result")[0] in whole  # the note may move
+    # No number shown that the whole lesson does not show (a table of some of a head's rows is
+    # set to other widths, a worked example said in another step: the lines may differ).
+    number = re.compile(r"-?\d+\.\d+")
+    assert set(number.findall(stdout)) <= set(number.findall(whole))
 
 
 @pytest.mark.parametrize(
@@ -732,9 +763,13 @@ def test_steps_are_the_same_in_the_terminal_svg_and_html(tmp_path: Path) -> None
         "explain", "I am good", "--steps", "5", "--svg", str(svg), "--html", str(html)
     )
     assert code == 0, stderr
-    assert step_headings(stdout) == ["Head 1 of 2", "Step 5", "Head 2 of 2", "Step 5"]
+    assert step_headings(stdout) == [
+        "Head 1 of 2",
+        "Step 5",
+        "Head 2 of 2 · the row of 'I' (--head 2 shows it in full)",
+    ]
     page = html.read_text(encoding="utf-8")
-    assert page.count("Step 5 ·") == 2 and "Step 4 ·" not in page and "Step 6 ·" not in page
+    assert page.count("Step 5 ·") == 1 and "Step 4 ·" not in page and "Step 6 ·" not in page
     drawn = svg.read_text(encoding="utf-8").replace("&#160;", " ")
     assert "Step 5 ·" in drawn and "Step 4 ·" not in drawn
 

@@ -139,7 +139,8 @@ def test_cross_shows_only_the_steps_asked_for() -> None:
     result = runner.invoke(app, ["cross", "I am good", "Je vais bien", "--steps", "3,7"])
     assert result.exit_code == 0, result.stderr
     steps = [line.split(" ·")[0] for line in result.stdout.splitlines() if line.startswith("Step")]
-    assert steps == ["Step 3", "Step 3", "Step 7"]
+    assert steps == ["Step 3", "Step 7"]  # head 1's step 3 in full, head 2 by its rows
+    assert "Head 2 of 2 · the row of" in result.stdout
     assert "Target (queries): Je vais bien" in result.stdout
     refused = runner.invoke(app, ["cross", "I am good", "Je vais bien", "--steps", "8"])
     assert refused.exit_code == ExitStatus.BAD_INPUT and "--focus WORD" in refused.stderr

@@ -215,13 +215,19 @@ def test_explain_shows_e_pe_and_their_sum_with_the_formula() -> None:
 
 
 def test_explain_without_positions_says_attention_ignores_word_order() -> None:
-    code, stdout, _ = run("explain", SENTENCE)
+    code, stdout, _ = run("explain", SENTENCE, "--full")
     assert code == 0
     text = flat(stdout)
     assert "Attention alone ignores word order: it treats the sentence as a set of words" in text
     assert (
         "'The:1' and 'the:2' (one word once case is ignored, as embeddings are looked up) get "
         "identical rows of X and so identical weights and outputs" in text
+    )
+    brief = flat(run("explain", SENTENCE)[1])
+    assert (
+        "Attention alone ignores word order: permuting the words only permutes the rows (and "
+        "the columns) of every table below, and 'The:1' and 'the:2' (the same word, case "
+        "aside) get identical rows of X, weights and outputs." in brief
     )
     assert "--positions sinusoidal adds each word's position to X" in text
     assert "PE" not in stdout.split("Step 2")[0]

@@ -24,7 +24,8 @@ TINY_GPT2 = str(Path(__file__).resolve().parent / "model" / "tiny_gpt2")
 
 @cache  # the same command prints the same lesson: several tests read one
 def lesson(*args: str) -> str:
-    result = runner.invoke(app, list(args), env={"COLUMNS": "3000"})
+    """All of the text (--full): these tests read every explanation, with every head."""
+    result = runner.invoke(app, [*args, "--full"], env={"COLUMNS": "3000"})
     assert result.exit_code == 0, result.stderr
     return result.stdout
 

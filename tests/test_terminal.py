@@ -178,7 +178,7 @@ def test_every_table_of_the_11_word_sentence_fits_80_and_100_columns_whole(
     width: int, options: dict[str, object]
 ) -> None:
     decimals = options.pop("decimals", 2)
-    trace = attnviz.explain(IT, **options)  # type: ignore[arg-type]
+    trace = attnviz.explain(IT, head="all", **options)  # type: ignore[arg-type]
     text = attnviz.lesson(trace, width=width, decimals=decimals)  # type: ignore[arg-type]
     assert "elided" not in text
     assert max(len(line) for line in text.splitlines()) <= width
@@ -219,15 +219,17 @@ def test_a_37_word_sentence_still_elides_with_its_full_shape_in_the_title() -> N
 def test_worked_examples_continue_indented_under_their_first_line(width: int) -> None:
     from attnviz.lesson.blocks import Worked
     from attnviz.lesson.build import lesson
+    from attnviz.lesson.options import LessonOptions
 
     trace = attnviz.explain(IT, focus="it").trace
+    selection = shown(trace, focus=find_focus(trace.tokens, "it"))
     examples = [
         block.text
-        for block in lesson(trace, shown(trace, focus=find_focus(trace.tokens, "it")))
+        for block in lesson(trace, selection, LessonOptions(full=True))
         if isinstance(block, Worked)
     ]
     assert sum(example.startswith("z_it = ") for example in examples) == 4  # 2 heads, 2 focus
-    lines = attnviz.lesson(trace, width=width).splitlines()
+    lines = attnviz.lesson(trace, width=width, full=True).splitlines()
     position, continued = 0, 0
     for example in examples:
         # The example's first line, two cells in; then lines four cells in until it is whole.

@@ -133,7 +133,7 @@ def test_wide_characters_combining_marks_and_emoji_keep_columns_aligned(
     monkeypatch: pytest.MonkeyPatch, columns: str, heads: str
 ) -> None:
     monkeypatch.setenv("COLUMNS", columns)
-    code, stdout, _ = invoke("explain", WIDE, "--focus", "cat", "--heads", heads)
+    code, stdout, _ = invoke("explain", WIDE, "--focus", "cat", "--heads", heads, "--full")
     assert code == 0
     for word in ("猫が", "Ｆｕｌｌ", "été", "👍🏽", "👨\u200d👩\u200d👧", "🇫🇷"):
         assert word in stdout, word

@@ -22,7 +22,7 @@ def attention_caveat(word: str) -> str:
     )
 
 
-def mixtures(*, causal: bool) -> str:
+def mixtures(*, causal: bool, brief: bool = False) -> str:
     """From layer 2 on, a row mixes vectors that earlier layers already mixed (Abnar & Zuidema
     2020): the whole sentence, or under a causal mask the words up to each one."""
     mixed = (
@@ -31,6 +31,11 @@ def mixtures(*, causal: bool) -> str:
         if causal
         else "already mix the whole sentence"
     )
+    if brief:
+        return (
+            f"From layer 2 on, each row's words are the outputs of the layers below: vectors that "
+            f"{mixed}, not the words themselves."
+        )
     return (
         f"From layer 2 on, each row's words are the outputs of the layers below: vectors that "
         f"{mixed} and, through the residual connection, keep part of their own word; not the "

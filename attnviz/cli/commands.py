@@ -244,7 +244,8 @@ def heatmap(
 
     Query words are rows, key words columns; a last panel shows where the focus word looks.
 
-    Example: attnviz heatmap --model coref "The animal didn't cross the street because it was too tired" -o it.png
+    Example: attnviz heatmap --model coref "The animal didn't cross the street because it was
+    too tired" -o it.png
     """
     from attnviz.files import staged_writes
     from attnviz.outputs import write_export

@@ -71,8 +71,9 @@ class Worked(NamedTuple):
 
 class Tables(NamedTuple):
     """Tables with the same rows, set side by side when the page is wide enough; with
-    ``squeeze``, side by side anyway, each with columns elided to fit its share of the page
-    (the lesson's short form: the tables whole are one option or export away)."""
+    ``squeeze``, when each alone would lose columns anyway, side by side all the same, each with
+    columns elided to fit its share of the page (the lesson's short form: the tables whole are
+    one option or export away)."""
 
     matrices: tuple[Matrix, ...]
     squeeze: bool = False

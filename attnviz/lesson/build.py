@@ -72,7 +72,7 @@ def _open(writer: LessonWriter) -> None:
     before any row is shown."""
     opening.write(writer)
     if (writer.trace.provenance.embeddings.layer or 1) > 1 and not writer.trace.is_cross:
-        writer.say(mixtures(causal=writer.trace.provenance.masking.causal))
+        writer.say(mixtures(causal=writer.trace.provenance.masking.causal, brief=writer.brief))
 
 
 Numbered = tuple[int, str, Step]  # a step with its number and its heading's label (in_order)

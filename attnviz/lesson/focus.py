@@ -23,7 +23,7 @@ from attnviz.tokens import printable
 #: The most words a head's bars show; the rest are counted and summed in one line.
 MOST_BARS = 12
 #: … by default (not --full) for the head shown in full,
-MOST_BARS_SHOWN = 8
+MOST_BARS_SHOWN = 6
 #: … and for a head not shown in full, whose rows the lesson gives and no more.
 MOST_BARS_BRIEF = 5
 #: A key whose share of the row's contribution is below this adds so little that the weight on
@@ -77,11 +77,13 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     if selection.merged and any(len(group) > 1 for group in selection.column_groups):
         lesson.say("A word of several pieces sums its pieces' sizes, as it sums their weights.")
     types = _head_types(lesson)
-    if types and lesson.brief:
+    if not types or (lesson.brief and len(types) < 2):
+        pass  # short, and one head: its type is in its heading, and no other to weigh it by
+    elif lesson.brief:
         lesson.say(
             "Each head is named by its type, scored over all its rows (attnviz heads --help)."
         )
-    elif types:
+    else:
         lesson.say(
             "Each head is named by its type, scored over all its rows (attnviz heads --help): a "
             "previous-token head, or a sink whose rows park their weight on one token, does much "

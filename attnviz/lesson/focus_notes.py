@@ -11,8 +11,9 @@ from attnviz.analysis.caveats import attention_caveat, brief_attention_caveat
 from attnviz.analysis.head_types import counted_rows, self_argmax_rows
 from attnviz.analysis.rollout import trace_rollout
 from attnviz.arrays import FloatArray
+from attnviz.errors import option
 from attnviz.labels import ELLIPSIS, plural
-from attnviz.lesson.blocks import Bars
+from attnviz.lesson.blocks import Bars, Span
 from attnviz.lesson.writer import LessonWriter
 from attnviz.tokens import printable
 
@@ -30,7 +31,16 @@ def write(lesson: LessonWriter, owner: str) -> None:
         lesson.say(said)
     if not lesson.trace.is_cross:
         if len(lesson.layers_up_to) >= 1 and lesson.n_layers > 1:
-            rollout(lesson, owner)
+            if lesson.brief:
+                lesson.say(
+                    Span(
+                        f"(The rollout of {owner!r} through the layers below, Abnar & Zuidema "
+                        f"2020: {option('full', True)}.)",
+                        "dim",
+                    )
+                )
+            else:
+                rollout(lesson, owner)
     origin = lesson.trace.provenance.weights
     if origin.model is not None and origin.trained and not lesson.trace.is_cross:
         lesson.blank()
@@ -92,19 +102,20 @@ def own_word(lesson: LessonWriter, owner: str) -> str:
             f"{claim}Here all {total} rows counted ({rows}) do, {owner} in every head that "
             "counts: true of these heads, not a rule of attention."
         )
+    these = "these heads" if len(heads) > 1 else "this head"
     return (
-        f"{claim}{counted_text}largest weight on their own word, and {focus_part}: in these "
-        "heads it is not a rule."
+        f"{claim}{counted_text}largest weight on their own word, and {focus_part}: in {these} "
+        "it is not a rule."
     )
 
 
 def shown_bars(lesson: LessonWriter, ordered: FloatArray, most: int) -> int:
     """How many of a row's bars, largest first (``ordered``), the lesson draws: ``most``; in
-    its short form also none past the third that would print as 0.00."""
+    its short form none past the first that would print as 0.00."""
     if not lesson.brief:
         return most
     count = min(most, len(ordered))
-    while count > 3 and lesson.number(float(ordered[count - 1])) == lesson.number(0.0):
+    while count > 1 and lesson.number(float(ordered[count - 1])) == lesson.number(0.0):
         count -= 1
     return count
 

@@ -98,13 +98,15 @@ def _through_softmax(lesson: GradientWriter, grads: LayerGradients) -> None:
     )
     i = step.focus
     w, g, s = grads.weights[0, i], grads.d_weights[0, i], grads.d_softmax[0, i]
+    # A word to a row, w, ∂L/∂w and ∂L/∂s its columns: three columns always fit the page, and
+    # no number is elided (this lesson has no export to hold what a table leaves out).
     lesson.show(
         Matrix(
-            np.stack([w, g, s]),
+            np.stack([w, g, s], axis=1),
             f"row {lesson.it!r}: w, ∂L/∂w, ∂L/∂s",
-            ["w", "∂L/∂w", "∂L/∂s"],
             lesson.words,
-            keep_column=step.referent,
+            ["w", "∂L/∂w", "∂L/∂s"],
+            keep_row=step.referent,
         )  # fmt: skip
     )
     total, line = text.softmax_backward(w, g, step.referent, s[step.referent])

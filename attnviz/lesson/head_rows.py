@@ -69,6 +69,8 @@ def write(lesson: LessonWriter, head: HeadView, steps: Collection[str]) -> None:
     if "weights" in steps:
         pairs.append(("weights", selection.pairs(trace.weights[head.index], total=True)[row], None))
     if pairs:
+        if vectors:
+            lesson.blank()
         cut = np.zeros((len(pairs), len(lesson.keys)), dtype=bool)
         for index, (_, _, cells) in enumerate(pairs):
             if cells is not None:

@@ -55,12 +55,12 @@ def scaling_brief(lesson: LessonWriter, head: int) -> str:
     if lesson.pretrained:
         assumption = " (this model's q and k need not meet the paper's assumption)"
     return (
-        f"Why: if q and k had d_k = {d_k} independent components of mean 0 and variance 1 (the "
-        f"paper's assumption), q·k would have variance {d_k}, and the larger d_k, the closer "
-        "the softmax to one-hot, with vanishing gradients; ÷√d_k brings it back to 1. It is the "
+        f"Why: the paper assumes that q and k have d_k = {d_k} independent components of mean 0 "
+        f"and variance 1; then q·k has variance {d_k}, and the larger d_k, the closer the "
+        "softmax to one-hot, with vanishing gradients; ÷√d_k brings it back to 1. It is the "
         "width of q and k, not the sentence's length. This head's scores have variance "
-        f"{amount(score_variance)}, the scaled ones {amount(scaled_variance)}{assumption} "
-        f"({option('full', True)} says more; attnviz scaling runs the experiment)."
+        f"{amount(score_variance)}, the scaled ones {amount(scaled_variance)}{assumption}; "
+        f"{option('full', True)} says more, and attnviz scaling runs the experiment."
     )
 
 
@@ -215,8 +215,14 @@ def after_attention(lesson: LessonWriter) -> str:
     if lesson.pretrained:
         if lesson.family is None:
             return "In the model the rest of the layer follows; attnviz shows this sublayer."
-        return lesson.family.after_attention
+        # The short lesson says the family's sublayer here, not at the top (header.py).
+        return lesson.family.sublayer if lesson.brief else lesson.family.after_attention
     into = "the decoder's X" if lesson.trace.is_cross else "X, this layer's input"
+    if lesson.brief:
+        return (
+            f"In a full transformer it is then added back to {into.split(',')[0]} and "
+            "normalised, and a feed-forward block follows."
+        )
     return (
         f"In a full transformer layer it is then added back to {into} (a residual "
         "connection) and normalised, LayerNorm(X + output), and a feed-forward block "

@@ -301,7 +301,11 @@ def _no_positions(lesson: LessonWriter) -> str:
     if twins is not None:
         pair = f"{lesson.all_queries[twins[0]]!r} and {lesson.all_queries[twins[1]]!r}"
         if trace.tokens[twins[0]] != trace.tokens[twins[1]]:
-            pair += " (one word once case is ignored, as embeddings are looked up)"
+            pair += (
+                " (the same word, case aside)"
+                if lesson.brief
+                else " (one word once case is ignored, as embeddings are looked up)"
+            )
         if trace.provenance.masking.causal:
             text += (
                 f", so {pair} get identical rows of X, Q, K and V and only the mask gives "

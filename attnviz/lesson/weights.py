@@ -32,9 +32,16 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
             lesson.worked_line("softmax", lesson.text.shifted_softmax(runner_up)[1])
         lesson.show(table)
         return
+    subtracted = (
+        "; attnviz first subtracts the row's largest score m_i, which changes no weight "
+        "(exp(−m_i) cancels) and keeps exp() from overflowing"
+        if lesson.brief and direct is not None
+        else ""
+    )
     lesson.say(
         "Each row of scaled scores s becomes non-negative weights that sum to 1: "
         "w_ij = exp(s_ij) / Σ_k exp(s_ik)"
+        + subtracted
         + (", and a masked pair's weight is exactly 0. " if masked else ". "),
         # About the table below: a surface that draws no table leaves it out.
         Span(
@@ -56,7 +63,7 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
         lesson.say(_overflow_lead(lesson, top))
         lesson.worked_line("softmax", lesson.text.shifted_softmax(top)[1])
     if lesson.brief or runner_up.key == top.key:
-        if direct is not None:
+        if direct is not None and not lesson.brief:
             lesson.say(
                 "attnviz first subtracts the row's largest score m_i, s_ij − m_i, which changes "
                 "no weight (exp(−m_i) cancels) and keeps exp() from overflowing."

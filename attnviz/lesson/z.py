@@ -45,8 +45,8 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     n_keys = "n_source" if trace.is_cross else "n"
     if lesson.brief:
         lesson.say(
-            f"(Z{h} is the head's output; the attention matrix is weights{h}, [{n_rows}, "
-            f"{n_keys}].)"
+            f"(Z{h}, [{n_rows}, d_v], is the head's output; the attention matrix, [{n_rows}, "
+            f"{n_keys}], is weights{h}, not Z.)"
         )
     else:
         lesson.say(

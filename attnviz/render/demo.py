@@ -23,7 +23,7 @@ from rich.text import Text
 
 from attnviz.analysis.caveats import attention_caveat
 from attnviz.analysis.heads import FocusSurvey, HeadLink
-from attnviz.labels import format_number
+from attnviz.labels import format_number, occurrence_labels
 from attnviz.render.heads_report import offset_words
 from attnviz.render.reports import plain_number, signed
 from attnviz.render.terminal import Pacer, render_explain
@@ -33,7 +33,6 @@ from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
 
 if TYPE_CHECKING:
-    from attnviz.demoing import ToyReading
     from attnviz.train.loop import Snapshot
     from attnviz.train.tasks import Task
     from attnviz.training import Trained
@@ -52,6 +51,32 @@ BAR_CELLS = 12
 
 #: A trace and what is shown of it.
 Shown = tuple[AttentionTrace, Selection]
+
+
+class Look(NamedTuple):
+    """Where a word's row looks most in one layer and head, and what it gives another word."""
+
+    word: str  # the word it gives its largest weight
+    weight: float
+    other: str  # the word asked about (the referent)
+    other_weight: float
+
+
+class ToyReading(NamedTuple):
+    """One sentence through one of attnviz's toy models: the focus word's row in each layer
+    (head 1, the only one), the model's answer and how it was read, and its training record."""
+
+    model: str  # "coref", "coref-word"
+    sentence: str
+    words: tuple[str, ...]
+    looks: tuple[Look, ...]  # layer 1, layer 2, … (each: where "it" looks most)
+    last_row: tuple[float, ...]  # the last layer's row of "it", one weight per word
+    answer: str  # the model's answer at "it"
+    referent: str  # the noun the adjective fits
+    readout: str  # "pointer" or "word"
+    accuracy: float  # held-out, as its config.json records it
+    held_out: int  # held-out sentences
+    trained_lengths: tuple[int, int] | None
 
 
 class ItExample(NamedTuple):
@@ -142,7 +167,7 @@ class _Demo:
         )
         focus = selection.focus
         assert focus is not None
-        words = [printable(word) for word in selection.column_words]
+        words = occurrence_labels([printable(word) for word in selection.column_words])
         rows = selection.focus_weights(np.asarray(trace.weights, dtype=np.float64))  # [h, n]
         animal = words.index("animal")
         tops = [(words[int(np.argmax(row))], float(row.max()), float(row[animal])) for row in rows]
@@ -275,7 +300,7 @@ class _Demo:
         self.say(Text(largest_weights_text(it.survey, model), style="bold"))
         self.say(specificity_text(it.survey))
         specific = it.survey.specific
-        words = [printable(word) for word in it.selection.column_words]
+        words = occurrence_labels([printable(word) for word in it.selection.column_words])
         row = it.selection.focus_weights(np.asarray(it.trace.weights, dtype=np.float64))
         self.columns(
             [f"layer {specific.layer}, head {specific.head}"],

@@ -93,13 +93,19 @@ def _own_word_rows(ranking: HeadRanking, layers: Sequence[AttentionTrace]) -> Te
     introduction to attention may say that a word's highest weight goes to itself), and which
     heads are of the self type."""
     own, rows = self_argmax_count(layers)
+    meaning = (
+        "with random weights that says nothing about trained attention."
+        if layers[0].provenance.weights.is_random
+        else "so in these heads a word's largest weight need not go to itself."
+    )
     counted = (
         f"Rows that look most at their own word: {own:,} of the {rows:,} rows of these heads "
-        "(every word's row in every head, padding left out) give their largest weight to the "
-        "word itself, so a word's largest weight need not go to itself."
+        "(every word's row in every head; padding, rows with one key to choose from and rows "
+        f"with a tie for the largest weight left out) give their largest weight to the word "
+        f"itself; {meaning}"
         if own < rows
-        else f"Every one of the {rows:,} rows of these heads gives its largest weight to the "
-        "word itself."
+        else f"Every one of the {rows:,} rows of these heads that counts gives its largest "
+        "weight to the word itself."
     )
     counted += " " + _focus_own_word(ranking, layers)
     selves = [f"L{t.layer} H{t.head}" for t in ranking.types if t.type is HeadType.self]

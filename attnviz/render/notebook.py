@@ -150,7 +150,8 @@ def _focus(
     focus = focus_number(table.STEPS, trace)
     if focus is None:
         return []
-    whole = lesson(trace, selection, LessonOptions(decimals=decimals), layers=layers)
+    # All of the text: a notebook's display scrolls, and shows every head's z and contribution.
+    whole = lesson(trace, selection, LessonOptions(decimals=decimals, full=True), layers=layers)
     blocks = only_steps(whole, {focus})
     return _blocks_html(blocks[next(i for i, b in enumerate(blocks) if isinstance(b, Pause)) :])
 

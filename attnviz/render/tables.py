@@ -88,6 +88,15 @@ def matrix_block(
     return Block(lines=lines, width=max(width, *(line.cell_len for line in titles + legend)))
 
 
+def elides_columns(matrix: Matrix, decimals: int, max_width: int) -> bool:
+    """Whether ``matrix`` alone, set ``max_width`` cells wide, has columns elided."""
+    table = _table_of(matrix, decimals, True)
+    n_columns = matrix.values.shape[1]
+    words = {column: fit_label(matrix.column_labels[column]) for column in range(n_columns)}
+    _, columns = _fit_columns(table, words, matrix.keep_column, max_width)
+    return None in columns
+
+
 class _Table(NamedTuple):
     """A matrix's numbers and row words as printed, before its columns are laid out."""
 

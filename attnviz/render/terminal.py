@@ -30,7 +30,7 @@ from attnviz.lesson.blocks import (
 )
 from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
-from attnviz.render.tables import matrix_block
+from attnviz.render.tables import elides_columns, matrix_block
 from attnviz.render.text import Block as TextBlock
 from attnviz.render.text import bar, cell_width, pad_left, pad_right, side_by_side, wrap
 from attnviz.render.theme import EXPORT_THEME
@@ -163,7 +163,9 @@ def _tables(
         for index, m in enumerate(matrices)
     ]
     arranged = side_by_side(row, gap=TABLES_GAP, max_width=width)
-    if len(arranged) > 1 and squeeze:
+    # Squeezed only when a table alone would lose columns anyway (a model's d_k = 32 or 64):
+    # narrower tables are stacked whole.
+    if len(arranged) > 1 and squeeze and any(elides_columns(m, decimals, width) for m in matrices):
         arranged = side_by_side(
             _squeezed(matrices, decimals, width, colours), gap=TABLES_GAP, max_width=width
         )
@@ -195,12 +197,14 @@ def _squeezed(
         for index, matrix in enumerate(matrices)
     ]
     # Titles wrapped to a narrow share may take more lines in one table than in another:
-    # blank lines above the shorter ones keep every table's rows on the same lines.
+    # blank lines under the shorter ones keep every table's rows on the same lines.
     rules = [_rule_line(block) for block in blocks]
-    return [
-        TextBlock(lines=[Text()] * (max(rules) - rule) + block.lines, width=block.width)
-        for block, rule in zip(blocks, rules, strict=True)
-    ]
+    aligned = []
+    for block, rule in zip(blocks, rules, strict=True):
+        titles, rest = block.lines[: rule - 1], block.lines[rule - 1 :]  # the header, the rule…
+        lines = [*titles, *[Text()] * (max(rules) - rule), *rest]
+        aligned.append(TextBlock(lines=lines, width=block.width))
+    return aligned
 
 
 def _rule_line(block: TextBlock) -> int:

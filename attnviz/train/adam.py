@@ -4,6 +4,7 @@ whatever the scale of its gradient."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -18,6 +19,10 @@ class Adam:
     beta1: float = 0.9  # how long the mean of gradients remembers
     beta2: float = 0.999  # how long the mean of squared gradients remembers
     epsilon: float = 1e-8
+    # Steps over which the learning rate falls to 1/√2 of its start: lr_t = lr / √(1 + t/decay),
+    # the inverse-square-root decay of "Attention Is All You Need" §5.3 (there after a warm-up).
+    # None: a constant learning rate.
+    decay: float | None = None
     steps: int = 0
     _first: dict[str, FloatArray] = field(default_factory=dict)
     _second: dict[str, FloatArray] = field(default_factory=dict)
@@ -28,10 +33,14 @@ class Adam:
         """The parameters after one step (new arrays; the ones given are left as they were).
 
         m ← β1·m + (1 − β1)·g,  v ← β2·v + (1 − β2)·g²,
-        θ ← θ − lr · m̂ / (√v̂ + ε)  with m̂ = m / (1 − β1ᵗ), v̂ = v / (1 − β2ᵗ).
+        θ ← θ − lr_t · m̂ / (√v̂ + ε)  with m̂ = m / (1 − β1ᵗ), v̂ = v / (1 − β2ᵗ),
+        lr_t = lr, or lr / √(1 + (t − 1)/decay) with a decay.
         """
         self.steps += 1
         t = self.steps
+        rate = self.learning_rate
+        if self.decay is not None:
+            rate = self.learning_rate / math.sqrt(1 + (t - 1) / self.decay)
         updated = {}
         for key, value in parameters.items():
             gradient = gradients[key]
@@ -42,5 +51,5 @@ class Adam:
             self._first[key], self._second[key] = first, second
             corrected = first / (1 - self.beta1**t)
             spread = np.sqrt(second / (1 - self.beta2**t)) + self.epsilon
-            updated[key] = value - self.learning_rate * corrected / spread
+            updated[key] = value - rate * corrected / spread
         return updated

@@ -46,7 +46,7 @@ class Trainer:
         self._rng = np.random.default_rng(self.seed)
         self.shape = network.shape_of(self.task)
         self.parameters = network.initial_parameters(self.shape, self._rng)
-        self._adam = Adam(self.task.learning_rate)
+        self._adam = Adam(self.task.learning_rate, decay=self.task.decay_steps)
 
     def step(self) -> float:
         """One step of Adam on a random batch; returns the batch's loss before the step."""

@@ -62,9 +62,16 @@ def start(task: Task, shape: Shape, *, seed: int) -> list[str]:
         f"Model: {layers}, d_model {shape.d_model}, learned "
         f"positions, no feed-forward block, no LayerNorm; {mask}.",
         "Readout: " + READOUTS[task.readout].format(focus=focus, classes=len(task.classes)) + ".",
-        f"Training: Adam, learning rate {task.learning_rate:g}, {task.batch} examples a step, "
+        f"Training: Adam, learning rate {task.learning_rate:g}{_decay(task)}, {task.batch} "
+        "examples a step, "
         f"seed {seed}.",
     ]
+
+
+def _decay(task: Task) -> str:
+    if task.decay_steps is None:
+        return ""
+    return f" falling as 1/√(1 + step/{task.decay_steps:g})"
 
 
 def answer_legend(task: Task, focus: str, answer: str) -> str:

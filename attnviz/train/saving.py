@@ -48,6 +48,7 @@ def model_config(
             "steps": steps,
             "batch": task.batch,
             "learning_rate": task.learning_rate,
+            "learning_rate_decay_steps": task.decay_steps,
             "optimiser": "Adam",
             "train_examples": len(task.train.ids),
             "held_out_examples": len(task.held_out.ids),

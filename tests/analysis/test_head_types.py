@@ -14,6 +14,7 @@ from attnviz.analysis.head_types import (
     POSITION_THRESHOLD,
     HeadType,
     classify,
+    counted_rows,
     head_scores,
     run_head_types,
     self_argmax_count,
@@ -139,8 +140,20 @@ def test_specificity_under_a_causal_mask() -> None:
 
 
 def test_self_argmax_by_hand() -> None:
+    """Row 0 of head 1 ties (0.5 on both): it names no largest weight and does not count."""
     weights = np.array([[[0.5, 0.5], [0.3, 0.7]], [[0.4, 0.6], [0.9, 0.1]]])
-    np.testing.assert_array_equal(self_argmax_rows(weights), [[True, True], [False, False]])
+    np.testing.assert_array_equal(self_argmax_rows(weights), [[False, True], [False, False]])
+    np.testing.assert_array_equal(counted_rows(weights), [[False, True], [True, True]])
+
+
+def test_rows_without_a_choice_or_with_a_tie_are_not_counted() -> None:
+    """Under a causal mask the first row has one key; "it it it it" gives every key of a row
+    the same weight: neither says whether a word looks most at itself."""
+    first = attnviz.explain("I am good", causal=True)
+    assert not counted_rows(first.trace.weights, first.trace.mask)[:, 0].any()
+    ties = attnviz.explain("it it it it")
+    assert not counted_rows(ties.trace.weights).any()
+    assert self_argmax_count(ties.layers) == (0, 0)
 
 
 def test_self_argmax_leaves_padding_out() -> None:
@@ -158,10 +171,16 @@ def test_random_default_has_no_self_attending_row(tmp_path: Path) -> None:
     attnviz.export_trace(shown.trace, path)
     with np.load(path) as data:
         weights = data["weights"]
-    n_self = sum(
-        int(np.argmax(weights[h, i]) == i) for h in range(weights.shape[0]) for i in range(11)
-    )
-    assert self_argmax_count(shown.layers) == (n_self, 22) == (0, 22)
+    # Rows whose largest weight is one key's alone: "The" and "the" have the same X, so the
+    # same key, and a row that looks most at them ties between the two.
+    alone = [
+        (h, i)
+        for h in range(weights.shape[0])
+        for i in range(11)
+        if (weights[h, i] == weights[h, i].max()).sum() == 1
+    ]
+    n_self = sum(int(np.argmax(weights[h, i]) == i) for h, i in alone)
+    assert self_argmax_count(shown.layers) == (n_self, len(alone)) == (0, 19)
 
 
 @pytest.mark.slow

@@ -101,18 +101,27 @@ class Export:
             entropies.append(-(w * np.log(w)).sum() / np.log(allowed[i].sum()))
         return "broad" if np.mean(entropies) >= 0.9 else "mixed"
 
-    def own_word_rows(self) -> int:
-        count = 0
+    def counts(self, a: np.ndarray, i: int) -> bool:
+        """Whether row i can say where it looks most: two keys or more to choose from, and one
+        key with the largest weight (no tie)."""
+        allowed = a[i][self.allowed[i]]
+        return len(allowed) >= 2 and int((allowed == allowed.max()).sum()) == 1
+
+    def own_word_rows(self) -> tuple[int, int]:
+        """(rows that look most at their own word, rows that count), padding left out."""
+        own = counted = 0
         for layer in self.weights:
             for a in layer:
                 for i in range(self.n - self.padding):
-                    count += int(a[i, i] >= a[i][self.allowed[i]].max())
-        return count
+                    if self.counts(a, i):
+                        counted += 1
+                        own += int(a[i, i] >= a[i][self.allowed[i]].max())
+        return own, counted
 
     def own_word_heads(self, row: int) -> int:
-        """In how many heads row ``row`` gives its largest weight to itself."""
+        """In how many heads row ``row`` gives its largest weight to itself (and counts)."""
         return sum(
-            int(a[row, row] >= a[row][self.allowed[row]].max())
+            int(self.counts(a, row) and a[row, row] >= a[row][self.allowed[row]].max())
             for layer in self.weights
             for a in layer
         )
@@ -189,8 +198,7 @@ def check_every_number(args: list[str], tmp_path: Path) -> str:
     marked = [j for j in range(run.n) if j in run.special]
     assert words == (run.n - len(marked) if len(marked) < run.n else run.n)  # every word's row
     text = " ".join(out.split())
-    rows = n_layers * n_heads * (run.n - run.padding)
-    own = run.own_word_rows()
+    own, rows = run.own_word_rows()
     assert f"Rows that look most at their own word: {own:,} of the {rows:,} rows" in text
     heads = run.own_word_heads(focus)
     assert (

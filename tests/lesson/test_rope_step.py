@@ -128,13 +128,16 @@ def test_every_worked_example_of_the_rope_lesson_is_one_the_step_names() -> None
 
 def test_the_lesson_says_what_sharing_saves_with_this_sentences_numbers() -> None:
     shown = attnviz.explain("The cat sat on the mat", heads=4, d_model=16, kv_heads=2)
-    printed = " ".join(attnviz.lesson(shown, width=100).split())
+    printed = " ".join(attnviz.lesson(shown, width=100, full=True).split())
     assert "W_K and W_V [G, d_model, d_k] = [2, 16, 4]" in printed
     assert "heads 1 and 2 both read key/value head 1" in printed
     assert "heads 3 and 4 both read key/value head 2" in printed
     assert "2·n·G·d_k = 2·6·2·4 = 96 numbers per layer" in printed
     assert "2·n·h·d_k = 2·6·4·4 = 192" in printed
     assert "Z₃ = weights₃·V₂" in printed and "scores₄ = Q₄·K₂ᵀ" in printed
+    brief = " ".join(attnviz.lesson(shown, width=100).split())
+    assert "heads 1 and 2 both read key/value head 1" in brief  # said with the first head
+    assert "2·n·G·d_k = 2·6·2·4 = 96 numbers per layer" in brief
     mqa = " ".join(attnviz.lesson(attnviz.explain("I am good", kv_heads=1)).split())
     assert "multi-query attention, one key/value head for 2 query heads" in mqa
 

@@ -1,5 +1,6 @@
-"""Step 5's worked examples: one weight from the scaled table's own numbers, exp(s_ij) /
-Σ_k exp(s_ik), and one as attnviz computes it, shifted by the row's largest score, for a key
+"""Step 5's worked examples: the row's largest weight from the scaled table's own numbers,
+exp(s_ij) / Σ_k exp(s_ik), or shifted by the row's largest score when exp() of the scores is too
+large to write out; and (all of the text, --full) one more as attnviz computes it, for a key
 whose shifted score is not 0. Every number is read back from the printed text and recomputed
 from the export, not from the code that chose the decimals."""
 
@@ -27,7 +28,7 @@ UNSHIFTED = re.compile(r"Row 'it', column (\S+) \(its largest weight\), from the
 def explained(tmp_path: Path, *args: str) -> tuple[str, dict[str, np.ndarray]]:
     export = tmp_path / "trace.npz"
     result = runner.invoke(
-        app, ["explain", IT, *args, "--export", str(export)], env={"COLUMNS": "3000"}
+        app, ["explain", IT, *args, "--full", "--export", str(export)], env={"COLUMNS": "3000"}
     )
     assert result.exit_code == 0, result.stderr
     with np.load(export, allow_pickle=False) as data:
@@ -72,8 +73,10 @@ def check_head(text: str, scaled: np.ndarray, weights: np.ndarray) -> bool:
         assert scaled[key] == order[1]  # the runner-up
     assert lines[-1].endswith(f"= {weights[key]:.2f}")
     unshifted = UNSHIFTED.search(text)
-    if unshifted is None:
-        assert len(lines) == 1
+    if unshifted is None:  # the row's largest weight, shifted: exp(0) over the shifted sum
+        top = int(np.argmax(weights))
+        assert len(lines) == 2 and lines[0].startswith(f"exp({0:.{decimals(shifted)}f}) / (")
+        assert lines[0].endswith(f"= {weights[top]:.2f}")
         return False
     top = int(np.argmax(weights))
     first = lines[0]
@@ -138,3 +141,32 @@ def test_softmax_examples_hold_for_models(model: tuple[str, ...], tmp_path: Path
     chosen = [int(model[3]) - 1] if "--head" in model else range(weights.shape[0])
     for text, h in zip(heads, chosen, strict=True):
         check_head(text, scaled[h, it], weights[h, it])
+
+
+def test_by_default_the_row_s_largest_weight_is_worked_out_once() -> None:
+    """The short lesson works out the weight the focus row gives most, and says why the row's
+    largest score is subtracted, with no second example."""
+    result = runner.invoke(app, ["explain", IT], env={"COLUMNS": "3000"})
+    (text,) = step_five(result.stdout)  # head 1 in full; head 2 gives its rows
+    assert worked(text) == [
+        "exp(3.50) / (exp(1.13) + exp(-0.43) + exp(-3.18) + exp(1.59) + exp(1.13) + exp(-0.83) "
+        "+ exp(1.86) + exp(-0.75) + exp(3.50) + exp(-2.05) + exp(0.49)) = 33.1 / 54.0 = 0.61"
+    ]
+    assert "subtracts the row's largest score m_i" in text
+
+
+@pytest.mark.slow
+def test_the_1_00_on_animal_is_worked_out_shifted_when_exp_is_too_large(tmp_path: Path) -> None:
+    """coref's row of "it" puts 1.00 on "animal": Step 5 works that weight out, shifted, and
+    says how large exp() of its score would be."""
+    _, arrays = explained(tmp_path, "-m", "coref")
+    (text,) = step_five(
+        runner.invoke(app, ["explain", IT, "-m", "coref"], env={"COLUMNS": "3000"}).stdout
+    )
+    it = [str(t) for t in arrays["tokens"]].index("it")
+    scaled = arrays["scaled"][-1][0, it]
+    largest = float(scaled.max())
+    assert f"Written directly, row 'it' would need exp({largest:.2f})" in text
+    assert "Column 'animal' (its largest weight, s − m = 0):" in text
+    (line,) = worked(text)
+    assert line.startswith("exp(0.00) / (") and line.endswith("= 1.00 / 1.00 = 1.00")

@@ -31,13 +31,15 @@ def test_the_lesson_says_once_that_z_is_not_the_attention_matrix(tmp_path: Path)
     export = tmp_path / "t.npz"
     result = runner.invoke(app, ["explain", IT, "--export", str(export)], env={"COLUMNS": "3000"})
     assert result.exit_code == 0, result.stderr
-    said = "Some explanations call Z the attention matrix"
+    said = "is weights₁, not Z."
     assert result.stdout.count(said) == 1
     line = next(x for x in result.stdout.splitlines() if said in x)
     with np.load(export, allow_pickle=False) as data:
         n, d_v = data["Z"].shape[1:]
         assert data["weights"].shape[1:] == (n, n)
-    assert "Z₁ is the head's output, [n, d_v]" in line and "weights₁, [n, n]" in line
+    assert "(Z₁, [n, d_v], is the head's output; the attention matrix, [n, n]," in line
+    full = runner.invoke(app, ["explain", IT, "--full"], env={"COLUMNS": "3000"}).stdout
+    assert full.count("Some explanations call Z the attention matrix") == 2  # with every head
     assert "Step 6 · Z₁ = weights₁·V₁, the head's output" in result.stdout
     assert f"Z₁ has shape [n, d_v] = [{n}, {d_v}]" in " ".join(result.stdout.split())
 

@@ -71,7 +71,7 @@ def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.Monk
     (trace,) = traced()
     selection = select(trace, ViewOptions(focus="it"))
 
-    text = terminal_text(trace)
+    text = terminal_text(trace, LessonOptions(every_head=True))
     for head in (1, 2):
         assert f"Step 7 · What each word adds in head {head}" in text
         assert f"what the value vectors of head {head} add to the output of 'it'." in text
@@ -94,7 +94,7 @@ def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.Monk
     runs = next(runs for kind, runs in written if kind == "p")
     assert ["'it'", "", "query!r"] in runs  # the page puts the word picked there
 
-    names = [slide.name for slide in plan_slides(trace, selection)]
+    names = [slide.name for slide in plan_slides(trace, selection, LessonOptions(every_head=True))]
     assert any(name.endswith("-head1-contribution") for name in names)
     assert any(name.endswith("-head2-contribution") for name in names)
     assert any(name.endswith("-output") for name in names)
@@ -133,7 +133,7 @@ def test_the_lesson_s_pauses_headings_and_worked_examples_are_the_tables() -> No
     """Each step's Pause carries its number, key and head; its heading starts with the table's
     title; its worked examples are the ones its row lists."""
     (trace,) = traced()
-    blocks = lesson(trace, select(trace, ViewOptions(focus="it")))
+    blocks = lesson(trace, select(trace, ViewOptions(focus="it")), LessonOptions(every_head=True))
     numbers = numbered(STEPS)
     pause: Pause | None = None
     seen: list[tuple[int, str, int | None]] = []
@@ -159,6 +159,32 @@ def test_the_lesson_s_pauses_headings_and_worked_examples_are_the_tables() -> No
     ]
 
 
+def test_a_head_shown_by_its_rows_pauses_once_at_its_first_step() -> None:
+    """By default head 2 gives the focus word's rows: one pause, numbered as its first step,
+    keyed "rows"; with --steps, at the first step shown, and none when no step of a head is."""
+    (trace,) = traced()
+    selection = select(trace, ViewOptions(focus="it"))
+    pauses = [(b.step, b.key, b.head) for b in lesson(trace, selection) if isinstance(b, Pause)]
+    assert pauses == [
+        (1, "tokens", None),
+        *[(n, key, 0) for n, key in zip(range(2, 7), HEAD_KEYS, strict=True)],
+        (2, "rows", 1),
+        (7, "output", None),
+        (8, "focus", None),
+    ]
+    only = lesson(trace, selection, LessonOptions(steps="4-5"))
+    assert [(b.step, b.key, b.head) for b in only if isinstance(b, Pause)] == [
+        (4, "scaled", 0),
+        (5, "weights", 0),
+        (4, "rows", 1),
+    ]
+    assert not [
+        b
+        for b in lesson(trace, selection, LessonOptions(steps="7"))
+        if isinstance(b, Pause) and b.head is not None
+    ]
+
+
 def test_steps_are_refused_in_the_tables_words() -> None:
     (trace,) = traced("I am good")  # no word followed
     # The options pass a number some lesson has (with rotary positions there is a 9th step);
@@ -179,7 +205,7 @@ def test_below_two_decimals_the_note_says_results_keep_two(decimals: int, said: 
 
     text = attnviz.lesson(attnviz.explain("I am good"), decimals=decimals, steps="2")
     flat = " ".join(text.split())
-    assert f"result is printed with 2 decimals, where the tables show {said};" in flat
+    assert f"Results printed with 2 decimals, where the tables show {said};" in flat
     assert "rounded as in the tables" not in flat
     results = re.findall(r"= (-?\d+\.\d+)$", text, flags=re.M)
     assert results and all(len(r.split(".")[1]) == 2 for r in results)

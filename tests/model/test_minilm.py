@@ -486,8 +486,9 @@ def test_demo_counts_where_it_looks_and_its_heads_for_animal(tmp_path: Path) -> 
     assert animal_row.split()[1:5] == ["L4", "H2", f"{w:.2f}", f"+{spec:.2f}"]
     assert "it does not show that the model has resolved what 'it' refers to" in text
     assert "Attention is not Explanation" in text
-    assert "Layer 4, head 2, step by step:" in text
-    assert "Weights: all-MiniLM-L6-v2 (pretrained), layer 4 of 6" in text
+    assert "6 · A real model: all-MiniLM-L6-v2" in text
+    assert "layer 4, head 2 animal" in text  # the most specific head's row of 'it', as bars
+    assert len(result.stdout.splitlines()) <= 450  # the whole class, at 100 columns, piped
 
 
 @pytest.mark.slow

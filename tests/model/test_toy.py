@@ -4,6 +4,7 @@ from their folders without the optional extra, against attnviz.train.network's f
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import sys
 from collections.abc import Callable
@@ -122,13 +123,18 @@ def test_the_lesson_says_what_coref_is_from_its_numbers() -> None:
     assert result.exit_code == 0, result.stderr
     text = " ".join(result.stdout.split())
     recorded = config("coref")
+    right = round(recorded.held_out_accuracy * recorded.held_out_examples)
+    percent = f"{recorded.held_out_accuracy:.1%}"
+    if recorded.held_out_accuracy < 1 and percent == "100.0%":  # never rounded up to 100%
+        percent = f"{math.floor(recorded.held_out_accuracy * 1000) / 10:.1f}%"
     for fragment in (
         "coref is a toy transformer trained by attnviz, not a language model",
-        f"its {len(recorded.vocabulary)} words",
-        "d_model = 32, 2 layers of 1 head each, attention only",
+        "2 layers of 1 head each, d_model = 32, attention only, "
+        f"{len(recorded.vocabulary)} words",
         'its last layer was trained so that the row of "it" IS the answer',
-        f"Trained {recorded.steps} steps of Adam from seed {recorded.seed}",
-        "it answers 2,048 of 2,048 (100.0%) right",
+        f"Trained {recorded.steps} steps of Adam (seed {recorded.seed}) on "
+        f"{recorded.train_examples:,} sentences of 8 to 16 words",
+        f"it answers {right:,} of {recorded.held_out_examples:,} ({percent}) right",
         "no biases, no LayerNorm, no feed-forward block",
         "Weights: coref (trained by attnviz), layer 2 of 2",
         "Step 1 · Words and X",
@@ -144,7 +150,7 @@ def test_the_word_readout_says_its_attention_need_not_be_the_answer() -> None:
     result = runner.invoke(app, ["explain", "--model", "coref-word", tasks.WIDE, "--steps", "1"])
     assert result.exit_code == 0, result.stderr
     text = " ".join(result.stdout.split())
-    assert 'W_U [32 × 16] reads X at "it" after the last layer and names one of 16 words' in text
+    assert 'W_U [32 × 24] reads X at "it" after the last layer and names one of 24 words' in text
     assert 'where "it" looks need not be the answer' in text
 
 
@@ -234,7 +240,12 @@ def test_a_damaged_config_gets_one_line(tmp_path: Path) -> None:
             "n_layers is 1, but weights.npz holds 2 layers (W_Q.1 … W_Q.2); set n_layers to 2",
         ),
         # Named by the table that disagrees, not as a sentence too long for 8 positions.
-        ({"max_positions": 8}, "P is a float32 array [16, 32]; config.json says it is a float"),
+        (
+            {"max_positions": 8, "trained_lengths": [8, 8]},
+            "P is a float32 array [16, 32]; config.json says it is a float",
+        ),
+        # A length it was trained on that it has no position for is refused as such.
+        ({"max_positions": 8}, "trained_lengths is [8, 16], not 1 ≤ fewest ≤ most ≤"),
     ],
 )
 def test_a_config_that_disagrees_with_its_weights_is_refused_before_a_run(
@@ -274,7 +285,7 @@ def test_a_folder_attnviz_train_saves_runs_with_a_causal_mask_and_a_token_readou
 
 
 def test_errors_in_the_api_are_attnviz_errors(tmp_path: Path) -> None:
-    with pytest.raises(AttnvizError, match="knows only its 50 words"):
+    with pytest.raises(AttnvizError, match="knows only its 97 words"):
         trace_model("the zebra", "coref")
     folder = copy_of("coref-word", tmp_path)
     (folder / toy.WEIGHTS).write_bytes(b"")

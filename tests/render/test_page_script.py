@@ -48,12 +48,13 @@ def test_every_slot_the_lesson_uses_is_filled_by_the_page() -> None:
     """A slot the page did not know would show the lesson's example word, not the picked one."""
     from attnviz.lesson.blocks import Paragraph
     from attnviz.lesson.build import lesson
+    from attnviz.lesson.options import LessonOptions
 
     layers, _ = trace_layers("The cat sat on the mat", TraceOptions(pad_to=8))
     selection = select(layers[0], ViewOptions(hide_special=True, focus="sat"))
-    slots = {
+    slots = {  # all of the text, as the page has it
         span.slot
-        for block in lesson(layers[0], selection)
+        for block in lesson(layers[0], selection, LessonOptions(full=True))
         if isinstance(block, Paragraph)
         for span in block.spans
         if span.slot

@@ -83,7 +83,9 @@ def test_each_heads_step_says_what_the_terminal_says_for_that_head(head: int) ->
     layers, trace, selection = traced(IT_SENTENCE)
     data = page_data(layers, trace, selection, steps="blockwise")
     blocks = blockwise_of(data)[1][head - 1]
-    printed = attnviz.lesson(attnviz.explain(IT_SENTENCE, head=head), steps="blockwise")
+    printed = attnviz.lesson(
+        attnviz.explain(IT_SENTENCE, head=head), steps="blockwise", full=True
+    )  # the page says all of the text, as --full does
     said = flat(printed)
     for block in blocks:
         if block[0] in ("h", "w"):
@@ -95,7 +97,9 @@ def test_each_heads_step_says_what_the_terminal_says_for_that_head(head: int) ->
         for label, cells in zip(table["rows"], table["cells"], strict=True):
             line = r"\s+".join(map(re.escape, [label, *cells]))
             assert re.search(line, printed), (label, cells)
-    written = lesson(trace, selection._replace(heads=(head - 1,)), LessonOptions(steps="blockwise"))
+    written = lesson(
+        trace, selection._replace(heads=(head - 1,)), LessonOptions(steps="blockwise", full=True)
+    )
     examples = [block.text for block in written if isinstance(block, Worked)]
     assert [block[2] for block in blocks if block[0] == "w"] == examples
     step = written[next(i for i, block in enumerate(written) if isinstance(block, Pause)) :]

@@ -38,8 +38,8 @@ from attnviz.selection import select
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 #: A sentence long enough for its tables to go on over several slides.
 LONG_SENTENCE = " ".join(f"word{i}" for i in range(30))
-#: The slides of "I am good" at the default sizes, in lesson order (step 2's three tables, too
-#: wide side by side, are Q then K beside V, so each head's step 2 fits one slide).
+#: The slides of "I am good" at the default sizes, in lesson order: head 1's steps, then head
+#: 2's rows of 'I' on one slide (the lesson shows one head in full), then the output.
 I_AM_GOOD = [
     "01-title",
     "02-tokens",
@@ -48,12 +48,8 @@ I_AM_GOOD = [
     "05-head1-scaled",
     "06-head1-weights",
     "07-head1-z",
-    "08-head2-qkv",
-    "09-head2-scores",
-    "10-head2-scaled",
-    "11-head2-weights",
-    "12-head2-z",
-    "13-output",
+    "08-head2-rows",
+    "09-output",
 ]
 
 
@@ -70,9 +66,9 @@ def png_size(path: Path) -> tuple[int, int]:
     return width, height
 
 
-def slides_of(sentence: str, **options: Any) -> list[Slide]:
+def slides_of(sentence: str, lesson: LessonOptions | None = None, **options: Any) -> list[Slide]:
     shown = attnviz.explain(sentence, **options)
-    return plan_slides(shown.trace, shown.selection)
+    return plan_slides(shown.trace, shown.selection, lesson)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +93,7 @@ def test_every_file_written_is_reported_once(tmp_path: Path) -> None:
     folder = tmp_path / "s"
     code, _, stderr = run("explain", "I am good", "--steps", "5", "--slides", str(folder))
     assert code == 0
-    expected = ["01-title", "02-head1-weights", "03-head2-weights"]
+    expected = ["01-title", "02-head1-weights", "03-head2-rows"]
     assert stderr.splitlines() == [
         f"wrote {folder / name}{ext}" for name in expected for ext in (".svg", ".png")
     ]
@@ -139,7 +135,7 @@ def test_the_same_command_writes_the_same_bytes(tmp_path: Path) -> None:
     assert [p.stem for p in first if p.suffix == ".png"] == [
         "01-title",
         "02-head1-weights",
-        "03-head2-weights",
+        "03-head2-rows",
         "04-focus-head1",
         "05-focus-head2",
     ]
@@ -237,6 +233,14 @@ def test_the_steps_asked_for_are_the_slides(tmp_path: Path) -> None:
     assert [s.name for s in only] == [
         "01-title",
         "02-head1-scores",
+        "03-head2-rows",  # head 2 by its rows of 'it', for the steps shown
+        "04-focus-head1",
+        "05-focus-head2",
+    ]
+    every = plan_slides(shown.trace, shown.selection, LessonOptions(steps="3,8", full=True))
+    assert [s.name for s in every] == [
+        "01-title",
+        "02-head1-scores",
         "03-head2-scores",
         "04-focus-head1",
         "05-focus-head1-2",  # a head's weights, contributions and worked examples fill two
@@ -289,7 +293,7 @@ def test_tables_too_wide_together_are_paired_not_stacked() -> None:
     """Step 2's Q, K and V do not fit side by side: Q goes alone under the prose, K beside V
     on the next slide, rather than a slide two-thirds empty and one with two tables stacked
     (the tables are the terminal's, every row kept)."""
-    slides = slides_of(IT_SENTENCE)
+    slides = slides_of(IT_SENTENCE, LessonOptions(every_head=True))
     for head in ("₁", "₂"):
         number = "1" if head == "₁" else "2"
         step = [s for s in slides if s.name.split("-", 1)[1].startswith(f"head{number}-qkv")]

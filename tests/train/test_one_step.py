@@ -125,7 +125,8 @@ def test_the_update_is_plain_gradient_descent_and_helps(step: GradientStep) -> N
         np.testing.assert_array_equal(step.updated[key], expected)
     assert step.loss_after == pytest.approx(loss_of(step, step.updated))
     assert step.loss_after < step.loss
-    assert step.referent_weight_after > step.referent_weight_before
+    if step.readout is Readout.POINTER:  # the weight on "animal" is what the loss asks for
+        assert step.referent_weight_after > step.referent_weight_before
 
 
 def test_nothing_is_nan(step: GradientStep) -> None:
