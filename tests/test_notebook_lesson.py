@@ -37,10 +37,15 @@ def test_the_lesson_notebook_runs_and_shows_its_displays(tmp_path: Path) -> None
         output.data["text/html"] for output in outputs if "text/html" in output.get("data", {})
     ]
     displays = [html for html in htmls if 'class="attnviz"' in html]
-    assert len(displays) == 3  # "I am good", the masks, the model
+    # "I am good"; the seeds' sentence with random weights, with coref, with coref-word; the
+    # masks; the real model.
+    assert len(displays) == 6
     assert "Focus: where does 'I' look?" in displays[0]
-    assert "class='masked'" in displays[1]  # the causal mask and the padding, hatched
-    assert "Every layer and head" in displays[2]
+    assert "the weights are random, not learned" in displays[1]
+    assert "coref (trained by attnviz)" in displays[2]
+    assert "coref-word (trained by attnviz)" in displays[3]
+    assert "class='masked'" in displays[4]  # the causal mask and the padding, hatched
+    assert "Every layer and head" in displays[5]
     lesson = "".join(output.get("text", "") for output in outputs if output.output_type == "stream")
     assert "Step 7 · Concatenate the heads and project with W_O" in lesson
     images = [
