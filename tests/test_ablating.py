@@ -28,12 +28,22 @@ def test_ablate_on_coref() -> None:
     assert first.output_change is not None and first.output_change > 0.9
     assert "coref's answer at 'it'" in result.readout
     assert result.n_layers == 2 and result.n_heads == 1 and result.trained
+    # A pointer readout: the answer is layer 2's head 1 scores, so its TV there is built in.
+    assert result.answer_head == (2, 1) and second.output_change == 0.0
+    assert result.built_in.startswith("Built in, not measured: layer 2's head 1 IS coref's")
+
+
+def test_a_word_readout_has_no_answer_head() -> None:
+    result = attnviz.ablate(TIRED, model="coref-word")
+    assert "softmax of h_L·W_U" in result.readout
+    assert result.answer_head is None and result.built_in == ""
 
 
 def test_another_focus_word_and_float64() -> None:
     result = attnviz.ablate(TIRED, model="coref", focus="street", dtype="float64")
     assert result.focus == "street" and result.position == 5
     assert result.readout == "" and "trained to answer at 'it' only" in result.readout_note
+    assert result.answer_head is None and result.built_in == ""  # no answer at 'street'
     assert all(effect.output_change is None for effect in result.effects)
 
 

@@ -47,6 +47,10 @@ class Readout:
     what: str  # "the next-token distribution (GPT-2's tied token embeddings as output layer)"
     distribution: Distribution
     note: str = ""  # what to know when reading its TV, if anything
+    # (layer, head), from 1, whose scaled scores in the focus row the answer is read from (a
+    # pointer readout), else None: what that makes true of the ablation is by construction.
+    answer_head: tuple[int, int] | None = None
+    built_in: str = ""  # those things, said as such
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,12 @@ class Ablation:
     causal: bool  # a decoder's mask: each row attends to the words up to its own
     padding: int  # [PAD] tokens at the end, never attended to
     trained: bool  # False for a checkpoint whose config.json says it is untrained
+    # (layer, head), from 1, whose scaled scores in the focus row ARE the answer (a pointer
+    # readout), else None. Then by construction, not by measurement: every head of that layer
+    # has TV 0 (the scores come before the layer's outputs), and that head's weight is the
+    # answer's own probability (its weights are the softmax of those scores).
+    answer_head: tuple[int, int] | None = None
+    built_in: str = ""  # what holds by construction, said as such; "" without answer_head
 
     def __repr__(self) -> str:
         first = self.effects[0]
@@ -187,6 +197,8 @@ def ablate_heads(
         focus_keys=len(run.tokens) if last.mask is None else int(last.mask[position].sum()),
         causal=last.provenance.masking.causal,
         padding=last.provenance.masking.padding,
+        answer_head=None if readout is None else readout.answer_head,
+        built_in="" if readout is None else readout.built_in,
     )
 
 
@@ -194,6 +206,9 @@ def softmax_readout(
     what: str,
     logits: Callable[[ModelTrace, AttentionTrace, int], FloatArray],
     note: str = "",
+    *,
+    answer_head: tuple[int, int] | None = None,
+    built_in: str = "",
 ) -> Readout:
     """A readout whose distribution is softmax of ``logits`` (in float64, so that TV is not
     float32 rounding)."""
@@ -201,7 +216,7 @@ def softmax_readout(
     def distribution(run: ModelTrace, last: AttentionTrace, position: int) -> FloatArray:
         return softmax(np.asarray(logits(run, last, position), np.float64))
 
-    return Readout(what, distribution, note)
+    return Readout(what, distribution, note, answer_head, built_in)
 
 
 def readout_of(loaded: LoadedModel, word: Focus) -> tuple[Readout | None, str]:
@@ -264,9 +279,8 @@ def _toy_readout(weights: ToyWeights, config: ToyConfig, name: str, focus: str) 
             f"{name}'s answer at {focus}: softmax of head 1's scaled scores in the row of "
             f"{focus} in the last layer, the row it was trained to point with",
             lambda _run, last, position: last.scaled[0, position],
-            "A layer's scores come before its softmax, so uniform weights in a head of the last "
-            "layer leave head 1's scores, and so the answer, exactly as they were (TV 0): only "
-            "earlier layers can move it.",
+            answer_head=(config.n_layers, 1),
+            built_in=_pointer_built_in(config.n_layers, name, focus),
         )
     assert weights.W_U is not None  # a word or token readout has an output layer
     output = weights.W_U
@@ -274,6 +288,21 @@ def _toy_readout(weights: ToyWeights, config: ToyConfig, name: str, focus: str) 
     return softmax_readout(
         f"{name}'s answer at {focus}: softmax of h_L·W_U over {over}",
         lambda run, _last, position: run.last_hidden_state[position] @ output,
+    )
+
+
+def _pointer_built_in(layer: int, name: str, focus: str) -> str:
+    """What a pointer readout makes true of the ablation, whatever the numbers: said as built
+    in, so that it is not read as a finding about attention."""
+    return (
+        f"Built in, not measured: layer {layer}'s head 1 IS {name}'s answer. The answer is read "
+        f"from its scaled scores in the row of {focus}, before its softmax and before any output "
+        f"of layer {layer}, so changing or removing an output of layer {layer} cannot change "
+        f"the answer: the TV of 0 there holds by construction. That head's row of weights is "
+        f"the softmax of those same scores, the answer's own distribution, which {name} was "
+        f"trained to put on the answer: its w is the answer itself, not a finding about "
+        f"attention. Nor does the answer read the last hidden state h: Δh is not the answer's "
+        f"change, TV is. This says nothing about whether attention explains the answer."
     )
 
 

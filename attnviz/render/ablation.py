@@ -26,6 +26,9 @@ NEED_NOT_COINCIDE = (
     "other numbers), and a head's effect in this sentence says little about another sentence."
 )
 
+#: Under the table, when a pointer readout makes some of its numbers true by construction.
+BUILT_IN_MARK = "* built in, not measured (see above)."
+
 #: Head types whose rows park their weight on one token (analysis.head_types.HeadType values).
 SINKS = frozenset({"first-token sink", "[CLS] sink", "last-token sink", "[SEP] sink"})
 #: Why a sink head can show a large effect though its attention is a "no-op".
@@ -51,10 +54,20 @@ def render_ablation(ablation: Ablation, console: Console, *, top: int = 20) -> N
         ),
     )
     parts += [Text(), *_paragraphs(console, Text(_method(ablation, focus))), Text()]
+    if ablation.built_in:
+        parts += [*_paragraphs(console, Text(ablation.built_in)), Text()]
     parts += _paragraphs(console, Text(_title(ablation, focus, top), style="bold cyan"))
     parts.append(_table(ablation, labels, top))
+    if any(any(_built_in(ablation, effect)) for effect in ablation.effects[:top]):
+        parts += _paragraphs(console, Text(BUILT_IN_MARK, style="dim"))
     parts.append(Text())
-    closing = [Text(_comparison(ablation, labels, focus))]
+    closing = [
+        Text(
+            _comparison(ablation, labels, focus)
+            if ablation.answer_head is None
+            else _measured(ablation, labels, focus, ablation.answer_head[0])
+        )
+    ]
     if any(effect.kind in SINKS for effect in ablation.effects[:top]):
         closing.append(Text(SINK_ABLATION + _without_sinks(ablation, labels)))
     closing += [Text(NEED_NOT_COINCIDE), Text(attention_caveat(f"'{focus}'"), style="yellow")]
@@ -110,6 +123,15 @@ def _title(ablation: Ablation, focus: str, top: int) -> str:
     return title
 
 
+def _built_in(ablation: Ablation, effect: HeadEffect) -> tuple[bool, bool]:
+    """Whether ``effect``'s w and its TV hold by construction (a pointer readout): the w of the
+    head whose scores are the answer, the TV of every head of that layer."""
+    if ablation.answer_head is None:
+        return False, False
+    layer, head = ablation.answer_head
+    return (effect.layer, effect.head) == (layer, head), effect.layer >= layer
+
+
 def _table(ablation: Ablation, labels: list[str], top: int) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, header_style="bold")
     columns = [
@@ -123,16 +145,23 @@ def _table(ablation: Ablation, labels: list[str], top: int) -> Table:
         columns.append(("TV", "right"))
     for header, justify in columns:
         table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    for effect in ablation.effects[:top]:
+    shown = ablation.effects[:top]
+    marks = [_built_in(ablation, effect) for effect in shown]
+    # A marked column keeps its numbers aligned: a space where another row has the mark.
+    weight_pad = " " if any(weight for weight, _ in marks) else ""
+    output_pad = " " if any(output for _, output in marks) else ""
+    for effect, (weight_built_in, output_built_in) in zip(shown, marks, strict=True):
         cells: list[str | Text] = [
             _head(effect),
             effect.kind,
             Text(fit_label(labels[effect.target])),
-            format_number(effect.weight, 2),
+            format_number(effect.weight, 2) + ("*" if weight_built_in else weight_pad),
             format_number(effect.hidden_change, 3),
         ]
         if effect.output_change is not None:
-            cells.append(format_number(effect.output_change, 3))
+            cells.append(
+                format_number(effect.output_change, 3) + ("*" if output_built_in else output_pad)
+            )
         table.add_row(*cells)
     return table
 
@@ -171,6 +200,40 @@ def _comparison(ablation: Ablation, labels: list[str], focus: str) -> str:
                 f"{_strength(rho)}."
             )
     return text
+
+
+def _measured(ablation: Ablation, labels: list[str], focus: str, answer_layer: int) -> str:
+    """What the ablation measures of a pointer readout's answer: the change that uniform weights
+    in a head before the answer's layer make to it, with this run's numbers."""
+    before = [effect for effect in ablation.effects if effect.layer < answer_layer]
+    if not before:
+        return (
+            f"Measured: no head comes before layer {answer_layer}, so no ablation here can change "
+            f"the answer; what is measured is Δh, the change of the last hidden state of '{focus}'."
+        )
+    moved = max(before, key=lambda effect: effect.output_change or 0.0)  # the first of equals
+    change = (
+        f"by TV {format_number(moved.output_change or 0.0, 3)}, and the last hidden state of "
+        f"'{focus}' by Δh {format_number(moved.hidden_change, 3)}"
+    )
+    looked = f"{format_number(moved.weight, 2)} on '{labels[moved.target]}'"
+    if len(before) == 1:
+        return (
+            f"Measured: only {_head(moved)}, the one head before layer {answer_layer}, can change "
+            f"the answer. Uniform weights there ({looked}) change it {change}."
+        )
+    text = (
+        f"Measured: only the {len(before)} heads before layer {answer_layer} can change the "
+        f"answer. Uniform weights in {_head(moved)} ({looked}) change it most, {change}"
+    )
+    strongest = max(before, key=lambda effect: effect.weight)
+    if strongest is not moved:
+        text += (
+            f"; the largest weight among them, {_head(strongest)}'s "
+            f"{format_number(strongest.weight, 2)} on '{labels[strongest.target]}', changes it "
+            f"by TV {format_number(strongest.output_change or 0.0, 3)}"
+        )
+    return text + "."
 
 
 def _without_sinks(ablation: Ablation, labels: list[str]) -> str:

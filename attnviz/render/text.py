@@ -110,7 +110,11 @@ def wrap(text: Text, width: int) -> list[Text]:
 
     A vector [0.12, -0.34], a shape [n, d_k] or a result "= 0.78" stays whole on its line,
     and an indented line (a worked example) continues two cells further in, so a formula never
-    restarts at the left margin. No line ends in spaces: piped output has no trailing blanks.
+    restarts at the left margin. Arithmetic is broken after an operator, never before one: a
+    line that began "− 2.24" would read as a negative number, and one that began "+ 0.52" or
+    "= 0.78" as a new statement. A line with no space to break at is cut after an operator,
+    "0.61×", rather than inside a number or a negative one in parentheses, (-0.564). No line
+    ends in spaces: piped output has no trailing blanks.
     """
     text = _marks_elided(text)  # zero-width marks take no cells: a cut by cells keeps them
     text.rstrip()  # trailing spaces alone must not make a line "too long"
@@ -164,6 +168,18 @@ def _line_breaks(plain: str, indent: int, width: int, hang: int) -> list[int]:
         p for p in outside if plain[p + 1 : p + 2] not in ("=", "/") and plain[p - 1] != "/"
     }
     widths = additive or _PrefixWidths(plain, anywhere)
+    # No line starts with a binary operator ("− 2.24" would read as a negative number). Where
+    # the break chosen as above would start one, prose chooses again among its other spaces.
+    # A worked example (an indented paragraph) does so too where the break would fall inside
+    # a group that holds no other, "exp(m_old − m_new)", "[0.22, -0.34]"; rather than leave
+    # its line short it breaks after an operator in a group of groups or after "=":
+    # "exp(-0.01) / (exp(-0.65) + exp(-0.09) +", not "exp(-0.01) /". Elsewhere both break
+    # where they did.
+    before_operator = _before_operators(plain)
+    allowed = [p for p in anywhere if p not in before_operator]
+    allowed_outside = [p for p in outside if p not in before_operator]
+    innermost = _innermost_groups(plain) if indent else [False] * len(plain)
+    operators = [p for p in allowed if plain[p - 1] in _OPERATORS and not innermost[p]]
 
     def fitting(breaks: list[int], start: int, room: int) -> list[int]:
         # The breaks after start whose line fits room: a slice of the sorted breaks, found by
@@ -172,10 +188,8 @@ def _line_breaks(plain: str, indent: int, width: int, hang: int) -> list[int]:
         end = bisect_right(breaks, room, first, key=lambda b: widths.between(start, b))
         return breaks[first:end]
 
-    cuts: list[int] = []
-    start, room = 0, width
-    while widths.between(start, len(plain)) > room:
-        fits = fitting(outside, start, room) or fitting(anywhere, start, room)
+    def chosen(outside: list[int], anywhere: list[int], start: int, room: int) -> int | None:
+        fits = fitting(outside, start, room)
         better = [b for b in fits if b in preferred]
         if (
             better
@@ -183,7 +197,34 @@ def _line_breaks(plain: str, indent: int, width: int, hang: int) -> list[int]:
             and widths.between(start, better[-1]) >= 0.6 * widths.between(start, fits[-1])
         ):
             fits = better  # not next to an "=", unless that would leave the line short
-        cut = fits[-1] if fits else _hard_cut(plain, start, room, additive)
+        fits = fits or fitting(anywhere, start, room)
+        return fits[-1] if fits else None
+
+    def in_formula(cut: int | None, start: int, room: int) -> int | None:
+        # After an operator, and not after "=" nor "/" ("= 6.4 / 19.1" whole) unless that
+        # would leave the line short.
+        formula = fitting(operators, start, room)
+        kept = [b for b in formula if plain[b - 1] not in "=/"]
+        if kept and widths.between(start, kept[-1]) >= 0.5 * room:
+            formula = kept
+        if formula and (cut is None or formula[-1] > cut):
+            return formula[-1]
+        return cut
+
+    cuts: list[int] = []
+    start, room = 0, width
+    while widths.between(start, len(plain)) > room:
+        cut = chosen(outside, anywhere, start, room)
+        if cut in before_operator and not indent:
+            cut = chosen(allowed_outside, allowed, start, room)
+        elif cut is not None and (cut in before_operator or (indent and innermost[cut])):
+            cut = chosen(allowed_outside, [], start, room)
+            if cut is None or widths.between(start, cut) < 0.6 * room:
+                cut = in_formula(cut, start, room)
+            if cut is None:
+                cut = next(reversed(fitting(allowed, start, room)), None)
+        if cut is None:
+            cut = _hard_cut(plain, start, room, additive)
         cuts.append(cut)
         start = cut
         while start < len(plain) and plain[start] == " ":
@@ -191,6 +232,34 @@ def _line_breaks(plain: str, indent: int, width: int, hang: int) -> list[int]:
         cuts.append(start)
         room = width - hang
     return cuts
+
+
+def _before_operators(plain: str) -> set[int]:
+    """The spaces of ``plain`` right before a binary operator ("a − b", "a + b", "a = b"): no
+    line may start with one, so none of them is a place to break."""
+    return {
+        position
+        for spaces in _BEFORE_OPERATOR.finditer(plain)
+        for position in range(spaces.start(), spaces.end())
+    }
+
+
+def _innermost_groups(plain: str) -> list[bool]:
+    """For each character of ``plain``, whether it lies in a bracketed group that holds no
+    other: a function's argument, exp(m_old − m_new), a vector [0.12, -0.34]."""
+    inside = [False] * len(plain)
+    opened: list[list[int]] = []  # [position, whether it holds a group] of each open bracket
+    for bracket in _BRACKET.finditer(plain):
+        position, char = bracket.start(), bracket.group()
+        if char in "([{":
+            if opened:
+                opened[-1][1] = 1
+            opened.append([position, 0])
+        elif opened:
+            start, holds_a_group = opened.pop()
+            if not holds_a_group:
+                inside[start : position + 1] = [True] * (position + 1 - start)
+    return inside
 
 
 def _bracketed(plain: str, additive: _AdditiveWidths | None = None) -> list[bool]:
@@ -218,6 +287,13 @@ def _bracketed(plain: str, additive: _AdditiveWidths | None = None) -> list[bool
 _NOT_PRINTABLE_ASCII = re.compile("[^ -~]")
 _SPACE = re.compile(" ")
 _BRACKET = re.compile(r"[()\[\]{}]")
+# An operator written between spaces, as the worked examples do: "a + b", "a − b", "a = b".
+# A sign written against its number ("-0.56", "−∞") is not one.
+_OPERATORS = "+-−×·÷/=≈"
+_BEFORE_OPERATOR = re.compile(f" +(?=[{re.escape(_OPERATORS)}](?: |$))")
+# A number, a sign against it, a negative one in parentheses: "0.063", "-2.24", "(-0.564)",
+# "1e-05", "−∞". The hard cut of a line with no space to break at falls outside them.
+_NUMBER = re.compile(r"\([-−](?:\d[\d.]*(?:e[-+]?\d+)?|∞)\)|[-−]?(?:\d[\d.]*(?:e[-+]?\d+)?|∞)")
 
 
 def cell_width(text: str) -> int:
@@ -287,10 +363,37 @@ class _PrefixWidths:
 def _hard_cut(plain: str, start: int, room: int, additive: _AdditiveWidths | None) -> int:
     """Where a line with no space to break at must be cut to fit ``room`` cells: the longest
     piece from ``start`` that fits (labels.fitting_prefix: measured on about the piece's
-    length, not the paragraph's), but always one character at least."""
+    length, not the paragraph's), but always one character at least.
+
+    In a formula the cut moves back to just after an operator ("0.61×" then "(-0.30)"), else
+    to a place that is neither inside a number (nor in "(-0.564)") nor before an operator,
+    leaving the line at least half as long if it can.
+    """
     if additive is not None:
-        return max(additive.fitting(start, room), start + 1)
-    return max(fitting_prefix(plain, room, start), start + 1)
+        end = max(additive.fitting(start, room), start + 1)
+    else:
+        end = max(fitting_prefix(plain, room, start), start + 1)
+    if end >= len(plain):
+        return end
+    # The numbers that reach into the line: found from a little before it, as one may start
+    # there, and a little past its end, as one may cross it.
+    window = max(start - 32, 0)
+    numbers = [
+        (window + n.start(), window + n.end()) for n in _NUMBER.finditer(plain[window : end + 32])
+    ]
+    inside = {position for first, last in numbers for position in range(first + 1, last)}
+    signed = {first for first, _ in numbers}  # a line may start with "-0.30" or "(-0.30)"
+    before_operator = {start + p for p in _before_operators(plain[start : end + 32])}
+    safe = [
+        cut
+        for cut in range(end, start, -1)
+        if cut not in inside
+        and cut not in before_operator
+        and (plain[cut] not in _OPERATORS or cut in signed)
+    ]
+    after_operator = [cut for cut in safe if plain[cut - 1] in _OPERATORS]
+    half = start + (end - start) // 2
+    return (after_operator or [cut for cut in safe if cut >= half] or safe or [end])[0]
 
 
 def side_by_side(blocks: Sequence[Block], gap: int, max_width: int) -> list[Block]:

@@ -50,20 +50,46 @@ def test_hidden_special_tokens_are_refused_in_one_line() -> None:
 
 
 def test_coref() -> None:
+    """coref's answer is its last layer's head 1 scores (a pointer readout): that head's w and
+    the last layer's TV are said to hold by construction; layer 1's TV is what is measured."""
     code, out, err = heads("-m", "coref", TIRED, "--ablate")
     assert code == 0 and err == ""
     lines = out.splitlines()
     assert all(len(line) <= 80 and line == line.rstrip() for line in lines)
     assert lines[0] == "attnviz · does the head matter here? 'it' in coref, 2 layers × 1 head"
-    header = lines.index("head    type    looks most at      w      Δh      TV")
-    assert lines[header + 2 : header + 4] == [
-        "L1 H1   mixed   it              0.84   0.688   0.933",
-        "L2 H1   mixed   animal          1.00   0.515   0.000",
+    header = lines.index("head    type    looks most at       w      Δh       TV")
+    assert lines[header + 2 : header + 5] == [
+        "L1 H1   mixed   it               0.84   0.688    0.933",
+        "L2 H1   mixed   animal          1.00*   0.515   0.000*",
+        "* built in, not measured (see above).",
     ]
     words = " ".join(out.split())
-    assert "leave head 1's scores, and so the answer, exactly as they were (TV 0)" in words
-    assert "Here the largest weight in the row of 'it' is in L2 H1 (1.00 on 'animal')" in words
+    assert "Built in, not measured: layer 2's head 1 IS coref's answer." in words
+    assert "so changing or removing an output of layer 2 cannot change the answer" in words
+    assert "its w is the answer itself, not a finding about attention" in words
+    assert "This says nothing about whether attention explains the answer." in words
+    assert (
+        "Measured: only L1 H1, the one head before layer 2, can change the answer. Uniform "
+        "weights there (0.84 on 'it') change it by TV 0.933" in words
+    )
+    assert "Here the largest weight" not in words  # the answer's own weight, not a finding
     assert "A caution: a high weight shows where the vector of 'it' reads" in words
+
+
+def test_coref_word_reads_its_answer_from_an_output_layer_so_nothing_is_built_in() -> None:
+    """coref-word's answer comes from W_U, after every layer: its TV of 0 in layer 2 is a
+    measurement, and it is not given the pointer's sentences."""
+    code, out, err = heads("-m", "coref-word", TIRED, "--ablate")
+    assert code == 0 and err == ""
+    header = out.splitlines().index("head    type    looks most at      w      Δh      TV")
+    assert out.splitlines()[header + 2 : header + 4] == [
+        "L1 H1   mixed   street          1.00   0.887   1.000",
+        "L2 H1   mixed   was             1.00   0.514   0.000",
+    ]
+    words = " ".join(out.split())
+    assert "softmax of h_L·W_U over its answer words" in words
+    assert "*" not in out and "Built in" not in words and "Measured:" not in words
+    assert "Here the largest weight in the row of 'it' is in L2 H1 (1.00 on 'was')" in words
 
 
 @needs_model

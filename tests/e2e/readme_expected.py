@@ -293,8 +293,10 @@ EXPECTED: dict[str, Expected] = {
     f"attnviz heads --model minilm {IT_ARG} --ablate --top 8": Expected(says=ABLATE),
     f"attnviz heads --model coref {IT_ARG} --ablate": Expected(
         says=(
-            "L1 H1   mixed   it              0.84   0.688   0.933",
-            "L2 H1   mixed   animal          1.00   0.515   0.000",
+            "L1 H1   mixed   it               0.84   0.688    0.933",
+            "L2 H1   mixed   animal          1.00*   0.515   0.000*",
+            "* built in, not measured (see above).",
+            "Built in, not measured: layer 2's head 1 IS coref's answer.",
         )
     ),
     f"attnviz heads --model minilm {IT_ARG}": Expected(

@@ -138,3 +138,76 @@ def test_the_largest_weight_in_the_most_effective_head_and_a_readout() -> None:
     assert "Spearman" not in words  # two heads: no correlation worth a number
     row = next(line for line in text.splitlines() if line.startswith("L1 H1"))
     assert row.split() == ["L1", "H1", "mixed", "dog", "0.90", "0.300", "0.250"]
+
+
+POINTER = {
+    "model": "toy",
+    "readout": "toy's answer at 'it': softmax of head 1's scaled scores in the row of 'it'",
+    "readout_note": "",
+    "answer_head": (3, 1),
+    "built_in": "Built in, not measured: layer 3's head 1 IS toy's answer.",
+}
+
+
+def test_a_pointer_readouts_built_in_numbers_are_marked_and_not_compared() -> None:
+    """Where the answer is a head's scores, the TV of that head's layer and that head's w hold
+    by construction: marked, said as such, and left out of what is measured."""
+    effects = (
+        HeadEffect(3, 2, "mixed", 6, 0.70, 0.60, 0.0),
+        HeadEffect(3, 1, "mixed", 2, 1.00, 0.50, 0.0),
+        HeadEffect(1, 1, "previous-token", 4, 0.99, 0.30, 0.05),
+        HeadEffect(2, 1, "mixed", 2, 0.40, 0.20, 0.75),
+    )
+    text = draw(ablation(effects, n_layers=3, **POINTER))
+    lines = text.splitlines()
+    words = flat(text)
+    assert "Built in, not measured: layer 3's head 1 IS toy's answer." in words
+    header = next(line for line in lines if line.startswith("head"))
+    rows = lines[lines.index(header) + 2 : lines.index(header) + 6]
+    assert [row.split() for row in rows] == [
+        ["L3", "H2", "mixed", "was", "0.70", "0.600", "0.000*"],  # any head of layer 3: TV
+        ["L3", "H1", "mixed", "dog", "1.00*", "0.500", "0.000*"],  # the answer's head: w too
+        ["L1", "H1", "previous-token", "because", "0.99", "0.300", "0.050"],
+        ["L2", "H1", "mixed", "dog", "0.40", "0.200", "0.750"],
+    ]
+    assert len({len(row) for row in rows}) == 1  # the marks keep the numbers aligned
+    assert lines[lines.index(header) + 6] == "* built in, not measured (see above)."
+    assert (
+        "Measured: only the 2 heads before layer 3 can change the answer. Uniform weights in "
+        "L2 H1 (0.40 on 'dog') change it most, by TV 0.750, and the last hidden state of 'it' "
+        "by Δh 0.200; the largest weight among them, L1 H1's 0.99 on 'because', changes it by "
+        "TV 0.050." in words
+    )
+    # The weight of the answer's head is not set against effects as if it were a finding.
+    assert "Here the largest weight" not in words and "Spearman" not in words
+
+
+def test_a_pointer_readout_with_one_head_before_it_or_none() -> None:
+    one = (
+        HeadEffect(1, 1, "mixed", 5, 0.84, 0.688, 0.933),
+        HeadEffect(2, 1, "mixed", 2, 1, 0.5, 0),
+    )
+    words = flat(draw(ablation(one, **{**POINTER, "answer_head": (2, 1)})))
+    assert (
+        "Measured: only L1 H1, the one head before layer 2, can change the answer. Uniform "
+        "weights there (0.84 on 'it') change it by TV 0.933, and the last hidden state of 'it' "
+        "by Δh 0.688." in words
+    )
+    alone = (HeadEffect(1, 1, "mixed", 2, 1.0, 0.4, 0.0),)
+    words = flat(draw(ablation(alone, n_layers=1, **{**POINTER, "answer_head": (1, 1)})))
+    assert "Measured: no head comes before layer 1, so no ablation here can change the answer" in (
+        words
+    )
+    # The marks' note only under a table that shows a mark.
+    shown = draw(ablation(one, **{**POINTER, "answer_head": (2, 1)}), top=1)
+    assert "*" not in shown and "(see above)" not in shown
+
+
+def test_without_a_pointer_readout_nothing_is_marked_built_in() -> None:
+    effects = (
+        HeadEffect(1, 1, "mixed", 2, 1.0, 0.887, 1.0),
+        HeadEffect(2, 1, "mixed", 6, 1.0, 0.514, 0.0),  # a measured 0, not a built-in one
+    )
+    text = draw(ablation(effects, readout="toy's answer at 'it': softmax of h_L·W_U"))
+    assert "*" not in text and "Built in" not in text and "Measured:" not in text
+    assert "Here the largest weight in the row of 'it' is in L1 H1" in flat(text)

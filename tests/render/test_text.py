@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import rich.cells
 from hypothesis import given, settings
@@ -41,13 +43,132 @@ def test_wrap_keeps_vectors_whole_indents_continuations_and_leaves_no_trailing_s
         "  z_it = 0.61·v_was + 0.12·v_because +",
         "    0.09·v_cross = [0.22, -0.34, -1.17]",
     ]
-    assert [line.plain for line in wrap(formula, 36)][-2:] == [
-        "    + 0.09·v_cross",
-        "    = [0.22, -0.34, -1.17]",
+    # Narrower, a line ends with the operator: none starts with one ("+ 0.09", "= [0.22").
+    assert [line.plain for line in wrap(formula, 36)] == [
+        "  z_it = 0.61·v_was +",
+        "    0.12·v_because +",
+        "    0.09·v_cross =",
+        "    [0.22, -0.34, -1.17]",
     ]
     assert all(line.spans and line.spans[-1].style == "green" for line in lines)
     prose = wrap(Text("X has shape [n, d_model] = [11, 8] and so on "), 22)
     assert [line.plain for line in prose] == ["X has shape", "[n, d_model] = [11, 8]", "and so on"]
+
+
+def test_a_binary_minus_ends_its_line_and_the_number_after_it_starts_the_next() -> None:
+    """ "− 2.24" at the start of a line would read as a negative number: the minus stays at
+    the end of the line before, or the line breaks earlier, after another operator."""
+    example = Text("  x = 1.00 + 0.39 − 2.24 = -0.85")
+    assert [line.plain for line in wrap(example, 20)] == ["  x = 1.00 + 0.39 −", "    2.24 = -0.85"]
+    assert [line.plain for line in wrap(example, 18)] == [
+        "  x = 1.00 +",
+        "    0.39 − 2.24 =",
+        "    -0.85",
+    ]
+    # Every operator between spaces, likewise: no line starts "+ 0.52", "= 0.99" or "/ 2.43".
+    softmax = Text("  exp(-0.01) / (exp(-0.65) + exp(-0.09) + exp(-0.01)) = 0.99 / 2.43 = 0.41")
+    assert [line.plain for line in wrap(softmax, 60)] == [
+        "  exp(-0.01) / (exp(-0.65) + exp(-0.09) +",
+        "    exp(-0.01)) = 0.99 / 2.43 = 0.41",
+    ]
+    # A group that holds no other, a function's argument, is never broken for a formula's sake.
+    block = Text("  m = max(1.13, 1.59) = 1.59;  exp(m_old − m_new) = exp(1.13 − 1.59) = 0.63")
+    assert [line.plain for line in wrap(block, 60)] == [
+        "  m = max(1.13, 1.59) = 1.59;",
+        "    exp(m_old − m_new) = exp(1.13 − 1.59) = 0.63",
+    ]
+
+
+def test_prose_breaks_before_an_operator_nowhere_and_elsewhere_as_it_did() -> None:
+    prose = Text("What 'because' adds to 'it' in head 1, ‖w·f(x_because)‖ = w × ‖f(x_because)‖.")
+    assert [line.plain for line in wrap(prose, 60)] == [
+        "What 'because' adds to 'it' in head 1,",
+        "‖w·f(x_because)‖ = w × ‖f(x_because)‖.",
+    ]
+    words = Text("Each row of scaled scores s becomes weights that sum to 1 (softmax) in [0, 1].")
+    assert [line.plain for line in wrap(words, 30)] == [
+        "Each row of scaled scores s",
+        "becomes weights that sum to 1",
+        "(softmax) in [0, 1].",
+    ]
+
+
+def test_a_product_too_long_for_its_line_is_cut_after_an_operator_not_in_a_number() -> None:
+    products = Text("  0.61×(-0.30)×0.12×(-0.30)×0.12×(-0.30)×0.12×(-0.30)")
+    assert [line.plain for line in wrap(products, 20)] == [
+        "  0.61×(-0.30)×0.12×",
+        "    (-0.30)×0.12×",
+        "    (-0.30)×0.12×",
+        "    (-0.30)",
+    ]
+    assert [line.plain for line in wrap(Text("  exp(-12.3456)"), 14)] == ["  exp", "    (-12.3456)"]
+
+
+# A number as a worked example prints one, and as the tests find them again in wrapped lines.
+_SIGNED = st.builds(
+    lambda value, decimals: f"{value:.{decimals}f}", st.floats(-99, 99), st.integers(0, 4)
+)
+_NUMBERS = re.compile(r"\(-\d+(?:\.\d+)?\)|-?\d+(?:\.\d+)?")
+
+
+@st.composite
+def _worked_examples(draw: st.DrawFn) -> tuple[str, int]:
+    """A worked example as the lesson writes one, "q_I[1] = (-0.564)×0.063 + … − 2.24 =
+    -1.12", and the longest piece of it that no break may divide: a term and its operator."""
+
+    def factor() -> str:
+        number = draw(_SIGNED)
+        return f"({number})" if number.startswith("-") else number
+
+    def term() -> str:
+        kind = draw(st.sampled_from(["product", "number", "exp", "weighted"]))
+        if kind == "product":
+            return f"{factor()}×{factor()}"
+        if kind == "exp":
+            return f"exp({draw(_SIGNED)})"
+        if kind == "weighted":
+            return f"{factor()}·v_{draw(st.sampled_from(['it', 'was', 'the:2']))}"
+        return factor()
+
+    terms = [term() for _ in range(draw(st.integers(1, 16)))]
+    operators = [draw(st.sampled_from([" + ", " − ", " / ", " = ", " · "])) for _ in terms[1:]]
+    body = terms[0] + "".join(op + t for op, t in zip(operators, terms[1:], strict=True))
+    name = draw(st.sampled_from(["q_I[1]", "z_it[1]", "∂L/∂q_it[3]", "l"]))
+    text = f"  {name} = {body} = {draw(_SIGNED)}"
+    return text, max(len(piece) + 2 for piece in [name, *terms])
+
+
+@settings(max_examples=300)
+@given(example=_worked_examples(), extra=st.integers(0, 80))
+def test_wrapped_arithmetic_starts_no_line_with_an_operator_nor_splits_a_number(
+    example: tuple[str, int], extra: int
+) -> None:
+    """At any width that holds its longest term, a worked example's lines: none starts with a
+    binary operator (a minus there reads as a negative number), every number is whole on one
+    line, and joined back they are the example."""
+    text, longest = example
+    width = 4 + longest + extra  # room for the continuation's indent and the longest term
+    lines = [line.plain for line in wrap(Text(text), width)]
+    assert all(rich.cells.cell_len(line) <= width for line in lines)
+    assert not any(re.match(r" *[-−+×·/=] ", line) for line in lines), lines
+    assert not any(line.lstrip().startswith(("−", "- ")) for line in lines), lines
+    assert [n for line in lines for n in _NUMBERS.findall(line)] == _NUMBERS.findall(text)
+    assert " ".join(line.strip() for line in lines) == text.strip()
+
+
+@given(factors=st.lists(_SIGNED, min_size=1, max_size=12), extra=st.integers(0, 40))
+def test_a_product_with_no_space_is_cut_after_a_times_sign_never_in_a_number(
+    factors: list[str], extra: int
+) -> None:
+    """A line with no space to break at, as narrow as a factor and its "×": each line ends
+    with a "×", and every number is whole."""
+    factors = [f"({f})" if f.startswith("-") else f for f in factors]
+    text = "  " + "×".join(factors)
+    width = 4 + max(len(f) for f in factors) + 1 + extra  # a factor and its "×" fit a line
+    lines = [line.plain for line in wrap(Text(text), width)]
+    assert all(line.endswith("×") for line in lines[:-1]), lines
+    assert "".join(line.strip() for line in lines) == text.strip()
+    assert [n for line in lines for n in _NUMBERS.findall(line)] == _NUMBERS.findall(text)
 
 
 @pytest.mark.slow
