@@ -10,7 +10,7 @@ weights, the model runs again from that layer on, and the change at the focus wo
 >>> result.answer_head   # coref's answer IS this head's scores: its layer's TV 0 is built in
 (2, 1)
 >>> round(result.effects[0].output_change, 3)   # layer 1's TV: measured
-0.933
+0.009
 """
 
 from __future__ import annotations

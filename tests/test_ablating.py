@@ -21,11 +21,13 @@ def test_the_docstring_example_runs() -> None:
 
 def test_ablate_on_coref() -> None:
     result = attnviz.ablate(TIRED, model="coref")
-    assert repr(result).startswith("<Ablation: 'it' in 2 heads of coref; largest change Δh = 0.69")
+    assert repr(result).startswith("<Ablation: 'it' in 2 heads of coref; largest change Δh = 0.67")
     first, second = result.effects
-    assert (first.layer, first.head, result.words[first.target]) == (1, 1, "it")
+    assert (first.layer, first.head, result.words[first.target]) == (1, 1, "tired")
     assert (second.layer, second.head, result.words[second.target]) == (2, 1, "animal")
-    assert first.output_change is not None and first.output_change > 0.9
+    # Layer 1's weights on "tired" hardly change the answer: what the last layer needs of layer
+    # 1 is at the nouns (attnviz train coref zeroes it there and says so).
+    assert first.output_change is not None and first.output_change < 0.05
     assert "coref's answer at 'it'" in result.readout
     assert result.n_layers == 2 and result.n_heads == 1 and result.trained
     # A pointer readout: the answer is layer 2's head 1 scores, so its TV there is built in.

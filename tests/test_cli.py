@@ -94,7 +94,8 @@ def test_wide_matrices_are_elided_with_their_full_shape_in_the_title() -> None:
     code, stdout, _ = run("explain", "Thinking Machines", "--preset", "paper")
     assert code == 0
     assert "X  [2 × 512]  middle elided" in stdout
-    assert "Q₈ = X·W_Q₈  [2 × 64]" in stdout
+    assert "Q₁ = X·W_Q₁  [2 × 64]" in stdout  # head 1 in full, the others by their rows
+    assert "Head 8 of 8 · the row of 'Thinking' (--head 8 shows it in full)" in stdout
     assert "√64 = 8.00" in stdout
     assert max(len(line.rstrip()) for line in stdout.splitlines()) <= 100
 
@@ -543,8 +544,8 @@ def test_demo_is_the_ten_minute_class_in_order() -> None:
     assert "z_I = " in stdout and "Step 7 · Concatenate the heads" in stdout
     text = " ".join(stdout.split())
     # Random weights link nothing; coref's 1.00 is said with why, in the same screen.
-    assert "Where \"it\" looks here is where chance puts it" in text
-    assert "Its answer IS its last layer's row of \"it\"" in text
+    assert 'Where "it" looks here is where chance puts it' in text
+    assert 'Its answer IS its last layer\'s row of "it"' in text
     assert "not attention finding meaning by itself" in text
     assert "right answer, attention elsewhere" in text
     assert re.search(r"Trained \d+ steps in [\d.]+ s of training: held-out accuracy", text)

@@ -119,7 +119,8 @@ NARROW_SCRIPT = """
 import shlex, sys
 from attnviz.cli import COMMANDS, command_function, run
 for name in COMMANDS:
-    example = command_function(name).__doc__.split("Example: ")[1].split("\\n")[0]
+    paragraph = command_function(name).__doc__.split("Example: ")[1].split("\\n\\n")[0]
+    example = " ".join(paragraph.split())  # as --help sets it: one paragraph, rewrapped
     status = run(shlex.split(example)[1:])
     print(f"STATUS {name} {status}", file=sys.stderr)
 """

@@ -212,11 +212,18 @@ def parked(shares: dict[str, float]) -> str:
 def after_attention(lesson: LessonWriter) -> str:
     """What a transformer layer does with the attention's output: in this trace's model, as its
     family says; in general for attnviz's own layer (and a model's layer run on other X)."""
-    if lesson.pretrained:
-        if lesson.family is None:
-            return "In the model the rest of the layer follows; attnviz shows this sublayer."
+    # A model's layer, or its weights read back from an export (the header names its family's
+    # sublayer then too, as header.py does).
+    from_model = lesson.trace.provenance.weights.model is not None
+    if (
+        lesson.family is not None
+        and not lesson.trace.is_cross
+        and (lesson.pretrained or from_model)
+    ):
         # The short lesson says the family's sublayer here, not at the top (header.py).
         return lesson.family.sublayer if lesson.brief else lesson.family.after_attention
+    if lesson.pretrained:
+        return "In the model the rest of the layer follows; attnviz shows this sublayer."
     into = "the decoder's X" if lesson.trace.is_cross else "X, this layer's input"
     if lesson.brief:
         return (

@@ -13,7 +13,7 @@ from attnviz.arrays import FloatArray
 from attnviz.attention import padding_mask
 from attnviz.config import MAX_TOKENS
 from attnviz.errors import AttnvizError, FileProblem, option, quoted
-from attnviz.model import toy
+from attnviz.model import toy, toy_about
 from attnviz.model.agreement import check_agreement
 from attnviz.model.base import Architecture, ModelConfig, ModelTrace
 from attnviz.model.bert import pooling_about
@@ -346,7 +346,7 @@ def _toy_run(loaded: LoadedModel, config: toy.ToyConfig, trace: ModelTrace) -> M
     answered = None
     if focus is not None and config.readout != "token":
         answered = (focus, toy.answer(loaded.weights, config, trace, tokens.index(focus)))
-    about = toy.about(config, loaded.name, answered, words=len(tokens))
+    about = toy_about.about(config, loaded.name, answered, words=len(tokens))
     # Every layer's provenance says what the model is, for the lesson's header.
     layers = tuple(
         replace(

@@ -59,8 +59,8 @@ def test_coref() -> None:
     assert lines[0] == "attnviz · does the head matter here? 'it' in coref, 2 layers × 1 head"
     header = lines.index("head    type    looks most at       w      Δh       TV")
     assert lines[header + 2 : header + 5] == [
-        "L1 H1   mixed   it               0.84   0.688    0.933",
-        "L2 H1   mixed   animal          1.00*   0.515   0.000*",
+        "L1 H1   mixed   tired            0.90   0.671    0.009",
+        "L2 H1   mixed   animal          1.00*   0.537   0.000*",
         "* built in, not measured (see above).",
     ]
     words = " ".join(out.split())
@@ -70,7 +70,7 @@ def test_coref() -> None:
     assert "This says nothing about whether attention explains the answer." in words
     assert (
         "Measured: only L1 H1, the one head before layer 2, can change the answer. Uniform "
-        "weights there (0.84 on 'it') change it by TV 0.933" in words
+        "weights there (0.90 on 'tired') change it by TV 0.009" in words
     )
     assert "Here the largest weight" not in words  # the answer's own weight, not a finding
     assert "A caution: a high weight shows where the vector of 'it' reads" in words
@@ -83,13 +83,13 @@ def test_coref_word_reads_its_answer_from_an_output_layer_so_nothing_is_built_in
     assert code == 0 and err == ""
     header = out.splitlines().index("head    type    looks most at      w      Δh      TV")
     assert out.splitlines()[header + 2 : header + 4] == [
-        "L1 H1   mixed   street          1.00   0.887   1.000",
-        "L2 H1   mixed   was             1.00   0.514   0.000",
+        "L1 H1   mixed   animal          1.00   0.947   0.998",
+        "L2 H1   mixed   too             1.00   0.377   0.000",
     ]
     words = " ".join(out.split())
     assert "softmax of h_L·W_U over its answer words" in words
     assert "*" not in out and "Built in" not in words and "Measured:" not in words
-    assert "Here the largest weight in the row of 'it' is in L2 H1 (1.00 on 'was')" in words
+    assert "Here the largest weight in the row of 'it' is in L2 H1 (1.00 on 'too')" in words
 
 
 @needs_model

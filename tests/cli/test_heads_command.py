@@ -222,14 +222,17 @@ def test_every_number_of_the_tiny_gpt2_is_recomputed(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_every_number_of_coref_is_recomputed_and_it_points_at_animal(tmp_path: Path) -> None:
-    """The trained toy model resolves "it" in its last layer: the head that ranks first for
-    "it" is the one whose row of "it" puts its weight on "animal"."""
+    """The trained toy model: in layer 1 the row of "it" is most specific to the adjective,
+    "tired"; in its last layer, the answer, it puts its weight on "animal"."""
     text = check_every_number([IT, "--model", "coref"], tmp_path)
     result = runner.invoke(app, ["heads", IT, "--model", "coref"], env=ENV)
-    animal = next(line for line in result.stdout.splitlines() if line.startswith("animal "))
+    lines = result.stdout.splitlines()
+    animal = next(line for line in lines if line.startswith("animal "))
     assert animal.split()[1:4] == ["L2", "H1", "1.00"]
-    first = next(m.groups() for line in result.stdout.splitlines() if (m := PER_HEAD.match(line)))
-    assert first[0] == "L2 H1" and first[2] == "animal"
+    tired = next(line for line in lines if line.startswith("tired "))
+    assert tired.split()[1:3] == ["L1", "H1"]
+    per_head = {m.group(1): m.group(3) for line in lines if (m := PER_HEAD.match(line))}
+    assert per_head == {"L1 H1": "tired", "L2 H1": "animal"}
     assert "Weights: coref (trained by attnviz); 2 layers × 1 head." in text
 
 

@@ -52,7 +52,7 @@ def paragraphs_with(blocks: list[object], fragment: str) -> int:
     "fragment",
     [
         "score[i, j] = q_i · k_j",  # step 3
-        "the paper's assumption",  # step 4
+        "mean 0 and variance 1",  # step 4
         "Each row of scaled scores s becomes",  # step 5
         "A query asks what a word",  # step 2
     ],

@@ -32,9 +32,11 @@ TINY_GPT2 = Path(__file__).resolve().parent.parent / "model" / "tiny_gpt2"
 SENTENCE = "The animal didn't cross the street because it was too tired"
 
 
-def lesson_text(trace: AttentionTrace) -> str:
+def lesson_text(trace: AttentionTrace, options: LessonOptions | None = None) -> str:
+    """All of the text (--full) by default: every family sentence said where it belongs."""
     console = Console(file=io.StringIO(), width=10_000, color_system=None)
-    render_explain(trace, select(trace, ViewOptions(focus="it")), console, LessonOptions())
+    selection = select(trace, ViewOptions(focus="it"))
+    render_explain(trace, selection, console, options or LessonOptions(full=True))
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 
@@ -81,6 +83,12 @@ def test_each_family_says_its_own_sentences_and_not_the_others(model_type: str) 
         assert sentence in text, sentence
     for sentence in sentences(other):
         assert sentence not in text, sentence
+    # The short lesson says the sublayer once, at step 7, where the output goes on.
+    brief = lesson_text(as_model(trace, model_type), LessonOptions())
+    assert brief.count(own.sublayer) == 1 and own.after_attention not in brief
+    assert brief.index(own.sublayer) > brief.index("Step 7 ·")
+    for sentence in sentences(other):
+        assert sentence not in brief, sentence
 
 
 def test_each_layer_s_input_is_described_in_its_family_s_words() -> None:

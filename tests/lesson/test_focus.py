@@ -275,7 +275,7 @@ def test_minilm_layer_6_head_12_cls_is_a_no_op_and_the_rollout_follows_the_layer
     assert (
         f"Counted here: {count} of {rows} rows (1 head shown × 15 word pieces; "
         f"{100 * count / rows:.0f}%) put their largest weight on their own word, and 'it' does "
-        f"in {focus_count} of 1 head: in these heads it is not a rule." in said
+        f"in {focus_count} of 1 head: in this head it is not a rule." in said
     )
     # The rollout to layer 6 beside layer 6's mean weights.
     rolled = rollout_row(run.arrays, 6, it)
@@ -332,7 +332,7 @@ def test_gpt2_untrained_gets_the_numbers_but_not_the_caution(tmp_path: Path) -> 
 
 @pytest.mark.slow
 def test_coref_a_trained_toy_gets_the_caution_once_and_the_rollout(tmp_path: Path) -> None:
-    run = explained(tmp_path, "explain", IT, "-m", "coref", "--focus", "it")
+    run = explained(tmp_path, "explain", IT, "-m", "coref", "--focus", "it", "--full")
     section = focus_part(run.stdout)
     said = " ".join(section.split())
     assert said.count(CAVEAT) == 1
@@ -376,10 +376,10 @@ def test_the_api_lesson_and_the_command_show_the_same_rollout() -> None:
     import attnviz
 
     shown = attnviz.explain(IT, model="coref", focus="it")
-    text = attnviz.lesson(shown, steps="8", width=100)
+    text = attnviz.lesson(shown, steps="8", width=100, full=True)
     result = runner.invoke(
         app,
-        ["explain", IT, "-m", "coref", "--focus", "it", "--steps", "8"],
+        ["explain", IT, "-m", "coref", "--focus", "it", "--steps", "8", "--full"],
         env={"COLUMNS": "100", "NO_COLOR": "1"},
     )
     assert result.exit_code == 0
@@ -402,7 +402,7 @@ def test_words_of_several_pieces_sum_their_pieces_and_the_focus_averages_its_row
     sentence = "The zookeeper said it, unbelievably."
     run = explained(
         tmp_path, "explain", "-m", "minilm", sentence, "--words", "--focus", "zookeeper",
-        "--head", "3", "--steps", "8",
+        "--head", "3", "--steps", "8", "--full",
     )  # fmt: skip
     arrays = layer_arrays(run.arrays, 6)
     tokens = [str(t) for t in run.arrays["tokens"]]

@@ -129,8 +129,7 @@ def test_the_lesson_says_what_coref_is_from_its_numbers() -> None:
         percent = f"{math.floor(recorded.held_out_accuracy * 1000) / 10:.1f}%"
     for fragment in (
         "coref is a toy transformer trained by attnviz, not a language model",
-        "2 layers of 1 head each, d_model = 32, attention only, "
-        f"{len(recorded.vocabulary)} words",
+        f"2 layers of 1 head each, d_model = 32, attention only, {len(recorded.vocabulary)} words",
         'its last layer was trained so that the row of "it" IS the answer',
         f"Trained {recorded.steps} steps of Adam (seed {recorded.seed}) on "
         f"{recorded.train_examples:,} sentences of 8 to 16 words",
@@ -160,12 +159,17 @@ def test_tokenizer_lowercases_and_drops_punctuation_at_word_ends() -> None:
     assert encoding.offsets[0] == (1, 4)
 
 
-def test_unknown_words_get_one_line_listing_the_vocabulary() -> None:
+def test_unknown_words_get_one_line_naming_them_and_some_it_knows() -> None:
     line = one_line_error(
         ["explain", "--model", "coref", "the zebra saw the Zebra and a lion"], ExitStatus.BAD_INPUT
     )
     assert "not 'zebra', 'saw', 'and', 'a', 'lion'" in line
-    assert "use these: " + " ".join(config("coref").vocabulary) + "." in line
+    vocabulary = config("coref").vocabulary
+    some = toy.sample_of(vocabulary)
+    assert f"use words such as {' '.join(some)} (all are in its config.json)." in line
+    # A dozen, from the function words to the adjectives, every one of them its own.
+    assert len(some) == 12 and set(some) <= set(vocabulary)
+    assert some[0] == vocabulary[0] and some[-1] == vocabulary[-1]
 
 
 def test_a_sentence_longer_than_the_positions_is_refused_with_the_limit() -> None:
