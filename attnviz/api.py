@@ -29,7 +29,7 @@ from attnviz.core import TracedLayers, cross_layers, trace_layers
 from attnviz.errors import AttnvizError, option
 from attnviz.explanation import Explanation
 from attnviz.lesson.options import LessonOptions
-from attnviz.limits import check_lesson, check_pictures
+from attnviz.limits import check_pictures
 from attnviz.render.options import MAX_WIDTH, ImageOptions, Measure, Scale, Style
 from attnviz.selection import ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
@@ -292,8 +292,6 @@ def lesson(
 
     explanation = _explanation_of(shown, "lesson")
     check.given(decimals=decimals, width=width)
-    selected = explanation.selection
-    check_lesson(len(selected.heads), selected.n_rows, selected.n_columns)
     check.flags(show_weights=show_weights, color=color, show=show, full=full)
     steps = check.steps_text(steps)
     options = explanation.lesson_options(
@@ -301,6 +299,7 @@ def lesson(
             decimals=decimals, show_weights=show_weights, steps=steps, block=block, full=full
         )
     )
+    explanation.check_lesson(options)
     if width < 40:
         raise AttnvizError(f"width={width} is too narrow for the tables; give 40 or more.")
     if width > MAX_WIDTH:

@@ -56,6 +56,18 @@ class Explanation:
             return replace(options, every_head=True)
         return options
 
+    def check_lesson(self, options: LessonOptions) -> None:
+        """Refuse a lesson too large to tell (attnviz.limits.check_lesson), counting the heads
+        it shows in full and those that give the focus word's rows, before it is written."""
+        from attnviz.lesson.options import heads_by_rows, heads_in_full
+        from attnviz.limits import check_lesson
+
+        options = self.lesson_options(options)
+        shown = self.selection
+        in_full = len(heads_in_full(shown.heads, options))
+        by_rows = len(heads_by_rows(self.trace.n_heads, shown.heads, options))
+        check_lesson(in_full, shown.n_rows, shown.n_columns, by_rows)
+
     @property
     def is_model_run(self) -> bool:
         """Whether ``layers`` are every layer of a model run (the notebook's overview)."""

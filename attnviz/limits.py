@@ -127,14 +127,16 @@ MAX_LESSON_HEADS = 256
 MAX_LESSON_NUMBERS = 16_000_000
 
 
-def check_lesson(n_heads_shown: int, n_queries: int, n_keys: int) -> None:
-    """Refuse a lesson of more than MAX_LESSON_HEADS heads, or whose per-head tables hold more
-    than MAX_LESSON_NUMBERS numbers, before it is written."""
-    numbers = n_heads_shown * n_queries * n_keys
-    one_head = option("head", 1)
-    if n_heads_shown > MAX_LESSON_HEADS:
+def check_lesson(n_heads_shown: int, n_queries: int, n_keys: int, n_heads_by_rows: int = 0) -> None:
+    """Refuse a lesson of more than MAX_LESSON_HEADS heads (in full, or by the focus word's
+    rows), or whose per-head tables hold more than MAX_LESSON_NUMBERS numbers, before it is
+    written."""
+    numbers = n_heads_shown * n_queries * n_keys + n_heads_by_rows * (n_queries + n_keys)
+    one_head = f"{option('head', 1)} {option('full', True)}"
+    heads = n_heads_shown + n_heads_by_rows
+    if heads > MAX_LESSON_HEADS:
         raise AttnvizError(
-            f"The lesson would tell {n_heads_shown} heads, each in five steps; it tells at most "
+            f"The lesson would tell {heads} heads, each in five steps; it tells at most "
             f"{MAX_LESSON_HEADS}: show one head ({one_head}) or use fewer heads."
         )
     if numbers > MAX_LESSON_NUMBERS:
@@ -218,11 +220,14 @@ def check_divisor(lengths: Sequence[int], *, d_k: int, n_queries: int) -> None:
 # -- slides -------------------------------------------------------------------------------------
 
 
-def fewest_slides(n_heads_shown: int, steps: frozenset[int] | None) -> int:
-    """The fewest slides a lesson can make: a slide per head for each per-head step shown
-    (continued slides only add to it), before the lesson is written."""
+def fewest_slides(
+    n_heads_in_full: int, steps: frozenset[int] | None, n_heads_by_rows: int = 0
+) -> int:
+    """The fewest slides a lesson can make: a slide per head shown in full for each per-head
+    step shown, and one for each head that gives the focus word's rows when any per-head step
+    is shown (continued slides only add to it), before the lesson is written."""
     shown = PER_HEAD_STEPS if steps is None else PER_HEAD_STEPS & steps
-    return n_heads_shown * len(shown)
+    return n_heads_in_full * len(shown) + (n_heads_by_rows if shown else 0)
 
 
 def check_slide_count(count: int, *, at_least: bool = False) -> None:
@@ -233,8 +238,8 @@ def check_slide_count(count: int, *, at_least: bool = False) -> None:
     slides = f"at least {count:,}" if at_least else f"{count:,}"
     raise OutputProblem(
         f"{option('slides')} would write {slides} slides ({2 * count:,} files, about "
-        f"{_size(count * SLIDE_BYTES)}); attnviz writes at most {MAX_SLIDES}: show one head "
-        f"({option('head', 1)}), fewer {option('steps')} or a shorter sentence."
+        f"{_size(count * SLIDE_BYTES)}); attnviz writes at most {MAX_SLIDES}: show fewer "
+        f"{option('steps')}, fewer heads or a shorter sentence."
     )
 
 

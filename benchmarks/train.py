@@ -7,9 +7,9 @@ time also as a ratio to the floor, so a slow or busy machine shows as a slower f
 training time is the one the command prints ("in 0.10 s of training": the steps alone, not the
 held-out checks after each step). Peak memory is the child's maximum resident set.
 
-Targets: coref to 99% held-out in at most 0.5 s of training and the whole command in at most
-2 s; coref --readout word to 99% in at most 1 s of training; reverse in 0.2 s; induction in
-6 s; each under 200 MB.
+Targets: coref to 99% held-out (of every held-out sentence) in at most 1 s of training and the
+whole command in at most 2.5 s; coref --readout word, the whole command in at most 3 s; reverse
+in 0.2 s of training; induction in 6 s; each under 200 MB.
 
     python benchmarks/train.py            # 5 runs of each
     python benchmarks/train.py --quick    # 1 run, checks that it works, judges nothing
@@ -32,8 +32,8 @@ from table import Row, judge, write_rows
 FLOOR = [sys.executable, "-c", "import numpy, typer"]
 #: name -> (arguments after `attnviz train`, training target in s, whole-command target in s)
 CASES = {
-    "coref": (["coref"], 0.5, 2.0),
-    "coref --readout word": (["coref", "--readout", "word"], 1.0, None),
+    "coref": (["coref"], 1.0, 2.5),
+    "coref --readout word": (["coref", "--readout", "word"], 3.0, 3.0),
     "reverse": (["reverse"], 0.2, None),
     "induction": (["induction"], 6.0, None),
 }

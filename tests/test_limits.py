@@ -86,14 +86,16 @@ def test_a_lesson_of_2048_heads_is_refused_at_once() -> None:
         ["explain", "I am good", "--d-model", "2048", "--heads", "2048"],
         ExitStatus.BAD_INPUT,
         "tells at most 256",
-        "--head 1",
+        "--head 1 --full",
     )
     shown = attnviz.explain("I am good", d_model=2048, heads=2048)  # the trace alone is fine
-    with pytest.raises(AttnvizError, match=r"tells at most 256: show one head \(head=1\)"):
+    match = r"tells at most 256: show one head \(head=1 full=True\)"
+    with pytest.raises(AttnvizError, match=match):
         attnviz.lesson(shown)
-    assert "Step 7" in attnviz.lesson(
-        attnviz.explain("I am good", d_model=2048, heads=2048, head=5)
-    )
+    one = attnviz.explain("I am good", d_model=2048, heads=2048, head=5)
+    with pytest.raises(AttnvizError, match=match):  # head 5 in full, 2,047 heads by their rows
+        attnviz.lesson(one)
+    assert "Step 7" in attnviz.lesson(one, full=True)  # --full: head 5 alone
 
 
 def test_a_lesson_of_many_heads_on_a_long_sentence_is_refused() -> None:
@@ -169,11 +171,12 @@ def test_slides_of_32_heads_are_refused_before_anything_is_printed(tmp_path: Pat
     # On main: 328 files, 39 MB, 40 s.
     folder = tmp_path / "slides"
     refused_at_once(
-        ["explain", "I am good", "--heads", "32", "--d-model", "64", "--slides", str(folder)],
+        ["explain", "I am good", "--heads", "32", "--d-model", "64", "--slides", str(folder)]
+        + ["--full"],  # every head in full, five slides each
         ExitStatus.CANNOT_WRITE,
         "--slides would write at least 160 slides (320 files",
         "at most 150",
-        "--head 1",
+        "fewer --steps, fewer heads or a shorter sentence",
     )
     assert not folder.exists()
 
@@ -185,7 +188,7 @@ def test_slides_are_counted_whole_before_the_lesson_is_printed(tmp_path: Path) -
     words = " ".join(f"w{index}" for index in range(30))
     folder = tmp_path / "slides"
     line = refused_at_once(
-        ["explain", words, "--heads", "24", "--d-model", "48", "--slides", str(folder)],
+        ["explain", words, "--heads", "24", "--d-model", "48", "--slides", str(folder), "--full"],
         ExitStatus.CANNOT_WRITE,
         "--slides would write",
     )
@@ -197,6 +200,9 @@ def test_the_fewest_slides_follow_the_steps_shown() -> None:
     assert limits.fewest_slides(32, None) == 160
     assert limits.fewest_slides(32, frozenset({1, 4, 7})) == 32
     assert limits.fewest_slides(32, frozenset({1, 7})) == 0
+    # One head in full, 31 by their rows: a slide each for the rows.
+    assert limits.fewest_slides(1, None, 31) == 5 + 31
+    assert limits.fewest_slides(1, frozenset({1, 7}), 31) == 0
 
 
 # -- exports ------------------------------------------------------------------------------------

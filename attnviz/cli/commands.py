@@ -172,7 +172,11 @@ def check_sizes(
         pretrained = layers[0].provenance.weights.is_pretrained
         limits.check_export_size(layers if pretrained else layers[:1], export)
     if slides is not None and lesson is not None:
-        fewest = limits.fewest_slides(len(shown.heads), lesson.step_numbers)
+        lesson = explanation.lesson_options(lesson)
+        n_heads = explanation.trace.n_heads
+        in_full = len(shown.heads) if lesson.full or lesson.every_head else 1
+        by_rows = 0 if lesson.full else n_heads - in_full
+        fewest = limits.fewest_slides(in_full, lesson.step_numbers, by_rows)
         limits.check_slide_count(fewest, at_least=True)
     if per_head is not None:
         limits.check_pictures(len(shown.heads), shown.n_rows, shown.n_columns, per_head=per_head)
@@ -195,7 +199,7 @@ def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Record
     from attnviz.render.terminal import render_explain, save_lesson
 
     trace, selection = explanation.trace, explanation.selection
-    limits.check_lesson(len(selection.heads), selection.n_rows, selection.n_columns)
+    explanation.check_lesson(lesson)
     lesson = explanation.lesson_options(lesson)
     blocks = written_lesson(trace, selection, lesson, layers=explanation.layers)
     if to.slides is not None:  # every slide counted, before the lesson is printed

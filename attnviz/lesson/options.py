@@ -75,6 +75,21 @@ class LessonOptions:
         return None if self.steps is None else parse_steps(self.steps)
 
 
+def heads_in_full(shown: tuple[int, ...], options: LessonOptions) -> tuple[int, ...]:
+    """The heads the lesson shows in full, from 0: every head ``shown`` (the selection's) with
+    --head all or --full, else the first (the one --head names)."""
+    return shown if options.full or options.every_head else shown[:1]
+
+
+def heads_by_rows(n_heads: int, shown: tuple[int, ...], options: LessonOptions) -> tuple[int, ...]:
+    """The heads that give the focus word's rows, from 0: every head of the trace not shown in
+    full, none with --full (which shows only the heads shown)."""
+    if options.full:
+        return ()
+    in_full = heads_in_full(shown, options)
+    return tuple(head for head in range(n_heads) if head not in in_full)
+
+
 def parse_steps(spec: str, trace: Any = None) -> frozenset[int]:
     """ "1,3-5" -> {1, 3, 4, 5}: step numbers and ranges of them, and the keys of optional
     steps ("blockwise", as the lesson of ``trace`` numbers it), separated by commas.

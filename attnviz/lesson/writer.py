@@ -26,7 +26,7 @@ from attnviz.lesson.blocks import (
     Worked,
 )
 from attnviz.lesson.examples import ExampleText, position_labels
-from attnviz.lesson.options import LessonOptions, parse_steps
+from attnviz.lesson.options import LessonOptions, heads_by_rows, heads_in_full, parse_steps
 from attnviz.lesson.steps import Step
 from attnviz.selection import Selection
 from attnviz.tokens import printable
@@ -211,19 +211,15 @@ class LessonWriter:
 
     @property
     def full_heads(self) -> tuple[int, ...]:
-        """The heads shown in full, from 0: every head shown with --head all or --full, else the
-        first (the one --head names)."""
-        heads = self.selection.heads
-        return heads if self.options.full or self.options.every_head else heads[:1]
+        """The heads shown in full, from 0 (lesson.options.heads_in_full)."""
+        return heads_in_full(self.selection.heads, self.options)
 
     @property
     def lesson_heads(self) -> tuple[int, ...]:
         """Every head the lesson goes through, in order: those in full first, then (unless
         --full) every other head of the trace, which gives the focus word's rows."""
-        if self.options.full:
-            return self.full_heads
-        rest = (h for h in range(self.trace.n_heads) if h not in self.full_heads)
-        return (*self.full_heads, *rest)
+        rows = heads_by_rows(self.trace.n_heads, self.selection.heads, self.options)
+        return (*self.full_heads, *rows)
 
     def head_view(self, head: int) -> HeadView:
         """Head ``head`` (from 0) with its worked examples; the example's key stays visible in

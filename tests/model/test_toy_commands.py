@@ -91,6 +91,7 @@ def test_the_script_is_deterministic_on_one_machine(tmp_path: Path) -> None:
     script = _train_models_script()
     for name in ("coref", "coref-word"):
         for run in ("first", "second"):
+            (tmp_path / run).mkdir(exist_ok=True)
             script.train_model(name, tmp_path / run, steps=12)  # type: ignore[attr-defined]
         first = load_npz(tmp_path / "first" / name / "weights.npz", "first")
         second = load_npz(tmp_path / "second" / name / "weights.npz", "second")
