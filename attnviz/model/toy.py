@@ -29,13 +29,12 @@ from attnviz.errors import AttnvizError, FileProblem, clipped, option
 from attnviz.files import ArrayHeader, load_npz, npz_names
 from attnviz.model.base import Family, ModelKind, ModelTrace, attend, finite, integer
 from attnviz.model.tokenizer import Encoding
-from attnviz.provenance import Provenance
+from attnviz.provenance import READOUTS, Provenance
 from attnviz.trace import frozen_array
 from attnviz.weights import AttentionWeights
 
 MODEL_TYPE = "attnviz-toy"  # as attnviz.train.saving writes it
 WEIGHTS = "weights.npz"
-READOUTS = ("pointer", "word", "token")
 #: What a word may begin or end with and still be looked up: the punctuation is dropped.
 PUNCTUATION = string.punctuation + "“”‘’«»…—–"
 
