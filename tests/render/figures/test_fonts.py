@@ -69,6 +69,7 @@ FIGURES = {
 def texts_of(figure: Figure) -> list[tuple[Text, bool]]:
     """Every visible, non-empty text of the figure, and whether it is a title."""
     found: list[tuple[Text, bool]] = [(figure._suptitle, True)]  # type: ignore[attr-defined]
+    found += [(text, False) for text in figure.texts if text is not figure._suptitle]  # type: ignore[attr-defined]
     for axes in figure.axes:
         found.append((axes.title, True))
         found += [(axes.xaxis.label, False), (axes.yaxis.label, False)]
