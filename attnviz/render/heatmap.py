@@ -6,7 +6,7 @@ is key word j, and every row sums to 1 (less as drawn when --hide-special leaves
 the target words, columns the source words, cells still square. All panels share one colour
 scale fixed to 0–1, so the same colour means the same weight in every head and in every picture.
 The title keeps two lines; what else the picture must say is in a caption under it all
-(render/heatmap_text.py).
+(render/heatmap_text.py). One head is a picture of its own: render/single_head.py.
 
 Drawn with matplotlib's object API (``Figure`` + the Agg canvas): no pyplot, no window, no
 global figure state. matplotlib is imported inside the functions, so importing this module (and
@@ -47,6 +47,7 @@ from attnviz.render.heatmap_layout import (
 from attnviz.render.heatmap_text import heatmap_text
 from attnviz.render.measures import Drawn, drawn_measure
 from attnviz.render.options import Measure, Scale
+from attnviz.render.single_head import build_single_figure
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -73,7 +74,8 @@ def build_figure(
 ) -> Figure:
     """One heatmap per head of the selection, a shared colour bar and, when the selection
     follows a word, a panel of that word's weights in every one of those heads; a title of at
-    most two lines and a caption under it all.
+    most two lines and a caption under it all. One panel is a picture of its own, a 16:9
+    landscape (render/single_head.py).
 
     ``measure`` picks what the panels show (render/measures.py): the weights; each head's
     contribution shares; or one panel, the rollout of ``layers`` (every layer of the run; the
@@ -93,6 +95,8 @@ def build_figure(
     heads = selection.heads
     _check_heads(heads)
     drawn = drawn_measure(measure, trace, layers or (trace,), heads)
+    if len(drawn.titles) == 1:
+        return build_single_figure(trace, selection, drawn, cmap=cmap, scale=scale)
     n_panels = len(drawn.titles)
     row_labels, column_labels = panel_labels(selection)
     layout = plan_layout(

@@ -43,6 +43,7 @@ from render.pictures import (
 from support import shown
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 
@@ -338,11 +339,13 @@ def test_cross_labels_never_overlap_nor_leave_the_picture(
         printed = len(cell_texts(axes))
         # Printed whenever ".45" fits the cell at 8 points, in every cell or none.
         assert printed == (n_target * n_source if cell >= 0.26 else 0), cell
-    if focus:
+    if focus and n_heads > 1:
         assert np.asarray(summary_panel(figure).get_images()[0].get_array()).shape == (
             n_heads,
             n_source,
         )
+    elif focus:  # one head: a bar per source word, as long as its weight
+        assert bar_lengths(summary_panel(figure)) == pytest.approx(trace.weights[0, chosen.index])
 
 
 @pytest.mark.slow
@@ -370,6 +373,12 @@ def test_masked_cells_of_a_square_trace_are_hatched() -> None:
         assert len(axes.patches) == 1 + 2  # and the focus row's frame
     assert not any(axes.patches for axes in build_figure(trace, shown(trace, (0,), None)).axes)
     assert_readable(figure)
+
+
+def bar_lengths(axes: Axes) -> list[float]:
+    """The lengths of the bars of a one-head picture's focus panel, top to bottom, not those of
+    the hatched masked keys."""
+    return [bar.get_width() for bar in axes.patches if not bar.get_hatch()]
 
 
 def hatched_cells(patch: object) -> set[tuple[int, int]]:

@@ -107,8 +107,12 @@ def test_rollout_of_one_random_layer_is_its_residual_mix(
     with np.load(export) as data:
         expected = rollout_from_export(np.array(data["weights"])[np.newaxis])
     [figure] = figures
-    panel, focus = panel_values(figure)
+    [panel] = panel_values(figure)  # one panel: a picture of its own, the focus row as bars
     np.testing.assert_allclose(panel, expected, atol=1e-6)
+    it = IT_SENTENCE.split().index("it")
+    bars = next(axes for axes in figure.axes if axes.get_title().startswith("How much"))
+    lengths = [bar.get_width() for bar in bars.patches]
+    np.testing.assert_allclose(lengths, expected[it], atol=1e-6)
     np.testing.assert_allclose(panel.sum(axis=1), 1.0, atol=1e-6)
     assert [axes.get_title() for axes in figure.axes[:1]] == ["Rollout R_1"]
     title = words_of(figure)
@@ -129,7 +133,7 @@ def test_model_rollout_multiplies_every_layer_up_to_the_one_shown(
     with np.load(export) as data:
         weights = np.array(data["weights"])  # [6, h, n, n]: every layer of the run
     [figure] = figures
-    panel, _ = panel_values(figure)
+    [panel] = panel_values(figure)
     np.testing.assert_allclose(panel, rollout_from_export(weights[:4]), atol=1e-5)
     assert not np.allclose(panel, rollout_from_export(weights), atol=1e-3)  # not layer 6's
     title = words_of(figure)

@@ -63,6 +63,10 @@ FIGURES = {
         " ".join([IT_SENTENCE] * 3 + ["and", "so", "it", "ends"]), 2, 8
     ),
     "6 layers × 12 heads": grid_figure,
+    "1 head, 11 words": lambda: heads_figure(IT_SENTENCE, 1, 8),
+    "1 head, 37 words": lambda: heads_figure(
+        " ".join([IT_SENTENCE] * 3 + ["and", "so", "it", "ends"]), 1, 8
+    ),
 }
 
 
