@@ -86,6 +86,13 @@ def assert_readable(figure: Figure) -> None:
                         title.get_text(),
                         label.get_text(),
                     )
+    # A panel's titles (a matplotlib Axes has three places for one) cover no other panel.
+    for axes in figure.axes:
+        titles = [axes.title, axes._left_title, axes._right_title]  # type: ignore[attr-defined]
+        for title in (title for title in titles if title.get_text()):
+            box = title.get_window_extent(renderer)
+            for other in (other for other in figure.axes if other is not axes):
+                assert not box.overlaps(other.get_window_extent(renderer)), title.get_text()
     # The title and the caption cover no panel, nor its words, numbers or titles.
     for text in [figure._suptitle, *figure.texts]:  # type: ignore[attr-defined]
         if not text.get_text():

@@ -506,5 +506,5 @@ def test_every_picture_title_breaks_between_words_and_keeps_its_caveat() -> None
     compared = build_comparison_figure(
         pair.comparison, top=1, sentences=(known, other), weights=pair.a.trace.provenance.weights
     )
-    caveat = " ".join(compared._suptitle.get_text().split())  # type: ignore[attr-defined]
-    assert "A caution: attention shows where" in caveat and caveat.endswith("Pinter 2019).")
+    title_fits_and_keeps_the_caveat(compared, "A caution: attention shows where")
+    assert caption_of(compared).endswith("Pinter 2019).")
