@@ -79,6 +79,10 @@ class EmbeddingsOrigin(NamedTuple):
         return self.input or f"the input of the model's layer {self.layer or 1}"
 
 
+#: How a toy model trained by attnviz gives its answer (attnviz.train.tasks.Readout's values).
+READOUTS = ("pointer", "word", "token")
+
+
 class WeightsOrigin(NamedTuple):
     """How the attention matrices were made. Fields other than ``kind`` are set where they
     apply; a FILE exported by attnviz keeps the seed or model it was made from."""
@@ -96,6 +100,11 @@ class WeightsOrigin(NamedTuple):
     # PRETRAINED, or a FILE exported from one: what the model is, in its own folder's words
     # (attnviz's toy models: size, task, readout, training); None when the folder says nothing.
     about: str | None = None
+    # attnviz's toy models: how the model gives its answer, "pointer" (its last layer's row of
+    # the word asked about IS the answer, trained so), "word" or "token" (an output layer names
+    # it); None for every other model.
+    readout: str | None = None
+    answers_at: tuple[str, ...] = ()  # the words whose row or vector it answers at ("it")
 
     @property
     def is_random(self) -> bool:
@@ -208,6 +217,8 @@ class Provenance(NamedTuple):
                     n_layers=_optional(weights.get("n_layers"), int),
                     trained=_exact(weights.get("trained", True), bool),
                     about=_optional(weights.get("about"), str),
+                    readout=_optional(weights.get("readout"), str),
+                    answers_at=_words(weights.get("answers_at")),
                 ),
                 masking=Masking(
                     causal=_exact(masking.get("causal", False), bool),
@@ -215,9 +226,11 @@ class Provenance(NamedTuple):
                 ),
                 special=_integers(mapping.get("special", [])),
                 word_groups=tuple(_integers(group) for group in _list(mapping.get("word_groups"))),
-                words=tuple(_exact(word, str) for word in _list(mapping.get("words"))),
+                words=_words(mapping.get("words")),
                 sentence=_exact(mapping.get("sentence", ""), str),
             )
+            if provenance.weights.readout not in (None, *READOUTS):
+                raise ValueError(f"readout is not one of {', '.join(READOUTS)}")
             if len(provenance.words) != len(provenance.word_groups):
                 raise ValueError("words and word_groups differ in length")
             counts = [provenance.masking.padding, *provenance.special]
@@ -311,6 +324,10 @@ def _exact(value: Any, kind: type) -> Any:
 
 def _optional(value: Any, kind: type) -> Any:
     return None if value is None else _exact(value, kind)
+
+
+def _words(values: Any) -> tuple[str, ...]:
+    return tuple(_exact(value, str) for value in _list(values))
 
 
 def _integers(values: Any) -> tuple[int, ...]:

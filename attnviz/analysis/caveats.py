@@ -1,9 +1,13 @@
 """Sentences about what attention weights do and do not show, said the same way wherever a
 model's row is interpreted: the focus view, heatmap captions, the page, the notebook, ``demo``,
-``compare``, ``heads --ablate``. Each is true of any trained model's weights, whatever the numbers.
+``compare``, ``heads --ablate``. Each is true of any trained model's weights, whatever the numbers;
+for attnviz's toy models, the pictures also say whether a row is the model's answer
+(readout_note).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 def attention_caveat(word: str) -> str:
@@ -61,3 +65,37 @@ def short_attention_caveat() -> str:
         "and a head with large weights can change the output little when it is removed "
         "(Jain & Wallace 2019; Wiegreffe & Pinter 2019)."
     )
+
+
+def readout_note(readout: str | None, words: Sequence[str], n_heads: int = 1) -> str | None:
+    """What a toy model's answer is, for a picture's caption, from how it was trained to give
+    it (``readout``, attnviz.provenance.READOUTS) at ``words`` ("it"); None for any other model.
+
+    A pointer readout's last layer was trained so that its row of the word IS the answer: a
+    weight of 1.00 there is what training asked for, not something the picture discovers. A
+    word or token readout names its answer with an output layer, and no row was trained to
+    look at it.
+
+    >>> print(readout_note("pointer", ["it"]))  # doctest: +NORMALIZE_WHITESPACE
+    The last layer's row of "it" is the model's answer, because it was trained to point: a
+    weight of 1.00 there is by construction, not a discovery.
+    """
+    asked = " or ".join(f'"{word}"' for word in words) or "the word asked about"
+    if readout == "pointer":
+        row = "The last layer's row" if n_heads == 1 else "Head 1's row in the last layer"
+        return (
+            f"{row} of {asked} is the model's answer, because it was trained to point: a weight "
+            "of 1.00 there is by construction, not a discovery."
+        )
+    if readout == "word":
+        return (
+            f"The model's answer is named by an output layer reading the last layer's vector at "
+            f"{asked}; no attention row was trained to be the answer, so where {asked} looks "
+            "need not be it."
+        )
+    if readout == "token":
+        return (
+            "The model's answers are named by an output layer at every position; no attention "
+            "row was trained to be an answer, so where a word looks need not be it."
+        )
+    return None

@@ -331,6 +331,8 @@ def _load_toy(
             architecture=toy.MODEL_TYPE,
             layer=1,
             n_layers=config.n_layers,
+            readout=config.readout,
+            answers_at=config.focus_words,
         ),
         masking=Masking(causal=config.causal),
         sentence=sentence,  # no word groups: every token is a whole word

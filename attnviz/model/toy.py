@@ -29,13 +29,12 @@ from attnviz.files import ArrayHeader, load_npz, npz_names
 from attnviz.model.base import Family, ModelKind, ModelTrace, attend, finite, integer
 from attnviz.model.shipped import PUNCTUATION
 from attnviz.model.tokenizer import Encoding
-from attnviz.provenance import Provenance
+from attnviz.provenance import READOUTS, Provenance
 from attnviz.trace import frozen_array
 from attnviz.weights import AttentionWeights
 
 MODEL_TYPE = "attnviz-toy"  # as attnviz.train.saving writes it
 WEIGHTS = "weights.npz"
-READOUTS = ("pointer", "word", "token")
 
 FAMILY = Family(
     tokenizer="attnviz's toy tokenizer lowercases the sentence and splits it at spaces, "

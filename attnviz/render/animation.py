@@ -2,26 +2,50 @@
 
 Each panel is one probe sentence in one layer: a bar for each word, the weight the focus word
 gives it, the answer in green (the focus word in blue); each frame's title gives the step and
-the held-out accuracy. matplotlib and Pillow (which matplotlib brings) are imported here only.
+the held-out accuracy, and the footer what the model's answer is (a pointer readout's last row
+is trained to be it). 1280 pixels wide, for a projector. matplotlib and Pillow (which
+matplotlib brings) are imported here only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from attnviz.analysis.caveats import readout_note
 from attnviz.files import atomic_write
-from attnviz.render.figures.saving import new_figure
+from attnviz.render.figures.captions import caption_height, caption_lines, draw_caption
+from attnviz.render.figures.fonts import text_width
+from attnviz.render.figures.saving import new_figure, place_axes
 from attnviz.train import report
 from attnviz.train.loop import Snapshot
-from attnviz.train.tasks import Task
+from attnviz.train.tasks import Probe, Task
+
+if TYPE_CHECKING:
+    from matplotlib.container import BarContainer
+    from matplotlib.figure import Figure
+    from matplotlib.text import Text
 
 MAX_FRAMES = 120  # longer runs are sampled evenly, the first and last snapshots kept
 FRAME_MS = 120
 LAST_FRAME_MS = 2500  # the result stays on screen before the loop starts again
 FOCUS, ANSWER, OTHER = "#1f4e79", "#2e8b57", "#b0b8c0"
+#: A GIF for a projector: 1280 pixels wide at 100 pixels an inch, its words readable at the back
+#: of a room (16 points is 22 pixels).
+WIDTH, DPI = 12.8, 100
+MARGIN = 0.3  # inches around the picture
+LEFT = 0.75  # inches left of the panels for the weights' axis
+TITLE_FONT = 22.0  # points: the task, step and accuracy of each frame
+PANEL_FONT = 16.0  # points: what each panel shows
+WORD_FONT = 16.0  # points, the words under the bars, at most
+AXIS_FONT = 13.0  # points, the weights' axis
+FOOTER_FONT = 15.0  # points, what the model's answer is
+PANEL = 1.15  # inches of bars in one panel
+PANEL_TITLE = 1.6 * PANEL_FONT / 72  # inches above a panel's bars for what it shows
+WORDS = 0.5  # inches under a panel's bars for its words
 
 
 def frames_of(snapshots: Sequence[Snapshot]) -> list[Snapshot]:
@@ -31,22 +55,51 @@ def frames_of(snapshots: Sequence[Snapshot]) -> list[Snapshot]:
     return [snapshots[i] for i in sorted(set(picks.tolist()))]
 
 
-def save_animation(task: Task, snapshots: Sequence[Snapshot], path: Path) -> None:
-    """Draw every frame, then write the GIF atomically (all frames or no file)."""
-    from PIL import Image
+def word_font(task: Task, width: float) -> float:
+    """Points for the words under the bars: WORD_FONT, or less when the longest sentence's
+    widest word would not fit its bar's share of ``width`` inches."""
+    longest = max(len(probe.words) for probe in task.probes)
+    widest = max(text_width(word, WORD_FONT) for probe in task.probes for word in probe.words)
+    return WORD_FONT * min(1.0, 0.9 * (width / longest) / max(widest, 1e-6))
 
-    frames = frames_of(snapshots)
-    n_layers = frames[0].rows[0].shape[0]
+
+def footer_text(task: Task) -> list[str]:
+    """What the green bar is: the model's answer by how it is read (a pointer's last row is
+    trained to be it; an output layer's need not be looked at) — attnviz.analysis.caveats."""
+    focus = task.probes[0].words[task.probes[0].focus]
+    legend = f'Blue: "{focus}", the word whose row is shown; green: the answer the task asks for.'
+    note = readout_note(task.readout.value, [focus], task.n_heads)
+    return [legend, *([note] if note else [])]
+
+
+class Frame(NamedTuple):
+    """What every frame shares: the picture, its title (set frame by frame) and each panel's
+    bars with the probe and layer whose row they show."""
+
+    figure: Figure
+    title: Text
+    bars: list[tuple[BarContainer, Probe, int]]
+
+
+def frame_figure(task: Task, n_layers: int) -> Frame:
+    """The picture every frame is drawn on: a panel per probe sentence and layer, its bars at
+    0, under a title left empty, over the footer saying what the model's answer is."""
     rows = len(task.probes) * n_layers
-    width = max(6.0, 0.55 * max(len(p.words) for p in task.probes) + 1.5)
-    figure = new_figure(width, 1.0 + 1.35 * rows)
-    figure.set_dpi(80)  # a GIF for a screen: 80 pixels an inch keeps it small
-    title = figure.suptitle("", fontsize=13)
+    panels_width = WIDTH - LEFT - MARGIN
+    footer = caption_lines(footer_text(task), WIDTH - 2 * MARGIN, FOOTER_FONT)
+    first_panel = MARGIN + 1.5 * TITLE_FONT / 72 + PANEL_TITLE
+    step = PANEL + WORDS + PANEL_TITLE
+    footer_top = first_panel + rows * step - PANEL_TITLE + 0.15
+    height = round(footer_top + caption_height(footer, FOOTER_FONT) + MARGIN, 2)
+    figure = new_figure(WIDTH, height)
+    figure.set_dpi(DPI)  # a GIF for a screen: 1280 pixels wide
+    title = figure.suptitle("", fontsize=TITLE_FONT, y=1 - MARGIN / height, va="top")
+    font = word_font(task, panels_width)
     bars = []
     panel = 0
     for probe in task.probes:
         for layer in range(n_layers):
-            axes = figure.add_subplot(rows, 1, panel + 1)
+            axes = place_axes(figure, LEFT, first_panel + panel * step, panels_width, PANEL)
             panel += 1
             colours = [
                 ANSWER if i == probe.answer else FOCUS if i == probe.focus else OTHER
@@ -55,20 +108,28 @@ def save_animation(task: Task, snapshots: Sequence[Snapshot], path: Path) -> Non
             drawn = axes.bar(range(len(probe.words)), np.zeros(len(probe.words)), color=colours)
             axes.set_ylim(0, 1)
             axes.set_yticks([0, 0.5, 1])
-            axes.set_xticks(range(len(probe.words)), probe.words, fontsize=9)
+            axes.tick_params(axis="y", labelsize=AXIS_FONT)
+            axes.set_xticks(range(len(probe.words)), probe.words, fontsize=font)
             focus = report.quoted(probe.words[probe.focus])
             answer = report.quoted(probe.words[probe.answer])
             axes.set_title(
                 f"layer {layer + 1}: where {focus} (blue) looks; green: {answer}, the answer",
-                fontsize=10,
+                fontsize=PANEL_FONT,
                 loc="left",
             )
             for spine in ("top", "right"):
                 axes.spines[spine].set_visible(False)
             bars.append((drawn, probe, layer))
-    figure.subplots_adjust(
-        left=0.07, right=0.98, top=1 - 0.7 / (1.0 + 1.35 * rows), bottom=0.04, hspace=0.9
-    )
+    draw_caption(figure, footer, MARGIN, footer_top, FOOTER_FONT)
+    return Frame(figure, title, bars)
+
+
+def save_animation(task: Task, snapshots: Sequence[Snapshot], path: Path) -> None:
+    """Draw every frame, then write the GIF atomically (all frames or no file)."""
+    from PIL import Image
+
+    frames = frames_of(snapshots)
+    figure, title, bars = frame_figure(task, frames[0].rows[0].shape[0])
     # The axes, words and titles are the same in every frame: drawn once, then each frame
     # restores that picture and draws only its bars and its title on it (blitting), about a
     # twentieth of the time of drawing the whole figure again.

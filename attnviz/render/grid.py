@@ -22,21 +22,18 @@ from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, option
 from attnviz.labels import plural
 from attnviz.provenance import WeightsKind
+from attnviz.render.figures.captions import caption_height, draw_caption
 from attnviz.render.figures.cells import draw_cell_texts, hatch_masked
 from attnviz.render.figures.colour import ColourScale, check_colormap, colour_scale
-from attnviz.render.figures.fonts import (
-    CHAR_WIDTH,
-    title_font_for,
-    title_line,
-    truncate_to,
-    truncate_words,
-)
+from attnviz.render.figures.fonts import title_font_for, title_line, truncate_to
 from attnviz.render.figures.saving import image_format_of, new_figure, place_axes, save_figure
 from attnviz.render.figures.titles import (
+    FigureText,
     hidden_taking_weight,
     masked_shown,
-    pack_phrases,
     pieces_text,
+    quoted_sentence,
+    readout_sentences,
     row_sums_phrase,
     shown_row_sums,
     weights_phrase,
@@ -79,32 +76,33 @@ MAX_GRID_PANELS = 384
 #: Most words (or pieces) along a panel of the grid: a 1.5-inch panel of more shows no word
 #: apart, and the tiled image of 72 panels of 495 pieces took 2.3 GB to draw.
 MAX_GRID_TOKENS = 128
+MARGIN = 0.15  # inches left and right of the title and the caption
+CAPTION_FONT = 10.0  # points, the caption under the picture
+CAPTION_GAP = 0.15  # inches between the focus panel's caption (or the grid) and the caption
 
 
 #: What the word above each panel is, for the title (analysis/head_types.py has the formulas).
 TYPES_PHRASE = (
-    "above each panel: the head's type, scored over all its rows (mean weight on the previous "
+    "Above each panel: the head's type, scored over all its rows (mean weight on the previous "
     "or next word, itself, the first or last token; broad: rows near uniform)."
 )
 
 
-def layers_title_lines(
+def layers_text(
     layers: Sequence[AttentionTrace],
     selection: Selection,
-    width: float,
     *,
     continued: bool = False,
     typed: bool = False,
     measure: Measure = Measure.weights,
-) -> list[str]:
-    """The title of the layers × heads figure, ``width`` inches wide: the sentence (one line),
-    what the panels show (``measure``) as ``selection`` shows them, what the word above each
-    panel is when ``typed``, and the model without the ", layer k of L" of each layer's source;
-    a caution about reading attention for a trained model."""
+) -> FigureText:
+    """The words of the layers × heads figure: the sentence; what the panels show (``measure``)
+    and the model, without the ", layer k of L" of each layer's source; then, for the caption,
+    what a panel is, the rows' sums as ``selection`` shows them, hatching, the word-piece mark
+    (``continued``), what the word above each panel is when ``typed``, a toy model's readout
+    and, for a trained model, the caution about reading attention."""
     matrices = every_layer(measure, layers)
-    max_chars = int((width - 0.3) * 72 / (CHAR_WIDTH * title_font_for(width)))
     first = layers[0]
-    sentence = truncate_words(f"“{pieces_text(first)}”", max_chars)
     origins = {layer.provenance.weights for layer in layers}
     if len(origins) > 1 and all(origin.kind is WeightsKind.RANDOM for origin in origins):
         origin = "random weights, not a trained model"  # a different seed per layer
@@ -112,9 +110,7 @@ def layers_title_lines(
         origin = weights_phrase(first.provenance.weights, with_layer=False)
     size = f"{plural(len(layers), 'layer')} × {plural(first.n_heads, 'head')}"
     name = GRID_NAMES[measure][0]
-    phrases = [
-        # the default title as it was; a longer name on its own, so a narrow title breaks there
-        *([f"{name} of {size}"] if measure is Measure.weights else [name, size]),
+    facts = [
         "each panel: query words (rows) × key words (columns)",
         row_sums_phrase(
             np.stack([shown_row_sums(layer, selection) for layer in matrices]),
@@ -122,15 +118,19 @@ def layers_title_lines(
         ),
         *(["hatched: masked, weight 0"] if masked_shown(first.masked, selection) else []),
         *([CONTINUED_PHRASE] if continued else []),
-        origin,
     ]
-    sentences = [
+    notes = [
         *GRID_NAMES[measure][2],
         *([TYPES_PHRASE] if typed else []),
+        *readout_sentences(first.provenance.weights, first.n_heads),
         *([short_attention_caveat()] if is_trained(first) else []),
     ]
-    caption = [line for text in sentences for line in pack_phrases(text.split(" "), max_chars, " ")]
-    return [sentence, *pack_phrases(phrases, max_chars), *caption]
+    return FigureText(
+        quoted_sentence(pieces_text(first)),
+        about=(f"{name} of {size}", origin),
+        facts=tuple(facts),
+        notes=tuple(notes),
+    )
 
 
 def focus_targets(
@@ -230,17 +230,20 @@ def build_layers_figure(
         else []
     )
     continued = any_continued(labels, [*drawn, *([] if focus_row is None else [focus_row])])
-    title = layers_title_lines(
-        layers, selection, layout.width, continued=continued, typed=types is not None,
-        measure=measure,
-    )  # fmt: skip
+    text = layers_text(
+        layers, selection, continued=continued, typed=types is not None, measure=measure
+    )
+    title_font = title_font_for(layout.width)
+    room = layout.width - 2 * MARGIN
+    title = text.title(room, title_font)
+    caption = text.caption((room, title_font), room, CAPTION_FONT)
     noun, short = GRID_NAMES[measure][1]
     summary = summary_text(labels[focus_row], layout.summary_room, noun) if (
         selection.focus is not None and focus_row is not None
     ) else None  # fmt: skip
-    height = layout.height(len(title), summary)
+    panels_height = layout.height(len(title), summary)
+    height = round(panels_height + CAPTION_GAP + caption_height(caption, CAPTION_FONT), 2)
     figure = new_figure(layout.width, height)
-    title_font = title_font_for(layout.width)
     grid_top = len(title) * title_line(title_font) + layout.grid_top
     matrices = every_layer(measure, layers)
     panels = np.stack([[selection.pairs(head, total=True) for head in layer] for layer in matrices])
@@ -269,6 +272,7 @@ def build_layers_figure(
         y=1 - 0.1 / height,
         va="top",
     )
+    draw_caption(figure, caption, MARGIN, panels_height - MARGIN + CAPTION_GAP, CAPTION_FONT)
     return figure
 
 

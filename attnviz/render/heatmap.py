@@ -2,9 +2,11 @@
 
 Each panel is one head's ``weights`` matrix, softmax(Q·Kᵀ/√d_k): row i is query word i, column j
 is key word j, and every row sums to 1 (less as drawn when --hide-special leaves out [CLS] and
-[SEP], and the title then says so). For cross-attention the matrix is rectangular: rows are
+[SEP], and the caption then says so). For cross-attention the matrix is rectangular: rows are
 the target words, columns the source words, cells still square. All panels share one colour
 scale fixed to 0–1, so the same colour means the same weight in every head and in every picture.
+The title keeps two lines; what else the picture must say is in a caption under it all
+(render/heatmap_text.py). One head is a picture of its own: render/single_head.py.
 
 Drawn with matplotlib's object API (``Figure`` + the Agg canvas): no pyplot, no window, no
 global figure state. matplotlib is imported inside the functions, so importing this module (and
@@ -14,7 +16,6 @@ running ``attnviz explain``) never loads it. Every layer and head at once: rende
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,45 +23,31 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attnviz.errors import AttnvizError, option
-from attnviz.labels import plural
+from attnviz.render.figures.captions import caption_height, draw_caption
 from attnviz.render.figures.cells import draw_values, frame_row, hatch_masked
-from attnviz.render.figures.colour import ColourScale, check_colormap, colour_scale
-from attnviz.render.figures.fonts import (
-    CHAR_WIDTH,
-    MIN_FONT,
-    MIN_TITLE_FONT,
-    title_line,
-    truncate_words,
-)
+from attnviz.render.figures.colour import check_colormap, colour_scale
+from attnviz.render.figures.fonts import MIN_FONT, title_line
 from attnviz.render.figures.saving import image_format_of, new_figure, place_axes, save_figure
-from attnviz.render.figures.titles import (
-    hidden_taking_weight,
-    masked_shown,
-    pack_phrases,
-    pieces_text,
-    row_sums_phrase,
-    sentence_text,
-    shown_row_sums,
-    weights_phrase,
-)
-from attnviz.render.figures.words import (
-    CONTINUED_PHRASE,
-    any_continued,
-    label_positions,
-    label_words,
-    short_label,
-    word_labels,
+from attnviz.render.figures.titles import FigureText
+from attnviz.render.figures.words import any_continued, label_positions, label_words
+from attnviz.render.head_panel import (
+    Panels,
+    cell_colours,
+    draw_cell_lines,
+    draw_head,
+    panel_labels,
 )
 from attnviz.render.heatmap_layout import (
-    AXIS_TITLE_FONT,
     MARGIN,
     PANEL_GAP,
     Layout,
     head_title_depth,
     plan_layout,
 )
+from attnviz.render.heatmap_text import heatmap_text
 from attnviz.render.measures import Drawn, drawn_measure
 from attnviz.render.options import Measure, Scale
+from attnviz.render.single_head import build_single_figure
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -72,92 +59,8 @@ if TYPE_CHECKING:
 #: Most heads drawn in one picture: 16 rows of 4. 64 heads of 512 words take some 13 s; the
 #: 2048 heads that d_model 2048 allows would take minutes and gigabytes.
 MAX_HEAD_PANELS = 64
-MAX_GRID_LINE_TOKENS = 30  # thin lines between cells up to this many words
-
-
-def sentences_line(source: Sequence[str], target: Sequence[str], max_chars: int) -> str:
-    """“source” → “target” in at most ``max_chars`` characters, each sentence cut to its share
-    (at a space, as truncate_words cuts).
-
-    >>> sentences_line(["I", "am", "good"], ["Je", "vais", "bien"], 80)
-    '“I am good” → “Je vais bien”'
-    """
-    quoted = [f"“{sentence_text(source)}”", f"“{sentence_text(target)}”"]
-    room = max_chars - len(" → ")
-    if sum(map(len, quoted)) > room:
-        # Each sentence gets half the room, and whatever the other one does not need.
-        half = room // 2
-        shares = [max(half, room - len(quoted[1])), max(half, room - len(quoted[0]))]
-        quoted = [
-            truncate_words(text, max(2, share)) for text, share in zip(quoted, shares, strict=True)
-        ]
-    return " → ".join(quoted)
-
-
-def title_lines(
-    trace: AttentionTrace,
-    selection: Selection,
-    width: float,
-    font: float = MIN_TITLE_FONT,
-    *,
-    continued: bool = False,
-    drawn: Drawn | None = None,
-) -> list[str]:
-    """The figure's title for a figure ``width`` inches wide at ``font`` points: the sentence
-    (cut to one line), or for cross-attention “source” → “target” and which side gives queries,
-    keys and values; then what the colours are (``drawn``: the selection's weights when None),
-    the sizes and where the weights came from; then ``drawn``'s caption, word by word."""
-    if drawn is None:
-        drawn = drawn_measure(Measure.weights, trace, (trace,), selection.heads)
-    max_chars = int((width - 2 * MARGIN) * 72 / (CHAR_WIDTH * font))
-    origin = trace.provenance.weights
-    if trace.is_cross:
-        cross = ["cross-attention:", "queries from the target,", "keys and values from the source"]
-        heading = [
-            sentences_line(selection.column_words, selection.row_words, max_chars),
-            *pack_phrases(cross, max_chars, separator=" "),
-        ]
-    else:
-        heading = [truncate_words(f"“{pieces_text(trace)}”", max_chars)]
-    phrases = [
-        *drawn.phrases,
-        row_sums_phrase(
-            shown_row_sums(drawn.matrices, selection),
-            hidden_taking_weight(drawn.matrices, selection, trace.tokens),
-        ),
-        *(["hatched: masked, weight 0"] if masked_shown(trace.masked, selection) else []),
-        *([CONTINUED_PHRASE] if continued else []),
-        f"d_model {trace.d_model}, {plural(trace.n_heads, 'head')}, d_k {trace.d_k}"
-        + (f", {plural(trace.n_kv_heads, 'key/value head')}" if trace.is_grouped else ""),
-        *(["rotary positions (RoPE)"] if trace.rope is not None else []),
-        weights_phrase(origin, with_layer=False),
-        # its own phrase, so that a narrow figure breaks the title here rather than cutting it
-        *(
-            [f"layer {origin.layer} of {origin.n_layers}"]
-            if origin.layer and origin.n_layers
-            else []
-        ),
-    ]
-    caption = [
-        line for text in drawn.caption for line in pack_phrases(text.split(" "), max_chars, " ")
-    ]
-    return [*heading, *pack_phrases(phrases, max_chars), *caption]
-
-
-# -- drawing ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Panels:
-    """What every panel of one picture is drawn with."""
-
-    layout: Layout
-    row_labels: list[str]  # the query (target) words, left of each panel
-    column_labels: list[str]  # the key (source) words, under each panel
-    cmap: str
-    colours: ColourScale
-    masked: NDArray[np.bool_] | None  # the masked pairs as drawn: [rows, columns], or no mask
-    focus_row: int | None  # the focus word's row, or None
+CAPTION_FONT = 11.0  # points, the caption under the panels
+CAPTION_GAP = 0.2  # inches between the last panel's axis title and the caption
 
 
 def build_figure(
@@ -170,7 +73,9 @@ def build_figure(
     layers: Sequence[AttentionTrace] = (),
 ) -> Figure:
     """One heatmap per head of the selection, a shared colour bar and, when the selection
-    follows a word, a panel of that word's weights in every one of those heads.
+    follows a word, a panel of that word's weights in every one of those heads; a title of at
+    most two lines and a caption under it all. One panel is a picture of its own, a 16:9
+    landscape (render/single_head.py).
 
     ``measure`` picks what the panels show (render/measures.py): the weights; each head's
     contribution shares; or one panel, the rollout of ``layers`` (every layer of the run; the
@@ -190,9 +95,10 @@ def build_figure(
     heads = selection.heads
     _check_heads(heads)
     drawn = drawn_measure(measure, trace, layers or (trace,), heads)
+    if len(drawn.titles) == 1:
+        return build_single_figure(trace, selection, drawn, cmap=cmap, scale=scale)
     n_panels = len(drawn.titles)
-    row_labels = [short_label(word) for word in word_labels(selection.row_words)]
-    column_labels = [short_label(word) for word in word_labels(selection.column_words)]
+    row_labels, column_labels = panel_labels(selection)
     layout = plan_layout(
         row_labels,
         n_panels,
@@ -202,10 +108,12 @@ def build_figure(
     continued = any_continued(
         row_labels, label_positions(len(row_labels), layout.y.step, selection.focus_row)
     ) or any_continued(column_labels, label_positions(len(column_labels), layout.x.step))
-    title = title_lines(
-        trace, selection, layout.width, layout.title_font, continued=continued, drawn=drawn
+    title, caption = _fitted(
+        heatmap_text(trace, selection, continued=continued, drawn=drawn), layout
     )
-    figure = new_figure(layout.width, layout.height(len(title)))
+    panels_height = layout.height(len(title))
+    height = round(panels_height + CAPTION_GAP + caption_height(caption, CAPTION_FONT), 2)
+    figure = new_figure(layout.width, height)
     weights = [selection.pairs(matrix, total=True) for matrix in drawn.matrices]
     panels = Panels(
         layout,
@@ -230,10 +138,18 @@ def build_figure(
         fontsize=layout.title_font,
         linespacing=1.5,
         parse_math=False,
-        y=1 - MARGIN / figure.get_size_inches()[1],
+        y=1 - MARGIN / height,
         va="top",
     )
+    draw_caption(figure, caption, MARGIN, panels_height - MARGIN + CAPTION_GAP, CAPTION_FONT)
     return figure
+
+
+def _fitted(text: FigureText, layout: Layout) -> tuple[list[str], list[str]]:
+    """``text``'s title and caption lines, fitted to the picture's width between margins."""
+    room = layout.width - 2 * MARGIN
+    title = text.title(room, layout.title_font)
+    return title, text.caption((room, layout.title_font), room, CAPTION_FONT)
 
 
 def _check_heads(heads: Sequence[int]) -> None:
@@ -270,13 +186,13 @@ def _draw_head_panels(
             layout.panel_width,
             layout.panel_height,
         )
-        images.append(_draw_head(axes, head_weights, name, panels))
+        images.append(draw_head(axes, head_weights, name, panels))
         if panels.focus_row is not None:
             frame_row(axes, panels.focus_row, layout.n_keys)
         if panels.masked is not None:  # only self-attention has masks: [n, n]
             hatch_masked(axes, panels.masked)
         if column == 0:
-            axes.set_ylabel(layout.y_title, fontsize=AXIS_TITLE_FONT)
+            axes.set_ylabel(layout.y_title, fontsize=layout.axis_font)
     return images
 
 
@@ -318,32 +234,9 @@ def _draw_colour_bar(figure: Figure, image: AxesImage, panels: Panels, grid_top:
     bar = place_axes(figure, MARGIN + layout.grid_width, first_panel, 0.18, room)
     colour_bar = figure.colorbar(image, cax=bar)
     colour_bar.set_label(
-        panels.colours.label(room, AXIS_TITLE_FONT), fontsize=AXIS_TITLE_FONT, parse_math=False
+        panels.colours.label(room, layout.axis_font), fontsize=layout.axis_font, parse_math=False
     )
     colour_bar.ax.tick_params(labelsize=max(MIN_FONT, layout.tick_font))
-
-
-def _draw_head(axes: Axes, weights: NDArray[np.float64], name: str, panels: Panels) -> AxesImage:
-    """One panel titled ``name`` of weights [n_query, n_key]: rows are query words, columns key
-    words, coloured as ``panels.colours`` says, each value printed when it fits; the focus
-    word's label in bold."""
-    layout, colours = panels.layout, panels.colours
-    image = axes.imshow(
-        colours.colours_of(weights),
-        cmap=panels.cmap,
-        vmin=0.0,
-        vmax=colours.top,
-        interpolation="nearest",
-        aspect="auto",  # the axes are already the cells' shape
-    )
-    axes.set_title(name, fontsize=layout.head_font, fontweight="bold", pad=4)
-    label_words(axes, panels.column_labels, layout.x, layout.tick_font, x=True)
-    label_words(axes, panels.row_labels, layout.y, layout.tick_font, x=False, keep=panels.focus_row)
-    axes.set_xlabel(layout.x_title, fontsize=AXIS_TITLE_FONT)
-    _draw_cell_lines(axes, weights.shape, layout)
-    if layout.values.shown:
-        draw_values(axes, weights, _cell_colours(image), layout.values.font, layout.values.compact)
-    return image
 
 
 def _draw_focus(
@@ -372,38 +265,12 @@ def _draw_focus(
     label_words(axes, panels.column_labels, layout.focus_x, layout.tick_font, x=True, keep=keep)
     axes.set_yticks(range(len(names)), labels=list(names), fontsize=layout.tick_font)
     axes.tick_params(length=2, pad=2)
-    axes.set_xlabel(layout.focus_title, fontsize=AXIS_TITLE_FONT)
-    _draw_cell_lines(axes, weights.shape, layout)
+    axes.set_xlabel(layout.focus_title, fontsize=layout.axis_font)
+    draw_cell_lines(axes, weights.shape, layout)
     values = layout.focus_values
     if values.shown:
-        draw_values(axes, weights, _cell_colours(image), values.font, values.compact)
+        draw_values(axes, weights, cell_colours(image), values.font, values.compact)
     return image
-
-
-def _cell_colours(image: AxesImage) -> NDArray[np.float64]:
-    """Each cell's RGBA as the image draws it: [rows, columns, 4]."""
-    return np.asarray(image.to_rgba(np.asarray(image.get_array())), dtype=np.float64)
-
-
-def _draw_cell_lines(axes: Axes, shape: tuple[int, ...], layout: Layout) -> None:
-    """Thin white lines between the cells of a [rows, columns] panel while they are big enough.
-
-    One LineCollection per panel rather than a grid on minor ticks: a tick is two lines and two
-    texts of its own, and 30 words would make 62 of them per panel.
-    """
-    from matplotlib.collections import LineCollection
-
-    if max(layout.n_tokens, layout.n_keys) > MAX_GRID_LINE_TOKENS:
-        return
-    n_rows, n_columns = shape
-    top, bottom, left, right = -0.5, n_rows - 0.5, -0.5, n_columns - 0.5
-    columns = [((x, top), (x, bottom)) for x in np.arange(n_columns + 1) - 0.5]
-    rows = [((left, y), (right, y)) for y in np.arange(n_rows + 1) - 0.5]
-    # Projecting caps and zorder 1.5 are those of matplotlib's grid lines: the same pixels.
-    lines = LineCollection(
-        [*columns, *rows], colors="white", linewidths=0.6, capstyle="projecting", zorder=1.5
-    )
-    axes.add_collection(lines, autolim=False)
 
 
 def save_heatmap(

@@ -39,20 +39,22 @@ CROSS_AXIS_TITLES = ("source word (looked at)", "target word (looking)")
 AXIS_TITLE_FONT = 10.0  # points
 
 
-def axis_title(text: str, room: float) -> str:
-    """``text`` on one line when it fits ``room`` inches, else broken before its "(".
+def axis_title(text: str, room: float, font: float = AXIS_TITLE_FONT) -> str:
+    """``text`` on one line when it fits ``room`` inches at ``font`` points, else broken before
+    its "(".
 
     >>> axis_title("source word (looked at)", 1.0)
     'source word\\n(looked at)'
     """
-    if text_width(text, AXIS_TITLE_FONT) <= room:
+    if text_width(text, font) <= room:
         return text
     return text.replace(" (", "\n(", 1)
 
 
-def title_depth(title: str) -> float:
-    """Inches an axis title of one or more lines takes beside its panel, with its pad."""
-    return AXIS_PAD + (title.count("\n") + 1) * 1.25 * AXIS_TITLE_FONT / 72
+def title_depth(title: str, font: float = AXIS_TITLE_FONT) -> float:
+    """Inches an axis title of one or more lines at ``font`` points takes beside its panel,
+    with its pad."""
+    return AXIS_PAD + (title.count("\n") + 1) * 1.25 * font / 72
 
 
 def head_title_depth(font: float) -> float:
@@ -107,6 +109,7 @@ class Layout:
     x_title: str = SELF_AXIS_TITLES[0]  # under each heatmap, maybe on two lines
     y_title: str = SELF_AXIS_TITLES[1]  # left of the first column, maybe on two lines
     focus_title: str = SELF_AXIS_TITLES[0]  # under the focus panel, one line
+    axis_font: float = AXIS_TITLE_FONT  # points, the axis titles
 
     @property
     def annotate(self) -> bool:
@@ -121,7 +124,7 @@ class Layout:
     @property
     def left(self) -> float:
         """Inches left of a panel for its y axis title and word labels."""
-        return title_depth(self.y_title) + self.y.depth
+        return title_depth(self.y_title, self.axis_font) + self.y.depth
 
     @property
     def column_width(self) -> float:
@@ -140,7 +143,7 @@ class Layout:
     @property
     def row_height(self) -> float:
         """Inches of one row of panels: head titles, panels, word labels, axis title."""
-        under = self.x.depth + title_depth(self.x_title)
+        under = self.x.depth + title_depth(self.x_title, self.axis_font)
         return head_title_depth(self.head_font) + self.panel_height + under + ROW_GAP
 
     @property

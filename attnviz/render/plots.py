@@ -6,8 +6,8 @@ matplotlib is imported inside the functions, so importing this module costs noth
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +15,9 @@ from attnviz.analysis.caveats import short_attention_caveat
 from attnviz.analysis.scaling import ScalingRow
 from attnviz.errors import AttnvizError, option
 from attnviz.render.figures import image_format_of, new_figure, save_figure
+from attnviz.render.figures.captions import caption_height, draw_caption
+from attnviz.render.figures.fonts import truncate_words
+from attnviz.render.figures.titles import FigureText, readout_sentences
 from attnviz.render.measures import is_trained
 from attnviz.selection import Selection
 from attnviz.tokens import printable
@@ -59,6 +62,10 @@ def save_scaling_plot(rows: Sequence[ScalingRow], path: Path, *, n_keys: int) ->
     save_figure(figure, path)
 
 
+LINES_TITLE_FONT = 10.0  # points, the lines figure's title
+LINES_CAPTION_FONT = 9.0  # points, its caption
+LINES_MARGIN = 0.15  # inches around the caption
+
 # Okabe–Ito: distinguishable with every common colour-vision deficiency.
 HEAD_COLOURS = (
     "#0072B2",
@@ -82,6 +89,7 @@ def build_lines_figure(trace: AttentionTrace, selection: Selection) -> Figure:
     """The classic illustration: the sentence written twice, and from the focus word on the
     left a line to every word on the right, as thick and as opaque as its attention weight,
     one colour per head of the selection."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
     from matplotlib.lines import Line2D
 
     heads, focus, focus_row = selection.heads, selection.focus, selection.focus_row
@@ -134,13 +142,26 @@ def build_lines_figure(trace: AttentionTrace, selection: Selection) -> Figure:
                 bbox_to_anchor=(0.5, 1.0), fontsize=9)  # fmt: skip
     origin = trace.provenance.weights
     kind = "random weights, not learned" if origin.is_random else printable(origin.describe())
-    # A trained model's lines are read as explanations: the caution under the title, wrapped to
-    # the figure's 6.4 inches at 10 points (about 80 characters).
-    caution = textwrap.wrap(short_attention_caveat(), 78) if is_trained(trace) else []
-    about = [
-        f"Where “{printable(focus.word)}” looks: line thickness and opacity = attention weight",
-        f"({kind})",
-    ]
-    lines = [line for text in about for line in textwrap.wrap(text, 78)]  # between words
-    figure.suptitle("\n".join([*lines, *caution]), fontsize=10)
+    about = f"Where “{printable(focus.word)}” looks: line thickness and opacity = attention weight"
+    text = FigureText(
+        partial(truncate_words, about),
+        about=(kind,),
+        # A trained model's lines are read as explanations: the caution, and what a toy
+        # model's answer is, in the caption.
+        notes=(
+            *readout_sentences(origin, trace.n_heads),
+            *([short_attention_caveat()] if is_trained(trace) else []),
+        ),
+    )
+    room = figure.get_figwidth() - 2 * LINES_MARGIN
+    caption = text.caption((room, LINES_TITLE_FONT), room, LINES_CAPTION_FONT)
+    if caption:
+        # The caption under the lines: the picture grows by its height, the lines keep theirs.
+        below = caption_height(caption, LINES_CAPTION_FONT) + 2 * LINES_MARGIN
+        figure.set_figheight(height + below)
+        engine = figure.get_layout_engine()
+        assert isinstance(engine, ConstrainedLayoutEngine)  # as new_figure was asked
+        engine.set(rect=(0, below / (height + below), 1, 1 - below / (height + below)))
+        draw_caption(figure, caption, LINES_MARGIN, height + LINES_MARGIN, LINES_CAPTION_FONT)
+    figure.suptitle("\n".join(text.title(room, LINES_TITLE_FONT)), fontsize=LINES_TITLE_FONT)
     return figure

@@ -118,6 +118,34 @@ def test_the_answer_is_read_as_each_model_was_trained_to_give_it() -> None:
         assert about is not None and about.endswith(f'its answer at "it" is "{expected}".')
 
 
+def test_every_layer_records_how_the_model_gives_its_answer_and_an_export_keeps_it(
+    tmp_path: Path,
+) -> None:
+    from attnviz.trace_files import export_trace, load_trace
+
+    for name, readout in SHIPPED.items():
+        layers = trace_model(tasks.TIRED, name).trace.layers
+        origins = {layer.provenance.weights for layer in layers}
+        assert {(o.readout, o.answers_at) for o in origins} == {(readout.value, ("it",))}
+        path = tmp_path / f"{name}.json"
+        export_trace(layers[-1], path)
+        (again,) = load_trace(path)
+        assert again.provenance.weights.readout == readout.value
+        assert again.provenance.weights.answers_at == ("it",)
+
+
+def test_an_export_with_a_readout_attnviz_does_not_know_is_refused(tmp_path: Path) -> None:
+    from attnviz.trace_files import export_trace, load_trace
+
+    path = tmp_path / "coref.json"
+    export_trace(trace_model(tasks.TIRED, "coref").trace.layers[-1], path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["config"]["provenance"]["weights"]["readout"] = "oracle"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(FileProblem, match="readout is not one of pointer, word, token"):
+        load_trace(path)
+
+
 def test_the_lesson_says_what_coref_is_from_its_numbers() -> None:
     result = runner.invoke(app, ["explain", "--model", "coref", tasks.TIRED])
     assert result.exit_code == 0, result.stderr

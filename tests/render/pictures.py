@@ -9,6 +9,7 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 import attnviz
+from attnviz.render.figures.captions import caption_of
 from attnviz.render.figures.words import word_label_texts
 from attnviz.tokens import Focus, find_focus
 from attnviz.trace import AttentionTrace
@@ -70,11 +71,41 @@ def assert_readable(figure: Figure) -> None:
     texts = [t for _, group in visible_tick_labels(figure) for t in group]
     for axes in figure.axes:
         texts += [axes.title, axes.xaxis.label, axes.yaxis.label]
-    # The suptitle has no public getter.
-    for text in [*texts, figure._suptitle]:  # type: ignore[attr-defined]
+    # The suptitle has no public getter; the caption is one of the figure's own texts.
+    for text in [*texts, figure._suptitle, *figure.texts]:  # type: ignore[attr-defined]
         if text.get_text():
             box = text.get_window_extent(renderer)
             assert inner.contains(box.x0, box.y0) and inner.contains(box.x1, box.y1), text
+    # An axis title is clear of the words along its axis.
+    for axes in figure.axes:
+        for name, title in (("x", axes.xaxis.label), ("y", axes.yaxis.label)):
+            if title.get_visible() and title.get_text():
+                box = title.get_window_extent(renderer)
+                for label in labels_of(axes, x=name == "x"):
+                    assert not box.overlaps(label.get_window_extent(renderer)), (
+                        title.get_text(),
+                        label.get_text(),
+                    )
+    # A panel's titles (a matplotlib Axes has three places for one) cover no other panel.
+    for axes in figure.axes:
+        titles = [axes.title, axes._left_title, axes._right_title]  # type: ignore[attr-defined]
+        for title in (title for title in titles if title.get_text()):
+            box = title.get_window_extent(renderer)
+            for other in (other for other in figure.axes if other is not axes):
+                assert not box.overlaps(other.get_window_extent(renderer)), title.get_text()
+    # The title and the caption cover no panel, nor its words, numbers or titles.
+    for text in [figure._suptitle, *figure.texts]:  # type: ignore[attr-defined]
+        if not text.get_text():
+            continue
+        box = text.get_window_extent(renderer)
+        for axes in figure.axes:
+            drawn = axes.get_tightbbox(renderer)
+            assert drawn is None or not box.overlaps(drawn), (text.get_text(), axes.get_title())
+
+
+def words_of(figure: Figure) -> str:
+    """Everything the figure says in words, its title and then its caption, as one line."""
+    return " ".join([*figure.get_suptitle().split(), caption_of(figure)]).strip()
 
 
 def summary_panel(figure: Figure) -> Axes:

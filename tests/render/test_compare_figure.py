@@ -14,6 +14,8 @@ from attnviz.render.compare_figure import (
     build_comparison_figure,
     save_comparison_figure,
 )
+from attnviz.render.figures.captions import caption_of
+from render.pictures import assert_readable, words_of
 
 TIRED = "The animal didn't cross the street because it was too tired"
 
@@ -33,7 +35,7 @@ def test_slots_keep_reading_order_with_the_words_that_differ_in_place() -> None:
 def test_one_panel_per_head_with_every_weight_printed(tmp_path: Path) -> None:
     pair = attnviz.compare(TIRED, TIRED.replace("tired", "wide"), model="coref")
     figure = build_comparison_figure(pair.comparison, top=5)
-    assert len(figure.axes) == 2  # coref: 2 layers × 1 head
+    assert len(figure.axes) == 2 + 1  # coref: 2 layers × 1 head, and the colour bar
     first = figure.axes[0]
     assert first.get_title(loc="left") == (
         "Layer 2, head 1 · TV 1.00 · moves from 'animal' to 'street'"
@@ -67,7 +69,53 @@ def test_the_title_names_both_sentences_the_weights_and_for_a_trained_model_the_
         figure = build_comparison_figure(
             pair.comparison, top=1, sentences=(TIRED, wide), weights=weights
         )
-        title = " ".join(figure.get_suptitle().split())
+        title = words_of(figure)
         assert f"A: {TIRED}" in title and f"B: {wide}" in title
         assert f"weights: {weights.describe(with_layer=False)}" in title
         assert ("A caution:" in title) is cautioned
+        assert len(figure.get_suptitle().splitlines()) <= 2
+        assert_readable(figure)
+
+
+@pytest.mark.slow  # matplotlib draws the title
+def test_a_short_pair_keeps_its_panel_titles_clear_of_the_colour_bar() -> None:
+    pair = attnviz.compare("I am good", "I am fine", focus="am")
+    weights = pair.a.trace.provenance.weights
+    sentences = ("I am good", "I am fine")
+    figure = build_comparison_figure(pair.comparison, top=2, sentences=sentences, weights=weights)
+    titles = [axes.get_title(loc="left") for axes in figure.axes[:2]]
+    heads = pair.comparison.heads[:2]
+    assert [title.split(" · ")[0] for title in titles] == [f"Layer 1, head {h.head}" for h in heads]
+    assert any(" · moves from " in title for title in titles)  # wider than the cells
+    title = "Where 'am' looks in sentences A and B: the heads that changed most\n"
+    assert figure.get_suptitle().startswith(title)  # whole, not cut
+    assert_readable(figure)
+
+
+@pytest.mark.slow  # matplotlib draws the title
+def test_the_panels_share_one_colour_bar_of_the_weights_0_to_1() -> None:
+    pair = attnviz.compare(TIRED, TIRED.replace("tired", "wide"), model="coref")
+    figure = build_comparison_figure(pair.comparison, top=2)
+    images = [axes.get_images()[0] for axes in figure.axes if axes.get_images()]
+    assert len(images) == 2
+    colour_bar = images[0].colorbar
+    assert colour_bar is not None and colour_bar.ax is figure.axes[-1]
+    assert colour_bar.ax.get_ylim() == (0.0, 1.0)
+    assert all(image.get_clim() == (0.0, 1.0) for image in images)  # one scale for every panel
+    assert "weight (0–1)" in colour_bar.ax.get_ylabel()
+
+
+@pytest.mark.slow  # matplotlib draws the title
+@pytest.mark.parametrize(("model", "readout"), [("coref", "pointer"), ("coref-word", "word")])
+def test_a_toy_models_comparison_says_what_its_answer_is(model: str, readout: str) -> None:
+    from attnviz.analysis.caveats import readout_note
+
+    wide = TIRED.replace("tired", "wide")
+    pair = attnviz.compare(TIRED, wide, model=model)
+    weights = pair.a.trace.provenance.weights
+    figure = build_comparison_figure(
+        pair.comparison, top=1, sentences=(TIRED, wide), weights=weights
+    )
+    other = "word" if readout == "pointer" else "pointer"
+    assert readout_note(readout, ["it"]) in caption_of(figure)
+    assert readout_note(other, ["it"]) not in caption_of(figure)

@@ -19,6 +19,7 @@ from attnviz.errors import AttnvizError, OutputProblem, command_line
 from attnviz.labels import occurrence_labels
 from attnviz.provenance import WeightsKind, WeightsOrigin
 from attnviz.render import grid_layout
+from attnviz.render.figures.captions import caption_of
 from attnviz.render.figures.cells import cell_texts
 from attnviz.render.figures.saving import DPI
 from attnviz.render.figures.words import label_positions
@@ -45,6 +46,7 @@ from render.pictures import (
     summary_panel,
     tick_texts,
     trace_of,
+    words_of,
 )
 
 from support import shown
@@ -209,9 +211,11 @@ def test_layers_labels_never_overlap_nor_leave_the_picture(
 
 def test_layers_title_names_the_sentence_and_the_random_weights() -> None:
     layers = fake_layers("I think it works")
-    title = build_layers_figure(layers, shown(layers[0])).get_suptitle()
-    assert title.startswith("“I think it works”")
-    assert "3 layers × 4 heads" in title and "random weights, not a trained model" in title
+    figure = build_layers_figure(layers, shown(layers[0]))
+    assert figure.get_suptitle().startswith("“I think it works”")
+    words = words_of(figure)
+    assert "3 layers × 4 heads" in words and "random weights, not a trained model" in words
+    assert len(figure.get_suptitle().splitlines()) <= 2
 
 
 @pytest.mark.slow
@@ -231,8 +235,8 @@ def test_layers_title_names_the_model_without_the_layer_number() -> None:
         )
         for k, trace in enumerate(fake_layers("I think it works", n_layers=2))
     ]
-    title = build_layers_figure(layers, shown(layers[0], None, None)).get_suptitle()
-    assert "weights all-MiniLM-L6-v2 (pretrained)" in title and "layer 1" not in title
+    words = words_of(build_layers_figure(layers, shown(layers[0], None, None)))
+    assert "weights all-MiniLM-L6-v2 (pretrained)" in words and "layer 1" not in words
 
 
 def test_long_sentence_layers_title_is_one_cut_line() -> None:
@@ -328,8 +332,9 @@ def test_the_pretrained_encoder_grid(tmp_path: Path) -> None:
     assert len(figure.axes) == 3  # the tiled panels, the colour bar, the focus panel
     title = figure.get_suptitle()
     assert title.startswith(f"“{IT_SENTENCE}”")  # the words as written, not the lowercase pieces
-    assert "weights all-MiniLM-L6-v2 (pretrained)\n" in title and "layer 6" not in title
-    assert " ".join(title.split()).endswith(short_attention_caveat())  # a trained model's
+    assert title.endswith("weights all-MiniLM-L6-v2 (pretrained)") and len(title.splitlines()) == 2
+    assert "layer 6" not in words_of(figure)
+    assert caption_of(figure).endswith(short_attention_caveat())  # a trained model's
     types = panel_types(figure)
     assert len(types) == 72 and types[2] == "previous-token"  # layer 1 head 3: the word before
     _, expected = focus_targets(layers, shown(layers[0], None, focus))
@@ -401,7 +406,7 @@ def test_each_panel_names_its_head_type_from_the_whole_matrix() -> None:
     expected = [typed.type.value for typed in run_head_types(layers)]
     assert panel_types(figure) == expected
     assert expected[2] == "previous-token"
-    assert " ".join(TYPES_PHRASE.split()) in " ".join(figure.get_suptitle().split())
+    assert " ".join(TYPES_PHRASE.split()) in caption_of(figure)
     assert_readable(figure)
 
 

@@ -14,14 +14,15 @@ import pytest
 import attnviz
 from attnviz.cli import run
 from attnviz.errors import AttnvizError, ExitStatus
-from attnviz.render import heatmap
+from attnviz.render.figures.captions import caption_of
 from attnviz.render.figures.cells import cell_texts
 from attnviz.render.figures.saving import DPI
 from attnviz.render.figures.titles import shown_row_sums
 from attnviz.render.figures.words import CONTINUED_PHRASE, word_label_texts
 from attnviz.render.grid import build_layers_figure
-from attnviz.render.heatmap import MAX_HEAD_PANELS, build_figure, save_heatmap, sentences_line
-from attnviz.selection import ViewOptions, select
+from attnviz.render.heatmap import MAX_HEAD_PANELS, build_figure, save_heatmap
+from attnviz.render.heatmap_text import CROSS_SIDES, heatmap_text, sentences_line
+from attnviz.selection import Selection, ViewOptions, select
 from attnviz.tokens import find_focus
 from attnviz.trace import AttentionTrace
 from render.pictures import (
@@ -36,11 +37,13 @@ from render.pictures import (
     summary_panel,
     tick_texts,
     trace_of,
+    words_of,
 )
 
 from support import shown
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 
@@ -113,26 +116,24 @@ def test_weights_are_printed_in_cells_whenever_they_fit() -> None:
 
 def test_title_names_the_sentence_and_random_weights() -> None:
     trace = trace_of("Hello , world !")
-    title = build_figure(trace, shown(trace, (0,), None)).get_suptitle()
-    assert title.startswith("“Hello, world!”")
-    assert "random weights" in title and "d_model 8, 2 heads, d_k 4" in title
+    figure = build_figure(trace, shown(trace, (0,), None))
+    assert figure.get_suptitle().startswith("“Hello, world!”")
+    words = words_of(figure)
+    assert "random weights" in words.casefold() and "d_model 8, 2 heads, d_k 4" in words
 
 
 def test_title_says_what_the_hatching_means_only_when_there_is_a_mask() -> None:
     trace = trace_of("The cat sat on it")
-    assert "masked" not in build_figure(trace, shown(trace, (0,), None)).get_suptitle()
+    assert "masked" not in words_of(build_figure(trace, shown(trace, (0,), None)))
     causal = replace(trace, mask=np.tril(np.ones((5, 5), dtype=bool)))
-    assert (
-        "hatched: masked, weight 0"
-        in build_figure(causal, shown(causal, (0,), None)).get_suptitle()
-    )
+    assert "hatched: masked, weight 0" in words_of(build_figure(causal, shown(causal, (0,), None)))
 
 
 def test_title_of_given_weights_does_not_say_random() -> None:
     base = trace_of("I am good")
     weights = attnviz.AttentionWeights(W_Q=base.W_Q, W_K=base.W_K, W_V=base.W_V, W_O=base.W_O)
     trace = attnviz.trace_attention("I am good", weights=weights)
-    assert "random" not in build_figure(trace, shown(trace, (0,), None)).get_suptitle()
+    assert "random" not in words_of(build_figure(trace, shown(trace, (0,), None)))
 
 
 def with_special_tokens() -> AttentionTrace:
@@ -154,8 +155,8 @@ def test_title_says_rows_sum_to_1_when_the_drawn_rows_do(hide_special: bool, wor
     trace = with_special_tokens()
     selection = select(trace, ViewOptions(hide_special=hide_special, words=words))
     np.testing.assert_allclose(shown_row_sums(trace.weights, selection), 1.0, atol=1e-12)
-    title = " ".join(build_figure(trace, selection).get_suptitle().split())
-    assert "each row sums to 1" in title and "less than 1" not in title
+    words = words_of(build_figure(trace, selection)).casefold()
+    assert "each row sums to 1" in words and "less than 1" not in words
 
 
 @pytest.mark.slow
@@ -166,15 +167,15 @@ def test_title_says_rows_sum_to_less_than_1_when_special_tokens_are_hidden(words
     sums = shown_row_sums(trace.weights, selection)
     assert sums.shape == (2, 3 if not words else 2) and (sums < 1).all()
     figure = build_figure(trace, selection)
-    title = figure.get_suptitle()
-    assert "each row sums to 1" not in title
+    words = words_of(figure)
+    assert "each row sums to 1" not in words.casefold()
     phrase = "[CLS]/[SEP] hidden: rows sum to less than 1"
-    assert any(phrase in line for line in title.splitlines())  # on one line
+    assert phrase in words
     assert_readable(figure)  # the longer phrase still fits the picture
     layers = [trace, replace(trace, weights=trace.weights[::-1].copy())]
-    grid_title = build_layers_figure(layers, selection).get_suptitle()
-    assert "each row sums to 1" not in grid_title
-    assert phrase in grid_title
+    grid_words = words_of(build_layers_figure(layers, selection))
+    assert "each row sums to 1" not in grid_words.casefold()
+    assert phrase in grid_words
 
 
 @pytest.mark.slow
@@ -205,13 +206,17 @@ def test_a_title_claims_hatching_and_hidden_weight_only_where_the_picture_has_th
     from attnviz.trace_options import TraceOptions
 
     (padded,), _ = trace_layers("I am good", TraceOptions(pad_to=5))
+
+    def said(selection: Selection) -> str:
+        text = heatmap_text(padded, selection)
+        return " ".join([*text.title(8.0, 12.0), *text.caption((8.0, 12.0), 8.0, 10.0)])
+
     hidden = select(padded, ViewOptions(hide_special=True))
-    title = " ".join(heatmap.title_lines(padded, hidden, 8.0))
-    assert "hatched" not in title  # the masked [PAD] columns are not drawn
-    assert "each row sums to 1" in title  # the hidden [PAD] takes no weight
-    title = " ".join(heatmap.title_lines(padded, select(padded, ViewOptions()), 8.0))
-    assert "hatched: masked, weight 0" in title
-    assert "softmax(Q·Kᵀ/√d_k);" in title  # "·" is the product sign, not a separator
+    assert "hatched" not in said(hidden)  # the masked [PAD] columns are not drawn
+    assert "Each row sums to 1" in said(hidden)  # the hidden [PAD] takes no weight
+    assert "hatched: masked, weight 0" in said(select(padded, ViewOptions()))
+    # "·" is the product sign, not a separator
+    assert "softmax(Q·Kᵀ/√d_k);" in said(select(padded, ViewOptions()))
 
 
 def test_pieces_are_named_as_the_terminal_names_them_and_the_title_says_what_hashes_mean() -> None:
@@ -219,14 +224,13 @@ def test_pieces_are_named_as_the_terminal_names_them_and_the_title_says_what_has
     pieces = replace(trace, tokens=("token", "##ization", "isn", "'", "t", "go"))
     figure = build_figure(pieces, shown(pieces, (0,), None))
     assert tick_texts(figure.axes[0], x=True) == ["token", "##ization", "isn", "'", "t", "go"]
-    title = figure.get_suptitle().replace("\n", "; ")
-    assert CONTINUED_PHRASE in title and "·t" not in title
-    assert CONTINUED_PHRASE not in build_figure(trace, shown(trace, (0,), None)).get_suptitle()
+    words = words_of(figure)
+    assert CONTINUED_PHRASE in words and "·t" not in words
+    assert CONTINUED_PHRASE not in words_of(build_figure(trace, shown(trace, (0,), None)))
 
 
 TARGET = "Le chat noir dormait tranquillement sur le vieux canapé du salon hier".split()
 SOURCE = "The black cat slept yesterday on the old sofa in the living room".split()
-CROSS_PHRASE = "cross-attention: queries from the target, keys and values from the source"
 
 
 def cross_trace(
@@ -289,14 +293,16 @@ def test_cross_focus_panel_has_a_column_per_source_word() -> None:
 
 
 def test_cross_title_shows_source_then_target_and_the_kind_of_attention() -> None:
-    title = build_figure(je_vais_bien(), shown(je_vais_bien(), (0,), None)).get_suptitle()
-    assert title.startswith("“I am very good” → “Je vais bien”\n")
-    assert CROSS_PHRASE in title.replace("\n", " ")
-    assert "d_model 8, 2 heads, d_k 4" in title and "random weights" in title
-    self_title = build_figure(
-        trace_of("Je vais bien"), shown(trace_of("Je vais bien"), (0,), None)
-    ).get_suptitle()
-    assert "cross" not in self_title and "→" not in self_title
+    figure = build_figure(je_vais_bien(), shown(je_vais_bien(), (0,), None))
+    title = figure.get_suptitle()
+    assert title.startswith("“I am very good” → “Je vais bien”\ncross-attention")
+    words = words_of(figure)
+    assert CROSS_SIDES in words.casefold()
+    assert "d_model 8, 2 heads, d_k 4" in words and "random weights" in words.casefold()
+    self_words = words_of(
+        build_figure(trace_of("Je vais bien"), shown(trace_of("Je vais bien"), (0,), None))
+    )
+    assert "cross" not in self_words and "→" not in self_words
 
 
 @pytest.mark.parametrize(
@@ -333,11 +339,13 @@ def test_cross_labels_never_overlap_nor_leave_the_picture(
         printed = len(cell_texts(axes))
         # Printed whenever ".45" fits the cell at 8 points, in every cell or none.
         assert printed == (n_target * n_source if cell >= 0.26 else 0), cell
-    if focus:
+    if focus and n_heads > 1:
         assert np.asarray(summary_panel(figure).get_images()[0].get_array()).shape == (
             n_heads,
             n_source,
         )
+    elif focus:  # one head: a bar per source word, as long as its weight
+        assert bar_lengths(summary_panel(figure)) == pytest.approx(trace.weights[0, chosen.index])
 
 
 @pytest.mark.slow
@@ -365,6 +373,12 @@ def test_masked_cells_of_a_square_trace_are_hatched() -> None:
         assert len(axes.patches) == 1 + 2  # and the focus row's frame
     assert not any(axes.patches for axes in build_figure(trace, shown(trace, (0,), None)).axes)
     assert_readable(figure)
+
+
+def bar_lengths(axes: Axes) -> list[float]:
+    """The lengths of the bars of a one-head picture's focus panel, top to bottom, not those of
+    the hatched masked keys."""
+    return [bar.get_width() for bar in axes.patches if not bar.get_hatch()]
 
 
 def hatched_cells(patch: object) -> set[tuple[int, int]]:
@@ -443,18 +457,20 @@ def test_a_model_figure_and_the_terminal_name_the_pieces_alike(
     drawn = tick_texts(figure.axes[0], x=True)
     assert drawn == ["[CLS]", "token", "##ization", "isn", "'", "t", "trivial", "[SEP]"]
     assert set(drawn) <= table_rows  # every label is a row label of the terminal's tables
-    assert CONTINUED_PHRASE in figure.get_suptitle().replace("\n", "; ")
+    assert CONTINUED_PHRASE in words_of(figure)
 
 
 def title_fits_and_keeps_the_caveat(figure: Figure, caveat: str) -> list[str]:
-    """The suptitle's lines, after checking it lies inside the figure and ``caveat`` is whole
-    on one line (never cut mid-word with …)."""
+    """The suptitle's lines, after checking it has two lines at most and lies inside the
+    figure, and ``caveat`` is whole in the title or the caption (never cut mid-word with …)."""
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
     title = figure._suptitle  # type: ignore[attr-defined]
     extent = title.get_window_extent(renderer)
     assert extent.x0 >= 0 and extent.x1 <= figure.bbox.width + 0.5, title.get_text()
     lines = title.get_text().splitlines()
-    assert any(caveat in line for line in lines), lines
+    assert len(lines) <= 2, lines
+    assert caveat in words_of(figure), words_of(figure)
+    assert "…" not in caption_of(figure)
     return lines
 
 
@@ -490,5 +506,5 @@ def test_every_picture_title_breaks_between_words_and_keeps_its_caveat() -> None
     compared = build_comparison_figure(
         pair.comparison, top=1, sentences=(known, other), weights=pair.a.trace.provenance.weights
     )
-    caveat = " ".join(compared._suptitle.get_text().split())  # type: ignore[attr-defined]
-    assert "A caution: attention shows where" in caveat and caveat.endswith("Pinter 2019).")
+    title_fits_and_keeps_the_caveat(compared, "A caution: attention shows where")
+    assert caption_of(compared).endswith("Pinter 2019).")

@@ -16,7 +16,7 @@ from attnviz.cli import run
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.render import heatmap as heatmap_module
 from attnviz.render.measures import CONTRIBUTION_CAPTION, ROLLOUT_CAPTION
-from render.pictures import IT_SENTENCE
+from render.pictures import IT_SENTENCE, words_of
 
 from support import has_model_extra, listing, one_error_line
 
@@ -88,10 +88,10 @@ def test_contribution_picture_draws_the_shares_the_export_gives(
     it = IT_SENTENCE.split().index("it")
     np.testing.assert_allclose(drawn[2], expected[:, it], atol=1e-6)  # where "it" looks
     assert not np.allclose(expected, weights, atol=0.01)  # a different picture from weights
-    title = one_line(figure.get_suptitle())
+    title = words_of(figure)
     assert "contribution shares" in title and one_line(CONTRIBUTION_CAPTION) in title
     assert "‖w_ij·f_h(x_j)‖ / Σ_k ‖w_ik·f_h(x_k)‖" in title
-    assert "attention weights" not in title and "each row sums to 1" in title
+    assert "attention weights" not in title and "Each row sums to 1" in title
     assert figure.axes[-1].get_ylabel().startswith("contribution share")  # the colour bar
     assert short_attention_caveat() not in title  # random weights: no model to caution about
 
@@ -107,11 +107,15 @@ def test_rollout_of_one_random_layer_is_its_residual_mix(
     with np.load(export) as data:
         expected = rollout_from_export(np.array(data["weights"])[np.newaxis])
     [figure] = figures
-    panel, focus = panel_values(figure)
+    [panel] = panel_values(figure)  # one panel: a picture of its own, the focus row as bars
     np.testing.assert_allclose(panel, expected, atol=1e-6)
+    it = IT_SENTENCE.split().index("it")
+    bars = next(axes for axes in figure.axes if axes.get_title().startswith("How much"))
+    lengths = [bar.get_width() for bar in bars.patches]
+    np.testing.assert_allclose(lengths, expected[it], atol=1e-6)
     np.testing.assert_allclose(panel.sum(axis=1), 1.0, atol=1e-6)
     assert [axes.get_title() for axes in figure.axes[:1]] == ["Rollout R_1"]
-    title = one_line(figure.get_suptitle())
+    title = words_of(figure)
     assert "attention rollout R_1" in title and one_line(ROLLOUT_CAPTION) in title
     assert figure.axes[-1].get_ylabel().startswith("rollout")
 
@@ -129,10 +133,10 @@ def test_model_rollout_multiplies_every_layer_up_to_the_one_shown(
     with np.load(export) as data:
         weights = np.array(data["weights"])  # [6, h, n, n]: every layer of the run
     [figure] = figures
-    panel, _ = panel_values(figure)
+    [panel] = panel_values(figure)
     np.testing.assert_allclose(panel, rollout_from_export(weights[:4]), atol=1e-5)
     assert not np.allclose(panel, rollout_from_export(weights), atol=1e-3)  # not layer 6's
-    title = one_line(figure.get_suptitle())
+    title = words_of(figure)
     assert "attention rollout R_4" in title and "R_4 = Â_4·…·Â_1" in title
     assert "every head of 4 layers" in title
     assert short_attention_caveat() in title  # a pretrained model's picture is cautioned
@@ -151,7 +155,7 @@ def test_trained_toy_model_contribution_against_its_export(
         expected = shares_from_export(dict(data), layer=-1)
     [figure] = figures
     np.testing.assert_allclose(panel_values(figure)[0], expected[0], atol=1e-5)
-    assert short_attention_caveat() in one_line(figure.get_suptitle())
+    assert short_attention_caveat() in words_of(figure)
 
 
 @pytest.mark.slow
@@ -163,7 +167,7 @@ def test_the_default_is_the_weights_as_before(tmp_path: Path) -> None:
     shown = attnviz.explain(IT_SENTENCE)
     figure = attnviz.heatmap(shown)
     np.testing.assert_array_equal(panel_values(figure)[0], shown.trace.weights[0])
-    title = one_line(figure.get_suptitle())
+    title = words_of(figure)
     assert "attention weights softmax(Q·Kᵀ/√d_k)" in title and "caution" not in title
     assert figure.axes[-1].get_ylabel() == "attention weight\n(colours 0–1)"
 
@@ -222,7 +226,7 @@ def test_every_layers_contribution_shares_against_the_export(
     it = sentence.split().index("it")
     focus = figure.axes[-1].get_images()[0].get_array()  # [L, h]: the largest share of "it"
     np.testing.assert_allclose(focus, expected[:, :, it].max(axis=-1), atol=1e-6)
-    title = one_line(figure.get_suptitle())
+    title = words_of(figure)
     assert "contribution shares" in title and "2 layers × 1 head" in title
     assert one_line(CONTRIBUTION_CAPTION) in title
     assert "largest contribution share" in one_line(figure.axes[-1].get_xlabel())
@@ -267,7 +271,7 @@ def test_the_api_draws_contributions_of_a_cross_attention_trace() -> None:
     contributions = trace.weights * norms[:, np.newaxis, :]
     expected = contributions / contributions.sum(axis=2, keepdims=True)
     np.testing.assert_allclose(np.stack(panel_values(figure)[:2]), expected, atol=1e-6)
-    assert "contribution shares" in one_line(figure.get_suptitle())
+    assert "contribution shares" in words_of(figure)
 
 
 @pytest.mark.slow  # three figures drawn

@@ -10,8 +10,10 @@ from typer.testing import CliRunner
 import attnviz
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, command_line
+from attnviz.render.figures.captions import caption_of
 from attnviz.render.plots import save_lines_figure
 from attnviz.tokens import find_focus
+from render.pictures import words_of
 
 from support import shown
 
@@ -65,5 +67,30 @@ def test_a_trained_models_lines_carry_the_caution_and_random_ones_do_not() -> No
     sentence = "the animal didn't cross the street because it was too tired"
     trained = attnviz.heatmap(attnviz.explain(sentence, model="coref"), style="lines")
     random = attnviz.heatmap(attnviz.explain(sentence), style="lines")
-    assert short_attention_caveat() in " ".join(trained.get_suptitle().split())
-    assert "caution" not in random.get_suptitle()
+    assert short_attention_caveat() in words_of(trained)
+    assert "caution" not in words_of(random)
+    assert all(len(figure.get_suptitle().splitlines()) <= 2 for figure in (trained, random))
+    # The caption is under the lines and their words, inside the picture.
+    trained.draw_without_rendering()
+    renderer = trained.canvas.get_renderer()  # type: ignore[attr-defined]
+    (lines,) = trained.axes
+    paragraphs = [text for text in trained.texts if text.get_gid() == "caption"]
+    assert len(paragraphs) == 2  # what coref's answer is, and the caution
+    for paragraph in paragraphs:
+        box = paragraph.get_window_extent(renderer)
+        assert 0 <= box.x0 and box.x1 <= trained.bbox.width and 0 <= box.y0
+        assert not box.overlaps(lines.get_tightbbox(renderer))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["coref", "coref-word"])
+def test_a_toy_models_lines_say_what_its_answer_is(model: str) -> None:
+    from attnviz.analysis.caveats import readout_note
+
+    sentence = "the animal didn't cross the street because it was too tired"
+    figure = attnviz.heatmap(attnviz.explain(sentence, model=model), style="lines")
+    readout = "pointer" if model == "coref" else "word"
+    other = "word" if model == "coref" else "pointer"
+    caption = caption_of(figure)
+    assert readout_note(readout, ["it"]) in caption
+    assert readout_note(other, ["it"]) not in caption

@@ -1,15 +1,19 @@
-"""What a figure's title says, in phrases packed into lines: the sentence, whether the drawn
-rows sum to 1 (or which hidden tokens took weight), and where the weights came from."""
+"""What a figure's title and caption say: the sentence, whether the drawn rows sum to 1 (or
+which hidden tokens took weight), where the weights came from and what a toy model's answer is;
+a title of at most two lines, the rest in the caption (FigureText)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from attnviz.analysis.caveats import readout_note
 from attnviz.arrays import FloatArray
 from attnviz.provenance import WeightsKind, WeightsOrigin
-from attnviz.render.figures.fonts import truncate
+from attnviz.render.figures.captions import caption_lines
+from attnviz.render.figures.fonts import CHAR_WIDTH, text_width, truncate, truncate_words
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -138,3 +142,76 @@ def pieces_text(trace: AttentionTrace) -> str:
         if not special.issuperset(group)
     ]
     return printable(" ".join(words)) if words else sentence_text(trace.tokens)
+
+
+def readout_sentences(origin: WeightsOrigin, n_heads: int) -> tuple[str, ...]:
+    """What a toy model's answer is (attnviz.analysis.caveats.readout_note), for a caption:
+    one sentence for attnviz's toy models, none for any other weights."""
+    note = readout_note(origin.readout, origin.answers_at, n_heads)
+    return () if note is None else (note,)
+
+
+def fit_chars(make: Callable[[int], str], inches: float, font: float) -> str:
+    """``make(max_chars)``, a text cut to a number of characters, for the largest count whose
+    text FreeType measures within ``inches`` at ``font`` points (the count starts from an
+    average glyph's width and shrinks while the text is too wide)."""
+    chars = max(int(inches * 72 / (CHAR_WIDTH * font)), 2)
+    text = make(chars)
+    while chars > 2 and text_width(text, font) > inches:
+        chars -= max(1, chars // 20)
+        text = make(chars)
+    return text
+
+
+@dataclass(frozen=True)
+class FigureText:
+    """What a figure says in words, before it is fitted to its room: the sentence and the
+    phrases saying what is drawn make a title of at most two lines; the phrases that do not fit
+    the second line, the facts and the notes make its caption.
+    """
+
+    sentence: Callable[[int], str]  # the title's first line cut to a number of characters
+    about: tuple[str, ...]  # the title's second line, each phrase kept whole or moved on
+    facts: tuple[str, ...] = ()  # the caption's first paragraph: short phrases joined by "; "
+    notes: tuple[str, ...] = ()  # the caption's sentences: a readout, formulas, a caution
+
+    def title(self, inches: float, font: float) -> list[str]:
+        """The sentence cut to ``inches`` at ``font`` points, and on a second line the phrases
+        of ``about`` that fit it, in their order."""
+        shown = self._about_split(inches, font)[0]
+        return [fit_chars(self.sentence, inches, font), *(["; ".join(shown)] if shown else [])]
+
+    def caption(self, title: tuple[float, float], inches: float, font: float) -> list[str]:
+        """The caption's lines, ``inches`` wide at ``font`` points, under a title of ``title``
+        (its inches and points): the phrases the title left out and the facts as one
+        paragraph, then each note as its own."""
+        phrases = [*self._about_split(*title)[1], *self.facts]
+        facts = [capitalised("; ".join(phrases)) + "."] if phrases else []
+        return caption_lines([*facts, *self.notes], inches, font)
+
+    def _about_split(self, inches: float, font: float) -> tuple[list[str], list[str]]:
+        """The phrases of ``about`` on the title's second line, and those left for the caption."""
+        shown: list[str] = []
+        left_out: list[str] = []
+        for phrase in self.about:
+            if text_width("; ".join([*shown, phrase]), font) <= inches:
+                shown.append(phrase)
+            else:
+                left_out.append(phrase)
+        return shown, left_out
+
+
+def capitalised(text: str) -> str:
+    """``text`` with its first letter capitalised when its first word is a plain lowercase
+    word ("each row sums to 1"), not a name such as d_model or softmax(Q·Kᵀ).
+
+    >>> capitalised("each row sums to 1"), capitalised("d_model 8, 2 heads")
+    ('Each row sums to 1', 'd_model 8, 2 heads')
+    """
+    first = text.split(" ", 1)[0].rstrip(":,;")
+    return text[:1].upper() + text[1:] if first.isalpha() and first.islower() else text
+
+
+def quoted_sentence(text: str) -> Callable[[int], str]:
+    """The title's first line: “text”, cut at a space to a number of characters."""
+    return lambda max_chars: truncate_words(f"“{text}”", max_chars)

@@ -63,12 +63,17 @@ FIGURES = {
         " ".join([IT_SENTENCE] * 3 + ["and", "so", "it", "ends"]), 2, 8
     ),
     "6 layers × 12 heads": grid_figure,
+    "1 head, 11 words": lambda: heads_figure(IT_SENTENCE, 1, 8),
+    "1 head, 37 words": lambda: heads_figure(
+        " ".join([IT_SENTENCE] * 3 + ["and", "so", "it", "ends"]), 1, 8
+    ),
 }
 
 
 def texts_of(figure: Figure) -> list[tuple[Text, bool]]:
     """Every visible, non-empty text of the figure, and whether it is a title."""
     found: list[tuple[Text, bool]] = [(figure._suptitle, True)]  # type: ignore[attr-defined]
+    found += [(text, False) for text in figure.texts if text is not figure._suptitle]  # type: ignore[attr-defined]
     for axes in figure.axes:
         found.append((axes.title, True))
         found += [(axes.xaxis.label, False), (axes.yaxis.label, False)]

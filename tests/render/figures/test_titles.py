@@ -51,25 +51,44 @@ def test_pieces_text_joins_the_tokenizers_words_and_leaves_out_special_tokens() 
 
 
 @pytest.mark.parametrize("width", [3.5, 4.0, 5.0, 6.5, 9.0])
-def test_a_title_keeps_every_word_and_the_caveat_whole_at_any_width(width: float) -> None:
-    """Title lines of a heatmap, a cross-attention heatmap and a layers grid break between
-    words: the words of every line after the sentence are the phrases' words, none cut, and
-    "not a trained model" is on one line."""
-    from attnviz.render.figures.fonts import CHAR_WIDTH
-    from attnviz.render.grid import layers_title_lines
-    from attnviz.render.heatmap import MARGIN, title_lines
+def test_a_title_keeps_two_lines_and_the_caption_every_word_at_any_width(width: float) -> None:
+    """The title of a heatmap, a cross-attention heatmap and a layers grid is two lines at
+    most, each as FreeType measures it within the width; a phrase of the second line that does
+    not fit goes whole to the caption, whose lines fit too and cut no word (…); and "not a
+    trained model" is said."""
+    from attnviz.render.figures.fonts import text_width
+    from attnviz.render.grid import layers_text
+    from attnviz.render.heatmap_text import heatmap_text
 
     from support import shown
 
     long = "the animal that nobody had ever seen before did not cross the busy street"
     self_trace = attnviz.explain(long).trace
     cross_trace = attnviz.cross("I am very good", "Je vais bien", heads=2).trace
-    for trace in (self_trace, cross_trace):
-        lines = title_lines(trace, shown(trace), width)
-        max_chars = int((width - 2 * MARGIN) * 72 / (CHAR_WIDTH * 12.0))
-        assert all(len(line) <= max(max_chars, 1) for line in lines[1:]), lines
-        assert any("not a trained model" in line for line in lines), lines
-        assert not any(line.endswith("…") for line in lines[1:] if "“" not in line), lines
-    grid = layers_title_lines([self_trace], shown(self_trace), width)
-    assert any("not a trained model" in line for line in grid), grid
-    assert not any(line.endswith("…") for line in grid[1:]), grid
+    texts = [heatmap_text(trace, shown(trace)) for trace in (self_trace, cross_trace)]
+    for text in [*texts, layers_text([self_trace], shown(self_trace))]:
+        title = text.title(width, 12.0)
+        caption = text.caption((width, 12.0), width, 10.0)
+        assert 1 <= len(title) <= 2, title
+        assert all(text_width(line, 12.0) <= width for line in title), title
+        assert all(text_width(line, 10.0) <= width for line in caption), caption
+        assert not any("…" in line for line in caption), caption
+        said = " ".join(" ".join([*title[1:], *caption]).split()).casefold()
+        assert all(phrase.casefold() in said for phrase in text.about), (text.about, said)
+        assert "not a trained model" in said
+
+
+def test_phrases_the_second_line_cannot_hold_open_the_caption_in_their_order() -> None:
+    from attnviz.render.figures.titles import FigureText, quoted_sentence
+
+    text = FigureText(
+        quoted_sentence("I am good"),
+        about=("attention weights", "random weights (seed 0), not a trained model", "d_k 4"),
+        facts=("each row sums to 1",),
+        notes=("A note.",),
+    )
+    title = text.title(3.0, 12.0)
+    assert title == ["“I am good”", "attention weights; d_k 4"]
+    caption = " ".join(text.caption((3.0, 12.0), 3.0, 10.0))
+    assert caption.startswith("Random weights (seed 0), not a trained model; each row sums")
+    assert caption.endswith("to 1.  A note.")  # a paragraph is an empty line apart
