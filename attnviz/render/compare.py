@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
-from attnviz.analysis.caveats import attention_caveat
+from attnviz.analysis.caveats import attention_caveat, readout_note
 from attnviz.analysis.compare import Comparison, HeadChange
 from attnviz.errors import option
 from attnviz.labels import fit_label, format_number, occurrence_labels, plural
@@ -40,6 +40,10 @@ def render_comparison(
     if comparison.moved:
         parts += [Text(), *_moves(comparison, labels_a, labels_b, console, top)]
     parts += [Text(), *paragraphs(console, closing(comparison, weights, labels_a, labels_b))]
+    # A toy model: what its last layer's row is, in the same breath as how it moved.
+    answered = readout_note(weights.readout, weights.answers_at or (comparison.focus,))
+    if answered is not None:
+        parts += [Text(), *paragraphs(console, Text(answered))]
     if not weights.is_random:  # a trained model's rows are being read: the caution
         name = printable(comparison.focus)
         parts += [Text(), *paragraphs(console, Text(attention_caveat(repr(name))))]

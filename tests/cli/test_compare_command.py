@@ -42,7 +42,13 @@ def test_coref_says_it_moves_from_animal_to_street_in_layer_2() -> None:
     assert "L2 H1: from 'animal' (1.00) to 'street' (1.00), TV 1.00" in lines
     said = " ".join(out.split())
     assert "'it' moves from 'animal' to 'street' in layer 2, head 1 (TV 1.00)" in said
+    # In the same breath: that row is coref's answer, trained so.
+    assert said.index("(TV 1.00)") < said.index(
+        "The last layer's row of \"it\" is the model's answer, because it was trained to point"
+    )
     assert "random" not in said
+    _, word, _ = compare("--model", "coref-word", TIRED, WIDE)
+    assert "no attention row was trained to be the answer" in " ".join(word.split())
 
 
 def test_the_side_by_side_rows_add_up_to_the_tv_shown() -> None:
