@@ -231,6 +231,19 @@ function buildWords() {
   });
 }
 
+// The longest word a row has (in characters): the picture's title keeps the height it takes.
+const LONGEST_WORD = DATA.rows
+  .map((row) => row.word)
+  .reduce((longest, word) => (word.length > longest.length ? word : longest), "");
+
+// A box kept as high as ``text`` makes it, whatever text it shows next: the text is set and
+// measured, and its height left as the box's min-height.
+function keepHeight(node, text) {
+  node.style.minHeight = "";
+  node.textContent = text;
+  node.style.minHeight = node.offsetHeight + "px";
+}
+
 function drawPicture() {
   const row = state.preview === null ? state.row : state.preview;
   const heads = shownHeads();
@@ -288,13 +301,12 @@ function drawPicture() {
     });
   });
 
-  const word = DATA.rows[row].word;
   const where = DATA.layers.length > 1 ? layer().name + ", " : "";
-  byId("picture-title").textContent = fill(TEXT.pictureTitle, {
-    word,
-    where,
-    head: single ? headName(heads[0]) : TEXT.everyHead,
-  });
+  const titled = (word) =>
+    fill(TEXT.pictureTitle, { word, where, head: single ? headName(heads[0]) : TEXT.everyHead });
+  const title = byId("picture-title");
+  keepHeight(title, titled(LONGEST_WORD));
+  title.textContent = titled(DATA.rows[row].word);
   const legend = byId("legend");
   legend.replaceChildren();
   if (single) {

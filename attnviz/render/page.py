@@ -191,15 +191,15 @@ _TEMPLATE = """<!DOCTYPE html>
 <p class="about" id="compare-about"></p>
 <p id="compare-summary"></p>
 <h3 id="compare-row-title"></h3>
-<table id="compare-row" class="numbers"></table>
+<div class="sideways"><table id="compare-row" class="numbers"></table></div>
 <p class="worked" id="compare-worked"></p>
 <p id="compare-said"></p>
 <h3 id="compare-ranked-title"></h3>
-<table id="compare-ranked" class="numbers"></table>
+<div class="sideways"><table id="compare-ranked" class="numbers"></table></div>
 </section>
 <section id="row-numbers" aria-labelledby="row-title">
 <h3 id="row-title"></h3>
-<table id="row-table" class="numbers"></table>
+<div class="sideways"><table id="row-table" class="numbers"></table></div>
 <p class="note" id="contribution-note"></p>
 <p class="about" id="contribution-about"></p>
 <p class="about" id="rollout-note"></p>
