@@ -302,9 +302,10 @@ def page(
         str | None,
         typer.Option(
             "--compare",
-            help="A second sentence, in quotes: the page also shows the focus word's row "
-            '("it" by default) in both, each head\'s two rows side by side and the heads ranked '
-            "by how much the row changed, as attnviz compare.",
+            help="A second sentence, in quotes: the page also draws its picture beside the "
+            "first's and shows the focus word's row (\"it\" by default) in both, each head's two "
+            "rows side by side and the heads ranked by how much the row changed, as attnviz "
+            "compare.",
             metavar="SENTENCE_B",
             callback=typed_text,
             show_default=False,

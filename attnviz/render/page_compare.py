@@ -2,9 +2,10 @@
 attnviz.analysis.compare as JSON-ready data. For every head compared, the focus word's row in A
 and in B over the aligned words, their total variation worked out, and where the focus word
 moves; the heads ranked by how much the row changed; the sentences ``attnviz compare`` closes
-with. Where the sentences differ, a row names both words ("tired / wide"); when their positions
-do not line up (a word added, or words reordered), the page says so. Every number is formatted
-and every sentence written here.
+with; and how B's picture, drawn beside A's, follows the word chosen in A. Where the sentences
+differ, a row names both words ("tired / wide"); when their positions do not line up (a word
+added, or words reordered), the page says so. Every number is formatted and every sentence
+written here.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from attnviz.analysis.compare import Comparison, HeadChange
+from attnviz.analysis.compare import Alignment, Comparison, HeadChange
 from attnviz.labels import format_number, occurrence_labels
 from attnviz.provenance import WeightsOrigin
 from attnviz.render.compare import closing
+from attnviz.selection import Selection
 from attnviz.tokens import printable
+from attnviz.trace import AttentionTrace
 
 
 class ComparedWith(NamedTuple):
@@ -26,6 +29,8 @@ class ComparedWith(NamedTuple):
     sentence: str  # sentence B, as written
     comparison: Comparison  # attnviz.analysis.compare, every head of every layer compared
     weights: WeightsOrigin  # where both traces' weights come from
+    layers: Sequence[AttentionTrace]  # B's every layer, as many as A's: its picture
+    selection: Selection  # what B's picture shows of each: the same heads as A's
 
 
 #: What the comparison section says around its numbers; {name}s are filled by the script.
@@ -38,6 +43,11 @@ COMPARE_TEXT = {
     "compareRankedColumns": ["head", "type", "TV", "top in A", "w_A", "top in B", "w_B", "moves"],
     "compareChooseHead": "Choose a head to see the row of “{focus}” in A beside B.",
     "compareHeadName": "L{layer} H{head}",
+    "pictureA": "Sentence A",
+    "pictureB": "Sentence B",
+    "pictureNotInB": "Sentence B has no word in the place of “{word}”.",
+    "onlyInB": "Only sentence B has this word: choose a word of A.",
+    "legendChanged": " Tinted: a word the other sentence does not have.",
 }
 
 #: The last row of A beside B when several places differ: their weights together, as TV counts
@@ -50,9 +60,10 @@ NOTHING = "—"
 RANKED = 20
 
 
-def compare_data(compared: ComparedWith, heads: Sequence[int], decimals: int) -> dict[str, Any]:
-    """The comparison as the page shows it. ``heads`` are the page's heads (from 0), so that a
-    head of the ranking can be shown by its place in the page's menu."""
+def compare_data(compared: ComparedWith, selection: Selection, decimals: int) -> dict[str, Any]:
+    """The comparison as the page shows it, A's picture shown as ``selection`` shows it. The
+    heads are the page's (selection.heads, from 0), so that a head of the ranking can be shown
+    by its place in the page's menu."""
     comparison = compared.comparison
     labels_a = occurrence_labels([printable(word) for word in comparison.words_a])
     labels_b = occurrence_labels([printable(word) for word in comparison.words_b])
@@ -71,7 +82,7 @@ def compare_data(compared: ComparedWith, heads: Sequence[int], decimals: int) ->
         "as the same)."
     )
     changes = [
-        _change(change, labels_a, labels_b, comparison, heads, decimals)
+        _change(change, labels_a, labels_b, comparison, selection.heads, decimals)
         for change in comparison.heads
     ]
     return {
@@ -81,6 +92,7 @@ def compare_data(compared: ComparedWith, heads: Sequence[int], decimals: int) ->
         "summary": closing(comparison, compared.weights, labels_a, labels_b).plain,
         "ranked": RANKED,
         "changes": changes,
+        "links": links(alignment, selection, compared.selection),
     }
 
 
@@ -112,6 +124,39 @@ def _positions(comparison: Comparison, labels_a: Sequence[str], labels_b: Sequen
         f"{said}, and {listed} {'names' if len(names) == 1 else 'name'} what A and B have in "
         f"one place between shared words ({NOTHING}: nothing)."
     )
+
+
+def links(alignment: Alignment, a: Selection, b: Selection) -> dict[str, Any]:
+    """How B's picture follows A's: for each of A's rows B's row of the same word (its partner,
+    or the word changed in its place: "wide" for "tired"), None when B has none there; for each
+    of B's rows A's row, the same way; and which rows and columns of each picture are words the
+    other sentence does not have. The alignment is of the pictures' columns."""
+    partner = dict(alignment.pairs)
+    for _, only_a, only_b in alignment.changed:
+        if len(only_a) == 1 and len(only_b) == 1:  # one word changed for one word
+            partner[only_a[0]] = only_b[0]
+    back = {column_b: column_a for column_a, column_b in partner.items()}
+
+    def rows(side: Selection, other: Selection, columns: dict[int, int]) -> list[int | None]:
+        linked = []
+        for group in side.row_groups:
+            column = side.column_of(group[0])
+            to = None if column is None else columns.get(column)
+            linked.append(None if to is None else other.row_of(other.column_groups[to][0]))
+        return linked
+
+    def changed(side: Selection, only: Sequence[int]) -> dict[str, list[bool]]:
+        return {
+            "rows": [side.column_of(group[0]) in only for group in side.row_groups],
+            "columns": [column in only for column in range(side.n_columns)],
+        }
+
+    return {
+        "rowInB": rows(a, b, partner),
+        "rowInA": rows(b, a, back),
+        "changedA": changed(a, alignment.only_a),
+        "changedB": changed(b, alignment.only_b),
+    }
 
 
 def _change(
