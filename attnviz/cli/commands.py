@@ -445,7 +445,7 @@ def scaling(
 
 def demo(
     step: Annotated[
-        bool, typer.Option("--step", help="Pause between steps and examples until Enter.")
+        bool, typer.Option("--step", help="Pause between steps and examples until a key (q quits).")
     ] = False,
     use_model: Annotated[
         bool,
