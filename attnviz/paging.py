@@ -104,7 +104,11 @@ def compared_page_html(
     _has_steps(explanation, lesson)
     b = pair.b.trace
     compared = ComparedWith(
-        b.provenance.sentence or " ".join(b.tokens), pair.comparison, b.provenance.weights
+        b.provenance.sentence or " ".join(b.tokens),
+        pair.comparison,
+        b.provenance.weights,
+        pair.b.layers,
+        pair.b.selection,
     )
     return render(
         explanation.layers,

@@ -71,8 +71,9 @@ def training_frame() -> list[str]:
     view.losses.extend(snapshot.loss for snapshot in trained.snapshots)
     console.print(view.frame(trained.snapshots[-1]))
     frame = console.file.getvalue()  # type: ignore[attr-defined]
-    lines = [line.rstrip() for line in frame.splitlines()][:7]  # the first sentence's rows
-    return lines
+    lines = [line.rstrip() for line in frame.splitlines()]
+    legend = next(i for i, line in enumerate(lines) if line.lstrip().startswith("answer "))
+    return lines[: legend + 1]  # the first sentence's words, bars and weights
 
 
 def update_training(text: str) -> str:

@@ -46,6 +46,22 @@ class Alignment(NamedTuple):
             return "aligned in order"
         return "aligned in order where the order allows, the others by their text"
 
+    @property
+    def changed(self) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]:
+        """The words only one sentence has, place by place: (place, A's columns there, B's),
+        in order of place, where a place counts the shared words before it in its own sentence
+        ("tired" in A and "wide" in B, both after "too", are one place: the word changed)."""
+        place_a = _places(self.only_a, 0, self)
+        place_b = _places(self.only_b, 1, self)
+        return tuple(
+            (
+                place,
+                tuple(i for i in self.only_a if place_a[i] == place),
+                tuple(j for j in self.only_b if place_b[j] == place),
+            )
+            for place in sorted({*place_a.values(), *place_b.values()})
+        )
+
 
 def align_words(words_a: Sequence[str], words_b: Sequence[str]) -> Alignment:
     """The longest common subsequence of two word lists (exact matches), as pairs of columns,

@@ -308,9 +308,10 @@ def page(
         str | None,
         typer.Option(
             "--compare",
-            help="A second sentence, in quotes: the page also shows the focus word's row "
-            '("it" by default) in both, each head\'s two rows side by side and the heads ranked '
-            "by how much the row changed, as attnviz compare.",
+            help="A second sentence, in quotes: the page also draws its picture beside the "
+            "first's and shows the focus word's row (\"it\" by default) in both, each head's two "
+            "rows side by side and the heads ranked by how much the row changed, as attnviz "
+            "compare.",
             metavar="SENTENCE_B",
             callback=typed_text,
             show_default=False,
@@ -450,7 +451,7 @@ def scaling(
 
 def demo(
     step: Annotated[
-        bool, typer.Option("--step", help="Pause between steps and examples until Enter.")
+        bool, typer.Option("--step", help="Pause between steps and examples until a key (q quits).")
     ] = False,
     use_model: Annotated[
         bool,

@@ -78,23 +78,42 @@ def user_errors() -> Iterator[None]:
         raise typer.Exit(int(error.exit_status)) from None
 
 
+#: The keys that stop a --step lesson at its pause: q, and Ctrl-D (the end of input).
+QUIT_KEYS = ("q", "Q", "\x04")
+
+
 def pacer(console: "Console") -> "Pacer | None":
-    """--step: wait for Enter between steps; q stops. Never waits unless stdin is a terminal."""
+    """--step: wait for a key between steps, Enter or any other; q stops, read at once without
+    Enter (attnviz.cli.keys). Never waits unless stdin is a terminal."""
+    from attnviz.cli.keys import read_key, reads_keys
+
     if not (sys.stdin is not None and sys.stdin.isatty() and console.is_terminal):  # <&-
         note("--step pauses only at a terminal; going on without pausing.")
         return None
+    stdin = sys.stdin
 
     def pause(coming: str) -> bool:
         from rich.text import Text
 
         prompt = Text(f"⏎ {coming}  ·  q quits ", style="dim")
+        if not reads_keys(stdin):  # no termios: a line, as input() reads it
+            try:
+                answer = console.input(prompt)
+            except EOFError:
+                return False
+            except KeyboardInterrupt:
+                console.print()  # end the prompt's line before the shell's
+                raise
+            return answer.strip().lower() not in {"q", "quit"}
+
+        def ask() -> None:
+            console.print(prompt, end="")
+            console.file.flush()
+
         try:
-            answer = console.input(prompt)
-        except EOFError:
-            return False
-        except KeyboardInterrupt:
-            console.print()  # end the prompt's line before the shell's
-            raise
-        return answer.strip().lower() not in {"q", "quit"}
+            key = read_key(stdin, ask)
+        finally:
+            console.print()  # the key is not echoed: end the prompt's line, Ctrl-C too
+        return key != "" and key not in QUIT_KEYS
 
     return pause

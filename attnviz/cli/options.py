@@ -242,7 +242,7 @@ Export = Annotated[
     ),
 ]
 # The lesson's pacing and its recordings, for explain and cross.
-Step = Annotated[bool, typer.Option("--step", help="Pause after each step until Enter (q quits).")]
+Step = Annotated[bool, typer.Option("--step", help="Pause after each step until a key (q quits).")]
 Svg = Annotated[
     Path | None,
     typer.Option(

@@ -16,10 +16,12 @@ const ELLIPSIS = "…";
 const FONT_SIZES = [14, 16, 18, 20, 24, 28, 32]; // px; 16 is the browser's usual size
 const THINNEST = DATA.thinnest; // lighter weights draw no line, as in `attnviz heatmap --style lines`
 
-// A weight for drawing: of the lines' table, at its decimals (page_data.py, LINE_DECIMALS).
-function lineWeight(head, row, column) {
-  const lines = layer().numbers.lines || layer().numbers.weights;
-  return lines.values[cell(head, row, column)] / 10 ** lines.decimals;
+// A weight for drawing, in a picture: of the lines' table, at its decimals (page_data.py,
+// LINE_DECIMALS).
+function lineWeight(picture, head, row, column) {
+  const numbers = picture.tables();
+  const lines = numbers.lines || numbers.weights;
+  return lines.values[cellOf(picture.words, head, row, column)] / 10 ** lines.decimals;
 }
 const ARRAYS = { Uint8Array, Int8Array, Uint16Array, Int16Array, Int32Array, Float64Array };
 
@@ -67,6 +69,9 @@ function unpackAll() {
     tables.push(...Object.values(entry.numbers).filter((table) => table !== null));
     if (entry.rollout) tables.push(entry.rollout);
   }
+  for (const entry of DATA.compare ? DATA.compare.picture.layers : []) {
+    tables.push(...Object.values(entry).filter((table) => table !== null));
+  }
   return Promise.all(tables.map(unpack));
 }
 
@@ -85,7 +90,12 @@ function printed(packed, index) {
 
 // The flat index of [head, row, column] in a layer's table of shown heads × rows × columns.
 function cell(head, row, column) {
-  return (head * DATA.rows.length + row) * DATA.columns.length + column;
+  return cellOf(DATA, head, row, column);
+}
+
+// The same in a table of ``words``' rows and columns (A's, the page's own, or B's).
+function cellOf(words, head, row, column) {
+  return (head * words.rows.length + row) * words.columns.length + column;
 }
 
 // A row of a packed table, as texts: of a head's table, or of rollout's [rows, columns].
@@ -194,107 +204,134 @@ function resize(direction) {
 
 // -- the words and their lines -------------------------------------------------------------------
 
+// The pictures: A's, and on a page of two sentences B's beside it, drawn alike from their own
+// words and weights (B's in the layer and heads chosen for A). ``words``: rows, columns and
+// masked cells; ``changed``: which of them the other sentence does not have.
+const PICTURE_A = {
+  queries: "queries",
+  keys: "keys",
+  lines: "lines",
+  words: DATA,
+  tables: () => layer().numbers,
+  changed: DATA.compare && DATA.compare.links.changedA,
+};
+const PICTURE_B = DATA.compare && {
+  queries: "queries-b",
+  keys: "keys-b",
+  lines: "lines-b",
+  words: DATA.compare.picture,
+  tables: () => DATA.compare.picture.layers[state.layer],
+  changed: DATA.compare.links.changedB,
+};
+
 function buildWords() {
-  DATA.rows.forEach((row, index) => {
-    const button = make("button", "word", row.word);
-    button.type = "button";
-    button.addEventListener("click", () => {
-      state.row = index;
-      state.key = null;
-      render();
-    });
-    // Hovering or tabbing to a word previews its lines; a click or Enter chooses it.
-    const preview = (on) => () => {
-      state.preview = on ? index : null;
-      drawPicture();
-    };
-    button.addEventListener("mouseenter", preview(true));
-    button.addEventListener("mouseleave", preview(false));
-    button.addEventListener("focus", preview(true));
-    button.addEventListener("blur", preview(false));
-    const item = make("li");
-    item.append(button);
-    byId("queries").append(item);
-  });
+  DATA.rows.forEach((row, index) => listed("queries", queryWord(row.word, index)));
   DATA.columns.forEach((column) => {
-    const button = make("button", "word key");
-    button.type = "button";
-    button.append(make("span", "label", column.word), make("span", "weight"), make("span", "bar"));
     // The worked examples follow the trace's own positions: a merged word's first piece.
-    button.addEventListener("click", () => {
+    const key = keyWord("button", column.word);
+    key.addEventListener("click", () => {
       state.key = column.positions[0];
       render();
     });
-    const item = make("li");
-    item.append(button);
-    byId("keys").append(item);
+    listed("keys", key);
   });
+  if (PICTURE_B) {
+    // B's word on the left chooses the word of A it stands for (its partner, or the word changed
+    // in its place); its keys are shown, not chosen: the worked steps are A's.
+    PICTURE_B.words.rows.forEach((row, index) => {
+      listed("queries-b", queryWord(row.word, DATA.compare.links.rowInA[index]));
+    });
+    PICTURE_B.words.columns.forEach((column) => listed("keys-b", keyWord("span", column.word)));
+  }
+  for (const picture of [PICTURE_A, PICTURE_B].filter((shown) => shown && shown.changed)) {
+    const tint = (list, flags) =>
+      byId(list)
+        .querySelectorAll(".word")
+        .forEach((word, index) => word.classList.toggle("changed", flags[index]));
+    tint(picture.queries, picture.changed.rows);
+    tint(picture.keys, picture.changed.columns);
+  }
+}
+
+function listed(list, node) {
+  const item = make("li");
+  item.append(node);
+  byId(list).append(item);
+}
+
+// A word on the left that chooses A's row ``row``: hovering or tabbing to it previews the row's
+// lines, a click or Enter chooses it; a word of B's that stands for no word of A (row null)
+// chooses nothing.
+function queryWord(word, row) {
+  const button = make("button", "word", word);
+  button.type = "button";
+  if (row === null) {
+    button.disabled = true;
+    button.title = TEXT.onlyInB;
+    return button;
+  }
+  button.addEventListener("click", () => {
+    state.row = row;
+    state.key = null;
+    render();
+  });
+  const preview = (on) => () => {
+    state.preview = on ? row : null;
+    drawPicture();
+  };
+  button.addEventListener("mouseenter", preview(true));
+  button.addEventListener("mouseleave", preview(false));
+  button.addEventListener("focus", preview(true));
+  button.addEventListener("blur", preview(false));
+  return button;
+}
+
+// A key: its word, its weight and its bar, in a ``tag`` (a button; a span when only shown).
+function keyWord(tag, word) {
+  const key = make(tag, "word key");
+  if (tag === "button") key.type = "button";
+  key.append(make("span", "label", word), make("span", "weight"), make("span", "bar"));
+  return key;
+}
+
+// The longest word a row has (in characters): the picture's title keeps the height it takes.
+const LONGEST_WORD = DATA.rows
+  .map((row) => row.word)
+  .reduce((longest, word) => (word.length > longest.length ? word : longest), "");
+
+// A box kept as high as ``text`` makes it, whatever text it shows next: the text is set and
+// measured, and its height left as the box's min-height.
+function keepHeight(node, text) {
+  node.style.minHeight = "";
+  node.textContent = text;
+  node.style.minHeight = node.offsetHeight + "px";
 }
 
 function drawPicture() {
   const row = state.preview === null ? state.row : state.preview;
   const heads = shownHeads();
   const single = heads.length === 1;
-  const chosen = single ? DATA.keyColumn[chosenKey()] : null;
-  const queries = byId("queries").querySelectorAll("button");
-  queries.forEach((button, index) => {
-    button.setAttribute("aria-pressed", String(index === state.row));
-    button.classList.toggle("previewed", index === row && index !== state.row);
-  });
-  const keys = byId("keys").querySelectorAll("button");
-  keys.forEach((button, column) => {
-    const masked = DATA.maskedCells !== null && DATA.maskedCells[row][column];
-    const weight = single ? printed(layer().numbers.weights, cell(heads[0], row, column)) : "";
-    button.classList.toggle("masked", masked);
-    button.setAttribute("aria-pressed", String(single && column === chosen && row === state.row));
-    button.querySelector(".weight").textContent = masked ? TEXT.masked : weight;
-    const bar = button.querySelector(".bar");
-    bar.hidden = !single || masked;
-    if (single) {
-      bar.style.width = 4 * lineWeight(heads[0], row, column) + "em";
-      bar.style.backgroundColor = DATA.headColours[DATA.heads[heads[0]]];
-    }
-    button.title = masked ? TEXT.maskedTitle : "";
-  });
+  const chosen = single && row === state.row ? DATA.keyColumn[chosenKey()] : null;
+  // Every text first, then the lines: a text's width can move the words (B's picture goes
+  // under A's when its weights no longer leave room beside it).
+  const drawn = [[PICTURE_A, row]];
+  markQueries(PICTURE_A, state.row, row);
+  weighKeys(PICTURE_A, row, heads, chosen);
+  if (PICTURE_B) {
+    const inB = DATA.compare.links.rowInB;
+    markQueries(PICTURE_B, inB[state.row], inB[row]);
+    weighKeys(PICTURE_B, inB[row], heads, null);
+    byId("caption-b").textContent =
+      inB[row] === null ? fill(TEXT.pictureNotInB, { word: DATA.rows[row].word }) : TEXT.pictureB;
+    drawn.push([PICTURE_B, inB[row]]);
+  }
 
-  const svg = byId("lines");
-  svg.replaceChildren();
-  const box = svg.getBoundingClientRect();
-  svg.setAttribute("viewBox", `0 0 ${box.width} ${box.height}`);
-  const middle = (node) => {
-    const rect = node.getBoundingClientRect();
-    return rect.top + rect.height / 2 - box.top;
-  };
-  const scale = FONT_SIZES[state.font] / 16;
-  const from = middle(queries[row]);
-  // Each head's lines end a little apart, so heads going to the same word stay visible.
-  const spread = Math.min(keys[0].getBoundingClientRect().height / (heads.length + 1), 4 * scale);
-  heads.forEach((head, rank) => {
-    const offset = (rank - (heads.length - 1) / 2) * spread;
-    DATA.columns.forEach((_, column) => {
-      const weight = lineWeight(head, row, column);
-      const masked = DATA.maskedCells !== null && DATA.maskedCells[row][column];
-      if (weight < THINNEST || masked) return;
-      const line = document.createElementNS(svg.namespaceURI, "line");
-      line.setAttribute("x1", 2);
-      line.setAttribute("y1", from + offset);
-      line.setAttribute("x2", box.width - 2);
-      line.setAttribute("y2", middle(keys[column]) + offset);
-      line.setAttribute("stroke", DATA.headColours[DATA.heads[head]]);
-      line.setAttribute("stroke-width", scale * (0.75 + 9 * weight));
-      line.setAttribute("stroke-opacity", 0.3 + 0.7 * weight);
-      line.setAttribute("stroke-linecap", "round");
-      svg.append(line);
-    });
-  });
-
-  const word = DATA.rows[row].word;
   const where = DATA.layers.length > 1 ? layer().name + ", " : "";
-  byId("picture-title").textContent = fill(TEXT.pictureTitle, {
-    word,
-    where,
-    head: single ? headName(heads[0]) : TEXT.everyHead,
-  });
+  const titled = (word) =>
+    fill(TEXT.pictureTitle, { word, where, head: single ? headName(heads[0]) : TEXT.everyHead });
+  const title = byId("picture-title");
+  keepHeight(title, titled(LONGEST_WORD));
+  title.textContent = titled(DATA.rows[row].word);
   const legend = byId("legend");
   legend.replaceChildren();
   if (single) {
@@ -311,6 +348,89 @@ function drawPicture() {
   }
   legend.append(fill(TEXT.legendThin, { thinnest: THINNEST }));
   if (DATA.maskedCells !== null) legend.append(TEXT.legendMasked);
+  if (DATA.compare) legend.append(TEXT.legendChanged);
+  for (const [picture, shown] of drawn) drawLines(picture, shown, heads);
+}
+
+// A picture's words on the left: ``chosen`` (a row) pressed, ``shown`` (the row drawn, one
+// hovered) previewed; either may be null (B has no word there).
+function markQueries(picture, chosen, shown) {
+  byId(picture.queries)
+    .querySelectorAll("button")
+    .forEach((button, index) => {
+      button.setAttribute("aria-pressed", String(index === chosen));
+      button.classList.toggle("previewed", index === shown && index !== chosen);
+    });
+}
+
+// Whether the pair (row, column) of a picture's words is masked; no row, none.
+function isMaskedIn(words, row, column) {
+  return row !== null && words.maskedCells !== null && words.maskedCells[row][column];
+}
+
+// A picture's keys for its row ``row`` (null: none) in ``heads``: each one's weight and bar
+// when one head is shown; the key in column ``chosen`` (or none) framed.
+function weighKeys(picture, row, heads, chosen) {
+  const weighed = heads.length === 1 && row !== null;
+  const words = picture.words;
+  byId(picture.keys)
+    .querySelectorAll(".key")
+    .forEach((key, column) => {
+      const masked = isMaskedIn(words, row, column);
+      const at = weighed ? cellOf(words, heads[0], row, column) : null;
+      key.classList.toggle("masked", masked);
+      if (key.tagName === "BUTTON") key.setAttribute("aria-pressed", String(column === chosen));
+      key.querySelector(".weight").textContent = masked
+        ? TEXT.masked
+        : weighed
+          ? printed(picture.tables().weights, at)
+          : "";
+      const bar = key.querySelector(".bar");
+      bar.hidden = !weighed || masked;
+      if (weighed) {
+        // A share of the bar's column (--bar in page.css): all of it for a weight of 1.
+        bar.style.width = `calc(var(--bar) * ${lineWeight(picture, heads[0], row, column)})`;
+        bar.style.backgroundColor = DATA.headColours[DATA.heads[heads[0]]];
+      }
+      key.title = masked ? TEXT.maskedTitle : "";
+    });
+}
+
+// A picture's lines for its row ``row`` (null: none) in ``heads``: from the word to every key
+// it gives THINNEST or more, as thick and as opaque as the weight.
+function drawLines(picture, row, heads) {
+  const words = picture.words;
+  const keys = byId(picture.keys).querySelectorAll(".key");
+  const svg = byId(picture.lines);
+  svg.replaceChildren();
+  if (row === null) return;
+  const box = svg.getBoundingClientRect();
+  svg.setAttribute("viewBox", `0 0 ${box.width} ${box.height}`);
+  const middle = (node) => {
+    const rect = node.getBoundingClientRect();
+    return rect.top + rect.height / 2 - box.top;
+  };
+  const scale = FONT_SIZES[state.font] / 16;
+  const from = middle(byId(picture.queries).querySelectorAll("button")[row]);
+  // Each head's lines end a little apart, so heads going to the same word stay visible.
+  const spread = Math.min(keys[0].getBoundingClientRect().height / (heads.length + 1), 4 * scale);
+  heads.forEach((head, rank) => {
+    const offset = (rank - (heads.length - 1) / 2) * spread;
+    words.columns.forEach((_, column) => {
+      const weight = lineWeight(picture, head, row, column);
+      if (weight < THINNEST || isMaskedIn(words, row, column)) return;
+      const line = document.createElementNS(svg.namespaceURI, "line");
+      line.setAttribute("x1", 2);
+      line.setAttribute("y1", from + offset);
+      line.setAttribute("x2", box.width - 2);
+      line.setAttribute("y2", middle(keys[column]) + offset);
+      line.setAttribute("stroke", DATA.headColours[DATA.heads[head]]);
+      line.setAttribute("stroke-width", scale * (0.75 + 9 * weight));
+      line.setAttribute("stroke-opacity", 0.3 + 0.7 * weight);
+      line.setAttribute("stroke-linecap", "round");
+      svg.append(line);
+    });
+  });
 }
 
 // -- the steps -----------------------------------------------------------------------------------
@@ -658,6 +778,10 @@ function render() {
 
 unpackAll().then(() => {
   byId("hint").textContent = TEXT.hint;
+  document.body.classList.toggle("compared", Boolean(DATA.compare));
+  byId("picture-b").hidden = !DATA.compare;
+  byId("caption-a").hidden = !DATA.compare;
+  byId("caption-a").textContent = DATA.compare ? TEXT.pictureA : "";
   buildControls();
   buildWords();
   resize(0);

@@ -178,10 +178,24 @@ _TEMPLATE = """<!DOCTYPE html>
 <section id="picture" aria-labelledby="picture-title">
 <h2 id="picture-title">Where does a word look?</h2>
 <p class="hint" id="hint"></p>
-<div id="columns">
-<ol id="queries" aria-label="Words that look (queries)"></ol>
-<svg id="lines" aria-hidden="true" focusable="false"></svg>
-<ol id="keys" aria-label="Words looked at (keys), with their weights"></ol>
+<div id="pictures">
+<figure id="picture-a">
+<figcaption id="caption-a" hidden></figcaption>
+<div id="columns" class="columns">
+<ol id="queries" class="queries" aria-label="Words that look (queries)"></ol>
+<svg id="lines" class="lines" aria-hidden="true" focusable="false"></svg>
+<ol id="keys" class="keys" aria-label="Words looked at (keys), with their weights"></ol>
+</div>
+</figure>
+<figure id="picture-b" hidden>
+<figcaption id="caption-b"></figcaption>
+<div id="columns-b" class="columns">
+<ol id="queries-b" class="queries" aria-label="Sentence B's words that look (queries)"></ol>
+<svg id="lines-b" class="lines" aria-hidden="true" focusable="false"></svg>
+<ol id="keys-b" class="keys" aria-label="Sentence B's words looked at (keys), with their weights">
+</ol>
+</div>
+</figure>
 </div>
 <p id="legend"></p>
 <p class="weights-note" id="weights-note"></p>
@@ -191,15 +205,15 @@ _TEMPLATE = """<!DOCTYPE html>
 <p class="about" id="compare-about"></p>
 <p id="compare-summary"></p>
 <h3 id="compare-row-title"></h3>
-<table id="compare-row" class="numbers"></table>
+<div class="sideways"><table id="compare-row" class="numbers"></table></div>
 <p class="worked" id="compare-worked"></p>
 <p id="compare-said"></p>
 <h3 id="compare-ranked-title"></h3>
-<table id="compare-ranked" class="numbers"></table>
+<div class="sideways"><table id="compare-ranked" class="numbers"></table></div>
 </section>
 <section id="row-numbers" aria-labelledby="row-title">
 <h3 id="row-title"></h3>
-<table id="row-table" class="numbers"></table>
+<div class="sideways"><table id="row-table" class="numbers"></table></div>
 <p class="note" id="contribution-note"></p>
 <p class="about" id="contribution-about"></p>
 <p class="about" id="rollout-note"></p>

@@ -176,7 +176,26 @@ def page_data(
         },
         **_every_layer(layers, selection, options, text, rows, (start, opening_head)),
         "caveat": caveat_template(trace),
-        "compare": None if compared is None else compare_data(compared, selection.heads, decimals),
+        "compare": None if compared is None else _compared(layers, selection, compared, decimals),
+    }
+
+
+def _compared(
+    layers: Sequence[AttentionTrace], selection: Selection, compared: ComparedWith, decimals: int
+) -> dict[str, Any]:
+    """The comparison (page_compare), and sentence B's picture to draw beside A's: its words,
+    its masked cells, and each layer's weights in the same heads, packed as A's are."""
+    b = compared.selection
+    if len(compared.layers) != len(layers) or b.heads != selection.heads:
+        raise ValueError("sentence B needs as many layers as A, and the same heads")
+    rows = [group[0] for group in b.row_groups]
+    return {
+        **compare_data(compared, selection, decimals),
+        "picture": {
+            **_words(b, rows),
+            "maskedCells": _masks(compared.layers[0], b, rows)["maskedCells"],
+            "layers": [_weights(layer, b, decimals) for layer in compared.layers],
+        },
     }
 
 

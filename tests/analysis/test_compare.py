@@ -54,6 +54,19 @@ def test_nothing_shared_or_nothing_at_all() -> None:
     assert align_words([], ["y"]) == Alignment((), (), (0,))
 
 
+def test_the_words_only_one_sentence_has_are_grouped_by_the_place_they_stand_in() -> None:
+    assert align_words(TIRED, WIDE).changed == ((10, (10,), (10,)),)
+    a = "the cat sat on the mat".split()
+    b = "the black cat sat on the red mat today".split()
+    # "black" after one shared word, "red" after five, "today" after all six; A has none.
+    assert align_words(a, b).changed == ((1, (), (1,)), (5, (), (6,)), (6, (), (8,)))
+    a, b = ["street", "it", "was", "tired"], ["it", "ate", "was", "wide"]
+    # A place counts the shared words before it in its own sentence: "street" stands before
+    # "it", "ate" after it; "tired" and "wide" both after "was".
+    assert align_words(a, b).changed == ((0, (0,), ()), (1, (), (1,)), (2, (3,), (3,)))
+    assert align_words(a, a).changed == ()
+
+
 def longest_common_subsequence(a: list[str], b: list[str]) -> int:
     """By brute recursion, for the short lists hypothesis draws."""
     if not a or not b:

@@ -35,6 +35,22 @@ def test_piped_it_prints_plain_lines_and_what_was_learned() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("columns", [60, 80, 100])
+def test_piped_every_line_fits_the_width(columns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`COLUMNS=80 attnviz train coref --pace 0 | cat`: no line longer than 80 characters, the
+    answers of a plain line going on under it when they do not fit beside it."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = runner.invoke(app, ["train", "coref", "--pace", "0"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= columns
+    steps = [line for line in lines if line.startswith("step ")]
+    assert steps and all("held-out" in line for line in steps)
+    answers = 'L2 "it"→animal'
+    assert all((answers in line) == (columns == 100) for line in steps)  # whole: 82 characters
+
+
+@pytest.mark.slow
 def test_every_file_is_written_and_reported(tmp_path: Path) -> None:
     arguments = ["train", "reverse", "--save", str(tmp_path / "m"), "--history"]
     arguments += [str(tmp_path / "h.npz"), "--animate", str(tmp_path / "a.gif")]

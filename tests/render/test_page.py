@@ -197,7 +197,7 @@ def test_the_page_loads_nothing_and_forbids_loading() -> None:
 
 def test_sizes() -> None:
     layers, trace, selection = traced("I am good")
-    assert len(page_html(layers, trace, selection).encode()) < 60_000
+    assert len(page_html(layers, trace, selection).encode()) < 70_000
 
 
 @pytest.mark.slow
@@ -778,9 +778,7 @@ def test_a_page_of_two_sentences_opens_where_the_row_changed_most(
         "Layer 1 of 2, head 1, A beside B"
     )
     rows = table_cells(browser, "compare-row")
-    assert rows[0] == ["word", "w_A", "w_B", "|w_A − w_B|"] and rows[-1][0].startswith(
-        "(the others"
-    )
+    assert rows[0] == ["word", "w_A", "w_B", "|w_A − w_B|"] and rows[-1][0] == "tired / wide"
 
     out = tmp_path / "random.html"
     code, _, stderr = run(
