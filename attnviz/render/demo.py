@@ -137,6 +137,21 @@ class _Demo:
         self.console.print(Rule(Text(heading, style="bold green")))
         self.say(context)
 
+    def lesson(self, trace: AttentionTrace, selection: Selection) -> None:
+        """A lesson, paced as the demo is: q at one of its steps ends the whole demo."""
+        asked, stopped = self.pause, []
+
+        def paced(coming: str) -> bool:
+            assert asked is not None
+            going_on = asked(coming)
+            if not going_on:
+                stopped.append(coming)
+            return going_on
+
+        render_explain(trace, selection, self.console, pause=None if asked is None else paced)
+        if stopped:
+            raise _Stop
+
     def run(self, examples: DemoExamples) -> None:
         self.screen(
             '"I am good", step by step',
@@ -144,7 +159,7 @@ class _Demo:
             "embeddings X to the output, the first head in full and the second by its rows of "
             "'I'. Z = softmax(Q·Kᵀ/√d_k)·V in each head, then Concat·W_O.",
         )
-        render_explain(*examples.i_am_good, self.console, pause=self.pause)
+        self.lesson(*examples.i_am_good)
         self.random_it(*examples.random_it)
         self.coref(examples.coref)
         self.coref_word(examples.coref_word)

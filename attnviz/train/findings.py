@@ -113,16 +113,17 @@ class Findings:
 def findings(task: Task, shape: network.Shape, parameters: Mapping[str, FloatArray]) -> Findings:
     held = task.held_out
     coref = task.name.startswith("coref")
-    right = network.correct(parameters, shape, held)
+    # One forward pass over the held-out examples serves every measure of the model as trained.
+    run = network.forward(parameters, shape, held.ids, held.query, lengths=held.lengths)
+    right = np.asarray(run.logits.argmax(axis=-1) == held.targets)
+    token = task.readout is Readout.TOKEN
     return Findings(
-        accuracy=network.accuracy(parameters, shape, held),
-        sequences_right=_sequences_right(shape, parameters, held)
-        if task.readout is Readout.TOKEN
-        else None,
+        accuracy=float(right[held.targets >= 0].mean() if token else right.mean()),
+        sequences_right=_sequences_right(right, held) if token else None,
         probes=tuple(_probe(task, shape, parameters, probe) for probe in task.probes),
         ablations=_ablations(task, shape, parameters) if coref else (),
-        readings=_readings(task, shape, parameters) if coref else (),
-        patterns=_patterns(task, shape, parameters) if task.readout is Readout.TOKEN else (),
+        readings=_readings(task, run) if coref else (),
+        patterns=_patterns(task, shape, run) if token else (),
         parts=_shares(right, task.groups),
         by_length=_by_length(right, held.lengths) if held.lengths is not None else (),
         by_order=_by_order(right, task.animal_first),
@@ -217,13 +218,10 @@ def _inside(examples: Examples) -> np.ndarray:
     return np.arange(n)[None, :] < examples.lengths[:, None]
 
 
-def _sequences_right(
-    shape: network.Shape, parameters: Mapping[str, FloatArray], held: Examples
-) -> tuple[int, int]:
-    """How many held-out sequences have every answer right, of how many."""
-    guesses = network.forward(parameters, shape, held.ids, held.query).logits.argmax(axis=-1)
+def _sequences_right(right: np.ndarray, held: Examples) -> tuple[int, int]:
+    """How many held-out sequences have every answer right, of how many.  right: [N, n]"""
     answered = held.targets >= 0
-    whole = ((guesses == held.targets) | ~answered).all(axis=1)
+    whole = (right | ~answered).all(axis=1)
     return int(whole.sum()), len(held.ids)
 
 
@@ -276,12 +274,10 @@ def _ablations(
     )
 
 
-def _readings(
-    task: Task, shape: network.Shape, parameters: Mapping[str, FloatArray]
-) -> tuple[Reading, ...]:
-    """Layer 1's mean weight on the adjective, from the two nouns and from "it"."""
+def _readings(task: Task, run: network.Forward) -> tuple[Reading, ...]:
+    """Layer 1's mean weight on the adjective, from the two nouns and from "it" (``run``: the
+    held-out examples' forward pass)."""
     held = task.held_out
-    run = network.forward(parameters, shape, held.ids, held.query, lengths=held.lengths)
     weights = run.layers[0].weights[:, 0]  # [N, n, n]
     rows = np.arange(len(held.ids))
     inside = _inside(held)
@@ -310,11 +306,10 @@ def _accuracy(
     return float((logits.argmax(axis=-1) == examples.targets).mean())
 
 
-def _patterns(
-    task: Task, shape: network.Shape, parameters: Mapping[str, FloatArray]
-) -> tuple[Pattern, ...]:
+def _patterns(task: Task, shape: network.Shape, run: network.Forward) -> tuple[Pattern, ...]:
+    """Each head's score on the patterns its task calls for (``run``: the held-out examples'
+    forward pass)."""
     held = task.held_out
-    run = network.forward(parameters, shape, held.ids, held.query)
     n = held.ids.shape[1]
     found = []
     for layer, layer_pass in enumerate(run.layers, start=1):

@@ -24,7 +24,7 @@ class Snapshot:
     # On the held-out examples, as measured after step ``measured``: on those measured while
     # training (Task.check), or with ``on_all`` on every one of them.
     accuracy: float
-    measured: int  # held-out accuracy is measured every CHECK_EVERY steps and at the end
+    measured: int  # held-out accuracy is measured every Task.check_every steps and at the end
     # [probes, layers, heads, n]: each probe's focus row in every layer and head
     rows: tuple[FloatArray, ...]
     seconds: float  # time spent training so far (snapshots not counted)
@@ -91,16 +91,11 @@ class Trainer:
         return Snapshot(self.steps, loss, accuracy, measured, rows, self.seconds, on_all)
 
 
-#: Steps between measurements of held-out accuracy: each is a forward pass over every held-out
-#: example, costlier than a training step, so not after every one.
-CHECK_EVERY = 5
-
-
 def run(
     trainer: Trainer, *, max_steps: int, until: float | None, every_step: bool = True
 ) -> Iterator[Snapshot]:
     """Train, yielding a snapshot before the first step and after every step. Held-out
-    accuracy is measured every CHECK_EVERY steps and after the last; training stops after
+    accuracy is measured every Task.check_every steps and after the last; training stops after
     ``max_steps`` steps, or at the first measurement that reaches ``until`` (None: never
     early). Where only some held-out examples are measured while training (Task.check), a
     measurement that reaches ``until`` is confirmed on all of them before training stops.
@@ -119,7 +114,7 @@ def run(
         return
     while trainer.steps < max_steps:
         loss = trainer.step()
-        check = trainer.steps % CHECK_EVERY == 0 or trainer.steps == max_steps
+        check = trainer.steps % trainer.task.check_every == 0 or trainer.steps == max_steps
         snapshot = trainer.snapshot(loss, None if check else snapshot)
         reached = check and until is not None and snapshot.accuracy >= until
         if reached and not snapshot.on_all:

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 
 from attnviz.labels import occurrence_labels
 from attnviz.train.findings import Findings, ProbeFinding
-from attnviz.train.loop import CHECK_EVERY
 from attnviz.train.network import Shape
 from attnviz.train.tasks import Readout, Task
 
@@ -52,7 +51,7 @@ def start(task: Task, shape: Shape, *, seed: int) -> list[str]:
     if task.checked is not None:
         checked = (
             f" While training, held-out accuracy is measured on {len(task.checked):,} of them "
-            f"every {CHECK_EVERY} steps; the summary measures all."
+            f"every {task.check_every} steps; the summary measures all."
         )
     return [
         f"Task {task.name}: {task.summary}.",

@@ -90,7 +90,10 @@ class Task:
     groups: tuple[tuple[str, np.ndarray], ...] = ()
     # [held] bool: the animal comes first (coref), for accuracy by noun order; None otherwise.
     animal_first: np.ndarray | None = None
-    # The held-out rows measured while training (every CHECK_EVERY steps), when measuring all
+    # Steps between measurements of held-out accuracy while training: each is a forward pass
+    # over the held-out examples, costlier than a training step, so not after every one.
+    check_every: int = 5
+    # The held-out rows measured while training (every check_every steps), when measuring all
     # of them would cost more than the steps between; None: all. The summary measures all.
     checked: np.ndarray | None = None
 
@@ -152,6 +155,7 @@ def coref(readout: Readout = Readout.POINTER) -> Task:
         # At a constant 0.02 the pointer, past 99%, can swing its scores and lose the task for a
         # while (99.9% at step 125, 63% at 200); falling as 1/√t it keeps it.
         decay_steps=100 if readout is Readout.POINTER else None,
+        check_every=10,
         groups=(
             ("templates never trained on", made.held_template[held_out]),
             ("pairs never trained on, in trained templates", ~made.held_template[held_out]),

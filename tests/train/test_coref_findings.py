@@ -102,7 +102,7 @@ def test_the_positions_finding_says_what_its_number_allows(trained: training.Tra
 def test_the_data_line_says_what_is_measured_while_training(trained: training.Trained) -> None:
     (_, data, *_) = trained.summary()
     assert re.search(r"Data: [\d,]+ training examples of 8 to 16 words and [\d,]+ held out", data)
-    assert "held-out accuracy is measured on 1,024 of them every 5 steps" in data
+    assert "held-out accuracy is measured on 1,024 of them every 10 steps" in data
 
 
 def test_the_learning_rate_falls_as_one_over_the_root_of_the_step() -> None:
