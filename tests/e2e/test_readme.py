@@ -247,7 +247,7 @@ def test_the_model_layer_error_example_is_real(written_before: Callable[[str], P
 
 
 def test_pasted_output_is_real_output() -> None:
-    pasted = README.split("## What you see")[1].split("### An honest note")[0]
+    pasted = README.split("## What you see")[1].split("\n## ")[0]
     blocks = re.findall(r"```text\n(.*?)```", pasted, flags=re.DOTALL)
     assert len(blocks) == 2
     result = run("explain", "I am good", "--focus", "I")
