@@ -113,8 +113,8 @@ class Findings:
 def findings(task: Task, shape: network.Shape, parameters: Mapping[str, FloatArray]) -> Findings:
     held = task.held_out
     coref = task.name.startswith("coref")
-    # One forward pass over the held-out examples serves every measure of the model as trained.
-    run = network.forward(parameters, shape, held.ids, held.query, lengths=held.lengths)
+    # One pass over the held-out examples serves every measure of the model as trained.
+    run = network.measure(parameters, shape, held)
     right = np.asarray(run.logits.argmax(axis=-1) == held.targets)
     token = task.readout is Readout.TOKEN
     return Findings(
@@ -166,13 +166,11 @@ def _reliance(
     # argsort of random keys, padding's keys last: a permutation of each sentence's positions.
     keys = rng.random(held.ids.shape) + (np.arange(n)[None, :] >= lengths[:, None])
     shuffled = np.argsort(keys, axis=1)
-    logits = network.forward(
-        parameters, shape, held.ids, held.query, lengths=held.lengths, positions=shuffled
-    ).logits
+    logits = network.measure(parameters, shape, held, positions=shuffled).logits
     by_position = float((logits.argmax(axis=-1) == held.targets).mean())
 
     swapped, targets = _adjective_swapped(task)
-    logits = network.forward(parameters, shape, swapped, held.query, lengths=held.lengths).logits
+    logits = network.measure(parameters, shape, held, ids=swapped).logits
     follows = float((logits.argmax(axis=-1) == targets).mean())
     return (
         Reliance("with the words' positions shuffled", by_position, follows=False),
@@ -274,11 +272,11 @@ def _ablations(
     )
 
 
-def _readings(task: Task, run: network.Forward) -> tuple[Reading, ...]:
+def _readings(task: Task, run: network.Measured) -> tuple[Reading, ...]:
     """Layer 1's mean weight on the adjective, from the two nouns and from "it" (``run``: the
     held-out examples' forward pass)."""
     held = task.held_out
-    weights = run.layers[0].weights[:, 0]  # [N, n, n]
+    weights = run.weights[0][:, 0]  # [N, n, n]
     rows = np.arange(len(held.ids))
     inside = _inside(held)
     adjectives = {task.vocabulary.index(w) for w in (*ANIMAL_ADJECTIVES, *PLACE_ADJECTIVES)}
@@ -300,21 +298,19 @@ def _accuracy(
     examples: Examples,
     ablate: Mapping[int, np.ndarray],
 ) -> float:
-    logits = network.forward(
-        parameters, shape, examples.ids, examples.query, lengths=examples.lengths, ablate=ablate
-    ).logits
+    logits = network.measure(parameters, shape, examples, ablate=ablate).logits
     return float((logits.argmax(axis=-1) == examples.targets).mean())
 
 
-def _patterns(task: Task, shape: network.Shape, run: network.Forward) -> tuple[Pattern, ...]:
+def _patterns(task: Task, shape: network.Shape, run: network.Measured) -> tuple[Pattern, ...]:
     """Each head's score on the patterns its task calls for (``run``: the held-out examples'
     forward pass)."""
     held = task.held_out
     n = held.ids.shape[1]
     found = []
-    for layer, layer_pass in enumerate(run.layers, start=1):
+    for layer, layer_weights in enumerate(run.weights, start=1):
         for head in range(shape.n_heads):
-            weights = layer_pass.weights[:, head]  # [N, n, n]
+            weights = layer_weights[:, head]  # [N, n, n]
             for name, formula, score in _scores(task.name, weights, held.ids, n, layer):
                 found.append(Pattern(layer, head + 1, name, formula, score))
     return tuple(found)

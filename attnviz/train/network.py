@@ -271,6 +271,53 @@ def layer_backward(
     return d_x, gradients
 
 
+#: Examples per forward pass when a whole set is measured. A pass keeps every intermediate for
+#: the backward pass (about 10 KB an example per layer at n = 16, d_model 32), so measuring the
+#: 4,814 held-out sentences of coref at once would hold some 100 MB; chunks bound it.
+MEASURE_CHUNK = 512
+
+
+class Measured(NamedTuple):
+    """The readout and every layer's weights of a whole set of examples."""
+
+    logits: FloatArray  # pointer/word: [N, choices]; token: [N, n, vocabulary]
+    weights: tuple[FloatArray, ...]  # one [N, h, n, n] per layer
+
+
+def measure(
+    parameters: Mapping[str, FloatArray],
+    shape: Shape,
+    examples: Examples,
+    *,
+    ids: np.ndarray | None = None,
+    ablate: Mapping[int, np.ndarray] | None = None,
+    positions: np.ndarray | None = None,
+) -> Measured:
+    """``forward`` over every example, MEASURE_CHUNK at a time, keeping only the logits and the
+    weights.  ids: [N, n] in place of the examples' own (a changed sentence); ablate and
+    positions as in ``forward``, one row per example. Each example's numbers are its own (the
+    key mask keeps every row to its sentence), so the chunks change no result."""
+    ids = examples.ids if ids is None else ids
+    logits, weights = [], []
+    for start in range(0, len(ids), MEASURE_CHUNK):
+        part = slice(start, start + MEASURE_CHUNK)
+        run = forward(
+            parameters,
+            shape,
+            ids[part],
+            examples.query[part],
+            lengths=None if examples.lengths is None else examples.lengths[part],
+            ablate=None if ablate is None else {layer: at[part] for layer, at in ablate.items()},
+            positions=None if positions is None else positions[part],
+        )
+        logits.append(run.logits)
+        weights.append(tuple(layer_pass.weights for layer_pass in run.layers))
+    return Measured(
+        np.concatenate(logits),
+        tuple(np.concatenate(layer) for layer in zip(*weights, strict=True)),
+    )
+
+
 def accuracy(parameters: Mapping[str, FloatArray], shape: Shape, examples: Examples) -> float:
     """The share of answers the model gets right (argmax of its readout)."""
     right = correct(parameters, shape, examples)
@@ -282,7 +329,5 @@ def accuracy(parameters: Mapping[str, FloatArray], shape: Shape, examples: Examp
 def correct(parameters: Mapping[str, FloatArray], shape: Shape, examples: Examples) -> np.ndarray:
     """Whether each answer is right: [N] (pointer, word) or [N, n] (token: one per position,
     False where there is nothing to answer)."""
-    logits = forward(
-        parameters, shape, examples.ids, examples.query, lengths=examples.lengths
-    ).logits
+    logits = measure(parameters, shape, examples).logits
     return np.asarray(logits.argmax(axis=-1) == examples.targets)

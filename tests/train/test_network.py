@@ -129,6 +129,31 @@ def test_a_padded_batch_gives_each_sentence_the_numbers_it_has_alone() -> None:
         assert (together.logits[row, n:] == -np.inf).all()  # a pointer cannot point at padding
 
 
+def test_measuring_a_chunk_at_a_time_gives_the_numbers_of_one_pass() -> None:
+    """network.measure runs MEASURE_CHUNK examples a pass; its logits and weights are those of
+    one pass over every example, with the changes (ablation, positions, ids) applied to the right
+    rows. Two computations of different batch sizes may round differently in the BLAS kernel:
+    float64, within 1e-12 of numbers of order 1."""
+    task = tasks.coref()
+    shape = network.shape_of(task)
+    parameters = network.initial_parameters(shape, np.random.default_rng(2), np.float64)
+    held = task.held_out.take(np.arange(network.MEASURE_CHUNK * 2 + 37))
+    rng = np.random.default_rng(3)
+    ablate = {1: rng.random(held.ids.shape) < 0.3}
+    positions = np.argsort(rng.random(held.ids.shape), axis=1)
+    ids = np.where(rng.random(held.ids.shape) < 0.1, 1, held.ids)
+    whole = network.forward(
+        parameters, shape, ids, held.query, lengths=held.lengths, ablate=ablate, positions=positions
+    )
+    chunked = network.measure(parameters, shape, held, ids=ids, ablate=ablate, positions=positions)
+    assert chunked.logits.shape == whole.logits.shape == (len(held.ids), held.ids.shape[1])
+    finite = np.isfinite(whole.logits)
+    np.testing.assert_array_equal(np.isfinite(chunked.logits), finite)
+    np.testing.assert_allclose(chunked.logits[finite], whole.logits[finite], atol=1e-12)
+    for mine, theirs in zip(chunked.weights, whole.layers, strict=True):
+        np.testing.assert_allclose(mine, theirs.weights, atol=1e-12)
+
+
 def test_positions_can_be_given_and_shuffled_positions_change_x() -> None:
     task = tasks.reverse(np.random.default_rng(0))
     shape = network.shape_of(task)
