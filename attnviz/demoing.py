@@ -20,6 +20,7 @@ import numpy as np
 from attnviz.api import explained
 from attnviz.errors import AttnvizError
 from attnviz.explanation import Explanation
+from attnviz.labels import occurrence_labels
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import TraceOptions
@@ -44,7 +45,7 @@ def toy_reading(sentence: str, model: str, referent: str) -> ToyReading:
     run = trace_model(sentence, model)
     config, answered = run.toy_config, run.answered
     assert config is not None and answered is not None  # a toy model, "it" in the sentence
-    words = run.trace.tokens
+    words = occurrence_labels(run.trace.tokens)  # "the:1", "the:2", as every table names them
     focus, target = words.index(FOCUS), words.index(referent)
     looks = []
     for layer in run.trace.layers:
@@ -64,6 +65,7 @@ def toy_reading(sentence: str, model: str, referent: str) -> ToyReading:
         accuracy=config.held_out_accuracy,
         held_out=config.held_out_examples,
         trained_lengths=config.trained_lengths,
+        steps=config.steps,
     )
 
 

@@ -137,6 +137,16 @@ def occurrence_labels(tokens: Sequence[str]) -> list[str]:
     return labels
 
 
+def percent(share: float) -> str:
+    """A share as a percentage, to one decimal (99.3%), to two where one would round a share
+    below 1 up to 100.0% (99.96%), and never up to 100% below 1 (0.99999: 99.99%)."""
+    text = f"{share:.1%}"
+    if text != "100.0%" or share >= 1:
+        return text
+    text = f"{share:.2%}"
+    return text if text != "100.00%" else f"{math.floor(share * 10_000) / 100:.2f}%"
+
+
 def plural(count: int, noun: str) -> str:
     """``1 layer``, ``6 layers``."""
     return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -17,6 +17,7 @@ import numpy as np
 from attnviz.arguments import output_file
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, option
+from attnviz.labels import percent
 from attnviz.train import findings as measured
 from attnviz.train import loop, network, report, saving, tasks
 from attnviz.train.history import save_history
@@ -61,7 +62,7 @@ class Trained:
     def __repr__(self) -> str:
         return (
             f"<Trained {self.task.name}: seed {self.seed}, {self.steps} steps, held-out "
-            f"accuracy {report.percent(self.findings.accuracy)}>"
+            f"accuracy {percent(self.findings.accuracy)}>"
         )
 
     @property

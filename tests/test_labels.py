@@ -14,6 +14,7 @@ from attnviz.labels import (
     elide_marks,
     fit_label,
     fitting_prefix,
+    percent,
 )
 
 
@@ -52,3 +53,17 @@ def test_a_label_is_cut_by_code_points_as_well_as_cells() -> None:
     assert fit_label(word + ":2").endswith("…:2")
     assert len(fit_label("x\u0301\u0302" * 30, 6)) <= CODE_POINTS_PER_CELL * 6
     assert fit_label("e\u0301" * 4) == "e\u0301" * 4  # a short word with marks stays whole
+
+
+@pytest.mark.parametrize(
+    ("share", "text"),
+    [
+        (0.993, "99.3%"),
+        (1.0, "100.0%"),
+        (4812 / 4814, "99.96%"),  # one decimal would round it up to 100.0%
+        (0.99999, "99.99%"),  # two would too: never 100% below 1
+        (0.0004, "0.0%"),
+    ],
+)
+def test_a_share_below_1_never_reads_100_percent(share: float, text: str) -> None:
+    assert percent(share) == text

@@ -302,7 +302,8 @@ def _pointer_built_in(layer: int, name: str, focus: str) -> str:
         f"the softmax of those same scores, the answer's own distribution, which {name} was "
         f"trained to put on the answer: its w is the answer itself, not a finding about "
         f"attention. Nor does the answer read the last hidden state h: Δh is not the answer's "
-        f"change, TV is. This says nothing about whether attention explains the answer."
+        f"change, TV is. None of these built-in numbers says whether attention explains the "
+        "answer."
     )
 
 

@@ -67,25 +67,30 @@ def short_attention_caveat() -> str:
     )
 
 
-def readout_note(readout: str | None, words: Sequence[str], n_heads: int = 1) -> str | None:
+def readout_note(
+    readout: str | None, words: Sequence[str], n_heads: int = 1, *, present: bool = True
+) -> str | None:
     """What a toy model's answer is, for a picture's caption, from how it was trained to give
     it (``readout``, attnviz.provenance.READOUTS) at ``words`` ("it"); None for any other model.
+    ``present``: whether the sentence shown has one of those words.
 
-    A pointer readout's last layer was trained so that its row of the word IS the answer: a
-    weight of 1.00 there is what training asked for, not something the picture discovers. A
-    word or token readout names its answer with an output layer, and no row was trained to
-    look at it.
+    A pointer readout's last layer was trained so that its row of the word IS the answer: the
+    word that row weighs most is the answer by construction, not something the picture
+    discovers. A word or token readout names its answer with an output layer, and no row was
+    trained to look at it.
 
     >>> print(readout_note("pointer", ["it"]))  # doctest: +NORMALIZE_WHITESPACE
-    The last layer's row of "it" is the model's answer, because it was trained to point: a
-    weight of 1.00 there is by construction, not a discovery.
+    The last layer's row of "it" is the model's answer, because it was trained to point: the
+    word it weighs most there is the answer by construction, not a discovery.
     """
     asked = " or ".join(f'"{word}"' for word in words) or "the word asked about"
+    if readout in ("pointer", "word") and not present:
+        return f"The model answers at {asked}; this sentence has none, so no row here is an answer."
     if readout == "pointer":
         row = "The last layer's row" if n_heads == 1 else "Head 1's row in the last layer"
         return (
-            f"{row} of {asked} is the model's answer, because it was trained to point: a weight "
-            "of 1.00 there is by construction, not a discovery."
+            f"{row} of {asked} is the model's answer, because it was trained to point: the word "
+            "it weighs most there is the answer by construction, not a discovery."
         )
     if readout == "word":
         return (

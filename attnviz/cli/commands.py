@@ -457,14 +457,15 @@ def demo(
         bool,
         typer.Option(
             "--model/--no-model",
-            help="Use all-MiniLM-L6-v2 for the 'it' example when installed.",
+            help="End with all-MiniLM-L6-v2, a real pretrained model, when it is installed.",
         ),
     ] = True,
 ) -> None:
-    """The classic examples in order, each with a sentence of context.
+    """A ten-minute class on attention, screen by screen, each with a sentence of context.
 
-    "I am good" step by step; "Thinking Machines"; "it" in "The animal didn't cross the street
-    because it was too tired"; a cross-attention example; the √d_k experiment.
+    "I am good" step by step; "The animal didn't cross the street because it was too tired" with
+    random weights; coref, trained to point, on it and on "…too wide"; coref-word, the right
+    answer with attention elsewhere; coref trained live; all-MiniLM-L6-v2 when installed.
 
     Example: attnviz demo --step
     """

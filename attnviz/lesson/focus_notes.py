@@ -60,7 +60,7 @@ def own_word(lesson: LessonWriter, owner: str) -> str:
     focus = selection.focus
     assert focus is not None
     padding = trace.provenance.masking.padding
-    heads = list(selection.heads)
+    heads = list(lesson.lesson_heads)  # those whose bars the focus view has just shown
     own = self_argmax_rows(trace.weights, trace.mask, padding=padding)[heads]  # [heads, n]
     counted = counted_rows(trace.weights, trace.mask, padding=padding)[heads]
     count, total = int(own.sum()), int(counted.sum())

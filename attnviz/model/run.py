@@ -322,7 +322,7 @@ def _load_toy(
     # The weights first: a config.json that disagrees with them is named as such, not as a
     # sentence too long for positions it misstates.
     weights = toy.load_weights(folder, config, DTYPES[dtype])
-    encoding = toy.encode(sentence, config)
+    encoding = toy.encode(sentence, config, name=name, config_path=path)
     provenance = Provenance(
         embeddings=EmbeddingsOrigin(EmbeddingsKind.MODEL, architecture=toy.MODEL_TYPE, layer=1),
         weights=WeightsOrigin(
@@ -347,7 +347,9 @@ def _toy_run(loaded: LoadedModel, config: toy.ToyConfig, trace: ModelTrace) -> M
     focus = next((w for w in config.focus_words if w in tokens), None)
     answered = None
     if focus is not None and config.readout != "token":
-        answered = (focus, toy.answer(loaded.weights, config, trace, tokens.index(focus)))
+        # The model answers at the first occurrence, named as the tables name it ("it:1").
+        label = focus if tokens.count(focus) == 1 else f"{focus}:1"
+        answered = (label, toy.answer(loaded.weights, config, trace, tokens.index(focus)))
     about = toy_about.about(config, loaded.name, answered, words=len(tokens))
     # Every layer's provenance says what the model is, for the lesson's header.
     layers = tuple(

@@ -232,9 +232,14 @@ def _fraction(data: Mapping[str, Any], name: str) -> float:
 # -- the sentence -------------------------------------------------------------------------------
 
 
-def encode(sentence: str, config: ToyConfig) -> Encoding:
+def encode(
+    sentence: str, config: ToyConfig, *, name: str | None = None, config_path: Path | None = None
+) -> Encoding:
     """The sentence as the toy model reads it: lowercased, split at spaces, punctuation at
-    either end of a word dropped (a word of punctuation alone with it), each word one id."""
+    either end of a word dropped (a word of punctuation alone with it), each word one id.
+    ``name`` and ``config_path``: the model as the person named it and where its vocabulary is
+    listed, for a refusal."""
+    model = f"the {config.task} model" if name is None else f"{name} ({option('model', name)})"
     tokens, offsets = [], []
     start = 0
     for piece in sentence.split():
@@ -254,10 +259,11 @@ def encode(sentence: str, config: ToyConfig) -> Encoding:
         named = ", ".join(repr(clipped(word)) for word in unknown[:8])
         if len(unknown) > 8:
             named += f" and {len(unknown) - 8} more"
+        listed = "its config.json" if config_path is None else str(config_path)
         raise AttnvizError(
-            f"{option('model')}: this {config.task} model knows only its "
-            f"{len(config.vocabulary)} words, not {named}; use words such as "
-            f"{' '.join(sample_of(config.vocabulary))} (all are in its config.json)."
+            f"The sentence has words that {model} does not know: {named}. It knows only its "
+            f"{len(config.vocabulary)} words; use words such as "
+            f"{' '.join(sample_of(config.vocabulary))} (all are listed in {listed})."
         )
     if len(tokens) > config.max_positions:
         trained = (
@@ -266,7 +272,7 @@ def encode(sentence: str, config: ToyConfig) -> Encoding:
             else f"it has {config.max_positions} learned positions"
         )
         raise AttnvizError(
-            f"{option('model')}: the sentence has {len(tokens)} words; this model reads at most "
+            f"The sentence has {len(tokens)} words; {model} reads at most "
             f"{config.max_positions} ({trained}). Shorten it."
         )
     return Encoding(

@@ -4,8 +4,7 @@ lesson's header says it, and the demo."""
 
 from __future__ import annotations
 
-import math
-
+from attnviz.labels import percent
 from attnviz.model.toy import ToyConfig
 
 
@@ -51,7 +50,13 @@ def _answered(answered: tuple[str, str] | None) -> str:
     if answered is None:
         return ""
     focus, answer = answered
-    return f' In this sentence its answer at "{focus}" is "{answer}".'
+    if ":" not in focus:
+        return f' In this sentence its answer at "{focus}" is "{answer}".'
+    word = focus.rsplit(":", 1)[0]
+    return (
+        f' This sentence has "{word}" more than once, and every sentence it was trained on had '
+        f'one; its answer at the first, "{focus}", is "{answer}".'
+    )
 
 
 def _readout(config: ToyConfig, focus: str) -> str:
@@ -79,10 +84,8 @@ def _accuracy(config: ToyConfig) -> str:
     """How many held-out examples it gets right: a count and a percentage that never rounds up
     to 100%; a token readout's share is of its answers, one at each position, not of whole
     sequences, so it is said as such."""
-    percent = f"{config.held_out_accuracy:.1%}"
-    if config.held_out_accuracy < 1 and percent == "100.0%":
-        percent = f"{math.floor(config.held_out_accuracy * 1000) / 10:.1f}%"
+    share = percent(config.held_out_accuracy)
     if config.readout == "token":
-        return f"it gets {percent} of their answers right, one answer at each position"
+        return f"it gets {share} of their answers right, one answer at each position"
     right = round(config.held_out_accuracy * config.held_out_examples)
-    return f"it answers {right:,} of {config.held_out_examples:,} ({percent}) right"
+    return f"it answers {right:,} of {config.held_out_examples:,} ({share}) right"

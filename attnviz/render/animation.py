@@ -17,6 +17,7 @@ import numpy as np
 
 from attnviz.analysis.caveats import readout_note
 from attnviz.files import atomic_write
+from attnviz.labels import percent
 from attnviz.render.figures.captions import caption_height, caption_lines, draw_caption
 from attnviz.render.figures.fonts import text_width
 from attnviz.render.figures.saving import new_figure, place_axes
@@ -139,7 +140,7 @@ def save_animation(task: Task, snapshots: Sequence[Snapshot], path: Path) -> Non
     images = []
     for snapshot in frames:
         canvas.restore_region(background)  # type: ignore[attr-defined]
-        accuracy = report.percent(snapshot.accuracy)
+        accuracy = percent(snapshot.accuracy)
         title.set_text(f"{task.name} · step {snapshot.step} · held-out accuracy {accuracy}")
         figure.draw_artist(title)
         for drawn, probe, layer in bars:

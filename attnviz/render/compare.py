@@ -83,8 +83,8 @@ def _introduction(
             "w_B(only in B)|), the words only one sentence has counting together as one. "
             "It is the share of the weight that moves: 0, the same row; 1, no weight on the "
             f"same words. {name!r} moves in a head when the word it gives most weight in A is "
-            "not the one it gives most weight in B (a word only A has and one only B has in "
-            "the same place, as a word that was changed, count as the same)."
+            "not the one it gives most weight in B (a changed word, one only A has where B "
+            "has one of its own, counts as the same word)."
         ),
     )
 

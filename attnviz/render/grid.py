@@ -122,7 +122,7 @@ def layers_text(
     notes = [
         *GRID_NAMES[measure][2],
         *([TYPES_PHRASE] if typed else []),
-        *readout_sentences(first.provenance.weights, first.n_heads),
+        *readout_sentences(first.provenance.weights, first.n_heads, first.tokens),
         *([short_attention_caveat()] if is_trained(first) else []),
     ]
     return FigureText(

@@ -10,6 +10,7 @@ import numpy as np
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
+from attnviz.analysis.caveats import attention_caveat, readout_note
 from attnviz.analysis.head_types import (
     POSITION_THRESHOLD,
     HeadType,
@@ -55,6 +56,12 @@ def render_heads(
             Text(f"—: no baseline and no spec, because {_why_no_baseline(first, focus)}."),
         )
     weights = first.provenance.weights
+    if not weights.is_random and weights.model is not None:
+        # A trained model's heads are being read: what a toy model's answer is, then the caution.
+        answered = readout_note(weights.readout, weights.answers_at or (ranking.focus,))
+        if answered is not None:
+            parts += [Text(), *paragraphs(console, Text(answered))]
+        parts += [Text(), *paragraphs(console, Text(attention_caveat(repr(focus)), style="yellow"))]
     if weights.is_random:
         # A checkpoint given with --model can be untrained too: its config.json says so.
         advice = (

@@ -89,5 +89,5 @@ def heatmap_text(
         sentence,
         about=(*cross, *drawn.phrases, weights_phrase(origin)),
         facts=tuple(facts),
-        notes=(*readout_sentences(origin, trace.n_heads), *drawn.caption),
+        notes=(*readout_sentences(origin, trace.n_heads, trace.tokens), *drawn.caption),
     )

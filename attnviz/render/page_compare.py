@@ -78,8 +78,8 @@ def compare_data(compared: ComparedWith, selection: Selection, decimals: int) ->
         "½·(Σ_j |w_A(j) − w_B(j)| over the shared words j + |w_A(only in A) − w_B(only in B)|), "
         "the share of the weight that moves: 0, the same row; 1, no weight on the same words. "
         f"“{focus}” moves in a head when the word it gives most weight in A is not the one it "
-        "gives most weight in B (a word only A has and one only B has in the same place count "
-        "as the same)."
+        "gives most weight in B (a changed word, one only A has where B has one of its own, "
+        "counts as the same word)."
     )
     changes = [
         _change(change, labels_a, labels_b, comparison, selection.heads, decimals)

@@ -149,7 +149,7 @@ def build_lines_figure(trace: AttentionTrace, selection: Selection) -> Figure:
         # A trained model's lines are read as explanations: the caution, and what a toy
         # model's answer is, in the caption.
         notes=(
-            *readout_sentences(origin, trace.n_heads),
+            *readout_sentences(origin, trace.n_heads, trace.tokens),
             *([short_attention_caveat()] if is_trained(trace) else []),
         ),
     )

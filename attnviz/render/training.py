@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from attnviz.arrays import FloatArray
+from attnviz.labels import percent
 from attnviz.train import report
 from attnviz.train.loop import Snapshot
 from attnviz.train.tasks import Probe, Task
@@ -137,7 +138,7 @@ class TrainingView:
             (f"{snapshot.loss:6.3f}", "bold"),
             ("   held-out ", "dim"),
             (
-                report.percent(snapshot.accuracy),
+                percent(snapshot.accuracy),
                 "bold green" if snapshot.accuracy >= 0.99 else "bold",
             ),
             (f" (at step {snapshot.measured})", "dim"),

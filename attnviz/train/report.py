@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attnviz.labels import occurrence_labels
+from attnviz.labels import occurrence_labels, percent
 from attnviz.train.findings import Findings, ProbeFinding
 from attnviz.train.network import Shape
 from attnviz.train.tasks import Readout, Task
@@ -19,12 +19,6 @@ READOUTS = {
     Readout.TOKEN: "token: an output layer reads X at every position after the last layer and "
     "names a token of the vocabulary",
 }
-
-
-def percent(share: float) -> str:
-    """99.95%, never "100.0%" for a share below 1."""
-    text = f"{share:.1%}"
-    return f"{share:.2%}" if text == "100.0%" and share < 1 else text
 
 
 def quoted(word: str) -> str:
@@ -220,7 +214,9 @@ def _path_lines(task: Task, found: Findings) -> list[str]:
         return []
     at_it, at_nouns = found.ablations
     chance = (
-        "naming one of the sentence's two nouns at random scores 50%"
+        # Its output layer names one of all the task's nouns, not of the sentence's two.
+        f"naming one of its {len(task.classes)} nouns at random scores "
+        f"{percent(1 / len(task.classes))}, one of the sentence's two 50%"
         if task.readout is Readout.WORD
         else "pointing at one of the two nouns at random scores 50%"
     )

@@ -33,3 +33,19 @@ def test_a_pointer_of_several_heads_names_head_1() -> None:
 def test_every_readout_has_its_sentence_and_other_models_none(readout: str | None) -> None:
     note = readout_note(readout, ["it"])
     assert (note is None) is (readout is None)
+
+
+def test_a_sentence_without_the_word_gets_no_row_called_an_answer() -> None:
+    for readout in ("pointer", "word"):
+        note = readout_note(readout, ["it"], present=False)
+        assert (
+            note
+            == 'The model answers at "it"; this sentence has none, so no row here is an answer.'
+        )
+
+
+def test_the_pointer_note_claims_no_particular_weight() -> None:
+    """The row is the answer whatever its largest weight (0.58 on a sentence unlike any trained
+    on), so the note names no number."""
+    note = readout_note("pointer", ["it"])
+    assert note is not None and not any(character.isdigit() for character in note)

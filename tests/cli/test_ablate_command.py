@@ -67,7 +67,7 @@ def test_coref() -> None:
     assert "Built in, not measured: layer 2's head 1 IS coref's answer." in words
     assert "so changing or removing an output of layer 2 cannot change the answer" in words
     assert "its w is the answer itself, not a finding about attention" in words
-    assert "This says nothing about whether attention explains the answer." in words
+    assert "None of these built-in numbers says whether attention explains the answer." in words
     assert (
         "Measured: only L1 H1, the one head before layer 2, can change the answer. Uniform "
         "weights there (0.90 on 'tired') change it by TV 0.009" in words

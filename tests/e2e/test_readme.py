@@ -279,3 +279,30 @@ def test_hostile_input_example_is_real_output() -> None:
     real = [line.rstrip() for line in result.stdout.splitlines()]
     for line in lines[1:]:
         assert line in real, line
+
+
+def test_the_four_things_quote_the_numbers_the_commands_print() -> None:
+    """The README's "Four things introductions say" quotes numbers that change when a model is
+    retrained or a count's rules change: each is checked against the command it names."""
+    four = README.split("### Four things introductions say")[1].split("\n## ")[0]
+    prose = " ".join(four.split())
+    step = run("train", "coref", "--explain-step")
+    rows = [line.split() for line in step.stdout.splitlines()]
+    table = rows[next(i for i, row in enumerate(rows) if row[:3] == ["w", "∂L/∂w", "∂L/∂s"]) + 2 :]
+    gradient = ", ".join(row[2].replace("-", "−") for row in table[:3])
+    backward = ", ".join(row[3].replace("-", "−") for row in table[:3])
+    assert f"∂L/∂w = {gradient}, … and ∂L/∂s = {backward}, …" in prose
+    it = "The animal didn't cross the street because it was too tired"
+    for arguments, count in (
+        (
+            ("explain", it, "--full"),
+            re.search(r"--full`'s focus view counts (\d+ of \d+) rows", prose),
+        ),
+        (
+            ("explain", "--model", "coref", it),
+            re.search(r"`explain --model coref` (\d+ of \d+)", prose),
+        ),
+    ):
+        assert count is not None
+        said = " ".join(run(*arguments).stdout.split())
+        assert f"Counted here: {count[1]} rows" in said, arguments

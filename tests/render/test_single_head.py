@@ -203,3 +203,12 @@ def test_a_models_word_pieces_fit_one_heads_picture(measure: str) -> None:
     assert isinstance(figure, Figure)
     assert (figure.get_size_inches() * DPI).round().tolist() == [1920, 1080]
     assert_readable(figure)  # 15 pieces, "because" turned at the labels' largest size
+
+
+@pytest.mark.slow
+def test_a_coref_picture_of_a_sentence_without_it_calls_no_row_the_answer() -> None:
+    figure = attnviz.heatmap(attnviz.explain("the animal crossed the street", model="coref"))
+    assert isinstance(figure, Figure)
+    caption = caption_of(figure)
+    assert "this sentence has none, so no row here is an answer" in caption
+    assert POINTER is not None and POINTER not in caption

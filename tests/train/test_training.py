@@ -10,6 +10,7 @@ import pytest
 
 from attnviz import training
 from attnviz.errors import AttnvizError
+from attnviz.labels import percent
 from attnviz.train import network, report
 from attnviz.train.tasks import Readout
 
@@ -101,7 +102,7 @@ def test_the_path_sentence_follows_the_ablation_numbers(coref: training.Trained)
     assert nouns.sum() >= len(held.ids) // 8  # the seeds' nouns appear in many sentences
     lines = report.finish(coref.task, coref.findings, steps=coref.steps, seconds=coref.seconds)
     path = next(line for line in lines if line.startswith("Where does the last layer need"))
-    assert report.percent(at_it.accuracy) in path and report.percent(at_nouns.accuracy) in path
+    assert percent(at_it.accuracy) in path and percent(at_nouns.accuracy) in path
     verdict = lines[lines.index(path) + 2]
     cost_it = coref.findings.accuracy - at_it.accuracy
     cost_nouns = coref.findings.accuracy - at_nouns.accuracy

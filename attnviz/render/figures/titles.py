@@ -144,10 +144,14 @@ def pieces_text(trace: AttentionTrace) -> str:
     return printable(" ".join(words)) if words else sentence_text(trace.tokens)
 
 
-def readout_sentences(origin: WeightsOrigin, n_heads: int) -> tuple[str, ...]:
+def readout_sentences(
+    origin: WeightsOrigin, n_heads: int, tokens: Sequence[str] | None = None
+) -> tuple[str, ...]:
     """What a toy model's answer is (attnviz.analysis.caveats.readout_note), for a caption:
-    one sentence for attnviz's toy models, none for any other weights."""
-    note = readout_note(origin.readout, origin.answers_at, n_heads)
+    one sentence for attnviz's toy models, none for any other weights. ``tokens``: the
+    sentence shown, when it may lack the word the model answers at."""
+    present = tokens is None or any(word in tokens for word in origin.answers_at)
+    note = readout_note(origin.readout, origin.answers_at, n_heads, present=present)
     return () if note is None else (note,)
 
 
