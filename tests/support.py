@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import settings
 
@@ -75,3 +76,16 @@ def one_error_line(stderr: str, *fragments: str) -> str:
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
     return lines[0]
+
+
+def product_atol(a: np.ndarray, b: np.ndarray) -> float:
+    """How far apart two evaluations of the product a·b may be, element by element, when they
+    add each element's k terms in different orders: the trace's stacked product beside a
+    test's ``a @ b``, another BLAS kernel (numpy's OpenBLAS picks one per CPU), another row of
+    the same product (a kernel's tile edge). Each is within γ_k·Σ_k |a_ik·b_kj| of the exact
+    sum, γ_k = k·u / (1 − k·u) with u = eps / 2 (Higham, Accuracy and Stability of Numerical
+    Algorithms, 2nd ed., eq. 3.5), so two of them within 2·γ_k of the largest Σ_k |a_ik·b_kj|:
+    a few ulps of the largest term times k, never more.  [..., n, k], [..., k, m] -> float"""
+    k = a.shape[-1]
+    unit = float(np.finfo(np.result_type(a, b)).eps) / 2
+    return 2 * k * unit / (1 - k * unit) * float(np.max(np.abs(a) @ np.abs(b)))
