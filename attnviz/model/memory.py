@@ -1,16 +1,17 @@
 """Freed memory kept for the next forward pass instead of handed back to the system.
 
-A forward pass keeps every intermediate of every layer (21 MB for all-MiniLM-L6-v2 at 128
-tokens), and a loop over sentences frees one pass's trace as the next pass makes its own. glibc's
-malloc gives the top of its heap back to the system once more than its trim threshold is free
-there, and serves the largest blocks from mappings it unmaps when they are freed; its defaults
-move with the sizes it has seen. Whether a freed trace goes back to the system then depends on
-where in the heap it happened to lie, and when it does, the next pass faults every page in again,
-zeroed: 10.6 MB of page faults per pass, 4 ms of a 30 ms MiniLM pass, appeared or vanished with a
-change of a module's path. So model mode asks glibc, once, to serve blocks of up to 32 MB from the
-heap and to keep up to 64 MB of freed memory at its top for reuse: the pages of one pass are
-those of the next, whatever the layout. Memory in use is the same; freed memory beyond 64 MB at
-the top of the heap still goes back to the system.
+A forward pass keeps every intermediate of every layer (21 MB for all-MiniLM-L6-v2 at 128 tokens),
+and a loop over sentences frees one pass's trace as the next pass makes its own. glibc's malloc
+gives the top of its heap back to the system once more than its trim threshold is free there, and
+serves the largest blocks from mappings it unmaps when they are freed; its defaults move with the
+sizes it has seen. Whether a freed trace goes back to the system then depends on where in the heap
+it happened to lie, and when it does, the next pass faults every page in again, zeroed: 10.6 MB of
+page faults per pass, 4 ms of a 30 ms MiniLM pass, appeared or vanished with a change of a module's
+path. Training a toy model (attnviz.train) frees and makes again arrays of a few MB at every step
+and every held-out check the same way. So model mode and training ask glibc, once, to serve blocks
+of up to 32 MB from the heap and to keep up to 64 MB of freed memory at its top for reuse: the pages
+of one pass are those of the next, whatever the layout. Memory in use is the same; freed memory
+beyond 64 MB at the top of the heap still goes back to the system.
 
 Other C libraries (macOS, musl, Windows) have no such thresholds or no ``mallopt``: nothing to do.
 Nor when the process was started with malloc settings of its own (MALLOC_* variables or glibc's
@@ -35,7 +36,7 @@ TRIM_THRESHOLD = 64 * 1024 * 1024
 @functools.cache
 def keep_freed_memory() -> bool:
     """Ask glibc, once per process, to keep freed blocks for reuse; True when it agreed. Each
-    architecture's forward pass calls it."""
+    architecture's forward pass calls it, and so does a Trainer when it is made."""
     if not _is_glibc() or _tuned_by_the_user():
         return False
     try:

@@ -247,15 +247,22 @@ class _Demo:
             [list(zip(r.words, r.last_row, strict=True)) for r in readings],
         )
         elsewhere = [r for r in readings if r.looks[-1].word != r.referent]
+        on_answer = [r for r in readings if r.looks[-1].word == r.referent]
         if elsewhere:
-            landed = " and ".join(
-                f"{quoted(r.looks[-1].word)} ({r.looks[-1].weight:.2f}; {quoted(r.referent)} "
-                f"{r.looks[-1].other_weight:.2f})"
+            landed = "; ".join(
+                f'in "…{r.sentence.split()[-1]}" on {quoted(r.looks[-1].word)} '
+                f"({r.looks[-1].weight:.2f}; {quoted(r.referent)} {r.looks[-1].other_weight:.2f})"
                 for r in elsewhere
             )
+            also = "".join(
+                f'; in "…{r.sentence.split()[-1]}" it does land on {quoted(r.referent)}, '
+                "which nothing trained it to"
+                for r in on_answer
+            )
             self.say(
-                f'Its last layer\'s row of "it" lands on {landed}: right answer, attention '
-                "elsewhere. A weight says where a word reads from, not what the model used.",
+                f'Its last layer\'s row of "it" lands {landed}: right answer, attention '
+                f"elsewhere{also}. A weight says where a word reads from, not what the model "
+                "used.",
                 "yellow",
             )
         else:

@@ -52,15 +52,8 @@ def draw_head(axes: Axes, weights: NDArray[np.float64], name: str, panels: Panel
     """One panel titled ``name`` of weights [n_query, n_key]: rows are query words, columns key
     words, coloured as ``panels.colours`` says, each value printed when it fits; the focus
     word's label in bold."""
-    layout, colours = panels.layout, panels.colours
-    image = axes.imshow(
-        colours.colours_of(weights),
-        cmap=panels.cmap,
-        vmin=0.0,
-        vmax=colours.top,
-        interpolation="nearest",
-        aspect="auto",  # the axes are already the cells' shape
-    )
+    layout = panels.layout
+    image = show_weights(axes, weights, panels)
     axes.set_title(name, fontsize=layout.head_font, fontweight="bold", pad=4)
     label_words(axes, panels.column_labels, layout.x, layout.tick_font, x=True)
     label_words(axes, panels.row_labels, layout.y, layout.tick_font, x=False, keep=panels.focus_row)
@@ -69,6 +62,19 @@ def draw_head(axes: Axes, weights: NDArray[np.float64], name: str, panels: Panel
     if layout.values.shown:
         draw_values(axes, weights, cell_colours(image), layout.values.font, layout.values.compact)
     return image
+
+
+def show_weights(axes: Axes, weights: NDArray[np.float64], panels: Panels) -> AxesImage:
+    """Weights [rows, columns] as coloured cells, on the picture's colour scale."""
+    colours = panels.colours
+    return axes.imshow(
+        colours.colours_of(weights),
+        cmap=panels.cmap,
+        vmin=0.0,
+        vmax=colours.top,
+        interpolation="nearest",
+        aspect="auto",  # the axes are already the cells' shape
+    )
 
 
 def cell_colours(image: AxesImage) -> NDArray[np.float64]:

@@ -36,6 +36,7 @@ from attnviz.render.head_panel import (
     draw_cell_lines,
     draw_head,
     panel_labels,
+    show_weights,
 )
 from attnviz.render.heatmap_layout import (
     MARGIN,
@@ -250,15 +251,8 @@ def _draw_focus(
     """The focus word's row of weights in each panel: [len(names), n_key], each row labelled
     by ``names`` ("head 1"), the panel titled ``title``; under it the key words, the one at
     ``keep`` in bold."""
-    layout, colours = panels.layout, panels.colours
-    image = axes.imshow(
-        colours.colours_of(weights),
-        cmap=panels.cmap,
-        vmin=0.0,
-        vmax=colours.top,
-        aspect="auto",
-        interpolation="nearest",
-    )
+    layout = panels.layout
+    image = show_weights(axes, weights, panels)
     axes.set_title(
         title, fontsize=layout.head_font, fontweight="bold", pad=4, parse_math=False
     )  # fmt: skip

@@ -166,11 +166,11 @@ def _reliance(
     # argsort of random keys, padding's keys last: a permutation of each sentence's positions.
     keys = rng.random(held.ids.shape) + (np.arange(n)[None, :] >= lengths[:, None])
     shuffled = np.argsort(keys, axis=1)
-    logits = network.measure(parameters, shape, held, positions=shuffled).logits
+    logits = network.measure(parameters, shape, held, positions=shuffled, answer_only=True).logits
     by_position = float((logits.argmax(axis=-1) == held.targets).mean())
 
     swapped, targets = _adjective_swapped(task)
-    logits = network.measure(parameters, shape, held, ids=swapped).logits
+    logits = network.measure(parameters, shape, held, ids=swapped, answer_only=True).logits
     follows = float((logits.argmax(axis=-1) == targets).mean())
     return (
         Reliance("with the words' positions shuffled", by_position, follows=False),
@@ -298,7 +298,7 @@ def _accuracy(
     examples: Examples,
     ablate: Mapping[int, np.ndarray],
 ) -> float:
-    logits = network.measure(parameters, shape, examples, ablate=ablate).logits
+    logits = network.measure(parameters, shape, examples, ablate=ablate, answer_only=True).logits
     return float((logits.argmax(axis=-1) == examples.targets).mean())
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from attnviz.arrays import FloatArray
+from attnviz.model.memory import keep_freed_memory
 from attnviz.train import network
 from attnviz.train.adam import Adam
 from attnviz.train.tasks import Task
@@ -43,6 +44,10 @@ class Trainer:
     seconds: float = field(init=False, default=0.0)
 
     def __post_init__(self) -> None:
+        # Each step and each held-out check frees arrays of a few MB that the next one makes
+        # again: kept by malloc for reuse, they are not faulted in anew every time (a second
+        # of system time in a 3 s run of the word readout, 0.1 s with them kept).
+        keep_freed_memory()
         self._rng = np.random.default_rng(self.seed)
         self.shape = network.shape_of(self.task)
         self.parameters = network.initial_parameters(self.shape, self._rng)

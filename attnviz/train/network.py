@@ -128,6 +128,7 @@ def forward(
     lengths: np.ndarray | None = None,
     ablate: Mapping[int, np.ndarray] | None = None,
     positions: np.ndarray | None = None,
+    answer_only: bool = False,
 ) -> Forward:
     """Every layer on a batch.  ids: [B, n] ints; query: [B] the focus positions.
 
@@ -138,27 +139,48 @@ def forward(
     residual stream carries X_{l−1} unchanged there (to measure which path carries what).
     positions: [B, n] which row of P each word gets (default 0, 1, …, n − 1): shuffled, they
     measure how much the model relies on word order.
+    answer_only: the last layer computes only the focus word's row (pointer and word readouts:
+    the answer reads nothing else), so its LayerPass and ``output`` hold one row, [B, h, 1, …]
+    and [B, 1, d_model]: the same answers for a third less work, where only they are wanted.
     """
     n = ids.shape[1]
     x = parameters["E"][ids] + parameters["P"][np.arange(n) if positions is None else positions]
     mask = sentence_mask(n, lengths, causal=shape.causal)
+    rows = np.arange(len(query))
     passes = []
     for layer in range(1, shape.n_layers + 1):
+        # The focus rows alone: q_i and everything after it depend on row i only (and on
+        # every key and value), so the answer is the same as with every row computed.
+        focus = answer_only and layer == shape.n_layers and shape.readout is not Readout.TOKEN
         w_q, w_k, w_v, w_o = (parameters[key] for key in layer_keys(layer))
-        q, k, v = (_projected(x, w) for w in (w_q, w_k, w_v))
+        q = _projected(x[rows, query][:, np.newaxis] if focus else x, w_q)
+        k, v = (_projected(x, w) for w in (w_k, w_v))
         scores = attention_scores(q, k)
         scaled = scale_scores(scores, shape.d_k)
         if mask is not None:
-            scaled = mask_scores(scaled, mask)
+            scaled = mask_scores(scaled, _focus_mask(mask, rows, query, n) if focus else mask)
         weights = softmax(scaled)
         z = weigh_values(weights, v)
         concat = concat_heads(z)
         output = project_out(concat, w_o)
         if ablate is not None and layer in ablate:
-            output = np.where(ablate[layer][..., np.newaxis], 0.0, output)
+            zeroed = ablate[layer][rows, query][:, np.newaxis] if focus else ablate[layer]
+            output = np.where(zeroed[..., np.newaxis], 0.0, output)
         passes.append(LayerPass(x, q, k, v, scores, scaled, weights, z, concat))
-        x = x + output
-    return Forward(tuple(passes), x, _logits(parameters, shape, passes[-1], x, query))
+        x = (x[rows, query][:, np.newaxis] if focus else x) + output
+    last_rows = (
+        np.zeros_like(query) if answer_only and shape.readout is not Readout.TOKEN else query
+    )
+    return Forward(tuple(passes), x, _logits(parameters, shape, passes[-1], x, last_rows))
+
+
+def _focus_mask(mask: np.ndarray, rows: np.ndarray, query: np.ndarray, n: int) -> np.ndarray:
+    """The focus rows of a key mask: [n, n], [B, 1, 1, n] or [B, 1, n, n] -> [B, 1, 1, n]."""
+    batch = len(query)
+    full = np.broadcast_to(mask, (batch, 1, n, n)) if mask.ndim < 4 else mask
+    if full.shape[2] == 1:  # padding only: the same keys for every row
+        return full
+    return full[rows, :, query][:, :, np.newaxis, :]
 
 
 def sentence_mask(n: int, lengths: np.ndarray | None, *, causal: bool) -> np.ndarray | None:
@@ -292,11 +314,13 @@ def measure(
     ids: np.ndarray | None = None,
     ablate: Mapping[int, np.ndarray] | None = None,
     positions: np.ndarray | None = None,
+    answer_only: bool = False,
 ) -> Measured:
     """``forward`` over every example, MEASURE_CHUNK at a time, keeping only the logits and the
-    weights.  ids: [N, n] in place of the examples' own (a changed sentence); ablate and
-    positions as in ``forward``, one row per example. Each example's numbers are its own (the
-    key mask keeps every row to its sentence), so the chunks change no result."""
+    weights.  ids: [N, n] in place of the examples' own (a changed sentence); ablate,
+    positions and answer_only as in ``forward``, one row per example (with answer_only the
+    last layer's weights are the focus rows alone, [N, h, 1, n]). Each example's numbers are
+    its own (the key mask keeps every row to its sentence), so the chunks change no result."""
     ids = examples.ids if ids is None else ids
     logits, weights = [], []
     for start in range(0, len(ids), MEASURE_CHUNK):
@@ -309,6 +333,7 @@ def measure(
             lengths=None if examples.lengths is None else examples.lengths[part],
             ablate=None if ablate is None else {layer: at[part] for layer, at in ablate.items()},
             positions=None if positions is None else positions[part],
+            answer_only=answer_only,
         )
         logits.append(run.logits)
         weights.append(tuple(layer_pass.weights for layer_pass in run.layers))
@@ -329,5 +354,5 @@ def accuracy(parameters: Mapping[str, FloatArray], shape: Shape, examples: Examp
 def correct(parameters: Mapping[str, FloatArray], shape: Shape, examples: Examples) -> np.ndarray:
     """Whether each answer is right: [N] (pointer, word) or [N, n] (token: one per position,
     False where there is nothing to answer)."""
-    logits = measure(parameters, shape, examples).logits
+    logits = measure(parameters, shape, examples, answer_only=True).logits
     return np.asarray(logits.argmax(axis=-1) == examples.targets)

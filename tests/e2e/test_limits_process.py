@@ -65,7 +65,7 @@ def test_slides_of_2048_heads(tmp_path: Path) -> None:
         "explain", "I am good", "--heads", "2048", "--d-model", "2048", "--slides", "s",
         cwd=tmp_path,
     )  # fmt: skip
-    refused(result, ExitStatus.CANNOT_WRITE, "--slides would write at least 10,240 slides")
+    refused(result, ExitStatus.CANNOT_WRITE, "--slides would write at least 2,052 slides")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -158,3 +158,23 @@ def test_layer_one_is_told_sentence_by_sentence_from_the_readings() -> None:
         f'"{wide.word}" ({wide.weight:.2f}) in "…wide"'
     ) in text
     assert "Training coref, live" not in text  # stopped before it, as asked
+
+
+def test_coref_word_says_in_which_sentence_the_row_lands_elsewhere() -> None:
+    """ "Lands on 'too'" is true of one sentence only when the other's row lands on its answer:
+    each claim is given with its sentence."""
+    from rich.console import Console
+
+    from attnviz.demoing import demo_examples
+    from attnviz.render.demo import run_demo
+
+    examples = demo_examples(use_model=False)
+    console = Console(record=True, width=200, force_terminal=False)
+    run_demo(console, examples, pause=lambda coming: "Training" not in coming)
+    text = " ".join(console.export_text().split())
+    for reading in examples.coref_word:
+        last, ending = reading.looks[-1], reading.sentence.split()[-1]
+        if last.word != reading.referent:
+            assert f'in "…{ending}" on "{last.word}" ({last.weight:.2f};' in text
+        else:
+            assert f'in "…{ending}" it does land on "{reading.referent}"' in text

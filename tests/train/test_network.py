@@ -154,6 +154,44 @@ def test_measuring_a_chunk_at_a_time_gives_the_numbers_of_one_pass() -> None:
         np.testing.assert_allclose(mine, theirs.weights, atol=1e-12)
 
 
+@pytest.mark.parametrize("readout", [Readout.POINTER, Readout.WORD])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_answer_alone_is_the_answer_of_the_whole_pass(readout: Readout, causal: bool) -> None:
+    """forward(answer_only=True) computes the last layer's focus row only: the logits are the
+    whole pass's, with padding, a causal mask, two heads and an ablation in the last layer. Not
+    bit for bit: a product of one row may round otherwise than one of n rows in the BLAS kernel;
+    float64, within 1e-12 of numbers of order 1."""
+    task = tasks.coref(readout)
+    shape = network.shape_of(task)._replace(n_heads=2, causal=causal)
+    parameters = network.initial_parameters(shape, np.random.default_rng(4), np.float64)
+    held = task.held_out.take(np.arange(300))
+    rng = np.random.default_rng(5)
+    ablate = {shape.n_layers: rng.random(held.ids.shape) < 0.5, 1: rng.random(held.ids.shape) < 0.2}
+    runs = [
+        network.forward(
+            parameters,
+            shape,
+            held.ids,
+            held.query,
+            lengths=held.lengths,
+            ablate=ablate,
+            answer_only=answer_only,
+        )
+        for answer_only in (False, True)
+    ]
+    whole, answer = runs
+    assert answer.logits.shape == whole.logits.shape
+    finite = np.isfinite(whole.logits)
+    np.testing.assert_array_equal(np.isfinite(answer.logits), finite)
+    np.testing.assert_allclose(answer.logits[finite], whole.logits[finite], atol=1e-12)
+    rows = np.arange(len(held.ids))
+    last_whole, last_answer = whole.layers[-1].weights, answer.layers[-1].weights
+    assert last_answer.shape == (len(held.ids), 2, 1, held.ids.shape[1])
+    np.testing.assert_allclose(last_answer[:, :, 0], last_whole[rows, :, held.query], atol=1e-12)
+    measured = network.measure(parameters, shape, held, ablate=ablate, answer_only=True)
+    np.testing.assert_allclose(measured.logits[finite], whole.logits[finite], atol=1e-12)
+
+
 def test_positions_can_be_given_and_shuffled_positions_change_x() -> None:
     task = tasks.reverse(np.random.default_rng(0))
     shape = network.shape_of(task)
