@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -20,6 +21,14 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 E2E = Path(__file__).resolve().parent / "e2e"
+
+# A run started in the background by a shell without job control (`scripts/check &` in a script,
+# as some CI runners start jobs) inherits SIGINT ignored, and so would every attnviz process the
+# tests start: their Ctrl-C would do nothing. Ctrl-C at a terminal is what those tests are about,
+# so the suite starts its processes as a terminal does, with Python's own handler here (a child
+# gets the default disposition on exec).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # ATTNVIZ_WITHOUT_EXTRA=1 runs the suite as if attnviz[model] were not installed: the imports of
 # safetensors, tokenizers and gguf fail, the model tests skip, and everything else must pass.
