@@ -328,7 +328,7 @@ class ExampleText:
         found = self._shifted_decimals(example, limit)
         decimals, j = found[0], example.key
         subtraction = (
-            f"{self.exact(example.scaled[j], decimals)} − {self.exact(example.maximum, decimals)}"
+            f"{self.exact(example.scaled[j], decimals)} − {self.term(example.maximum, decimals)}"
             f" = {self.exact(example.shifted[j], decimals)}"
         )
         line = self._exp_line(

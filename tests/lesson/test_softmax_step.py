@@ -60,6 +60,11 @@ def check_head(text: str, scaled: np.ndarray, weights: np.ndarray) -> bool:
     shift = SHIFT.search(text)
     assert shift is not None, text
     score, largest, shifted = shift.group(2, 3, 4)
+    # A negative number subtracted is written in parentheses: "− (-0.37)", never "− -0.37".
+    assert not largest.startswith("-"), shift.group(0)
+    if largest.startswith("("):
+        assert largest.startswith("(-") and largest.endswith(")"), shift.group(0)
+        largest = largest[1:-1]
     # The key named: the one whose scaled score is printed (labels are the lesson's own).
     key = int(np.argmin(np.abs(scaled - float(score))))
     # The subtraction holds by hand, from the scaled scores as printed.
@@ -98,7 +103,14 @@ def check_head(text: str, scaled: np.ndarray, weights: np.ndarray) -> bool:
 
 @pytest.mark.parametrize(
     "args",
-    [(), ("--decimals", "0"), ("--decimals", "1"), ("--causal",), ("--seed", "3")],
+    [
+        (),
+        ("--decimals", "0"),
+        ("--decimals", "1"),
+        ("--causal",),
+        ("--seed", "3"),
+        ("--positions", "rope"),
+    ],
 )
 def test_softmax_examples_hold_for_random_weights(args: tuple[str, ...], tmp_path: Path) -> None:
     output, arrays = explained(tmp_path, *args)
@@ -170,3 +182,17 @@ def test_the_1_00_on_animal_is_worked_out_shifted_when_exp_is_too_large(tmp_path
     assert "Column 'animal' (its largest weight, s − m = 0):" in text
     (line,) = worked(text)
     assert line.startswith("exp(0.00) / (") and line.endswith("= 1.00 / 1.00 = 1.00")
+
+
+def test_a_negative_largest_score_is_subtracted_in_parentheses() -> None:
+    """With rotary positions "I am good"'s row 'I' has a negative largest scaled score: the
+    shifted score is written s − (m), as every worked example writes a negative operand."""
+    result = runner.invoke(
+        app, ["explain", "I am good", "--positions", "rope", "--full"], env={"COLUMNS": "3000"}
+    )
+    assert result.exit_code == 0, result.stderr
+    subtraction = re.search(r"Row 'I', column 'am',\s+(\S+) − (\S+) = (\S+):", result.stdout)
+    assert subtraction is not None, result.stdout
+    score, largest, shifted = subtraction.groups()
+    assert largest.startswith("(-") and largest.endswith(")")
+    assert f"{float(score) - float(largest[1:-1]):.{decimals(shifted)}f}" == shifted
