@@ -50,6 +50,13 @@ def format_number(value: float, decimals: int) -> str:
     return text
 
 
+def reciprocal(n: int, decimals: int) -> str:
+    """1/n written with the sign it deserves at ``decimals``: "1/4 = 0.25", but "1/8 ≈ 0.12"
+    (0.125 is not 0.12: a rounded value is never written as equal)."""
+    text = format_number(1 / n, decimals)
+    return f"1/{n} {'=' if float(text) == 1 / n else '≈'} {text}"
+
+
 def fit_label(word: str, width: int = MAX_LABEL_WIDTH) -> str:
     """A label cut to ``width`` cells with an ellipsis, keeping an occurrence suffix (":2")."""
     from rich.cells import cell_len  # here: `attnviz --help` imports this module, not Rich

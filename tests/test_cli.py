@@ -882,3 +882,14 @@ def test_every_refusal_quotes_a_long_value_briefly(
     assert out == "" and len(err.splitlines()) == 1 and err.startswith("error: "), err[:300]
     assert len(err) < 400 and "x" * 41 not in err and "9" * 41 not in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_model_help_says_what_gpt2_needs() -> None:
+    """'gpt2' is listed beside the shipped models, but is found only in a local Hugging Face
+    cache: the help says so where it lists it."""
+    code, stdout, stderr = run("explain", "--help")
+    assert code == 0, stderr
+    text = " ".join(stdout.split())
+    assert (
+        "'gpt2' (attnviz[model] and a copy in the local Hugging Face cache: attnviz never" in text
+    )

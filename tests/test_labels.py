@@ -15,6 +15,7 @@ from attnviz.labels import (
     fit_label,
     fitting_prefix,
     percent,
+    reciprocal,
 )
 
 
@@ -67,3 +68,13 @@ def test_a_label_is_cut_by_code_points_as_well_as_cells() -> None:
 )
 def test_a_share_below_1_never_reads_100_percent(share: float, text: str) -> None:
     assert percent(share) == text
+
+
+@pytest.mark.parametrize(
+    ("n", "decimals", "text"),
+    [(4, 2, "1/4 = 0.25"), (8, 2, "1/8 ≈ 0.12"), (16, 3, "1/16 ≈ 0.062"), (3, 2, "1/3 ≈ 0.33")],
+)
+def test_an_exact_tie_is_written_equal_only_when_the_digits_are_exact(
+    n: int, decimals: int, text: str
+) -> None:
+    assert reciprocal(n, decimals) == text

@@ -111,7 +111,9 @@ DECLARATIONS: dict[str, Any] = {
             "--model",
             "-m",
             help="A trained model: 'coref', 'coref-word' (attnviz's toy models), 'minilm', "
-            "'gpt2', 'smollm2' (attnviz[model]), a model folder, a .gguf file or ollama:NAME.",
+            "'smollm2' (attnviz[model] and each one's package), 'gpt2' (attnviz[model] and a "
+            "copy in the local Hugging Face cache: attnviz never downloads), a model folder, a "
+            ".gguf file or ollama:NAME.",
             show_default=False,
         ),
     ],

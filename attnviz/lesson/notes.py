@@ -10,6 +10,7 @@ import unicodedata
 import numpy as np
 
 from attnviz.errors import option
+from attnviz.labels import reciprocal
 from attnviz.lesson.writer import LessonWriter
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -265,18 +266,27 @@ def padding_rows_sentence(lesson: LessonWriter, head: int) -> str:
     rows = trace.weights[head][n_real:, :n_real]
     text = (
         f"The {pad} rows: only {pad} as a key is masked, so a {pad} query still looks at the "
-        f"{n_real} real words. "
+        f"{n_real} tokens before the padding{_specials_among(trace, n_real)}. "
     )
     zero_x = np.allclose(trace.X[n_real:], 0.0) and not trace.has_biases
     if zero_x and np.allclose(rows, 1.0 / n_real):
         text += (
             f"Here its X is zero, so its query is zero, every score is 0 and each weight "
-            f"1/{n_real} = {1 / n_real:.2f}. "
+            f"{reciprocal(n_real, 2)}. "
         )
     return text + (
         "These rows, and the outputs at the padding, are computed because the batch is one "
         "array, but nothing reads them: they are filler, and a model ignores them."
     )
+
+
+def _specials_among(trace: AttentionTrace, n_real: int) -> str:
+    """' ([CLS] and [SEP] among them)' when the model's special tokens are among the first
+    n_real tokens, which are then not all words of the sentence; else ""."""
+    among = list(dict.fromkeys(trace.tokens[p] for p in trace.provenance.special if p < n_real))
+    if not among:
+        return ""
+    return f" ({' and '.join(printable(t) for t in among)} among them)"
 
 
 def mask_sentence(trace: AttentionTrace) -> str:

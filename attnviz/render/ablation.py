@@ -12,7 +12,7 @@ from rich.text import Text
 
 from attnviz.analysis.ablation import Ablation, HeadEffect, rank_correlation
 from attnviz.analysis.caveats import attention_caveat
-from attnviz.labels import fit_label, format_number, occurrence_labels, plural
+from attnviz.labels import fit_label, format_number, occurrence_labels, plural, reciprocal
 from attnviz.render.text import wrap
 from attnviz.tokens import printable
 
@@ -107,8 +107,8 @@ def _method(ablation: Ablation, focus: str) -> str:
         )
     text = (
         f"Each head in turn gets uniform weights: each row spreads its weight evenly over the "
-        f"tokens it may attend to{scope}, so the row of '{focus}' puts 1/{keys} = "
-        f"{format_number(1 / keys, 3)} on each of its {keys} tokens. The model then runs again "
+        f"tokens it may attend to{scope}, so the row of '{focus}' puts {reciprocal(keys, 3)} "
+        f"on each of its {keys} tokens. The model then runs again "
         f"from that head's layer on ({len(ablation.effects)} extra forward passes, one per "
         f"head), and the change at '{focus}' is measured: {measured}; "
         f"{'h′ and p′ are' if ablation.readout else 'h′ is'} after the ablation."

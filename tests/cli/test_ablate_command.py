@@ -128,7 +128,7 @@ def test_minilm() -> None:
     ]
     words = " ".join(out.split())
     assert "(72 extra forward passes, one per head)" in words
-    assert "puts 1/15 = 0.067 on each of its 15 tokens" in words
+    assert "puts 1/15 ≈ 0.067 on each of its 15 tokens" in words
     assert "largest Δh first (top 3 of 72)" in words
     assert "only the hidden state is measured" in words
     assert (

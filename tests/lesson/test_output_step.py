@@ -30,6 +30,6 @@ def test_the_padding_rows_are_explained_from_their_numbers() -> None:
     text = " ".join(attnviz.lesson(shown, steps="5").split())
     assert "The [PAD] rows: only [PAD] as a key is masked, so a [PAD] query still looks at" in text
     assert "Here its X is zero, so its query is zero, every score is 0 and each weight" in text
-    assert "1/3 = 0.33" in text
+    assert "1/3 ≈ 0.33" in text  # a rounded value is not written as equal
     hidden = attnviz.explain("I am good", pad_to=6, hide_special=True)
     assert "The [PAD] rows" not in attnviz.lesson(hidden, steps="5")  # no such rows shown

@@ -538,3 +538,19 @@ def test_weights_of_one_model_layer_fed_back_keep_their_biases(tmp_path: Path) -
     result = runner.invoke(app, ["explain", "I am good", "--weights", str(path), "--layer", "1"])
     assert result.exit_code == ExitStatus.BAD_INPUT
     assert "holds one layer's weights, layer 3 of all-MiniLM-L6-v2; drop --layer" in result.stderr
+
+
+def test_the_padding_rows_count_the_tokens_before_them_not_words() -> None:
+    """[CLS] and [SEP] are not words of the sentence: a [PAD] query looks at the 5 tokens
+    before the padding, [CLS] and [SEP] among them."""
+    result = runner.invoke(
+        app,
+        ["explain", "I am good", "-m", "minilm", "--pad-to", "8", "--steps", "5"],
+        env={"COLUMNS": "3000"},
+    )
+    assert result.exit_code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert (
+        "a [PAD] query still looks at the 5 tokens before the padding ([CLS] and [SEP] among them)"
+    ) in text
+    assert "real words" not in text

@@ -65,7 +65,7 @@ def test_the_report_states_the_method_with_this_runs_numbers() -> None:
         == "attnviz · does the head matter here? 'it' in all-MiniLM-L6-v2, 2 layers × 2 heads"
     )
     words = flat(text)
-    assert "the row of 'it' puts 1/9 = 0.111 on each of its 9 tokens" in words
+    assert "the row of 'it' puts 1/9 ≈ 0.111 on each of its 9 tokens" in words
     assert "(4 extra forward passes, one per head)" in words
     assert "Δh = ‖h − h′‖ / ‖h‖ for the last hidden state h of 'it'; h′ is after the" in words
     assert "It has no output layer here: only the hidden state is measured." in words
