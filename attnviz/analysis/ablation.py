@@ -248,9 +248,16 @@ def readout_of(loaded: LoadedModel, word: Focus) -> tuple[Readout | None, str]:
             "embeddings, tied, as its output layer)",
             lambda run, _last, position: run.last_hidden_state[position] @ table.T,
         ), ""
+    from attnviz.model.bert import BertWeights
+
+    if isinstance(loaded.weights, BertWeights):
+        return None, (
+            f"{loaded.name} is read as an encoder only (attnviz loads no output layer for the "
+            "BERT family): only the hidden state is measured."
+        )
     return None, (
-        f"{loaded.name} is read as an encoder only (attnviz loads no output layer for the BERT "
-        "family): only the hidden state is measured."
+        f"attnviz does not load the output layer of {loaded.name} (the matrix that turns the last "
+        "hidden state into next-token scores): only the hidden state is measured."
     )
 
 

@@ -277,3 +277,21 @@ def test_the_lesson_says_the_familys_own_sentences_and_no_other_familys(model_ty
     for other in (bert.FAMILY, gpt2.FAMILY):
         for sentence in sentences(other):
             assert sentence not in text, sentence
+
+
+@pytest.mark.parametrize("model_type", ["llama", "qwen2"])
+def test_the_ablation_says_why_it_measures_the_hidden_state_without_the_bert_sentence(
+    model_type: str,
+) -> None:
+    """A decoder's output layer is not loaded: the ablation says that of this model, not the
+    BERT family's "read as an encoder only"."""
+    result = runner.invoke(
+        app,
+        ["heads", "-m", str(MODELS[model_type]), SENTENCE, "--focus", "it", "--ablate"],
+        env={"COLUMNS": "3000"},
+    )
+    assert result.exit_code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "attnviz does not load the output layer of" in text
+    assert "only the hidden state is measured" in text
+    assert "encoder" not in text and "BERT" not in text
