@@ -130,9 +130,11 @@ def _pairing(d_k: int, pairing: str) -> str:
     pairs = [f"{a + 1} with {b + 1}" for a, b in zip(first, second, strict=True)]
     listed = ", ".join(pairs if len(pairs) <= 3 else [*pairs[:2], "…"])
     other = (
-        "GGUF files (llama.cpp) pair neighbours, 2i with 2i + 1, instead"
+        "Llama-family GGUF files (llama.cpp) pair neighbours, 2i with 2i + 1, instead; Qwen2's "
+        "GGUF files keep these halves"
         if pairing == "half"
-        else "Hugging Face checkpoints pair coordinate i with i + d_k/2 instead"
+        else "Hugging Face checkpoints, and Qwen2's GGUF files, pair coordinate i with i + d_k/2 "
+        "instead"
     )
     return (
         f"Which coordinates turn together: here {_PAIRINGS[pairing]}: {listed}. {other}. "
@@ -144,5 +146,5 @@ def _pairing(d_k: int, pairing: str) -> str:
 
 _PAIRINGS = {
     "half": "coordinate i with i + d_k/2, as Hugging Face Llama checkpoints do (rotate_half)",
-    "adjacent": "neighbours 2i and 2i + 1, as GGUF files do",
+    "adjacent": "neighbours 2i and 2i + 1, as Llama-family GGUF files do",
 }

@@ -146,6 +146,10 @@ def test_the_rope_lesson_says_v_is_not_turned_and_the_pairing() -> None:
     printed = " ".join(attnviz.lesson(attnviz.explain("I am good", positions="rope")).split())
     assert "V is not turned" in printed
     assert "coordinate i with i + d_k/2" in printed and "GGUF files" in printed
+    # Not every GGUF file pairs neighbours: Qwen2's keep Hugging Face's halves.
+    assert "Llama-family GGUF files (llama.cpp) pair neighbours" in printed
+    assert "Qwen2's GGUF files keep these halves" in printed
+    assert not re.search(r"(?<!Llama-family )GGUF files \(llama.cpp\) pair", printed)
     assert "added to X once before the first layer" in printed
     assert "q_I at 2 · k_" in printed
     assert "Attention alone ignores word order: it treats" not in printed  # not true with rope
