@@ -256,8 +256,8 @@ def readout_of(loaded: LoadedModel, word: Focus) -> tuple[Readout | None, str]:
             "BERT family): only the hidden state is measured."
         )
     return None, (
-        f"attnviz does not load the output layer of {loaded.name} (the matrix that turns the last "
-        "hidden state into next-token scores): only the hidden state is measured."
+        f"attnviz does not load the output layer of {loaded.name}, the matrix that turns the last "
+        "hidden state into next-token scores, so only the hidden state is measured."
     )
 
 

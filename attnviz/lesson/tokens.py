@@ -208,10 +208,16 @@ def word_order(lesson: LessonWriter) -> None:
     # A layer's input read from a model's export (--embeddings with --layer) is the model's.
     if embeddings.kind in (EmbeddingsKind.MODEL, EmbeddingsKind.LAYER) or embeddings.layer:
         if lesson.family is not None:
-            reaches = "."
-            if (embeddings.layer or 1) > 1:
-                reaches = "; the order reaches this layer through the layers before it."
-            lesson.say(lesson.family.word_order + reaches)
+            family = lesson.family
+            if (embeddings.layer or 1) == 1:
+                lesson.say(family.word_order + ".")
+            elif family.later_word_order:
+                lesson.say(family.later_word_order + ".")
+            else:
+                lesson.say(
+                    family.word_order + "; the order reaches this layer through the layers "
+                    "before it."
+                )
         return
     if lesson.trace.PE is not None:
         lesson.say(_encoded_positions(lesson))

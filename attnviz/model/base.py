@@ -105,6 +105,10 @@ class Family(NamedTuple):
     # family adds none.
     special_tokens: str = ""
     special_names: tuple[str, ...] = ()  # those tokens, as the tokenizer writes them
+    # Where word order is in a later layer's X, when word_order is false there (a family that
+    # adds no position vectors says so of the embeddings only); "" when word_order holds at
+    # every layer, the lesson adding that the order reaches the layer through those before it.
+    later_word_order: str = ""
     token_unit: str = "word piece"  # what one token of the model is called
 
 

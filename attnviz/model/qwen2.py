@@ -24,6 +24,7 @@ FAMILY = Family(
     special_tokens=LLAMA_FAMILY.special_tokens,
     special_names=LLAMA_FAMILY.special_names,
     token_unit=LLAMA_FAMILY.token_unit,
+    later_word_order=LLAMA_FAMILY.later_word_order.replace("a Llama-family model", "a Qwen2 model"),
 )
 
 

@@ -279,15 +279,17 @@ def test_the_lesson_says_the_familys_own_sentences_and_no_other_familys(model_ty
             assert sentence not in text, sentence
 
 
-@pytest.mark.parametrize("model_type", ["llama", "qwen2"])
+@pytest.mark.parametrize("model", ["llama", "qwen2", "gguf"])
 def test_the_ablation_says_why_it_measures_the_hidden_state_without_the_bert_sentence(
-    model_type: str,
+    model: str,
 ) -> None:
     """A decoder's output layer is not loaded: the ablation says that of this model, not the
-    BERT family's "read as an encoder only"."""
+    BERT family's "read as an encoder only"; a GGUF file's name, which ends in its quantization
+    in parentheses, is not followed by a second parenthesis."""
+    path = HERE / "tiny_llama.gguf" if model == "gguf" else MODELS[model]
     result = runner.invoke(
         app,
-        ["heads", "-m", str(MODELS[model_type]), SENTENCE, "--focus", "it", "--ablate"],
+        ["heads", "-m", str(path), SENTENCE, "--focus", "it", "--ablate"],
         env={"COLUMNS": "3000"},
     )
     assert result.exit_code == 0, result.stderr
@@ -295,3 +297,21 @@ def test_the_ablation_says_why_it_measures_the_hidden_state_without_the_bert_sen
     assert "attnviz does not load the output layer of" in text
     assert "only the hidden state is measured" in text
     assert "encoder" not in text and "BERT" not in text
+    assert ") (" not in text
+
+
+@pytest.mark.parametrize("model_type", ["llama", "qwen2"])
+def test_word_order_is_said_of_layer_1_and_of_the_layers_after_it(model_type: str) -> None:
+    """Layer 1's X is the token embeddings, which carry no positions; a later layer's X comes
+    from layers that rotated q and k by position, so "not in X" would be false there."""
+    said = {}
+    for layer in ("1", "2"):
+        args = ["explain", "-m", str(MODELS[model_type]), SENTENCE, "--layer", layer]
+        result = runner.invoke(app, args, env={"COLUMNS": "3000"})
+        assert result.exit_code == 0, result.stderr
+        said[layer] = " ".join(result.stdout.split())
+    assert "Word order is not in X" in said["1"]
+    assert "reaches this X only through the layers below" not in said["1"]
+    assert "Word order is not in X" not in said["2"]
+    assert "Word order reaches this X only through the layers below" in said["2"]
+    assert "RoPE" in said["2"] and "causal mask" in said["2"]
