@@ -84,7 +84,37 @@ def compared(
         heads=selection_a.heads,
         n_layers=len(a.layers),
     )
-    return Compared(a, b, comparison)
+    return Compared(a, b, comparison._replace(fixed_by_mask=_fixed_by_mask(a, b)))
+
+
+def _fixed_by_mask(a: Explanation, b: Explanation) -> str:
+    """The first token after the focus word at which A and B differ, when a causal mask makes
+    the focus word's row in every layer a function of the tokens up to it and those are the
+    same in both: row i reads positions 1..i only, in every layer, so the residual stream at
+    positions 1..i, and every weight those rows hold, is the same computation in A and in B.
+    "" when the rows can differ."""
+    causal = a.trace.provenance.masking.causal and b.trace.provenance.masking.causal
+    if not causal or a.selection.focus_row is None or b.selection.focus_row is None:
+        return ""
+    last_a = max(a.selection.row_groups[a.selection.focus_row])
+    last_b = max(b.selection.row_groups[b.selection.focus_row])
+    tokens_a, tokens_b = a.trace.tokens, b.trace.tokens
+    if last_a != last_b or tokens_a[: last_a + 1] != tokens_b[: last_b + 1]:
+        return ""
+    # Layer 1's X is a row-by-row lookup (an embedding, a position, a norm): the same token at
+    # the same position gives the same row, up to the rounding of a reduction of another length
+    # (float32 relative error ~1e-6). A source whose rows depend on the whole sentence fails.
+    first_a, first_b = a.layers[0].X[: last_a + 1], b.layers[0].X[: last_b + 1]
+    if not np.allclose(first_a, first_b, rtol=1e-5, atol=1e-6):
+        return ""
+    differ = next(
+        (i for i, (x, y) in enumerate(zip(tokens_a, tokens_b, strict=False)) if x != y),
+        min(len(tokens_a), len(tokens_b)),
+    )
+    if differ >= max(len(tokens_a), len(tokens_b)):
+        return ""  # the same sentence twice: equal rows say nothing of the mask
+    after = tokens_a[differ] if differ < len(tokens_a) else tokens_b[differ]
+    return printable(after)
 
 
 def notes(pair: Compared) -> tuple[str, ...]:

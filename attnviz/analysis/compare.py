@@ -145,6 +145,10 @@ class Comparison(NamedTuple):
     heads: tuple[HeadChange, ...]  # highest TV first (ties: the earlier head)
     n_layers: int  # layers of the run (the heads may be of one of them, with a layer chosen)
     n_heads: int  # heads per layer
+    # Under a causal mask, A and B equal up to the focus word: its row reads only those tokens,
+    # so every head's two rows are equal by construction (up to float rounding), not by the
+    # model's choice. The first token at which they differ, after the focus word, as shown.
+    fixed_by_mask: str = ""
 
     @property
     def moved(self) -> tuple[HeadChange, ...]:

@@ -191,7 +191,8 @@ FAMILY = Family(
     token_unit="piece",
     later_word_order="Word order reaches this X only through the layers below, which rotated "
     "each query and key by its position (RoPE, rotary positions) and let each token read only "
-    "itself and the tokens before it (a causal mask): a Llama-family model adds no position vectors to its token embeddings. This "
+    "itself and the tokens before it (a causal mask): a Llama-family model adds no position "
+    "vectors to its token embeddings. This "
     "layer's attention rotates its queries and keys too, so that q·k depends on how far apart "
     "two tokens are",
 )

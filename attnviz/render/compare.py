@@ -77,6 +77,7 @@ def _introduction(
             f"The sentences share {plural(len(alignment.pairs), 'word')}, {alignment.how}; "
             f"only in A: {only_a}; only in B: {only_b}."
         ),
+        *([Text(fixed_by_mask(comparison))] if comparison.fixed_by_mask else []),
         Text(
             f"In each head, TV is the total variation between the row of {name!r} in A and in "
             "B: TV = ½·(Σ_j |w_A(j) − w_B(j)| over the shared words j + |w_A(only in A) − "
@@ -205,6 +206,20 @@ def _moves(
     return paragraphs(console, *lines)
 
 
+def fixed_by_mask(comparison: Comparison) -> str:
+    """Why every row is the same in A and B when a causal mask hides where they differ: said
+    before the numbers, so that TV 0 is not read as the model ignoring the change."""
+    name = printable(comparison.focus)
+    return (
+        f"Under the causal mask, the row of {name!r} in every layer reads only {name!r} and the "
+        f"tokens before it, and those are the same in A and B (they first differ at "
+        f"{comparison.fixed_by_mask!r}, after {name!r}): every head gives {name!r} the same row "
+        "in both, TV 0 up to float rounding, whatever the model makes of the words that "
+        f"differ. To see the change at work, follow a word after {name!r} with "
+        f"{option('focus', metavar='WORD')}, or change a word before {name!r}."
+    )
+
+
 #: Below this largest TV, less than half of the focus word's row moves in every head.
 LITTLE = 0.5
 
@@ -244,7 +259,12 @@ def closing(
             f"The mean TV over the {len(heads)} heads is {format_number(mean, 2)}, and TV is "
             f"below {SMALL:.2f} in {small} of them."
         )
-    if len(heads) > 1 and largest.tv < LITTLE:
+    if comparison.fixed_by_mask:
+        sentences.append(
+            f"That is the causal mask, not the model: {name!r} reads only the tokens up to "
+            "itself, which A and B share."
+        )
+    elif len(heads) > 1 and largest.tv < LITTLE:
         sentences.append(
             f"Little of the row moves: in no head does more than "
             f"{format_number(largest.tv, 2)} of the weight of {name!r} go to other words."

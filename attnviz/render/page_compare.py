@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from attnviz.analysis.compare import Alignment, Comparison, HeadChange
 from attnviz.labels import format_number, occurrence_labels
 from attnviz.provenance import WeightsOrigin
-from attnviz.render.compare import closing
+from attnviz.render.compare import closing, fixed_by_mask
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -73,7 +73,8 @@ def compare_data(compared: ComparedWith, selection: Selection, decimals: int) ->
     only_b = " ".join(labels_b[j] for j in alignment.only_b) or "none"
     about = (
         f"The sentences share {len(alignment.pairs)} words, {alignment.how}; only in A: "
-        f"{only_a}; only in B: {only_b}.{_positions(comparison, labels_a, labels_b)} In each "
+        f"{only_a}; only in B: {only_b}.{_positions(comparison, labels_a, labels_b)} "
+        f"{fixed_by_mask(comparison) + ' ' if comparison.fixed_by_mask else ''}In each "
         f"head, TV is the total variation between the row of “{focus}” in A and in B: TV = "
         "½·(Σ_j |w_A(j) − w_B(j)| over the shared words j + |w_A(only in A) − w_B(only in B)|), "
         "the share of the weight that moves: 0, the same row; 1, no weight on the same words. "
