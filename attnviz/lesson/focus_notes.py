@@ -89,7 +89,13 @@ def own_word(lesson: LessonWriter, owner: str) -> str:
         "Introductions to attention often say that a word gives its own position the highest "
         "weight. "
     )
-    focus_part = f"{owner} does in {focus_count} of {plural(focus_total, 'head')}"
+    if focus_total == 0:
+        focus_part = (
+            f"{owner} counts in no head (its row has one key to choose from or a tie for its "
+            "largest weight in each)"
+        )
+    else:
+        focus_part = f"{owner} does in {focus_count} of {plural(focus_total, 'head')}"
     percent = f"{100 * count / total:.0f}%"
     counted_text = f"Counted here: {count} of {total} rows ({rows}; {percent}) put their "
     if trace.provenance.weights.is_random:
@@ -99,8 +105,9 @@ def own_word(lesson: LessonWriter, owner: str) -> str:
         )
     if count == total:
         return (
-            f"{claim}Here all {total} rows counted ({rows}) do, {owner} in every head that "
-            "counts: true of these heads, not a rule of attention."
+            f"{claim}Here all {total} rows counted ({rows}) do, "
+            + (f"{owner} in every head that counts" if focus_total else focus_part)
+            + ": true of these heads, not a rule of attention."
         )
     these = "these heads" if len(heads) > 1 else "this head"
     return (

@@ -15,6 +15,7 @@ from attnviz.analysis.head_types import (
     POSITION_THRESHOLD,
     HeadType,
     TypedHead,
+    counted_rows,
     self_argmax_count,
     self_argmax_rows,
 )
@@ -129,15 +130,24 @@ def _own_word_rows(ranking: HeadRanking, layers: Sequence[AttentionTrace]) -> Te
 def _focus_own_word(ranking: HeadRanking, layers: Sequence[AttentionTrace]) -> str:
     """In how many heads the focus word's own row (its first piece's) looks most at itself."""
     position = ranking.focus_position
-    own = (
-        self_argmax_rows(t.weights, t.mask, padding=t.provenance.masking.padding) for t in layers
-    )
-    heads = sum(int(rows[:, position].sum()) for rows in own)
-    total = sum(t.n_heads for t in layers)
+    heads = total = 0
+    for trace in layers:
+        padding = trace.provenance.masking.padding
+        heads += int(
+            self_argmax_rows(trace.weights, trace.mask, padding=padding)[:, position].sum()
+        )
+        total += int(counted_rows(trace.weights, trace.mask, padding=padding)[:, position].sum())
     groups = layers[0].provenance.word_groups
     pieces = next((len(g) for g in groups if position in g), 1)
     row = f"the first piece of '{ranking.focus}'" if pieces > 1 else f"'{ranking.focus}'"
-    return f"The row of {row} does so in {heads} of the {total:,} heads."
+    every = sum(t.n_heads for t in layers)
+    if total == 0:
+        return (
+            f"The row of {row} counts in none of the heads: it has one key to choose from or a "
+            "tie for its largest weight in each."
+        )
+    counts = f"the {total:,} heads" if total == every else f"the {total:,} heads in which it counts"
+    return f"The row of {row} does so in {heads} of {counts}."
 
 
 def _heads_introduction(

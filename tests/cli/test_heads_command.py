@@ -201,10 +201,13 @@ def check_every_number(args: list[str], tmp_path: Path) -> str:
     own, rows = run.own_word_rows()
     assert f"Rows that look most at their own word: {own:,} of the {rows:,} rows" in text
     heads = run.own_word_heads(focus)
-    assert (
-        f"The row of '{labels[focus]}' does so in {heads} of the {n_layers * n_heads:,} heads"
-        in text
-    )
+    counted = sum(int(run.counts(a, focus)) for layer in run.weights for a in layer)
+    every = n_layers * n_heads
+    of = f"the {counted:,} heads" + ("" if counted == every else " in which it counts")
+    if counted:
+        assert f"The row of '{labels[focus]}' does so in {heads} of {of}." in text
+    else:
+        assert f"The row of '{labels[focus]}' counts in none of the heads" in text
     return text
 
 

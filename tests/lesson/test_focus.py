@@ -469,3 +469,18 @@ def test_a_very_long_word_is_named_cut_in_the_worked_examples() -> None:
     text = attnviz.lesson(attnviz.explain(f"I am {word}", focus=word), width=100)
     assert "q_" + "x" * 39 + "…" in text
     assert not any(name + "x" * 41 in text for name in ("q_", "k_", "z_"))
+
+
+@pytest.mark.parametrize("command", ["explain", "heads"])
+def test_a_focus_row_with_no_choice_is_not_counted_as_looking_at_itself(command: str) -> None:
+    """Under the causal mask the first word's row has one key: its weight 1 on itself is no
+    choice, and neither the lesson nor heads counts it as "looks most at its own word"."""
+    args = [command, "it was here", "--causal", "--positions", "sinusoidal", "--focus", "it"]
+    result = runner.invoke(
+        app, [*args, *(["--full"] if command == "explain" else [])], env={"COLUMNS": "3000"}
+    )
+    assert result.exit_code == 0, result.stderr
+    said = " ".join(result.stdout.split())
+    assert "'it' counts in no head" in said or "The row of 'it' counts in none of the heads" in said
+    assert "'it' does in" not in said and "The row of 'it' does so in" not in said
+    assert "with random weights that says nothing" in said and "not a rule" not in said
