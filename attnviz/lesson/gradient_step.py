@@ -131,8 +131,10 @@ class GradientLesson(GradientWriter):
         last = step.layers[-1]
         self.say(
             f"These are ∂L/∂scaled{subscript(last.layer)} in the row of {self.it!r}: the "
-            f"gradient enters layer {last.layer} at its scaled scores, after its softmax, and "
-            "is 0 in every other row."
+            f"readout's softmax of that row is layer {last.layer}'s own, and p − onehot(answer) "
+            "is already the gradient through it, so the gradient enters layer "
+            f"{last.layer} at its scaled scores, below its softmax, without passing through "
+            f"the layer's weights·V, and is 0 in every other row."
         )
         unread = [
             name for name, array in (("W_O", last.d_w_o), ("W_V", last.d_w_v)) if not np.any(array)

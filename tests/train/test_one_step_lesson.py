@@ -93,7 +93,8 @@ def test_the_closing_line_is_the_records_weight_before_and_after(step: GradientS
 @pytest.mark.slow
 def test_the_pointer_lesson_says_where_the_gradient_enters() -> None:
     text = " ".join(printed(gradient_step(), 2000).split())
-    assert "the gradient enters layer 2 at its scaled scores, after its softmax" in text
+    assert "the gradient enters layer 2 at its scaled scores, below its softmax" in text
+    assert "after its softmax" not in text  # the readout's softmax is differentiated already
     assert "W_O₂ and W_V₂ get a gradient of 0 in every entry" in text
     assert "Through W_O₂" not in text and "Through W_O₁" in text
     word = " ".join(printed(gradient_step(readout=Readout.WORD), 2000).split())
