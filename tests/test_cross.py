@@ -165,3 +165,24 @@ def test_too_many_tokens_in_the_pair_names_both_sentences() -> None:
     words = " ".join(f"w{i}" for i in range(300))
     with pytest.raises(AttnvizError, match=r"The two sentences have 300 \+ 300 = 600 tokens"):
         cross_layers(words, words)
+
+
+@pytest.mark.parametrize("command", ["cross", "explain"])
+def test_grouped_query_attention_says_what_it_saves_of_the_sentence_that_gives_k_and_v(
+    command: str,
+) -> None:
+    """Cross-attention's K and V come from the source: what grouping saves is said of the
+    source's tokens, kept once for every target word written, not of a self-attention K/V cache
+    of "this sentence"."""
+    args = [command, "I am good", *(["je suis bon ici"] if command == "cross" else [])]
+    result = runner.invoke(app, [*args, "--kv-heads", "1", "--heads", "2"], env={"COLUMNS": "3000"})
+    assert result.exit_code == 0, result.stderr
+    said = " ".join(result.stdout.split())
+    if command == "cross":
+        assert "keeps the source's K and V, computed once for all of them" in said
+        assert "for the source's n = 3 tokens that is 2·n·G·d_k = 2·3·1·4 = 24" in said
+        assert "K/V cache" not in said and "this sentence's" not in said
+    else:
+        assert (
+            "keeps every token's K and V (its K/V cache); for this sentence's n = 3 tokens" in said
+        )

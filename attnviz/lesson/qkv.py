@@ -125,9 +125,22 @@ def grouped_sentence(lesson: LessonWriter, head: HeadView) -> str:
         return said
     n_keys = len(trace.key_tokens)
     shared, own = 2 * n_keys * n_kv * d_k, 2 * n_keys * n_heads * d_k
+    if trace.is_cross:
+        # A decoder reading a source keeps the source's K and V for every target word it
+        # writes: computed once from X_source, they are what grouping makes smaller here.
+        kept = (
+            "a model that writes the target word by word keeps the source's K and V, computed "
+            "once for all of them; for the source's "
+        )
+        unit = "token" if n_keys == 1 else "tokens"
+    else:
+        kept = (
+            "a model writing text keeps every token's K and V (its K/V cache); for this "
+            "sentence's "
+        )
+        unit = "token" if n_keys == 1 else "tokens"
     return (
-        f"{said} What it saves: a model writing text keeps every token's K and V (its K/V "
-        f"cache); for this sentence's n = {n_keys} tokens that is 2·n·G·d_k = "
+        f"{said} What it saves: {kept}n = {n_keys} {unit} that is 2·n·G·d_k = "
         f"2·{n_keys}·{n_kv}·{d_k} = {shared} numbers per layer, instead of 2·n·h·d_k = "
         f"2·{n_keys}·{n_heads}·{d_k} = {own} with a K and V for every head."
     )
