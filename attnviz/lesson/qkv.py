@@ -135,8 +135,7 @@ def grouped_sentence(lesson: LessonWriter, head: HeadView) -> str:
         unit = "token" if n_keys == 1 else "tokens"
     else:
         kept = (
-            "a model writing text keeps every token's K and V (its K/V cache); for this "
-            "sentence's "
+            "a model writing text keeps every token's K and V (its K/V cache); for this sentence's "
         )
         unit = "token" if n_keys == 1 else "tokens"
     return (

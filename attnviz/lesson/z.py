@@ -31,8 +31,10 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
         lesson.worked_line("weighted_sum_element", lesson.text.weighted_sum_element(summed))
         lesson.show(table)
         return
+    # A masked pair's weight is exactly 0: its value vector is in the sum with nothing.
+    masked = " (a masked one, with weight 0, adds nothing)" if trace.mask is not None else ""
     lesson.say(
-        "Each word's output is the weighted sum of all value vectors, with its row of "
+        f"Each word's output is the weighted sum of all value vectors{masked}, with its row of "
         f"weights: z_i = Σ_j w_ij·v_j. Z{h} has shape [{n_rows}, d_v] = "
         f"[{lesson.n}, {trace.d_k}]{lesson.shown_rows()}. For example, z of ",
         Span(repr(lesson.all_queries[summed.query]), slot="query!r"),

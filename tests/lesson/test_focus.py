@@ -484,3 +484,13 @@ def test_a_focus_row_with_no_choice_is_not_counted_as_looking_at_itself(command:
     assert "'it' counts in no head" in said or "The row of 'it' counts in none of the heads" in said
     assert "'it' does in" not in said and "The row of 'it' does so in" not in said
     assert "with random weights that says nothing" in said and "not a rule" not in said
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_z_says_a_masked_value_vector_adds_nothing_only_under_a_mask(causal: bool) -> None:
+    args = ["explain", "I am good", *(["--causal"] if causal else [])]
+    result = runner.invoke(app, args, env={"COLUMNS": "3000"})
+    assert result.exit_code == 0, result.stderr
+    said = " ".join(result.stdout.split())
+    assert ("(a masked one, with weight 0, adds nothing)" in said) is causal
+    assert "Each word's output is the weighted sum of all value vectors" in said
