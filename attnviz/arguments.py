@@ -176,9 +176,13 @@ def output_file(name: str, value: object) -> Path:
 def bounded(name: str, values: Iterable[T], example: str) -> list[T]:
     """The items of an iterable argument, read to at most MAX_ITEMS: an endless iterator (or
     range(10**9)) is refused after MAX_ITEMS + 1 items, never consumed whole."""
+    not_a_list = AttnvizError(f"{name}={shown_value(values)}: give a list, e.g. {example}.")
     if isinstance(values, (str, bytes, bytearray)) or not isinstance(values, Iterable):
-        raise AttnvizError(f"{name}={shown_value(values)}: give a list, e.g. {example}.")
-    items = list(islice(values, MAX_ITEMS + 1))
+        raise not_a_list
+    try:
+        items = list(islice(values, MAX_ITEMS + 1))
+    except TypeError:  # a 0-d numpy array is Iterable, yet iterating it fails
+        raise not_a_list from None
     if len(items) > MAX_ITEMS:
         raise AttnvizError(
             f"{name} has more than {MAX_ITEMS:,} items (an endless iterator?); give at most "
@@ -248,9 +252,10 @@ def numbers(name: str, value: object, ndim: int | None = None) -> NDArray[Any]:
     numbers silently or fail on deep inside."""
     import numpy as np  # here: arguments is on every command's path, numpy is not always
 
+    _plain(name, value)
     try:
         array = value if isinstance(value, np.ndarray) else np.asarray(value)
-    except (TypeError, ValueError):  # a ragged list
+    except (TypeError, ValueError, OverflowError):  # a ragged list, an int of 400 digits
         array = np.empty(0, dtype=object)
     if array.dtype.kind not in "iuf":
         what = "None" if value is None else f"{array.dtype} values"
@@ -268,6 +273,20 @@ def numbers(name: str, value: object, ndim: int | None = None) -> NDArray[Any]:
 # -- the attention steps' arrays ------------------------------------------------------------
 
 
+def _plain(name: str, value: object) -> None:
+    """AttnvizError for np.matrix, whose ``*`` is a matrix product and whose rows stay 2-d, and
+    a masked array, whose mask attention would ignore: numpy's own arrays are plain."""
+    import numpy as np
+
+    if isinstance(value, np.matrix):
+        raise AttnvizError(f"{name} is an np.matrix; give a plain array: np.asarray({name}).")
+    if isinstance(value, np.ma.MaskedArray):
+        raise AttnvizError(
+            f"{name} is a masked array, whose mask attention would ignore; give a plain array, "
+            f"e.g. {name}.filled(0.0)."
+        )
+
+
 def arrays(**given: tuple[object, int]) -> None:
     """Each ``name=(value, ndim)``: a numpy array of real numbers with at least ``ndim``
     dimensions (the leading ones may be a batch of sentences, as training runs them): the
@@ -280,6 +299,7 @@ def arrays(**given: tuple[object, int]) -> None:
                 f"{name}={shown_value(value)}: give a numpy array of numbers, e.g. "
                 f"np.asarray({name}, dtype=float)."
             )
+        _plain(name, value)
         if value.dtype.kind not in "iuf":
             raise AttnvizError(
                 f"{name} is an array of {value.dtype}; give real numbers (float or int)."
@@ -329,10 +349,39 @@ def room(step: str, out: object, shape: tuple[int, ...], dtype: DTypeLike) -> No
         )
 
 
-def head_width(d_k: object) -> None:
-    """d_k, the width of a head: a whole number, 1 or more (÷√0 would make every score ±∞)."""
-    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
+def head_width(d_k: object) -> int:
+    """d_k, the width of a head, as an int: a whole number (numpy's too), 1 or more (÷√0 would
+    make every score ±∞) and at most MAX_DIGITS digits."""
+    import numbers
+
+    if isinstance(d_k, bool) or not isinstance(d_k, numbers.Integral) or d_k < 1:
         raise AttnvizError(f"d_k={shown_value(d_k)}: give the width of a head, 1 or more.")
+    few_digits(d_k=int(d_k))
+    return int(d_k)
+
+
+def broadcast(step: str, *shapes: tuple[str, tuple[int, ...]]) -> tuple[int, ...]:
+    """The leading (batch) axes a product broadcasts together; AttnvizError when they do not."""
+    import numpy as np
+
+    try:
+        return tuple(np.broadcast_shapes(*(shape for _, shape in shapes)))
+    except ValueError:
+        listed = " and ".join(f"{name} {list(shape)}" for name, shape in shapes)
+        raise AttnvizError(
+            f"{step}: the leading axes of {listed} do not match; give arrays of one batch."
+        ) from None
+
+
+def bias(step: str, name: str, value: object, shape: tuple[int, ...], columns: str) -> None:
+    """A bias added to a step's result: a numpy array of real numbers of exactly ``shape``."""
+    arrays(**{name: (value, 1)})
+    given = cast("NDArray[Any]", value).shape
+    if given != shape:
+        raise AttnvizError(
+            f"{step}: {name} has shape {list(given)}; it must be {list(shape)}, one number per "
+            f"column {columns}."
+        )
 
 
 # -- numbers read from a file -------------------------------------------------------------------

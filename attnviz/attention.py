@@ -29,6 +29,7 @@ from attnviz import arguments as check
 from attnviz.arrays import FloatArray
 from attnviz.attention_inputs import (
     Source,
+    check_kinds,
     check_rope,
     checked_config,
     checked_encoding,
@@ -37,10 +38,13 @@ from attnviz.attention_inputs import (
     checked_x,
     common_dtype,
     frozen_or_none,
+    overflow,
+    product_shape,
+    refuse_scores,
 )
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError
-from attnviz.limits import check_trace
+from attnviz.limits import check_result, check_trace
 from attnviz.positions import Rope, rotate
 from attnviz.provenance import Provenance
 from attnviz.trace import BIAS_KEYS, AttentionTrace, frozen_array, frozen_mask
@@ -70,17 +74,25 @@ def softmax(scores: FloatArray) -> FloatArray:
 
     Subtracting the row maximum first leaves the result unchanged (it cancels in the ratio) but
     keeps exp() from overflowing: the largest exponent is exp(0) = 1, so every row sums to a
-    number in [1, n] and no finite input gives NaN or inf.
+    number in [1, n] and no finite input gives NaN or inf. A score of −∞ (a masked pair) gets
+    weight 0; NaN, +∞ and a row of −∞ alone have no softmax and are refused (AttnvizError).
     """
     check.arrays(scores=(scores, 1))
+    dtype = scores.dtype if np.issubdtype(scores.dtype, np.inexact) else np.dtype(np.float64)
+    check_result("softmax", scores.shape, dtype.itemsize)
     # One [..., n] buffer, worked on in place: at 8 heads × 2048² tokens each extra copy would
     # cost 268 MB. Same operations in the same order as softmax_parts, so the same bits.
     if not np.issubdtype(scores.dtype, np.inexact):
         scores = scores.astype(np.float64)  # integer scores: exp() needs a float buffer
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         weights = scores - row_max(scores)
-    np.exp(weights, out=weights)
-    weights /= weights.sum(axis=-1, keepdims=True)
+        np.exp(weights, out=weights)
+        totals = weights.sum(axis=-1, keepdims=True)
+        weights /= totals
+    # NaN in, +∞ (∞ − ∞) or a row of −∞ alone (−∞ − (−∞)) each make their row's total NaN: one
+    # check of [..., 1] numbers instead of a pass over the scores.
+    if np.isnan(totals).any():
+        refuse_scores(scores)
     return weights
 
 
@@ -89,11 +101,14 @@ def project(x: FloatArray, w: FloatArray, b: FloatArray | None = None) -> FloatA
 
     [n, d_model], [h, d_model, d_k], optional [h, d_k] -> [h, n, d_k]
     """
-    check.arrays(x=(x, 1), w=(w, 2), **({} if b is None else {"b": (b, 1)}))
+    check.arrays(x=(x, 1), w=(w, 2))
     check.same_size("project", ("x's columns", x.shape[-1]), ("w's rows", w.shape[-2]))
+    product_shape("project", ("x", x), ("w", w))
+    if b is not None:
+        check.bias("project", "b", b, (*w.shape[:-2], w.shape[-1]), "of each head's result")
     projected = np.matmul(x, w)
     if b is not None:
-        projected += b[:, np.newaxis, :]
+        projected = projected + np.expand_dims(b, -2)  # b_i added to every row of head i
     return projected
 
 
@@ -157,6 +172,7 @@ def attention_scores(q: FloatArray, k: FloatArray) -> FloatArray:
     check.same_size("attention_scores", ("q's d_k", q.shape[-1]), ("k's d_k", k.shape[-1]))
     check.shared_heads("attention_scores", q.shape[0], k.shape[0])
     h, g = q.shape[0], k.shape[0]
+    product_shape("attention_scores", ("q", q), ("k's transpose", np.swapaxes(k, -1, -2)[:1]))
     if g == h:
         return np.matmul(q, np.swapaxes(k, -1, -2))
     grouped = q.reshape(g, h // g, *q.shape[1:])  # [G, h/G, n_q, d_k]
@@ -172,9 +188,10 @@ def scale_scores(scores: FloatArray, d_k: int) -> FloatArray:
     saturate into a one-hot row (with near-zero gradients) as d_k grows.
     """
     check.arrays(scores=(scores, 1))
-    check.head_width(d_k)
+    width = check.head_width(d_k)
+    check_result("scale_scores", scores.shape, np.result_type(scores, np.float16).itemsize)
     # A Python float keeps float32 scores float32 (numpy's scalar would promote them).
-    return scores / math.sqrt(d_k)
+    return scores / math.sqrt(width)
 
 
 def causal_mask(n_tokens: int) -> np.ndarray:
@@ -210,6 +227,7 @@ def weigh_values(weights: FloatArray, v: FloatArray, out: FloatArray | None = No
     )
     check.shared_heads("weigh_values", weights.shape[0], v.shape[0])
     h, g = weights.shape[0], v.shape[0]
+    product_shape("weigh_values", ("weights", weights), ("v", v[:1]))
     if out is not None:
         shape = (*weights.shape[:-1], v.shape[-1])
         check.room("weigh_values", out, shape, np.result_type(weights, v))
@@ -237,6 +255,7 @@ def concat_heads(z: FloatArray) -> FloatArray:
     concat_buffer() is already side by side: its concatenation is a view, not a copy.
     """
     check.arrays(z=(z, 3))
+    check_result("concat_heads", z.shape, z.dtype.itemsize)  # a broadcast view is copied
     n_heads, n_tokens, d_k = z.shape[-3:]
     return np.moveaxis(z, -3, -2).reshape(*z.shape[:-3], n_tokens, n_heads * d_k)
 
@@ -246,11 +265,16 @@ def project_out(concat: FloatArray, w_o: FloatArray, b_o: FloatArray | None = No
 
     [n, h·d_k], [h·d_k, d_model], optional [d_model] -> [n, d_model]
     """
-    check.arrays(concat=(concat, 1), w_o=(w_o, 2), **({} if b_o is None else {"b_o": (b_o, 1)}))
-    check.same_size("project_out", ("concat's columns", concat.shape[-1]), ("w_o's rows", len(w_o)))
+    check.arrays(concat=(concat, 1), w_o=(w_o, 2))
+    check.same_size(
+        "project_out", ("concat's columns", concat.shape[-1]), ("w_o's rows", w_o.shape[-2])
+    )
+    product_shape("project_out", ("concat", concat), ("w_o", w_o))
+    if b_o is not None:
+        check.bias("project_out", "b_o", b_o, (w_o.shape[-1],), "of the output")
     output = times(concat, w_o)
     if b_o is not None:
-        output += b_o
+        output = output + b_o
     return output
 
 
@@ -289,6 +313,8 @@ def multi_head_attention(
     float64. Returns an AttentionTrace with Q, K, V, scores, scaled, weights, Z [h, …], concat,
     output.
     """
+    encodings = (positional_encoding, source_positional_encoding)
+    check_kinds(provenance, config, rope, mask, (source_tokens, source_x), encodings)
     positioned = positional_encoding is not None
     provenance = checked_provenance(provenance, weights, positioned, rope)
     if (source_positional_encoding is not None) != (positioned and source_x is not None):
@@ -304,8 +330,6 @@ def multi_head_attention(
         x = token_embeddings + positional_encoding  # X = E + PE
     config = checked_config(config, weights, provenance)
     source = Source(None, None, None)
-    if (source_x is None) != (source_tokens is None):
-        raise AttnvizError("Cross-attention needs both the source tokens and their embeddings.")
     if source_x is not None and source_tokens is not None:
         source = checked_source(
             source_x, len(source_tokens), weights.d_model, dtype, mask, source_positional_encoding
@@ -393,6 +417,8 @@ def _steps(
         scores = attention_scores(
             q if q_rotated is None else q_rotated, k if k_rotated is None else k_rotated
         )
+        if not np.isfinite(scores).all():
+            overflow(x, weights)
         scaled = scale_scores(scores, d_k)
         attention_weights = softmax(scaled if mask is None else mask_scores(scaled, mask))
         z = weigh_values(
@@ -400,13 +426,8 @@ def _steps(
         )
         concat = concat_heads(z)  # a view: Z was written side by side
         output = project_out(concat, weights.W_O, weights.b_O)
-    if not (np.isfinite(scores).all() and np.isfinite(output).all()):
-        # Finite inputs can still overflow float64 (about 1.8e308) in a dot product.
-        largest = max(float(np.abs(x).max()), float(np.abs(weights.W_Q).max()))
-        raise AttnvizError(
-            f"The numbers overflow {x.dtype.name}: with values up to {largest:.3g} in X and the "
-            "weights, Q·Kᵀ reaches infinity. Scale the embeddings or weights down."
-        )
+    if not np.isfinite(output).all():
+        overflow(x, weights)
     return _Steps(
         q, k, v, q_rotated, k_rotated, scores, scaled, attention_weights, z, concat, output
     )

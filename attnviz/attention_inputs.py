@@ -11,7 +11,8 @@ import numpy as np
 from attnviz import arguments as check
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
-from attnviz.errors import AttnvizError, option
+from attnviz.errors import AttnvizError, option, shown_value
+from attnviz.limits import BYTES_PER_NUMBER, check_result
 from attnviz.positions import Positions, Rope
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Provenance
 from attnviz.trace import frozen_array, provenance_seed
@@ -142,6 +143,86 @@ def frozen_or_none(array: FloatArray | None) -> FloatArray | None:
 
 def common_dtype(x: FloatArray, weights: AttentionWeights) -> type:
     """float32 when X and the weights are float32 (a checkpoint's precision), else float64."""
-    check.numbers("x", x)
+    check_result("x", check.numbers("x", x).shape, BYTES_PER_NUMBER)  # copied to float64
     arrays = (x, weights.W_Q, weights.W_K, weights.W_V, weights.W_O)
     return np.float32 if all(np.asarray(a).dtype == np.float32 for a in arrays) else np.float64
+
+
+# -- the steps' own checks -------------------------------------------------------------------
+
+
+def check_kinds(
+    provenance: object,
+    config: object,
+    rope: object,
+    mask: object,
+    source: tuple[object, object],
+    encodings: tuple[object, object],
+) -> None:
+    """multi_head_attention's records, each of its kind or None; the mask an [n, n] array of
+    true/false (1.0 or "no" would mean "may attend" to numpy); cross-attention's source, its
+    tokens (a list of strings) and its X, both or neither; the positional encodings of the
+    sentence and of the source real numbers, when given."""
+    for name, value, kind, example in (
+        ("provenance", provenance, Provenance, "a Provenance, or None for the default"),
+        ("config", config, AttentionConfig, "an AttentionConfig, or None for the weights' own"),
+        ("rope", rope, Rope, 'a Rope, e.g. Rope(10000.0, "half"), or None'),
+    ):
+        if value is not None:
+            check.instance(name, value, kind, example)
+    if mask is not None and (
+        not isinstance(mask, np.ndarray) or mask.dtype != bool or mask.ndim != 2
+    ):
+        raise AttnvizError(
+            f"mask={shown_value(mask)}: give an [n, n] numpy array of True/False (True: query "
+            "i may attend to key j), e.g. causal_mask(n)."
+        )
+    source_tokens, source_x = source
+    if (source_x is None) != (source_tokens is None):
+        raise AttnvizError("Cross-attention needs both the source tokens and their embeddings.")
+    if source_tokens is not None:
+        check.token_list("source_tokens", source_tokens)
+    names = ("source_x", "positional_encoding", "source_positional_encoding")
+    for name, array in zip(names, (source_x, *encodings), strict=True):
+        if array is not None:
+            check_result(name, check.numbers(name, array).shape, BYTES_PER_NUMBER)
+
+
+def refuse_scores(scores: FloatArray) -> None:
+    """AttnvizError naming what in ``scores`` has no softmax, and in which row."""
+    if np.isnan(scores).any():
+        what, at = "NaN (not a number)", np.argwhere(np.isnan(scores))[0][:-1]
+    elif np.isposinf(scores).any():
+        what, at = "+∞ (exp(∞) / exp(∞) has no value)", np.argwhere(np.isposinf(scores))[0][:-1]
+    else:
+        what = "a row of −∞ only (every key masked out)"
+        at = np.argwhere(np.isneginf(scores).all(axis=-1))[0]
+    raise AttnvizError(
+        f"softmax: the scores hold {what}, first in row {at.tolist()}; give finite scores, "
+        "each row with at least one above −∞ (−∞ masks a pair out)."
+    )
+
+
+def product_shape(
+    step: str, a: tuple[str, FloatArray], b: tuple[str, FloatArray]
+) -> tuple[int, ...]:
+    """The shape of a · b (np.matmul's: leading axes broadcast), refused when they do not
+    broadcast or the result would be too large, before numpy allocates it."""
+    (a_name, a_array), (b_name, b_array) = a, b
+    if a_array.ndim == 1:
+        shape = (*b_array.shape[:-2], b_array.shape[-1])
+    else:
+        leading = check.broadcast(step, (a_name, a_array.shape[:-2]), (b_name, b_array.shape[:-2]))
+        shape = (*leading, a_array.shape[-2], b_array.shape[-1])
+    check_result(step, shape, np.result_type(a_array, b_array, np.float16).itemsize)
+    return shape
+
+
+def overflow(x: FloatArray, weights: AttentionWeights) -> None:
+    """Finite inputs can still overflow float64 (about 1.8e308) in a dot product: said in one
+    sentence, before the softmax would be given ∞."""
+    largest = max(float(np.abs(x).max()), float(np.abs(weights.W_Q).max()))
+    raise AttnvizError(
+        f"The numbers overflow {x.dtype.name}: with values up to {largest:.3g} in X and the "
+        "weights, Q·Kᵀ reaches infinity. Scale the embeddings or weights down."
+    )

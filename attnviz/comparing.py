@@ -19,10 +19,10 @@ import numpy as np
 from attnviz.analysis.compare import Comparison, align_words, compare_rows
 from attnviz.api import Progress, explained
 from attnviz.arguments import choice, digits, flags, paths, sentences, text, whole
-from attnviz.errors import AttnvizError, option
+from attnviz.errors import AttnvizError, listed, option
 from attnviz.explanation import Explanation
 from attnviz.selection import Selection, ViewOptions, select
-from attnviz.tokens import printable
+from attnviz.tokens import printable, word_key
 from attnviz.trace_options import Dtype, TraceOptions, trace_options_from
 
 DEFAULT_FOCUS = "it"
@@ -134,7 +134,7 @@ def _spec_at(explanation: Explanation, column: int) -> str:
     tokens = explanation.trace.tokens
     position = explanation.selection.column_groups[column][0]
     word = tokens[position]
-    occurrence = sum(t.casefold() == word.casefold() for t in tokens[: position + 1])
+    occurrence = sum(word_key(t) == word_key(word) for t in tokens[: position + 1])
     return f"{word}:{occurrence}"
 
 
@@ -170,7 +170,7 @@ def _aligned_focus(
 
 def _label(words: tuple[str, ...], column: int) -> str:
     """A column's word as --focus names it in its sentence: it, or it:2 when it repeats."""
-    same = [i for i, word in enumerate(words) if word.casefold() == words[column].casefold()]
+    same = [i for i, word in enumerate(words) if word_key(word) == word_key(words[column])]
     word = printable(words[column])
     return word if len(same) == 1 else f"{word}:{same.index(column) + 1}"
 
@@ -190,10 +190,10 @@ def _focused(
     shared = [
         shown.selection.column_words[i] for i, _ in pairs if not special.issuperset(columns[i])
     ]
-    listed = " ".join(printable(word) for word in dict.fromkeys(shared))
+    words = listed((printable(word) for word in dict.fromkeys(shared)), " ")
     fix = (
-        f"follow a word both have with {option('focus', metavar='WORD')}: {listed}"
-        if listed
+        f"follow a word both have with {option('focus', metavar='WORD')}: {words}"
+        if words
         else "the sentences share no word to follow"
     )
     cut = sentence if len(sentence) <= 40 else sentence[:39] + "…"

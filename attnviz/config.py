@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attnviz.arguments import few_digits
-from attnviz.errors import AttnvizError, option, spelled
+from attnviz.errors import AttnvizError, option, shown_value, spelled
 
 #: Longest sentence attnviz accepts, in tokens. 512 is BERT's context and the paper's order of
 #: magnitude; beyond it the step tables stop being something a person can read.
@@ -40,7 +40,9 @@ class AttentionConfig:
             (spelled("heads (--heads)", "heads"), self.n_heads),
         ):
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise AttnvizError(f"{name} must be a positive whole number, got {value!r}.")
+                raise AttnvizError(
+                    f"{name} must be a positive whole number, got {shown_value(value)}."
+                )
         if self.d_model > MAX_D_MODEL:
             raise AttnvizError(
                 f"d_model {self.d_model} is too large; use at most {MAX_D_MODEL} "
@@ -63,7 +65,7 @@ class AttentionConfig:
                 f"such as {option('d_model', multiple)}."
             )
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise AttnvizError(f"seed must be a whole number >= 0, got {self.seed!r}.")
+            raise AttnvizError(f"seed must be a whole number >= 0, got {shown_value(self.seed)}.")
         if self.n_kv_heads is not None:
             check_kv_heads(self.n_kv_heads, self.n_heads)
             if self.n_kv_heads == self.n_heads:  # the paper's attention, however it was asked
@@ -89,7 +91,9 @@ def check_kv_heads(n_kv_heads: object, n_heads: int) -> None:
     """Refuse a number of key/value heads that does not divide the query heads evenly."""
     name = option("kv_heads")
     if not isinstance(n_kv_heads, int) or isinstance(n_kv_heads, bool) or n_kv_heads <= 0:
-        raise AttnvizError(f"{name} must be a positive whole number, got {n_kv_heads!r}.")
+        raise AttnvizError(
+            f"{name} must be a positive whole number, got {shown_value(n_kv_heads)}."
+        )
     if n_heads % n_kv_heads != 0:
         divisors = [str(g) for g in range(1, n_heads + 1) if n_heads % g == 0]
         shown = ", ".join(divisors[:8]) + (", …" if len(divisors) > 8 else "")

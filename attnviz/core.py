@@ -14,7 +14,8 @@ from attnviz.arguments import instance, numbers, paths, sentences, token_list
 from attnviz.attention import causal_mask, multi_head_attention, padding_mask
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, random_embeddings
-from attnviz.errors import AttnvizError, option, spelled
+from attnviz.errors import AttnvizError, option, shown_value, spelled
+from attnviz.limits import BYTES_PER_NUMBER, check_result
 from attnviz.positions import Positions, Rope, sinusoidal_positions
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Masking, Provenance
 from attnviz.reuse import reuse_notes
@@ -177,7 +178,8 @@ def _check_arguments(sentence: object, config: object, embeddings: object, weigh
             "config", config, AttentionConfig, "an AttentionConfig, e.g. AttentionConfig(8, 2)"
         )
     if isinstance(embeddings, np.ndarray):
-        numbers("embeddings", embeddings, ndim=2)
+        shape = numbers("embeddings", embeddings, ndim=2).shape
+        check_result("embeddings", shape, BYTES_PER_NUMBER)  # a broadcast view, copied
     elif not isinstance(embeddings, Embeddings):
         paths(embeddings=embeddings)
     if not isinstance(weights, AttentionWeights):
@@ -215,12 +217,13 @@ def layer_inputs(
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise AttnvizError(
-            f"{spelled('The seed (--seed)', 'seed')} must be a whole number >= 0, got {seed!r}."
+            f"{spelled('The seed (--seed)', 'seed')} must be a whole number >= 0, got "
+            f"{shown_value(seed)}."
         )
     try:
         oov = OutOfVocabulary(oov)
     except ValueError:
-        raise AttnvizError(f"oov must be 'error' or 'random', got {oov!r}.") from None
+        raise AttnvizError(f"oov must be 'error' or 'random', got {shown_value(oov)}.") from None
     layer = export_layer
     layered = False  # whether a file given held a model's layers, of which ``layer`` was read
     if isinstance(weights, (str, Path)):
@@ -379,7 +382,7 @@ def _positions(positions: Positions | str) -> Positions:
     except ValueError:
         raise AttnvizError(
             f"positions must be 'none' or 'sinusoidal' (added to X) or 'rope' (q and k rotated), "
-            f"got {positions!r}."
+            f"got {shown_value(positions)}."
         ) from None
 
 

@@ -4,7 +4,7 @@ a message names an option: as the command line's flag or as the Python API's key
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from enum import Enum, IntEnum
@@ -143,6 +143,29 @@ def clipped(text: str) -> str:
     return text if len(text) <= LONGEST_QUOTED else text[:QUOTED_CHARACTERS] + "…"
 
 
+#: How long a list a message shows: its items (each clipped to QUOTED_CHARACTERS) up to about
+#: this many characters, then "… and N more" — a few of a vocabulary, never the whole of it.
+LISTED_CHARACTERS = 120
+
+
+def listed(
+    items: Iterable[object], separator: str = ", ", *, form: Callable[[str], str] = str
+) -> str:
+    """Items for a message: the first few, each clipped, then written by ``form`` (``repr``:
+    'it'), as many as fit in LISTED_CHARACTERS (one at least), then "… and N more"."""
+    every = [str(item) for item in items]
+    shown: list[str] = []
+    for item in every:
+        text = form(item if len(item) <= QUOTED_CHARACTERS else item[:QUOTED_CHARACTERS] + "…")
+        if shown and len(separator.join([*shown, text])) > LISTED_CHARACTERS:
+            break
+        shown.append(text)
+    rest = len(every) - len(shown)
+    if rest:
+        return f"{separator.join(shown)}{separator.rstrip()} … and {rest:,} more"
+    return separator.join(shown)
+
+
 def shown_number(value: int) -> str:
     """A whole number as a message shows it: 2048, or "a number of about 5,000 digits"."""
     if value.bit_length() <= _SHOWN_DIGITS * 3:  # 2¹²⁰ has 37 digits: always few enough
@@ -156,11 +179,15 @@ def shown_value(value: object) -> str:
     a huge whole number by its size. Never fails, whatever the value's repr does."""
     if isinstance(value, int) and not isinstance(value, bool):
         return shown_number(value)
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if type(value).__module__.startswith("numpy") and isinstance(shape, tuple) and shape:
+        # An array by its kind and shape: its repr is lines of numbers, up to a megabyte.
+        return f"<{type(value).__name__} of {dtype}, shape {list(shape)}>"
     try:
         text = repr(value)
     except Exception:  # a repr that fails says nothing the type does not
         text = f"<{type(value).__name__}>"
-    return clipped(text)
+    return clipped(" ".join(text.split()) if "\n" in text else text)  # one line
 
 
 def shortened(message: str, typed: Iterable[str | PurePath]) -> str:

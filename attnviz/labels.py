@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 
 from attnviz.arguments import digits
-from attnviz.tokens import printable
+from attnviz.tokens import printable, word_key
 
 _SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 _SUPERSCRIPT_DIGITS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -131,11 +131,11 @@ def occurrence_labels(tokens: Sequence[str]) -> list[str]:
     """Words as labels, numbered where a word repeats: the:1 … the:2, as --focus the:2 names it."""
     counts: dict[str, int] = {}
     for token in tokens:
-        counts[token.casefold()] = counts.get(token.casefold(), 0) + 1
+        counts[word_key(token)] = counts.get(word_key(token), 0) + 1
     seen: dict[str, int] = {}
     labels = []
     for token in tokens:
-        key = token.casefold()
+        key = word_key(token)
         if counts[key] == 1:
             labels.append(token)
         else:

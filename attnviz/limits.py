@@ -115,6 +115,20 @@ def check_trace(
     )
 
 
+def check_result(step: str, shape: Sequence[int], itemsize: int) -> None:
+    """Refuse one step of the math (softmax, a projection, …) whose result would take more than
+    MAX_TRACE_BYTES, before numpy allocates it: the arrays given may be broadcast views of a
+    few bytes (np.broadcast_to) that stand for terabytes."""
+    needed = itemsize
+    for size in shape:
+        needed *= int(size)
+    if needed > MAX_TRACE_BYTES:
+        raise AttnvizError(
+            f"{step}: the result, {list(shape)}, would take {_size(needed)} of memory; attnviz "
+            f"computes at most {_size(MAX_TRACE_BYTES)} at once: give smaller arrays."
+        )
+
+
 # -- the lesson ---------------------------------------------------------------------------------
 
 #: The most heads the lesson tells, each with its five steps: 256 heads of a short sentence take

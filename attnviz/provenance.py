@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from attnviz.errors import AttnvizError, FileProblem
+from attnviz.errors import AttnvizError, FileProblem, shown_value
 from attnviz.positions import Positions
 
 
@@ -318,7 +318,7 @@ def _list(value: Any) -> Sequence[Any]:
 def _exact(value: Any, kind: type) -> Any:
     """``value`` if it is of ``kind`` (an int is not a bool, nor a bool an int)."""
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise TypeError(f"{value!r} is not a {kind.__name__}")
+        raise TypeError(f"{shown_value(value)} is not a {kind.__name__}")
     return value
 
 

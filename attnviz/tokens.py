@@ -3,10 +3,10 @@
 Tokens are words and punctuation marks. A word is a run of letters or digits that may contain
 apostrophes, so contractions stay one word: "didn't" is one token, as is "it's". Hyphens and
 every other punctuation mark are tokens of their own: "well-known" is "well", "-", "known".
-Case is kept for display; matching a focus word ignores case. The sentence is first put in
-Unicode NFC form, and combining marks, zero-width joiners and emoji modifiers stay attached to the
-character before them, so "é" written as e + U+0301, "👍🏽", "👨‍👩‍👧" and the flag "🇫🇷" are one
-token each.
+Case is kept for display; matching a focus word ignores case and Unicode's spelling of a
+character (word_key). The sentence is first put in Unicode NFC form, and combining marks,
+zero-width joiners and emoji modifiers stay attached to the character before them, so "é"
+written as e + U+0301, "👍🏽", "👨‍👩‍👧" and the flag "🇫🇷" are one token each.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from attnviz.arguments import digits, sentences
 from attnviz.config import MAX_TOKENS
-from attnviz.errors import AttnvizError, clipped, option
+from attnviz.errors import AttnvizError, clipped, listed, option
 
 #: Longest sentence attnviz accepts, in characters: MAX_TOKENS words of some 40 characters. Every
 #: view prints the words several times over, so work and output grow with the length; a pasted
@@ -42,6 +42,16 @@ def tokenize(sentence: str) -> list[str]:
     if not tokens:
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
     return check_token_count(tokens)
+
+
+def word_key(word: str) -> str:
+    """A word as a focus word is matched against the sentence's: in Unicode NFC form (as
+    tokenize puts the sentence) and case-folded, so "café" typed with a combining accent
+    (e + U+0301, NFD), "CAFÉ" and "café" are one word, and a model's pieces of a decomposed
+    sentence match a composed focus word. Compatibility forms (NFKC) stay apart — "x²" is not
+    "x2", "①" is not "1" — but for what case folding itself unfolds: "ﬁ" matches "fi", "ß"
+    matches "ss". NFC(casefold(NFC(w))): the fold of a composed letter can decompose ("ǰ")."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", word).casefold())
 
 
 def _attaches_to_previous(token: str, previous: str) -> bool:
@@ -118,10 +128,12 @@ class Focus:
 def find_focus(tokens: Sequence[str], spec: str, *, words: Sequence[tuple[int, str]] = ()) -> Focus:
     """Find the token named by ``spec``: ``WORD`` (first occurrence) or ``WORD:N`` (N-th).
 
-    Matching ignores case. ``words`` are (position, word) pairs for a tokenizer that splits
-    words into pieces: a word that is no token is looked for there, at its first piece's
-    position. Raises AttnvizError naming the sentence's words when it is absent.
+    Matching ignores case and compares words in NFC form (word_key). ``words`` are (position,
+    word) pairs for a tokenizer that splits words into pieces: a word that is no token is looked
+    for there, at its first piece's position. Raises AttnvizError naming the sentence's words
+    when it is absent.
     """
+    spec = unicodedata.normalize("NFC", spec)  # as the sentence: "café" typed as e + U+0301
     word, occurrence = spec, 0
     head, sep, tail = spec.rpartition(":")
     if sep and head and digits(tail):  # ASCII only: int("²") fails, int("١") is 1
@@ -140,16 +152,16 @@ def find_focus(tokens: Sequence[str], spec: str, *, words: Sequence[tuple[int, s
             f"{option('focus')} is empty; name a word of the sentence, e.g. "
             f"{option('focus', 'it')}."
         )
-    positions = [i for i, token in enumerate(tokens) if token.casefold() == word.casefold()]
+    key = word_key(word)
+    positions = [i for i, token in enumerate(tokens) if word_key(token) == key]
     if not positions:
         # A word a model's tokenizer split into pieces ("token", "##ization"): match the word,
         # follow its first piece.
-        positions = [start for start, whole in words if whole.casefold() == word.casefold()]
+        positions = [start for start, whole in words if word_key(whole) == key]
     if not positions:
-        shown = " ".join(tokens[:20]) + (" …" if len(tokens) > 20 else "")
         raise AttnvizError(
             f"The focus word {clipped(word)!r} is not in the sentence; pick one of its words: "
-            f"{shown}"
+            f"{listed(tokens, ' ')}"
         )
     if occurrence > len(positions):
         times = "once" if len(positions) == 1 else f"{len(positions)} times"
@@ -165,7 +177,7 @@ def find_focus(tokens: Sequence[str], spec: str, *, words: Sequence[tuple[int, s
 
 def default_focus(tokens: Sequence[str]) -> Focus | None:
     """The focus when none is given: "it" if the sentence has it (first occurrence), else none."""
-    if any(token.casefold() == "it" for token in tokens):
+    if any(word_key(token) == "it" for token in tokens):
         return find_focus(tokens, "it")
     return None
 

@@ -42,6 +42,7 @@ from attnviz.trace import (
     frozen_mask,
     provenance_seed,
 )
+from attnviz.trace_checks import check_same_layer, check_weights, read_mask
 
 EXPORT_EXTENSIONS = (".npz", ".json")
 
@@ -64,6 +65,8 @@ def export_layers(traces: Sequence[AttentionTrace], path: Path | str) -> None:
     for index, trace in enumerate(traces):
         instance(f"traces[{index}]", trace, AttentionTrace, "a trace, e.g. explain(…).trace")
     first = traces[0]
+    for index, trace in enumerate(traces[1:], start=1):
+        check_same_layer(first, trace, index)
     stacked = {
         key: np.stack([t.arrays()[key] for t in traces])
         for key in first.arrays()
@@ -312,12 +315,7 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
         for key in (*ARRAY_KEYS, *BIAS_KEYS, "X_source", *POSITION_KEYS, *ROPE_KEYS)
         if key in data
     }
-    mask = None
-    if "mask" in data:
-        try:
-            mask = np.asarray(data["mask"], dtype=bool)
-        except (TypeError, ValueError):
-            raise FileProblem(f"Trace file {path}: mask is not an array of true/false.") from None
+    mask = read_mask(data["mask"], path) if "mask" in data else None
     n_layers = arrays["X"].shape[0] if layered else 1
     provenances = read_provenance(data.get("config"), path) or tuple(
         _file_provenance(path) for _ in range(n_layers)
@@ -331,7 +329,9 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
     traces = []
     for layer, provenance in enumerate(provenances):
         layer_arrays = {key: a[layer] if layered else a for key, a in arrays.items()}
+        where = f"Trace file {path}, layer {layer + 1}" if layered else f"Trace file {path}"
         trace = _trace_from(path, tokens, layer_arrays, provenance, mask, source_tokens, rope)
+        check_weights(where, trace)
         traces.append(trace)
     return tuple(traces)
 

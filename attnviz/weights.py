@@ -15,6 +15,7 @@ from attnviz.arguments import path as checked_path
 from attnviz.arrays import FloatArray
 from attnviz.config import MAX_D_MODEL, AttentionConfig
 from attnviz.errors import AttnvizError, FileProblem, option
+from attnviz.limits import BYTES_PER_NUMBER, check_result
 from attnviz.provenance import WeightsKind, WeightsOrigin
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class AttentionWeights:
         for key in (*WEIGHT_KEYS, *BIAS_KEYS):
             if getattr(self, key) is not None or key in WEIGHT_KEYS:
                 given = numbers(key, getattr(self, key))
+                check_result(key, given.shape, BYTES_PER_NUMBER)  # a broadcast view, copied
                 object.__setattr__(self, key, frozen_array(given))
         shape = self.W_Q.shape
         if len(shape) != 3:

@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "files*",
     ),
     ("provenance",),
-    ("trace", "trace_files"),
+    ("trace", "trace_checks", "trace_files"),
     ("attention_inputs", "embeddings*", "weights"),
     ("attention",),
     ("selection", "worked", "outputs", "reuse", "trace_options", "analysis*", "model*", "train*"),

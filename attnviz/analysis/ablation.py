@@ -29,11 +29,12 @@ import numpy as np
 from attnviz.analysis.head_types import trace_head_types
 from attnviz.arrays import FloatArray
 from attnviz.attention import softmax
+from attnviz.errors import listed
 from attnviz.model.base import ModelTrace
 from attnviz.model.run import LoadedModel
 from attnviz.model.toy import ToyConfig, ToyWeights
 from attnviz.selection import Selection
-from attnviz.tokens import Focus, printable
+from attnviz.tokens import Focus, printable, word_key
 from attnviz.trace import AttentionTrace
 
 #: p at position i, from the run's last hidden states and last layer's trace -> [outputs].
@@ -229,8 +230,9 @@ def readout_of(loaded: LoadedModel, word: Focus) -> tuple[Readout | None, str]:
     config = loaded.toy_config
     if config is not None:
         answers_everywhere = config.readout == "token"
-        if not answers_everywhere and word.word.casefold() not in config.focus_words:
-            asked = " or ".join(f"'{printable(asked)}'" for asked in config.focus_words)
+        focus_words = {word_key(asked) for asked in config.focus_words}
+        if not answers_everywhere and word_key(word.word) not in focus_words:
+            asked = listed(map(printable, config.focus_words), " or ", form="'{}'".format)
             return None, (
                 f"{loaded.name} was trained to answer at {asked or 'its focus word'} only, so at "
                 f"{focus} only the hidden state is measured."

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attnviz.errors import listed
+
 
 def attention_caveat(word: str) -> str:
     """The caution beside a trained model's row for ``word`` (printed as given, already
@@ -83,7 +85,7 @@ def readout_note(
     The last layer's row of "it" is the model's answer, because it was trained to point: the
     word it weighs most there is the answer by construction, not a discovery.
     """
-    asked = " or ".join(f'"{word}"' for word in words) or "the word asked about"
+    asked = listed(words, " or ", form='"{}"'.format) or "the word asked about"
     if readout in ("pointer", "word") and not present:
         return f"The model answers at {asked}; this sentence has none, so no row here is an answer."
     if readout == "pointer":

@@ -23,6 +23,7 @@ that was changed).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -70,8 +71,11 @@ def align_words(words_a: Sequence[str], words_b: Sequence[str]) -> Alignment:
     Dynamic programming: ``common[i, j]`` is the length of the longest common subsequence of
     ``words_a[i:]`` and ``words_b[j:]``; walking from (0, 0), equal words pair up, otherwise the
     walk skips the word whose skipping keeps the longer rest (A's on a tie), so that the result
-    is the same for the same input.
+    is the same for the same input. Words are compared in Unicode NFC form, so a model's
+    pieces of a sentence typed with combining accents pair with the other's composed ones.
     """
+    words_a = [unicodedata.normalize("NFC", word) for word in words_a]
+    words_b = [unicodedata.normalize("NFC", word) for word in words_b]
     n_a, n_b = len(words_a), len(words_b)
     common = np.zeros((n_a + 1, n_b + 1), dtype=np.int64)
     for i in range(n_a - 1, -1, -1):

@@ -2,7 +2,6 @@
 
 # No `from __future__ import annotations`: Typer reads these annotations on every run.
 import enum
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,7 +9,7 @@ import typer
 
 from attnviz.cli.console import new_console, wrote
 from attnviz.cli.options import file_path
-from attnviz.errors import AttnvizError, OutputProblem
+from attnviz.errors import AttnvizError
 
 if TYPE_CHECKING:
     from attnviz.outputs import FolderOutput
@@ -32,32 +31,16 @@ class ReadoutName(str, enum.Enum):
 def check_save_folder(folder: Path) -> None:
     """A folder to write a model into: new, empty, or holding a model attnviz saved (replaced);
     never a folder whose config.json is something else's."""
-    from attnviz.outputs import check_folder
-    from attnviz.train.saving import CONFIG, MODEL_TYPE
+    from attnviz.train.saving import check_save_folder as check
 
-    check_folder(*model_folder(folder))
-    config = folder / CONFIG
-    if config.is_file():
-        try:
-            ours = json.loads(config.read_text(encoding="utf-8")).get("model_type") == MODEL_TYPE
-        except (OSError, ValueError, AttributeError):
-            ours = False
-        if not ours:
-            raise OutputProblem(
-                f"--save {folder} holds a config.json attnviz did not write; choose another "
-                "folder (attnviz replaces only a model it saved)."
-            )
+    check(folder, "--save")
 
 
 def model_folder(folder: Path) -> "FolderOutput":
     """--save: the folder and the model's files (config.json, weights.npz)."""
-    import re
+    from attnviz.train.saving import model_folder as output
 
-    from attnviz.outputs import FolderOutput
-    from attnviz.train.saving import CONFIG, WEIGHTS
-
-    names = re.compile("|".join(re.escape(name) for name in (CONFIG, WEIGHTS)))
-    return FolderOutput(folder, "--save", names)
+    return output(folder, "--save")
 
 
 def check_saved_apart(save: Path | None, animate: Path | None, history: Path | None) -> None:

@@ -18,7 +18,7 @@ from attnviz.arrays import FloatArray
 from attnviz.config import MAX_D_MODEL
 from attnviz.embeddings.random_vectors import word_vector
 from attnviz.embeddings.record import Embeddings, too_wide
-from attnviz.errors import FileProblem, option
+from attnviz.errors import FileProblem, clipped, listed, option
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin
 
 
@@ -38,8 +38,10 @@ def repeated_keys_note(path: Path, keys: list[str]) -> tuple[str, ...]:
     """Tell the user which of their words a JSON vocabulary has as a key more than once."""
     if not keys:
         return ()
-    listed = ", ".join(repr(key) for key in keys[:10])
-    return (f"{path.name} has {len(keys)} key(s) more than once; the first is used: {listed}.",)
+    keys_listed = listed(keys, form=repr)
+    return (
+        f"{path.name} has {len(keys)} key(s) more than once; the first is used: {keys_listed}.",
+    )
 
 
 def duplicates_note(path: Path, duplicates: dict[str, list[int]], where: str) -> tuple[str, ...]:
@@ -47,8 +49,7 @@ def duplicates_note(path: Path, duplicates: dict[str, list[int]], where: str) ->
     if not duplicates:
         return ()
     shown = "; ".join(
-        f"{word!r} on {where} {', '.join(map(str, places[:5]))}"
-        + (f" and {len(places) - 5} more" if len(places) > 5 else "")
+        f"{clipped(word)!r} on {where} {listed(places)}"
         for word, places in list(duplicates.items())[:5]
     )
     more = f" (and {len(duplicates) - 5} more words)" if len(duplicates) > 5 else ""
@@ -91,9 +92,7 @@ def from_vocabulary(
         else:
             found[index] = vector
     unique_missing = list(dict.fromkeys(missing))
-    listed = ", ".join(repr(word) for word in unique_missing[:10])
-    if len(unique_missing) > 10:
-        listed += f" and {len(unique_missing) - 10} more"
+    missing_listed = listed(unique_missing, form=repr)
     if missing and (oov is OutOfVocabulary.error or not found):
         if not found:
             advice = "no word of the sentence is in it; check that it is the right file"
@@ -102,7 +101,9 @@ def from_vocabulary(
                 f"add them to the file, or pass {option('oov', 'random')} to give them seeded "
                 "random vectors"
             )
-        raise FileProblem(f"{len(unique_missing)} word(s) not in {path}: {listed}; {advice}.")
+        raise FileProblem(
+            f"{len(unique_missing)} word(s) not in {path}: {missing_listed}; {advice}."
+        )
     d_model = widths.pop()
     said = list(notes)
     scale = 1.0
@@ -110,7 +111,7 @@ def from_vocabulary(
         scale = _file_scale(list(found.values()))
         said.append(
             f"{len(unique_missing)} word(s) not in {path.name} got seeded random vectors "
-            f"({option('oov', 'random')}, seed {seed}): {listed}."
+            f"({option('oov', 'random')}, seed {seed}): {missing_listed}."
         )
     rows = [
         found[index] if index in found else scale * word_vector(token, d_model, seed)

@@ -18,7 +18,7 @@ from attnviz.labels import ELLIPSIS, plural
 from attnviz.lesson import focus_notes
 from attnviz.lesson.blocks import Bars
 from attnviz.lesson.writer import HeadView, LessonWriter
-from attnviz.tokens import printable
+from attnviz.tokens import printable, word_key
 
 #: The most words a head's bars show; the rest are counted and summed in one line.
 MOST_BARS = 12
@@ -56,7 +56,7 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     lesson.heading(f"Focus: where does {name!r} look?", "section")
     row, owner = repr(name), name
     piece = lesson.all_queries[focus.index]
-    if not selection.merged and trace.tokens[focus.index].casefold() != focus.word.casefold():
+    if not selection.merged and word_key(trace.tokens[focus.index]) != word_key(focus.word):
         row, owner = f"{piece!r} (the first piece of {name!r})", piece
     if lesson.brief:
         lesson.say(

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 
-from attnviz.errors import FileProblem
+from attnviz.errors import FileProblem, shown_value
 from attnviz.model.base import MAX_SIZE
 
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ def _vocabulary(data: Mapping[str, Any], table: str) -> list[Claim]:
         return []
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(
-            f"vocab_size is {value!r}, not a whole number; set it to the rows of {table}"
+            f"vocab_size is {shown_value(value)}, not a whole number; set it to the rows of {table}"
         )
     return [Claim("vocab_size", value, table, 0, "rows: one per token")]
 

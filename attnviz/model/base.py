@@ -271,7 +271,7 @@ def integer(data: Mapping[str, Any], *names: str, default: int | None = None) ->
         value = data.get(name)
         if value is not None:
             if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} is {value!r}, not a whole number")
+                raise TypeError(f"{name} is {shown_value(value)}, not a whole number")
             return value
     if default is not None:
         return default
@@ -281,5 +281,5 @@ def integer(data: Mapping[str, Any], *names: str, default: int | None = None) ->
 def number(data: Mapping[str, Any], name: str, default: float) -> float:
     value = data.get(name, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} is {value!r}, not a number")
+        raise TypeError(f"{name} is {shown_value(value)}, not a number")
     return float(value)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.errors import FileProblem, option
+from attnviz.errors import FileProblem, option, shown_value
 from attnviz.model.gguf_file import SUPPORTED_TYPES, GgufFile, dequantize, read_gguf
 from attnviz.model.gguf_settings import GgufSettings, read_settings
 
@@ -88,7 +88,7 @@ class GgufTensors:
 
     def __init__(self, file: GgufFile, dtype: type, pairing: str = "half") -> None:
         if pairing not in PAIRINGS:
-            raise ValueError(f"pairing must be one of {PAIRINGS}, got {pairing!r}")
+            raise ValueError(f"pairing must be one of {PAIRINGS}, got {shown_value(pairing)}")
         self.file = file
         self.path = file.path
         self.dtype = dtype

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.errors import FileProblem
+from attnviz.errors import FileProblem, shown_value
 from attnviz.model.gguf_file import GgufFile
 
 #: The architectures attnviz runs, and the RoPE pairing their GGUF files store W_Q, W_K for.
@@ -236,7 +236,7 @@ def _require_head_sizes(
 def _whole(file: GgufFile, key: str, default: int | None = None) -> int:
     value = file.metadata.get(key, default)
     if isinstance(value, (bool, np.ndarray, str)) or not isinstance(value, (int, np.integer)):
-        missing = "lacks" if value is None else f"has {value!r} for"
+        missing = "lacks" if value is None else f"has {shown_value(value)} for"
         raise FileProblem(f"{file.path} {missing} {key}; it is not a complete model file.")
     if not 0 < value <= 2**31:
         raise FileProblem(f"{file.path}: {key} is {value}; the file's metadata is damaged.")
@@ -246,6 +246,6 @@ def _whole(file: GgufFile, key: str, default: int | None = None) -> int:
 def _real(file: GgufFile, key: str, default: float | None = None) -> float:
     value = file.metadata.get(key, default)
     if isinstance(value, (bool, str, np.ndarray)) or not isinstance(value, (int, float)):
-        missing = "lacks" if value is None else f"has {value!r} for"
+        missing = "lacks" if value is None else f"has {shown_value(value)} for"
         raise FileProblem(f"{file.path} {missing} {key}; it is not a complete model file.")
     return float(value)

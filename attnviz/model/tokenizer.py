@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
-from attnviz.errors import AttnvizError, FileProblem, option
+from attnviz.errors import AttnvizError, FileProblem, option, shown_value
 from attnviz.model.checkpoint import read_model_file, read_settings
 from attnviz.model.sandbox import IsolatedTokenizer, is_panic, one_line, run_isolated
 from attnviz.model.tensors import INSTALL_EXTRA
@@ -72,17 +73,47 @@ class Encoding:
             previous = None if position in self.special else word
         merged: list[list[int]] = []
         for group in groups:
-            if merged and self._only_space(merged[-1]) and group[0] not in self.special:
+            if (
+                group[0] not in self.special
+                and merged
+                and (self._only_space(merged[-1]) or self._marks_after(merged[-1], group))
+            ):
                 merged[-1].extend(group)
             else:
                 merged.append(group)
         labels = [
             self.tokens[group[0]]
             if group[0] in self.special
-            else self.sentence[self.offsets[group[0]][0] : self.offsets[group[-1]][1]].strip()
+            else self.sentence[self.offsets[group[0]][0] : self._end(group[-1])].strip()
             for group in merged
         ]
         return tuple(tuple(group) for group in merged), tuple(labels)
+
+    def _marks_after(self, before: list[int], group: list[int]) -> bool:
+        """Whether ``group`` starts with a combining mark right after ``before`` (not special):
+        a pre-tokenizer that cuts "café" written e + U+0301 into "cafe" and the accent; the
+        mark belongs to the letter before it, as attnviz's own tokenizer keeps it."""
+        start = self.offsets[group[0]][0]
+        return (
+            before[-1] not in self.special
+            and 0 < start < len(self.sentence)
+            and self.offsets[before[-1]][1] == start
+            and unicodedata.category(self.sentence[start])[0] == "M"
+        )
+
+    def _end(self, position: int) -> int:
+        """Where the piece at ``position`` ends in the sentence, with the combining marks after
+        it that no piece holds: a normalizer that strips accents (BERT's) maps "cafe" + U+0301
+        to "cafe" without the accent, yet the word written is "café"."""
+        end = self.offsets[position][1]
+        held = {start for start, stop in self.offsets if stop > start}
+        while (
+            end < len(self.sentence)
+            and end not in held
+            and unicodedata.category(self.sentence[end])[0] == "M"
+        ):
+            end += 1
+        return end
 
     def _only_space(self, group: list[int]) -> bool:
         """Whether the pieces of ``group`` are only whitespace (and not special)."""
@@ -428,5 +459,5 @@ def _lowercase(folder: Path) -> bool:
         return True
     value = read_settings(path).get("do_lower_case", True)
     if not isinstance(value, bool):
-        raise FileProblem(f"{path}: do_lower_case is {value!r}, not true or false.")
+        raise FileProblem(f"{path}: do_lower_case is {shown_value(value)}, not true or false.")
     return value

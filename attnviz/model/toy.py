@@ -24,7 +24,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.attention import causal_mask
-from attnviz.errors import AttnvizError, FileProblem, clipped, option
+from attnviz.errors import AttnvizError, FileProblem, clipped, listed, option, shown_value
 from attnviz.files import ArrayHeader, load_npz, npz_names
 from attnviz.model.base import Family, ModelKind, ModelTrace, attend, finite, integer
 from attnviz.model.shipped import PUNCTUATION
@@ -211,7 +211,7 @@ def _focus_words(probes: Any) -> tuple[str, ...]:
 def _text(data: Mapping[str, Any], name: str) -> str:
     value = data[name]
     if not isinstance(value, str):
-        raise TypeError(f"{name} is {value!r}, not text")
+        raise TypeError(f"{name} is {shown_value(value)}, not text")
     return value
 
 
@@ -225,7 +225,7 @@ def _words(data: Mapping[str, Any], name: str) -> tuple[str, ...]:
 def _fraction(data: Mapping[str, Any], name: str) -> float:
     value = data[name]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TypeError(f"{name} is {value!r}, not a number")
+        raise TypeError(f"{name} is {shown_value(value)}, not a number")
     return float(value)
 
 
@@ -256,14 +256,12 @@ def encode(
     unknown = list(dict.fromkeys(word for word in tokens if word not in index))
     if unknown:
         # The first few unknown words, each clipped: a line, not the whole of a long sentence.
-        named = ", ".join(repr(clipped(word)) for word in unknown[:8])
-        if len(unknown) > 8:
-            named += f" and {len(unknown) - 8} more"
-        listed = "its config.json" if config_path is None else str(config_path)
+        named = listed(unknown, form=repr)
+        where = "its config.json" if config_path is None else str(config_path)
         raise AttnvizError(
             f"The sentence has words that {model} does not know: {named}. It knows only its "
-            f"{len(config.vocabulary)} words; use words such as "
-            f"{' '.join(sample_of(config.vocabulary))} (all are listed in {listed})."
+            f"{len(config.vocabulary):,} words; use words such as "
+            f"{listed(sample_of(config.vocabulary), ' ')} (all are listed in {where})."
         )
     if len(tokens) > config.max_positions:
         trained = (

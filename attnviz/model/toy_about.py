@@ -4,6 +4,7 @@ lesson's header says it, and the demo."""
 
 from __future__ import annotations
 
+from attnviz.errors import listed
 from attnviz.labels import percent
 from attnviz.model.toy import ToyConfig
 
@@ -20,7 +21,7 @@ def about(
     ``words``: the sentence's length, said when it is shorter than any trained on."""
     heads = "1 head" if config.n_heads == 1 else f"{config.n_heads} heads"
     layers = "1 layer" if config.n_layers == 1 else f"{config.n_layers} layers"
-    focus = " or ".join(f'"{word}"' for word in config.focus_words) or "the word asked about"
+    focus = listed(config.focus_words, " or ", form='"{}"'.format) or "the word asked about"
     return (
         f"{name} is a toy transformer trained by attnviz, not a language model: {layers} of "
         f"{heads} each, d_model = {config.d_model}, attention only"

@@ -14,7 +14,7 @@ from attnviz.analysis.ablation import Ablation, HeadEffect, rank_correlation
 from attnviz.analysis.caveats import attention_caveat
 from attnviz.labels import fit_label, format_number, occurrence_labels, plural, reciprocal
 from attnviz.render.text import wrap
-from attnviz.tokens import printable
+from attnviz.tokens import printable, word_key
 
 #: Why the two need not agree, said once beside the numbers.
 NEED_NOT_COINCIDE = (
@@ -98,7 +98,7 @@ def _method(ablation: Ablation, focus: str) -> str:
         where.append(f"the {plural(ablation.padding, '[PAD] token')} left out")
     scope = f" ({'; '.join(where)})" if where else ""
     measured = f"Δh = ‖h − h′‖ / ‖h‖ for the last hidden state h of '{focus}'"
-    if ablation.piece.casefold() != ablation.focus.split(":")[0].casefold():
+    if word_key(ablation.piece) != word_key(ablation.focus.split(":")[0]):
         measured += f" (at its last piece, '{printable(ablation.piece)}')"
     if ablation.readout:
         measured += (

@@ -13,8 +13,9 @@ from typing import Any, cast
 import numpy as np
 
 from attnviz.arrays import FloatArray
+from attnviz.errors import OutputProblem
 from attnviz.files import atomic_write, staged_writes
-from attnviz.outputs import make_folder
+from attnviz.outputs import FolderOutput, check_folder, make_folder
 from attnviz.train.network import Shape
 from attnviz.train.tasks import Task
 
@@ -75,3 +76,29 @@ def save_model(
         make_folder(folder)
         atomic_write(folder / WEIGHTS, write_weights)
         atomic_write(folder / CONFIG, write_config)
+
+
+def model_folder(folder: Path, what: str) -> FolderOutput:
+    """A model folder as an output (``what``: --save, or folder in Python) and the model's
+    files it writes (config.json, weights.npz)."""
+    import re
+
+    names = re.compile("|".join(re.escape(name) for name in (CONFIG, WEIGHTS)))
+    return FolderOutput(folder, what, names)
+
+
+def check_save_folder(folder: Path, what: str) -> None:
+    """A folder to write a model into: new, empty, or holding a model attnviz saved (replaced);
+    never a folder whose config.json is something else's."""
+    check_folder(*model_folder(folder, what))
+    config = folder / CONFIG
+    if config.is_file():
+        try:
+            ours = json.loads(config.read_text(encoding="utf-8")).get("model_type") == MODEL_TYPE
+        except (OSError, ValueError, AttributeError):
+            ours = False
+        if not ours:
+            raise OutputProblem(
+                f"{what} {folder} holds a config.json attnviz did not write; choose another "
+                "folder (attnviz replaces only a model it saved)."
+            )

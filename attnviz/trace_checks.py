@@ -1,0 +1,113 @@
+"""What a trace's export must hold beyond its shapes: the layers export_layers stacks are of one
+sentence and one model, and every row of weights load_trace reads is a softmax row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attnviz.errors import AttnvizError, FileProblem, clipped, listed
+from attnviz.tokens import printable
+from attnviz.trace import AttentionTrace
+
+
+def check_same_layer(first: AttentionTrace, trace: AttentionTrace, index: int) -> None:
+    """Layers of one run: the same tokens (and source tokens), mask, and array shapes, which
+    export_layers stacks and writes once."""
+    if (trace.tokens, trace.source_tokens) != (first.tokens, first.source_tokens):
+        sentence = listed((printable(token) for token in trace.tokens), " ")
+        raise AttnvizError(
+            f"traces[{index}] is of other tokens ({sentence!r}) than "
+            "traces[0]; export_layers writes the layers of one sentence: export each sentence "
+            "to a file of its own."
+        )
+    mask, first_mask = trace.mask, first.mask
+    if mask is None or first_mask is None:
+        same_mask = mask is None and first_mask is None
+    else:
+        same_mask = np.array_equal(mask, first_mask)
+    if not same_mask:
+        raise AttnvizError(
+            f"traces[{index}] has another mask than traces[0]; the layers of one run share it."
+        )
+    shapes, first_shapes = (
+        {key: array.shape for key, array in t.arrays().items()} for t in (trace, first)
+    )
+    if shapes != first_shapes:
+        differ = next(
+            key for key in {**shapes, **first_shapes} if shapes.get(key) != first_shapes.get(key)
+        )
+        raise AttnvizError(
+            f"traces[{index}]'s {differ} has shape {list(shapes.get(differ, ()))}, traces[0]'s "
+            f"{list(first_shapes.get(differ, ()))}; export_layers stacks layers of one model."
+        )
+
+
+#: How far a row of an export's weights may sum from 1: a softmax row does, but for rounding
+#: (about 1e-7 in float32 over 2048 keys); a row edited by hand is off by far more.
+ROW_SUM_TOLERANCE = 1e-4
+
+
+def check_weights(where: str, trace: AttentionTrace) -> None:
+    """FileProblem unless every row of the weights is a softmax row: its mask lets it attend to
+    something, its weights are 0 or more, sum to 1, and are 0 where the mask forbids the pair.
+    The views divide by these rows: a row of nothing is NaN in the lesson and the page."""
+    weights, mask = trace.weights, trace.mask
+    keys = trace.tokens if trace.source_tokens is None else trace.source_tokens
+
+    def row(query: int) -> str:
+        return f"row {query + 1} ({_quoted(trace.tokens[query])})"
+
+    def pair(head: int, query: int, key: int) -> str:
+        return f"head {head + 1}, {row(query)}, column {key + 1} ({_quoted(keys[key])})"
+
+    again = "export it anew with --export"
+    if mask is not None:
+        empty = np.flatnonzero(~mask.any(axis=-1))
+        if empty.size:
+            raise FileProblem(
+                f"{where}: the mask's {row(int(empty[0]))} lets it attend to nothing; every "
+                f"query needs a key it may attend to: {again}."
+            )
+    negative = np.argwhere(weights < 0)
+    if negative.size:
+        head, query, key = (int(i) for i in negative[0])
+        raise FileProblem(
+            f"{where}: weights at {pair(head, query, key)} is {weights[head, query, key]:.6g}; "
+            f"a softmax weight is 0 or more: {again}."
+        )
+    if mask is not None:
+        leaked = np.argwhere(~mask & (weights > ROW_SUM_TOLERANCE))
+        if leaked.size:
+            head, query, key = (int(i) for i in leaked[0])
+            raise FileProblem(
+                f"{where}: weights at {pair(head, query, key)} is "
+                f"{weights[head, query, key]:.6g} but the mask forbids that pair, whose weight "
+                f"is 0: {again}."
+            )
+    sums = weights.sum(axis=-1)
+    off = np.argwhere(np.abs(sums - 1) > ROW_SUM_TOLERANCE)
+    if off.size:
+        head, query = (int(i) for i in off[0])
+        raise FileProblem(
+            f"{where}: head {head + 1}'s weights {row(query)} sums to {sums[head, query]:.6g}, "
+            f"not 1, as every softmax row does: {again}."
+        )
+
+
+def _quoted(token: str) -> str:
+    """A token of a file, for a message: escaped, clipped."""
+    return repr(clipped(printable(token)))
+
+
+def read_mask(value: Any, path: Path) -> np.ndarray:
+    """An export's mask: true/false values only ("False" or 0.5 would be True to numpy)."""
+    try:
+        mask = np.asarray(value)
+    except (TypeError, ValueError):
+        mask = np.asarray(None)
+    if mask.dtype != bool:
+        raise FileProblem(f"Trace file {path}: mask is not an array of true/false.")
+    return mask
