@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attnviz.arguments import output_file
+from attnviz.arguments import output_file, path
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, option
 from attnviz.labels import percent
@@ -87,7 +87,7 @@ class Trained:
         config = saving.model_config(
             self.task, self.shape, seed=self.seed, steps=self.steps, accuracy=self.findings.accuracy
         )
-        saving.save_model(Path(folder), config, self.parameters)
+        saving.save_model(path("folder", folder, reading=False), config, self.parameters)
 
     def save_history(self, path: str | Path) -> None:
         """Every snapshot as arrays in one .npz file."""
