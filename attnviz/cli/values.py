@@ -85,4 +85,3 @@ def path_text(value: str | Path) -> Path:
 
 
 path_text.__name__ = "path"
-
