@@ -12,7 +12,15 @@ from itertools import islice
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from attnviz.errors import AttnvizError, FileProblem, clipped, shown_value
+from attnviz.errors import (
+    AttnvizError,
+    FileProblem,
+    OutputProblem,
+    clipped,
+    option,
+    shown_value,
+    spelled,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike, NDArray
@@ -116,12 +124,39 @@ def _lone_surrogate(character: str) -> bool:
     return "\ud800" <= character <= "\udfff" and not "\udc80" <= character <= "\udcff"
 
 
-def paths(**values: object) -> None:
+#: Path arguments that name a folder to write in; ``model`` names a model; the others a file.
+FOLDER_ARGUMENTS = frozenset({"slides", "per_head", "save", "folder"})
+#: Path arguments that name something to read; the others name what is written.
+READ_ARGUMENTS = frozenset({"embeddings", "weights", "model"})
+
+
+def empty_path(name: str, *, reading: bool | None = None) -> AttnvizError:
+    """The one refusal of a path argument given as empty text (``--save ""``, ``embeddings=""``:
+    an unset shell variable, most often), on the command line and in Python alike: an empty
+    path would quietly mean the working folder. FileProblem (exit 4) for what is read,
+    OutputProblem (exit 5) for what is written (``reading``; by default, as READ_ARGUMENTS
+    says)."""
+    if name == "model":
+        noun, fix = "model", "a model's name or folder (. for the working folder)"
+    elif name in FOLDER_ARGUMENTS:
+        noun, fix = "folder", "a folder's name (. for the working folder)"
+    else:
+        noun, fix = "file", "a file's name"
+    given = spelled(f"{option(name)} ''", f'{name}=""')
+    read = name in READ_ARGUMENTS if reading is None else reading
+    problem = FileProblem if read else OutputProblem
+    return problem(f"{given} is empty: it names no {noun}; give {fix}.")
+
+
+def paths(*, reading: bool | None = None, **values: object) -> None:
     """AttnvizError for a file argument that is not a path (or None): a str or a pathlib.Path
-    (an os.PathLike giving text), without a NUL character, which no file name holds."""
+    (an os.PathLike giving text), not empty (``empty_path``), without a NUL character, which
+    no file name holds."""
     for name, value in values.items():
         if value is None:
             continue
+        if isinstance(value, str) and not value:
+            raise empty_path(name, reading=reading)
         path = os.fspath(value) if isinstance(value, os.PathLike) else value
         if not isinstance(path, str):
             hint = " (decode it with os.fsdecode)" if isinstance(path, (bytes, bytearray)) else ""
@@ -136,11 +171,12 @@ def paths(**values: object) -> None:
             )
 
 
-def path(name: str, value: object) -> Path:
-    """``value``, checked by ``paths``, as a Path; None is refused."""
+def path(name: str, value: object, *, reading: bool = True) -> Path:
+    """``value``, checked by ``paths``, as a Path, of a file to read (``reading``) or to
+    write; None is refused."""
     if value is None:
         raise AttnvizError(f"{name}=None: give a file path, as a string or a pathlib.Path.")
-    paths(**{name: value})
+    paths(reading=reading, **{name: value})
     return value if isinstance(value, Path) else Path(os.fspath(cast(str, value)))
 
 
@@ -166,7 +202,7 @@ def folder_ending(text: str) -> str | None:
 def output_file(name: str, value: object) -> Path:
     """``value`` as ``path`` takes it, for a file to be written: refused when it names a folder
     by its ending (``folder_ending``)."""
-    checked = path(name, value)
+    checked = path(name, value, reading=False)
     problem = folder_ending(os.fspath(cast(str, value)))
     if problem is not None:
         raise AttnvizError(f"{name}={problem}.")

@@ -24,6 +24,7 @@ from attnviz.files import (
     staged_writes,
 )
 from attnviz.files.replacing import link_target, refuse_replacing, same_file
+from attnviz.files.working_folder import refuse_if_gone
 from attnviz.files.writing import kind_of_path
 from attnviz.trace import AttentionTrace
 from attnviz.trace_files import EXPORT_EXTENSIONS, export_layers, export_trace
@@ -53,6 +54,7 @@ def check_folder(folder: Path, what: str, names: re.Pattern[str] | None = None) 
     """Refuse a folder that cannot be written (or created), before any image is drawn; with
     ``names``, also any file there by one of those names that writing may not replace (a link,
     a file with other names or another owner: files.replacing)."""
+    refuse_if_gone(folder, what)
     check_path_length(folder / "head_0000.tmp", what)  # room for the files it will hold
     if os.path.islink(folder) and not os.path.exists(folder):
         # mkdir would fail on the link at the end, after the whole lesson was printed.
@@ -102,6 +104,8 @@ def check_apart(
     the first, and "wrote" be said of both."""
     given = [(path, what) for path, what in files if path is not None]
     kept = [folder for folder in folders if folder is not None]
+    for path, what in [*given, *((folder.folder, folder.what) for folder in kept)]:
+        refuse_if_gone(path, what)  # realpath below would fail on it
     for index, (path, what) in enumerate(given):
         for earlier, earlier_what in given[:index]:
             if same_file(earlier, path):

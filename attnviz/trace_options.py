@@ -9,7 +9,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from attnviz.arguments import choice
+from attnviz.arguments import choice, empty_path
 from attnviz.embeddings import OutOfVocabulary
 from attnviz.errors import AttnvizError, option
 from attnviz.positions import Positions
@@ -55,6 +55,8 @@ class TraceOptions:
     export_layer: int | None = None
 
     def __post_init__(self) -> None:
+        if self.model == "":  # an unset shell variable: not the working folder, silently
+            raise empty_path("model")
         if self.model is None:
             return
         given = [

@@ -95,7 +95,7 @@ class Trained:
         """A model folder (config.json, weights.npz) that ``--model FOLDER`` and
         ``attnviz.explain(..., model=FOLDER)`` read: made if missing; a folder holding a model
         attnviz saved has it replaced; any other config.json there is refused, not replaced."""
-        checked = path("folder", folder)
+        checked = path("folder", folder, reading=False)
         if not str(folder).strip():  # Path("") is ".": the model would land among your files
             raise OutputProblem(
                 f"folder={shown_value(folder)} names no folder; give one, e.g. "

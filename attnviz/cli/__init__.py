@@ -16,13 +16,14 @@ from attnviz.cli.console import report
 from attnviz.cli.environment import (
     StandardOutputClosed,
     StandardOutputFailed,
+    completion_installed_safely,
     hold_standard_descriptors,
     quiet_standard_error,
     safe_surroundings,
     silence_standard_output,
 )
 from attnviz.cli.options import command
-from attnviz.errors import ExitStatus, shortened
+from attnviz.errors import AttnvizError, ExitStatus, shortened
 from attnviz.signals import Interrupted, stopping_signals_raise
 
 #: Every command, by name: the module and function that run it (imported only for the command
@@ -131,7 +132,11 @@ def _run(arguments: list[str]) -> int:
     """``run``, its standard streams made safe: the command, and its exit code."""
     wanted = arguments[0] if arguments and arguments[0] in COMMANDS else None
     try:
-        with safe_surroundings(), stopping_signals_raise(ending=True):
+        with (
+            safe_surroundings(),
+            stopping_signals_raise(ending=True),
+            completion_installed_safely(arguments),
+        ):
             status = build_app(wanted)(args=arguments, standalone_mode=False)
             sys.stdout.flush()  # a full disk is found here, not in Python's flush at exit
     except StandardOutputClosed:
@@ -162,6 +167,9 @@ def _run(arguments: list[str]) -> int:
     except Interrupted as stop:
         report(f"stopped by {stop.name}; any output not yet complete was left as it was.")
         return int(stop.exit_status)
+    except AttnvizError as error:  # outside a command: --install-completion's home
+        report(error.message)
+        return int(error.exit_status)
     except MemoryError:  # numpy's array allocation failures are MemoryErrors too
         report(
             "ran out of memory; any output not yet complete was left as it was. Try a shorter "

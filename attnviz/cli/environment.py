@@ -233,3 +233,43 @@ def _can_be_written(folder: Path) -> bool:
     except OSError:
         return False
     return False
+
+
+#: The options of the attnviz command itself, before a command's name.
+_ROOT_OPTIONS = ("--install-completion", "--show-completion", "--version", "--help")
+
+
+@contextmanager
+def completion_installed_safely(arguments: list[str]) -> Iterator[None]:
+    """``attnviz --install-completion``, Typer's, with a home that cannot take it (HOME unset,
+    missing or a file; a ~/.bashrc or ~/.zshrc that is a folder or read-only; a home that may
+    not be written): one line and exit 5 (ExitStatus.CANNOT_WRITE), not a traceback. Typer
+    would also make a missing HOME, with every folder above it."""
+    from attnviz.errors import OutputProblem
+
+    leading = []
+    for argument in arguments:
+        if argument not in _ROOT_OPTIONS:
+            break
+        leading.append(argument)
+    if "--install-completion" not in leading:
+        yield
+        return
+    fix = "fix that, or add the output of attnviz --show-completion to your shell's start-up file"
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError, OSError):  # HOME unset and no entry in the passwd file
+        raise OutputProblem(f"Cannot install completion: there is no home folder; {fix}.") from None
+    if not home.is_dir():
+        kind = "does not exist" if not home.exists() else "is not a folder"
+        raise OutputProblem(f"Cannot install completion: HOME {home} {kind}; {fix}.")
+    import subprocess
+
+    try:
+        yield
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        problem = error.strerror or str(error)
+        raise OutputProblem(f"Cannot install completion: {where}{problem}; {fix}.") from None
+    except subprocess.CalledProcessError as error:  # PowerShell could not say its profile
+        raise OutputProblem(f"Cannot install completion: {error}; {fix}.") from None

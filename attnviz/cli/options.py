@@ -19,8 +19,9 @@ from typing import Annotated, Any
 
 import typer
 
+from attnviz.arguments import empty_path
 from attnviz.cli.console import user_errors
-from attnviz.cli.values import file_path, head_choice, typed_text, whole_number
+from attnviz.cli.values import file_path, head_choice, path_text, typed_text, whole_number
 from attnviz.embeddings import OutOfVocabulary
 from attnviz.errors import (
     LONGEST_QUOTED,
@@ -385,11 +386,16 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
                 )
             )
         groups[name] = (annotation, names)
+    # --model names a model or its folder: a path too, though typed as text.
+    path_options = {p.name for p in parameters if _is_path_text(p.annotation)} | {"model"}
 
     @functools.wraps(function)
     def gathered(**values: Any) -> Any:
         typed = [value for value in values.values() if isinstance(value, (str, Path))]
         with command_line(), user_errors(), _quoting_briefly(typed):
+            for name in sorted(path_options & values.keys()):
+                if values[name] == "":  # kept by the parsers: path_text
+                    raise empty_path(name)
             for name, (group, names) in groups.items():  # a group refuses contradictions
                 values[name] = group(**{option: values.pop(option) for option in names})
             return function(**values)
@@ -415,17 +421,35 @@ def _quoting_briefly(typed: list[str | Path]) -> Iterator[None]:
 
 def _strict(declaration: Any) -> Any:
     """An option of whole numbers (``Annotated[int | None, typer.Option(…)]``) parsed by
-    whole_number; any other declaration as it is."""
+    whole_number; a path option (``Path`` or ``Path | None``) by its own parser or path_text,
+    declared to Typer as text (``_PathText``) so that Typer does not make "" Path("."): the
+    command refuses "" by the option's name; any other declaration as it is."""
     if typing.get_origin(declaration) is not Annotated:
         return declaration
     kind, *extras = typing.get_args(declaration)
     numeric = kind is int or set(typing.get_args(kind)) == {int, type(None)}
+    path = kind is Path or set(typing.get_args(kind)) == {Path, type(None)}
     infos = [extra for extra in extras if isinstance(extra, typer.models.ParameterInfo)]
-    if not numeric or len(infos) != 1 or infos[0].parser is not None:
+    if len(infos) != 1 or not (path or numeric and infos[0].parser is None):
         return declaration
     info = copy.copy(infos[0])
+    if path:
+        info.parser = info.parser or path_text
+        return Annotated[_PathText if kind is Path else _PathText | None, info]
     info.parser = whole_number
     return Annotated[kind, info]
+
+
+class _PathText(str):
+    """What Typer is told a path option holds, so that it leaves the parser's value alone
+    (for a ``Path`` it would call Path() on it); the command gets a Path, or "" to refuse."""
+
+
+def _is_path_text(declaration: Any) -> bool:
+    """Whether a declaration ``_strict`` made is a path option's."""
+    if typing.get_origin(declaration) is Annotated:
+        declaration = typing.get_args(declaration)[0]
+    return declaration is _PathText or set(typing.get_args(declaration)) == {_PathText, type(None)}
 
 
 def _group_of(annotation: Any) -> tuple[type | None, frozenset[str], dict[str, str]]:

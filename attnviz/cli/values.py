@@ -62,9 +62,9 @@ head_choice.__name__ = "int|all"
 def file_path(value: str | Path) -> Path:
     """An output file as the command line takes it (-o, --svg, --html, --export): refused when
     it ends in / (x.png/), which names a folder; click's own PATH would drop the / and write
-    x.png."""
-    if isinstance(value, Path):  # a default, not typed
-        return value
+    x.png. "" is kept as "", as path_text keeps it."""
+    if isinstance(value, Path) or value == "":  # a default, not typed; or empty
+        return value  # type: ignore[return-value]  # "" never reaches a command
     problem = folder_ending(value)
     if problem is not None:
         raise typer.BadParameter(f"{problem}.")
@@ -72,3 +72,16 @@ def file_path(value: str | Path) -> Path:
 
 
 file_path.__name__ = "path"
+
+
+def path_text(value: str | Path) -> Path:
+    """A path option's value (a file to read, a folder) as typed: a Path, as click's own PATH
+    gives it, but for "" (an unset shell variable, most often): kept as "", which the command's
+    options refuse by the option's name (arguments.empty_path), where click's PATH would make
+    it Path("."), the working folder."""
+    if isinstance(value, Path) or value == "":
+        return value  # type: ignore[return-value]  # "" never reaches a command
+    return Path(value)
+
+
+path_text.__name__ = "path"

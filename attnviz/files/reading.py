@@ -17,6 +17,7 @@ import numpy as np
 
 from attnviz.arguments import only_numbers
 from attnviz.errors import FileProblem
+from attnviz.files.working_folder import refuse_if_gone
 
 
 def require_readable(path: Path, what: str) -> None:
@@ -28,6 +29,7 @@ def require_readable(path: Path, what: str) -> None:
     try:
         mode = path.stat().st_mode  # follows a symbolic link, to what would be read
     except FileNotFoundError:
+        refuse_if_gone(path, f"{what} file", reading=True)
         if path.is_symlink():
             raise FileProblem(
                 f"{what} file {path} is a link to {os.readlink(path)}, which does not exist."

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from attnviz.errors import AttnvizError, ExitStatus, OutputProblem
 from attnviz.files.replacing import link_refusal, output_key, refuse_replacing
+from attnviz.files.working_folder import refuse_if_gone
 from attnviz.signals import signals_held, stopping_signals_raise
 
 #: A temporary output is named .attnviz-XXXXXXXX.tmp beside its file: hidden, and short, so an
@@ -51,6 +52,7 @@ def check_output_path(path: Path, extensions: Iterable[str], what: str) -> str:
             f"{what} names no file (empty, or the current folder); give a file name, e.g. "
             f"out{allowed[0]}."
         )
+    refuse_if_gone(path, what)
     extension = path.suffix.lower()
     check_path_length(path, what)
     status = _status(path, what, follow_links=False)
@@ -75,6 +77,7 @@ def check_output_path(path: Path, extensions: Iterable[str], what: str) -> str:
 
 def check_writable_folder(folder: Path, what: str, path: Path) -> None:
     """Refuse ``path`` (an output of option ``what``) unless ``folder`` exists and is writable."""
+    refuse_if_gone(folder, what)
     status = _status(folder, what)
     if status is not None and not stat.S_ISDIR(status.st_mode):
         kind = kind_of_path(status.st_mode)
@@ -180,7 +183,8 @@ class Outputs:
     def write(self, path: Path, write: Callable[[Path], object]) -> None:
         """Call ``write(temporary)`` on a new temporary file beside ``path``; it becomes ``path``
         when the outputs are committed. An OSError becomes an OutputProblem naming ``path``."""
-        refuse_replacing(path, "The output")  # checked before the work; again, as it is now
+        refuse_if_gone(path, "The output")  # checked before the work; again, as it is now
+        refuse_replacing(path, "The output")
         earlier = self._keys.get(output_key(path))
         if earlier is not None:
             also = "" if earlier == path else f" (also as {earlier})"
@@ -206,6 +210,7 @@ class Outputs:
 
     def make_folder(self, folder: Path) -> None:
         """Create ``folder`` if it is missing; removed again if the run fails."""
+        refuse_if_gone(folder, "The folder")
         try:
             folder.mkdir()
         except FileExistsError:

@@ -18,6 +18,7 @@ from typing import Any
 
 from attnviz.errors import AttnvizError, FileProblem, option, shown_value
 from attnviz.files import human_size, open_regular
+from attnviz.files.working_folder import refuse_if_gone
 from attnviz.files.writing import kind_of_path
 from attnviz.model.agreement import check_sizes
 from attnviz.model.base import Architecture, ModelConfig, architecture_for
@@ -143,6 +144,8 @@ def find_model(name_or_dir: str) -> Path:
 
         return find_ollama_model(name_or_dir.removeprefix("ollama:"))
     folder = _expanded(name_or_dir)
+    if not folder.is_absolute():
+        refuse_if_gone(shortened(name_or_dir), option("model"), reading=True)
     names = ", ".join(f"'{model.names[0]}'" for model in KNOWN_MODELS)
     try:
         is_folder = folder.is_dir()

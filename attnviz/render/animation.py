@@ -21,6 +21,7 @@ from attnviz.labels import percent
 from attnviz.render.figures.captions import caption_height, caption_lines, draw_caption
 from attnviz.render.figures.fonts import text_width
 from attnviz.render.figures.saving import new_figure, place_axes
+from attnviz.render.figures.settings import draws
 from attnviz.train import report
 from attnviz.train.loop import Snapshot
 from attnviz.train.tasks import Probe, Task
@@ -82,6 +83,7 @@ class Frame(NamedTuple):
     bars: list[tuple[BarContainer, Probe, int]]
 
 
+@draws
 def frame_figure(task: Task, n_layers: int) -> Frame:
     """The picture every frame is drawn on: a panel per probe sentence and layer, its bars at
     0, under a title left empty, over the footer saying what the model's answer is."""
@@ -125,6 +127,7 @@ def frame_figure(task: Task, n_layers: int) -> Frame:
     return Frame(figure, title, bars)
 
 
+@draws
 def save_animation(task: Task, snapshots: Sequence[Snapshot], path: Path) -> None:
     """Draw every frame, then write the GIF atomically (all frames or no file)."""
     from PIL import Image

@@ -22,6 +22,7 @@ from attnviz.render.figures.captions import caption_height, draw_caption
 from attnviz.render.figures.colour import text_colour
 from attnviz.render.figures.fonts import text_width, title_line, truncate_words
 from attnviz.render.figures.saving import place_axes
+from attnviz.render.figures.settings import draws
 from attnviz.render.figures.titles import FigureText, readout_sentences
 from attnviz.tokens import printable
 
@@ -73,6 +74,7 @@ def aligned_slots(
     return slots
 
 
+@draws
 def save_comparison_figure(
     comparison: Comparison,
     path: Path,
@@ -87,6 +89,7 @@ def save_comparison_figure(
     save_figure(figure, path)
 
 
+@draws
 def build_comparison_figure(
     comparison: Comparison,
     *,

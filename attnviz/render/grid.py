@@ -27,6 +27,7 @@ from attnviz.render.figures.cells import draw_cell_texts, hatch_masked
 from attnviz.render.figures.colour import ColourScale, check_colormap, colour_scale
 from attnviz.render.figures.fonts import title_font_for, title_line, truncate_to
 from attnviz.render.figures.saving import image_format_of, new_figure, place_axes, save_figure
+from attnviz.render.figures.settings import draws
 from attnviz.render.figures.titles import (
     FigureText,
     hidden_taking_weight,
@@ -198,6 +199,7 @@ def tiled(panels: FloatArray, split: int, band: int = 0) -> NDArray[np.float64]:
     return image
 
 
+@draws
 def build_layers_figure(
     layers: Sequence[AttentionTrace],
     selection: Selection,

@@ -28,6 +28,7 @@ from attnviz.render.figures.cells import draw_values, frame_row, hatch_masked
 from attnviz.render.figures.colour import check_colormap, colour_scale
 from attnviz.render.figures.fonts import MIN_FONT, title_line
 from attnviz.render.figures.saving import image_format_of, new_figure, place_axes, save_figure
+from attnviz.render.figures.settings import draws
 from attnviz.render.figures.titles import FigureText
 from attnviz.render.figures.words import any_continued, label_positions, label_words
 from attnviz.render.head_panel import (
@@ -64,6 +65,7 @@ CAPTION_FONT = 11.0  # points, the caption under the panels
 CAPTION_GAP = 0.2  # inches between the last panel's axis title and the caption
 
 
+@draws
 def build_figure(
     trace: AttentionTrace,
     selection: Selection,
@@ -267,6 +269,7 @@ def _draw_focus(
     return image
 
 
+@draws
 def save_heatmap(
     trace: AttentionTrace,
     selection: Selection,

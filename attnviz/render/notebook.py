@@ -22,6 +22,7 @@ from attnviz.lesson.blocks import Bars, Block, Heading, Paragraph, Pause, Worked
 from attnviz.lesson.build import header, lesson, only_steps
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import focus_number
+from attnviz.render.figures.settings import draws
 from attnviz.render.measures import head_title
 from attnviz.render.tables import MAX_TABLE_ROWS, _kept_indices
 from attnviz.render.text import weight_colours
@@ -318,6 +319,7 @@ def _overview(
     ]
 
 
+@draws
 def _figure_png(trace: AttentionTrace, selection: Selection) -> str:
     """The heatmap of the shown heads as an embedded PNG; past IMAGE_WORDS columns (cells too
     small to read in a notebook cell, and about a megabyte of picture), a line saying how to

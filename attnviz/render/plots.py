@@ -17,6 +17,7 @@ from attnviz.errors import AttnvizError, option
 from attnviz.render.figures import image_format_of, new_figure, save_figure
 from attnviz.render.figures.captions import caption_height, draw_caption
 from attnviz.render.figures.fonts import truncate_words
+from attnviz.render.figures.settings import draws
 from attnviz.render.figures.titles import FigureText, readout_sentences
 from attnviz.render.measures import is_trained
 from attnviz.selection import Selection
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
+@draws
 def save_scaling_plot(rows: Sequence[ScalingRow], path: Path, *, n_keys: int) -> None:
     """Three panels against d_k (log scale): largest weight, entropy, gradient size; each with
     and without ÷√d_k. Written atomically, in the format the extension names."""
@@ -79,12 +81,14 @@ HEAD_COLOURS = (
 )
 
 
+@draws
 def save_lines_figure(trace: AttentionTrace, selection: Selection, path: Path) -> None:
     """build_lines_figure, written atomically in the format the extension names."""
     image_format_of(path)
     save_figure(build_lines_figure(trace, selection), path)
 
 
+@draws
 def build_lines_figure(trace: AttentionTrace, selection: Selection) -> Figure:
     """The classic illustration: the sentence written twice, and from the focus word on the
     left a line to every word on the right, as thick and as opaque as its attention weight,

@@ -18,6 +18,7 @@ from attnviz.render.figures.captions import draw_caption
 from attnviz.render.figures.cells import frame_row, hatch_masked
 from attnviz.render.figures.colour import colour_scale
 from attnviz.render.figures.saving import new_figure, place_axes
+from attnviz.render.figures.settings import draws
 from attnviz.render.figures.words import any_continued, label_positions, label_words
 from attnviz.render.head_panel import Panels, draw_head, panel_labels
 from attnviz.render.heatmap_text import heatmap_text
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 MASKED_GREY = "#bdbdbd"  # a masked key's bar, hatched as the heatmap hatches its cell
 
 
+@draws
 def build_single_figure(
     trace: AttentionTrace,
     selection: Selection,

@@ -44,10 +44,13 @@ def bar(weight: float, line: int, lines: int = 1) -> str:
 
 def loss_curve(losses: Sequence[float], width: int) -> str:
     """The losses so far as one line of blocks, highest loss the tallest, at most ``width``
-    characters (the history sampled evenly when longer)."""
-    if not losses:
+    characters (the history sampled evenly when longer, from the first loss to the last; the
+    last alone in one character; nothing in none)."""
+    if not losses or width < 1:
         return ""
-    if len(losses) > width:
+    if width == 1:
+        losses = losses[-1:]
+    elif len(losses) > width:
         losses = [losses[round(i * (len(losses) - 1) / (width - 1))] for i in range(width)]
     top, bottom = max(losses), min(losses)
     span = top - bottom or 1.0
@@ -143,9 +146,11 @@ class TrainingView:
             ),
             (f" (at step {snapshot.measured})", "dim"),
         )
+        # "loss " and the curve, one cell short of the edge; left out when no block would fit.
         curve = Text.assemble(("loss ", "dim"), (loss_curve(self.losses, width - 6), "cyan"))
+        curves = [curve] if width > 6 else []
         for bar_lines in range(BAR_LINES, 0, -1):
-            lines = [*wrap(head, width), curve]
+            lines = [*wrap(head, width), *curves]
             for probe, rows in zip(self.task.probes, snapshot.rows, strict=True):
                 lines.append(Text(""))
                 lines.extend(probe_lines(self.task, probe, rows, width, bar_lines))

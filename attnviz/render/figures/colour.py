@@ -15,12 +15,14 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError
 from attnviz.render.figures.fonts import text_width
+from attnviz.render.figures.settings import draws
 from attnviz.render.options import Scale
 from attnviz.tokens import printable
 
 COLOUR_BAR = 1.3  # inches right of the panels for the colour bar, its numbers and label
 
 
+@draws
 def check_colormap(name: str) -> None:
     """Raise AttnvizError unless ``name`` is a colormap matplotlib knows (e.g. viridis)."""
     from matplotlib import colormaps

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from attnviz.labels import fit_label
+from attnviz.render.figures.settings import draws
 
 CHAR_WIDTH = 0.62  # average width of a DejaVu Sans glyph, in font sizes
 #: matplotlib's warning for a character the bundled font lacks (emoji, CJK), drawn as a box.
@@ -83,10 +84,15 @@ def widest(texts: Sequence[str], points: float, *, bold: bool = False) -> float:
 
 
 @functools.lru_cache(maxsize=4096)
+@draws
 def text_width(text: str, points: float, *, bold: bool = False) -> float:
     """Inches ``text`` takes at ``points`` in matplotlib's default font, as FreeType lays it out
     (the same font files and metrics the picture is drawn with)."""
-    font = _measuring_font(bold)
+    from matplotlib.font_manager import get_font
+
+    # matplotlib keeps one FreeType font per file and thread: one shared by two threads
+    # corrupts the heap when both lay out text at once.
+    font = get_font(_font_file(bold))
     font.set_size(points, 72)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=MISSING_GLYPH)
@@ -96,12 +102,16 @@ def text_width(text: str, points: float, *, bold: bool = False) -> float:
 
 
 @functools.cache
-def _measuring_font(bold: bool) -> Any:
-    from matplotlib.font_manager import FontProperties, findfont, get_font
+@draws
+def _font_file(bold: bool) -> str:
+    """The file of matplotlib's default font (DejaVu Sans), bold or not, as text_width finds
+    it: with matplotlib's default settings (not a matplotlibrc's font.family)."""
+    from matplotlib.font_manager import FontProperties, findfont
 
-    return get_font(findfont(FontProperties(weight="bold" if bold else "normal")))
+    return str(findfont(FontProperties(weight="bold" if bold else "normal")))
 
 
+@draws
 def unsupported_words(words: Sequence[str], *, family: str = "sans-serif") -> list[str]:
     """The words with a character matplotlib's bundled DejaVu font lacks (Chinese, Japanese,
     emoji): a picture draws those characters as boxes, so the person should be told."""
@@ -132,6 +142,7 @@ def missing_glyphs_note(
 
 
 @functools.lru_cache(maxsize=4096)
+@draws
 def centred_outline(text: str, font: float) -> Any:
     """The outline of ``text`` at ``font`` points, its box centred on (0, 0); made once per
     string and size (a figure's panels share most of their strings)."""

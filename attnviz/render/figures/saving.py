@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from attnviz.errors import OutputProblem
 from attnviz.files import atomic_write
 from attnviz.render.figures.fonts import MISSING_GLYPH
+from attnviz.render.figures.settings import draws
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -35,12 +36,11 @@ def image_format_of(path: Path) -> str:
     return image_format
 
 
+@draws
 def save_figure(figure: Figure, path: Path) -> None:
     """Write ``figure`` to ``path`` in the format its extension names (.png, .svg or .pdf),
     atomically and deterministically: no dates, no software version, a fixed SVG id salt, so
     the same figure gives the same bytes."""
-    from matplotlib import rc_context
-
     image_format = image_format_of(path)
     metadata: dict[str, Any] = {
         "png": {"Software": None},
@@ -52,16 +52,17 @@ def save_figure(figure: Figure, path: Path) -> None:
     extra: dict[str, Any] = {"pil_kwargs": {"compress_level": 1}} if image_format == "png" else {}
 
     def write(temporary: Path) -> None:
-        # SVG clip-path ids are hashed with a random salt unless one is set. A word in a script
-        # the bundled font lacks (emoji, CJK) is drawn as boxes; one warning per glyph would
-        # only bury the "wrote ..." line, so it is silenced.
-        with rc_context({"svg.hashsalt": "attnviz"}), warnings.catch_warnings():
+        # A word in a script the bundled font lacks (emoji, CJK) is drawn as boxes; one warning
+        # per glyph would only bury the "wrote ..." line, so it is silenced. (SVG clip-path
+        # ids are hashed with attnviz's fixed salt: drawing() sets it.)
+        with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=MISSING_GLYPH)
             figure.savefig(temporary, format=image_format, dpi=DPI, metadata=metadata, **extra)
 
     atomic_write(path, write)
 
 
+@draws
 def new_figure(width: float, height: float, **options: Any) -> Figure:
     """A matplotlib Figure on the Agg canvas: no pyplot, no window, no global state."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -16,6 +16,7 @@ from rich.text import Text
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
 from attnviz.outputs import make_folder
+from attnviz.render.figures.settings import draws
 from attnviz.render.slides.layout import (
     ADVANCE,
     ASCENT,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
+@draws
 def save_slides(
     trace: AttentionTrace,
     selection: Selection,
@@ -71,6 +73,7 @@ def save_slides(
     )
 
 
+@draws
 def save_slide(slide: Slide, *paths: Path) -> None:
     """Draw ``slide`` once and write it to each of ``paths`` (.svg, .png), atomically and
     byte for byte the same each time (render/figures.py save_figure)."""
@@ -84,6 +87,7 @@ def save_slide(slide: Slide, *paths: Path) -> None:
             save_figure(figure, path)
 
 
+@draws
 def draw_slide(slide: Slide) -> Figure:
     """A 16:9 figure of ``slide`` (1920 × 1080 pixels as PNG): the title, then each line of
     text cell by cell, shaded cells filled edge to edge as in the terminal."""
