@@ -183,7 +183,9 @@ def _run(arguments: list[str]) -> int:
 
 def usage_sentence(error: typer.TyperException) -> str:
     """Typer's message for a malformed command line, with the way to fix it."""
-    message = error.format_message().rstrip()
+    # Click lists a missing argument's choices one per line ("Choose from:\n\tcoref,\n\t…"):
+    # one stderr line says them in a row.
+    message = error.format_message().rstrip().replace(":\n\t", ": ").replace(",\n\t", ", ")
     if not message.endswith((".", "?", "!")):
         message += "."
     context = getattr(error, "ctx", None)

@@ -83,3 +83,16 @@ def test_a_command_at_a_terminal_of_any_width_finishes(
     captured = capsys.readouterr()
     assert "\x1b[" in captured.out  # drawn as at a terminal
     assert "Traceback" not in captured.err
+
+
+def test_a_missing_choice_argument_lists_its_choices_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Click lists the choices of a missing argument one per line; stderr keeps one line."""
+    from attnviz.cli import run
+
+    assert run(["train"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "Choose from: coref, reverse, previous, induction." in err
+    assert "\\n" not in err and "\\t" not in err
