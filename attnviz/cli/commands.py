@@ -265,6 +265,10 @@ def heatmap(
     check_per_head(per_head, output, export)
     explanation = explained(sentence, trace_options, view)
     check_sizes(explanation, export=export, per_head=None if all_layers else bool(per_head))
+    if all_layers:
+        shown = explanation.selection
+        n_layers, n_heads = len(explanation.layers), explanation.trace.n_heads
+        limits.check_layer_pictures(n_layers, n_heads, shown.n_rows, shown.n_columns)
     with staged_writes():  # every file, or none
         written, notes = api.save_pictures(explanation, output, options)
         if export is not None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from attnviz import limits
 from attnviz.arrays import FloatArray
 from attnviz.attention import causal_mask
 from attnviz.errors import AttnvizError, FileProblem, clipped, option
@@ -67,8 +68,9 @@ class Toy(ModelKind):
 ARCHITECTURE = Toy()
 
 
-#: The most layers a toy model's config.json may give (attnviz train makes 1 or 2).
-MAX_LAYERS = 1_000
+#: The most layers a toy model's config.json may give (attnviz train makes 1 or 2): as for
+#: every model, attnviz.limits.MAX_LAYERS.
+MAX_LAYERS = limits.MAX_LAYERS
 
 
 @dataclass(frozen=True)
