@@ -20,6 +20,7 @@ from attnviz.model.bert import pooling_about
 from attnviz.model.checkpoint import (
     checkpoint_name,
     config_data,
+    files_read,
     find_model,
     is_gguf,
     read_config,
@@ -153,6 +154,13 @@ def load_model(
         raise AttnvizError(f"{option('dtype', metavar=quoted(dtype))}: use float32 or float64.")
     if not sentence.strip():
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
+    with files_read(model):
+        return _load_model(sentence, model, dtype, pad_to, keep_layers)
+
+
+def _load_model(
+    sentence: str, model: str, dtype: str, pad_to: int | None, keep_layers: bool
+) -> LoadedModel:
     folder = find_model(model)
     if is_gguf(folder):
         return _load_gguf(sentence, folder, model, DTYPES[dtype], pad_to, keep_layers)

@@ -26,7 +26,7 @@ from attnviz import limits
 from attnviz.arrays import FloatArray
 from attnviz.attention import causal_mask
 from attnviz.errors import AttnvizError, FileProblem, clipped, option
-from attnviz.files import ArrayHeader, load_npz, npz_names
+from attnviz.files import ArrayHeader, load_npz, npz_names, present
 from attnviz.model.base import Family, ModelKind, ModelTrace, attend, finite, integer
 from attnviz.model.shipped import PUNCTUATION
 from attnviz.model.tokenizer import Encoding
@@ -348,7 +348,7 @@ def load_weights(folder: Path, config: ToyConfig, dtype: type = np.float32) -> T
     """weights.npz, every array's shape checked (from its header, before it is read) and every
     number checked to be finite; FileProblem in one line naming what is wrong."""
     path = folder / WEIGHTS
-    if not path.exists() and not path.is_symlink():
+    if not present(path):
         raise FileProblem(
             f"{folder} has config.json but no {WEIGHTS}; a toy model's folder holds both, as "
             "attnviz train --save writes them."
