@@ -394,9 +394,9 @@ def files_read(model: str) -> Iterator[None]:
     try:
         yield
     except OSError as error:
-        where = shortened(str(error.filename)) if error.filename is not None else "a file"
+        where = f" {shortened(str(error.filename))}" if error.filename is not None else ""
         raise FileProblem(
-            f"{option('model', shortened(model))}: cannot read {where} "
+            f"{option('model', shortened(model))}: cannot read{where} "
             f"({error.strerror or error}); check that you may read the model's folder and its "
             "files (chmod -R u+rX)."
         ) from None
