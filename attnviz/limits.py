@@ -8,7 +8,9 @@ API call the same checks, so both refuse alike. Plain Python: no numpy, no Rich.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Protocol
 
@@ -187,6 +189,52 @@ def check_model_trace(
         f"(layers × heads × tokens²); attnviz computes at most {_size(MAX_MODEL_TRACE_BYTES)}: "
         f"{way}."
     )
+
+
+#: What a command will make of every layer of a model run, checked once the model's settings are
+#: read and the sentence split, before any weight is read: (layers, heads, tokens) -> None, or
+#: AttnvizError. Set by ``before_model_run`` (the page, a picture of every layer).
+_BEFORE_MODEL_RUN: ContextVar[tuple[Callable[[int, int, int], None], ...]] = ContextVar(
+    "attnviz_before_model_run", default=()
+)
+
+
+@contextmanager
+def before_model_run(check: Callable[[int, int, int], None]) -> Iterator[None]:
+    """While a command runs a model: ``check(layers, heads, tokens)`` is called before the
+    model's weights are read (``check_model_run``), so that an output too large for every
+    layer is refused before the run, not after it."""
+    token = _BEFORE_MODEL_RUN.set((*_BEFORE_MODEL_RUN.get(), check))
+    try:
+        yield
+    finally:
+        _BEFORE_MODEL_RUN.reset(token)
+
+
+def counted_before_run(
+    check: Callable[[int, int, int, int], None] | None,
+    every_token: bool,
+    *,
+    one_head: bool = False,
+) -> AbstractContextManager[None]:
+    """While a model runs for the page or a picture of every layer: ``check(layers, heads, rows,
+    columns)`` before its weights are read, each token a row and a column, when the view shows
+    ``every_token`` (--words and --hide-special show fewer, counted after the run)."""
+    if check is None or not every_token:
+        return nullcontext()
+    return before_model_run(
+        lambda n_layers, n_heads, n: check(n_layers, 1 if one_head else n_heads, n, n)
+    )
+
+
+def check_model_run(
+    n_layers: int, n_tokens: int, d_model: int, n_heads: int, *, bytes_per_number: int
+) -> None:
+    """Every budget of a model run, before its weights are read: its trace of every layer
+    (check_model_trace), then what the command will make of it (before_model_run)."""
+    check_model_trace(n_layers, n_tokens, d_model, n_heads, bytes_per_number=bytes_per_number)
+    for check in _BEFORE_MODEL_RUN.get():
+        check(n_layers, n_heads, n_tokens)
 
 
 def check_ablation(n_layers: int, n_heads: int) -> None:

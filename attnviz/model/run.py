@@ -198,10 +198,11 @@ def _sizes(config: ModelConfig | toy.ToyConfig) -> tuple[int, int]:
 
 def within_budget(config: ModelConfig | toy.ToyConfig, n_tokens: int, dtype: str) -> None:
     """Refuse, before its weights are read, a run whose every layer's trace would take more
-    memory than attnviz allows (attnviz.limits.check_model_trace)."""
-    from attnviz.limits import check_model_trace
+    memory than attnviz allows, or whose outputs would be too large (attnviz.limits.
+    check_model_run)."""
+    from attnviz.limits import check_model_run
 
-    check_model_trace(
+    check_model_run(
         config.n_layers,
         n_tokens,
         config.d_model,

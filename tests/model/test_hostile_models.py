@@ -240,6 +240,9 @@ def test_a_page_of_every_layer_is_bounded(tmp_path: Path, monkeypatch: pytest.Mo
         attnviz.page(explained)
     attnviz.page(attnviz.explain(SENTENCE, model=path, head=1))  # one head: a third of it
     out = tmp_path / "page.html"
+    from attnviz.model.run import LoadedModel
+
+    monkeypatch.setattr(LoadedModel, "forward", never)  # the command line counts before the run
     refused(["page", SENTENCE, "-m", path, "-o", str(out)], ExitStatus.BAD_INPUT, "--head 1")
     assert not out.exists()
 
@@ -254,7 +257,15 @@ def test_a_picture_of_every_layer_is_bounded(
         attnviz.heatmap(explained, all_layers=True)
     out = tmp_path / "all.png"
     arguments = ["heatmap", SENTENCE, "-m", path, "--all-layers", "-o", str(out)]
+    from attnviz.model.run import LoadedModel
+
+    monkeypatch.setattr(LoadedModel, "forward", never)  # the command line counts before the run
     refused(arguments, ExitStatus.BAD_INPUT, "--all-layers would draw 3 layers", "--layer N")
+    assert not out.exists()
+    # Words merged are fewer rows than tokens: counted once they are known, after the run.
+    monkeypatch.undo()
+    monkeypatch.setattr(limits, "MAX_PICTURE_NUMBERS", 100)
+    refused([*arguments, "--words"], ExitStatus.BAD_INPUT, "--all-layers would draw 3 layers")
     assert not out.exists()
 
 
