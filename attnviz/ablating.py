@@ -20,6 +20,7 @@ import warnings
 from attnviz.analysis.ablation import Ablation, ablate_heads, readout_of
 from attnviz.arguments import choice, flags, sentences, text, whole
 from attnviz.errors import AttnvizError, option
+from attnviz.limits import check_ablation
 from attnviz.selection import ViewOptions, select
 from attnviz.tokens import check_sentence_length
 from attnviz.trace_options import Dtype, TraceOptions
@@ -48,6 +49,7 @@ def ablated(
     loaded = load_model(
         sentence, trace_options.model, dtype=trace_options.dtype.value, pad_to=trace_options.pad_to
     )
+    check_ablation(loaded.n_layers, loaded.n_heads)  # before the first forward pass
     run = loaded.forward()
     selection = select(run.layers[-1], view._replace(layer=None, head=None))
     if selection.focus is None:

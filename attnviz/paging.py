@@ -23,7 +23,7 @@ from attnviz.explanation import Explanation, Page
 from attnviz.lesson import steps as table
 from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import focus_number, last_plain_number
-from attnviz.limits import check_lesson
+from attnviz.limits import check_lesson, check_page
 from attnviz.selection import choose_layer
 
 
@@ -72,6 +72,7 @@ def page_html(
     _has_steps(explanation, lesson)
     shown = explanation.selection
     check_lesson(len(shown.heads), shown.n_rows, shown.n_columns)  # the page tells it too
+    check_page(len(explanation.layers), len(shown.heads), shown.n_rows, shown.n_columns)
     return render(
         explanation.layers,
         explanation.trace,
@@ -102,6 +103,10 @@ def compared_page_html(
         open_head = top.head
     _has_words(explanation)
     _has_steps(explanation, lesson)
+    shown = explanation.selection  # sentence B's layers go into the page beside A's
+    n_layers = len(explanation.layers) + len(pair.b.layers)
+    rows = max(shown.n_rows, pair.b.selection.n_rows)
+    check_page(n_layers, len(shown.heads), rows, max(shown.n_columns, pair.b.selection.n_columns))
     b = pair.b.trace
     compared = ComparedWith(
         b.provenance.sentence or " ".join(b.tokens),

@@ -263,8 +263,16 @@ def heatmap(
     all_layers_refused(options, model_run=trace_options.model is not None)
     check_outputs(export, (output, "--output"))
     check_per_head(per_head, output, export)
-    explanation = explained(sentence, trace_options, view)
+    every_token = not (view.words or view.hide_special)  # else fewer rows: counted after the run
+    with limits.counted_before_run(
+        limits.check_layer_pictures if all_layers else None, every_token
+    ):
+        explanation = explained(sentence, trace_options, view)
     check_sizes(explanation, export=export, per_head=None if all_layers else bool(per_head))
+    if all_layers:
+        shown = explanation.selection
+        n_layers, n_heads = len(explanation.layers), explanation.trace.n_heads
+        limits.check_layer_pictures(n_layers, n_heads, shown.n_rows, shown.n_columns)
     with staged_writes():  # every file, or none
         written, notes = api.save_pictures(explanation, output, options)
         if export is not None:
@@ -340,7 +348,9 @@ def page(
 
     check_output_path(output, (".html", ".htm"), "--output")
     if compare is None:
-        explanation = explained(sentence, trace_options, view)
+        every_token, one_head = not (view.words or view.hide_special), view.head is not None
+        with limits.counted_before_run(limits.check_page, every_token, one_head=one_head):
+            explanation = explained(sentence, trace_options, view)
         html = paging.page_html(explanation, lesson, open_head=open_head)
     else:
         from attnviz.comparing import compared, notes

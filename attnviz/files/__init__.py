@@ -29,6 +29,7 @@ from attnviz.files.reading import (
     human_size,
     load_json,
     open_regular,
+    present,
     require_readable,
 )
 from attnviz.files.writing import (
@@ -63,6 +64,7 @@ __all__ = [
     "load_npz",
     "npz_names",
     "open_regular",
+    "present",
     "require_readable",
     "staged_writes",
 ]

@@ -20,6 +20,16 @@ from attnviz.errors import FileProblem
 from attnviz.files.working_folder import refuse_if_gone
 
 
+def present(path: Path) -> bool:
+    """Whether there is something at ``path``, a link to nothing included; True also when it
+    cannot be looked at (a folder on the way that may not be entered): reading it then says
+    why, in one line, where ``Path.exists`` would raise PermissionError."""
+    try:
+        return path.exists() or path.is_symlink()
+    except OSError:
+        return True
+
+
 def require_readable(path: Path, what: str) -> None:
     """Raise FileProblem unless ``path`` is an existing, readable regular file.
 

@@ -22,6 +22,7 @@ import numpy as np
 from attnviz.arrays import FloatArray
 from attnviz.attention import multi_head_attention
 from attnviz.errors import AttnvizError, FileProblem, option, shown_value
+from attnviz.limits import check_model_layers
 from attnviz.provenance import EmbeddingsKind, Provenance
 from attnviz.trace import AttentionTrace
 from attnviz.weights import AttentionWeights
@@ -73,6 +74,7 @@ class ModelConfig:
                     f"{name} is {value}, beyond any model's (at most {MAX_SIZE:,}); the "
                     "file is damaged"
                 )
+        check_model_layers(self.n_layers)
         if self.d_model % self.n_heads:
             raise AttnvizError(
                 f"the hidden size {self.d_model} is not divisible by {self.n_heads} heads"

@@ -134,11 +134,11 @@ def pooling_about(folder: Path) -> str | None:
     1_Pooling/config.json says; None when the folder has none (or says nothing readable),
     so that the lesson never guesses a model's pooling."""
     path = folder / "1_Pooling" / "config.json"
-    if not path.is_file():
-        return None
     try:
+        if not path.is_file():
+            return None
         data = read_settings(path)
-    except FileProblem:
+    except (FileProblem, OSError):  # a folder that may not be entered says nothing either
         return None
     modes = [words for key, words in POOLING_MODES.items() if data.get(key) is True]
     if len(modes) != 1:

@@ -11,13 +11,14 @@ import importlib.util
 import json
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from attnviz.errors import AttnvizError, FileProblem, option, shown_value
-from attnviz.files import human_size, open_regular
+from attnviz.files import human_size, open_regular, present
 from attnviz.files.working_folder import refuse_if_gone
 from attnviz.files.writing import kind_of_path
 from attnviz.model.agreement import check_sizes
@@ -388,10 +389,26 @@ def read_settings(path: Path) -> dict[str, Any]:
     return data
 
 
+@contextmanager
+def files_read(model: str) -> Iterator[None]:
+    """While ``model`` is found and read: a file or folder of it that the system refuses (one
+    this user may not read or enter, a folder where a file belongs, a disk error) is one
+    FileProblem naming it and the cause, whichever file it was."""
+    try:
+        yield
+    except OSError as error:
+        where = f" {shortened(str(error.filename))}" if error.filename is not None else ""
+        raise FileProblem(
+            f"{option('model', shortened(model))}: cannot read{where} "
+            f"({error.strerror or error}); check that you may read the model's folder and its "
+            "files (chmod -R u+rX)."
+        ) from None
+
+
 def config_data(folder: Path) -> dict[str, Any]:
     """config.json's object, read once: its model_type says who runs the model."""
     path = folder / "config.json"
-    if not path.exists() and not path.is_symlink():
+    if not present(path):
         raise FileProblem(
             f"{folder} has no config.json; {option('model')} needs a Hugging Face checkpoint "
             "folder (config.json, model.safetensors, tokenizer.json or vocab.txt) or a model "

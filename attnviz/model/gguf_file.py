@@ -16,10 +16,12 @@ the gguf package names the types and dequantizes every type but the three common
 from __future__ import annotations
 
 import errno
+import itertools
 import math
 import mmap
 import os
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ import numpy as np
 
 from attnviz.errors import AttnvizError, FileProblem
 from attnviz.files import human_size, open_regular
+from attnviz.model.gguf_keys import Metadata, setting
 
 #: How to get the gguf package, an optional dependency of --model FILE.gguf.
 INSTALL_GGUF = "pip install '.[model]' in attnviz's checkout (or pip install gguf)"
@@ -278,8 +281,8 @@ class _Header:
         the file."""
         from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
 
-        alignment = metadata.get("general.alignment", 32)
-        if not isinstance(alignment, int) or alignment < 1 or alignment & (alignment - 1):
+        alignment = setting(Metadata(self.path, metadata), "general.alignment", 32)
+        if alignment & (alignment - 1):
             raise self.problem(f"general.alignment is {alignment!r}, not a power of two")
         data_start = -(-self.at // alignment) * alignment
         tensors: dict[str, TensorInfo] = {}
@@ -305,7 +308,20 @@ class _Header:
                     f"the file's {human_size(self.size)} or off its {alignment}-byte alignment"
                 )
             tensors[name] = TensorInfo(name, shape, type_id, start, n_bytes)
+        self.apart(tensors.values())
         return tensors
+
+    def apart(self, tensors: Iterable[TensorInfo]) -> None:
+        """Each byte belongs to one tensor at most, as llama.cpp writes them (and as the
+        safetensors reader requires): records that share bytes would each read another's
+        numbers as their own, and a file of a few kilobytes could claim 100,000 layers of them."""
+        by_start = sorted(tensors, key=lambda info: (info.start, info.name))
+        for first, second in itertools.pairwise(by_start):
+            if second.start < first.start + first.n_bytes:
+                raise self.problem(
+                    f"tensors {first.name} and {second.name} share bytes (from byte "
+                    f"{second.start:,}); each tensor needs its own"
+                )
 
 
 def _is_utf8(piece: bytes) -> bool:

@@ -15,8 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.errors import FileProblem, shown_value
+from attnviz.errors import AttnvizError, FileProblem, clipped, shown_value
+from attnviz.limits import check_model_layers
 from attnviz.model.gguf_file import GgufFile
+from attnviz.model.gguf_keys import check_settings, setting
+from attnviz.tokens import printable
 
 #: The architectures attnviz runs, and the RoPE pairing their GGUF files store W_Q, W_K for.
 STORED_PAIRING = {"llama": "adjacent", "qwen2": "half"}
@@ -63,8 +66,9 @@ def read_settings(file: GgufFile) -> GgufSettings:
     """The model's sizes, refusing in one line what attnviz does not run: other architectures,
     mixtures of experts, sliding windows, scaled or partial RoPE, per-layer head counts; and
     metadata that disagrees with the tensors' shapes, by its key, with both numbers."""
+    check_settings(file)  # every key attnviz reads holds a value of its kind
     meta = file.metadata
-    arch = meta.get("general.architecture")
+    arch = setting(file, "general.architecture", None)
     if arch not in STORED_PAIRING:
         raise FileProblem(
             f"{file.path} holds a model of the {arch!r} architecture; attnviz runs GGUF files of "
@@ -97,11 +101,17 @@ def read_settings(file: GgufFile) -> GgufSettings:
         d_ff=_whole(file, f"{arch}.feed_forward_length"),
         rope_base=_real(file, f"{arch}.rope.freq_base", 10000.0),
         rms_eps=_real(file, f"{arch}.attention.layer_norm_rms_epsilon"),
-        vocab_size=_whole(file, f"{arch}.vocab_size", len(meta.get("tokenizer.ggml.tokens", ()))),
+        vocab_size=_whole(
+            file, f"{arch}.vocab_size", len(setting(file, "tokenizer.ggml.tokens", ()))
+        ),
         max_positions=_whole(file, f"{arch}.context_length"),
         tied_embeddings="output.weight" not in file.tensors,
         stored_pairing=STORED_PAIRING[arch],
     )
+    try:  # before any tensor is looked at: a file may claim 100,000 layers of a few bytes
+        check_model_layers(settings.n_layers, f"{arch}.block_count")
+    except AttnvizError as error:
+        raise FileProblem(f"{file.path}: {error.message}.") from None
     if d_k % 2:
         raise FileProblem(
             f"{file.path}: the head size {d_k} is odd, and RoPE rotates pairs of coordinates; "
@@ -144,18 +154,23 @@ def _require_sizes(file: GgufFile, settings: GgufSettings) -> None:
 
 
 def _refuse_features(file: GgufFile, arch: str) -> None:
-    meta = file.metadata
-    if meta.get(f"{arch}.expert_count", 0):
-        feature = f"a mixture of {meta[f'{arch}.expert_count']} experts"
-    elif meta.get(f"{arch}.attention.sliding_window", 0):
-        feature = f"sliding-window attention ({meta[f'{arch}.attention.sliding_window']} tokens)"
-    elif meta.get(f"{arch}.rope.scaling.type", "none") not in ("none", "") or meta.get(
-        f"{arch}.rope.scaling.factor", 1.0
-    ) not in (0.0, 1.0):
-        feature = f"scaled RoPE ({meta.get(f'{arch}.rope.scaling.type', 'scaled')})"
+    experts = setting(file, f"{arch}.expert_count", 0)
+    window = setting(file, f"{arch}.attention.sliding_window", 0)
+    scaling = setting(file, f"{arch}.rope.scaling.type", "none")
+    heads = [setting(file, f"{arch}.attention.head_count{kv}", 1) for kv in ("", "_kv")]
+    if experts:
+        feature = f"a mixture of {experts} experts"
+    elif window:
+        feature = f"sliding-window attention ({window} tokens)"
+    elif scaling not in ("none", "") or setting(file, f"{arch}.rope.scaling.factor", 1.0) not in (
+        0.0,
+        1.0,
+    ):
+        named = setting(file, f"{arch}.rope.scaling.type", "scaled")
+        feature = f"scaled RoPE ({printable(clipped(named))})"
     elif "rope_freqs.weight" in file.tensors:
         feature = "scaled RoPE (Llama 3.1's frequency factors, rope_freqs)"
-    elif isinstance(meta.get(f"{arch}.attention.head_count"), np.ndarray):
+    elif any(isinstance(count, np.ndarray) for count in heads):
         feature = "a different number of heads in each layer"
     elif bias := _unread_bias(file, arch):
         feature = f"biases the attnviz {arch} model does not have ({bias})"
@@ -217,8 +232,7 @@ def _require_head_sizes(
                 f"({arch}.embedding_length), but {tensor} has shape {list(info.shape)}, not "
                 f"[{count * d_k}, {d_model}]; the file's metadata is damaged."
             )
-    meta = file.metadata
-    rotated = meta.get(f"{arch}.rope.dimension_count", None)
+    rotated = setting(file, f"{arch}.rope.dimension_count", None)
     if rotated not in (None, d_k):
         raise FileProblem(
             f"{file.path}: {arch}.rope.dimension_count {rotated} is not the head size {d_k} "
@@ -226,26 +240,22 @@ def _require_head_sizes(
             "the model uses RoPE on only part of each head, which attnviz does not compute, or "
             "the head count is wrong and the file's metadata is damaged."
         )
-    if meta.get(f"{arch}.attention.value_length", None) not in (
+    if setting(file, f"{arch}.attention.value_length", None) not in (
         None,
-        meta.get(f"{arch}.attention.key_length", None),
+        setting(file, f"{arch}.attention.key_length", None),
     ):
         _refuse(file, "values of another size than keys")
 
 
 def _whole(file: GgufFile, key: str, default: int | None = None) -> int:
-    value = file.metadata.get(key, default)
-    if isinstance(value, (bool, np.ndarray, str)) or not isinstance(value, (int, np.integer)):
-        missing = "lacks" if value is None else f"has {shown_value(value)} for"
-        raise FileProblem(f"{file.path} {missing} {key}; it is not a complete model file.")
-    if not 0 < value <= 2**31:
-        raise FileProblem(f"{file.path}: {key} is {value}; the file's metadata is damaged.")
-    return int(value)
+    """A whole number from 1 to 2³¹ (setting checks it), ``default`` when the file lacks it."""
+    value = setting(file, key) if default is None else setting(file, key, default)
+    if not isinstance(value, int) or not 0 < value <= 2**31:
+        raise FileProblem(
+            f"{file.path}: {key} is {shown_value(value)}; the file's metadata is damaged."
+        )
+    return value
 
 
 def _real(file: GgufFile, key: str, default: float | None = None) -> float:
-    value = file.metadata.get(key, default)
-    if isinstance(value, (bool, str, np.ndarray)) or not isinstance(value, (int, float)):
-        missing = "lacks" if value is None else f"has {shown_value(value)} for"
-        raise FileProblem(f"{file.path} {missing} {key}; it is not a complete model file.")
-    return float(value)
+    return float(setting(file, key) if default is None else setting(file, key, default))

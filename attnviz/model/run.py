@@ -20,6 +20,7 @@ from attnviz.model.bert import pooling_about
 from attnviz.model.checkpoint import (
     checkpoint_name,
     config_data,
+    files_read,
     find_model,
     is_gguf,
     read_config,
@@ -64,6 +65,8 @@ class LoadedModel:
     weights: Any  # the architecture's (BertWeights, GPT2Weights), or ToyWeights
     architecture: Architecture | None  # None: attnviz's toy transformer
     toy_config: toy.ToyConfig | None = None  # the toy transformer's, else None
+    n_layers: int = 1
+    n_heads: int = 1  # in each layer
 
     def forward(self) -> ModelTrace:
         """Every layer on the sentence, each one's attention kept."""
@@ -151,6 +154,13 @@ def load_model(
         raise AttnvizError(f"{option('dtype', metavar=quoted(dtype))}: use float32 or float64.")
     if not sentence.strip():
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
+    with files_read(model):
+        return _load_model(sentence, model, dtype, pad_to, keep_layers)
+
+
+def _load_model(
+    sentence: str, model: str, dtype: str, pad_to: int | None, keep_layers: bool
+) -> LoadedModel:
     folder = find_model(model)
     if is_gguf(folder):
         return _load_gguf(sentence, folder, model, DTYPES[dtype], pad_to, keep_layers)
@@ -165,6 +175,7 @@ def load_model(
         check_agreement(config, data, tensors, folder / "config.json")
         n_ids = tensors.row_count(architecture.token_table)
         encoding, mask = padded(unpadded, tokenizer, config, source, pad_to, n_ids)
+        within_budget(config, len(encoding.ids), dtype)
         weights = architecture.load(tensors, config, encoding.ids)
     name = checkpoint_name(model, folder)
     provenance = model_provenance(
@@ -176,7 +187,28 @@ def load_model(
         padding=len(encoding.ids) - len(unpadded.ids),
         about=pooling_about(folder),
     )
-    return LoadedModel(name, folder, encoding, provenance, mask, weights, architecture)
+    return LoadedModel(
+        name, folder, encoding, provenance, mask, weights, architecture, None, *_sizes(config)
+    )
+
+
+def _sizes(config: ModelConfig | toy.ToyConfig) -> tuple[int, int]:
+    return config.n_layers, config.n_heads
+
+
+def within_budget(config: ModelConfig | toy.ToyConfig, n_tokens: int, dtype: str) -> None:
+    """Refuse, before its weights are read, a run whose every layer's trace would take more
+    memory than attnviz allows, or whose outputs would be too large (attnviz.limits.
+    check_model_run)."""
+    from attnviz.limits import check_model_run
+
+    check_model_run(
+        config.n_layers,
+        n_tokens,
+        config.d_model,
+        config.n_heads,
+        bytes_per_number=np.dtype(DTYPES[dtype]).itemsize,
+    )
 
 
 def within_limit(encoding: Encoding) -> Encoding:
@@ -269,21 +301,23 @@ def _load_gguf(
     forward pass reaches them (the output layer never); W_Q and W_K arranged for Hugging Face's
     RoPE pairing, as attnviz's other Llama models. ``model``: as it was asked for."""
     from attnviz.model.gguf_about import quantization_about
+    from attnviz.model.gguf_keys import setting
     from attnviz.model.gguf_model import gguf_weights, load_gguf
     from attnviz.model.llama import LlamaConfig
 
     gguf = load_gguf(path, dtype, "half")
     data = gguf.settings.config()
-    meta = gguf.tensors.file.metadata
-    pad = meta.get("tokenizer.ggml.padding_token_id", meta.get("tokenizer.ggml.eos_token_id"))
-    data["pad_token_id"] = int(pad) if isinstance(pad, int) else None
-    if "attnviz.untrained" in meta:  # attnviz's own test files: random weights, said so
-        data["attnviz_untrained"] = meta["attnviz.untrained"]
+    file = gguf.tensors.file
+    eos = setting(file, "tokenizer.ggml.eos_token_id", None)
+    data["pad_token_id"] = setting(file, "tokenizer.ggml.padding_token_id", eos)
+    # attnviz's own test files: random weights, said so
+    data["attnviz_untrained"] = setting(file, "attnviz.untrained", False)
     config, architecture = read_config(path, data)
     assert isinstance(config, LlamaConfig)  # the file's settings name llama or qwen2
     unpadded = within_limit(encode(gguf.tokenizer, sentence, config.max_positions))
     source, n_ids = f"{path.name}'s metadata", gguf.settings.vocab_size  # token_embd's rows
     encoding, mask = padded(unpadded, gguf.tokenizer, config, source, pad_to, n_ids)
+    within_budget(config, len(encoding.ids), dtype.__name__)
     weights = gguf_weights(gguf, config, encoding.ids, keep=keep_layers)
     name = f"{checkpoint_name(model, path)} (GGUF, {gguf.quantization.split(',')[0]})"
     provenance = model_provenance(
@@ -295,7 +329,9 @@ def _load_gguf(
         padding=len(encoding.ids) - len(unpadded.ids),
         about=quantization_about(gguf, path, dtype),
     )
-    return LoadedModel(name, path, encoding, provenance, mask, weights, architecture)
+    return LoadedModel(
+        name, path, encoding, provenance, mask, weights, architecture, None, *_sizes(config)
+    )
 
 
 def _load_toy(
@@ -323,6 +359,7 @@ def _load_toy(
     # sentence too long for positions it misstates.
     weights = toy.load_weights(folder, config, DTYPES[dtype])
     encoding = toy.encode(sentence, config, name=name, config_path=path)
+    within_budget(config, len(encoding.ids), dtype)
     provenance = Provenance(
         embeddings=EmbeddingsOrigin(EmbeddingsKind.MODEL, architecture=toy.MODEL_TYPE, layer=1),
         weights=WeightsOrigin(
@@ -337,7 +374,9 @@ def _load_toy(
         masking=Masking(causal=config.causal),
         sentence=sentence,  # no word groups: every token is a whole word
     )
-    return LoadedModel(name, folder, encoding, provenance, None, weights, None, config)
+    return LoadedModel(
+        name, folder, encoding, provenance, None, weights, None, config, *_sizes(config)
+    )
 
 
 def _toy_run(loaded: LoadedModel, config: toy.ToyConfig, trace: ModelTrace) -> ModelRun:

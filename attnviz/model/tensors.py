@@ -24,7 +24,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.errors import FileProblem, option
-from attnviz.files import human_size, open_regular
+from attnviz.files import human_size, open_regular, present
 
 #: How to get the optional extra that --model needs.
 #: attnviz is installed from its checkout, where `pip install 'attnviz[model]'` finds nothing.
@@ -374,7 +374,7 @@ def open_tensors(folder: Path, dtype: type, prefixes: Sequence[str]) -> Iterator
     """model.safetensors of ``folder``, its header read and checked; ``prefixes`` are the name
     prefixes the architecture's checkpoints use, the first that any name starts with is taken."""
     path = folder / "model.safetensors"
-    if not path.exists() and not path.is_symlink():
+    if not present(path):
         raise FileProblem(
             f"{folder} has no model.safetensors; attnviz reads only safetensors "
             "(never pickled .bin files)."

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from attnviz.errors import AttnvizError, FileProblem, option, shown_value
+from attnviz.files import present
 from attnviz.model.checkpoint import read_model_file, read_settings
 from attnviz.model.sandbox import IsolatedTokenizer, is_panic, one_line, run_isolated
 from attnviz.model.tensors import INSTALL_EXTRA
@@ -176,7 +177,7 @@ def load_tokenizer(folder: Path) -> Any:
 
 def _present(path: Path) -> bool:
     """Whether ``path`` is there, a link to nothing included (reading it says so)."""
-    return path.exists() or path.is_symlink()
+    return present(path)
 
 
 def _text(path: Path) -> str:

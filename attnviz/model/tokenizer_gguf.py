@@ -18,6 +18,7 @@ from typing import Any
 
 from attnviz.errors import AttnvizError, FileProblem
 from attnviz.model.gguf_file import GgufFile
+from attnviz.model.gguf_keys import setting
 from attnviz.model.sandbox import IsolatedTokenizer
 from attnviz.model.tensors import INSTALL_EXTRA
 
@@ -56,8 +57,7 @@ def gguf_tokenizer(file: GgufFile) -> Any:
         raise AttnvizError(
             f"Reading {file.path.name} needs the optional extra: {INSTALL_EXTRA}"
         ) from None
-    meta = file.metadata
-    kind = meta.get("tokenizer.ggml.model")
+    kind = setting(file, "tokenizer.ggml.model", None)
     if kind != "gpt2":
         raise FileProblem(
             f"{file.path}'s tokenizer is of kind {kind!r} (tokenizer.ggml.model); attnviz builds "
@@ -68,7 +68,7 @@ def gguf_tokenizer(file: GgufFile) -> Any:
         bpe = models.BPE(
             {token: i for i, token in enumerate(tokens)},
             [_merge(file, merge) for merge in merges],
-            ignore_merges=meta.get("tokenizer.ggml.pre") == "llama-bpe",
+            ignore_merges=setting(file, "tokenizer.ggml.pre", None) == "llama-bpe",
         )
     except Exception as error:  # tokenizers raises a bare Exception
         raise FileProblem(
@@ -92,11 +92,10 @@ def gguf_tokenizer(file: GgufFile) -> Any:
 
 
 def _vocabulary(file: GgufFile) -> tuple[list[str], list[str], list[int]]:
-    meta = file.metadata
-    tokens = meta.get("tokenizer.ggml.tokens")
-    merges = meta.get("tokenizer.ggml.merges", [])
-    types = meta.get("tokenizer.ggml.token_type", [1] * len(tokens or ()))
-    if not isinstance(tokens, list) or not tokens or not isinstance(merges, list):
+    tokens = setting(file, "tokenizer.ggml.tokens", None)
+    merges = setting(file, "tokenizer.ggml.merges", [])
+    types = setting(file, "tokenizer.ggml.token_type", [1] * len(tokens or ()))
+    if not tokens:
         raise FileProblem(
             f"{file.path} holds no tokenizer (tokenizer.ggml.tokens and merges); attnviz needs "
             "the one llama.cpp's converter writes."
@@ -126,7 +125,7 @@ def _of_type(types: list[int], wanted: int) -> list[int]:
 def _pre_tokenizer(file: GgufFile) -> Any:
     from tokenizers import Regex, pre_tokenizers
 
-    name = file.metadata.get("tokenizer.ggml.pre", "default")
+    name = setting(file, "tokenizer.ggml.pre", "default")
     gpt2 = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     if name in ("gpt2", "default"):
         return gpt2
@@ -147,11 +146,10 @@ def _bos(file: GgufFile, tokenizer: Any, tokens: list[str]) -> None:
     """The BOS token put before the text, when the file says llama.cpp adds it."""
     from tokenizers import processors
 
-    meta = file.metadata
-    if not meta.get("tokenizer.ggml.add_bos_token", False):
+    if not setting(file, "tokenizer.ggml.add_bos_token", False):
         return
-    bos_id = meta.get("tokenizer.ggml.bos_token_id")
-    if not isinstance(bos_id, int) or not 0 <= bos_id < len(tokens):
+    bos_id = setting(file, "tokenizer.ggml.bos_token_id", None)
+    if bos_id is None or not 0 <= bos_id < len(tokens):
         raise FileProblem(
             f"{file.path} adds a BOS token whose id {bos_id!r} is not in its vocabulary of "
             f"{len(tokens)} tokens; the tokenizer is damaged."
@@ -164,5 +162,5 @@ def _bos(file: GgufFile, tokenizer: Any, tokens: list[str]) -> None:
 
 def describe_pre_tokenizer(file: GgufFile) -> str:
     """How the text is split before BPE, in words ("digits one by one, then GPT-2's split")."""
-    name = file.metadata.get("tokenizer.ggml.pre", "default")
+    name = setting(file, "tokenizer.ggml.pre", "default")
     return PRE_TOKENIZERS.get(name, name)

@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from attnviz import limits
 from attnviz.arrays import FloatArray
 from attnviz.attention import causal_mask
 from attnviz.errors import AttnvizError, FileProblem, clipped, listed, option, shown_value
-from attnviz.files import ArrayHeader, load_npz, npz_names
+from attnviz.files import ArrayHeader, load_npz, npz_names, present
 from attnviz.model.base import Family, ModelKind, ModelTrace, attend, finite, integer
 from attnviz.model.shipped import PUNCTUATION
 from attnviz.model.tokenizer import Encoding
@@ -67,8 +68,9 @@ class Toy(ModelKind):
 ARCHITECTURE = Toy()
 
 
-#: The most layers a toy model's config.json may give (attnviz train makes 1 or 2).
-MAX_LAYERS = 1_000
+#: The most layers a toy model's config.json may give (attnviz train makes 1 or 2): as for
+#: every model, attnviz.limits.MAX_LAYERS.
+MAX_LAYERS = limits.MAX_LAYERS
 
 
 @dataclass(frozen=True)
@@ -344,7 +346,7 @@ def load_weights(folder: Path, config: ToyConfig, dtype: type = np.float32) -> T
     """weights.npz, every array's shape checked (from its header, before it is read) and every
     number checked to be finite; FileProblem in one line naming what is wrong."""
     path = folder / WEIGHTS
-    if not path.exists() and not path.is_symlink():
+    if not present(path):
         raise FileProblem(
             f"{folder} has config.json but no {WEIGHTS}; a toy model's folder holds both, as "
             "attnviz train --save writes them."

@@ -164,7 +164,7 @@ def test_names_map_to_hugging_face_and_the_output_layer_is_never_read() -> None:
         ({"llama.rope.scaling.factor": 4.0}, r"uses scaled RoPE"),
         ({"llama.rope.dimension_count": 8}, r"RoPE on only part of each head"),
         ({"llama.attention.head_count_kv": 3}, r"cannot share 3 key/value heads evenly"),
-        ({"llama.block_count": "two"}, r"has 'two' for llama.block_count"),
+        ({"llama.block_count": "two"}, r"llama.block_count holds the text 'two'"),
         ({"llama.attention.layer_norm_rms_epsilon": -1.0}, r"RMSNorm's ε -1.0"),
     ],
 )

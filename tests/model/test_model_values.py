@@ -407,10 +407,15 @@ CONFIGS: dict[str, tuple[Callable[[Path], Path], Callable[[Path], None], str]] =
         edit_config(n_layer=2**31 + 1),
         "the number of layers is 2147483649",
     ),
-    "gpt2 with 10⁶ layers and 2 in the file": (
+    "gpt2 with 100 layers and 2 in the file": (
+        gpt2_copy,
+        edit_config(n_layer=100),
+        "n_layer is 100, but model.safetensors holds 2 layers (h.0 … h.1); set n_layer to 2",
+    ),
+    "gpt2 with 10⁶ layers": (
         gpt2_copy,
         edit_config(n_layer=10**6),
-        "n_layer is 1000000, but model.safetensors holds 2 layers (h.0 … h.1); set n_layer to 2",
+        "the model has 1,000,000 layers; attnviz runs models of at most 256",
     ),
 }
 
