@@ -285,6 +285,18 @@ def check_json_size(
         )
 
 
+# -- notebooks ----------------------------------------------------------------------------------
+
+#: The most bytes of a lesson page a notebook cell embeds (Page._repr_html_, the page escaped
+#: into its frame); a larger page is not embedded, a note saying how to save it whole instead.
+#: A notebook keeps every output in its .ipynb file, and Jupyter's default output rate limit
+#: (1 MB a second over 3 s) drops larger ones: SmolLM2's page at 510 tokens would be 40 MB
+#: there. The notebook view of an explanation stays under about 1 MB by eliding its tables
+#: (render/notebook.py); a page cannot elide its numbers, which are what a click shows, so its
+#: bound is the MiniLM page of the seeds' sentence (2.3 MB framed) with room to spare.
+MAX_NOTEBOOK_PAGE_BYTES = 3_000_000
+
+
 #: The most characters of a value given that a message repeats: a value of 100,000 digits is
 #: shown by its start and its length, not echoed whole.
 MAX_ECHO = 40
