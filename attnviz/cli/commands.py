@@ -35,6 +35,7 @@ from attnviz.cli.options import (
 from attnviz.explanation import Explanation
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
+from attnviz.model_limits import Work, planned
 from attnviz.render.options import ImageOptions, Measure, Style
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
@@ -152,7 +153,8 @@ def explain(
     check_outputs(export)
     check_recordings(svg, html)
     check_slides(slides, (svg, "--svg"), (html, "--html"), (export, "--export"))
-    explanation = explained(sentence, trace_options, view)
+    with planned(Work(export=export)):  # a model's export estimated before its run
+        explanation = explained(sentence, trace_options, view)
     check_sizes(explanation, export=export, lesson=lesson, slides=slides)
     tell(explanation, lesson, step, Recordings(svg, html, slides, export))
 
@@ -263,7 +265,8 @@ def heatmap(
     all_layers_refused(options, model_run=trace_options.model is not None)
     check_outputs(export, (output, "--output"))
     check_per_head(per_head, output, export)
-    explanation = explained(sentence, trace_options, view)
+    with planned(Work(export=export)):  # a model's export estimated before its run
+        explanation = explained(sentence, trace_options, view)
     check_sizes(explanation, export=export, per_head=None if all_layers else bool(per_head))
     with staged_writes():  # every file, or none
         written, notes = api.save_pictures(explanation, output, options)
