@@ -70,9 +70,9 @@ def counted(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int
 @pytest.mark.parametrize(
     ("model", "module", "function", "layer"),
     [
-        ("minilm", "bert", "gelu", None),  # 6 layers × 12 heads: 6 + 12·21 passes
+        pytest.param("minilm", "bert", "gelu", None, marks=pytest.mark.slow),  # 6 + 12·21
         ("minilm", "bert", "gelu", 4),
-        ("smollm2", "llama", "swiglu_columns", 30),  # 30 + 9 passes
+        pytest.param("smollm2", "llama", "swiglu_columns", 30, marks=pytest.mark.slow),  # 30 + 9
     ],
 )
 def test_the_layer_passes_estimated_are_the_layer_passes_run(
@@ -152,8 +152,8 @@ def _arrays(value: object) -> list[np.ndarray]:
         ("minilm", "float32", 100),
         ("minilm", "float32", 300),
         ("minilm", "float64", 200),
-        ("smollm2", "float32", 10),
-        ("smollm2", "float32", 200),
+        pytest.param("smollm2", "float32", 10, marks=pytest.mark.slow),
+        pytest.param("smollm2", "float32", 200, marks=pytest.mark.slow),
     ],
 )
 def test_the_memory_estimated_bounds_the_peak_within_three_times(
