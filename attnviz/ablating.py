@@ -19,8 +19,9 @@ import warnings
 
 from attnviz.analysis.ablation import Ablation, ablate_heads, readout_of
 from attnviz.arguments import choice, flags, sentences, text, whole
-from attnviz.errors import AttnvizError, option
+from attnviz.errors import AttnvizError, option, spelled
 from attnviz.limits import check_ablation
+from attnviz.model_limits import Work
 from attnviz.selection import ViewOptions, select
 from attnviz.tokens import check_sentence_length
 from attnviz.trace_options import Dtype, TraceOptions
@@ -46,8 +47,15 @@ def ablated(
     from attnviz.model.run import load_model
 
     check_sentence_length(sentence)  # before the model's tokenizer sees it
+    # Every head's layer and the layers after it run again: estimated, and refused past
+    # attnviz's limits with the way round (one --layer), before any weight is read.
+    work = Work(what=spelled("heads --ablate", "ablate()"), ablated=True, layer=view.layer)
     loaded = load_model(
-        sentence, trace_options.model, dtype=trace_options.dtype.value, pad_to=trace_options.pad_to
+        sentence,
+        trace_options.model,
+        dtype=trace_options.dtype.value,
+        pad_to=trace_options.pad_to,
+        work=work,
     )
     check_ablation(loaded.n_layers, loaded.n_heads)  # before the first forward pass
     run = loaded.forward()
@@ -58,7 +66,9 @@ def ablated(
             f"{option('focus', metavar='WORD')} (the default, 'it', is not in the sentence)."
         )
     readout, no_readout = readout_of(loaded, selection.focus)
-    ablation = ablate_heads(loaded, run, selection, readout, no_readout=no_readout)
+    ablation = ablate_heads(
+        loaded, run, selection, readout, no_readout=no_readout, layer=view.layer
+    )
     return ablation, selection.notes
 
 
@@ -70,6 +80,7 @@ def ablate(
     words: bool = False,
     dtype: str = "float32",
     pad_to: int | None = None,
+    layer: int | None = None,
 ) -> Ablation:
     """Does each head matter for ``focus`` ("it" by default) in ``sentence``, as ``attnviz heads
     --ablate`` measures it: for every (layer, head) of ``model`` (a trained model: "minilm",
@@ -82,14 +93,15 @@ def ablate(
     BERT-family encoder; ``weight`` is the head's largest weight in the focus word's row, on
     ``words[target]`` (``words=True`` merges a model's word pieces, as in explain()).
     One extra forward pass per head, each from the head's layer on (72 for MiniLM: a fraction of
-    a second).
+    a second); ``layer`` (from 1) ablates that layer's heads alone. The work is estimated before
+    it starts and refused past attnviz's limits (attnviz.model_limits.check_model_run).
     """
     sentences(sentence=sentence, model=model)
-    whole(pad_to=pad_to)
+    whole(pad_to=pad_to, layer=layer)
     flags(words=words)
     text(focus=focus, model=model)
     trace_options = TraceOptions(model=model, dtype=choice(Dtype, dtype, "dtype"), pad_to=pad_to)
-    view = ViewOptions(focus=focus, words=words)
+    view = ViewOptions(focus=focus, words=words, layer=layer)
     ablation, notes = ablated(sentence, trace_options, view)
     for message in notes:
         warnings.warn(message, UserWarning, stacklevel=2)

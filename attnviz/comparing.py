@@ -19,8 +19,9 @@ import numpy as np
 from attnviz.analysis.compare import Comparison, align_words, compare_rows
 from attnviz.api import Progress, explained
 from attnviz.arguments import choice, digits, flags, paths, sentences, text, whole
-from attnviz.errors import AttnvizError, listed, option
+from attnviz.errors import AttnvizError, listed, option, spelled
 from attnviz.explanation import Explanation
+from attnviz.model_limits import Work, planned
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.tokens import printable, word_key
 from attnviz.trace_options import Dtype, TraceOptions, trace_options_from
@@ -58,8 +59,10 @@ def compared(
     default) found in each, and every head's rows compared: ``attnviz compare``'s path.
     ``view.layer`` (with a model) keeps one layer, ``view.head`` one head."""
     unfocused = view._replace(focus=None)
-    a = explained(sentence_a, trace_options, unfocused, progress=progress)
-    b = explained(sentence_b, trace_options, unfocused, progress=progress)
+    # Both runs are held at once: each model run is checked as two (model_limits.check_model_run).
+    with planned(Work(what=spelled("compare", "compare()"), runs=2)):
+        a = explained(sentence_a, trace_options, unfocused, progress=progress)
+        b = explained(sentence_b, trace_options, unfocused, progress=progress)
     spec = view.focus or DEFAULT_FOCUS
     focused = unfocused._replace(layer=None, focus=spec)
     selection_a = _focused(a, b, focused, "A", sentence_a)

@@ -12,6 +12,7 @@ from attnviz.arguments import given, output_file
 from attnviz.errors import AttnvizError
 from attnviz.labels import plural
 from attnviz.lesson.options import LessonOptions
+from attnviz.limits import MAX_NOTEBOOK_PAGE_BYTES
 from attnviz.selection import ALL_HEADS, Selection, ViewOptions
 from attnviz.trace import AttentionTrace
 
@@ -108,12 +109,31 @@ class Page:
 
     def _repr_html_(self) -> str:
         """The page in an iframe of its own: its script and style stay inside it (the page's own
-        Content-Security-Policy still applies), and it cannot reach the notebook."""
+        Content-Security-Policy still applies), and it cannot reach the notebook. A page larger,
+        framed, than limits.MAX_NOTEBOOK_PAGE_BYTES is not embedded: a note says how large it is
+        and how to save it whole."""
         import html as markup
 
+        framed = markup.escape(self.html, quote=True)
+        framed_bytes = len(framed.encode("utf-8"))
+        if framed_bytes > MAX_NOTEBOOK_PAGE_BYTES:
+            return self._too_large_note(framed_bytes)
         return (
             '<iframe sandbox="allow-scripts" style="width:100%;height:760px;border:1px solid #ddd" '
-            f'title="attnviz lesson page" srcdoc="{markup.escape(self.html, quote=True)}"></iframe>'
+            f'title="attnviz lesson page" srcdoc="{framed}"></iframe>'
+        )
+
+    def _too_large_note(self, framed_bytes: int) -> str:
+        """What a notebook shows instead of a page too large to embed: one offline paragraph."""
+        return (
+            '<div class="attnviz-page-note" style="font-family:system-ui,sans-serif;padding:8px '
+            '12px;border:1px solid #ddd;border-radius:6px">'
+            f"<p>This lesson page takes {framed_bytes / 1e6:.1f} MB in a notebook cell, more "
+            f"than the {MAX_NOTEBOOK_PAGE_BYTES / 1e6:.0f} MB attnviz embeds there, so it is not "
+            "shown here. Save it whole and open it in a browser (it works offline): "
+            '<code>.save("lesson.html")</code>, or <code>attnviz page … -o lesson.html</code> on '
+            "the command line. For a page small enough to show here, keep one head "
+            "(<code>attnviz.explain(…, head=N)</code>) or use a shorter text.</p></div>"
         )
 
     def save(self, path: str | Path) -> Path:

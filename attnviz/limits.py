@@ -67,6 +67,12 @@ SLIDE_BYTES = 600_000
 #: The steps drawn once per head on the slides (2 to 6: Q K V, Q·Kᵀ, ÷√d_k, softmax, Z).
 PER_HEAD_STEPS = frozenset(range(2, 7))
 
+#: The most bytes an .npz export writes (8 a number, float64): writing holds the layers stacked
+#: and made float64 beside the run, about twice this more. A 481-word MiniLM run is 494 MB;
+#: SmolLM2 at 510 tokens wrote 2.4 GB and peaked at 4.6 GB. The way round: a shorter text, or
+#: the layer alone (attnviz.export_trace(shown.trace, …)).
+MAX_EXPORT_BYTES = 1_000_000_000
+
 #: The most bytes a number takes in a JSON export: float64's longest shortest-repr,
 #: "-2.2250738585072014e-308", is 24 characters, then ", " between numbers.
 JSON_BYTES_PER_NUMBER = 26
@@ -112,8 +118,8 @@ def check_trace(
     tokens = f"{n_queries} × {n_keys} tokens" if n_queries != n_keys else f"{n_queries} tokens"
     raise AttnvizError(
         f"{n_heads} heads on {tokens} (d_model {d_model}) would take about "
-        f"{_size(needed * BYTES_PER_NUMBER)} of memory, 3 matrices of heads × tokens² each; "
-        f"attnviz computes at most {_size(MAX_TRACE_BYTES)}: use {way}a shorter sentence."
+        f"{size_text(needed * BYTES_PER_NUMBER)} of memory, 3 matrices of heads × tokens² each; "
+        f"attnviz computes at most {size_text(MAX_TRACE_BYTES)}: use {way}a shorter sentence."
     )
 
 
@@ -126,8 +132,8 @@ def check_result(step: str, shape: Sequence[int], itemsize: int) -> None:
         needed *= int(size)
     if needed > MAX_TRACE_BYTES:
         raise AttnvizError(
-            f"{step}: the result, {list(shape)}, would take {_size(needed)} of memory; attnviz "
-            f"computes at most {_size(MAX_TRACE_BYTES)} at once: give smaller arrays."
+            f"{step}: the result, {list(shape)}, would take {size_text(needed)} of memory; attnviz "
+            f"computes at most {size_text(MAX_TRACE_BYTES)} at once: give smaller arrays."
         )
 
 
@@ -199,8 +205,8 @@ def check_model_trace(
     )
     raise AttnvizError(
         f"The model's {n_layers:,} layers of {n_heads:,} heads on {n_tokens} tokens (d_model "
-        f"{d_model:,}) would take about {_size(needed)} of memory, every layer's trace kept "
-        f"(layers × heads × tokens²); attnviz computes at most {_size(MAX_MODEL_TRACE_BYTES)}: "
+        f"{d_model:,}) would take about {size_text(needed)} of memory, every layer's trace kept "
+        f"(layers × heads × tokens²); attnviz computes at most {size_text(MAX_MODEL_TRACE_BYTES)}: "
         f"{way}."
     )
 
@@ -344,6 +350,48 @@ def check_pictures(n_panels: int, n_queries: int, n_keys: int, *, per_head: bool
     )
 
 
+#: The most memory drawing one --all-layers picture may take, estimated by grid_bytes(): the
+#: figure's artists and its canvas, about 1.6 MB a panel and 400 bytes a cell of each panel's
+#: (at least 64 × 64 cells: a panel is never drawn smaller). SmolLM2's 270 panels on 128 tokens
+#: took 2.2 GB, and about 1.9 GB measured on 120 words; MiniLM's 72 on 120 words 0.4 GB. The
+#: way round: --layer N (one layer's heads), or a shorter text.
+MAX_GRID_BYTES = 1_500_000_000
+
+#: Bytes of drawing per panel and per cell of the layers × heads picture (see MAX_GRID_BYTES).
+GRID_PANEL_BYTES = 1_600_000
+GRID_CELL_BYTES = 400
+GRID_LEAST_TOKENS = 64
+
+
+def grid_bytes(n_layers: int, n_heads: int, n_tokens: int) -> int:
+    """Memory drawing a layers × heads picture of n_tokens² panels takes, at most."""
+    panels = n_layers * n_heads
+    side = max(n_tokens, GRID_LEAST_TOKENS)
+    return panels * (GRID_PANEL_BYTES + GRID_CELL_BYTES * side * side)
+
+
+def check_grid_memory(n_layers: int, n_heads: int, n_tokens: int) -> None:
+    """Refuse a layers × heads picture estimated past MAX_GRID_BYTES, before it is drawn."""
+    needed = grid_bytes(n_layers, n_heads, n_tokens)
+    if needed <= MAX_GRID_BYTES:
+        return
+    fitting = next(
+        (
+            n
+            for n in range(n_tokens - 1, 0, -1)
+            if grid_bytes(n_layers, n_heads, n) <= MAX_GRID_BYTES
+        ),
+        0,
+    )
+    shorter = f", or shorten the text (about {fitting} tokens fit)" if fitting else ""
+    raise AttnvizError(
+        f"{option('all_layers')} would draw {n_layers} layers × {n_heads} heads of {n_tokens} × "
+        f"{n_tokens} weights, about {size_text(needed)} of memory to draw; attnviz draws at most "
+        f"{size_text(MAX_GRID_BYTES)}: draw one layer's heads with {option('layer', metavar='N')} "
+        f"instead of {option('all_layers')}{shorter}."
+    )
+
+
 # -- attnviz scaling ----------------------------------------------------------------------------
 
 
@@ -412,7 +460,7 @@ def check_slide_count(count: int, *, at_least: bool = False) -> None:
     slides = f"at least {count:,}" if at_least else f"{count:,}"
     raise OutputProblem(
         f"{option('slides')} would write {slides} slides ({2 * count:,} files, about "
-        f"{_size(count * SLIDE_BYTES)}); attnviz writes at most {MAX_SLIDES}: show fewer "
+        f"{size_text(count * SLIDE_BYTES)}); attnviz writes at most {MAX_SLIDES}: show fewer "
         f"{option('steps')}, fewer heads or a shorter sentence."
     )
 
@@ -427,8 +475,9 @@ def json_export_bytes(numbers: int, rows: int) -> int:
 
 
 def check_export_size(traces: Sequence[Traced], path: Path | str) -> None:
-    """Refuse a JSON export of ``traces`` (every layer written, as for a model) that attnviz could
-    not read back, before it is computed: see check_json_size."""
+    """Refuse an export of ``traces`` (every layer written, as for a model) that attnviz could
+    not read back (JSON) or larger than MAX_EXPORT_BYTES (.npz), before it is computed: see
+    check_json_size."""
     arrays = [array for trace in traces for array in trace.arrays().values()]
     check_json_size(arrays, traces[0].tokens, path, layers=len(traces))
 
@@ -438,10 +487,11 @@ def check_json_size(
 ) -> None:
     """Refuse a JSON export larger than the JSON files attnviz reads (files.MAX_JSON_BYTES),
     estimated from the arrays' shapes (json_export_bytes, an upper bound) before the text is
-    made; .npz exports take 8 bytes a number and are not limited."""
+    made; an .npz export (8 bytes a number) larger than MAX_EXPORT_BYTES (check_npz_size)."""
     from attnviz.files import MAX_JSON_BYTES
 
-    if Path(path).suffix.lower() != ".json":
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".json", ".npz"):
         return
     numbers = rows = 0
     for array in arrays:
@@ -450,13 +500,56 @@ def check_json_size(
     # Each word at most 12 bytes a character (a \uXXXX pair), twice (tokens and provenance);
     # each layer's config and provenance a few kilobytes.
     extra = 24 * sum(len(token) + 4 for token in tokens) + 20_000 * layers
+    if suffix == ".npz":
+        check_npz_size(numbers, extra, path, layers=layers)
+        return
     estimate = json_export_bytes(numbers, rows) + extra
     if estimate > MAX_JSON_BYTES:
+        npz = npz_export_bytes(numbers, extra)
+        way = f"export as .npz instead (8 bytes a number, {size_text(npz)})"
+        if npz > MAX_EXPORT_BYTES:
+            way = (
+                f"shorten the text (as .npz, {size_text(npz)}, it is past the "
+                f"{size_text(MAX_EXPORT_BYTES)} attnviz writes too)"
+            )
         raise OutputProblem(
             f"{option('export')} {Path(path).name}: {numbers:,} numbers as JSON would take up to "
-            f"{_size(estimate)}, more than the {_size(MAX_JSON_BYTES)} attnviz reads back; "
-            f"export as .npz instead (8 bytes a number, {_size(numbers * BYTES_PER_NUMBER)})."
+            f"{size_text(estimate)}, more than the {size_text(MAX_JSON_BYTES)} attnviz reads back; "
+            f"{way}."
         )
+
+
+# -- notebooks ----------------------------------------------------------------------------------
+
+#: The most bytes of a lesson page a notebook cell embeds (Page._repr_html_, the page escaped
+#: into its frame); a larger page is not embedded, a note saying how to save it whole instead.
+#: A notebook keeps every output in its .ipynb file, and Jupyter's default output rate limit
+#: (1 MB a second over 3 s) drops larger ones: SmolLM2's page at 510 tokens would be 40 MB
+#: there. The notebook view of an explanation stays under about 1 MB by eliding its tables
+#: (render/notebook.py); a page cannot elide its numbers, which are what a click shows, so its
+#: bound is the MiniLM page of the seeds' sentence (2.3 MB framed) with room to spare.
+MAX_NOTEBOOK_PAGE_BYTES = 3_000_000
+
+
+def npz_export_bytes(numbers: int, extra: int) -> int:
+    """At most how many bytes an .npz export of ``numbers`` numbers takes: 8 a number (float64),
+    ``extra`` for the words and the config, and each array's zip and .npy headers."""
+    return numbers * BYTES_PER_NUMBER + extra + 4_096 * 32
+
+
+def check_npz_size(numbers: int, extra: int, path: Path | str, *, layers: int = 1) -> None:
+    """Refuse an .npz export of more than MAX_EXPORT_BYTES, before any array is stacked or
+    made float64 for it."""
+    estimate = npz_export_bytes(numbers, extra)
+    if estimate <= MAX_EXPORT_BYTES:
+        return
+    every = f"every one of {layers} layers" if layers > 1 else "the layer"
+    alone = spelled("", " or export one layer (attnviz.export_trace(shown.trace, …))")
+    raise OutputProblem(
+        f"{option('export')} {Path(path).name}: {numbers:,} numbers of {every} would write "
+        f"about {size_text(estimate)} and hold about {size_text(2 * estimate)} more while writing; "
+        f"attnviz writes at most {size_text(MAX_EXPORT_BYTES)}: shorten the text{alone}."
+    )
 
 
 #: The most characters of a value given that a message repeats: a value of 100,000 digits is
@@ -472,7 +565,7 @@ def shortened(text: str, most: int = MAX_ECHO) -> str:
     return f"{text[: most - 10]}… ({len(text):,} characters)"
 
 
-def _size(size: float) -> str:
+def size_text(size: float) -> str:
     """2.4 MB, 13.5 GB: decimal units, as the limits above are written."""
     for unit in ("bytes", "KB", "MB", "GB", "TB"):
         if size < 1000 or unit == "TB":

@@ -20,7 +20,7 @@ from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, FileProblem, OutputProblem, clipped, option
 from attnviz.files import atomic_write, finite_matrix, load_json, load_npz, open_regular
-from attnviz.limits import check_json_size
+from attnviz.limits import check_export_size, check_json_size
 from attnviz.positions import Positions, Rope
 from attnviz.provenance import (
     EmbeddingsKind,
@@ -64,6 +64,7 @@ def export_layers(traces: Sequence[AttentionTrace], path: Path | str) -> None:
         )
     for index, trace in enumerate(traces):
         instance(f"traces[{index}]", trace, AttentionTrace, "a trace, e.g. explain(…).trace")
+    check_export_size(traces, output_file("path", path))  # before the layers are stacked
     first = traces[0]
     for index, trace in enumerate(traces[1:], start=1):
         check_same_layer(first, trace, index)

@@ -50,7 +50,7 @@ def test_running_out_of_memory_is_one_line(
 
     monkeypatch.setattr("attnviz.cli.commands.explained", exhausted)
     assert run(["explain", "I am good"]) == ExitStatus.BAD_INPUT
-    one_line(capsys.readouterr().err, "ran out of memory", "shorter sentence")
+    one_line(capsys.readouterr().err, "ran out of memory", "shorter text")
 
 
 def test_a_width_of_zero_is_taken_as_unknown(tmp_path: Path) -> None:

@@ -144,22 +144,26 @@ def ablate_heads(
     readout: Readout | None,
     *,
     no_readout: str = "",
+    layer: int | None = None,
 ) -> Ablation:
-    """Every head of ``run`` (``loaded``'s forward pass) ablated in turn, as the module says;
-    ``selection`` follows the focus word (its columns name the words); ranked by Δh."""
+    """Every head of ``run`` (``loaded``'s forward pass) ablated in turn, as the module says, or
+    only layer ``layer``'s (from 1); ``selection`` follows the focus word (its columns name the
+    words); ranked by Δh."""
     assert selection.focus is not None  # the caller refuses a selection without one
     position = measure_position(selection)
     hidden = run.last_hidden_state[position]
     last = run.layers[-1]
     before = None if readout is None else readout.distribution(run, last, position)
     effects = []
-    for layer, trace in enumerate(run.layers, start=1):
+    for number, trace in enumerate(run.layers, start=1):
+        if layer is not None and number != layer:
+            continue
         row = selection.focus_weights(trace.weights)  # [h, columns]
-        kinds = [typed.type.value for typed in trace_head_types(trace, layer)]
+        kinds = [typed.type.value for typed in trace_head_types(trace, number)]
         for head in range(trace.n_heads):
             rerun = loaded.run_layers(
-                run.hidden_states[layer - 1],
-                start=layer,
+                run.hidden_states[number - 1],
+                start=number,
                 attention_output=ablated_output(trace, head),
                 mask=trace.mask,
             )
@@ -173,7 +177,7 @@ def ablate_heads(
             target = int(np.argmax(row[head]))
             effects.append(
                 HeadEffect(
-                    layer=layer,
+                    layer=number,
                     head=head + 1,
                     kind=kinds[head],
                     target=target,

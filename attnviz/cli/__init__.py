@@ -171,14 +171,36 @@ def _run(arguments: list[str]) -> int:
         report(error.message)
         return int(error.exit_status)
     except MemoryError:  # numpy's array allocation failures are MemoryErrors too
-        report(
-            "ran out of memory; any output not yet complete was left as it was. Try a shorter "
-            "sentence, fewer heads, a smaller d_model or a smaller file."
-        )
-        return int(ExitStatus.BAD_INPUT)
+        return out_of_memory()
     if status == ExitStatus.INTERRUPTED:  # Typer returns Ctrl-C's KeyboardInterrupt as 130
         report("stopped by Ctrl-C; any output not yet complete was left as it was.")
     return status if isinstance(status, int) else int(ExitStatus.SUCCESS)
+
+
+#: Said when memory ran out, written as it is: importing anything to say it (Rich, for one)
+#: could run out of memory again and end in a traceback.
+OUT_OF_MEMORY = (
+    "error: attnviz ran out of memory; any output not yet complete was left as it was. Try a "
+    "shorter text, --layer N, fewer heads, a smaller d_model or a smaller file.\n"
+)
+
+#: Its exit code, named and computed before any work: ExitStatus.BAD_INPUT (3).
+OUT_OF_MEMORY_STATUS = int(ExitStatus.BAD_INPUT)
+
+
+def out_of_memory() -> int:
+    """One plain line on stderr and exit 3, with no import and no new object beyond the write:
+    what the line needs was made when this module was loaded."""
+    try:
+        sys.stdout.flush()
+    except Exception:  # a full or closed standard output: the line matters more
+        pass
+    try:
+        sys.stderr.write(OUT_OF_MEMORY)
+        sys.stderr.flush()
+    except Exception:  # no standard error, or a full one
+        pass
+    return OUT_OF_MEMORY_STATUS
 
 
 def usage_sentence(error: typer.TyperException) -> str:

@@ -35,6 +35,7 @@ from attnviz.cli.options import (
 from attnviz.explanation import Explanation
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
+from attnviz.model_limits import Work, planned
 from attnviz.render.options import ImageOptions, Measure, Style
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
@@ -152,7 +153,8 @@ def explain(
     check_outputs(export)
     check_recordings(svg, html)
     check_slides(slides, (svg, "--svg"), (html, "--html"), (export, "--export"))
-    explanation = explained(sentence, trace_options, view)
+    with planned(Work(export=export)):  # a model's export estimated before its run
+        explanation = explained(sentence, trace_options, view)
     check_sizes(explanation, export=export, lesson=lesson, slides=slides)
     tell(explanation, lesson, step, Recordings(svg, html, slides, export))
 
@@ -264,8 +266,9 @@ def heatmap(
     check_outputs(export, (output, "--output"))
     check_per_head(per_head, output, export)
     every_token = not (view.words or view.hide_special)  # else fewer rows: counted after the run
-    with limits.counted_before_run(
-        limits.check_layer_pictures if all_layers else None, every_token
+    with (
+        planned(Work(export=export)),  # a model's export estimated before its run
+        limits.counted_before_run(limits.check_layer_pictures if all_layers else None, every_token),
     ):
         explanation = explained(sentence, trace_options, view)
     check_sizes(explanation, export=export, per_head=None if all_layers else bool(per_head))

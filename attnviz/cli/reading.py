@@ -11,16 +11,22 @@ from attnviz import api
 from attnviz.analysis.heads import RankBy
 from attnviz.cli.commands import check_outputs, explained
 from attnviz.cli.console import new_console, note, reading_progress, wrote
-from attnviz.cli.options import Leave, Sentence, image_option, typed_text
+from attnviz.cli.options import Leave, Reword, Sentence, image_option, typed_text
 from attnviz.errors import AttnvizError
 from attnviz.selection import ViewOptions
 from attnviz.trace_options import TraceOptions
+
+#: --layer in heads: what it picks with --ablate (refused without it).
+ABLATE_LAYER_HELP = (
+    "With --ablate: ablate layer N's heads alone (from 1), each run again from layer N on "
+    "(h·(L − N + 1) layer passes instead of h·L(L+1)/2 for every layer)."
+)
 
 
 def heads(
     sentence: Sentence,
     trace_options: TraceOptions,
-    view: Annotated[ViewOptions, Leave("layer", "head")],
+    view: Annotated[ViewOptions, Leave("head"), Reword(layer=ABLATE_LAYER_HELP)],
     top: Annotated[int, typer.Option("--top", help="How many heads to list.")] = 20,
     rank_by: Annotated[
         RankBy,
@@ -80,10 +86,15 @@ def heads(
 
     if top < 1:
         raise AttnvizError(f"--top {top}: give 1 or more.")
-    if ablate:
+    if ablate or view.layer is not None:
         from attnviz.ablating import ablated
         from attnviz.render.ablation import render_ablation
 
+        if not ablate:
+            raise AttnvizError(
+                "--layer picks the layer whose heads --ablate runs again; the ranking covers "
+                "every layer: add --ablate, or drop --layer."
+            )
         ablation, notes = ablated(sentence, trace_options, view)
         for message in notes:
             note(message)

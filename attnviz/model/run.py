@@ -27,6 +27,7 @@ from attnviz.model.checkpoint import (
 )
 from attnviz.model.tensors import open_tensors
 from attnviz.model.tokenizer import Encoding, encode, isolated_tokenizer, token_text
+from attnviz.model_limits import ModelSizes, Work, check_model_run
 from attnviz.provenance import (
     EmbeddingsKind,
     EmbeddingsOrigin,
@@ -145,28 +146,37 @@ def load_model(
     dtype: str = "float32",
     pad_to: int | None = None,
     keep_layers: bool = True,
+    work: Work | None = None,
 ) -> LoadedModel:
     """The weights ``trace_model`` runs on ``sentence`` (the same arguments), not yet run.
     keep_layers=False: a GGUF file's layers are dequantized each time a run reaches them (one
     forward pass holds one layer's feed-forward weights at a time); True keeps them once read,
-    for runs that go through the layers again."""
+    for runs that go through the layers again. ``work``: what the command will ask of the run
+    (default: the command's model_limits.planned work), estimated once the sentence is tokenized and
+    refused past attnviz's limits (model_limits.check_model_run) before any weight is read."""
     if dtype not in DTYPES:
         raise AttnvizError(f"{option('dtype', metavar=quoted(dtype))}: use float32 or float64.")
     if not sentence.strip():
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
     with files_read(model):
-        return _load_model(sentence, model, dtype, pad_to, keep_layers)
+        return _load_model(sentence, model, dtype, pad_to, keep_layers, work)
 
 
 def _load_model(
-    sentence: str, model: str, dtype: str, pad_to: int | None, keep_layers: bool
+    sentence: str,
+    model: str,
+    dtype: str,
+    pad_to: int | None,
+    keep_layers: bool,
+    work: Work | None,
 ) -> LoadedModel:
     folder = find_model(model)
     if is_gguf(folder):
-        return _load_gguf(sentence, folder, model, DTYPES[dtype], pad_to, keep_layers)
+        return _load_gguf(sentence, folder, model, DTYPES[dtype], pad_to, keep_layers, work)
     data = config_data(folder)
     if data.get("model_type") == toy.MODEL_TYPE:
-        return _load_toy(sentence, folder, data, checkpoint_name(model, folder), dtype, pad_to)
+        name = checkpoint_name(model, folder)
+        return _load_toy(sentence, folder, data, name, dtype, pad_to, work)
     config, architecture = read_config(folder, data)
     tokenizer = isolated_tokenizer(folder)
     unpadded = within_limit(encode(tokenizer, sentence, config.max_positions))
@@ -176,8 +186,9 @@ def _load_model(
         n_ids = tensors.row_count(architecture.token_table)
         encoding, mask = padded(unpadded, tokenizer, config, source, pad_to, n_ids)
         within_budget(config, len(encoding.ids), dtype)
+        name = checkpoint_name(model, folder)
+        check_model_run(run_sizes(config, name, len(encoding.ids), DTYPES[dtype]), work)
         weights = architecture.load(tensors, config, encoding.ids)
-    name = checkpoint_name(model, folder)
     provenance = model_provenance(
         sentence,
         encoding,
@@ -208,6 +219,24 @@ def within_budget(config: ModelConfig | toy.ToyConfig, n_tokens: int, dtype: str
         config.d_model,
         config.n_heads,
         bytes_per_number=np.dtype(DTYPES[dtype]).itemsize,
+    )
+
+
+def run_sizes(config: ModelConfig, name: str, n_tokens: int, dtype: type) -> ModelSizes:
+    """What a run of ``config``'s model on ``n_tokens`` tokens costs, for check_model_run:
+    a Llama-family model's G key/value heads and gated feed-forward block (three matrices)."""
+    gated = hasattr(config, "n_kv_heads")  # LlamaConfig: Llama and Qwen2
+    n_kv_heads = getattr(config, "n_kv_heads", 0) or config.n_heads
+    return ModelSizes(
+        name=name,
+        n_layers=config.n_layers,
+        n_heads=config.n_heads,
+        n_kv_heads=n_kv_heads,
+        d_model=config.d_model,
+        d_ff=config.d_ff,
+        n_tokens=n_tokens,
+        ffn_matrices=3 if gated else 2,
+        number_bytes=np.dtype(dtype).itemsize,
     )
 
 
@@ -294,7 +323,13 @@ def model_provenance(
 
 
 def _load_gguf(
-    sentence: str, path: Path, model: str, dtype: type, pad_to: int | None, keep_layers: bool
+    sentence: str,
+    path: Path,
+    model: str,
+    dtype: type,
+    pad_to: int | None,
+    keep_layers: bool,
+    work: Work | None,
 ) -> LoadedModel:
     """A Llama-family model in the GGUF file ``path`` for ``sentence``: the tokenizer from the
     file's metadata, the embeddings of the sentence's ids only, the layers dequantized as the
@@ -318,8 +353,10 @@ def _load_gguf(
     source, n_ids = f"{path.name}'s metadata", gguf.settings.vocab_size  # token_embd's rows
     encoding, mask = padded(unpadded, gguf.tokenizer, config, source, pad_to, n_ids)
     within_budget(config, len(encoding.ids), dtype.__name__)
-    weights = gguf_weights(gguf, config, encoding.ids, keep=keep_layers)
     name = f"{checkpoint_name(model, path)} (GGUF, {gguf.quantization.split(',')[0]})"
+    sizes = run_sizes(config, name, len(encoding.ids), dtype)
+    check_model_run(replace(sizes, ffn_kept=keep_layers), work)
+    weights = gguf_weights(gguf, config, encoding.ids, keep=keep_layers)
     provenance = model_provenance(
         sentence,
         encoding,
@@ -341,6 +378,7 @@ def _load_toy(
     name: str,
     dtype: str,
     pad_to: int | None,
+    work: Work | None,
 ) -> LoadedModel:
     """attnviz's toy transformer for ``sentence``: words of its own vocabulary, weights.npz."""
     path = folder / "config.json"
@@ -360,6 +398,17 @@ def _load_toy(
     weights = toy.load_weights(folder, config, DTYPES[dtype])
     encoding = toy.encode(sentence, config, name=name, config_path=path)
     within_budget(config, len(encoding.ids), dtype)
+    sizes = ModelSizes(
+        name=name,
+        n_layers=config.n_layers,
+        n_heads=config.n_heads,
+        n_kv_heads=config.n_heads,
+        d_model=config.d_model,
+        d_ff=0,  # no feed-forward block
+        n_tokens=len(encoding.ids),
+        number_bytes=np.dtype(DTYPES[dtype]).itemsize,
+    )
+    check_model_run(sizes, work)
     provenance = Provenance(
         embeddings=EmbeddingsOrigin(EmbeddingsKind.MODEL, architecture=toy.MODEL_TYPE, layer=1),
         weights=WeightsOrigin(

@@ -105,8 +105,12 @@ def _method(ablation: Ablation, focus: str) -> str:
             f", and TV = ½·Σ_w |p(w) − p′(w)| (total variation: 0 the same, 1 nothing shared) "
             f"for {ablation.readout}"
         )
+    ablated_layers = {effect.layer for effect in ablation.effects}
+    which = "Each head"
+    if len(ablated_layers) == 1 and ablation.n_layers > 1:
+        which = f"Each head of layer {next(iter(ablated_layers))} (the layer asked for)"
     text = (
-        f"Each head in turn gets uniform weights: each row spreads its weight evenly over the "
+        f"{which} in turn gets uniform weights: each row spreads its weight evenly over the "
         f"tokens it may attend to{scope}, so the row of '{focus}' puts {reciprocal(keys, 3)} "
         f"on each of its {keys} tokens. The model then runs again "
         f"from that head's layer on ({len(ablation.effects)} extra forward passes, one per "

@@ -21,6 +21,7 @@ from attnviz.analysis.heads import focus_rows
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, option
 from attnviz.labels import plural
+from attnviz.limits import check_grid_memory
 from attnviz.provenance import WeightsKind
 from attnviz.render.figures.captions import caption_height, draw_caption
 from attnviz.render.figures.cells import draw_cell_texts, hatch_masked
@@ -152,8 +153,8 @@ def focus_targets(
 
 
 def check_grid_size(n_layers: int, n_heads: int, n_tokens: int = 0) -> None:
-    """Refuse a layers × heads grid of more than MAX_GRID_PANELS panels, or of panels of more
-    than MAX_GRID_TOKENS words, before drawing it."""
+    """Refuse a layers × heads grid of more than MAX_GRID_PANELS panels, of panels of more than
+    MAX_GRID_TOKENS words, or past limits.MAX_GRID_BYTES to draw, before drawing it."""
     panels = n_layers * n_heads
     if n_tokens > MAX_GRID_TOKENS:
         raise AttnvizError(
@@ -168,6 +169,7 @@ def check_grid_size(n_layers: int, n_heads: int, n_tokens: int = 0) -> None:
             f"heads with {option('layer', metavar='N')} instead of {option('all_layers')} (add "
             f"{option('head', metavar='N')} for one head)."
         )
+    check_grid_memory(n_layers, n_heads, n_tokens)
 
 
 def _check_layers(layers: Sequence[AttentionTrace]) -> None:
