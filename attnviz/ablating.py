@@ -20,7 +20,7 @@ import warnings
 from attnviz.analysis.ablation import Ablation, ablate_heads, readout_of
 from attnviz.arguments import choice, flags, sentences, text, whole
 from attnviz.errors import AttnvizError, option, spelled
-from attnviz.limits import check_ablation
+from attnviz.layer_limits import check_ablation
 from attnviz.model_limits import Work
 from attnviz.selection import ViewOptions, select
 from attnviz.tokens import check_sentence_length

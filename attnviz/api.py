@@ -377,7 +377,7 @@ def heatmap(
     if not all_layers:
         check_pictures(len(selection.heads), selection.n_rows, selection.n_columns, per_head=False)
     if all_layers:
-        from attnviz.limits import check_layer_pictures
+        from attnviz.layer_limits import check_layer_pictures
 
         n_layers, n_heads = len(explanation.layers), explanation.trace.n_heads
         check_layer_pictures(n_layers, n_heads, selection.n_rows, selection.n_columns)

@@ -20,10 +20,11 @@ from attnviz.arguments import steps_text, whole
 from attnviz.comparing import Compared
 from attnviz.errors import AttnvizError, option, quoted
 from attnviz.explanation import Explanation, Page
+from attnviz.layer_limits import check_page
 from attnviz.lesson import steps as table
 from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import focus_number, last_plain_number
-from attnviz.limits import check_lesson, check_page
+from attnviz.limits import check_lesson
 from attnviz.selection import choose_layer
 
 

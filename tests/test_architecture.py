@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "tokens",
         "labels",
         "limits",
+        "layer_limits",
         "files*",
     ),
     ("provenance",),

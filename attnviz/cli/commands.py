@@ -12,7 +12,7 @@ from typing import Annotated, NamedTuple
 
 import typer
 
-from attnviz import api, limits
+from attnviz import api, layer_limits, limits
 from attnviz.cli.console import new_console, note, pacer, reading_progress, wrote
 from attnviz.cli.options import (
     AllLayers,
@@ -33,6 +33,7 @@ from attnviz.cli.options import (
     typed_text,
 )
 from attnviz.explanation import Explanation
+from attnviz.layer_limits import check_page, counted_before_run
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
 from attnviz.model_limits import Work, planned
@@ -268,14 +269,16 @@ def heatmap(
     every_token = not (view.words or view.hide_special)  # else fewer rows: counted after the run
     with (
         planned(Work(export=export)),  # a model's export estimated before its run
-        limits.counted_before_run(limits.check_layer_pictures if all_layers else None, every_token),
+        layer_limits.counted_before_run(
+            layer_limits.check_layer_pictures if all_layers else None, every_token
+        ),
     ):
         explanation = explained(sentence, trace_options, view)
     check_sizes(explanation, export=export, per_head=None if all_layers else bool(per_head))
     if all_layers:
         shown = explanation.selection
         n_layers, n_heads = len(explanation.layers), explanation.trace.n_heads
-        limits.check_layer_pictures(n_layers, n_heads, shown.n_rows, shown.n_columns)
+        layer_limits.check_layer_pictures(n_layers, n_heads, shown.n_rows, shown.n_columns)
     with staged_writes():  # every file, or none
         written, notes = api.save_pictures(explanation, output, options)
         if export is not None:
@@ -352,7 +355,7 @@ def page(
     check_output_path(output, (".html", ".htm"), "--output")
     if compare is None:
         every_token, one_head = not (view.words or view.hide_special), view.head is not None
-        with limits.counted_before_run(limits.check_page, every_token, one_head=one_head):
+        with counted_before_run(check_page, every_token, one_head=one_head):
             explanation = explained(sentence, trace_options, view)
         html = paging.page_html(explanation, lesson, open_head=open_head)
     else:

@@ -32,7 +32,8 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
         lesson.show(table)
         return
     # A masked pair's weight is exactly 0: its value vector is in the sum with nothing.
-    masked = " (a masked one, with weight 0, adds nothing)" if trace.mask is not None else ""
+    masks = trace.mask is not None and not bool(trace.mask.all())
+    masked = " (a masked one, with weight 0, adds nothing)" if masks else ""
     lesson.say(
         f"Each word's output is the weighted sum of all value vectors{masked}, with its row of "
         f"weights: z_i = Σ_j w_ij·v_j. Z{h} has shape [{n_rows}, d_v] = "

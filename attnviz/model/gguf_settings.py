@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from attnviz.errors import AttnvizError, FileProblem, clipped, shown_value
-from attnviz.limits import check_model_layers
+from attnviz.layer_limits import check_model_layers
 from attnviz.model.gguf_file import GgufFile
 from attnviz.model.gguf_keys import check_settings, setting
 from attnviz.tokens import printable

@@ -211,7 +211,7 @@ def within_budget(config: ModelConfig | toy.ToyConfig, n_tokens: int, dtype: str
     """Refuse, before its weights are read, a run whose every layer's trace would take more
     memory than attnviz allows, or whose outputs would be too large (attnviz.limits.
     check_model_run)."""
-    from attnviz.limits import check_model_run
+    from attnviz.layer_limits import check_model_run
 
     check_model_run(
         config.n_layers,

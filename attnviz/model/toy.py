@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from attnviz import limits
+from attnviz import layer_limits
 from attnviz.arrays import FloatArray
 from attnviz.attention import causal_mask
 from attnviz.errors import AttnvizError, FileProblem, clipped, listed, option, shown_value
@@ -69,8 +69,8 @@ ARCHITECTURE = Toy()
 
 
 #: The most layers a toy model's config.json may give (attnviz train makes 1 or 2): as for
-#: every model, attnviz.limits.MAX_LAYERS.
-MAX_LAYERS = limits.MAX_LAYERS
+#: every model, attnviz.layer_limits.MAX_LAYERS.
+MAX_LAYERS = layer_limits.MAX_LAYERS
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 import attnviz
-from attnviz import limits
+from attnviz import layer_limits as limits
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
 from model.checkpoints import LLAMA, edit_config, gpt2_copy
