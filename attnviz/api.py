@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -462,3 +463,13 @@ def _tell(notes: Iterable[str], stacklevel: int = 3) -> None:
     """What the command line prints as notes on stderr, as warnings."""
     for message in notes:
         warnings.warn(message, UserWarning, stacklevel=stacklevel)
+
+
+def export_planned(export: Path | None, options: TraceOptions) -> AbstractContextManager[None]:
+    """A model run's export, estimated before the run (attnviz.model_limits); random weights
+    need no estimate, and explain's start-up does not import the model's limits."""
+    if options.model is None:
+        return nullcontext()
+    from attnviz.model_limits import Work, planned
+
+    return planned(Work(export=export))

@@ -36,7 +36,6 @@ from attnviz.explanation import Explanation
 from attnviz.layer_limits import check_page, counted_before_run
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
-from attnviz.model_limits import Work, planned
 from attnviz.render.options import ImageOptions, Measure, Style
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
@@ -154,7 +153,7 @@ def explain(
     check_outputs(export)
     check_recordings(svg, html)
     check_slides(slides, (svg, "--svg"), (html, "--html"), (export, "--export"))
-    with planned(Work(export=export)):  # a model's export estimated before its run
+    with api.export_planned(export, trace_options):
         explanation = explained(sentence, trace_options, view)
     check_sizes(explanation, export=export, lesson=lesson, slides=slides)
     tell(explanation, lesson, step, Recordings(svg, html, slides, export))
@@ -268,7 +267,7 @@ def heatmap(
     check_per_head(per_head, output, export)
     every_token = not (view.words or view.hide_special)  # else fewer rows: counted after the run
     with (
-        planned(Work(export=export)),  # a model's export estimated before its run
+        api.export_planned(export, trace_options),
         layer_limits.counted_before_run(
             layer_limits.check_layer_pictures if all_layers else None, every_token
         ),
