@@ -54,10 +54,14 @@ def whole(**values: object) -> None:
 
 def head(value: object) -> None:
     """AttnvizError unless ``head`` is None, a whole number or "all"."""
-    if isinstance(value, str) and value != "all":
-        raise AttnvizError(f'head={shown_value(value)}: give a head\'s number, from 1, or "all".')
-    if value != "all":
-        whole(head=value)
+    # Compared only once it is text: an array's != is elementwise (and as large as the array).
+    if isinstance(value, str):
+        if value != "all":
+            raise AttnvizError(
+                f'head={shown_value(value)}: give a head\'s number, from 1, or "all".'
+            )
+        return
+    whole(head=value)
 
 
 def few_digits(**values: object) -> None:
@@ -256,6 +260,11 @@ def sizes_text(d_ks: object) -> str:
 
 def choice(kind: type[E], value: str | E, name: str) -> E:
     """``value`` as a member of ``kind``; AttnvizError naming the choices otherwise."""
+    # Only text is looked up: an Enum compares anything else with each member's value, and an
+    # array compares elementwise (a broadcast view of 10¹² elements asked for 931 GiB).
+    if not isinstance(value, (str, kind)):
+        choices = ", ".join(repr(member.value) for member in kind)
+        raise AttnvizError(f"{name}={shown_value(value)} is not a choice; use one of {choices}.")
     try:
         return kind(value)
     except (ValueError, TypeError):  # TypeError: an unhashable value, such as a list
