@@ -246,6 +246,7 @@ def completion_installed_safely(arguments: list[str]) -> Iterator[None]:
     not be written): one line and exit 5 (ExitStatus.CANNOT_WRITE), not a traceback. Typer
     would also make a missing HOME, with every folder above it."""
     from attnviz.errors import OutputProblem
+    from attnviz.tokens import printable
 
     leading = []
     for argument in arguments:
@@ -260,6 +261,23 @@ def completion_installed_safely(arguments: list[str]) -> Iterator[None]:
         home = Path.home()
     except (RuntimeError, KeyError, OSError):  # HOME unset and no entry in the passwd file
         raise OutputProblem(f"Cannot install completion: there is no home folder; {fix}.") from None
+    set_home = os.environ.get("HOME")
+    if set_home is not None and not set_home.strip():  # Python reads HOME="" as /
+        raise OutputProblem(f"Cannot install completion: HOME is set but empty; {fix}.")
+    if not home.is_absolute():
+        raise OutputProblem(
+            f"Cannot install completion: HOME {printable(str(home))!r} is not an absolute "
+            f"path; {fix}."
+        )
+    # Typer writes the path into the start-up file between single quotes: a quote, $, ` or
+    # backslash in it would end them and the shell would run the rest at every start.
+    unsafe = sorted({c for c in str(home) if c in "'\"$`\\" or not c.isprintable()})
+    if unsafe:
+        shown = " ".join(repr(c) for c in unsafe)
+        raise OutputProblem(
+            f"Cannot install completion: HOME {printable(str(home))!r} holds {shown}, which a "
+            f"shell would not read as part of a path in its start-up file; {fix}."
+        )
     if not home.is_dir():
         kind = "does not exist" if not home.exists() else "is not a folder"
         raise OutputProblem(f"Cannot install completion: HOME {home} {kind}; {fix}.")

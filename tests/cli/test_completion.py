@@ -91,3 +91,38 @@ def test_a_home_that_can_take_it_gets_typers_install(
     assert "completion installed in" in capsys.readouterr().out
     assert "source" in (tmp_path / ".bashrc").read_text()
     assert len(list((tmp_path / ".bash_completions").glob("*.sh"))) == 1
+
+
+@pytest.mark.parametrize(
+    ("home", "problem"),
+    [
+        ("", "HOME is set but empty"),  # Python reads it as /: Typer would write /.bashrc
+        (" ", "HOME is set but empty"),
+        ("relative/home", "is not an absolute path"),
+        ("{tmp}/it's", 'holds "\'"'),  # would end the single quotes of `source '…'`
+        ("{tmp}/x '$(touch {tmp}/ran)'", "holds '$' \"'\""),
+        ("{tmp}/a`b", "holds '`'"),
+        ("{tmp}/a\\b", "holds '\\\\'"),
+        ("{tmp}/a\nb", "holds '\\n'"),
+    ],
+)
+def test_a_home_a_shell_would_misread_is_refused_before_anything_is_written(
+    home: str,
+    problem: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = home.format(tmp=tmp_path)
+    if path.startswith(str(tmp_path)):
+        Path(path).mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)  # a relative home would be made here
+    before = listing(tmp_path)
+    monkeypatch.setenv("HOME", path)
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
+    assert run(["--install-completion", "bash"]) == ExitStatus.CANNOT_WRITE
+    captured = capsys.readouterr()
+    assert len(captured.err.splitlines()) == 1, captured.err
+    assert problem in captured.err and not captured.out
+    assert listing(tmp_path) == before  # no .bashrc, no .bash_completions, nothing ran
+    assert not (tmp_path / "ran").exists()
