@@ -23,6 +23,7 @@ from attnviz.errors import AttnvizError, option, spelled
 from attnviz.layer_limits import check_ablation
 from attnviz.model_limits import Work
 from attnviz.selection import ViewOptions, select
+from attnviz.serial import one_at_a_time
 from attnviz.tokens import check_sentence_length
 from attnviz.trace_options import Dtype, TraceOptions
 
@@ -72,6 +73,7 @@ def ablated(
     return ablation, selection.notes
 
 
+@one_at_a_time
 def ablate(
     sentence: str,
     *,

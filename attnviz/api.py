@@ -33,6 +33,7 @@ from attnviz.lesson.options import LessonOptions
 from attnviz.limits import check_pictures
 from attnviz.render.options import MAX_WIDTH, ImageOptions, Measure, Scale, Style
 from attnviz.selection import ViewOptions, choose_layer, select
+from attnviz.serial import one_at_a_time
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import Dtype, TraceOptions, trace_options_from
 
@@ -145,6 +146,7 @@ def scaling_rows(sizes: Sequence[int], *, keys: int, queries: int, seed: int) ->
 # -- the Python API ---------------------------------------------------------------------------
 
 
+@one_at_a_time
 def explain(
     sentence: str,
     *,
@@ -213,6 +215,7 @@ def explain(
     return _told(explained(sentence, trace_options, view))
 
 
+@one_at_a_time
 def cross(
     source: str,
     target: str,
@@ -257,6 +260,7 @@ def cross(
     return _told(crossed(source, target, trace_options, view))
 
 
+@one_at_a_time
 def lesson(
     shown: Shown,
     *,
@@ -325,6 +329,7 @@ def lesson(
     return printed
 
 
+@one_at_a_time
 def heatmap(
     shown: Shown,
     *,
@@ -399,6 +404,7 @@ def heatmap(
     )  # fmt: skip
 
 
+@one_at_a_time
 def heads(shown: Shown, *, rank_by: str = "specificity") -> HeadRanking:
     """Every (layer, head) ranked as ``attnviz heads`` ranks them: ``per_word``, each word's
     top heads; ``per_head``, each head's top word; ``types``, each head's type. ``rank_by``:
@@ -416,6 +422,7 @@ def heads(shown: Shown, *, rank_by: str = "specificity") -> HeadRanking:
     return ranked_heads(explanation, check.choice(RankBy, rank_by, "rank_by"))
 
 
+@one_at_a_time
 def scaling(
     d_ks: str | Sequence[int] = (4, 16, 64, 256, 1024),
     *,

@@ -23,6 +23,7 @@ from attnviz.errors import AttnvizError, listed, option, spelled
 from attnviz.explanation import Explanation
 from attnviz.model_limits import Work, planned
 from attnviz.selection import Selection, ViewOptions, select
+from attnviz.serial import one_at_a_time
 from attnviz.tokens import printable, word_key
 from attnviz.trace_options import Dtype, TraceOptions, trace_options_from
 
@@ -205,6 +206,7 @@ def _focused(
     )
 
 
+@one_at_a_time
 def compare(
     sentence_a: str,
     sentence_b: str,

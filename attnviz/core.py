@@ -20,6 +20,7 @@ from attnviz.positions import Positions, Rope, sinusoidal_positions
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Masking, Provenance
 from attnviz.reuse import reuse_notes
 from attnviz.selection import no_layers
+from attnviz.serial import one_at_a_time
 from attnviz.tokens import check_sentence_length, check_token_count, tokenize
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import TraceOptions
@@ -45,6 +46,7 @@ class TracedLayers(NamedTuple):
     notes: tuple[str, ...]
 
 
+@one_at_a_time
 def trace_layers(
     sentence: str,
     options: TraceOptions | None = None,
@@ -72,6 +74,7 @@ def trace_layers(
     return TracedLayers((trace,), notes)
 
 
+@one_at_a_time
 def cross_layers(
     source: str,
     target: str,
@@ -123,6 +126,7 @@ def cross_layers(
     return TracedLayers((trace,), notes)
 
 
+@one_at_a_time
 def trace_attention(
     sentence: str | Sequence[str],
     *,

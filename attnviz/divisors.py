@@ -9,11 +9,13 @@ from attnviz.analysis.scaling import LENGTHS, MAX_D_K, DivisorRow, divisor_exper
 from attnviz.arguments import bounded, given, whole
 from attnviz.config import MAX_TOKENS
 from attnviz.errors import AttnvizError, option
+from attnviz.serial import one_at_a_time
 
 #: The most random numbers the keys of the experiment may take (float64: 256 MB).
 MAX_DRAWN = 2**25
 
 
+@one_at_a_time
 def divisor_rows(
     lengths: Sequence[int] = LENGTHS, *, d_k: int = 64, queries: int = 400, seed: int = 0
 ) -> list[DivisorRow]:

@@ -26,8 +26,10 @@ from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import focus_number, last_plain_number
 from attnviz.limits import check_lesson
 from attnviz.selection import choose_layer
+from attnviz.serial import one_at_a_time
 
 
+@one_at_a_time
 def page(
     shown: Shown | Compared,
     *,

@@ -23,6 +23,7 @@ from attnviz.arguments import flags, output_file, path
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, OutputProblem, option, shown_value, spelled
 from attnviz.labels import percent
+from attnviz.serial import one_at_a_time
 from attnviz.train import findings as measured
 from attnviz.train import loop, network, report, saving, tasks
 from attnviz.train.history import save_history
@@ -149,6 +150,7 @@ def check_training(steps: int | None, until: float | None, seed: int) -> None:
         raise AttnvizError(f"{option('seed', seed)}: give a seed of 0 or more.")
 
 
+@one_at_a_time
 def train(
     task: str | Task = "coref",
     *,

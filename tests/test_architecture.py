@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "labels",
         "limits",
         "layer_limits",
+        "serial",
         "files*",
     ),
     ("provenance",),

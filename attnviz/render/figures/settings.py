@@ -17,19 +17,20 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.util import find_spec
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
+from attnviz.serial import COMPUTING
+
 _Parameters = ParamSpec("_Parameters")
 _Result = TypeVar("_Result")
 
 #: Held while attnviz builds, measures or saves a figure. Re-entrant: a figure's save calls
 #: the functions that measure its text.
-_DRAWING = threading.RLock()
+_DRAWING = COMPUTING  # one lock for computing and drawing: no two locks to take in turn
 #: How many drawing() blocks the thread holding _DRAWING is in (changed only while holding it).
 _depth = 0
 
