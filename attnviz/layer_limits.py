@@ -157,6 +157,12 @@ def check_page(n_layers: int, n_heads_shown: int, n_queries: int, n_keys: int) -
     )
 
 
+def check_compared_page(n_layers: int, n_heads_shown: int, n_queries: int, n_keys: int) -> None:
+    """check_page for a page of two sentences, each run's layers counted as both sentences'
+    (the page holds A's and B's; each run is checked at its own length, before it)."""
+    check_page(2 * n_layers, n_heads_shown, n_queries, n_keys)
+
+
 def check_layer_pictures(n_layers: int, n_heads: int, n_queries: int, n_keys: int) -> None:
     """Refuse a picture of every layer and head drawing more than MAX_PICTURE_NUMBERS cells."""
     cells = n_layers * n_heads * n_queries * n_keys

@@ -247,6 +247,23 @@ def test_a_page_of_every_layer_is_bounded(tmp_path: Path, monkeypatch: pytest.Mo
     assert not out.exists()
 
 
+def test_a_page_of_two_sentences_is_bounded_before_either_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """page --compare holds both sentences' layers: counted as twice a run's, before it."""
+    path = str(write_gguf(tmp_path / "m.gguf", with_layers(tiny_parts(), 3, shared=False)))
+    n = len(attnviz.explain(SENTENCE, model=path).trace.tokens)
+    monkeypatch.setattr(limits, "MAX_PAGE_NUMBERS", 2 * 3 * 4 * n * n - 1)
+    from attnviz.model.run import LoadedModel
+
+    monkeypatch.setattr(LoadedModel, "forward", never)
+    out = tmp_path / "pair.html"
+    other = SENTENCE.replace("tired", "wide")
+    arguments = ["page", SENTENCE, "-m", path, "--compare", other, "-o", str(out)]
+    refused(arguments, ExitStatus.BAD_INPUT, f"6 layers × 4 heads × {n} × {n} tokens")
+    assert not out.exists()
+
+
 def test_a_picture_of_every_layer_is_bounded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
