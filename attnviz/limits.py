@@ -232,6 +232,31 @@ def check_grid_memory(n_layers: int, n_heads: int, n_tokens: int) -> None:
     )
 
 
+#: The most cells a comparison picture (compare -o) draws, each with its weight written in it:
+#: panels × 2 rows × the aligned words. 20 heads of 400 words (16,000 cells) took 102 s and
+#: 3.2 GB; the README's pictures draw 48 and 150.
+MAX_COMPARE_CELLS = 3_000
+
+
+def check_compare_picture(n_heads: int, n_slots: int, *, path: Path | str) -> None:
+    """Refuse, before the report is printed, a comparison picture of more than
+    MAX_COMPARE_CELLS cells: ``n_heads`` panels (--top's, or fewer) of two rows of ``n_slots``."""
+    cells = n_heads * 2 * n_slots
+    if cells <= MAX_COMPARE_CELLS:
+        return
+    fits = MAX_COMPARE_CELLS // (2 * n_slots)
+    fix = (
+        f"draw fewer heads with {option('top', fits)} or use shorter sentences"
+        if fits
+        else "use shorter sentences"
+    )
+    raise OutputProblem(
+        f"{shortened(str(path))} would draw {n_heads} heads × 2 rows × {n_slots} words, "
+        f"{cells:,} cells with their weights; a comparison picture draws at most "
+        f"{MAX_COMPARE_CELLS:,}: {fix}."
+    )
+
+
 # -- attnviz scaling ----------------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from attnviz.cli.commands import check_outputs, explained
 from attnviz.cli.console import new_console, note, reading_progress, wrote
 from attnviz.cli.options import Leave, Reword, Sentence, image_option, typed_text
 from attnviz.errors import AttnvizError
+from attnviz.limits import check_compare_picture
 from attnviz.selection import ViewOptions
 from attnviz.trace_options import TraceOptions
 
@@ -137,6 +138,10 @@ def compare(
     check_outputs(None, (output, "--output"))
     with reading_progress(trace_options.embeddings) as progress:
         pair = compared(sentence_a, sentence_b, trace_options, view, progress=progress)
+    if output is not None:  # before the report: a refusal leaves no half of the command done
+        alignment = pair.comparison.alignment
+        slots = len(alignment.pairs) + len(alignment.only_a) + len(alignment.only_b)
+        check_compare_picture(min(top, len(pair.comparison.heads)), slots, path=output)
     for message in notes(pair):
         note(message)
     render_comparison(
