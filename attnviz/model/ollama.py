@@ -77,6 +77,12 @@ def find_ollama_model(reference: str) -> Path:
     except (OSError, ValueError) as error:  # a name too long; a NUL in it
         reason = getattr(error, "strerror", None) or str(error)
         raise FileProblem(f"{shown}: {reason}; give the model as `ollama list` shows it.") from None
+    if not pulled and manifest.exists():  # a folder, a FIFO, a device where the file goes
+        what = "a folder" if manifest.is_dir() else kind_of_path(manifest.stat().st_mode)
+        raise FileProblem(
+            f"{shown}: its manifest {shortened(str(manifest))} is {what}, not a file; "
+            f"run `ollama pull {shortened(reference)}` again to replace it."
+        )
     if not pulled:
         raise FileProblem(
             f"{shown}: Ollama has not pulled it here (no manifest {shortened(str(manifest))}); "

@@ -302,3 +302,20 @@ def test_ollama_models_that_is_a_file_is_named(
     file.write_text("not a folder")
     monkeypatch.setenv("OLLAMA_MODELS", str(file))
     refused("ollama:m", file.name, "which is a file, not a folder", "OLLAMA_MODELS")
+
+
+@pytest.mark.parametrize(
+    ("manifest_is", "fragment"),
+    [("a folder", "is a folder, not a file"), ("a FIFO", "is a FIFO (named pipe), not a file")],
+)
+def test_a_manifest_that_is_not_a_file_is_named_not_said_unpulled(
+    ollama: Path, manifest_is: str, fragment: str
+) -> None:
+    manifest = manifest_of(ollama)
+    manifest.unlink()
+    if manifest_is == "a folder":
+        manifest.mkdir()
+    else:
+        os.mkfifo(manifest)  # never opened: a reader would wait for a writer
+    message = refused("ollama:m", "ollama:m", fragment)
+    assert "has not pulled" not in message and "ollama pull" in message
