@@ -122,6 +122,16 @@ def counted_before_run(
     )
 
 
+def page_counted(
+    fewer_rows: bool, one_head: bool, *, two_sentences: bool
+) -> AbstractContextManager[None]:
+    """counted_before_run for the page: check_page, or check_compared_page for a page of two
+    sentences; after the run when the view shows ``fewer_rows`` than tokens (--words,
+    --hide-special)."""
+    check = check_compared_page if two_sentences else check_page
+    return counted_before_run(check, not fewer_rows, one_head=one_head)
+
+
 def check_model_run(
     n_layers: int, n_tokens: int, d_model: int, n_heads: int, *, bytes_per_number: int
 ) -> None:

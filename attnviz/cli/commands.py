@@ -33,7 +33,7 @@ from attnviz.cli.options import (
     typed_text,
 )
 from attnviz.explanation import Explanation
-from attnviz.layer_limits import check_compared_page, check_page, counted_before_run
+from attnviz.layer_limits import page_counted
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
 from attnviz.render.options import ImageOptions, Measure, Style
@@ -348,19 +348,18 @@ def page(
     because it was wide" -o pair.html
     """
     from attnviz import paging
+    from attnviz.comparing import compared, notes
     from attnviz.explanation import Page
     from attnviz.files import check_output_path
 
     check_output_path(output, (".html", ".htm"), "--output")
-    every_token, one_head = not (view.words or view.hide_special), view.head is not None
+    fewer_rows, one_head = view.words or view.hide_special, view.head is not None
+    counted = page_counted(fewer_rows, one_head, two_sentences=compare is not None)
     if compare is None:
-        with counted_before_run(check_page, every_token, one_head=one_head):
+        with counted:
             explanation = explained(sentence, trace_options, view)
         html = paging.page_html(explanation, lesson, open_head=open_head)
     else:
-        from attnviz.comparing import compared, notes
-
-        counted = counted_before_run(check_compared_page, every_token, one_head=one_head)
         with reading_progress(trace_options.embeddings) as progress, counted:
             pair = compared(
                 sentence, compare, trace_options, view._replace(layer=None), progress=progress
