@@ -47,7 +47,7 @@ def page(
     shows sentence A with the comparison of both sentences. ``open_head`` (from 1) is the head
     the page opens on, every head staying in its menu (``head=`` keeps one head alone).
     ``steps`` ("4-6", "1,3-5", 4 or [4, 5, 6]) keeps only those steps, as in ``lesson``;
-    "5,6,blockwise" adds step 6b, the softmax and z a ``block`` of keys at a time
+    "5,6,blockwise" adds the blockwise step, the softmax and z a ``block`` of keys at a time
     (FlashAttention's), for each head.
 
     >>> import attnviz

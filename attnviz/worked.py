@@ -1,17 +1,18 @@
 """Worked examples as data: one number of each step, with the terms that make it, taken from
 a trace. Every renderer (the terminal lesson, a notebook, a page) formats these records and
-computes nothing itself.
+computes nothing itself. Each below under the key of the step that shows it (the table in
+attnviz/lesson/steps.py numbers the steps):
 
-    Step 2  Q[h][i, c] = Σ_m X[i, m]·W_Q[h][m, c] (+ b_Q[h][c])
-    RoPE    q_m'[a] = q_m[a]·cos(m·θ_i) − q_m[b]·sin(m·θ_i), q_m'[b] = q_m[a]·sin(m·θ_i) + …
-    Step 3  scores[h][i, j] = q_i · k_j = Σ_c q_i[c]·k_j[c]  (q, k turned with rotary positions)
-    Step 4  scaled[h][i, j] = scores[h][i, j] / √d_k
-    Step 5  w_ij = exp(s_ij) / Σ_k exp(s_ik) = exp(s_ij − m_i) / Σ_k exp(s_ik − m_i), m_i the
+    qkv     Q[h][i, c] = Σ_m X[i, m]·W_Q[h][m, c] (+ b_Q[h][c])
+    rope    q_m'[a] = q_m[a]·cos(m·θ_i) − q_m[b]·sin(m·θ_i), q_m'[b] = q_m[a]·sin(m·θ_i) + …
+    scores  scores[h][i, j] = q_i · k_j = Σ_c q_i[c]·k_j[c]  (q, k turned with rotary positions)
+    scaled  scaled[h][i, j] = scores[h][i, j] / √d_k
+    weights w_ij = exp(s_ij) / Σ_k exp(s_ik) = exp(s_ij − m_i) / Σ_k exp(s_ik − m_i), m_i the
             row's largest allowed score (exp(−m_i) cancels); a masked key's score is −∞, and
             exp(−∞) = 0
-    Step 6  z_i = Σ_j w_ij·v_j
-    Step 6b z_i again, a block of keys at a time (attnviz.analysis.blockwise): o/ℓ
-    Step 7  output[i, c] = Σ_m Concat[i, m]·W_O[m, c] (+ b_O[c])
+    z       z_i = Σ_j w_ij·v_j
+    blockwise  z_i again, a block of keys at a time (attnviz.analysis.blockwise): o/ℓ
+    output  output[i, c] = Σ_m Concat[i, m]·W_O[m, c] (+ b_O[c])
                          = Σ_h Z_h[i]·W_O^(h)[:, c] (+ b_O[c]),  W_O^(h) = head h's rows of W_O
 
 The result of each record is the trace's own number, never recomputed: the terms are there to
@@ -37,7 +38,7 @@ if TYPE_CHECKING:  # the blockwise step is optional: explain does not import it
 
 
 class ProjectionExample(NamedTuple):
-    """Step 2: one element of Q, K or V as a sum over X's row times a column of W."""
+    """The qkv step: one element of Q, K or V as a sum over X's row times a column of W."""
 
     matrix: str  # "Q", "K" or "V"
     head: int
@@ -50,7 +51,7 @@ class ProjectionExample(NamedTuple):
 
 
 class DotProductExample(NamedTuple):
-    """Step 3: one raw score as q·k, term by term."""
+    """The scores step: one raw score as q·k, term by term."""
 
     head: int
     query: int
@@ -61,7 +62,7 @@ class DotProductExample(NamedTuple):
 
 
 class ScalingExample(NamedTuple):
-    """Step 4: one score divided by √d_k."""
+    """The scaled step: one score divided by √d_k."""
 
     head: int
     query: int
@@ -72,9 +73,9 @@ class ScalingExample(NamedTuple):
 
 
 class SoftmaxExample(NamedTuple):
-    """Step 5: one weight as exp(shifted score) over the sum of its row's exponentials, and as
-    exp(scaled score) over the sum of the row's unshifted exponentials (the same weight: the
-    factor exp(−m_i) cancels)."""
+    """The weights step (the softmax): one weight as exp(shifted score) over the sum of its row's
+    exponentials, and as exp(scaled score) over the sum of the row's unshifted exponentials (the
+    same weight: the factor exp(−m_i) cancels)."""
 
     head: int
     query: int
@@ -94,7 +95,7 @@ class SoftmaxExample(NamedTuple):
 
 
 class WeightedSumExample(NamedTuple):
-    """Step 6: one word's output z as the weighted sum of every value vector."""
+    """The z step: one word's output z as the weighted sum of every value vector."""
 
     head: int
     query: int
@@ -105,8 +106,8 @@ class WeightedSumExample(NamedTuple):
 
 
 class OutputExample(NamedTuple):
-    """Step 7: one element of the output, as Concat's row times a column of W_O, and as the sum
-    of each head's block Z_h[i]·W_O^(h)[:, c]."""
+    """The output step: one element of the output, as Concat's row times a column of W_O, and as
+    the sum of each head's block Z_h[i]·W_O^(h)[:, c]."""
 
     token: int
     column: int
@@ -120,7 +121,7 @@ class OutputExample(NamedTuple):
 def projection(
     trace: AttentionTrace, head: int, token: int, column: int = 0, matrix: str = "Q"
 ) -> ProjectionExample:
-    """Step 2: Q[head][token, column] = Σ_m X[token, m]·W_Q[head][m, column] (+ bias)."""
+    """The qkv step: Q[head][token, column] = Σ_m X[token, m]·W_Q[head][m, column] (+ bias)."""
     if matrix not in ("Q", "K", "V"):
         raise ValueError(f"matrix must be Q, K or V, not {matrix!r}")
     rows = trace.X if matrix == "Q" or trace.X_source is None else trace.X_source
@@ -139,7 +140,7 @@ def projection(
 
 
 def dot_product(trace: AttentionTrace, head: int, query: int, key: int) -> DotProductExample:
-    """Step 3: scores[head][query, key] = q_query · k_key (q and k rotated with rotary
+    """The scores step: scores[head][query, key] = q_query · k_key (q and k rotated with rotary
     positions; k from the head's key/value head)."""
     queries = trace.Q if trace.Q_rotated is None else trace.Q_rotated
     keys = trace.K if trace.K_rotated is None else trace.K_rotated
@@ -154,7 +155,7 @@ def dot_product(trace: AttentionTrace, head: int, query: int, key: int) -> DotPr
 
 
 def scaling(trace: AttentionTrace, head: int, query: int, key: int) -> ScalingExample:
-    """Step 4: scaled[head][query, key] = scores[head][query, key] / √d_k."""
+    """The scaled step: scaled[head][query, key] = scores[head][query, key] / √d_k."""
     return ScalingExample(
         head=head,
         query=query,
@@ -166,8 +167,8 @@ def scaling(trace: AttentionTrace, head: int, query: int, key: int) -> ScalingEx
 
 
 def softmax_example(trace: AttentionTrace, head: int, query: int, key: int) -> SoftmaxExample:
-    """Step 5: weights[head][query, key] from the pieces softmax() itself computes: the row of
-    scaled scores (masked keys −∞), minus its maximum, exponentiated, and their sum."""
+    """The weights step: weights[head][query, key] from the pieces softmax() itself computes: the
+    row of scaled scores (masked keys −∞), minus its maximum, exponentiated, and their sum."""
     masked = (
         trace.masked[query] if trace.mask is not None else np.zeros(len(trace.key_tokens), bool)
     )
@@ -192,7 +193,7 @@ def softmax_example(trace: AttentionTrace, head: int, query: int, key: int) -> S
 
 
 def weighted_sum(trace: AttentionTrace, head: int, query: int) -> WeightedSumExample:
-    """Step 6: Z[head][query] = Σ_j weights[head][query, j]·V[head][j]."""
+    """The z step: Z[head][query] = Σ_j weights[head][query, j]·V[head][j]."""
     weights = trace.weights[head, query]
     return WeightedSumExample(
         head=head,
@@ -216,7 +217,7 @@ def head_blocks(trace: AttentionTrace) -> FloatArray:
 
 
 def output_element(trace: AttentionTrace, token: int, column: int = 0) -> OutputExample:
-    """Step 7: output[token, column] = Concat[token]·W_O[:, column] (+ b_O[column])."""
+    """The output step: output[token, column] = Concat[token]·W_O[:, column] (+ b_O[column])."""
     rows_per_head = trace.W_O.reshape(trace.n_heads, trace.d_k, trace.d_model)
     blocks = np.einsum("hk,hk->h", trace.Z[:, token], rows_per_head[:, :, column])
     return OutputExample(
@@ -306,8 +307,8 @@ def relative_position(trace: AttentionTrace, head: int, query: int, key: int) ->
 
 
 class HeadExamples(NamedTuple):
-    """The worked examples of steps 2 to 6 for one head, about one query word and the key it
-    attends to most."""
+    """The worked examples of a head's steps (qkv to z) for one head, about one query word and the
+    key it attends to most."""
 
     projection: ProjectionExample
     dot_product: DotProductExample
@@ -408,8 +409,9 @@ def contribution(trace: AttentionTrace, head: int, query: int, key: int) -> Cont
 
 
 class BlockwiseExample(NamedTuple):
-    """Step 6b: one query's row in one head computed a block of keys at a time, as FlashAttention
-    does (attnviz.analysis.blockwise), beside the trace's own weights and z that it equals."""
+    """The blockwise step: one query's row in one head computed a block of keys at a time, as
+    FlashAttention does (attnviz.analysis.blockwise), beside the trace's own weights and z that it
+    equals."""
 
     head: int
     query: int
@@ -423,7 +425,7 @@ def blockwise(
 ) -> BlockwiseExample:
     """Query ``query``'s row of head ``head``, ``block`` keys at a time (None: so that the keys
     make 3 or 4 blocks), from its q and the key/value head's K and V (rotated where the trace
-    has RoPE), as step 4 scores them."""
+    has RoPE), as the scaled step scores them."""
     q = trace.Q if trace.Q_rotated is None else trace.Q_rotated
     keys = trace.K if trace.K_rotated is None else trace.K_rotated
     kv_head = trace.kv_head(head)

@@ -14,12 +14,16 @@ import attnviz
 from attnviz import __version__
 from attnviz.cli import COMMANDS, app
 from attnviz.errors import ExitStatus
+from attnviz.lesson.steps import STEPS, focus_number, last_plain_number
 from attnviz.provenance import WeightsKind
 from attnviz.trace_files import load_trace
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_embeddings"
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 runner = CliRunner()
+
+#: The numbers of the lessons without rotary positions, from the table of steps.
+LAST, FOCUS = last_plain_number(STEPS), focus_number(STEPS) or 0
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -742,9 +746,13 @@ def test_steps_shows_only_those_steps_after_the_header(
         ("1,,3", "has an empty item"),
         ("", "--steps is empty"),
         ("6-4", "the range '6-4' runs backwards; write 4-6."),
-        ("0", "there is no step 0; the steps are 1 to 7, and 8 is the focus view (a lesson with"),
-        ("3-9", "there is no step 9"),
-        ("8", "step 8 is the focus view, and this lesson follows no word; name one with --focus"),
+        (
+            "0",
+            f"there is no step 0; the steps are 1 to {LAST}, and {FOCUS} is the focus view (with "
+            f"rotary positions 1 to {LAST + 1}, and {FOCUS + 1} is",
+        ),
+        (f"3-{FOCUS + 1}", f"there is no step {FOCUS + 1}"),
+        (f"{FOCUS}", f"step {FOCUS} is the focus view, and this lesson follows no word; name one"),
     ],
 )
 def test_steps_that_are_malformed_or_missing_are_refused_in_one_line(
@@ -777,7 +785,7 @@ def test_steps_are_the_same_in_the_terminal_svg_and_html(tmp_path: Path) -> None
 
 def test_steps_is_for_the_lessons_and_the_page(tmp_path: Path) -> None:
     for command in ("explain", "cross"):
-        assert "8 the focus view" in " ".join(run(command, "--help")[1].split())
+        assert f"{FOCUS} the focus view" in " ".join(run(command, "--help")[1].split())
     assert "the focus view is the page's picture" in " ".join(run("page", "--help")[1].split())
     page = tmp_path / "x.html"
     code, _, stderr = run("page", "I am good", "-o", str(page), "--steps", "5,6,blockwise")

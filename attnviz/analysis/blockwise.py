@@ -13,7 +13,8 @@ keys, with s_j = q·k_j/√d_k (−∞ where the pair is masked):
 
 What was summed under the old maximum is multiplied by the factor, so that every term of ℓ and o
 is always exp(s_j − m) for the current m. At the end z = o/ℓ = Σ_j exp(s_j − m)·v_j /
-Σ_j exp(s_j − m): the shifted softmax of step 5 times V, exactly (the same sums, in another order).
+Σ_j exp(s_j − m): the shifted softmax of the weights step times V, exactly (the same sums, in
+another order).
 A block whose keys are all masked adds exp(−∞) = 0 and leaves m, ℓ and o as they were.
 
 Pure numpy; one query row, K and V read a block of rows at a time, each block once.
@@ -77,7 +78,7 @@ class OnlineSoftmax:
     def weights(self) -> FloatArray:
         """[n_keys] the row of weights, w_j = exp(s_j − m)/ℓ: each block's exponentials, taken
         under that block's maximum, rescaled to the final one. (FlashAttention itself never
-        keeps them; they are here to be compared with step 5.)"""
+        keeps them; they are here to be compared with the weights step's.)"""
         return frozen(
             np.concatenate([u.exponentials * _rescale(u.m_new, self.m) for u in self.updates])
             / self.ell

@@ -36,6 +36,7 @@ from attnviz.explanation import Explanation
 from attnviz.layer_limits import page_counted
 from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.steps import steps_help
 from attnviz.render.options import ImageOptions, Measure, Style
 from attnviz.selection import Selection, ViewOptions
 from attnviz.trace import AttentionTrace
@@ -45,12 +46,7 @@ from attnviz.trace_options import TraceOptions
 DIVISOR_D_K = 64
 
 #: --steps on the page: the lesson's steps but the focus view, which is the page's picture.
-PAGE_STEPS_HELP = (
-    "Only these steps on the page, e.g. 4-6 or 1,3-5 (default: every step): 1 tokens and X; "
-    "2–6 each head's Q K V, Q·Kᵀ, ÷√d_k, softmax and Z; 7 Concat and W_O (the focus view is the "
-    "page's picture). Shown only when named: blockwise (6b), the softmax and Z a block of keys "
-    "at a time, as FlashAttention computes them, in each head."
-)
+PAGE_STEPS_HELP = steps_help(page=True)
 
 
 def explained(sentence: str, options: TraceOptions, view: ViewOptions) -> Explanation:

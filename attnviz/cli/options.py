@@ -30,6 +30,7 @@ from attnviz.errors import (
     shortened,
 )
 from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.steps import steps_help
 from attnviz.positions import Positions
 from attnviz.render.options import Measure, Scale, Style
 from attnviz.selection import ViewOptions
@@ -197,10 +198,7 @@ DECLARATIONS: dict[str, Any] = {
         str | None,
         typer.Option(
             "--steps",
-            help="Show only these steps, after the header, e.g. 4-6 or 1,3-5: 1 tokens and X; "
-            "2–6 each head's Q K V, Q·Kᵀ, ÷√d_k, softmax and Z (for every head shown); "
-            "7 Concat and W_O; 8 the focus view. Shown only when named: blockwise (6b), the "
-            "softmax and Z a block of keys at a time, as FlashAttention computes them.",
+            help=steps_help(),  # numbered by the table (attnviz/lesson/steps.py)
             show_default=False,
         ),
     ],

@@ -1,6 +1,6 @@
-"""Step 6b, shown only when --steps names it: the example word's row of one head, its softmax and
-z computed a block of keys at a time, as FlashAttention does (attnviz.analysis.blockwise), to
-the same weights and the same z as steps 5 and 6."""
+"""The blockwise step, shown only when --steps names it: the example word's row of one head, its
+softmax and z computed a block of keys at a time, as FlashAttention does
+(attnviz.analysis.blockwise), to the same weights and the same z as the softmax and Z steps."""
 
 from __future__ import annotations
 
@@ -32,13 +32,14 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
         lesson.show(_block_table(lesson, example, number, update))
     lesson.show(_running_table(lesson, example))
     _worked(lesson, example)
-    _same_as_steps_5_and_6(lesson, example)
+    _same_as_softmax_and_z(lesson, example)
 
 
 def _why(lesson: LessonWriter) -> None:
     matrix = "n_target × n_source" if lesson.trace.is_cross else "n × n"
     lesson.say(
-        "FlashAttention computes steps 5 and 6 together, a block of keys at a time, so that the "
+        f"FlashAttention computes {lesson.steps_label('weights', 'z')} together, a block of keys "
+        "at a time, so that the "
         f"{matrix} matrix of scores and weights is never stored: each query keeps only a running "
         "maximum m, sum l and output o in fast memory, and each block of K and V is read from "
         "memory once. The "
@@ -78,7 +79,8 @@ def _how(lesson: LessonWriter, example: worked.BlockwiseExample) -> None:
         "Three numbers run along, from m = −∞, l = 0 and "
         "o = 0: m, the largest score so far; l, the sum of exp(s_j − m) so far; o, the sum of "
         f"exp(s_j − m)·v_j so far, a vector of d_v = {trace.d_k}. For each block, with "
-        f"s_j = q·k_j / √d_k from {rotated}Q{h} and K{kv} as in step 4 (−∞ where masked):",
+        f"s_j = q·k_j / √d_k from {rotated}Q{h} and K{kv} as in "
+        f"step {lesson.step_label('scaled')} (−∞ where masked):",
     )
     for line in (
         "m_new = max(m_old, the block's largest s_j)",
@@ -238,8 +240,10 @@ def _division_decimals(lesson: LessonWriter, o: float, ell: float, z: float) -> 
     return fewest_decimals(holds, lesson.text.least)
 
 
-def _same_as_steps_5_and_6(lesson: LessonWriter, example: worked.BlockwiseExample) -> None:
+def _same_as_softmax_and_z(lesson: LessonWriter, example: worked.BlockwiseExample) -> None:
+    """z = o/l worked out, then o/l and its weights beside the softmax and Z steps' own."""
     online, text = example.online, lesson.text
+    softmax, z_step = lesson.step_label("weights"), lesson.step_label("z")
     o, ell, z = float(online.o[0]), online.ell, float(online.z[0])
     decimals = _division_decimals(lesson, o, ell, z)
     h = subscript(example.head + 1)
@@ -259,16 +263,17 @@ def _same_as_steps_5_and_6(lesson: LessonWriter, example: worked.BlockwiseExampl
     z_gap = float(np.abs(online.z - example.z).max())
     w_gap = float(np.abs(online.weights() - example.weights).max())
     lesson.say(
-        f"o/l = {vector(online.z)}, and step 6's z of {word!r}, its row of Z{h}, is "
+        f"o/l = {vector(online.z)}, and step {z_step}'s z of {word!r}, its row of Z{h}, is "
         f"{vector(example.z)}: the same, the largest difference {_gap(z_gap)}. The weights, "
         "each block's exp(s_j − m_block) rescaled to the last m by exp(m_block − m) and divided "
-        f"by l, are step 5's row of weights{h} (largest difference {_gap(w_gap)}); FlashAttention "
+        f"by l, are step {softmax}'s row of weights{h} (largest difference {_gap(w_gap)}); "
+        "FlashAttention "
         "never keeps them, it needs only o and l."
     )
     lesson.show(
         Matrix(
             np.vstack([online.weights(), example.weights]),
-            f"The row of {word!r}: from the blocks, and step 5's",
+            f"The row of {word!r}: from the blocks, and step {softmax}'s",
             ["blockwise", f"weights{h}"],
             lesson.all_keys,
             shade=True,

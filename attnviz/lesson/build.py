@@ -50,9 +50,7 @@ def lesson(
         )
     writer = LessonWriter(trace, selection, options, layers)
     _open(writer)
-    for run in _runs(steps, trace):
-        if run[0][2].optional and (wanted is None or run[0][0] not in wanted):
-            continue  # an optional step is written only when --steps names it
+    for run in _runs(steps, trace, wanted):
         _write_run(writer, run)
     return writer.blocks if wanted is None else only_steps(writer.blocks, wanted)
 
@@ -78,12 +76,17 @@ def _open(writer: LessonWriter) -> None:
 Numbered = tuple[int, str, Step]  # a step with its number and its heading's label (in_order)
 
 
-def _runs(steps: tuple[Step, ...], trace: AttentionTrace) -> Iterator[list[Numbered]]:
-    """The numbered steps in runs: consecutive steps in each head together, every other step
-    alone."""
+def _runs(
+    steps: tuple[Step, ...], trace: AttentionTrace, wanted: Collection[int] | None
+) -> Iterator[list[Numbered]]:
+    """The numbered steps of the lesson of ``trace`` in runs: consecutive steps in each head
+    together, every other step alone. An optional step is in it only when --steps names it
+    (``wanted``), wherever it stands in a run, so that it is written in no other lesson."""
     run: list[Numbered] = []
     for numbered_step in in_order(steps, trace):
-        step = numbered_step[2]
+        number, _, step = numbered_step
+        if step.optional and (wanted is None or number not in wanted):
+            continue
         if run and not (step.per_head and run[-1][2].per_head):
             yield run
             run = []

@@ -190,7 +190,7 @@ def _head(
         lesson.say(why)
     example = worked.weighted_sum(trace, head, focus.index)
     if lesson.brief and lesson.shows_step("z") and focus.index == lesson.example:
-        # Step 6 of this head worked out this very z: the contribution is what is new here.
+        # The z step of this head worked out this very z: the contribution is what is new here.
         _contribution(lesson, head, focus.index)
         return
     if selection.merged and len(selection.row_groups[selection.focus_row or 0]) > 1:

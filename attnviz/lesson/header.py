@@ -59,7 +59,7 @@ def write(lesson: LessonWriter) -> None:
     ):
         if provenance.weights.about:
             lesson.say(printable(provenance.weights.about))
-        if not lesson.brief:  # the short lesson says it at step 7, where the output goes on
+        if not lesson.brief:  # the short lesson says it with the output, where the output goes on
             lesson.say(lesson.family.sublayer)
         _first_token_sink(lesson)
     if lesson.selection.hidden:

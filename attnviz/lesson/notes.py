@@ -117,7 +117,7 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
         "softmax towards one-hot rows with vanishing gradients. Dividing by √d_k brings "
         "that variance back to 1. "
     )
-    before = " (before turning)" if trace.rope is not None else ""  # the tables of step 2
+    before = " (before turning)" if trace.rope is not None else ""  # the qkv step's tables
     shown = (
         f"Here q and k{before} have components of variance {amount(q_variance)} and "
         f"{amount(k_variance)}, and this head's {counted} have variance "

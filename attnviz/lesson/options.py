@@ -17,6 +17,7 @@ from attnviz.errors import AttnvizError, clipped, option, quoted, spelled
 from attnviz.lesson import steps as table
 from attnviz.lesson.steps import (
     Step,
+    condition,
     focus_number,
     last_plain_number,
     numbered,
@@ -141,11 +142,24 @@ def parse_steps(spec: str, trace: Any = None) -> frozenset[int]:
 
 
 def _which(steps: tuple[Step, ...], trace: Any = None) -> str:
-    """ "the steps are 1 to 7, and 8 is the focus view" """
-    focus = focus_number(steps, trace)
-    which = f"the steps are 1 to {last_plain_number(steps, trace)}"
-    which = which if focus is None else f"{which}, and {focus} is the focus view"
-    extra = [s.title.split(":")[0] for s in steps if s.when is not None and not s.optional]
-    if trace is None and extra:  # read before any trace: some lessons count one step more
-        which += f" (a lesson with {' or '.join(extra).lower()} has one step more)"
+    """ "the steps are 1 to 7, and 8 is the focus view"; before any trace, also the numbers of
+    a lesson with a conditional step ("(with rotary positions 1 to 8, and 9 is the focus
+    view)"), so that the message holds whichever lesson it refuses."""
+    which = _range(steps, trace)
+    if trace is None:
+        which += "".join(
+            f" (with {condition(step)} {_range(steps, assume=(step.key,), said=False)})"
+            for step in steps
+            if step.when is not None and not step.optional
+        )
     return which
+
+
+def _range(
+    steps: tuple[Step, ...], trace: Any = None, *, assume: tuple[str, ...] = (), said: bool = True
+) -> str:
+    """ "the steps are 1 to 7, and 8 is the focus view" (``said=False``: "1 to 7, and 8 …")."""
+    which = f"1 to {last_plain_number(steps, trace, assume=assume)}"
+    focus = focus_number(steps, trace, assume=assume)
+    which = which if focus is None else f"{which}, and {focus} is the focus view"
+    return f"the steps are {which}" if said else which

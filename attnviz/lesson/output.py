@@ -1,5 +1,5 @@
-"""Step 7, once for all heads: Concat = [Z₁ | … | Z_h], then output = Concat·W_O, one output
-number worked out head by head, and what the layer does next."""
+"""The output step, once for all heads: Concat = [Z₁ | … | Z_h], then output = Concat·W_O, one
+output number worked out head by head, and what the layer does next."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def _concatenate(lesson: LessonWriter) -> None:
 
 
 def _concatenate_at_length(lesson: LessonWriter, shape: str) -> None:
-    """Step 7's explanation in full (--full)."""
+    """The output step's explanation in full (--full)."""
     trace = lesson.trace
     lesson.say(
         shape

@@ -1,4 +1,4 @@
-"""Step 2, in each head: Q = X·W_Q, K = X·W_K, V = X·W_V, and one number of q worked out."""
+"""The qkv step, in each head: Q = X·W_Q, K = X·W_K, V = X·W_V, and one number of q worked out."""
 
 from __future__ import annotations
 

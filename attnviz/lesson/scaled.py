@@ -1,4 +1,5 @@
-"""Step 4, in each head: the scores divided by √d_k, why, and what this head's numbers show."""
+"""The scaled step, in each head: the scores divided by √d_k, why, and what this head's numbers
+show."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Step 3, in each head: the raw scores Q·Kᵀ, and one of them worked out as q·k."""
+"""The scores step, in each head: the raw scores Q·Kᵀ, and one of them worked out as q·k."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Step 1: the sentence as tokens (or a model's word pieces) and their embeddings X, and where
-word order comes from."""
+"""The tokens step, the first: the sentence as tokens (or a model's word pieces) and their
+embeddings X, and where word order comes from."""
 
 from __future__ import annotations
 
@@ -224,7 +224,8 @@ def word_order(lesson: LessonWriter) -> None:
     elif lesson.trace.rope is not None:
         lesson.say(
             "X holds no positions here: rotary positions turn each head's q and k by their "
-            "word's position after the projections (step 3), so the scores depend on how far "
+            f"word's position after the projections (step {lesson.step_label('rope')}), so the "
+            "scores depend on how far "
             "apart the words stand. "
             f"{option('positions', 'sinusoidal')} would add the positions to X instead, {PAPER}."
         )

@@ -1,4 +1,5 @@
-"""Step 5, in each head: the softmax of each row, the attention weights, one worked out."""
+"""The weights step, in each head: the softmax of each row, the attention weights, one worked
+out."""
 
 from __future__ import annotations
 

@@ -63,6 +63,20 @@ class LessonWriter:
         numbers = [number for number, _, step in in_order(STEPS, self.trace) if step.key == key]
         return bool(numbers) and (self.shown_steps is None or numbers[0] in self.shown_steps)
 
+    def step_label(self, key: str) -> str:
+        """What this lesson calls the step keyed ``key``: "5", or an optional step's "6b". A
+        step names another by its key, so that a cross-reference ("as in step 5") follows the
+        table, and rotary positions, which add a step 3, move it along."""
+        from attnviz.lesson.steps import label
+
+        return label(key, self.trace)
+
+    def steps_label(self, first: str, last: str) -> str:
+        """ "steps 5 and 6", "steps 3 to 5": the steps keyed ``first`` to ``last`` here."""
+        from attnviz.lesson.steps import steps_label
+
+        return steps_label(first, last, self.trace)
+
     @property
     def brief(self) -> bool:
         """The lesson's explanations in their short form (not --full)."""

@@ -1,4 +1,4 @@
-"""Step 6, in each head: Z = weights·V, each word's output a weighted sum of value vectors."""
+"""The z step, in each head: Z = weights·V, each word's output a weighted sum of value vectors."""
 
 from __future__ import annotations
 

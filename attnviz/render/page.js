@@ -30,7 +30,7 @@ const state = {
   head: DATA.start.head, // an index into DATA.heads, or ALL_HEADS
   row: DATA.start.row, // the chosen word: a row of the picture
   preview: null, // a row hovered or focused: its lines are drawn until the pointer leaves
-  key: null, // the key position chosen for steps 3 to 5; null: the one the word attends to most
+  key: null, // the key position chosen for the scores, scaled and weights steps; null: the one the word attends to most
   step: 0, // 0: every step at once; 1 to 7: that step alone, for a projector
   font: 1, // an index into FONT_SIZES
 };
@@ -188,7 +188,7 @@ function nameHeads() {
   });
 }
 
-// From "All steps", either direction starts at step 1.
+// From "All steps", either direction starts at the first step.
 function go(direction) {
   state.step = state.step === 0 ? 1 : Math.min(STEPS, Math.max(1, state.step + direction));
   renderSteps();
@@ -508,7 +508,7 @@ function drawBlock([kind, content, fixed]) {
 
 // A worked example of the lesson, for the word and key picked; the numbers are the data's, as
 // formatted there. An example this page does not know how to redo for another word is left out.
-// Step 7's example is the word's in every head; the others are a picked head's. A layer the page
+// The output step's example is the word's in every head; the others are a picked head's. A layer the page
 // does not work out, and a key of a long row without a line, say how to get their numbers.
 function workedLines(example) {
   const first = ["projection", "dot_product", "scaling", "softmax", "weighted_sum", "output_sum"];
@@ -580,7 +580,7 @@ function notWorked() {
   });
 }
 
-// A key's pieces of steps 3 to 5 (page_worked.py, query_data): the decimals of each step and
+// A key's pieces of the scores, scaled and weights steps (page_worked.py, query_data): the decimals of each step and
 // the numbers printed at them.
 function pair(key) {
   const [dot, score, scale, scoreAt, scaled, softmax, shifted, exp, weight] = query().keys[key];

@@ -98,12 +98,21 @@ PAGE_TEXT = {
     "{options} opens on it and carries them.",
     "openLayerHead": "--layer {layer} --open-head {head}",
     "openHead": "--open-head {head}",
-    "keyNotWorked": "Steps 3 to 5 are worked out on this page for the keys {word} draws a line "
+    "keyNotWorked": "{keySteps} are worked out on this page for the keys {word} draws a line "
     "to (a weight of {thinnest} or more), the {most} heaviest: choose one of those; every "
     "number of {key} is in attnviz explain --export.",
     **ROW_TEXT,
     **COMPARE_TEXT,
 }
+
+
+def page_text(trace: AttentionTrace) -> dict[str, Any]:
+    """PAGE_TEXT with the step numbers of the lesson of ``trace`` put in, from the table."""
+    steps = table.steps_label("scores", "weights", trace).capitalize()
+    return {
+        **PAGE_TEXT,
+        "keyNotWorked": str(PAGE_TEXT["keyNotWorked"]).replace("{keySteps}", steps),
+    }
 
 
 # -- the data ------------------------------------------------------------------------------------
@@ -153,7 +162,7 @@ def page_data(
         **_masks(trace, selection, rows),
         "queryQuoted": [repr(name) for name in queries],  # as the lesson quotes a word: 'it'
         "keyQuoted": [repr(name) for name in keys],
-        "text": PAGE_TEXT,
+        "text": page_text(trace),
         "steps": page_steps(trace, selection, options),
         "lastStep": last_plain_number(table.STEPS, trace),  # "Step 6b of 7"
         "thinnest": THINNEST,
@@ -290,7 +299,7 @@ def _layer_data(
 ) -> dict[str, Any]:
     """One layer: its lesson, its heads' weights, contributions and types for every shown
     word, and for the heads ``worked_out`` (indices into the selection's heads) every shown
-    word's worked examples (page_worked), step 7's when there is one."""
+    word's worked examples (page_worked), the output step's when there is one."""
     origin = trace.provenance.weights
     name = _layer_names([trace])[0]
     contributed, each_head = contribution_data(trace, selection, text.least)

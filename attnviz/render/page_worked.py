@@ -1,5 +1,6 @@
 """The worked examples the page carries, as JSON-ready data: for each word of a layer's heads,
-steps 2, 6 and 7 as the terminal writes them, and for its keys the pieces of steps 3, 4 and 5
+the qkv, z and output steps as the terminal writes them, and for its keys the pieces of the
+scores, scaled and weights steps
 at the decimals that make each example hold, as ExampleText.dot_product, .scaling and .softmax
 print them. The page's script puts the pieces together (page.js, dotProduct, scalingLine,
 softmaxLine).
@@ -32,7 +33,7 @@ SOFTMAX_TERMS = 12
 WEIGHTED_TERMS = 12
 #: Lighter weights draw no line, as in `attnviz heatmap --style lines`.
 THINNEST = 0.005
-#: A row of at most this many keys carries every key's steps 3 to 5.
+#: A row of at most this many keys carries every key's scores, scaled and weights steps.
 EVERY_KEY = 16
 #: A longer row carries the keys with a line, at most this many, the heaviest first.
 WORKED_KEYS = 8
@@ -90,8 +91,8 @@ def head_data(
     keys: list[int],
 ) -> dict[str, Any]:
     """One head's worked examples: each shown word's (query_data, ``keys`` the rows' example
-    keys), the q and k terms of step 3 at every number of decimals some pair needs, and √d_k
-    at every number of decimals step 4 needs."""
+    keys), the q and k terms of the scores step at every number of decimals some pair needs,
+    and √d_k at every number of decimals the scaled step needs."""
     queries = [
         query_data(trace, text, head, row, worked_keys(trace, head, row, key))
         for row, key in zip(rows, keys, strict=True)
@@ -115,11 +116,12 @@ def head_data(
 def query_data(
     trace: AttentionTrace, text: ExampleText, head: int, query: int, keys: list[int]
 ) -> dict[str, Any]:
-    """The worked examples of one query word in one head: steps 2 and 6 as the terminal writes
-    them, and for each of ``keys`` (by its position, as text) the pieces of steps 3, 4 and 5:
-    [step 3's decimals, the score, step 4's decimals, the score at them, the scaled score,
-    step 5's decimals, the shifted score and its exponential at them, the weight]; and for each
-    of step 5's decimals, the softmax's shown terms (None for "…", shown_terms) and its sum."""
+    """The worked examples of one query word in one head: the qkv and z steps as the terminal
+    writes them, and for each of ``keys`` (by its position, as text) the pieces of the scores,
+    scaled and weights steps: [the scores step's decimals, the score, the scaled step's
+    decimals, the score at them, the scaled score, the weights step's decimals, the shifted
+    score and its exponential at them, the weight]; and for each of the weights step's
+    decimals, the softmax's shown terms (None for "…", shown_terms) and its sum."""
     softmax = worked.softmax_example(trace, head, query, 0)
     summed = worked.weighted_sum(trace, head, query)
     pairs: dict[str, list[Any]] = {}
@@ -150,10 +152,10 @@ def query_data(
         for d in sorted({pair[5] for pair in pairs.values()})
     }
     return {
-        "projection": text.projection(worked.projection(trace, head, query)),  # step 2
+        "projection": text.projection(worked.projection(trace, head, query)),  # the qkv step
         "keys": pairs,
         "softmaxAt": softmax_levels,
-        "sum": text.weighted_sum(summed, limit=WEIGHTED_TERMS),  # step 6
+        "sum": text.weighted_sum(summed, limit=WEIGHTED_TERMS),  # the z step
         "element": text.weighted_sum_element(summed),
     }
 

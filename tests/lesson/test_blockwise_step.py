@@ -1,6 +1,6 @@
-"""Step 6b, the softmax a block of keys at a time as FlashAttention computes it: off unless
---steps names it, its numbers the trace's, its worked examples true by hand at the digits shown,
-and o/l said equal to step 6's z with both numbers."""
+"""The blockwise step, the softmax a block of keys at a time as FlashAttention computes it: off
+unless --steps names it, its numbers the trace's, its worked examples true by hand at the digits
+shown, and o/l said equal to the z step's z with both numbers."""
 
 from __future__ import annotations
 
@@ -19,12 +19,13 @@ from attnviz.lesson.blocks import Heading, Matrix, Pause, Worked
 from attnviz.lesson.build import lesson
 from attnviz.lesson.examples import rounds_to
 from attnviz.lesson.options import LessonOptions, parse_steps
-from attnviz.lesson.steps import STEPS, in_order, numbered, optional_numbers
+from attnviz.lesson.steps import STEPS, in_order, label, numbered, optional_numbers, step_number
 from attnviz.selection import ViewOptions, select
 
 from support import examples, needs_model, one_error_line
 
 IT = "The animal didn't cross the street because it was too tired"
+Z, BLOCKWISE = label("z"), label("blockwise")  # "6" and "6b", as the table labels them
 runner = CliRunner()
 
 
@@ -72,22 +73,25 @@ def test_the_step_is_off_unless_named() -> None:
     every = lesson(trace, select(trace, ViewOptions(focus="it")))
     assert not [b for b in every if isinstance(b, Pause) and b.key == "blockwise"]
     assert "blockwise" not in [step.key for step in numbered(STEPS).values()]
-    assert [label for _, label, _ in in_order(STEPS)][5:8] == ["6", "6b", "7"]
+    labels = [(name, step.key) for _, name, step in in_order(STEPS)]
+    z = labels.index((Z, "z"))  # labelled after the step before it, Z's
+    assert labels[z : z + 3] == [(Z, "z"), (BLOCKWISE, "blockwise"), (str(int(Z) + 1), "output")]
+    assert BLOCKWISE == f"{Z}b"
     assert (
         parse_steps("blockwise")
         == parse_steps("BlockWise")
         == {optional_numbers(STEPS)["blockwise"]}
     )
-    assert optional_numbers(STEPS)["blockwise"] not in parse_steps("1-8")
+    assert optional_numbers(STEPS)["blockwise"] not in parse_steps(f"1-{step_number('focus')}")
 
 
 def test_steps_blockwise_shows_the_step_alone_after_the_header() -> None:
-    code, stdout, stderr = run("explain", IT, "--steps", "6,blockwise", "--heads", "1")
+    code, stdout, stderr = run("explain", IT, "--steps", f"{Z},blockwise", "--heads", "1")
     assert code == 0, stderr
     headings = [line for line in stdout.splitlines() if line.startswith("Step ")]
     assert headings == [
-        "Step 6 · Z₁ = weights₁·V₁, the head's output",
-        "Step 6b · FlashAttention's softmax, a block of keys at a time: 'it' in head 1",
+        f"Step {Z} · Z₁ = weights₁·V₁, the head's output",
+        f"Step {BLOCKWISE} · FlashAttention's softmax, a block of keys at a time: 'it' in head 1",
     ]
     assert "One head, a block of keys at a time" in stdout
     said = " ".join(stdout.split())
@@ -131,13 +135,13 @@ def test_every_number_is_the_traces_and_every_worked_line_holds_by_hand(
         np.testing.assert_allclose(rows.values, trace.weights[[head, head], query], atol=1e-12)
 
 
-def test_it_says_o_over_l_is_step_6s_z_with_both_numbers() -> None:
+def test_it_says_o_over_l_is_the_z_step_s_z_with_both_numbers() -> None:
     shown = attnviz.explain(IT)
     trace = shown.trace
     blocks = step_blocks(shown)
     said = " ".join(" ".join(s.text for s in b.spans) for b in blocks if hasattr(b, "spans"))
     z = ", ".join(f"{x:.2f}" for x in trace.Z[0, 7])
-    assert f"o/l = [{z}], and step 6's z of 'it', its row of Z₁, is [{z}]: the same" in said
+    assert f"o/l = [{z}], and step {Z}'s z of 'it', its row of Z₁, is [{z}]: the same" in said
     gap = float(re.search(r"the largest difference (\S+)\.", said).group(1))  # type: ignore[union-attr]
     assert gap < 1e-15
 
@@ -189,7 +193,7 @@ def test_the_python_api_takes_block_and_steps() -> None:
     shown = attnviz.explain(IT)
     text = attnviz.lesson(shown, steps="blockwise", block=2)
     assert (
-        "Step 6b · " in text
+        f"Step {BLOCKWISE} · " in text
         and "its 11 keys in 6 blocks of 2, the last of 1 (block=2)" in " ".join(text.split())
     )
     with pytest.raises(
@@ -222,7 +226,7 @@ def test_models_rows_a_block_at_a_time(model: str) -> None:
     assert gap < (1e-12 if trace.Z.dtype == np.float64 else 1e-5)
     headings = [b.text for b in blocks if isinstance(b, Heading) and b.level == "step"]
     assert headings == [
-        "Step 6b · FlashAttention's softmax, a block of keys at a time: 'it' in head 1"
+        f"Step {BLOCKWISE} · FlashAttention's softmax, a block of keys at a time: 'it' in head 1"
     ]
 
 

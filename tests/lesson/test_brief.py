@@ -13,8 +13,10 @@ import attnviz
 from attnviz.lesson.blocks import Heading, Matrix, Paragraph, Tables
 from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.steps import step_number
 
 SEEDS = "The animal didn't cross the street because it was too tired"
+QKV = step_number("qkv")
 
 
 def text_of(sentence: str, **options: object) -> str:
@@ -96,8 +98,8 @@ def test_every_other_head_gives_the_focus_words_rows_of_its_tables() -> None:
 
 def test_head_n_is_shown_in_full_and_the_others_by_their_rows() -> None:
     text = text_of("I am good", head=2)
-    assert "Step 2 · Queries, keys and values of head 2" in text
-    assert "Step 2 · Queries, keys and values of head 1" not in text
+    assert f"Step {QKV} · Queries, keys and values of head 2" in text
+    assert f"Step {QKV} · Queries, keys and values of head 1" not in text
     assert "Head 1 of 2 · the row of 'I' (head=1 shows it in full)" in text
     # Head 2, in full, comes first: its explanations are the lesson's.
     assert text.index("of head 2") < text.index("Head 1 of 2")
@@ -105,8 +107,8 @@ def test_head_n_is_shown_in_full_and_the_others_by_their_rows() -> None:
 
 def test_head_all_shows_every_head_in_full_and_full_gives_all_the_text() -> None:
     every = text_of("I am good", head="all")
-    assert "Step 2 · Queries, keys and values of head 1" in every
-    assert "Step 2 · Queries, keys and values of head 2" in every
+    assert f"Step {QKV} · Queries, keys and values of head 1" in every
+    assert f"Step {QKV} · Queries, keys and values of head 2" in every
     assert "the row of" not in every
     shown = attnviz.explain("I am good")
     full = attnviz.lesson(shown, full=True, width=100)

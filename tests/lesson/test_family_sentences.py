@@ -12,6 +12,7 @@ from rich.console import Console
 
 from attnviz.core import trace_layers
 from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.steps import step_number
 from attnviz.model import bert, gpt2
 from attnviz.model.base import Family, family_of, for_layer, layer_input
 from attnviz.provenance import (
@@ -83,10 +84,10 @@ def test_each_family_says_its_own_sentences_and_not_the_others(model_type: str) 
         assert sentence in text, sentence
     for sentence in sentences(other):
         assert sentence not in text, sentence
-    # The short lesson says the sublayer once, at step 7, where the output goes on.
+    # The short lesson says the sublayer once, at the output step, where the output goes on.
     brief = lesson_text(as_model(trace, model_type), LessonOptions())
     assert brief.count(own.sublayer) == 1 and own.after_attention not in brief
-    assert brief.index(own.sublayer) > brief.index("Step 7 ·")
+    assert brief.index(own.sublayer) > brief.index(f"Step {step_number('output')} ·")
     for sentence in sentences(other):
         assert sentence not in brief, sentence
 

@@ -19,11 +19,13 @@ from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.labels import occurrence_labels
+from attnviz.lesson.steps import step_number
 
 from support import needs_model
 
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"
+FOCUS = str(step_number("focus"))  # the focus view, as the table numbers it
 TINY_GPT2 = str(Path(__file__).resolve().parent.parent / "model" / "tiny_gpt2")
 HEADINGS = ["weight", "‖w·f‖", "share"]
 BAR_CHARACTERS = "█▏▎▍▌▋▊▉"
@@ -182,7 +184,7 @@ def rollout_row(arrays: dict[str, np.ndarray], layer: int, query: int) -> np.nda
 
 
 def test_random_weights_contributions_worked_example_and_own_word_rows(tmp_path: Path) -> None:
-    run = explained(tmp_path, "explain", IT, "--focus", "it", "--steps", "8", "--full")
+    run = explained(tmp_path, "explain", IT, "--focus", "it", "--steps", FOCUS, "--full")
     section = focus_part(run.stdout)
     it = list(run.arrays["tokens"]).index("it")
     check_contributions(section, run.arrays, it, [0, 1])
@@ -199,7 +201,7 @@ def test_random_weights_contributions_worked_example_and_own_word_rows(tmp_path:
         "nothing about what trained attention does." in said
     )
     assert "not a rule" not in said  # random weights: nothing concluded
-    brief = focus_part(explained(tmp_path, "explain", IT, "--focus", "it", "--steps", "8").stdout)
+    brief = focus_part(explained(tmp_path, "explain", IT, "--focus", "it", "--steps", FOCUS).stdout)
     assert "Counted here" not in brief  # by default the random count is left out
     assert "share of each word's value vector" not in run.stdout
     assert "A weight w_ij only mixes" in said
@@ -209,7 +211,7 @@ def test_random_weights_contributions_worked_example_and_own_word_rows(tmp_path:
 
 def test_cross_attention_contributions_come_from_the_source_words(tmp_path: Path) -> None:
     run = explained(
-        tmp_path, "cross", "I am good", "je suis bon", "--focus", "suis", "--steps", "8", "--full"
+        tmp_path, "cross", "I am good", "je suis bon", "--focus", "suis", "--steps", FOCUS, "--full"
     )
     section = focus_part(run.stdout)
     check_contributions(section, run.arrays, 1, [0, 1])
@@ -229,7 +231,7 @@ def test_the_columns_fit_80_and_100_columns_plain() -> None:
     for width in (80, 100):
         result = runner.invoke(
             app,
-            ["explain", IT, "--focus", "it", "--steps", "8"],
+            ["explain", IT, "--focus", "it", "--steps", FOCUS],
             env={"COLUMNS": str(width), "NO_COLOR": "1"},
         )
         assert result.exit_code == 0
@@ -290,7 +292,7 @@ def test_minilm_layer_6_head_12_cls_is_a_no_op_and_the_rollout_follows_the_layer
     assert "nothing below" not in said
     # Said once each: the rows are mixtures (before any row), the caution (in the focus view).
     assert run.stdout.count(MIXTURES) == 1
-    assert run.stdout.index(MIXTURES) < run.stdout.index("Step 1 ·")
+    assert run.stdout.index(MIXTURES) < run.stdout.index(f"Step {step_number('tokens')} ·")
     assert said.count(CAVEAT) == 1
 
 
@@ -359,7 +361,7 @@ def test_when_every_row_looks_most_at_itself_the_note_says_so_and_no_more() -> N
     weights_origin = shown.trace.provenance.weights._replace(seed=None, model="a model")
     provenance = shown.trace.provenance._replace(weights=weights_origin)
     trace = dataclasses.replace(shown.trace, weights=own, provenance=provenance)
-    blocks = lesson(trace, shown.selection, LessonOptions(steps="8"))
+    blocks = lesson(trace, shown.selection, LessonOptions(steps=FOCUS))
     said = " ".join(
         "".join(span.text for span in block.spans)
         for block in blocks
@@ -376,10 +378,10 @@ def test_the_api_lesson_and_the_command_show_the_same_rollout() -> None:
     import attnviz
 
     shown = attnviz.explain(IT, model="coref", focus="it")
-    text = attnviz.lesson(shown, steps="8", width=100, full=True)
+    text = attnviz.lesson(shown, steps=FOCUS, width=100, full=True)
     result = runner.invoke(
         app,
-        ["explain", IT, "-m", "coref", "--focus", "it", "--steps", "8", "--full"],
+        ["explain", IT, "-m", "coref", "--focus", "it", "--steps", FOCUS, "--full"],
         env={"COLUMNS": "100", "NO_COLOR": "1"},
     )
     assert result.exit_code == 0
@@ -390,7 +392,7 @@ def test_the_api_lesson_and_the_command_show_the_same_rollout() -> None:
     from attnviz.lesson.build import lesson
     from attnviz.lesson.options import LessonOptions
 
-    alone = lesson(shown.trace, shown.selection, LessonOptions(steps="8"))
+    alone = lesson(shown.trace, shown.selection, LessonOptions(steps=FOCUS))
     assert not any(isinstance(b, Heading) and b.text.startswith("Rollout") for b in alone)
 
 
@@ -402,7 +404,7 @@ def test_words_of_several_pieces_sum_their_pieces_and_the_focus_averages_its_row
     sentence = "The zookeeper said it, unbelievably."
     run = explained(
         tmp_path, "explain", "-m", "minilm", sentence, "--words", "--focus", "zookeeper",
-        "--head", "3", "--steps", "8", "--full",
+        "--head", "3", "--steps", FOCUS, "--full",
     )  # fmt: skip
     arrays = layer_arrays(run.arrays, 6)
     tokens = [str(t) for t in run.arrays["tokens"]]
@@ -443,7 +445,7 @@ def test_words_of_several_pieces_sum_their_pieces_and_the_focus_averages_its_row
 def test_the_length_of_f_is_worked_out_from_v_and_w_o(tmp_path: Path) -> None:
     """‖f(x_j)‖ = √(f₁² + … + f_d²) with f = v_j·W_O^(h): the printed sum of squares, its root
     and the printed length agree, and the length is that of the export's v_j·W_O^(h)."""
-    run = explained(tmp_path, "explain", IT, "--focus", "it", "--steps", "8", "--head", "all")
+    run = explained(tmp_path, "explain", IT, "--focus", "it", "--steps", FOCUS, "--head", "all")
     said = re.findall(
         r"‖f\(x_(\S+)\)‖ = √\(f₁² \+ … \+ f_(\d+)²\) = √([\d.]+) = ([\d.]+), "
         r"f\(x_\S+\) = v_\S+·W_O\^\((\d+)\)",

@@ -15,12 +15,20 @@ from attnviz import worked
 from attnviz.analysis.ablation import ablated_output
 from attnviz.analysis.contribution import contributions, row_contribution
 from attnviz.core import trace_with_options
+from attnviz.errors import AttnvizError
 from attnviz.lesson.blocks import Pause, Worked
 from attnviz.lesson.build import lesson
 from attnviz.lesson.examples import ExampleText, position_labels
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.rope import relative_line, rotation_lines
-from attnviz.lesson.steps import STEPS, focus_number, numbered
+from attnviz.lesson.steps import (
+    STEPS,
+    focus_number,
+    label,
+    last_plain_number,
+    numbered,
+    step_number,
+)
 from attnviz.render.page_data import page_data
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
@@ -90,27 +98,66 @@ def test_the_relative_example_scores_the_same_at_the_same_distance() -> None:
         assert "both 3 apart" in line
 
 
-def test_the_rope_step_is_step_3_only_where_the_trace_has_rope() -> None:
+def test_the_rope_step_comes_after_qkv_only_where_the_trace_has_rope() -> None:
+    """Rotary positions add a step after the projections; every later step counts one further
+    there, and in no other lesson."""
     plain, turned = traced("I am good"), traced("I am good", positions="rope")
-    assert [s.key for s in numbered(STEPS).values()] == [
-        "tokens", "qkv", "scores", "scaled", "weights", "z", "output", "focus",
-    ]  # fmt: skip
     assert numbered(STEPS, plain) == numbered(STEPS)
-    keys = {number: step.key for number, step in numbered(STEPS, turned).items()}
-    assert keys[3] == "rope" and keys[4] == "scores" and focus_number(STEPS, turned) == 9
+    assert "rope" not in [step.key for step in numbered(STEPS).values()]
+    rope = step_number("qkv") + 1
+    assert step_number("rope", turned) == rope
+    for number, step in numbered(STEPS).items():
+        later = number >= rope
+        assert step_number(step.key, turned) == number + later, step.key
+    assert focus_number(STEPS, turned) == (focus_number(STEPS) or 0) + 1
     pauses = [b for b in lesson(turned, select(turned)) if isinstance(b, Pause)]
     assert [(p.step, p.key) for p in pauses if p.head == 0][:3] == [
-        (2, "qkv"), (3, "rope"), (4, "scores"),
+        (rope - 1, "qkv"), (rope, "rope"), (rope + 1, "scores"),
     ]  # fmt: skip
     assert not any(p.key == "rope" for p in lesson(plain, select(plain)) if isinstance(p, Pause))
 
 
 def test_steps_selects_the_rope_step_by_its_number_in_that_lesson() -> None:
     shown = attnviz.explain("I am good", positions="rope", kv_heads=1)
-    rope_only = attnviz.lesson(shown, steps=3, width=80)
-    assert "Step 3 · Rotary positions" in rope_only and "Step 4 ·" not in rope_only
-    scores_only = attnviz.lesson(shown, steps="4")
-    assert "Step 4 · Raw scores" in scores_only and "(Q₁ turned)·(K₁ turned)ᵀ" in scores_only
+    rope, scores = step_number("rope", shown.trace), step_number("scores", shown.trace)
+    rope_only = attnviz.lesson(shown, steps=rope, width=80)
+    assert f"Step {rope} · Rotary positions" in rope_only and f"Step {scores} ·" not in rope_only
+    scores_only = attnviz.lesson(shown, steps=str(scores))
+    assert f"Step {scores} · Raw scores" in scores_only
+    assert "(Q₁ turned)·(K₁ turned)ᵀ" in scores_only
+
+
+def test_the_lesson_s_cross_references_count_the_rope_step() -> None:
+    """ "As in step 4" names the scaling in the lesson it is said in: step 5 with rotary
+    positions, whose step 3 the tokens step points to."""
+    for positions in ("none", "rope"):
+        trace = traced("I am good", positions=positions)
+        said = " ".join(
+            attnviz.lesson(
+                attnviz.explain("I am good", positions=positions), steps="1,blockwise"
+            ).split()
+        )
+        scaled, weights, z = (step_number(key, trace) for key in ("scaled", "weights", "z"))
+        assert f"Step {label('blockwise', trace)} · FlashAttention's softmax" in said
+        assert f"FlashAttention computes steps {weights} and {z} together" in said
+        assert f"as in step {scaled} (−∞ where masked)" in said
+        assert f"and step {z}'s z of" in said and f"are step {weights}'s row of weights" in said
+    assert f"after the projections (step {step_number('rope', trace)})" in said
+
+
+def test_a_step_refused_before_any_trace_is_refused_in_both_numberings() -> None:
+    """Read before the trace, --steps cannot know whether the lesson has rotary positions: the
+    message gives both lessons' numbers, never only the one the lesson does not have."""
+    turned = traced("I am good", positions="rope")
+    focus = focus_number(STEPS, turned) or 0
+    refused = str(pytest.raises(AttnvizError, LessonOptions, steps=str(focus + 1)).value)
+    assert (
+        f"there is no step {focus + 1}; the steps are 1 to {last_plain_number(STEPS)}, and "
+        f"{focus_number(STEPS)} is the focus view (with rotary positions 1 to "
+        f"{last_plain_number(STEPS, turned)}, and {focus} is the focus view)."
+    ) in refused
+    with pytest.raises(AttnvizError, match=f"step {focus} is the focus view.*steps 1-{focus - 1}"):
+        lesson(turned, select(turned), LessonOptions(steps=str(focus)))
 
 
 def test_every_worked_example_of_the_rope_lesson_is_one_the_step_names() -> None:

@@ -1,4 +1,4 @@
-"""Step 5's worked examples: the row's largest weight from the scaled table's own numbers,
+"""The softmax step's worked examples: the row's largest weight from the scaled table's own numbers,
 exp(s_ij) / Σ_k exp(s_ik), or shifted by the row's largest score when exp() of the scores is too
 large to write out; and (all of the text, --full) one more as attnviz computes it, for a key
 whose shifted score is not 0. Every number is read back from the printed text and recomputed
@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnviz.cli import app
+from attnviz.lesson.steps import step_number
 
 from support import needs_model
 
@@ -36,9 +37,10 @@ def explained(tmp_path: Path, *args: str) -> tuple[str, dict[str, np.ndarray]]:
     return result.stdout, arrays
 
 
-def step_five(output: str) -> list[str]:
-    """Each head's step 5, up to its table."""
-    return [part.split("\nweights")[0] for part in output.split("Step 5 · ")[1:]]
+def softmax_step(output: str) -> list[str]:
+    """Each head's softmax step, up to its table."""
+    heading = f"Step {step_number('weights')} · "
+    return [part.split("\nweights")[0] for part in output.split(heading)[1:]]
 
 
 def worked(text: str) -> list[str]:
@@ -116,7 +118,7 @@ def test_softmax_examples_hold_for_random_weights(args: tuple[str, ...], tmp_pat
     output, arrays = explained(tmp_path, *args)
     keys = [str(t) for t in arrays["tokens"]]
     it = keys.index("it")
-    heads = step_five(output)
+    heads = softmax_step(output)
     assert len(heads) == arrays["weights"].shape[0]
     scaled = np.where(
         np.isinf(arrays["scaled"]) | (arrays["weights"] == 0) & ("--causal" in args),
@@ -132,7 +134,7 @@ def test_softmax_examples_hold_for_random_weights(args: tuple[str, ...], tmp_pat
 
 def test_the_default_lesson_shows_both_forms_with_the_tables_numbers(tmp_path: Path) -> None:
     output, _ = explained(tmp_path, "--head", "1")
-    text = step_five(output)[0]
+    text = softmax_step(output)[0]
     assert "exp(3.50) / (exp(1.13) + exp(-0.43)" in text  # row 'it' of scaled₁ as printed
     assert "column 'because', 1.86 − 3.50 = -1.64:" in text
     assert "  exp(-1.64) / (" in text and "= 0.19 / 1.63 = 0.12" in text
@@ -147,7 +149,7 @@ def test_softmax_examples_hold_for_models(model: tuple[str, ...], tmp_path: Path
     output, arrays = explained(tmp_path, *model)
     keys = [str(t) for t in arrays["tokens"]]
     it = next(i for i, k in enumerate(keys) if k.strip("Ġ") == "it")
-    heads = step_five(output)
+    heads = softmax_step(output)
     weights = arrays["weights"][-1]  # the last layer's, the one shown
     scaled = np.where(weights == 0, -np.inf, arrays["scaled"][-1])
     chosen = [int(model[3]) - 1] if "--head" in model else range(weights.shape[0])
@@ -159,7 +161,7 @@ def test_by_default_the_row_s_largest_weight_is_worked_out_once() -> None:
     """The short lesson works out the weight the focus row gives most, and says why the row's
     largest score is subtracted, with no second example."""
     result = runner.invoke(app, ["explain", IT], env={"COLUMNS": "3000"})
-    (text,) = step_five(result.stdout)  # head 1 in full; head 2 gives its rows
+    (text,) = softmax_step(result.stdout)  # head 1 in full; head 2 gives its rows
     assert worked(text) == [
         "exp(3.50) / (exp(1.13) + exp(-0.43) + exp(-3.18) + exp(1.59) + exp(1.13) + exp(-0.83) "
         "+ exp(1.86) + exp(-0.75) + exp(3.50) + exp(-2.05) + exp(0.49)) = 33.1 / 54.0 = 0.61"
@@ -172,7 +174,7 @@ def test_the_1_00_on_animal_is_worked_out_shifted_when_exp_is_too_large(tmp_path
     """coref's row of "it" puts 1.00 on "animal": Step 5 works that weight out, shifted, and
     says how large exp() of its score would be."""
     _, arrays = explained(tmp_path, "-m", "coref")
-    (text,) = step_five(
+    (text,) = softmax_step(
         runner.invoke(app, ["explain", IT, "-m", "coref"], env={"COLUMNS": "3000"}).stdout
     )
     it = [str(t) for t in arrays["tokens"]].index("it")

@@ -13,7 +13,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from attnviz.cli import app
-from attnviz.lesson.steps import STEPS
+from attnviz.lesson.steps import STEPS, step_number
 from attnviz.render.gradient_step import render_gradient_step
 from attnviz.train.one_step import gradient_step
 
@@ -40,7 +40,7 @@ def test_the_lesson_says_once_that_z_is_not_the_attention_matrix(tmp_path: Path)
     assert "(Z₁, [n, d_v], is the head's output; the attention matrix, [n, n]," in line
     full = runner.invoke(app, ["explain", IT, "--full"], env={"COLUMNS": "3000"}).stdout
     assert full.count("Some explanations call Z the attention matrix") == 2  # with every head
-    assert "Step 6 · Z₁ = weights₁·V₁, the head's output" in result.stdout
+    assert f"Step {step_number('z')} · Z₁ = weights₁·V₁, the head's output" in result.stdout
     assert f"Z₁ has shape [n, d_v] = [{n}, {d_v}]" in " ".join(result.stdout.split())
 
 

@@ -18,7 +18,17 @@ from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Heading, Pause, Worked
 from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions, parse_steps
-from attnviz.lesson.steps import STEPS, Step, focus_number, last_plain_number, numbered
+from attnviz.lesson.steps import (
+    STEPS,
+    Step,
+    focus_number,
+    label,
+    last_plain_number,
+    numbered,
+    step_number,
+    steps_help,
+)
+from attnviz.render.notebook import trace_html
 from attnviz.render.page_data import page_data
 from attnviz.render.slides import plan_slides
 from attnviz.render.terminal import render_explain
@@ -60,48 +70,121 @@ def terminal_text(trace: AttentionTrace, options: LessonOptions | None = None) -
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 
-def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A per-head step added after Z: one row in the table, one module; the terminal, the
-    page's data, the slides' plan and --steps all find it, numbered 7, and renumber the rest."""
+#: An optional step written by a file of its own: shown only when --steps names it.
+OPTIONAL_STEP_FILE = """
+def write(lesson, head):
+    lesson.say(f"A step shown only when named, in head {head.index + 1}.")
+"""
+
+
+def with_dummy_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table with two rows more, each written by a file of its own and nothing else
+    edited: a plain per-head step after Z, and an optional one in the heads' run after the
+    scaling."""
     (tmp_path / "extra_lesson_step.py").write_text(EXTRA_STEP_FILE, encoding="utf-8")
+    (tmp_path / "extra_optional_step.py").write_text(OPTIONAL_STEP_FILE, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    row = Step("contribution", "What each word adds", per_head=True, module="extra_lesson_step")
-    z = [step.key for step in STEPS].index("z")
-    monkeypatch.setattr(table, "STEPS", (*STEPS[: z + 1], row, *STEPS[z + 1 :]))
+    plain = Step("contribution", "What each word adds", per_head=True, module="extra_lesson_step")
+    optional = Step(
+        "margin", "A margin note", per_head=True, module="extra_optional_step", optional=True
+    )
+    keys = [step.key for step in STEPS]
+    scaled, z = keys.index("scaled"), keys.index("z")
+    rows = (*STEPS[: scaled + 1], optional, *STEPS[scaled + 1 : z + 1], plain, *STEPS[z + 1 :])
+    monkeypatch.setattr(table, "STEPS", rows)
+
+
+def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plain per-head step added after Z, and an optional one after the scaling: one row and
+    one module each. The terminal lesson, --steps' help and its refusals, the slides' plan, the
+    page's data and the notebook display all number them from the table, and the steps after
+    them count one further."""
     (trace,) = traced()
+    before = {step.key: number for number, step in numbered(STEPS, trace).items()}
+    with_dummy_steps(tmp_path, monkeypatch)
     selection = select(trace, ViewOptions(focus="it"))
+    new = before["z"] + 1  # the new step's number: Z's, one further
+    output, focus = before["output"] + 1, before["focus"] + 1
+    assert step_number("contribution", trace) == new
+    assert step_number("output", trace) == output and step_number("focus", trace) == focus
+    assert {key: step_number(key, trace) for key in before if key not in ("output", "focus")} == {
+        key: number for key, number in before.items() if key not in ("output", "focus")
+    }  # the steps before it keep their numbers
+    margin = f"{before['scaled']}b"  # labelled after the step it follows
+    assert label("margin", trace) == margin
 
     text = terminal_text(trace, LessonOptions(every_head=True))
     for head in (1, 2):
-        assert f"Step 7 · What each word adds in head {head}" in text
+        assert f"Step {new} · What each word adds in head {head}" in text
         assert f"what the value vectors of head {head} add to the output of 'it'." in text
     assert "  a made-up line of arithmetic" in text
-    assert "Step 8 · Concatenate the heads and project with W_O" in text
-    assert text.index("Step 6 · Z₁") < text.index("Step 7 · What each word adds in head 1")
-    assert text.index("Step 7 · What each word adds in head 1") < text.index("Head 2 of 2")
+    assert f"Step {output} · Concatenate the heads and project with W_O" in text
+    assert text.index(f"Step {before['z']} · Z₁") < text.index(f"Step {new} · What each word")
+    assert text.index(f"Step {new} · What each word adds in head 1") < text.index("Head 2 of 2")
+    assert "margin" not in text.lower()  # an optional step only where --steps names it
+    named = terminal_text(trace, LessonOptions(steps=f"{before['scaled']},margin", full=True))
+    for head in (1, 2):
+        assert f"A step shown only when named, in head {head}." in named
+    assert f"Step {margin} · A margin note" in named and f"Step {before['weights']} ·" not in named
+
+    assert f"{output} Concat and W_O; {focus} the focus view" in steps_help()
+    assert "each head's Q K V, Q·Kᵀ, ÷√d_k, softmax, Z and What each word adds" in steps_help()
+    assert f"margin ({margin}), A margin note; blockwise" in steps_help()
+    assert f"{output} Concat and W_O (the focus view" in steps_help(page=True)
+    refused = str(pytest.raises(AttnvizError, parse_steps, f"{focus + 2}").value)
+    assert f"1 to {output}, and {focus} is the focus view (with rotary positions" in refused
 
     data = page_data((trace,), trace, selection)
-    assert [step["key"] for step in data["steps"]][6:8] == ["contribution", "output"]
-    assert data["steps"][6] == {
-        "number": 7,
+    keys = [step["key"] for step in data["steps"]]
+    assert "margin" not in keys and keys[new - 1 : new + 1] == ["contribution", "output"]
+    assert data["steps"][new - 1] == {
+        "number": new,
         "key": "contribution",
         "perHead": True,
-        "heading": "Step 7 · What each word adds",
+        "heading": f"Step {new} · What each word adds",
     }
-    written = data["layers"][0]["steps"][6]["heads"][1]
-    assert written[0] == ["h", "Step 7 · What each word adds in head 2"]
+    assert data["lastStep"] == output
+    written = data["layers"][0]["steps"][new - 1]["heads"][1]
+    assert written[0] == ["h", f"Step {new} · What each word adds in head 2"]
     assert ["w", "contribution"] in written
     runs = next(runs for kind, runs in written if kind == "p")
     assert ["'it'", "", "query!r"] in runs  # the page puts the word picked there
+    asked = page_data((trace,), trace, selection, steps="margin")["steps"]
+    assert [(s["key"], s.get("label")) for s in asked] == [("margin", margin)]
 
     names = [slide.name for slide in plan_slides(trace, selection, LessonOptions(every_head=True))]
     assert any(name.endswith("-head1-contribution") for name in names)
     assert any(name.endswith("-head2-contribution") for name in names)
     assert any(name.endswith("-output") for name in names)
+    assert not any(name.endswith("-margin") for name in names)
+    plan = plan_slides(trace, selection, LessonOptions(steps="margin", every_head=True))
+    assert [slide.name.split("-", 1)[1] for slide in plan][-2:] == ["head1-margin", "head2-margin"]
 
-    only = terminal_text(trace, LessonOptions(steps="7"))
-    assert "Step 7 · What each word adds in head 1" in only and "Step 6 ·" not in only
-    assert "9 is the focus view" in str(pytest.raises(AttnvizError, parse_steps, "11").value)
+    notebook = trace_html(trace, selection, image=False)
+    # The display is the header and the focus view, found by the table's number for it.
+    assert "<h4>Focus: where does 'it' look?" in notebook
+    assert "made-up line" not in notebook and "A margin note" not in notebook
+
+    only = terminal_text(trace, LessonOptions(steps=str(new)))
+    assert f"Step {new} · What each word adds in head 1" in only
+    assert f"Step {before['z']} ·" not in only
+
+
+def test_the_help_texts_are_the_table_s(tmp_path: Path) -> None:
+    """--steps' help on every command is written from the table, numbers and all."""
+    from typer.testing import CliRunner
+
+    from attnviz.cli import app
+
+    def said(command: str) -> str:
+        return " ".join(CliRunner().invoke(app, [command, "--help"]).stdout.split())
+
+    def words(text: str) -> str:
+        return " ".join(text.split())
+
+    for command in ("explain", "cross"):
+        assert words(steps_help()) in said(command).replace("─", " ").replace("│", " ")
+    assert "the focus view is the page's picture" in said("page")
 
 
 def test_the_table_numbers_the_steps_and_puts_the_focus_view_last() -> None:

@@ -6,7 +6,7 @@ import re
 from importlib import resources
 
 from attnviz.core import trace_layers
-from attnviz.render.page_data import PAGE_TEXT, page_data
+from attnviz.render.page_data import PAGE_TEXT, page_data, page_text
 from attnviz.selection import ViewOptions, select
 from attnviz.trace_options import TraceOptions
 
@@ -38,7 +38,8 @@ def test_the_check_finds_a_sentence_where_there_is_one() -> None:
 def test_every_text_the_page_says_comes_in_its_data() -> None:
     layers, _ = trace_layers("I am good", TraceOptions())
     data = page_data(layers, layers[0], select(layers[0], ViewOptions()))
-    assert data["text"] == PAGE_TEXT
+    assert data["text"] == page_text(layers[0])
+    assert data["text"]["keyNotWorked"].startswith("Steps 3 to 5 are worked out")
     script = resources.files("attnviz.render").joinpath("page.js").read_text(encoding="utf-8")
     used = set(re.findall(r"TEXT\.(\w+)", script))
     assert used == set(PAGE_TEXT)  # every text used, none left over
