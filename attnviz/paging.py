@@ -146,7 +146,7 @@ def _has_steps(explanation: Explanation, lesson: LessonOptions) -> None:
         raise AttnvizError(
             f"{option('steps', metavar=quoted(lesson.steps))}: step {focus} is the focus view, "
             "which the page always shows as its picture; name steps to go through beside it, "
-            f"e.g. 1-{last_plain_number(table.STEPS, trace)} or 5,6,blockwise."
+            f"e.g. 1-{last_plain_number(table.STEPS, trace)} or {table.named_example(trace)}."
         )
 
 

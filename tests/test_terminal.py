@@ -11,12 +11,15 @@ import pytest
 import attnviz
 from attnviz.cli import COMMANDS
 from attnviz.labels import format_number, occurrence_labels
+from attnviz.lesson.steps import step_number
 from attnviz.render.terminal import render_explain
 from attnviz.tokens import Focus, find_focus
 
 from support import shown
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+QKV, SCORES, SCALED = (step_number(key) for key in ("qkv", "scores", "scaled"))
 
 
 def render(
@@ -97,11 +100,11 @@ def test_step_pacing_waits_between_steps_and_q_stops() -> None:
     render_explain(trace, shown(trace), console, pause=pause)
     out = console.file.getvalue()  # type: ignore[attr-defined]
     assert asked == [
-        "Step 2 · Queries, keys and values of head 1",
-        "Step 3 · Raw scores Q·Kᵀ",
-        "Step 4 · Scale by √d_k = √4 = 2.00",
+        f"Step {QKV} · Queries, keys and values of head 1",
+        f"Step {SCORES} · Raw scores Q·Kᵀ",
+        f"Step {SCALED} · Scale by √d_k = √4 = 2.00",
     ]
-    assert "Step 3 · Raw scores" in out and "Step 4 ·" not in out
+    assert f"Step {SCORES} · Raw scores" in out and f"Step {SCALED} ·" not in out
     assert out.rstrip().endswith("(stopped)")
 
 
@@ -112,7 +115,8 @@ def test_a_heads_rule_comes_with_its_first_step_after_the_pause() -> None:
     console = Console(file=io.StringIO(), width=100, color_system=None)
     render_explain(trace, shown(trace), console, pause=lambda coming: False)  # q at once
     out = console.file.getvalue()  # type: ignore[attr-defined]
-    assert "Step 1 ·" in out and "Head 1 of 2" not in out and "Step 2" not in out
+    assert f"Step {step_number('tokens')} ·" in out and "Head 1 of 2" not in out
+    assert f"Step {QKV}" not in out
 
 
 NARROW_SCRIPT = """

@@ -20,6 +20,7 @@ from attnviz.lesson.steps import (
     condition,
     focus_number,
     last_plain_number,
+    named_example,
     numbered,
     optional_numbers,
 )
@@ -35,7 +36,7 @@ class LessonOptions:
 
     decimals: int = 2  # digits after the point in tables; worked examples use at least 2
     show_weights: bool = False  # also print W_Q, W_K, W_V and W_O
-    steps: str | None = None  # only these steps, as "4-6", "1,3-5" or "5,6,blockwise"; None: all
+    steps: str | None = None  # only these steps, as "4-6", "1,3-5" or "blockwise"; None: all
     block: int | None = None  # keys per block in the blockwise step; None: 3 or 4 blocks
     # Every head shown in full, each step's explanation said once, with the first (--head all).
     every_head: bool = False
@@ -67,7 +68,7 @@ class LessonOptions:
             add = spelled("--steps blockwise", 'steps="blockwise"')
             raise AttnvizError(
                 f"{option('block', self.block)} is for the blockwise step, shown only when "
-                f"named: add {add} (or e.g. 5,6,blockwise)."
+                f"named: add {add} (or e.g. {named_example()})."
             )
 
     @property
@@ -122,7 +123,7 @@ def parse_steps(spec: str, trace: Any = None) -> frozenset[int]:
                 raise AttnvizError(
                     f"{given}: {clipped(part)!r} is neither a step number nor a range of them, "
                     f"nor a step shown only when named ({', '.join(named)}); give e.g. 4-6, 1,3-5 "
-                    f"or 5,6,{next(iter(named))}."
+                    f"or {named_example(trace)}."
                 )
             raise AttnvizError(
                 f"{given}: {clipped(part)!r} is neither a step number nor a range of them; "

@@ -220,6 +220,17 @@ def steps_label(first: str, last: str, trace: Any = None) -> str:
     return f"steps {start}{joined}{end}"
 
 
+def named_example(trace: Any = None) -> str:
+    """ "5,6,blockwise": the first optional step by its key after the two steps before it, as
+    an error message's example of --steps; "" when the table has no optional step."""
+    before: list[str] = []
+    for number, _, step in in_order(STEPS, trace):
+        if step.optional:
+            return ",".join([*before[-2:], step.key])
+        before.append(str(number))
+    return ""
+
+
 # -- --steps' help, written from the table -------------------------------------------------------
 
 

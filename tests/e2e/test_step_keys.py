@@ -15,9 +15,12 @@ import time
 
 import pytest
 
+from attnviz.lesson.steps import step_number
+
 from support import installed_attnviz
 
 PROMPT = "q quits"
+QKV = step_number("qkv")  # the first step of a head, as the table numbers it
 #: Bold and dim, which NO_COLOR leaves on (it takes colours away, not styles).
 STYLES = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -85,7 +88,7 @@ def test_q_stops_at_once_without_enter(lesson: Terminal) -> None:
     lesson.press(b"q")
     assert lesson.end() == 0
     assert lesson.output.endswith(f"{PROMPT} \r\n(stopped)\r\n")  # the key not echoed
-    assert "Step 2 ·" not in lesson.output.split(PROMPT)[-1]  # nothing after the pause
+    assert f"Step {QKV} ·" not in lesson.output.split(PROMPT)[-1]  # nothing after the pause
     assert lesson.in_line_mode() and termios.tcgetattr(lesson.fd) == lesson.started
     lesson.close()
 
@@ -93,10 +96,11 @@ def test_q_stops_at_once_without_enter(lesson: Terminal) -> None:
 def test_a_key_goes_on_one_step_an_arrow_too(lesson: Terminal) -> None:
     lesson.press(b" ")
     shown = lesson.read_until(PROMPT)
-    assert "Step 2 · Queries, keys and values" in shown and "⏎ Step 3 ·" in shown
+    assert f"Step {QKV} · Queries, keys and values" in shown and f"⏎ Step {QKV + 1} ·" in shown
     lesson.press(b"\x1b[C")  # →: three bytes, one key, one step
     shown = lesson.read_until(PROMPT)
-    assert "⏎ Step 4 ·" in shown and "Step 4 ·" not in shown.split("⏎ Step 4")[0]
+    after = f"Step {QKV + 2}"  # the step after the next
+    assert f"⏎ {after} ·" in shown and f"{after} ·" not in shown.split(f"⏎ {after}")[0]
     lesson.press(b"Q")
     assert lesson.end() == 0
     assert lesson.in_line_mode() and termios.tcgetattr(lesson.fd) == lesson.started
@@ -120,6 +124,6 @@ def test_enter_to_the_end_leaves_the_terminal_as_it_was(lesson: Terminal) -> Non
         if PROMPT not in lesson.read_until(PROMPT, seconds=20):
             break  # no pause came: the lesson ended
     assert lesson.end() == 0
-    assert "(stopped)" not in lesson.output and "Step 7 ·" in lesson.output
+    assert "(stopped)" not in lesson.output and f"Step {step_number('output')} ·" in lesson.output
     assert lesson.in_line_mode() and termios.tcgetattr(lesson.fd) == lesson.started
     lesson.close()

@@ -1,5 +1,6 @@
-"""The page's steps: the lesson's, an optional step (the blockwise softmax, "6b") only when
-named, shown as the terminal writes it for each head; and, marked ``browser``, in Chromium."""
+"""The page's steps: the lesson's, an optional step (the blockwise softmax, labelled after Z)
+only when named, shown as the terminal writes it for each head; and, marked ``browser``, in
+Chromium."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from attnviz.labels import format_number
 from attnviz.lesson.blocks import Paragraph, Pause, Worked
 from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.steps import STEPS, focus_number, last_plain_number, step_number
+from attnviz.lesson.steps import label as step_label
 from attnviz.render.page import page_data, page_html
 from attnviz.render.page_data import PAGE_TEXT
 from render.test_page import IT_SENTENCE, browser, choose, data_block, open_page, traced
@@ -23,6 +26,8 @@ __all__ = ["browser"]  # the fixture, shared with test_page.py
 
 IT = 7  # the position of "it" in IT_SENTENCE
 BLOCKWISE_TITLE = "FlashAttention's softmax, a block of keys at a time"
+# As the table numbers and labels them ("5", "6", "6b"):
+WEIGHTS, Z, BLOCKWISE = (step_label(key) for key in ("weights", "z", "blockwise"))
 
 
 def flat(text: str) -> str:
@@ -43,30 +48,32 @@ def tables(blocks: list[list[Any]]) -> list[dict[str, Any]]:
 def test_the_page_leaves_the_optional_step_out_unless_it_is_named() -> None:
     layers, trace, selection = traced(IT_SENTENCE)
     data = page_data(layers, trace, selection)
-    assert [step["number"] for step in data["steps"]] == [1, 2, 3, 4, 5, 6, 7]
+    last = last_plain_number(STEPS, trace)
+    assert [step["number"] for step in data["steps"]] == list(range(1, last + 1))
     assert "blockwise" not in [step["key"] for step in data["steps"]]
     assert all("label" not in step for step in data["steps"])
-    assert data["lastStep"] == 7 and len(data["layers"][0]["steps"]) == 7
-    assert "Step 6b" not in page_html(layers, trace, selection)
+    assert data["lastStep"] == last and len(data["layers"][0]["steps"]) == last
+    assert f"Step {BLOCKWISE} " not in page_html(layers, trace, selection)
 
 
-def test_named_it_is_step_6b_after_step_6_in_each_head() -> None:
+def test_named_it_is_labelled_after_the_z_step_in_each_head() -> None:
     layers, trace, selection = traced(IT_SENTENCE)
-    data = page_data(layers, trace, selection, steps="5,6,blockwise")
+    data = page_data(layers, trace, selection, steps=f"{WEIGHTS},{Z},blockwise")
     assert [step["key"] for step in data["steps"]] == ["weights", "z", "blockwise"]
     step, heads = blockwise_of(data)
     assert step == {
-        "number": 9,  # past every plain step, the focus view (8) included
+        # past every plain step, the focus view included
+        "number": (focus_number(STEPS, trace) or 0) + 1,
         "key": "blockwise",
         "perHead": True,  # the head menu picks which head's
-        "heading": f"Step 6b · {BLOCKWISE_TITLE}",
-        "label": "6b",
+        "heading": f"Step {BLOCKWISE} · {BLOCKWISE_TITLE}",
+        "label": BLOCKWISE,
         "example": IT,
     }
-    assert data["lastStep"] == 7  # "Step 6b of 7"
+    assert data["lastStep"] == last_plain_number(STEPS, trace)  # "Step 6b of 7"
     assert len(heads) == trace.n_heads
     for head, blocks in enumerate(heads):
-        assert blocks[0] == ["h", f"Step 6b · {BLOCKWISE_TITLE}: 'it' in head {head + 1}"]
+        assert blocks[0] == ["h", f"Step {BLOCKWISE} · {BLOCKWISE_TITLE}: 'it' in head {head + 1}"]
         # Its words are the lesson's example word's, whichever word is picked: no slot.
         assert all(run[2] == "" for block in blocks if block[0] == "p" for run in block[1])
         first, *_, running, both = tables(blocks)
@@ -120,28 +127,31 @@ def test_masked_keys_and_a_given_block_size() -> None:
     assert any("Masked keys have s_j = −∞" in run[0] for b in blocks if b[0] == "p" for run in b[1])
 
 
-def test_with_rotary_positions_it_follows_step_7() -> None:
+def test_with_rotary_positions_it_follows_the_z_step_one_further() -> None:
     layers, trace, selection = traced(IT_SENTENCE, positions="rope")
-    data = page_data(layers, trace, selection, steps="6,7,blockwise")
+    z = step_number("z", trace)
+    assert z == int(Z) + 1  # the rotary step comes before it
+    data = page_data(layers, trace, selection, steps=f"{z - 1},{z},blockwise")
     step, heads = blockwise_of(data)
-    assert step["label"] == "7b" and step["heading"].startswith("Step 7b · ")
-    assert data["lastStep"] == 8 and heads[1][0][1].startswith("Step 7b · ")
+    assert step["label"] == f"{z}b" and step["heading"].startswith(f"Step {z}b · ")
+    assert data["lastStep"] == last_plain_number(STEPS) + 1
+    assert heads[1][0][1].startswith(f"Step {z}b · ")
 
 
 def test_the_api_names_the_steps_and_refuses_what_the_page_cannot_show() -> None:
     shown = attnviz.explain(IT_SENTENCE)
-    data = data_block(attnviz.page(shown, steps="5,6,blockwise", block=4).html)
+    data = data_block(attnviz.page(shown, steps=f"{WEIGHTS},{Z},blockwise", block=4).html)
     step, heads = blockwise_of(data)
-    assert step["label"] == "6b" and len(tables(heads[0])) == 3 + 2  # 11 keys, 4 a block
+    assert step["label"] == BLOCKWISE and len(tables(heads[0])) == 3 + 2  # 11 keys, 4 a block
     assert "blockwise" not in str(data_block(attnviz.page(shown).html)["steps"])
     # In a notebook the page displays itself, the step included.
-    assert "Step 6b · " in attnviz.page(shown, steps="blockwise")._repr_html_()
+    assert f"Step {BLOCKWISE} · " in attnviz.page(shown, steps="blockwise")._repr_html_()
     with pytest.raises(AttnvizError, match="focus view, which the page always shows"):
-        attnviz.page(shown, steps="8")
+        attnviz.page(shown, steps=step_number("focus"))
     with pytest.raises(AttnvizError, match="block=3 is for the blockwise step"):
         attnviz.page(shown, block=3)
     pair = attnviz.compare(IT_SENTENCE, IT_SENTENCE.replace("tired", "wide"))
-    assert "Step 6b · " in attnviz.page(pair, steps="blockwise").html
+    assert f"Step {BLOCKWISE} · " in attnviz.page(pair, steps="blockwise").html
 
 
 @pytest.mark.slow
@@ -165,14 +175,16 @@ def test_a_model_page_has_the_step_in_every_layer_and_head() -> None:
 def blockwise_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     layers, trace, selection = traced(IT_SENTENCE)
     path = tmp_path_factory.mktemp("pages") / "blockwise.html"
-    path.write_text(page_html(layers, trace, selection, steps="5,6,blockwise"), encoding="utf-8")
+    path.write_text(
+        page_html(layers, trace, selection, steps=f"{WEIGHTS},{Z},blockwise"), encoding="utf-8"
+    )
     return path, data_block(path.read_text(encoding="utf-8"))
 
 
 def shown_step(driver: Any) -> Any:
     from selenium.webdriver.common.by import By
 
-    return driver.find_element(By.ID, "step-6b")
+    return driver.find_element(By.ID, f"step-{BLOCKWISE}")
 
 
 def first_table_row(driver: Any) -> list[str]:
@@ -183,7 +195,7 @@ def first_table_row(driver: Any) -> list[str]:
 
 
 @pytest.mark.browser
-def test_step_6b_shows_and_navigates(browser: Any, blockwise_page: Any) -> None:
+def test_the_blockwise_step_shows_and_navigates(browser: Any, blockwise_page: Any) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
@@ -194,17 +206,21 @@ def test_step_6b_shows_and_navigates(browser: Any, blockwise_page: Any) -> None:
         steps = browser.find_elements(By.CSS_SELECTOR, ".step")
         return [step.get_attribute("id") for step in steps if step.is_displayed()]
 
-    assert visible() == ["step-5", "step-6", "step-6b"]
+    ids = [f"step-{name}" for name in (WEIGHTS, Z, BLOCKWISE)]
+    last = last_plain_number(STEPS)
+    assert visible() == ids
     body = browser.find_element(By.TAG_NAME, "body")
-    for label in ("5", "6", "6b"):
+    for name in (WEIGHTS, Z, BLOCKWISE):
         body.send_keys(Keys.ARROW_RIGHT)
-        assert browser.find_element(By.ID, "step-label").text == f"Step {label} of 7"
-    assert visible() == ["step-6b"] and not browser.find_element(By.ID, "next").is_enabled()
+        assert browser.find_element(By.ID, "step-label").text == f"Step {name} of {last}"
+    assert (
+        visible() == [f"step-{BLOCKWISE}"] and not browser.find_element(By.ID, "next").is_enabled()
+    )
     heads = blockwise_of(data)[1]
     for head in (1, 2):
         choose(browser, "head", f"Head {head}")
         heading = shown_step(browser).find_element(By.TAG_NAME, "h2").text
-        assert heading == f"Step 6b · {BLOCKWISE_TITLE}: 'it' in head {head}"
+        assert heading == f"Step {BLOCKWISE} · {BLOCKWISE_TITLE}: 'it' in head {head}"
         assert first_table_row(browser) == tables(heads[head - 1])[0]["cells"][0]
         shown_tables = shown_step(browser).find_elements(By.TAG_NAME, "table")
         assert len(shown_tables) == len(tables(heads[head - 1]))
@@ -214,10 +230,10 @@ def test_step_6b_shows_and_navigates(browser: Any, blockwise_page: Any) -> None:
     assert PAGE_TEXT["chooseHead"] in shown_step(browser).text
     choose(browser, "head", "Head 1")
     body.send_keys(Keys.ARROW_LEFT)
-    assert browser.find_element(By.ID, "step-label").text == "Step 6 of 7"
-    assert visible() == ["step-6"]
+    assert browser.find_element(By.ID, "step-label").text == f"Step {Z} of {last}"
+    assert visible() == [f"step-{Z}"]
     browser.find_element(By.ID, "all-steps").click()
-    assert visible() == ["step-5", "step-6", "step-6b"]
+    assert visible() == ids
     note = PAGE_TEXT["exampleWord"].format(word="'it'")
     assert note not in shown_step(browser).text
     browser.find_element(By.XPATH, "//ol[@id='queries']//button[text()='animal']").click()

@@ -18,6 +18,7 @@ import attnviz
 from attnviz.cli import app
 from attnviz.errors import ExitStatus
 from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.steps import step_number
 from attnviz.render.slides import (
     COLUMNS,
     MAX_LINES,
@@ -229,7 +230,8 @@ def test_the_steps_asked_for_are_the_slides(tmp_path: Path) -> None:
     names = [s.name for s in slides_of(IT_SENTENCE, heads=1)]
     assert names[0] == "01-title" and names[-1].startswith(f"{len(names):02d}-focus")
     shown = attnviz.explain(IT_SENTENCE)
-    only = plan_slides(shown.trace, shown.selection, LessonOptions(steps="3,8"))
+    asked = f"{step_number('scores')},{step_number('focus')}"  # named by their keys
+    only = plan_slides(shown.trace, shown.selection, LessonOptions(steps=asked))
     assert [s.name for s in only] == [
         "01-title",
         "02-head1-scores",
@@ -237,7 +239,7 @@ def test_the_steps_asked_for_are_the_slides(tmp_path: Path) -> None:
         "04-focus-head1",
         "05-focus-head2",
     ]
-    every = plan_slides(shown.trace, shown.selection, LessonOptions(steps="3,8", full=True))
+    every = plan_slides(shown.trace, shown.selection, LessonOptions(steps=asked, full=True))
     assert [s.name for s in every] == [
         "01-title",
         "02-head1-scores",
