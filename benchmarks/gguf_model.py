@@ -46,7 +46,7 @@ missing = [n for n in ("gguf", "tokenizers") if importlib.util.find_spec(n) is N
 if missing:
     sys.exit("the extra attnviz[model] is not installed (no " + ", ".join(missing) + ")")
 from attnviz.errors import AttnvizError
-from attnviz.model.checkpoint import find_model
+from attnviz.model.sources.checkpoint import find_model
 try:
     print(find_model("smollm2"))
 except AttnvizError as error:
@@ -67,8 +67,8 @@ import numpy as np
 from attnviz.model.run import load_model
 ids = [int(i) for i in sys.argv[1].split()]
 loaded = load_model(sys.argv[2], "smollm2", dtype="float32", keep_layers=True)
-from attnviz.model.gguf_model import gguf_weights, load_gguf
-from attnviz.model.checkpoint import find_model, read_config
+from attnviz.model.sources.gguf_model import gguf_weights, load_gguf
+from attnviz.model.sources.checkpoint import find_model, read_config
 path = find_model("smollm2")
 gguf = load_gguf(path, np.float32, "half")
 config, architecture = read_config(path, gguf.settings.config())

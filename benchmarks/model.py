@@ -61,9 +61,9 @@ FORWARD_TARGET = 1.5
 NUMPY_FORWARD = """
 import statistics, sys, time
 import numpy as np
-from attnviz.model.checkpoint import find_model, read_config
-from attnviz.model.tensors import open_tensors
-from attnviz.model.tokenizer import encode, load_tokenizer
+from attnviz.model.sources.checkpoint import find_model, read_config
+from attnviz.model.sources.tensors import open_tensors
+from attnviz.model.sources.tokenizer import encode, load_tokenizer
 from attnviz.provenance import (
     EmbeddingsKind, EmbeddingsOrigin, Provenance, WeightsKind, WeightsOrigin
 )
@@ -98,7 +98,7 @@ missing = [name for name in ("safetensors", "tokenizers") if importlib.util.find
 if missing:
     sys.exit("the extra attnviz[model] is not installed (no " + ", ".join(missing) + ")")
 from attnviz.errors import AttnvizError
-from attnviz.model.checkpoint import find_model
+from attnviz.model.sources.checkpoint import find_model
 try:
     find_model("minilm")
 except AttnvizError as error:

@@ -28,15 +28,15 @@ from attnviz.trace import AttentionTrace
 from attnviz.weights import AttentionWeights
 
 if TYPE_CHECKING:
-    from attnviz.model.tensors import Tensors
+    from attnviz.model.sources.tensors import Tensors
 
 #: model_type -> the module whose ARCHITECTURE runs it.
 MODULES = {
-    "bert": "attnviz.model.bert",
-    "gpt2": "attnviz.model.gpt2",
-    "llama": "attnviz.model.llama",
-    "qwen2": "attnviz.model.qwen2",
-    "attnviz-toy": "attnviz.model.toy",  # attnviz's own toy transformer (attnviz train)
+    "bert": "attnviz.model.families.bert",
+    "gpt2": "attnviz.model.families.gpt2",
+    "llama": "attnviz.model.families.llama",
+    "qwen2": "attnviz.model.families.qwen2",
+    "attnviz-toy": "attnviz.model.families.toy",  # attnviz's own toy transformer (attnviz train)
 }
 
 

@@ -13,11 +13,11 @@ from attnviz.arrays import FloatArray
 from attnviz.attention import padding_mask
 from attnviz.config import MAX_TOKENS
 from attnviz.errors import AttnvizError, FileProblem, option, quoted
-from attnviz.model import toy, toy_about
-from attnviz.model.agreement import check_agreement
 from attnviz.model.base import Architecture, ModelConfig, ModelTrace
-from attnviz.model.bert import pooling_about
-from attnviz.model.checkpoint import (
+from attnviz.model.families import toy, toy_about
+from attnviz.model.families.bert import pooling_about
+from attnviz.model.sources.agreement import check_agreement
+from attnviz.model.sources.checkpoint import (
     checkpoint_name,
     config_data,
     files_read,
@@ -25,8 +25,8 @@ from attnviz.model.checkpoint import (
     is_gguf,
     read_config,
 )
-from attnviz.model.tensors import open_tensors
-from attnviz.model.tokenizer import Encoding, encode, isolated_tokenizer, token_text
+from attnviz.model.sources.tensors import open_tensors
+from attnviz.model.sources.tokenizer import Encoding, encode, isolated_tokenizer, token_text
 from attnviz.model_limits import ModelSizes, Work, check_model_run
 from attnviz.provenance import (
     EmbeddingsKind,
@@ -335,10 +335,10 @@ def _load_gguf(
     file's metadata, the embeddings of the sentence's ids only, the layers dequantized as the
     forward pass reaches them (the output layer never); W_Q and W_K arranged for Hugging Face's
     RoPE pairing, as attnviz's other Llama models. ``model``: as it was asked for."""
-    from attnviz.model.gguf_about import quantization_about
-    from attnviz.model.gguf_keys import setting
-    from attnviz.model.gguf_model import gguf_weights, load_gguf
-    from attnviz.model.llama import LlamaConfig
+    from attnviz.model.families.llama import LlamaConfig
+    from attnviz.model.sources.gguf_about import quantization_about
+    from attnviz.model.sources.gguf_keys import setting
+    from attnviz.model.sources.gguf_model import gguf_weights, load_gguf
 
     gguf = load_gguf(path, dtype, "half")
     data = gguf.settings.config()

@@ -1,4 +1,4 @@
-"""attnviz.model.bert: the BERT-family encoder, checked against its docstring's formulas written
+"""families.bert: the BERT-family encoder, checked against its docstring's formulas written
 out as a textbook loop on a tiny random BERT (tests/model/checkpoints.py); parity with Hugging
 Face transformers on all-MiniLM-L6-v2 is in test_minilm.py."""
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from attnviz.errors import AttnvizError
-from attnviz.model import bert
-from attnviz.model.bert import ARCHITECTURE, split_heads
-from attnviz.model.checkpoint import read_config
+from attnviz.model.families import bert
+from attnviz.model.families.bert import ARCHITECTURE, split_heads
 from attnviz.model.run import trace_model
+from attnviz.model.sources.checkpoint import read_config
 from model.checkpoints import load_tensors, tiny_bert
 
 from support import needs_model

@@ -33,10 +33,10 @@ from attnviz.model.base import (
     integer,
     number,
 )
-from attnviz.model.bert import split_heads
+from attnviz.model.families.bert import split_heads
 from attnviz.model.functional import gelu_tanh, layer_norm
 from attnviz.model.memory import keep_freed_memory
-from attnviz.model.tensors import Tensors
+from attnviz.model.sources.tensors import Tensors
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
 from attnviz.weights import AttentionWeights

@@ -31,10 +31,10 @@ from attnviz.model.base import (
     integer,
     number,
 )
-from attnviz.model.checkpoint import read_settings
 from attnviz.model.functional import gelu, layer_norm, layer_norm_columns
 from attnviz.model.memory import keep_freed_memory
-from attnviz.model.tensors import Tensors
+from attnviz.model.sources.checkpoint import read_settings
+from attnviz.model.sources.tensors import Tensors
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
 from attnviz.weights import AttentionWeights
