@@ -311,13 +311,13 @@ def test_the_table_names_every_key_the_gguf_reader_reads() -> None:
     """Every literal key in the modules that read GGUF metadata is in the table."""
     import re
 
-    import attnviz.model.run as run_module
     import attnviz.model.sources.gguf_settings as settings_module
+    import attnviz.model.sources.source_gguf as source_module
     import attnviz.model.sources.tokenizer_gguf as tokenizer_module
 
     sources = "".join(
         Path(module.__file__).read_text(encoding="utf-8")  # type: ignore[arg-type]
-        for module in (settings_module, run_module, tokenizer_module)
+        for module in (settings_module, source_module, tokenizer_module)
     )
     used = set(re.findall(r"\"((?:tokenizer\.ggml|general|attnviz)\.[a-z_.]+)\"", sources))
     used |= {"llama" + key for key in re.findall(r"f\"\{arch\}(\.[a-z_.]+)\"", sources)}
