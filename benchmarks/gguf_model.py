@@ -75,6 +75,8 @@ config, architecture = read_config(path, gguf.settings.config())
 weights = gguf_weights(gguf, config, ids, keep=True)
 tokens = [str(i) for i in ids]
 provenance = loaded.provenance
+from attnviz.model.memory import keep_freed_memory
+keep_freed_memory()  # as model mode's run asks before its passes
 architecture.forward(weights, tokens, provenance=provenance, mask=None)  # dequantize every layer
 times, trace = [], None
 for _ in range(2 + int(sys.argv[3])):

@@ -77,6 +77,8 @@ ids = list(encoding.ids[:127]) + [encoding.ids[-1]]
 tokens = list(encoding.tokens[:127]) + [encoding.tokens[-1]]
 with open_tensors(folder, np.float32, architecture.prefixes) as tensors:
     weights = architecture.load(tensors, config, ids)
+from attnviz.model.memory import keep_freed_memory
+keep_freed_memory()  # as model mode's run asks before its passes
 runs = int(sys.argv[2])
 times = []
 trace = None

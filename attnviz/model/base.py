@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
@@ -250,6 +250,32 @@ def attend(
     except AttnvizError as error:
         message = error.message[:1].lower() + error.message[1:]
         raise FileProblem(f"Layer {layer} of the model: {message}") from None
+
+
+def kept(
+    traces: list[AttentionTrace],
+    tokens: Sequence[str],
+    weights: AttentionWeights,
+    *,
+    provenance: Provenance,
+    layer: int,
+    mask: np.ndarray | None,
+) -> Callable[[FloatArray], FloatArray]:
+    """Layer ``layer``'s (from 1) attention as a function, x [n, d_model] -> [n, d_model], its
+    trace appended to ``traces`` for the views: what a family's layer is handed to run."""
+
+    def attention(x: FloatArray) -> FloatArray:
+        trace = attend(tokens, x, weights, provenance=provenance, layer=layer, mask=mask)
+        traces.append(trace)
+        return trace.output
+
+    return attention
+
+
+def stand_in(output: FloatArray) -> Callable[[FloatArray], FloatArray]:
+    """An attention that returns ``output`` [n, d_model] whatever it reads: what an ablation
+    hands a layer in place of its own attention, which then does not run."""
+    return lambda _x: output
 
 
 def finite(hidden: FloatArray, where: str) -> FloatArray:

@@ -15,6 +15,7 @@ from attnviz.config import MAX_TOKENS
 from attnviz.errors import AttnvizError, FileProblem, option, quoted
 from attnviz.model.base import Architecture, ModelConfig, ModelTrace
 from attnviz.model.families import toy, toy_about
+from attnviz.model.memory import keep_freed_memory
 from attnviz.model.sources.checkpoint import files_read
 from attnviz.model.sources.source import Source, open_source
 from attnviz.model.sources.tokenizer import Encoding, encode, token_text
@@ -65,6 +66,7 @@ class LoadedModel:
         # A number that overflows is found and named by the architecture (the layer, or the
         # tensor as it was read), in one sentence: numpy's warnings would print lines of its
         # source code.
+        keep_freed_memory()
         with np.errstate(all="ignore"):
             if self.toy_config is not None:
                 return toy.forward(
@@ -87,6 +89,7 @@ class LoadedModel:
         reads, with ``attention_output`` [n, d_model] for its attention's output when given;
         ``mask`` as layer start's trace has it. hidden_states[0] is ``hidden``."""
         tokens = self.encoding.tokens
+        keep_freed_memory()
         with np.errstate(all="ignore"):
             if self.toy_config is not None:
                 return toy.run_layers(

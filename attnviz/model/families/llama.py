@@ -39,7 +39,6 @@ from attnviz.model.base import (
     number,
 )
 from attnviz.model.families.rotary import rms_norm_columns, rotary_attention, swiglu_columns
-from attnviz.model.memory import keep_freed_memory
 from attnviz.model.sources.tensors import Tensors
 from attnviz.positions import Rope
 from attnviz.provenance import Provenance
@@ -283,7 +282,6 @@ class Llama(Architecture):
         before layer start, then the final RMSNorm; always causal, ``mask`` (the padding mask,
         when given) combined with it. ``attention_output`` [n, d_model], when given, stands in
         for layer start's attention output, whose trace is then left out."""
-        keep_freed_memory()
         n = len(tokens)
         allowed = causal_mask(n) if mask is None else causal_mask(n) & mask
         eps = weights.eps
