@@ -110,7 +110,7 @@ def demo_examples(*, use_model: bool) -> DemoExamples:
 def _minilm() -> tuple[ItExample | None, str | None]:
     """all-MiniLM-L6-v2's heads for "it" → "animal", or why there are none: (None, None) when
     it is not installed, (None, the reason) when it is but could not be run."""
-    from attnviz.model.checkpoint import ModelNotInstalled
+    from attnviz.model.sources.checkpoint import ModelNotInstalled
 
     try:
         model = explained(

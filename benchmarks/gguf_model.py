@@ -46,7 +46,7 @@ missing = [n for n in ("gguf", "tokenizers") if importlib.util.find_spec(n) is N
 if missing:
     sys.exit("the extra attnviz[model] is not installed (no " + ", ".join(missing) + ")")
 from attnviz.errors import AttnvizError
-from attnviz.model.checkpoint import find_model
+from attnviz.model.sources.checkpoint import find_model
 try:
     print(find_model("smollm2"))
 except AttnvizError as error:
@@ -67,14 +67,16 @@ import numpy as np
 from attnviz.model.run import load_model
 ids = [int(i) for i in sys.argv[1].split()]
 loaded = load_model(sys.argv[2], "smollm2", dtype="float32", keep_layers=True)
-from attnviz.model.gguf_model import gguf_weights, load_gguf
-from attnviz.model.checkpoint import find_model, read_config
+from attnviz.model.sources.gguf_model import gguf_weights, load_gguf
+from attnviz.model.sources.checkpoint import find_model, read_config
 path = find_model("smollm2")
 gguf = load_gguf(path, np.float32, "half")
 config, architecture = read_config(path, gguf.settings.config())
 weights = gguf_weights(gguf, config, ids, keep=True)
 tokens = [str(i) for i in ids]
 provenance = loaded.provenance
+from attnviz.model.memory import keep_freed_memory
+keep_freed_memory()  # as model mode's run asks before its passes
 architecture.forward(weights, tokens, provenance=provenance, mask=None)  # dequantize every layer
 times, trace = [], None
 for _ in range(2 + int(sys.argv[3])):

@@ -61,9 +61,9 @@ FORWARD_TARGET = 1.5
 NUMPY_FORWARD = """
 import statistics, sys, time
 import numpy as np
-from attnviz.model.checkpoint import find_model, read_config
-from attnviz.model.tensors import open_tensors
-from attnviz.model.tokenizer import encode, load_tokenizer
+from attnviz.model.sources.checkpoint import find_model, read_config
+from attnviz.model.sources.tensors import open_tensors
+from attnviz.model.sources.tokenizer import encode, load_tokenizer
 from attnviz.provenance import (
     EmbeddingsKind, EmbeddingsOrigin, Provenance, WeightsKind, WeightsOrigin
 )
@@ -77,6 +77,8 @@ ids = list(encoding.ids[:127]) + [encoding.ids[-1]]
 tokens = list(encoding.tokens[:127]) + [encoding.tokens[-1]]
 with open_tensors(folder, np.float32, architecture.prefixes) as tensors:
     weights = architecture.load(tensors, config, ids)
+from attnviz.model.memory import keep_freed_memory
+keep_freed_memory()  # as model mode's run asks before its passes
 runs = int(sys.argv[2])
 times = []
 trace = None
@@ -98,7 +100,7 @@ missing = [name for name in ("safetensors", "tokenizers") if importlib.util.find
 if missing:
     sys.exit("the extra attnviz[model] is not installed (no " + ", ".join(missing) + ")")
 from attnviz.errors import AttnvizError
-from attnviz.model.checkpoint import find_model
+from attnviz.model.sources.checkpoint import find_model
 try:
     find_model("minilm")
 except AttnvizError as error:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attnviz.model.checkpoint import find_model, read_config
+from attnviz.model.sources.checkpoint import find_model, read_config
 from attnviz.tokens import tokenize
 
 FOLDER = Path(__file__).resolve().parent

@@ -27,7 +27,7 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``attnviz explain "I am good" -m minilm --dtype float64 --export m.npz``: every layer."""
     from attnviz.cli import app
     from attnviz.errors import AttnvizError
-    from attnviz.model.checkpoint import find_model
+    from attnviz.model.sources.checkpoint import find_model
 
     try:
         find_model("minilm")

@@ -85,7 +85,9 @@ def test_the_layer_passes_estimated_are_the_layer_passes_run(
 ) -> None:
     import importlib
 
-    calls = counted(monkeypatch, importlib.import_module(f"attnviz.model.{module}"), function)
+    calls = counted(
+        monkeypatch, importlib.import_module(f"attnviz.model.families.{module}"), function
+    )
     result = attnviz.ablate(IT, model=model, layer=layer)
     ((sizes, work),) = estimates
     assert work.ablated and work.layer == layer
@@ -96,7 +98,7 @@ def test_the_layer_passes_estimated_are_the_layer_passes_run(
 def test_a_forward_pass_is_one_pass_a_layer(
     monkeypatch: pytest.MonkeyPatch, estimates: list[tuple[ModelSizes, Work]]
 ) -> None:
-    from attnviz.model import bert
+    from attnviz.model.families import bert
 
     calls = counted(monkeypatch, bert, "gelu")
     attnviz.explain(IT, model="minilm")

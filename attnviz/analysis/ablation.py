@@ -31,8 +31,8 @@ from attnviz.arrays import FloatArray
 from attnviz.attention import softmax
 from attnviz.errors import listed
 from attnviz.model.base import ModelTrace
+from attnviz.model.families.toy import ToyConfig, ToyWeights
 from attnviz.model.run import LoadedModel
-from attnviz.model.toy import ToyConfig, ToyWeights
 from attnviz.selection import Selection
 from attnviz.tokens import Focus, printable, word_key
 from attnviz.trace import AttentionTrace
@@ -228,7 +228,7 @@ def readout_of(loaded: LoadedModel, word: Focus) -> tuple[Readout | None, str]:
     """The model's output distribution at the focus word, when attnviz can read one: GPT-2's
     next-token distribution through its tied token embeddings, a toy model's answer where it
     was trained to answer; else None and why, in one sentence."""
-    from attnviz.model.gpt2 import GPT2Weights
+    from attnviz.model.families.gpt2 import GPT2Weights
 
     focus = f"'{printable(word.label)}'"
     config = loaded.toy_config
@@ -254,7 +254,7 @@ def readout_of(loaded: LoadedModel, word: Focus) -> tuple[Readout | None, str]:
             "embeddings, tied, as its output layer)",
             lambda run, _last, position: run.last_hidden_state[position] @ table.T,
         ), ""
-    from attnviz.model.bert import BertWeights
+    from attnviz.model.families.bert import BertWeights
 
     if isinstance(loaded.weights, BertWeights):
         return None, (
@@ -270,8 +270,8 @@ def readout_of(loaded: LoadedModel, word: Focus) -> tuple[Readout | None, str]:
 def tied_embeddings(loaded: LoadedModel) -> FloatArray | None:
     """GPT-2's whole token table W_te [vocabulary, d_model], its output layer when tied (the
     default); None when config.json unties them."""
-    from attnviz.model.checkpoint import config_data
-    from attnviz.model.tensors import open_tensors
+    from attnviz.model.sources.checkpoint import config_data
+    from attnviz.model.sources.tensors import open_tensors
 
     data = config_data(loaded.folder)
     if data.get("tie_word_embeddings", True) is False:

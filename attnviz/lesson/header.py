@@ -91,7 +91,7 @@ def write(lesson: LessonWriter) -> None:
 def _trained_model(lesson: LessonWriter) -> None:
     """Random weights drawn by attnviz for a sentence that coref, the toy model attnviz ships,
     was trained to read: which command shows it, once, at the top."""
-    from attnviz.model.shipped import trained_for
+    from attnviz.model.sources.shipped import trained_for
 
     trace = lesson.trace
     real = len(trace.tokens) - trace.provenance.masking.padding

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
@@ -28,15 +28,15 @@ from attnviz.trace import AttentionTrace
 from attnviz.weights import AttentionWeights
 
 if TYPE_CHECKING:
-    from attnviz.model.tensors import Tensors
+    from attnviz.model.sources.tensors import Tensors
 
 #: model_type -> the module whose ARCHITECTURE runs it.
 MODULES = {
-    "bert": "attnviz.model.bert",
-    "gpt2": "attnviz.model.gpt2",
-    "llama": "attnviz.model.llama",
-    "qwen2": "attnviz.model.qwen2",
-    "attnviz-toy": "attnviz.model.toy",  # attnviz's own toy transformer (attnviz train)
+    "bert": "attnviz.model.families.bert",
+    "gpt2": "attnviz.model.families.gpt2",
+    "llama": "attnviz.model.families.llama",
+    "qwen2": "attnviz.model.families.qwen2",
+    "attnviz-toy": "attnviz.model.families.toy",  # attnviz's own toy transformer (attnviz train)
 }
 
 
@@ -250,6 +250,32 @@ def attend(
     except AttnvizError as error:
         message = error.message[:1].lower() + error.message[1:]
         raise FileProblem(f"Layer {layer} of the model: {message}") from None
+
+
+def kept(
+    traces: list[AttentionTrace],
+    tokens: Sequence[str],
+    weights: AttentionWeights,
+    *,
+    provenance: Provenance,
+    layer: int,
+    mask: np.ndarray | None,
+) -> Callable[[FloatArray], FloatArray]:
+    """Layer ``layer``'s (from 1) attention as a function, x [n, d_model] -> [n, d_model], its
+    trace appended to ``traces`` for the views: what a family's layer is handed to run."""
+
+    def attention(x: FloatArray) -> FloatArray:
+        trace = attend(tokens, x, weights, provenance=provenance, layer=layer, mask=mask)
+        traces.append(trace)
+        return trace.output
+
+    return attention
+
+
+def stand_in(output: FloatArray) -> Callable[[FloatArray], FloatArray]:
+    """An attention that returns ``output`` [n, d_model] whatever it reads: what an ablation
+    hands a layer in place of its own attention, which then does not run."""
+    return lambda _x: output
 
 
 def finite(hidden: FloatArray, where: str) -> FloatArray:

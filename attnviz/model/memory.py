@@ -35,8 +35,9 @@ TRIM_THRESHOLD = 64 * 1024 * 1024
 
 @functools.cache
 def keep_freed_memory() -> bool:
-    """Ask glibc, once per process, to keep freed blocks for reuse; True when it agreed. Each
-    architecture's forward pass calls it, and so does a Trainer when it is made."""
+    """Ask glibc, once per process, to keep freed blocks for reuse; True when it agreed. Model
+    mode's run (attnviz.model.run.LoadedModel) calls it before each pass, outside the
+    families' forward passes, and so does a Trainer when it is made."""
     if not _is_glibc() or _tuned_by_the_user():
         return False
     try:

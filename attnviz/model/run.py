@@ -13,20 +13,12 @@ from attnviz.arrays import FloatArray
 from attnviz.attention import padding_mask
 from attnviz.config import MAX_TOKENS
 from attnviz.errors import AttnvizError, FileProblem, option, quoted
-from attnviz.model import toy, toy_about
-from attnviz.model.agreement import check_agreement
 from attnviz.model.base import Architecture, ModelConfig, ModelTrace
-from attnviz.model.bert import pooling_about
-from attnviz.model.checkpoint import (
-    checkpoint_name,
-    config_data,
-    files_read,
-    find_model,
-    is_gguf,
-    read_config,
-)
-from attnviz.model.tensors import open_tensors
-from attnviz.model.tokenizer import Encoding, encode, isolated_tokenizer, token_text
+from attnviz.model.families import toy, toy_about
+from attnviz.model.memory import keep_freed_memory
+from attnviz.model.sources.checkpoint import files_read
+from attnviz.model.sources.source import Source, open_source
+from attnviz.model.sources.tokenizer import Encoding, encode, token_text
 from attnviz.model_limits import ModelSizes, Work, check_model_run
 from attnviz.provenance import (
     EmbeddingsKind,
@@ -74,6 +66,7 @@ class LoadedModel:
         # A number that overflows is found and named by the architecture (the layer, or the
         # tensor as it was read), in one sentence: numpy's warnings would print lines of its
         # source code.
+        keep_freed_memory()
         with np.errstate(all="ignore"):
             if self.toy_config is not None:
                 return toy.forward(
@@ -96,6 +89,7 @@ class LoadedModel:
         reads, with ``attention_output`` [n, d_model] for its attention's output when given;
         ``mask`` as layer start's trace has it. hidden_states[0] is ``hidden``."""
         tokens = self.encoding.tokens
+        keep_freed_memory()
         with np.errstate(all="ignore"):
             if self.toy_config is not None:
                 return toy.run_layers(
@@ -153,42 +147,55 @@ def load_model(
     forward pass holds one layer's feed-forward weights at a time); True keeps them once read,
     for runs that go through the layers again. ``work``: what the command will ask of the run
     (default: the command's model_limits.planned work), estimated once the sentence is tokenized and
-    refused past attnviz's limits (model_limits.check_model_run) before any weight is read."""
+    refused past attnviz's limits (model_limits.check_model_run) before any weight is read.
+
+    Whatever the model's source: the source that claims the name is found, its config names the
+    family, and the family's weights are built from the source (sources/source.py)."""
     if dtype not in DTYPES:
         raise AttnvizError(f"{option('dtype', metavar=quoted(dtype))}: use float32 or float64.")
     if not sentence.strip():
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
+    request = Request(sentence, dtype, pad_to, keep_layers, work)
     with files_read(model):
-        return _load_model(sentence, model, dtype, pad_to, keep_layers, work)
+        source = open_source(model, DTYPES[dtype])
+        config, kind = source.read_config()
+        if isinstance(config, toy.ToyConfig):
+            return _load_toy(source, config, request)
+        assert isinstance(kind, Architecture)  # every family but the toy one is one
+        return _load_pretrained(source, config, kind, request)
 
 
-def _load_model(
-    sentence: str,
-    model: str,
-    dtype: str,
-    pad_to: int | None,
-    keep_layers: bool,
-    work: Work | None,
+@dataclass(frozen=True)
+class Request:
+    """What ``load_model`` was asked for, beside the model."""
+
+    sentence: str
+    dtype: str  # "float32" or "float64"
+    pad_to: int | None
+    keep_layers: bool
+    work: Work | None
+
+
+def _load_pretrained(
+    source: Source, config: ModelConfig, architecture: Architecture, request: Request
 ) -> LoadedModel:
-    folder = find_model(model)
-    if is_gguf(folder):
-        return _load_gguf(sentence, folder, model, DTYPES[dtype], pad_to, keep_layers, work)
-    data = config_data(folder)
-    if data.get("model_type") == toy.MODEL_TYPE:
-        name = checkpoint_name(model, folder)
-        return _load_toy(sentence, folder, data, name, dtype, pad_to, work)
-    config, architecture = read_config(folder, data)
-    tokenizer = isolated_tokenizer(folder)
+    """A pretrained family's weights for the sentence, from any source: tokenized, refused past
+    the limits, then only the weights the sentence needs read."""
+    sentence, dtype = request.sentence, DTYPES[request.dtype]
+    tokenizer = source.tokenizer()
     unpadded = within_limit(encode(tokenizer, sentence, config.max_positions))
-    source = f"{folder.name}'s config.json"
-    with open_tensors(folder, DTYPES[dtype], architecture.prefixes) as tensors:
-        check_agreement(config, data, tensors, folder / "config.json")
-        n_ids = tensors.row_count(architecture.token_table)
-        encoding, mask = padded(unpadded, tokenizer, config, source, pad_to, n_ids)
-        within_budget(config, len(encoding.ids), dtype)
-        name = checkpoint_name(model, folder)
-        check_model_run(run_sizes(config, name, len(encoding.ids), DTYPES[dtype]), work)
-        weights = architecture.load(tensors, config, encoding.ids)
+    with source.tensors(architecture) as tensors:
+        source.check(config, tensors)
+        n_ids = source.token_rows(architecture, tensors)
+        encoding, mask = padded(
+            unpadded, tokenizer, config, source.settings_name, request.pad_to, n_ids
+        )
+        within_budget(config, len(encoding.ids), request.dtype)
+        name = source.name
+        sizes = run_sizes(config, name, len(encoding.ids), dtype)
+        keep = source.keeps_layers(request.keep_layers)
+        check_model_run(replace(sizes, ffn_kept=keep), request.work)
+        weights = source.weights(architecture, tensors, config, encoding.ids, request.keep_layers)
     provenance = model_provenance(
         sentence,
         encoding,
@@ -196,10 +203,10 @@ def _load_model(
         architecture,
         name,
         padding=len(encoding.ids) - len(unpadded.ids),
-        about=pooling_about(folder),
+        about=source.about(),
     )
     return LoadedModel(
-        name, folder, encoding, provenance, mask, weights, architecture, None, *_sizes(config)
+        name, source.path, encoding, provenance, mask, weights, architecture, None, *_sizes(config)
     )
 
 
@@ -322,82 +329,20 @@ def model_provenance(
     )
 
 
-def _load_gguf(
-    sentence: str,
-    path: Path,
-    model: str,
-    dtype: type,
-    pad_to: int | None,
-    keep_layers: bool,
-    work: Work | None,
-) -> LoadedModel:
-    """A Llama-family model in the GGUF file ``path`` for ``sentence``: the tokenizer from the
-    file's metadata, the embeddings of the sentence's ids only, the layers dequantized as the
-    forward pass reaches them (the output layer never); W_Q and W_K arranged for Hugging Face's
-    RoPE pairing, as attnviz's other Llama models. ``model``: as it was asked for."""
-    from attnviz.model.gguf_about import quantization_about
-    from attnviz.model.gguf_keys import setting
-    from attnviz.model.gguf_model import gguf_weights, load_gguf
-    from attnviz.model.llama import LlamaConfig
-
-    gguf = load_gguf(path, dtype, "half")
-    data = gguf.settings.config()
-    file = gguf.tensors.file
-    eos = setting(file, "tokenizer.ggml.eos_token_id", None)
-    data["pad_token_id"] = setting(file, "tokenizer.ggml.padding_token_id", eos)
-    # attnviz's own test files: random weights, said so
-    data["attnviz_untrained"] = setting(file, "attnviz.untrained", False)
-    config, architecture = read_config(path, data)
-    assert isinstance(config, LlamaConfig)  # the file's settings name llama or qwen2
-    unpadded = within_limit(encode(gguf.tokenizer, sentence, config.max_positions))
-    source, n_ids = f"{path.name}'s metadata", gguf.settings.vocab_size  # token_embd's rows
-    encoding, mask = padded(unpadded, gguf.tokenizer, config, source, pad_to, n_ids)
-    within_budget(config, len(encoding.ids), dtype.__name__)
-    name = f"{checkpoint_name(model, path)} (GGUF, {gguf.quantization.split(',')[0]})"
-    sizes = run_sizes(config, name, len(encoding.ids), dtype)
-    check_model_run(replace(sizes, ffn_kept=keep_layers), work)
-    weights = gguf_weights(gguf, config, encoding.ids, keep=keep_layers)
-    provenance = model_provenance(
-        sentence,
-        encoding,
-        config,
-        architecture,
-        name,
-        padding=len(encoding.ids) - len(unpadded.ids),
-        about=quantization_about(gguf, path, dtype),
-    )
-    return LoadedModel(
-        name, path, encoding, provenance, mask, weights, architecture, None, *_sizes(config)
-    )
-
-
-def _load_toy(
-    sentence: str,
-    folder: Path,
-    data: dict[str, Any],
-    name: str,
-    dtype: str,
-    pad_to: int | None,
-    work: Work | None,
-) -> LoadedModel:
-    """attnviz's toy transformer for ``sentence``: words of its own vocabulary, weights.npz."""
-    path = folder / "config.json"
-    try:
-        config = toy.read_config(data)
-    except KeyError as error:
-        raise FileProblem(f"{path} lacks {error}; it is not a complete config.json.") from None
-    except (TypeError, ValueError, OverflowError) as error:
-        raise FileProblem(f"{path}: {error}.") from None
-    if pad_to is not None:
+def _load_toy(source: Source, config: toy.ToyConfig, request: Request) -> LoadedModel:
+    """attnviz's toy transformer for the sentence: words of its own vocabulary, weights.npz."""
+    name = source.name
+    if request.pad_to is not None:
         raise AttnvizError(
             f"{option('pad_to')}: {name} has no padding token (it reads one sentence at a "
             f"time, of at most {config.max_positions} words); drop it."
         )
     # The weights first: a config.json that disagrees with them is named as such, not as a
     # sentence too long for positions it misstates.
-    weights = toy.load_weights(folder, config, DTYPES[dtype])
-    encoding = toy.encode(sentence, config, name=name, config_path=path)
-    within_budget(config, len(encoding.ids), dtype)
+    with source.tensors(toy.ARCHITECTURE) as tensors:
+        weights = source.weights(toy.ARCHITECTURE, tensors, config, (), keep=True)
+    encoding = source.tokenizer()(request.sentence, config)
+    within_budget(config, len(encoding.ids), request.dtype)
     sizes = ModelSizes(
         name=name,
         n_layers=config.n_layers,
@@ -406,9 +351,9 @@ def _load_toy(
         d_model=config.d_model,
         d_ff=0,  # no feed-forward block
         n_tokens=len(encoding.ids),
-        number_bytes=np.dtype(DTYPES[dtype]).itemsize,
+        number_bytes=np.dtype(DTYPES[request.dtype]).itemsize,
     )
-    check_model_run(sizes, work)
+    check_model_run(sizes, request.work)
     provenance = Provenance(
         embeddings=EmbeddingsOrigin(EmbeddingsKind.MODEL, architecture=toy.MODEL_TYPE, layer=1),
         weights=WeightsOrigin(
@@ -421,10 +366,10 @@ def _load_toy(
             answers_at=config.focus_words,
         ),
         masking=Masking(causal=config.causal),
-        sentence=sentence,  # no word groups: every token is a whole word
+        sentence=request.sentence,  # no word groups: every token is a whole word
     )
     return LoadedModel(
-        name, folder, encoding, provenance, None, weights, None, config, *_sizes(config)
+        name, source.path, encoding, provenance, None, weights, None, config, *_sizes(config)
     )
 
 

@@ -1,6 +1,6 @@
 """A trained toy model as a folder: config.json (what it is: task, readout, vocabulary, sizes,
 how it was trained) and weights.npz (E, P, W_Q.1, W_K.1, W_V.1, W_O.1, …, and W_U when the
-readout has an output layer), read back by attnviz.model.toy. numpy's .npz holds plain arrays
+readout has an output layer), read back by families.toy. numpy's .npz holds plain arrays
 and is read without pickle."""
 
 from __future__ import annotations

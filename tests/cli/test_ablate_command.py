@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus
-from attnviz.model.checkpoint import find_model
+from attnviz.model.sources.checkpoint import find_model
 
 from support import needs_model, one_error_line
 

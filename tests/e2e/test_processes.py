@@ -48,12 +48,13 @@ def test_explain_does_not_import_matplotlib() -> None:
 def test_explain_loads_neither_the_model_runner_nor_the_trainer_nor_other_commands() -> None:
     """`attnviz explain` in random mode imports only what it runs: start-up is the floor. Nor
     does it load the file readers and writers, with nothing to read or write. Of attnviz.model
-    only model/shipped.py, which reads the shipped models' config.json without the model code
-    (for the line that names a model trained for the sentence), and the package around it."""
+    only model/sources/shipped.py, which reads the shipped models' config.json without the
+    model code (for the line that names a model trained for the sentence), and the packages
+    around it."""
     code = (
         "import sys; from attnviz.cli import run\n"
         "run(['explain', 'I am good', '--focus', 'I'])\n"
-        "allowed = {'attnviz.model', 'attnviz.model.shipped'}\n"
+        "allowed = {'attnviz.model', 'attnviz.model.sources', 'attnviz.model.sources.shipped'}\n"
         "unused = ('attnviz.model.run', 'attnviz.train', 'attnviz.analysis.ablation', "
         "'attnviz.analysis.heads', 'attnviz.analysis.scaling', 'attnviz.cli.training', "
         "'attnviz.cli.reading', 'attnviz.comparing', 'attnviz.paging', 'attnviz.model', "

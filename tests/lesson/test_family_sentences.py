@@ -13,8 +13,8 @@ from rich.console import Console
 from attnviz.core import trace_layers
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import step_number
-from attnviz.model import bert, gpt2
 from attnviz.model.base import Family, family_of, for_layer, layer_input
+from attnviz.model.families import bert, gpt2
 from attnviz.provenance import (
     EmbeddingsKind,
     EmbeddingsOrigin,

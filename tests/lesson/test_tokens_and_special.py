@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.lesson.tokens import unknown_sentence, unknown_texts
-from attnviz.model.bert import pooling_about
+from attnviz.model.families.bert import pooling_about
 from attnviz.provenance import (
     EmbeddingsKind,
     EmbeddingsOrigin,

@@ -1,4 +1,4 @@
-"""config.json against the tensors beside it (attnviz.model.agreement): every size it gives that a
+"""config.json against the tensors beside it (sources.agreement): every size it gives that a
 tensor's shape also holds, refused by its key with both numbers and the fix, before a single
 number of the checkpoint is read; on the command line (one line, exit 4, no export left) and in
 Python (AttnvizError) alike. The GGUF side (metadata against its tensors) is at the end.
@@ -34,7 +34,7 @@ def llama_copy(folder: Path) -> Path:
 
 def no_reading(monkeypatch: pytest.MonkeyPatch) -> None:
     """From now on, reading any tensor's numbers fails the test: a refusal must come first."""
-    from attnviz.model.tensors import Tensors
+    from attnviz.model.sources.tensors import Tensors
 
     def never(*arguments: object) -> None:
         raise AssertionError("a tensor was read before config.json was checked")

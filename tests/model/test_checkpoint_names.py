@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
-from attnviz.model.checkpoint import ModelNotInstalled, find_model, hub_roots
+from attnviz.model.sources.checkpoint import ModelNotInstalled, find_model, hub_roots
 from model.checkpoints import gpt2_copy
 
 runner = CliRunner()

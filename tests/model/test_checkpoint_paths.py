@@ -1,5 +1,5 @@
 """--model given a path that is neither a checkpoint folder nor a GGUF file
-(attnviz.model.checkpoint.find_model): what is there is said, never "no such" of a path that
+(attnviz.model.sources.checkpoint.find_model): what is there is said, never "no such" of a path that
 exists; a FIFO or a device is named without being opened; a file of a checkpoint folder points
 to its folder. The command line and the Python API say the same one line."""
 

@@ -15,8 +15,8 @@ import pytest
 pytest.importorskip("gguf", reason="needs the optional extra attnviz[model]")
 pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")
 
-from attnviz.model.gguf_about import quantization_about  # noqa: E402
-from attnviz.model.gguf_model import load_gguf  # noqa: E402
+from attnviz.model.sources.gguf_about import quantization_about  # noqa: E402
+from attnviz.model.sources.gguf_model import load_gguf  # noqa: E402
 
 D_MODEL, N_HEADS, N_KV_HEADS = 256, 4, 2  # a K-quant's rows hold 256 numbers at least
 D_K = D_MODEL // N_HEADS

@@ -15,7 +15,7 @@ from attnviz.errors import FileProblem
 
 gguf = pytest.importorskip("gguf", reason="needs the optional extra attnviz[model]")
 
-from attnviz.model.gguf_file import TensorInfo, dequantize, read_gguf  # noqa: E402
+from attnviz.model.sources.gguf_file import TensorInfo, dequantize, read_gguf  # noqa: E402
 
 TINY = Path(__file__).resolve().parent / "tiny_llama.gguf"
 
@@ -170,8 +170,8 @@ def test_random_damage_is_refused_in_one_line_or_read(tmp_path: Path, dtype: typ
     """Bytes overwritten at random (in the header, or anywhere: a scale may become a NaN, a
     signalling one among them): the file, its sizes, its tokenizer and every tensor either read
     or refused with one FileProblem line; never another exception nor a numpy warning."""
-    from attnviz.model.gguf_model import GgufTensors
-    from attnviz.model.tokenizer_gguf import gguf_tokenizer
+    from attnviz.model.sources.gguf_model import GgufTensors
+    from attnviz.model.sources.tokenizer_gguf import gguf_tokenizer
 
     content = TINY.read_bytes()
     header_end = read_gguf(TINY).tensors["token_embd.weight"].start

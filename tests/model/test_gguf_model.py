@@ -15,15 +15,15 @@ from attnviz.errors import FileProblem
 
 pytest.importorskip("gguf", reason="needs the optional extra attnviz[model]")
 
-from attnviz.model.gguf_file import GgufFile, read_gguf  # noqa: E402
-from attnviz.model.gguf_model import (  # noqa: E402
+from attnviz.model.sources.gguf_file import GgufFile, read_gguf  # noqa: E402
+from attnviz.model.sources.gguf_model import (  # noqa: E402
     GgufTensors,
     hf_name,
     open_gguf_model,
     to_adjacent,
     to_half,
 )
-from attnviz.model.gguf_settings import read_settings  # noqa: E402
+from attnviz.model.sources.gguf_settings import read_settings  # noqa: E402
 from model.make_tiny_gguf import hf_weights  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -219,8 +219,8 @@ def test_a_number_that_is_not_finite_is_named(tmp_path: Path) -> None:
 
 
 def test_load_gguf_hands_over_tensors_tokenizer_and_the_quantization() -> None:
-    from attnviz.model.gguf_model import load_gguf
-    from attnviz.model.tokenizer import encode
+    from attnviz.model.sources.gguf_model import load_gguf
+    from attnviz.model.sources.tokenizer import encode
 
     model = load_gguf(TINY, np.float64)
     assert model.settings.n_layers == 2 and model.tensors.dtype is np.float64

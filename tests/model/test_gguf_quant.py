@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("gguf", reason="needs the optional extra attnviz[model]")
 
-from attnviz.model.gguf_file import dequantize, read_gguf  # noqa: E402
-from attnviz.model.gguf_quant import (  # noqa: E402
+from attnviz.model.sources.gguf_file import dequantize, read_gguf  # noqa: E402
+from attnviz.model.sources.gguf_quant import (  # noqa: E402
     describe_type,
     rebuilt_from,
     worked_dequantization,

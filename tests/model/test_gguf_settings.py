@@ -1,4 +1,4 @@
-"""A GGUF file's metadata read as a model's sizes (attnviz.model.gguf_settings): a bias the
+"""A GGUF file's metadata read as a model's sizes (attnviz.model.sources.gguf_settings): a bias the
 forward pass would never read is refused by its name, not skipped (test_gguf_model.py and
 test_agreement.py hold the other disagreements between metadata and tensors)."""
 
@@ -13,8 +13,8 @@ from attnviz.errors import FileProblem
 
 pytest.importorskip("gguf", reason="needs the optional extra attnviz[model]")
 
-from attnviz.model.gguf_file import GgufFile, read_gguf  # noqa: E402
-from attnviz.model.gguf_settings import read_settings  # noqa: E402
+from attnviz.model.sources.gguf_file import GgufFile, read_gguf  # noqa: E402
+from attnviz.model.sources.gguf_settings import read_settings  # noqa: E402
 
 TINY = Path(__file__).resolve().parent / "tiny_llama.gguf"
 

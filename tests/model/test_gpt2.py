@@ -20,11 +20,11 @@ pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model
 
 from attnviz.cli import app  # noqa: E402
 from attnviz.errors import AttnvizError, ExitStatus  # noqa: E402
-from attnviz.model.checkpoint import find_model, read_config  # noqa: E402
+from attnviz.model.families.gpt2 import GPT2  # noqa: E402
 from attnviz.model.functional import layer_norm  # noqa: E402
-from attnviz.model.gpt2 import GPT2  # noqa: E402
 from attnviz.model.run import trace_model  # noqa: E402
-from attnviz.model.tensors import open_tensors  # noqa: E402
+from attnviz.model.sources.checkpoint import find_model, read_config  # noqa: E402
+from attnviz.model.sources.tensors import open_tensors  # noqa: E402
 from attnviz.provenance import EmbeddingsKind  # noqa: E402
 from attnviz.trace_files import load_trace  # noqa: E402
 
@@ -238,11 +238,11 @@ def test_merged_masked_scores_average_only_the_pairs_that_were_allowed() -> None
                 )
 
 
-# -- attnviz.model.gpt2 itself --------------------------------------------------------------
+# -- attnviz.model.families.gpt2 itself ----------------------------------------------------------
 
 
 def test_the_config_takes_gpt2s_names_and_defaults_and_refuses_other_variants() -> None:
-    from attnviz.model.gpt2 import ARCHITECTURE
+    from attnviz.model.families.gpt2 import ARCHITECTURE
 
     data = json.loads((MODEL / "config.json").read_text(encoding="utf-8"))
     config = ARCHITECTURE.read_config(data)
@@ -262,7 +262,7 @@ def test_the_config_takes_gpt2s_names_and_defaults_and_refuses_other_variants() 
 
 
 def test_c_attn_is_split_into_w_q_w_k_w_v_in_that_order() -> None:
-    from attnviz.model.gpt2 import ARCHITECTURE
+    from attnviz.model.families.gpt2 import ARCHITECTURE
 
     config, architecture = read_config(MODEL)
     assert architecture is ARCHITECTURE

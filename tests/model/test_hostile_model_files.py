@@ -113,7 +113,7 @@ def fifo_instead(name: str) -> Callable[[pytest.MonkeyPatch, Path], None]:
 
 def disk_error(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     """Reading the weights fails as a failing disk makes it fail (EIO), mid-load."""
-    import attnviz.model.tensors as tensors
+    import attnviz.model.sources.tensors as tensors
 
     def failing(handle: object, path: Path) -> None:
         raise OSError(errno.EIO, "Input/output error", str(path))

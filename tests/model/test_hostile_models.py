@@ -176,8 +176,8 @@ def test_every_layers_trace_is_bounded_before_the_weights_are_read(
     tmp_path: Path, model: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = str(write_gguf(tmp_path / "m.gguf", tiny_parts()) if model == "gguf" else LLAMA)
-    import attnviz.model.gguf_model as gguf_model
-    import attnviz.model.llama as llama
+    import attnviz.model.families.llama as llama
+    import attnviz.model.sources.gguf_model as gguf_model
 
     sentence = " ".join([SENTENCE] * 3)
     layers = attnviz.explain(sentence, model=path).layers
@@ -290,8 +290,8 @@ def test_a_picture_of_every_layer_is_bounded(
 
 
 def keys_attnviz_reads() -> list[str]:
-    """Every metadata key attnviz reads (attnviz.model.gguf_keys.KEYS), for a llama file."""
-    from attnviz.model.gguf_keys import KEYS
+    """Every metadata key attnviz reads (attnviz.model.sources.gguf_keys.KEYS), for a llama file."""
+    from attnviz.model.sources.gguf_keys import KEYS
 
     return [key.replace("{arch}", "llama") for key in KEYS]
 
@@ -311,13 +311,13 @@ def test_the_table_names_every_key_the_gguf_reader_reads() -> None:
     """Every literal key in the modules that read GGUF metadata is in the table."""
     import re
 
-    import attnviz.model.gguf_settings as settings_module
-    import attnviz.model.run as run_module
-    import attnviz.model.tokenizer_gguf as tokenizer_module
+    import attnviz.model.sources.gguf_settings as settings_module
+    import attnviz.model.sources.source_gguf as source_module
+    import attnviz.model.sources.tokenizer_gguf as tokenizer_module
 
     sources = "".join(
         Path(module.__file__).read_text(encoding="utf-8")  # type: ignore[arg-type]
-        for module in (settings_module, run_module, tokenizer_module)
+        for module in (settings_module, source_module, tokenizer_module)
     )
     used = set(re.findall(r"\"((?:tokenizer\.ggml|general|attnviz)\.[a-z_.]+)\"", sources))
     used |= {"llama" + key for key in re.findall(r"f\"\{arch\}(\.[a-z_.]+)\"", sources)}
@@ -328,7 +328,7 @@ def test_the_table_names_every_key_the_gguf_reader_reads() -> None:
 @pytest.mark.parametrize("wrong", list(WRONG))
 @pytest.mark.parametrize("key", keys_attnviz_reads())
 def test_a_key_of_another_type_is_refused_in_one_line(tmp_path: Path, key: str, wrong: str) -> None:
-    from attnviz.model.gguf_keys import KEYS, Kind
+    from attnviz.model.sources.gguf_keys import KEYS, Kind
 
     parts = tiny_parts()
     kind: Kind = KEYS.get(key, KEYS.get(key.replace("llama.", "{arch}.", 1)))  # type: ignore[assignment]

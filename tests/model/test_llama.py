@@ -23,11 +23,11 @@ pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model
 from attnviz.cli import app  # noqa: E402
 from attnviz.errors import AttnvizError, ExitStatus  # noqa: E402
 from attnviz.model.base import family_of  # noqa: E402
-from attnviz.model.checkpoint import read_config  # noqa: E402
-from attnviz.model.llama import ARCHITECTURE, LlamaConfig  # noqa: E402
-from attnviz.model.rotary import rms_norm  # noqa: E402
+from attnviz.model.families.llama import ARCHITECTURE, LlamaConfig  # noqa: E402
+from attnviz.model.families.rotary import rms_norm  # noqa: E402
 from attnviz.model.run import trace_model  # noqa: E402
-from attnviz.model.tensors import open_tensors  # noqa: E402
+from attnviz.model.sources.checkpoint import read_config  # noqa: E402
+from attnviz.model.sources.tensors import open_tensors  # noqa: E402
 from attnviz.positions import Rope  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -265,7 +265,7 @@ def test_the_lesson_says_the_familys_own_sentences_and_no_other_familys(model_ty
     from lesson.test_family_sentences import as_model, lesson_text, sentences
 
     from attnviz.core import trace_layers
-    from attnviz.model import bert, gpt2
+    from attnviz.model.families import bert, gpt2
     from attnviz.trace_options import TraceOptions
 
     (trace,) = trace_layers(SENTENCE, TraceOptions())[0]

@@ -68,7 +68,7 @@ def test_a_loop_over_sentences_reuses_the_pages_of_the_last_pass() -> None:
     first passes fault in once wherever the allocator puts them."""
     pytest.importorskip("safetensors", reason="needs the optional extra attnviz[model]")
     pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")
-    from attnviz.model.checkpoint import find_model
+    from attnviz.model.sources.checkpoint import find_model
 
     try:
         find_model("minilm")

@@ -23,9 +23,9 @@ pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model
 
 from attnviz.cli import app  # noqa: E402
 from attnviz.errors import AttnvizError, ExitStatus  # noqa: E402
-from attnviz.model.checkpoint import find_model  # noqa: E402
 from attnviz.model.functional import erf, gelu  # noqa: E402
 from attnviz.model.run import trace_model  # noqa: E402
+from attnviz.model.sources.checkpoint import find_model  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parent / "golden_minilm.npz"
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
@@ -352,7 +352,7 @@ def test_words_on_the_command_line_and_export_stays_in_pieces(tmp_path: Path) ->
 def test_minilm_is_found_in_a_hugging_face_cache_or_named_for_installation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import attnviz.model.checkpoint as checkpoint
+    import attnviz.model.sources.checkpoint as checkpoint
 
     monkeypatch.setattr(checkpoint.importlib.util, "find_spec", lambda name: None)
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -155,7 +155,7 @@ def test_a_padding_id_the_tokenizer_has_but_the_weights_lack_is_refused(
 
 def bytes_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The size of every read model.safetensors is asked for, from now on."""
-    from attnviz.model.tensors import Tensors
+    from attnviz.model.sources.tensors import Tensors
 
     sizes: list[int] = []
     original = Tensors._bytes
@@ -194,7 +194,7 @@ def test_positions_are_those_of_the_whole_table(tmp_path: Path) -> None:
 
     original = tiny_bert(tmp_path / "bert")
     whole = trace_model("I am good", str(original)).trace
-    from attnviz.model.tensors import open_tensors
+    from attnviz.model.sources.tensors import open_tensors
 
     with open_tensors(original, np.float32, ()) as tensors:
         first = tensors.leading_rows(POSITIONS, 5, (16, D_MODEL))
@@ -217,7 +217,7 @@ def test_weights_that_would_not_fit_in_memory_are_refused_before_they_are_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A feed-forward block of 2²⁶ × 8 numbers (2 GB as float32) against 1 GB free."""
-    from attnviz.model import tensors as tensors_module
+    from attnviz.model.sources import tensors as tensors_module
 
     folder = tiny_bert(tmp_path / "bert")
     huge_feed_forward(folder, 2**26)
@@ -236,7 +236,7 @@ def test_weights_that_would_not_fit_in_memory_are_refused_before_they_are_read(
 def test_memory_available_is_below_an_address_space_limit() -> None:
     import resource
 
-    from attnviz.model.tensors import memory_available
+    from attnviz.model.sources.tensors import memory_available
 
     available = memory_available()
     assert available is None or available > 0
@@ -343,7 +343,7 @@ def test_a_file_cut_after_its_header_was_read_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The file shrinking between reading its header and its tensors: never a short array."""
-    from attnviz.model import tensors as tensors_module
+    from attnviz.model.sources import tensors as tensors_module
 
     folder = tiny_bert(tmp_path / "bert")
     original = tensors_module.read_header
@@ -533,7 +533,7 @@ def test_a_gguf_padding_id_outside_its_vocabulary_is_named(tmp_path: Path) -> No
 def test_a_layer_count_is_checked_before_any_layer_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from attnviz.model import llama
+    from attnviz.model.families import llama
 
     path = gguf_with(tmp_path, b"llama.block_count", "<I", 3)
 
@@ -623,7 +623,7 @@ def test_the_next_token_readout_reads_the_tables_own_row_count(tmp_path: Path) -
 def test_a_gguf_tensor_that_would_not_fit_in_memory_is_refused_before_it_is_dequantized(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from attnviz.model import tensors as tensors_module
+    from attnviz.model.sources import tensors as tensors_module
 
     monkeypatch.setattr(tensors_module, "memory_available", lambda: 1000)
     refused(

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.errors import ExitStatus
-from attnviz.model.toy import MAX_LAYERS
+from attnviz.model.families.toy import MAX_LAYERS
 
-COREF = Path(__file__).resolve().parents[2] / "attnviz" / "model" / "trained" / "coref"
+COREF = Path(__file__).resolve().parents[2] / "attnviz" / "model" / "sources" / "trained" / "coref"
 SENTENCE = "the animal didn't cross the street because it was too tired"
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from attnviz.errors import FileProblem
-from attnviz.model.checkpoint import checkpoint_name, find_model
+from attnviz.model.sources.checkpoint import checkpoint_name, find_model
 
 DIGEST = "ab" * 32
 

@@ -1,4 +1,4 @@
-"""attnviz.model.rotary: RMSNorm, SwiGLU, RoPE in both pairings, and attention with grouped
+"""attnviz.model.families.rotary: RMSNorm, SwiGLU, RoPE in both pairings, and attention with grouped
 key/value heads, on random inputs."""
 
 from __future__ import annotations
@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnviz.model.rotary import rms_norm, rms_norm_columns, rope_angles, rotate, swiglu_columns
+from attnviz.model.families.rotary import (
+    rms_norm,
+    rms_norm_columns,
+    rope_angles,
+    rotate,
+    swiglu_columns,
+)
 from attnviz.positions import Rope
 
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from attnviz.errors import AttnvizError
-from attnviz.model.checkpoint import find_model
 from attnviz.model.run import load_model, trace_model
+from attnviz.model.sources.checkpoint import find_model
 
 from support import needs_model
 

@@ -17,9 +17,9 @@ from attnviz.errors import AttnvizError
 pytest.importorskip("gguf", reason="needs the optional extra attnviz[model]")
 pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")
 
-from attnviz.model import gguf_file  # noqa: E402
-from attnviz.model.gguf_model import GgufLayers  # noqa: E402
 from attnviz.model.run import load_model, trace_model  # noqa: E402
+from attnviz.model.sources import gguf_file  # noqa: E402
+from attnviz.model.sources.gguf_model import GgufLayers  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 TINY = str(HERE / "tiny_llama.gguf")
@@ -87,7 +87,7 @@ def test_only_the_sentences_embedding_rows_are_read_and_never_the_output_layer(
         read.append((name, None if rows is None else tuple(int(i) for i in rows)))
         return original(file, name, rows)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("attnviz.model.gguf_model.dequantize", recording)
+    monkeypatch.setattr("attnviz.model.sources.gguf_model.dequantize", recording)
     run = trace_model(TIRED, TINY)
     names = {name for name, _ in read}
     assert not any(name.startswith("output.") for name in names)

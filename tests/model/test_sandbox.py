@@ -1,4 +1,4 @@
-"""attnviz.model.sandbox: work run in a child process, its value back as JSON, its failures one
+"""sources.sandbox: work run in a child process, its value back as JSON, its failures one
 sentence, the child gone when the parent is interrupted or the time is up."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from types import FrameType
 import pytest
 
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
-from attnviz.model import sandbox
-from attnviz.model.sandbox import run_isolated
+from attnviz.model.sources import sandbox
+from attnviz.model.sources.sandbox import run_isolated
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="a child process by os.fork")
 

@@ -1,4 +1,4 @@
-"""model.safetensors tensors of a type attnviz does not read (attnviz.model.tensors): named by
+"""model.safetensors tensors of a type attnviz does not read (sources.tensors): named by
 their type with the types attnviz reads, whether or not their byte count matches their shape,
 on the command line and in Python alike; such a tensor the model never reads is no obstacle."""
 
@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import attnviz
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus
-from attnviz.model.tensors import FLOAT_TYPES, TYPE_NAMES, TYPE_SIZES
+from attnviz.model.sources.tensors import FLOAT_TYPES, TYPE_NAMES, TYPE_SIZES
 from model.checkpoints import gpt2_copy
 
 from support import needs_model
@@ -105,7 +105,7 @@ def test_every_type_attnviz_does_not_read_has_words() -> None:
 def test_a_tensor_read_is_read_only_all_the_way_down_and_kept_without_a_copy() -> None:
     """What a tensor views is fresh from the file and nobody else's: read-only too, so the
     attention weights made of its views keep them as they are instead of copying them."""
-    from attnviz.model.tensors import open_tensors
+    from attnviz.model.sources.tensors import open_tensors
     from attnviz.trace import _writable
     from attnviz.weights import AttentionWeights
     from model.checkpoints import GPT2

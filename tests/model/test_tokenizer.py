@@ -1,4 +1,4 @@
-"""attnviz.model.tokenizer: a sentence as the model sees it (ids, the pieces as shown, which
+"""attnviz.model.sources.tokenizer: a sentence as the model sees it (ids, the pieces as shown, which
 pieces make one word, which are special), from a BERT vocab.txt, GPT-2's byte-level BPE, or
 the SentencePiece-style BPE of Llama 2 (▁ for spaces, byte fallback)."""
 
@@ -17,7 +17,7 @@ pytestmark = needs_model
 
 
 def test_a_vocab_txt_gives_wordpieces_between_cls_and_sep(tmp_path: Path) -> None:
-    from attnviz.model.tokenizer import encode, load_tokenizer
+    from attnviz.model.sources.tokenizer import encode, load_tokenizer
 
     encoding = encode(load_tokenizer(tiny_bert(tmp_path / "bert")), "I am good", 16)
     assert encoding.tokens == ("[CLS]", "i", "am", "good", "[SEP]")  # lowercased, as BERT's
@@ -28,7 +28,7 @@ def test_a_vocab_txt_gives_wordpieces_between_cls_and_sep(tmp_path: Path) -> Non
 
 
 def test_byte_level_pieces_are_shown_as_the_text_they_spell() -> None:
-    from attnviz.model.tokenizer import SPACE, encode, load_tokenizer, token_text
+    from attnviz.model.sources.tokenizer import SPACE, encode, load_tokenizer, token_text
 
     tokenizer = load_tokenizer(GPT2)
     encoding = encode(tokenizer, "The animal didn't", 64)
@@ -41,7 +41,7 @@ def test_byte_level_pieces_are_shown_as_the_text_they_spell() -> None:
 
 
 def test_padding_appends_special_tokens_and_a_long_sentence_is_refused() -> None:
-    from attnviz.model.tokenizer import encode, load_tokenizer
+    from attnviz.model.sources.tokenizer import encode, load_tokenizer
 
     tokenizer = load_tokenizer(GPT2)
     encoding = encode(tokenizer, "I am good", 64)
@@ -55,7 +55,7 @@ def test_padding_appends_special_tokens_and_a_long_sentence_is_refused() -> None
 
 
 def test_sentencepiece_pieces_are_shown_as_text_and_bytes_as_bytes() -> None:
-    from attnviz.model.tokenizer import SPACE, encode, load_tokenizer, token_text
+    from attnviz.model.sources.tokenizer import SPACE, encode, load_tokenizer, token_text
 
     tokenizer = load_tokenizer(LLAMA)
     encoding = encode(tokenizer, "Zebras  jumped—über it", 64)
@@ -71,7 +71,7 @@ def test_sentencepiece_pieces_are_shown_as_text_and_bytes_as_bytes() -> None:
 
 
 def test_sentencepiece_words_split_at_spaces_and_around_punctuation() -> None:
-    from attnviz.model.tokenizer import encode, load_tokenizer
+    from attnviz.model.sources.tokenizer import encode, load_tokenizer
 
     tokenizer = load_tokenizer(LLAMA)
     encoding = encode(tokenizer, "it was tired! the cat; it (was) good", 64)
@@ -82,7 +82,7 @@ def test_sentencepiece_words_split_at_spaces_and_around_punctuation() -> None:
 
 
 def test_a_byte_level_tokenizer_with_a_template_puts_its_begin_token_first() -> None:
-    from attnviz.model.tokenizer import encode, load_tokenizer
+    from attnviz.model.sources.tokenizer import encode, load_tokenizer
 
     encoding = encode(load_tokenizer(QWEN2), "it was good", 64)
     assert encoding.tokens == ("<s>", "it", "was", "good") and encoding.special == (0,)

@@ -15,9 +15,9 @@ from attnviz.errors import FileProblem
 pytest.importorskip("gguf", reason="needs the optional extra attnviz[model]")
 pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")
 
-from attnviz.model.gguf_file import GgufFile, read_gguf  # noqa: E402
-from attnviz.model.tokenizer import encode  # noqa: E402
-from attnviz.model.tokenizer_gguf import describe_pre_tokenizer, gguf_tokenizer  # noqa: E402
+from attnviz.model.sources.gguf_file import GgufFile, read_gguf  # noqa: E402
+from attnviz.model.sources.tokenizer import encode  # noqa: E402
+from attnviz.model.sources.tokenizer_gguf import describe_pre_tokenizer, gguf_tokenizer  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 TINY = HERE / "tiny_llama.gguf"

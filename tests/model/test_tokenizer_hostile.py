@@ -1,5 +1,5 @@
-"""attnviz.model.tokenizer with a hostile tokenizer.json, run in its child process
-(attnviz.model.sandbox): a regular expression that backtracks is stopped at the time limit, a
+"""attnviz.model.sources.tokenizer with a hostile tokenizer.json, run in its child process
+(sources.sandbox): a regular expression that backtracks is stopped at the time limit, a
 Rust panic and a missing unknown token are one FileProblem, replacements that grow the text are
 stopped at the memory limit, a normalizer that removes every character is refused, and the GGUF
 tokenizer runs in the same child. Signals in fresh processes: tests/e2e/test_hostile_tokenizer.py.
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
-from attnviz.model import sandbox
+from attnviz.model.sources import sandbox
 from model.hostile_tokenizers import (
     BACKTRACKING,
     NO_DIGITS,
@@ -34,13 +34,18 @@ SENTENCE = "I am a cat"
 
 
 def encoded(folder: Path, sentence: str = SENTENCE, max_positions: int = 1024) -> tuple[str, ...]:
-    from attnviz.model.tokenizer import encode, isolated_tokenizer
+    from attnviz.model.sources.tokenizer import encode, isolated_tokenizer
 
     return encode(isolated_tokenizer(folder), sentence, max_positions).tokens
 
 
 def test_an_isolated_tokenizer_gives_what_the_tokenizer_gives_here(tmp_path: Path) -> None:
-    from attnviz.model.tokenizer import encode, isolated_tokenizer, load_tokenizer, token_text
+    from attnviz.model.sources.tokenizer import (
+        encode,
+        isolated_tokenizer,
+        load_tokenizer,
+        token_text,
+    )
 
     for folder in (gpt2_folder(tmp_path / "gpt2"), bert_folder(tmp_path / "bert")):
         sentence = "The animal didn't cross, I am a cat"
@@ -128,9 +133,9 @@ def test_a_missing_or_damaged_tokenizer_keeps_its_message_and_exit_status(tmp_pa
 def test_the_gguf_tokenizer_runs_in_the_child_too(monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import replace
 
-    from attnviz.model.gguf_file import read_gguf
-    from attnviz.model.tokenizer import encode
-    from attnviz.model.tokenizer_gguf import gguf_tokenizer, isolated_gguf_tokenizer
+    from attnviz.model.sources.gguf_file import read_gguf
+    from attnviz.model.sources.tokenizer import encode
+    from attnviz.model.sources.tokenizer_gguf import gguf_tokenizer, isolated_gguf_tokenizer
 
     file = read_gguf(Path(__file__).resolve().parent / "tiny_llama.gguf")
     tokenizer = isolated_gguf_tokenizer(file)

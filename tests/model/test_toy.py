@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
 from attnviz.files import load_npz
-from attnviz.model import toy
-from attnviz.model.checkpoint import config_data, find_model
+from attnviz.model.families import toy
 from attnviz.model.run import trace_model
+from attnviz.model.sources.checkpoint import config_data, find_model
 from attnviz.train import network, tasks
 
 SHIPPED = {"coref": tasks.Readout.POINTER, "coref-word": tasks.Readout.WORD}
@@ -329,9 +329,9 @@ def test_errors_in_the_api_are_attnviz_errors(tmp_path: Path) -> None:
 
 def test_the_toy_model_is_a_family_of_its_own_in_the_registry() -> None:
     from attnviz.model.base import MODULES, family_of
-    from attnviz.model.checkpoint import read_config
+    from attnviz.model.sources.checkpoint import read_config
 
-    assert MODULES[toy.MODEL_TYPE] == "attnviz.model.toy"
+    assert MODULES[toy.MODEL_TYPE] == "attnviz.model.families.toy"
     assert family_of(toy.MODEL_TYPE) is toy.FAMILY
     assert not toy.FAMILY.special_tokens and toy.FAMILY.token_unit == "word"
     with pytest.raises(FileProblem, match="not a Hugging Face checkpoint"):

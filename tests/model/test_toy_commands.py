@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import attnviz
 from attnviz.cli import app
 from attnviz.files import load_npz
-from attnviz.model.checkpoint import find_model
+from attnviz.model.sources.checkpoint import find_model
 from attnviz.train import tasks
 
 ROOT = Path(__file__).resolve().parents[2]

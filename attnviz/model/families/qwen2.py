@@ -1,11 +1,11 @@
 """Qwen2 decoders: config.json's model_type "qwen2" (Qwen2, Qwen2.5). The Llama layer of
-attnviz.model.llama, with biases on Q, K and V (none on the output projection)."""
+attnviz.model.families.llama, with biases on Q, K and V (none on the output projection)."""
 
 from __future__ import annotations
 
 from attnviz.model.base import Family
-from attnviz.model.llama import FAMILY as LLAMA_FAMILY
-from attnviz.model.llama import Llama
+from attnviz.model.families.llama import FAMILY as LLAMA_FAMILY
+from attnviz.model.families.llama import Llama
 
 FAMILY = Family(
     tokenizer=LLAMA_FAMILY.tokenizer,

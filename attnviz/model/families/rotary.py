@@ -27,7 +27,7 @@ from attnviz.trace import AttentionTrace, frozen_array, frozen_mask
 
 
 class GroupedWeights(Protocol):
-    """One layer's attention weights with G ≤ h key/value heads (attnviz.model.llama's): the
+    """One layer's attention weights with G ≤ h key/value heads (families.llama's): the
     products use each Linear's weight as a checkpoint stores it, [out, in]; W_Q … W_O are the
     x·W views the trace keeps."""
 

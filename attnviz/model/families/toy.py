@@ -28,8 +28,8 @@ from attnviz.attention import causal_mask
 from attnviz.errors import AttnvizError, FileProblem, clipped, listed, option, shown_value
 from attnviz.files import ArrayHeader, load_npz, npz_names, present
 from attnviz.model.base import Family, ModelKind, ModelTrace, attend, finite, integer
-from attnviz.model.shipped import PUNCTUATION
-from attnviz.model.tokenizer import Encoding
+from attnviz.model.sources.shipped import PUNCTUATION
+from attnviz.model.sources.tokenizer import Encoding
 from attnviz.provenance import READOUTS, Provenance
 from attnviz.trace import frozen_array
 from attnviz.weights import AttentionWeights

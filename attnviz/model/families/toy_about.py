@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from attnviz.errors import listed
 from attnviz.labels import percent
-from attnviz.model.toy import ToyConfig
+from attnviz.model.families.toy import ToyConfig
 
 
 def about(

@@ -8,7 +8,7 @@ splits text before BPE runs (tokenizer.ggml.pre). llama.cpp adds the BOS token w
 tokenizer.ggml.add_bos_token says so (SmolLM2's does not).
 
 attnviz runs it as it runs a model folder's tokenizer: built and used in a child process
-(``isolated_gguf_tokenizer``, attnviz.model.sandbox), bounded in time and memory.
+(``isolated_gguf_tokenizer``, attnviz.model.sources.sandbox), bounded in time and memory.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from functools import partial
 from typing import Any
 
 from attnviz.errors import AttnvizError, FileProblem
-from attnviz.model.gguf_file import GgufFile
-from attnviz.model.gguf_keys import setting
-from attnviz.model.sandbox import IsolatedTokenizer
-from attnviz.model.tensors import INSTALL_EXTRA
+from attnviz.model.sources.gguf_file import GgufFile
+from attnviz.model.sources.gguf_keys import setting
+from attnviz.model.sources.sandbox import IsolatedTokenizer
+from attnviz.model.sources.tensors import INSTALL_EXTRA
 
 #: Llama 3's split (llama.cpp "llama-bpe"): digits in groups of up to three.
 LLAMA3_PATTERN = (
@@ -44,7 +44,7 @@ CONTROL, USER_DEFINED = 3, 4
 
 
 def isolated_gguf_tokenizer(file: GgufFile) -> IsolatedTokenizer:
-    """``gguf_tokenizer(file)``, built only in the child process that attnviz.model.tokenizer's
+    """``gguf_tokenizer(file)``, built only in the child process that sources.tokenizer's
     ``encode`` and ``token_text`` run it in; a damaged tokenizer is found there."""
     return IsolatedTokenizer(partial(gguf_tokenizer, file), f"{file.path}'s tokenizer")
 

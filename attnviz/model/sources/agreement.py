@@ -20,7 +20,7 @@ from attnviz.model.base import MAX_SIZE
 
 if TYPE_CHECKING:
     from attnviz.model.base import ModelConfig
-    from attnviz.model.tensors import Tensors
+    from attnviz.model.sources.tensors import Tensors
 
 
 class Claim(NamedTuple):

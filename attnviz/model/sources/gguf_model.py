@@ -1,6 +1,6 @@
 """A Llama-family model in a GGUF file, handed over in Hugging Face's terms: the sizes as a
 config.json would give them (``GgufSettings.config``), and the tensors by their Hugging Face
-names and shapes (``GgufTensors``, read like ``attnviz.model.tensors.Tensors``), dequantized one
+names and shapes (``GgufTensors``, read like ``sources.tensors.Tensors``), dequantized one
 at a time when asked for. The output layer is never read: attention does not need it.
 
 llama.cpp's converter permutes the rows of W_Q and W_K of a llama model inside each head, so that
@@ -24,11 +24,11 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.errors import FileProblem, option, shown_value
-from attnviz.model.gguf_file import SUPPORTED_TYPES, GgufFile, dequantize, read_gguf
-from attnviz.model.gguf_settings import GgufSettings, read_settings
+from attnviz.model.sources.gguf_file import SUPPORTED_TYPES, GgufFile, dequantize, read_gguf
+from attnviz.model.sources.gguf_settings import GgufSettings, read_settings
 
 if TYPE_CHECKING:
-    from attnviz.model.llama import LlamaConfig, LlamaLayer, LlamaWeights
+    from attnviz.model.families.llama import LlamaConfig, LlamaLayer, LlamaWeights
 
 PAIRINGS = ("half", "adjacent")
 
@@ -147,7 +147,7 @@ class GgufTensors:
         """FileProblem, before it is dequantized, when tensor ``gguf_name`` of ``count`` numbers
         (float32, then the dtype asked for) would not fit in the memory left."""
         from attnviz.files import human_size
-        from attnviz.model.tensors import memory_available
+        from attnviz.model.sources.tensors import memory_available
 
         needed = count * (4 + np.dtype(self.dtype).itemsize)
         available = memory_available()
@@ -212,7 +212,7 @@ class GgufModel:
     """Everything a forward pass needs from a GGUF file, and what the lesson says of it."""
 
     tensors: GgufTensors  # by Hugging Face name; W_Q, W_K for ``tensors.pairing``
-    tokenizer: Any  # an IsolatedTokenizer, as attnviz.model.tokenizer.encode takes it
+    tokenizer: Any  # an IsolatedTokenizer, as attnviz.model.sources.tokenizer.encode takes it
     settings: GgufSettings  # settings.config(): what a config.json would say
     attention_type: str  # how W_Q, W_K, W_V, W_O are stored, commonest first: "Q4_1"
     attention_tensor: str  # a GGUF tensor of that type (W_V if it is), for the worked example
@@ -220,14 +220,14 @@ class GgufModel:
     @property
     def quantization(self) -> str:
         """ "4-bit Q4_1, blocks of 32 numbers sharing a scale and a minimum"."""
-        from attnviz.model.gguf_quant import describe_type
+        from attnviz.model.sources.gguf_quant import describe_type
 
         return describe_type(self.attention_type)
 
 
 def load_gguf(path: Path, dtype: type = np.float32, pairing: str = "half") -> GgufModel:
     """A GGUF model file, checked: its tensors (none dequantized yet), tokenizer and sizes."""
-    from attnviz.model.tokenizer_gguf import isolated_gguf_tokenizer
+    from attnviz.model.sources.tokenizer_gguf import isolated_gguf_tokenizer
 
     tensors = open_gguf_model(path, dtype, pairing)
     projections = [
@@ -271,7 +271,7 @@ class GgufLayers(Sequence["LlamaLayer"]):
     def __getitem__(self, index: slice) -> Sequence[LlamaLayer]: ...
 
     def __getitem__(self, index: int | slice) -> LlamaLayer | Sequence[LlamaLayer]:
-        from attnviz.model.llama import load_layer
+        from attnviz.model.families.llama import load_layer
 
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
@@ -315,7 +315,7 @@ def gguf_weights(
     """What the Llama forward pass runs from a GGUF file: the token embeddings of ``ids`` only
     (rows dequantized one by one), the layers as they are reached, the final norm, RoPE with
     the pairing the tensors were arranged for. The output layer is never read."""
-    from attnviz.model.llama import LlamaWeights
+    from attnviz.model.families.llama import LlamaWeights
     from attnviz.positions import Rope
 
     tensors = model.tensors

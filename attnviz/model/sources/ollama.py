@@ -19,7 +19,7 @@ from pathlib import Path
 from attnviz.errors import FileProblem, option
 from attnviz.files import open_regular
 from attnviz.files.writing import kind_of_path
-from attnviz.model.paths import home_folder, shortened
+from attnviz.model.sources.paths import home_folder, shortened
 
 PREFIX = "ollama:"
 REGISTRY = "registry.ollama.ai"

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from attnviz.model.gguf_file import GgufFile, dequantize
+from attnviz.model.sources.gguf_file import GgufFile, dequantize
 
 #: Each type in words, for the lesson's sentence about the weights.
 DESCRIPTIONS = {

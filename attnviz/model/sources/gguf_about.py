@@ -7,14 +7,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from attnviz.model.gguf_model import GgufModel
+from attnviz.model.sources.gguf_model import GgufModel
 
 
 def quantization_about(gguf: GgufModel, path: Path, dtype: type) -> str:
     """What the lesson says of a GGUF file's weights: how they are stored, one weight rebuilt
     from its block by hand, that the attention shown is the quantized model's, and how W_Q and
     W_K were stored for RoPE."""
-    from attnviz.model.gguf_quant import rebuilt_from, worked_dequantization
+    from attnviz.model.sources.gguf_quant import rebuilt_from, worked_dequantization
 
     settings = gguf.settings
     types = {

@@ -9,7 +9,7 @@ of a character the vocabulary lacks) are shown as bytes: "<c3>". The tokens a po
 adds (a Llama tokenizer's <s> first, BERT's [CLS] and [SEP]) are special tokens.
 
 A model folder's tokenizer is built and run in a child process (``isolated_tokenizer``,
-attnviz.model.sandbox), bounded in time and memory and stopped by Ctrl-C at once: a
+attnviz.model.sources.sandbox), bounded in time and memory and stopped by Ctrl-C at once: a
 tokenizer.json is a program the ``tokenizers`` package runs where Python cannot interrupt it.
 """
 
@@ -26,9 +26,9 @@ from typing import Any
 
 from attnviz.errors import AttnvizError, FileProblem, option, shown_value
 from attnviz.files import present
-from attnviz.model.checkpoint import read_model_file, read_settings
-from attnviz.model.sandbox import IsolatedTokenizer, is_panic, one_line, run_isolated
-from attnviz.model.tensors import INSTALL_EXTRA
+from attnviz.model.sources.checkpoint import read_model_file, read_settings
+from attnviz.model.sources.sandbox import IsolatedTokenizer, is_panic, one_line, run_isolated
+from attnviz.model.sources.tensors import INSTALL_EXTRA
 
 #: How a piece that is only spaces is shown, so that it has a visible label.
 SPACE = "␣"
@@ -207,7 +207,7 @@ def _vocabulary(path: Path) -> dict[str, int]:
 def encode(tokenizer: Any, sentence: str, max_positions: int) -> Encoding:
     """``sentence`` as ids and shown tokens; AttnvizError when it needs more positions than the
     model has (it is refused, not truncated), or when the tokenizer leaves nothing of it.
-    An IsolatedTokenizer splits it in a child process (attnviz.model.sandbox); a
+    An IsolatedTokenizer splits it in a child process (attnviz.model.sources.sandbox); a
     ``tokenizers.Tokenizer`` here, its failures made one sentence all the same."""
     _check_text(sentence)
     if isinstance(tokenizer, IsolatedTokenizer):

@@ -1,5 +1,5 @@
 """Llama-family decoders: config.json's model_type "llama" (Llama 2 and 3, TinyLlama, SmolLM2, …)
-and, in attnviz.model.qwen2, "qwen2", which adds biases to Q, K and V.
+and, in attnviz.model.families.qwen2, "qwen2", which adds biases to Q, K and V.
 
     h₀ = E_token[ids]                                     # no position vectors: RoPE below
     for each layer:
@@ -38,17 +38,16 @@ from attnviz.model.base import (
     integer,
     number,
 )
-from attnviz.model.memory import keep_freed_memory
-from attnviz.model.rotary import rms_norm_columns, rotary_attention, swiglu_columns
-from attnviz.model.tensors import Tensors
+from attnviz.model.families.rotary import rms_norm_columns, rotary_attention, swiglu_columns
+from attnviz.model.sources.tensors import Tensors
 from attnviz.positions import Rope
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
 
 
 class LayerTensors(Protocol):
-    """What a layer is read from: a checkpoint's tensors by name (attnviz.model.tensors.Tensors)
-    or a GGUF file's (attnviz.model.gguf_model.GgufTensors), in one dtype."""
+    """What a layer is read from: a checkpoint's tensors by name (sources.tensors.Tensors)
+    or a GGUF file's (attnviz.model.sources.gguf_model.GgufTensors), in one dtype."""
 
     dtype: type
 
@@ -283,7 +282,6 @@ class Llama(Architecture):
         before layer start, then the final RMSNorm; always causal, ``mask`` (the padding mask,
         when given) combined with it. ``attention_output`` [n, d_model], when given, stands in
         for layer start's attention output, whose trace is then left out."""
-        keep_freed_memory()
         n = len(tokens)
         allowed = causal_mask(n) if mask is None else causal_mask(n) & mask
         eps = weights.eps
@@ -329,7 +327,7 @@ class Llama(Architecture):
 
 def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaLayer:
     """Layer ``index`` (from 0) of a checkpoint's tensors, each Linear's weight as stored,
-    [out, in] (``tensors``: read like attnviz.model.tensors.Tensors; a GGUF file's dequantize
+    [out, in] (``tensors``: read like sources.tensors.Tensors; a GGUF file's dequantize
     here, one layer at a time)."""
     d, h, g, d_ff = config.d_model, config.n_heads, config.n_kv_heads, config.d_ff
     d_k = config.d_k

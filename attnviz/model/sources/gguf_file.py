@@ -30,7 +30,7 @@ import numpy as np
 
 from attnviz.errors import AttnvizError, FileProblem
 from attnviz.files import human_size, open_regular
-from attnviz.model.gguf_keys import Metadata, setting
+from attnviz.model.sources.gguf_keys import Metadata, setting
 
 #: How to get the gguf package, an optional dependency of --model FILE.gguf.
 INSTALL_GGUF = "pip install '.[model]' in attnviz's checkout (or pip install gguf)"

