@@ -1,8 +1,9 @@
-"""Paste the real output of ``attnviz explain "I am good" --focus I`` into README.md, and the top
-of the first scores table of the 11-word sentence at 80 columns.
+"""Paste real output into README.md and docs/*.md: the first steps of ``attnviz explain "I am
+good" --focus I`` and its focus view, the top of the first scores table of the 11-word sentence
+at 80 columns, and what ``attnviz train coref`` shows.
 
-Run after a change of output: ``python docs/update_readme_output.py``. The README shows the first
-five steps and the focus section; tests/e2e/test_readme.py checks they match the real output.
+Run after a change of output: ``python docs/update_readme_output.py``. Each block is found by its
+first line in whichever page holds it; tests/e2e/test_readme.py checks they match the real output.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
@@ -76,17 +78,19 @@ def training_frame() -> list[str]:
     return lines[: legend + 1]  # the first sentence's words, bars and weights
 
 
-def update_training(text: str) -> str:
-    """The README's `attnviz train` blocks: a live frame, the piped output, --explain-step's
-    last lines."""
-    text = replace_block(text, "step ", training_frame())
-    text = replace_block(text, "Task coref:", command_output(["train", "coref"], 100))
+def training_blocks() -> dict[str, list[str]]:
+    """The `attnviz train` blocks: a live frame, the piped output, --explain-step's last lines."""
     step = command_output(["train", "coref", "--explain-step"], 80)
     start = next(i for i, line in enumerate(step) if line.startswith("The loss went from"))
-    return replace_block(text, "The loss went from", step[start:])
+    return {
+        "step ": training_frame(),
+        "Task coref:": command_output(["train", "coref"], 100),
+        "The loss went from": step[start:],
+    }
 
 
-def main() -> None:
+def lesson_blocks() -> dict[str, list[str]]:
+    """The lesson's first five steps, its focus view, and the 80-column scores table."""
     lines = real_output()
     end_of_step_5 = next(
         i
@@ -95,13 +99,26 @@ def main() -> None:
         and i > next(j for j, x in enumerate(lines) if x.startswith("weights₁"))
     )
     focus = next(i for i, line in enumerate(lines) if "Focus: where does" in line)
-    text = README.read_text(encoding="utf-8")
-    text = replace_block(text, "attnviz · multi-head", lines[: end_of_step_5 + 1])
-    text = replace_block(text, "─", lines[focus:])
-    text = replace_block(text, "$ COLUMNS=80", narrow_scores())
-    text = update_training(text)
-    README.write_text(text, encoding="utf-8")
-    print("updated README.md")
+    return {
+        "attnviz · multi-head": lines[: end_of_step_5 + 1],
+        "─": lines[focus:],
+        "$ COLUMNS=80": narrow_scores(),
+    }
+
+
+def main() -> None:
+    blocks = {**lesson_blocks(), **training_blocks()}
+    texts = {page: page.read_text(encoding="utf-8") for page in PAGES}
+    for starts_with, lines in blocks.items():
+        holding = [page for page, text in texts.items() if "```text\n" + starts_with in text]
+        if not holding:
+            raise SystemExit(f"no page holds a text block starting {starts_with!r}")
+        for page in holding:
+            texts[page] = replace_block(texts[page], starts_with, lines)
+    for page, text in texts.items():
+        if text != page.read_text(encoding="utf-8"):
+            page.write_text(text, encoding="utf-8")
+            print(f"updated {page.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

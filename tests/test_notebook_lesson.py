@@ -58,9 +58,9 @@ def test_the_lesson_notebook_runs_and_shows_its_displays(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
-def test_the_readmes_notebook_example_runs_in_a_kernel(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### In a notebook (Jupyter, Colab)")[1]
+def test_the_docs_notebook_example_runs_in_a_kernel(tmp_path: Path) -> None:
+    python = (ROOT / "docs" / "python.md").read_text(encoding="utf-8")
+    section = python.split("## In a notebook (Jupyter, Colab)")[1]
     cell = section.split("```python\n")[1].split("```")[0]
     assert "%matplotlib inline" in cell
     lines = cell.strip().splitlines()

@@ -1,6 +1,6 @@
-"""What each command of the README must print and write: the table the end-to-end README test
-reads (tests/e2e/test_readme.py), keyed by the command as the README writes it (normalised by
-shlex), with the README's own pasted output where it has some."""
+"""What each command of the README and of docs/*.md must print and write: the table the
+end-to-end documentation test reads (tests/e2e/test_readme.py), keyed by the command as a page
+writes it (normalised by shlex), with the pages' own pasted output where they have some."""
 
 from __future__ import annotations
 
@@ -12,19 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from docs_pages import text_block
 
-ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 IT = "The animal didn't cross the street because it was too tired"
-IT_ARG = shlex.quote(IT)  # as a README command, normalised, writes it
+IT_ARG = shlex.quote(IT)  # as a command, normalised, writes it
 DOG_ARG = shlex.quote("A dog ate the food because it was hungry")
 SAMPLES = "sample_embeddings"
-
-
-def readme_text_block(section: str, index: int = 0) -> list[str]:
-    """The lines of the ``index``-th text block under the README heading ``section``."""
-    body = README.split(section)[1].split("\n### ")[0].split("\n## ")[0]
-    return body.split("```text\n")[index + 1].split("```")[0].rstrip("\n").splitlines()
 
 
 # -- what each command must print and write --------------------------------------------------
@@ -32,9 +25,9 @@ def readme_text_block(section: str, index: int = 0) -> list[str]:
 
 @dataclass(frozen=True)
 class Expected:
-    """What a README command must print: ``says`` (parts of stdout, each within one line),
+    """What a documented command must print: ``says`` (parts of stdout, each within one line),
     ``notes`` (stderr lines before its ``wrote`` lines) and ``writes`` (the files it reports, in
-    order; each is checked for its format and size); ``then`` checks what the README says of a
+    order; each is checked for its format and size); ``then`` checks what its page says of a
     file's contents."""
 
     says: tuple[str, ...] = ()
@@ -48,7 +41,7 @@ def slides(*names: str, folder: str = "slides") -> tuple[str, ...]:
 
 
 def _has_step_6b(page: Path) -> None:
-    """The page holds steps 5, 6 and 6b only, 6b with its blocks, as the README says."""
+    """The page holds steps 5, 6 and 6b only, 6b with its blocks, as docs/modern.md says."""
     html = page.read_text(encoding="utf-8")
     assert "Step 6b · FlashAttention's softmax" in html and "Block 1 of 4" in html
     assert "Step 4 ·" not in html
@@ -99,11 +92,12 @@ DEMO = tuple(
         start=1,
     )
 )
-SCALING = readme_text_block("### `attnviz scaling`")
-SCALING_GRADIENTS = readme_text_block("### `attnviz scaling`", 1)
+SCALING = text_block("docs/scaling.md", "# `attnviz scaling`")
+SCALING_GRADIENTS = text_block("docs/scaling.md", "# `attnviz scaling`", 1)
 WIDE_ARG = shlex.quote("The animal didn't cross the street because it was too wide")
 TRAIN_START = ('Task coref: which noun "it" is, decided by the adjective after it.',)
-TRAINED = readme_text_block("### `attnviz train TASK`", 1)
+TRAIN = ("docs/train.md", "# `attnviz train TASK`")
+TRAINED = text_block(*TRAIN, 1)
 #: The parts of the pasted summary that are the same on every machine (not the seconds).
 TRAINED_SAYS = tuple(
     line for line in TRAINED if line and line != "…" and "s of training" not in line
@@ -112,15 +106,16 @@ TRAINED_SAYS = tuple(
     for line in TRAINED
     if "s of training" in line
 )
-EXPLAIN_STEP = readme_text_block("### `attnviz train TASK`", 2)
-HEADS = readme_text_block("### `attnviz heads SENTENCE`")[1:]  # its title line is the README's own
-ABLATE = tuple(readme_text_block("### `attnviz heads SENTENCE`", 1))
-COMPARE = "### `attnviz compare A B`"
-HONEST = "## Reading attention honestly"
-HONEST_FOCUS = tuple(readme_text_block(HONEST))  # the focus view of layer 6, head 12
-HONEST_WORKED = tuple(readme_text_block(HONEST, 1))  # one contribution worked out
-COMPARE_COREF = tuple(line for line in readme_text_block(COMPARE) if line)
-COMPARE_MINILM = tuple(line for line in readme_text_block(COMPARE, 1) if line)
+EXPLAIN_STEP = text_block(*TRAIN, 2)
+HEADS_PAGE = ("docs/heads.md", "# `attnviz heads SENTENCE`")
+HEADS = text_block(*HEADS_PAGE)[1:]  # its title line is the page's own
+ABLATE = tuple(text_block(*HEADS_PAGE, 1))
+COMPARE = ("docs/compare.md", "# `attnviz compare A B`")
+HONEST = ("docs/reading.md", "# Reading attention honestly")
+HONEST_FOCUS = tuple(text_block(*HONEST))  # the focus view of layer 6, head 12
+HONEST_WORKED = tuple(text_block(*HONEST, 1))  # one contribution worked out
+COMPARE_COREF = tuple(line for line in text_block(*COMPARE) if line)
+COMPARE_MINILM = tuple(line for line in text_block(*COMPARE, 1) if line)
 LESSON_SLIDES = (
     "01-title", "02-tokens", "03-head1-qkv", "04-head1-scores", "05-head1-scaled",
     "06-head1-weights", "07-head1-z", "08-head2-rows", "09-output",
@@ -469,7 +464,7 @@ EXPECTED: dict[str, Expected] = {
     ),  # fmt: skip
 }
 
-#: Files the README's examples read, and the example before them that writes each.
+#: Files the pages' examples read, and the example before them that writes each.
 WRITTEN_BEFORE = {
     "four-heads.npz": "attnviz explain 'I am good' --heads 4 --d-model 16 --export four-heads.npz",
     "m.npz": "attnviz explain 'I am good' -m minilm --export m.npz",

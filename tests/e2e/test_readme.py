@@ -1,9 +1,10 @@
-"""The README is part of the product: every command in it runs as printed, with the installed
-``attnviz`` command in a fresh process, and says what the README says it does; CI runs its test
-command; its pasted output and error lines are real.
+"""The README and docs/*.md are part of the product: every command in them runs as printed, with
+the installed ``attnviz`` command in a fresh process, and says what its page says it does; CI
+runs the README's test command; their pasted output and error lines are real.
 
-The commands are read from README.md; what each must print and write is in readme_expected.py,
-so a command added to the README fails here until it says what its output must hold.
+The commands are read from the pages (tests/docs_pages.py); what each must print and write is in
+readme_expected.py, so a command added to a page fails here until it says what its output must
+hold.
 """
 
 from __future__ import annotations
@@ -21,26 +22,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from docs_pages import PAGES, ROOT, documented_commands, section, text_block
 
-from attnviz.cli import COMMANDS
 from attnviz.errors import ExitStatus
-from e2e.readme_expected import EXPECTED, README, ROOT, WRITTEN_BEFORE, readme_text_block
+from e2e.readme_expected import EXPECTED, WRITTEN_BEFORE
 
 from support import has_model_extra, installed_attnviz
 
-
-def bash_blocks() -> list[str]:
-    return re.findall(r"```bash\n(.*?)```", README, flags=re.DOTALL)
-
-
-def readme_attnviz_commands() -> list[str]:
-    """Each ``attnviz …`` line of the README's bash blocks, without its comment."""
-    lines = [line.strip() for block in bash_blocks() for line in block.splitlines()]
-    return [
-        shlex.join(shlex.split(line, comments=True))
-        for line in lines
-        if line.startswith("attnviz ")
-    ]
+README = PAGES["README.md"]
 
 
 def run(
@@ -132,12 +121,12 @@ def written_before(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], 
     return made_by_its_example
 
 
-def test_every_readme_command_has_an_expectation() -> None:
-    assert set(readme_attnviz_commands()) == set(EXPECTED)
+def test_every_documented_command_has_an_expectation() -> None:
+    assert set(documented_commands()) == set(EXPECTED)
 
 
-@pytest.mark.parametrize("command", readme_attnviz_commands())
-def test_readme_command_says_and_writes_what_it_should(
+@pytest.mark.parametrize("command", documented_commands())
+def test_documented_command_says_and_writes_what_it_should(
     command: str, tmp_path: Path, written_before: Callable[[str], Path]
 ) -> None:
     if needs_model(command) and not has_model_extra():
@@ -176,8 +165,8 @@ def test_quickstart_has_exactly_two_commands_and_ci_runs_the_second() -> None:
     assert commands[1] in ci_script.splitlines()
 
 
-def test_no_two_readme_commands_write_the_same_file() -> None:
-    """Run one after another in one folder, the README's commands keep each other's outputs."""
+def test_no_two_documented_commands_write_the_same_file() -> None:
+    """Run one after another in one folder, the pages' commands keep each other's outputs."""
     written: dict[str, str] = {}
     for command, expected in EXPECTED.items():
         for name in expected.writes:
@@ -185,17 +174,13 @@ def test_no_two_readme_commands_write_the_same_file() -> None:
             written[name] = command
 
 
-def test_every_command_is_documented() -> None:
-    for command in COMMANDS:
-        assert f"### `attnviz {command}" in README, command
-
-
 def test_python_api_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the examples save files where they run
     # The fourth block is a notebook cell (%matplotlib): tests/test_notebook_lesson.py runs it.
-    first, toy, model, library, _ = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
+    python = PAGES["docs/python.md"]
+    first, toy, model, library, _ = re.findall(r"```python\n(.*?)```", python, flags=re.DOTALL)
     namespace: dict[str, Any] = {}
-    exec(first, namespace)  # noqa: S102 - the README's own example
+    exec(first, namespace)  # noqa: S102 - the page's own example
     assert namespace["trace"].weights.shape == (2, 11, 11)
     assert namespace["text"].startswith("attnviz · multi-head self-attention")
     assert namespace["pair"].trace.is_cross
@@ -217,7 +202,7 @@ def test_python_api_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def error_examples() -> list[tuple[str, str]]:
-    lines = readme_text_block("### Errors")
+    lines = text_block("docs/safety.md", "## Errors")
     return list(zip(lines[::2], lines[1::2], strict=True))
 
 
@@ -240,15 +225,22 @@ def test_error_examples_are_real(prompt: str, expected: str) -> None:
 
 
 def test_the_model_layer_error_example_is_real(written_before: Callable[[str], Path]) -> None:
-    prompt, expected = readme_text_block("### Exported traces and `--weights`")
+    prompt, expected = text_block("docs/inputs.md", "## Exported traces and `--weights`")
     folder = written_before("m.npz").parent
     result = run(*shlex.split(prompt.removeprefix("$ "))[1:], cwd=folder)
     assert result.returncode == ExitStatus.BAD_INPUT and result.stderr.strip() == expected
 
 
 def test_pasted_output_is_real_output() -> None:
-    pasted = README.split("## What you see")[1].split("\n## ")[0]
-    blocks = re.findall(r"```text\n(.*?)```", pasted, flags=re.DOTALL)
+    """The README's first steps and docs/explain.md's focus view: one lesson's real output."""
+    blocks = [
+        block
+        for page, heading in (
+            ("README.md", "## What you see"),
+            ("docs/explain.md", "## The focus view"),
+        )
+        for block in re.findall(r"```text\n(.*?)```", section(page, heading), flags=re.DOTALL)
+    ]
     assert len(blocks) == 2
     result = run("explain", "I am good", "--focus", "I")
     real = "\n".join(line.rstrip() for line in result.stdout.splitlines())
@@ -257,7 +249,7 @@ def test_pasted_output_is_real_output() -> None:
 
 
 def test_the_80_column_table_is_real_output() -> None:
-    explain = README.split("### `attnviz explain SENTENCE`")[1].split("\n### ")[0]
+    explain = section("docs/explain.md", "# `attnviz explain SENTENCE`")
     block = explain.split("```text\n$ COLUMNS=80 ")[1].split("```")[0]
     command, *pasted, more = block.rstrip("\n").splitlines()
     assert more == "…" and pasted[0].startswith("scores₁ = Q₁·K₁ᵀ  [11 × 11]")
@@ -271,7 +263,7 @@ def test_the_80_column_table_is_real_output() -> None:
 
 
 def test_hostile_input_example_is_real_output() -> None:
-    lines = [line.strip() for line in readme_text_block("### Any input, safely")]
+    lines = [line.strip() for line in text_block("docs/safety.md", "## Any input, safely")]
     assert (
         lines[0] == "$ attnviz explain $'[red]it[/] was \\x1b[2J 東京 👍🏽' --heads 1 --d-model 4"
     )
@@ -282,9 +274,11 @@ def test_hostile_input_example_is_real_output() -> None:
 
 
 def test_the_four_things_quote_the_numbers_the_commands_print() -> None:
-    """The README's "Four things introductions say" quotes numbers that change when a model is
-    retrained or a count's rules change: each is checked against the command it names."""
-    four = README.split("### Four things introductions say")[1].split("\n## ")[0]
+    """docs/reading.md's "Four things introductions say" quotes numbers that change when a model
+    is retrained or a count's rules change: each is checked against the command it names."""
+    four = section(
+        "docs/reading.md", "## Four things introductions say, checked against the numbers"
+    )
     prose = " ".join(four.split())
     step = run("train", "coref", "--explain-step")
     rows = [line.split() for line in step.stdout.splitlines()]
