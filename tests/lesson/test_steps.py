@@ -170,21 +170,22 @@ def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert f"Step {before['z']} ·" not in only
 
 
-def test_the_help_texts_are_the_table_s(tmp_path: Path) -> None:
-    """--steps' help on every command is written from the table, numbers and all."""
+def test_the_help_texts_are_the_table_s() -> None:
+    """--steps' help on every command is the one written from the table, numbers and all."""
     from typer.testing import CliRunner
 
     from attnviz.cli import app
 
-    def said(command: str) -> str:
-        return " ".join(CliRunner().invoke(app, [command, "--help"]).stdout.split())
-
     def words(text: str) -> str:
-        return " ".join(text.split())
+        return " ".join(text.replace("─", " ").replace("│", " ").split())
+
+    def said(command: str) -> str:
+        return words(CliRunner().invoke(app, [command, "--help"]).stdout)
 
     for command in ("explain", "cross"):
-        assert words(steps_help()) in said(command).replace("─", " ").replace("│", " ")
-    assert "the focus view is the page's picture" in said("page")
+        assert words(steps_help()) in said(command)
+    assert words(steps_help(page=True)) in said("page")
+    assert f"{step_number('focus')} the focus view" in steps_help()
 
 
 def test_the_table_numbers_the_steps_and_puts_the_focus_view_last() -> None:
