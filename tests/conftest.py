@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import sys
@@ -10,17 +11,21 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# Property-based tests: 25 examples each in the plain developer run, 2,000 in CI (scripts/check
+# Property-based tests: 25 examples each in the plain developer run, 300 in CI (scripts/check
 # sets HYPOTHESIS_PROFILE=ci), where the examples are derandomized so that every CI run checks
-# the same ones. A test that needs its own count says support.examples(n): n in CI, at most 25
-# here. No deadline: a slow shared machine must not turn into a failure.
+# the same ones: more examples there buy no new ones from run to run, only time (2,000 each
+# took half of CI's time). Hypothesis tries the small and boundary values of each strategy
+# first, and 300 is three times its own default. A test that needs its own count says
+# support.examples(n): n in CI, at most 25 here. No deadline: a slow shared machine must not
+# turn into a failure.
 settings.register_profile("default", max_examples=25, deadline=None)
 settings.register_profile(
-    "ci", max_examples=2000, deadline=None, derandomize=True, database=None, print_blob=True
+    "ci", max_examples=300, deadline=None, derandomize=True, database=None, print_blob=True
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-E2E = Path(__file__).resolve().parent / "e2e"
+TESTS = Path(__file__).resolve().parent
+E2E = TESTS / "e2e"
 
 # A run started in the background by a shell without job control (`scripts/check &` in a script,
 # as some CI runners start jobs) inherits SIGINT ignored, and so would every attnviz process the
@@ -32,6 +37,9 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 # ATTNVIZ_WITHOUT_EXTRA=1 runs the suite as if attnviz[model] were not installed: the imports of
 # safetensors, tokenizers and gguf fail, the model tests skip, and everything else must pass.
+# scripts/check runs it on the tests marked extra (below): attnviz imports the extra only inside
+# functions (test_architecture.py), so only a test that reaches model loading can tell the two
+# installs apart.
 if os.environ.get("ATTNVIZ_WITHOUT_EXTRA") == "1":
     sys.modules["safetensors"] = None  # type: ignore[assignment]
     sys.modules["tokenizers"] = None  # type: ignore[assignment]
@@ -47,9 +55,48 @@ def plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TERM", "dumb")
 
 
+#: What a test says when what it checks depends on whether attnviz[model] is installed: a
+#: branch on it, or the refusal that names it. (A test only skipped without the extra, by
+#: needs_model, checks nothing there.)
+EXTRA_WORDS = ("has_model_extra", "ATTNVIZ_WITHOUT_EXTRA", "attnviz[model]")
+#: Tests marked extra whatever they say: the model package's own (checkpoints found or refused,
+#: toy models that need no extra), and every command and public function in random mode, which
+#: must work without the extra.
+EXTRA_ALSO = (
+    TESTS / "model",
+    TESTS / "test_api.py",
+    TESTS / "test_properties.py",
+    TESTS / "test_terminal.py",
+)
+
+
+def depends_on_the_extra(item: pytest.Item, said: dict[object, bool]) -> bool:
+    """Whether ``item`` is marked extra: its file is in EXTRA_ALSO or its function's source says
+    one of EXTRA_WORDS (``said`` keeps the answer for each file and function read)."""
+    if any(item.path == also or also in item.path.parents for also in EXTRA_ALSO):
+        return True
+    if item.path not in said:  # most files say none of the words: their functions go unread
+        text = item.path.read_text(encoding="utf-8")
+        said[item.path] = any(word in text for word in EXTRA_WORDS)
+    function = getattr(item, "function", None)
+    if not said[item.path] or function is None:
+        return False
+    if function not in said:
+        try:
+            source = inspect.getsource(function)
+        except (OSError, TypeError):
+            source = ""
+        said[function] = any(word in source for word in EXTRA_WORDS)
+    return said[function]
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test under tests/e2e runs the installed command in fresh processes: marked e2e."""
+    """Every test under tests/e2e runs the installed command in fresh processes: marked e2e.
+    A test whose checks depend on the extra attnviz[model] (depends_on_the_extra): extra."""
+    said: dict[object, bool] = {}
     for item in items:
         if E2E in item.path.parents:
             item.add_marker(pytest.mark.e2e)
+        if depends_on_the_extra(item, said):
+            item.add_marker(pytest.mark.extra)

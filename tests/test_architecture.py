@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "attnviz"
@@ -64,6 +65,16 @@ def module_files() -> dict[str, Path]:
     return modules
 
 
+@functools.cache
+def parsed_modules() -> dict[str, tuple[Path, str, ast.Module]]:
+    """Every module's path, text and syntax tree, read and parsed once for all the tests here."""
+    found = {}
+    for module, path in module_files().items():
+        text = path.read_text(encoding="utf-8")
+        found[module] = (path, text, ast.parse(text))
+    return found
+
+
 def _imported_names(tree: ast.Module, module: str, is_package: bool) -> list[str]:
     """The dotted names (within attnviz) that a module's imports name, wherever they are."""
     names: list[str] = []
@@ -87,12 +98,12 @@ def _imported_names(tree: ast.Module, module: str, is_package: bool) -> list[str
     return names
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     """Module -> the modules of attnviz it imports ("" is the package's __init__)."""
-    modules = module_files()
+    modules = parsed_modules()
     graph: dict[str, set[str]] = {}
-    for module, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+    for module, (path, _, tree) in modules.items():
         targets = set()
         for name in _imported_names(tree, module, path.name == "__init__.py"):
             if name != "attnviz" and not name.startswith("attnviz."):
@@ -186,11 +197,10 @@ def test_the_check_finds_a_circle_and_reads_imports_inside_functions() -> None:
 def _sizes() -> list[tuple[str, int, list[tuple[str, int]]]]:
     """(module, its lines, its functions over MAX_FUNCTION_LINES with their lines)."""
     found = []
-    for module, path in module_files().items():
-        text = path.read_text(encoding="utf-8")
+    for module, (_, text, tree) in parsed_modules().items():
         long = [
             (node.name, node.end_lineno - node.lineno + 1)
-            for node in ast.walk(ast.parse(text))
+            for node in ast.walk(tree)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.end_lineno is not None
             and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
@@ -210,3 +220,31 @@ def test_no_module_over_500_lines_and_no_function_over_80() -> None:
             if f"{module}.{name}" not in LONG_FUNCTIONS
         ]
     assert not too_big, "\n".join(too_big)
+
+
+#: The packages of the optional model extra.
+EXTRA = ("safetensors", "tokenizers", "gguf")
+
+
+def test_the_optional_extra_is_imported_only_inside_functions() -> None:
+    """Importing any module of attnviz never needs the model extra: only a call that loads a model
+    does. That is why scripts/check runs as without the extra only the tests marked extra."""
+    at_import = []
+    for module, (_, _, tree) in parsed_modules().items():
+        functions = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        ]
+        inside = {id(child) for function in functions for child in ast.walk(function)}
+        for node in ast.walk(tree):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
+            if id(node) not in inside and any(n.split(".")[0] in EXTRA for n in names):
+                at_import.append(f"{named(module)}:{node.lineno}")
+    assert not at_import, "the extra imported at import time: " + ", ".join(at_import)

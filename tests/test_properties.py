@@ -12,7 +12,7 @@ Three properties, checked on examples Hypothesis makes up (and shrinks when one 
     refused with a message naming it, and nothing else; so is what is not a regular file (a
     FIFO, a device, a folder, a broken link), at once.
 
-HYPOTHESIS_PROFILE=ci (set by scripts/check) runs 2,000 examples of each; the default is 100.
+HYPOTHESIS_PROFILE=ci (set by scripts/check) runs the ci profile's count of each (conftest.py).
 """
 
 from __future__ import annotations

@@ -151,9 +151,9 @@ def _arrays(value: object) -> list[np.ndarray]:
     ("model", "dtype", "n_words"),
     [
         ("minilm", "float32", 10),
-        ("minilm", "float32", 100),
+        pytest.param("minilm", "float32", 100, marks=pytest.mark.slow),
         ("minilm", "float32", 300),
-        ("minilm", "float64", 200),
+        pytest.param("minilm", "float64", 200, marks=pytest.mark.slow),
         pytest.param("smollm2", "float32", 10, marks=pytest.mark.slow),
         pytest.param("smollm2", "float32", 200, marks=pytest.mark.slow),
     ],

@@ -41,8 +41,8 @@ def assert_same_row(trace: AttentionTrace, head: int, query: int, online: Online
     np.testing.assert_allclose(online.weights(), trace.weights[head, query], rtol=0, atol=1e-12)
 
 
-@pytest.mark.slow  # about 0.4 s for 100 examples
-@settings(deadline=None, max_examples=examples(2000))
+@pytest.mark.slow  # about 0.4 s for 100 examples; 500 in CI, where 2,000 took a minute
+@settings(deadline=None, max_examples=examples(500))
 @given(
     words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=14),
     n_heads=st.integers(1, 3),

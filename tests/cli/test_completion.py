@@ -3,11 +3,14 @@ exit 5, no traceback, and nothing made or changed; with a home that can, Typer's
 
 The shell is named (bash), not detected, so that the tests do not depend on what runs them. As
 root every file may be written, so the cases that hold for root are ones of kind (a folder
-where a file goes, a home that is a file or missing, a link to nowhere); a read-only ~/.bashrc
-is tried too where permissions stop this user."""
+where a file goes, a home that is a file or missing, a link to nowhere), and a ~/.bashrc the
+system refuses to write (its open faked to fail as it fails for a user without write
+permission); a really read-only ~/.bashrc is tried too where permissions stop this user."""
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -54,7 +57,7 @@ HOMES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "HOME missing": (home_missing, "does not exist"),
     "a ~/.bashrc linking to nowhere": (bashrc_link_to_nowhere, "No such file or directory"),
 }
-if os.geteuid() != 0:  # root writes a read-only file
+if os.geteuid() != 0:  # root writes a read-only file: see the test after this one
     HOMES["a read-only ~/.bashrc"] = (bashrc_read_only, ".bashrc: Permission denied")
 
 
@@ -78,6 +81,35 @@ def test_a_home_that_cannot_take_completion_is_one_line_and_exit_5(
     assert "attnviz --show-completion" in lines[0] and not captured.out
     assert listing(tmp_path) == before  # nothing made, nothing changed
     assert home.exists() == (case != "HOME missing")
+
+
+def test_a_bashrc_the_system_will_not_write_is_one_line_and_exit_5(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-only ~/.bashrc as anyone but root meets it, whoever runs the tests: opening it
+    for writing fails with EACCES, as chmod 444 makes it fail (root writes it regardless)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("# mine\n")
+    real_open = io.open
+
+    def refusing(file: object, mode: str = "r", *args: object, **kwargs: object) -> object:
+        if os.fspath(file) == str(home / ".bashrc") and "r" not in mode:  # type: ignore[call-overload]
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(file))  # type: ignore[call-overload]
+        return real_open(file, mode, *args, **kwargs)  # type: ignore[call-overload]
+
+    before = listing(tmp_path)
+    monkeypatch.setattr(io, "open", refusing)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
+    assert run(["--install-completion", "bash"]) == ExitStatus.CANNOT_WRITE
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("error: Cannot install completion: "), lines[0]
+    assert f"{home / '.bashrc'}: Permission denied" in lines[0] and not captured.out
+    assert listing(tmp_path) == before  # the script is written only after the .bashrc
+    assert (home / ".bashrc").read_text() == "# mine\n"
 
 
 def test_a_home_that_can_take_it_gets_typers_install(

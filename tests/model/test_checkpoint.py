@@ -357,7 +357,11 @@ def test_an_unreadable_model_file_is_named_with_its_cause(
     one_line_refusal(folder, ExitStatus.BAD_FILE, "Permission denied", tmp_path=tmp_path)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="chmod 000 does not stop root from reading")
+@pytest.mark.skipif(
+    os.geteuid() == 0,
+    reason="chmod 000 does not stop root; test_an_unreadable_model_file_is_named_with_its_cause "
+    "fakes the refusal instead",
+)
 @pytest.mark.parametrize("name", list(MODEL_FILES))
 def test_chmod_000_is_named_with_its_cause(name: str, tmp_path: Path) -> None:
     folder = MODEL_FILES[name](tmp_path / "model")

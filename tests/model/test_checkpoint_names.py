@@ -141,7 +141,11 @@ def test_an_unreadable_snapshots_folder_does_not_hide_a_readable_cache(
     assert find_model("gpt2") == snapshot
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="chmod 000 does not stop root from reading")
+@pytest.mark.skipif(
+    os.geteuid() == 0,
+    reason="chmod 000 does not stop root; "
+    "test_an_unreadable_snapshots_folder_is_named_with_its_cause fakes the refusal instead",
+)
 def test_a_snapshots_folder_of_mode_000(no_cache: Path) -> None:
     snapshots = no_cache / "models--gpt2" / "snapshots"
     (snapshots / "abc").mkdir(parents=True)

@@ -75,6 +75,7 @@ def python(script: str, *args: str, cwd: Path, **env: str) -> subprocess.Complet
     )
 
 
+@pytest.mark.slow  # 30 figures in a fresh process: a stress test, in scripts/check's run
 def test_figures_drawn_by_several_threads_at_once_are_all_whole(tmp_path: Path) -> None:
     result = python(THREADS_SCRIPT, str(tmp_path), cwd=tmp_path)
     assert result.returncode == 0, result.stderr  # 134 (SIGABRT) when the heap was corrupted
