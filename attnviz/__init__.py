@@ -26,10 +26,10 @@ if TYPE_CHECKING:
 
     from attnviz.ablating import ablate
     from attnviz.api import cross, explain, heads, heatmap, lesson, scaling
-    from attnviz.attention import (
+    from attnviz.attention import multi_head_attention
+    from attnviz.checked_steps import (
         attention_scores,
         concat_heads,
-        multi_head_attention,
         project,
         project_out,
         scale_scores,
@@ -62,14 +62,14 @@ _PUBLIC: dict[str, str] = {
     "lesson": "attnviz.api",
     "scaling": "attnviz.api",
     "ablate": "attnviz.ablating",
-    "attention_scores": "attnviz.attention",
-    "concat_heads": "attnviz.attention",
+    "attention_scores": "attnviz.checked_steps",
+    "concat_heads": "attnviz.checked_steps",
     "multi_head_attention": "attnviz.attention",
-    "project": "attnviz.attention",
-    "project_out": "attnviz.attention",
-    "scale_scores": "attnviz.attention",
-    "softmax": "attnviz.attention",
-    "weigh_values": "attnviz.attention",
+    "project": "attnviz.checked_steps",
+    "project_out": "attnviz.checked_steps",
+    "scale_scores": "attnviz.checked_steps",
+    "softmax": "attnviz.checked_steps",
+    "weigh_values": "attnviz.checked_steps",
     "compare": "attnviz.comparing",
     "AttentionConfig": "attnviz.config",
     "trace_attention": "attnviz.core",

@@ -1,9 +1,11 @@
 """What multi_head_attention checks before it computes (attnviz.attention): X, the source of
 cross-attention, a positional encoding, the provenance, the config and RoPE's settings, each
-refused in one sentence naming the fix, and the dtype the computation runs in."""
+refused in one sentence naming the fix, the dtype the computation runs in, and the memory of the
+trace (limits.check_trace), all before the first step runs: the steps themselves check nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -12,7 +14,7 @@ from attnviz import arguments as check
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, option, shown_value
-from attnviz.limits import BYTES_PER_NUMBER, check_result
+from attnviz.limits import BYTES_PER_NUMBER, check_result, check_trace
 from attnviz.positions import Positions, Rope
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Provenance
 from attnviz.trace import frozen_array, provenance_seed
@@ -188,36 +190,6 @@ def check_kinds(
             check_result(name, check.numbers(name, array).shape, BYTES_PER_NUMBER)
 
 
-def refuse_scores(scores: FloatArray) -> None:
-    """AttnvizError naming what in ``scores`` has no softmax, and in which row."""
-    if np.isnan(scores).any():
-        what, at = "NaN (not a number)", np.argwhere(np.isnan(scores))[0][:-1]
-    elif np.isposinf(scores).any():
-        what, at = "+∞ (exp(∞) / exp(∞) has no value)", np.argwhere(np.isposinf(scores))[0][:-1]
-    else:
-        what = "a row of −∞ only (every key masked out)"
-        at = np.argwhere(np.isneginf(scores).all(axis=-1))[0]
-    raise AttnvizError(
-        f"softmax: the scores hold {what}, first in row {at.tolist()}; give finite scores, "
-        "each row with at least one above −∞ (−∞ masks a pair out)."
-    )
-
-
-def product_shape(
-    step: str, a: tuple[str, FloatArray], b: tuple[str, FloatArray]
-) -> tuple[int, ...]:
-    """The shape of a · b (np.matmul's: leading axes broadcast), refused when they do not
-    broadcast or the result would be too large, before numpy allocates it."""
-    (a_name, a_array), (b_name, b_array) = a, b
-    if a_array.ndim == 1:
-        shape = (*b_array.shape[:-2], b_array.shape[-1])
-    else:
-        leading = check.broadcast(step, (a_name, a_array.shape[:-2]), (b_name, b_array.shape[:-2]))
-        shape = (*leading, a_array.shape[-2], b_array.shape[-1])
-    check_result(step, shape, np.result_type(a_array, b_array, np.float16).itemsize)
-    return shape
-
-
 def overflow(x: FloatArray, weights: AttentionWeights) -> None:
     """Finite inputs can still overflow float64 (about 1.8e308) in a dot product: said in one
     sentence, before the softmax would be given ∞."""
@@ -225,4 +197,91 @@ def overflow(x: FloatArray, weights: AttentionWeights) -> None:
     raise AttnvizError(
         f"The numbers overflow {x.dtype.name}: with values up to {largest:.3g} in X and the "
         "weights, Q·Kᵀ reaches infinity. Scale the embeddings or weights down."
+    )
+
+
+class AttentionOptions(NamedTuple):
+    """multi_head_attention's keyword arguments, as given (see its docstring)."""
+
+    provenance: Provenance | None = None
+    config: AttentionConfig | None = None
+    mask: np.ndarray | None = None
+    source_tokens: Sequence[str] | None = None
+    source_x: FloatArray | None = None
+    positional_encoding: FloatArray | None = None
+    source_positional_encoding: FloatArray | None = None
+    rope: Rope | None = None
+
+
+class Checked(NamedTuple):
+    """multi_head_attention's inputs, checked: what the steps read and the trace keeps."""
+
+    tokens: tuple[str, ...]  # [n]
+    x: FloatArray  # [n, d_model]: X, = E + PE with a positional encoding
+    weights: AttentionWeights
+    config: AttentionConfig
+    provenance: Provenance
+    mask: np.ndarray | None  # [n, n] bool
+    source_tokens: tuple[str, ...] | None  # [n_source] in cross-attention
+    source: Source
+    embeddings: FloatArray | None  # E, with a positional encoding
+    positional_encoding: FloatArray | None  # PE
+    rope: Rope | None
+
+
+def checked_inputs(
+    tokens: Sequence[str], x: FloatArray, weights: AttentionWeights, options: AttentionOptions
+) -> Checked:
+    """Every input of multi_head_attention checked, each refused in one sentence naming the fix,
+    and the trace's memory estimated (limits.check_trace) before any step runs."""
+    given = options
+    encodings = (given.positional_encoding, given.source_positional_encoding)
+    cross = (given.source_tokens, given.source_x)
+    check_kinds(given.provenance, given.config, given.rope, given.mask, cross, encodings)
+    positioned = given.positional_encoding is not None
+    provenance = checked_provenance(given.provenance, weights, positioned, given.rope)
+    if (given.source_positional_encoding is not None) != (
+        positioned and given.source_x is not None
+    ):
+        raise AttnvizError(
+            "Cross-attention with positions needs the encoding of both sentences; give "
+            "source_positional_encoding too (or neither)."
+        )
+    dtype = common_dtype(x, weights)
+    x = checked_x(x, len(check.token_list("tokens", tokens)), weights.d_model, dtype)
+    embeddings = encoding = None
+    if given.positional_encoding is not None:
+        embeddings, encoding = x, checked_encoding(given.positional_encoding, x, dtype)
+        x = embeddings + encoding  # X = E + PE
+    config = checked_config(given.config, weights, provenance)
+    source = Source(None, None, None)
+    if given.source_x is not None and given.source_tokens is not None:
+        source = checked_source(
+            given.source_x,
+            len(given.source_tokens),
+            weights.d_model,
+            dtype,
+            given.mask,
+            given.source_positional_encoding,
+        )
+    mask = given.mask
+    if mask is not None and (mask.shape != (len(tokens), len(tokens)) or not mask.any(-1).all()):
+        raise AttnvizError("The mask must be [n, n] and let every word attend to something.")
+    check_rope(given.rope, config.d_k, source.x is not None)
+    n_keys = len(x if source.x is None else source.x)
+    fixed = not weights.origin.is_random  # a model's or a file's heads: no option changes them
+    check_trace(len(x), n_keys, weights.d_model, weights.n_heads, heads_fixed=fixed)
+    source_tokens = None if given.source_tokens is None else tuple(given.source_tokens)
+    return Checked(
+        tuple(tokens),
+        x,
+        weights,
+        config,
+        provenance,
+        mask,
+        source_tokens,
+        source,
+        embeddings,
+        encoding,
+        given.rope,
     )

@@ -110,7 +110,7 @@ class AttentionWeights:
     def stacked_rows(self) -> FloatArray:
         """W_Qᵀ over W_Kᵀ over W_Vᵀ, each head's d_k rows together, [(h + 2G)·d_k, d_model] in C
         order (a torch checkpoint's q, k and v weights as it stores them, one above the other):
-        Q, K and V of every head in one product, W·Xᵀ (attention.project_together). With biases
+        Q, K and V of every head in one product, W·Xᵀ (kernels.project_together). With biases
         of the weights' own type (a checkpoint's) each row ends in its bias,
         [(h + 2G)·d_k, d_model + 1], so that the product adds them too: [W | b]·[Xᵀ; 1] =
         W·Xᵀ + b. Made once per layer's weights."""

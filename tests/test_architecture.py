@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("trace", "trace_checks", "trace_files"),
     ("attention_inputs", "embeddings*", "weights"),
     ("attention",),
+    ("kernels", "checked_steps"),
     ("selection", "worked", "outputs", "reuse", "trace_options", "analysis*", "model*", "train*"),
     ("core",),
     ("lesson*",),

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.attention import multi_head_attention
 from attnviz.errors import AttnvizError, FileProblem, option, shown_value
+from attnviz.kernels import multi_head_attention
 from attnviz.layer_limits import check_model_layers
 from attnviz.provenance import EmbeddingsKind, Provenance
 from attnviz.trace import AttentionTrace

@@ -17,9 +17,10 @@ from typing import Protocol
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.attention import concat_heads, row_max
+from attnviz.attention import concat_heads
 from attnviz.config import AttentionConfig
 from attnviz.errors import FileProblem
+from attnviz.kernels import row_max
 from attnviz.model.base import for_layer
 from attnviz.positions import Rope
 from attnviz.provenance import Provenance
