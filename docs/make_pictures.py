@@ -72,7 +72,7 @@ TRAINED_PICTURES = {
 
 def make_trained_pictures() -> None:
     """The shipped toy models on the seeds' two sentences, and the coref training animated."""
-    from attnviz import training
+    from attnviz.api import train as training
     from attnviz.render.animation import save_animation
 
     for name, (model, sentence) in TRAINED_PICTURES.items():
@@ -87,7 +87,7 @@ def make_trained_pictures() -> None:
 def make_honest_pictures() -> None:
     """ "Reading attention honestly": the seeds' two sentences compared with coref (and, with the
     model extra, MiniLM), and MiniLM's layer 6, head 12 drawn as contribution shares."""
-    from attnviz.comparing import compared
+    from attnviz.api.compare import compared
     from attnviz.render.compare_figure import save_comparison_figure
     from attnviz.render.options import Measure
 

@@ -41,8 +41,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("lesson*",),
     ("render*",),
-    ("api", "explanation", "training", "comparing", "paging", "ablating", "divisors"),
-    ("demoing",),
+    ("api", "api.surface", "api.explanation", "api.divisors", "api.train", "api.ablate"),
+    ("api.writing",),
+    ("api.explain",),
+    ("api.cross", "api.lesson", "api.heatmap", "api.heads", "api.scaling", "api.compare"),
+    ("api.page", "api.demo"),
     ("cli*", "", "__main__"),  # "": the package's own __init__, the public API
 )
 

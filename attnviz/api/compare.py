@@ -17,10 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from attnviz.analysis.compare import Comparison, align_words, compare_rows
-from attnviz.api import Progress, explained
+from attnviz.api.explain import explained
+from attnviz.api.explanation import Explanation
+from attnviz.api.surface import Progress, Surface
+from attnviz.api.writing import check_outputs
 from attnviz.arguments import choice, digits, flags, paths, sentences, text, whole
 from attnviz.errors import AttnvizError, listed, option, spelled
-from attnviz.explanation import Explanation
+from attnviz.limits import check_compare_picture
 from attnviz.model_limits import Work, planned
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.serial import one_at_a_time
@@ -263,3 +266,37 @@ def compare(
     for message in notes(pair):
         warnings.warn(message, UserWarning, stacklevel=2)
     return pair
+
+
+def run(
+    sentences: tuple[str, str],
+    trace_options: TraceOptions,
+    view: ViewOptions,
+    surface: Surface,
+    *,
+    top: int = 20,
+    output: Path | None = None,
+) -> None:
+    """``attnviz compare A B [-o IMAGE]``: the report printed, each listed head's two rows drawn;
+    the picture counted before the report, so that a refusal leaves no half of it done."""
+    from attnviz.render.compare import render_comparison
+
+    if top < 1:
+        raise AttnvizError(f"--top {top}: give 1 or more.")
+    check_outputs(None, (output, "--output"))
+    with surface.reading(trace_options.embeddings) as progress:
+        pair = compared(*sentences, trace_options, view, progress=progress)
+    if output is not None:
+        alignment = pair.comparison.alignment
+        slots = len(alignment.pairs) + len(alignment.only_a) + len(alignment.only_b)
+        check_compare_picture(min(top, len(pair.comparison.heads)), slots, path=output)
+    surface.notes(notes(pair))
+    weights = pair.a.trace.provenance.weights
+    render_comparison(pair.comparison, sentences, weights, surface.console(), top=top)
+    if output is not None:
+        from attnviz.render.compare_figure import save_comparison_figure
+
+        save_comparison_figure(
+            pair.comparison, output, top=top, sentences=sentences, weights=weights
+        )
+        surface.wrote(output)
