@@ -13,30 +13,23 @@ from attnviz.api.surface import Progress, Surface
 from attnviz.api.writing import Recordings, check_sizes
 from attnviz.core import cross_layers
 from attnviz.lesson.options import LessonOptions
-from attnviz.selection import ViewOptions
+from attnviz.options import Options, options_from
 from attnviz.serial import one_at_a_time
-from attnviz.trace_options import TraceOptions, trace_options_from
 
 
 def crossed(
-    source: str,
-    target: str,
-    trace_options: TraceOptions,
-    view: ViewOptions,
-    *,
-    progress: Progress | None = None,
+    source: str, target: str, options: Options, *, progress: Progress | None = None
 ) -> Explanation:
     """Cross-attention as the command line's ``cross`` makes it: queries from ``target``, keys
     and values from ``source``."""
-    trace_options, routed = one_layer(trace_options, view)
+    trace_options, routed = one_layer(options)
     traced = cross_layers(source, target, trace_options, progress=progress)
-    return explanation_from(traced, view, routed)
+    return explanation_from(traced, options.view, routed)
 
 
 def run(
     sentences: tuple[str, str],
-    trace_options: TraceOptions,
-    view: ViewOptions,
+    options: Options,
     lesson: LessonOptions,
     to: Recordings,
     surface: Surface,
@@ -47,9 +40,9 @@ def run(
     """``attnviz cross SOURCE TARGET``: the files checked, the lesson printed, the files
     written; ``causal`` is refused by cross_layers, with why."""
     to.check()
-    trace_options = replace(trace_options, causal=causal)
-    with surface.reading(trace_options.embeddings) as progress:
-        explanation = crossed(*sentences, trace_options, view, progress=progress)
+    options = replace(options, trace=replace(options.trace, causal=causal))
+    with surface.reading(options.trace.embeddings) as progress:
+        explanation = crossed(*sentences, options, progress=progress)
     surface.notes(explanation.notes)
     check_sizes(explanation, export=to.export, lesson=lesson, slides=to.slides)
     tell(explanation, lesson, to, surface, step=step)
@@ -82,11 +75,10 @@ def cross(
     (2, 3, 4)
     """
     check.sentences(source=source, target=target)
-    check.head(head)
-    check.whole(layer=layer, seed=seed, heads=heads, d_model=d_model)
-    check.text(focus=focus)
-    check.paths(embeddings=embeddings, weights=weights)
-    trace_options = trace_options_from(
+    options = options_from(
+        layer=layer,
+        head=head,
+        focus=focus,
         heads=heads,
         d_model=d_model,
         seed=seed,
@@ -96,5 +88,4 @@ def cross(
         weights=weights,
         positions=positions,
     )
-    view = ViewOptions(layer=layer, head=head, focus=focus)
-    return told(crossed(source, target, trace_options, view))
+    return told(crossed(source, target, options))

@@ -22,9 +22,9 @@ from attnviz.api.explanation import Explanation
 from attnviz.api.surface import Surface
 from attnviz.errors import AttnvizError
 from attnviz.labels import occurrence_labels
-from attnviz.selection import Selection, ViewOptions
+from attnviz.options import Options, TraceOptions, ViewOptions
+from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
-from attnviz.trace_options import TraceOptions
 
 if TYPE_CHECKING:
     from attnviz.render.demo import DemoExamples, ItExample, ToyReading
@@ -85,7 +85,7 @@ def demo_examples(*, use_model: bool) -> DemoExamples:
     from attnviz.render.demo import DemoExamples
 
     def shown(sentence: str, **view: Any) -> tuple[AttentionTrace, Selection]:
-        explanation = explained(sentence, TraceOptions(), ViewOptions(**view))
+        explanation = explained(sentence, Options(view=ViewOptions(**view)))
         return explanation.trace, explanation.selection
 
     it, problem = None, None
@@ -114,9 +114,8 @@ def _minilm() -> tuple[ItExample | None, str | None]:
     from attnviz.model.checkpoint import ModelNotInstalled
 
     try:
-        model = explained(
-            TIRED, TraceOptions(model="minilm"), ViewOptions(focus=FOCUS, hide_special=True)
-        )
+        minilm = TraceOptions(model="minilm")
+        model = explained(TIRED, Options(minilm, ViewOptions(focus=FOCUS, hide_special=True)))
     except ModelNotInstalled:
         return None, None
     except AttnvizError as error:

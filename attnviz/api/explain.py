@@ -29,29 +29,25 @@ from attnviz.api.surface import Progress, Surface
 from attnviz.api.writing import Recordings, check_sizes
 from attnviz.core import TracedLayers, trace_layers
 from attnviz.lesson.options import LessonOptions
-from attnviz.selection import ViewOptions, choose_layer, select
+from attnviz.options import Options, TraceOptions, ViewOptions, options_from
+from attnviz.selection import choose_layer, select
 from attnviz.serial import one_at_a_time
-from attnviz.trace_options import Dtype, TraceOptions, trace_options_from
 
 # -- the path every command takes -------------------------------------------------------------
 
 
-def explained(
-    sentence: str,
-    trace_options: TraceOptions,
-    view: ViewOptions,
-    *,
-    progress: Progress | None = None,
-) -> Explanation:
-    """Trace ``sentence`` as ``trace_options`` say and choose what ``view`` shows: the command
-    line's ``explain`` (and heatmap, page, heads), with its options types."""
-    trace_options, routed = one_layer(trace_options, view)
-    return explanation_from(trace_layers(sentence, trace_options, progress=progress), view, routed)
+def explained(sentence: str, options: Options, *, progress: Progress | None = None) -> Explanation:
+    """Trace ``sentence`` as ``options.trace`` say and choose what ``options.view`` shows: the
+    command line's ``explain`` (and heatmap, page, heads), with its options record."""
+    trace_options, routed = one_layer(options)
+    traced = trace_layers(sentence, trace_options, progress=progress)
+    return explanation_from(traced, options.view, routed)
 
 
-def one_layer(trace_options: TraceOptions, view: ViewOptions) -> tuple[TraceOptions, ViewOptions]:
+def one_layer(options: Options) -> tuple[TraceOptions, ViewOptions]:
     """One --layer, one meaning each: with --model the model layer to show (the view's), else
     the layer to read from a model's export given as weights or embeddings (the traces')."""
+    trace_options, view = options.trace, options.view
     if view.layer is None or trace_options.model is not None:
         return trace_options, view
     return replace(trace_options, export_layer=view.layer), view._replace(layer=None)
@@ -66,20 +62,18 @@ def explanation_from(traced: TracedLayers, asked: ViewOptions, view: ViewOptions
     return Explanation(trace, traced.layers, asked, selection, notes)
 
 
-def explained_on(
-    sentence: str, trace_options: TraceOptions, view: ViewOptions, surface: Surface
-) -> Explanation:
+def explained_on(sentence: str, options: Options, surface: Surface) -> Explanation:
     """``explained``, with a progress bar while a word-vector file is read; the notes told."""
-    with surface.reading(trace_options.embeddings) as progress:
-        explanation = explained(sentence, trace_options, view, progress=progress)
+    with surface.reading(options.trace.embeddings) as progress:
+        explanation = explained(sentence, options, progress=progress)
     surface.notes(explanation.notes)
     return explanation
 
 
-def export_planned(export: Path | None, options: TraceOptions) -> AbstractContextManager[None]:
+def export_planned(export: Path | None, options: Options) -> AbstractContextManager[None]:
     """A model run's export, estimated before the run (attnviz.model_limits); random weights
     need no estimate, and explain's start-up does not import the model's limits."""
-    if options.model is None:
+    if options.trace.model is None:
         return nullcontext()
     from attnviz.model_limits import Work, planned
 
@@ -91,8 +85,7 @@ def export_planned(export: Path | None, options: TraceOptions) -> AbstractContex
 
 def run(
     sentence: str,
-    trace_options: TraceOptions,
-    view: ViewOptions,
+    options: Options,
     lesson: LessonOptions,
     to: Recordings,
     surface: Surface,
@@ -102,8 +95,8 @@ def run(
     """``attnviz explain``: every file checked before the work, the lesson printed (paced with
     ``step``), then every file written."""
     to.check()
-    with export_planned(to.export, trace_options):
-        explanation = explained_on(sentence, trace_options, view, surface)
+    with export_planned(to.export, options):
+        explanation = explained_on(sentence, options, surface)
     check_sizes(explanation, export=to.export, lesson=lesson, slides=to.slides)
     tell(explanation, lesson, to, surface, step=step)
 
@@ -205,13 +198,13 @@ def explain(
     attnviz.errors.AttnvizError: head=3 does not exist; heads are numbered 1 to 2.
     """
     check.sentences(sentence=sentence, model=model)
-    check.head(head)
-    check.whole(layer=layer, pad_to=pad_to, seed=seed, kv_heads=kv_heads)
-    check.whole(heads=heads, d_model=d_model)
-    check.flags(words=words, hide_special=hide_special, causal=causal)
-    check.text(focus=focus, model=model)
-    check.paths(embeddings=embeddings, weights=weights)
-    trace_options = trace_options_from(
+    options = options_from(
+        model=model,
+        layer=layer,
+        head=head,
+        focus=focus,
+        words=words,
+        hide_special=hide_special,
         heads=heads,
         d_model=d_model,
         seed=seed,
@@ -219,12 +212,10 @@ def explain(
         embeddings=embeddings,
         oov=oov,
         weights=weights,
-        positions=positions,
-        kv_heads=kv_heads,
-        model=model,
-        dtype=check.choice(Dtype, dtype, "dtype"),
+        dtype=dtype,
         causal=causal,
+        positions=positions,
         pad_to=pad_to,
+        kv_heads=kv_heads,
     )
-    view = ViewOptions(layer=layer, head=head, focus=focus, hide_special=hide_special, words=words)
-    return told(explained(sentence, trace_options, view))
+    return told(explained(sentence, options))

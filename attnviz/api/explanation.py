@@ -15,7 +15,8 @@ from attnviz.errors import AttnvizError
 from attnviz.labels import plural
 from attnviz.lesson.options import LessonOptions
 from attnviz.limits import MAX_NOTEBOOK_PAGE_BYTES
-from attnviz.selection import ALL_HEADS, Selection, ViewOptions, select
+from attnviz.options import ViewOptions
+from attnviz.selection import ALL_HEADS, Selection, select
 from attnviz.trace import AttentionTrace
 
 

@@ -10,9 +10,8 @@ from attnviz.api.explain import explained_on
 from attnviz.api.explanation import Explanation, Shown, explanation_of
 from attnviz.api.surface import Surface
 from attnviz.errors import AttnvizError, option
-from attnviz.selection import ViewOptions
+from attnviz.options import Options
 from attnviz.serial import one_at_a_time
-from attnviz.trace_options import TraceOptions
 
 if TYPE_CHECKING:
     from attnviz.analysis.heads import HeadRanking, RankBy
@@ -37,8 +36,7 @@ def ranked_heads(explanation: Explanation, rank_by: RankBy) -> HeadRanking:
 
 def run(
     sentence: str,
-    trace_options: TraceOptions,
-    view: ViewOptions,
+    options: Options,
     rank_by: RankBy,
     surface: Surface,
     *,
@@ -51,7 +49,7 @@ def run(
 
     if top < 1:
         raise AttnvizError(f"--top {top}: give 1 or more.")
-    if ablate or view.layer is not None:
+    if ablate or options.view.layer is not None:
         from attnviz.api.ablate import ablated
         from attnviz.render.ablation import render_ablation
 
@@ -60,11 +58,11 @@ def run(
                 "--layer picks the layer whose heads --ablate runs again; the ranking covers "
                 "every layer: add --ablate, or drop --layer."
             )
-        ablation, notes = ablated(sentence, trace_options, view)
+        ablation, notes = ablated(sentence, options)
         surface.notes(notes)
         render_ablation(ablation, surface.console(), top=top)
         return
-    explanation = explained_on(sentence, trace_options, view, surface)
+    explanation = explained_on(sentence, options, surface)
     ranking = ranked_heads(explanation, rank_by)
     render_heads(ranking, explanation.layers, surface.console(), top=top)
 

@@ -13,10 +13,10 @@ from attnviz.api.explanation import Explanation, Shown, explanation_of
 from attnviz.api.surface import Surface
 from attnviz.api.writing import check_outputs, check_per_head, check_sizes
 from attnviz.limits import check_pictures
+from attnviz.options import Options
 from attnviz.render.options import ImageOptions, Measure, Scale, Style
-from attnviz.selection import ViewOptions, select
+from attnviz.selection import select
 from attnviz.serial import one_at_a_time
-from attnviz.trace_options import TraceOptions
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -36,8 +36,7 @@ def save_pictures(
 
 def run(
     sentence: str,
-    trace_options: TraceOptions,
-    view: ViewOptions,
+    lesson_options: Options,
     options: ImageOptions,
     files: tuple[Path, Path | None],
     surface: Surface,
@@ -49,21 +48,22 @@ def run(
     from attnviz.render.images import all_layers_refused, pictures_refused
 
     output, export = files
+    view = lesson_options.view
     given = {"layer": view.layer, "head": view.head, "per_head": options.per_head}
     pictures_refused(
         options, drawing_one=[name for name, value in given.items() if value is not None]
     )
-    all_layers_refused(options, model_run=trace_options.model is not None)
+    all_layers_refused(options, model_run=lesson_options.trace.model is not None)
     check_outputs(export, (output, "--output"))
     check_per_head(options.per_head, output, export)
     every_token = not (view.words or view.hide_special)  # else fewer rows: counted after the run
     with (
-        export_planned(export, trace_options),
+        export_planned(export, lesson_options),
         layer_limits.counted_before_run(
             layer_limits.check_layer_pictures if options.all_layers else None, every_token
         ),
     ):
-        explanation = explained_on(sentence, trace_options, view, surface)
+        explanation = explained_on(sentence, lesson_options, surface)
     per_head = None if options.all_layers else bool(options.per_head)
     check_sizes(explanation, export=export, per_head=per_head)
     if options.all_layers:

@@ -27,9 +27,9 @@ from attnviz.lesson import steps as table
 from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import focus_number, last_plain_number
 from attnviz.limits import check_lesson
-from attnviz.selection import ViewOptions, choose_layer
+from attnviz.options import Options
+from attnviz.selection import choose_layer
 from attnviz.serial import one_at_a_time
-from attnviz.trace_options import TraceOptions
 
 
 @one_at_a_time
@@ -69,8 +69,7 @@ def page(
 
 def run(
     sentences: tuple[str, str | None],
-    trace_options: TraceOptions,
-    view: ViewOptions,
+    options: Options,
     lesson: LessonOptions,
     output: Path,
     surface: Surface,
@@ -82,18 +81,18 @@ def run(
     from attnviz.files import check_output_path
 
     sentence, compare = sentences
+    view = options.view
     check_output_path(output, (".html", ".htm"), "--output")
     fewer_rows, one_head = view.words or view.hide_special, view.head is not None
     counted = page_counted(fewer_rows, one_head, two_sentences=compare is not None)
     if compare is None:
         with counted:
-            explanation = explained_on(sentence, trace_options, view, surface)
+            explanation = explained_on(sentence, options, surface)
         html = page_html(explanation, lesson, open_head=open_head)
     else:
-        with surface.reading(trace_options.embeddings) as progress, counted:
-            pair = compared(
-                sentence, compare, trace_options, view._replace(layer=None), progress=progress
-            )
+        every_layer = replace(options, view=view._replace(layer=None))
+        with surface.reading(options.trace.embeddings) as progress, counted:
+            pair = compared(sentence, compare, every_layer, progress=progress)
         surface.notes(notes(pair))
         html = compared_page_html(pair, view.layer, lesson, open_head=open_head)
     Page(html).save(output)

@@ -11,8 +11,7 @@ from attnviz.analysis.heads import RankBy
 from attnviz.cli.console import surface
 from attnviz.cli.groups import Leave, Reword
 from attnviz.cli.options import Sentence, image_option, typed_text
-from attnviz.selection import ViewOptions
-from attnviz.trace_options import TraceOptions
+from attnviz.options import Options, TraceOptions, ViewOptions
 
 #: --layer in heads: what it picks with --ablate (refused without it).
 ABLATE_LAYER_HELP = (
@@ -82,7 +81,8 @@ def heads(
     """
     from attnviz.api import heads as command
 
-    command.run(sentence, trace_options, view, rank_by, surface(), top=top, ablate=ablate)
+    options = Options(trace_options, view)
+    command.run(sentence, options, rank_by, surface(), top=top, ablate=ablate)
 
 
 def compare(
@@ -112,4 +112,4 @@ def compare(
     from attnviz.api import compare as command
 
     sentences = (sentence_a, sentence_b)
-    command.run(sentences, trace_options, view, surface(), top=top, output=output)
+    command.run(sentences, Options(trace_options, view), surface(), top=top, output=output)

@@ -33,9 +33,8 @@ from attnviz.cli.options import (
     typed_text,
 )
 from attnviz.lesson.options import LessonOptions
+from attnviz.options import Options, TraceOptions, ViewOptions
 from attnviz.render.options import ImageOptions, Measure, Style
-from attnviz.selection import ViewOptions
-from attnviz.trace_options import TraceOptions
 
 
 def explain(
@@ -58,7 +57,8 @@ def explain(
     from attnviz.api import explain as command
 
     to = Recordings(svg, html, slides, export)
-    command.run(sentence, trace_options, view, lesson, to, surface(), step=step)
+    options = Options(trace_options, view)
+    command.run(sentence, options, lesson, to, surface(), step=step)
 
 
 def heatmap(
@@ -84,7 +84,8 @@ def heatmap(
     from attnviz.api import heatmap as command
 
     options = ImageOptions(style, cmap, all_layers, per_head, scale, measure)
-    command.run(sentence, trace_options, view, options, (output, export), surface())
+    record = Options(trace_options, view)
+    command.run(sentence, record, options, (output, export), surface())
 
 
 def page(
@@ -119,7 +120,8 @@ def page(
     from attnviz.api import page as command
 
     sentences = (sentence, compare)
-    command.run(sentences, trace_options, view, lesson, output, surface(), open_head=open_head)
+    options = Options(trace_options, view)
+    command.run(sentences, options, lesson, output, surface(), open_head=open_head)
 
 
 def cross(
@@ -164,9 +166,8 @@ def cross(
     from attnviz.api import cross as command
 
     to = Recordings(svg, html, slides, export, heatmap=output)
-    command.run(
-        (source, target), trace_options, view, lesson, to, surface(), step=step, causal=causal
-    )
+    options = Options(trace_options, view)
+    command.run((source, target), options, lesson, to, surface(), step=step, causal=causal)
 
 
 def scaling(

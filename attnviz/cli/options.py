@@ -8,18 +8,17 @@ option (page's --open-head, heatmap's --cmap, …) is declared here too.
 """
 
 # No `from __future__ import annotations`: Typer reads these annotations on every run.
+import typing
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from attnviz.cli import values
 from attnviz.cli.values import file_path, head_choice, typed_text, whole_number
-from attnviz.embeddings import OutOfVocabulary
 from attnviz.lesson.options import LessonOptions
-from attnviz.positions import Positions
+from attnviz.options import FLAGS, TraceOptions, ViewOptions
 from attnviz.render.options import Measure, Scale, Style
-from attnviz.selection import ViewOptions
-from attnviz.trace_options import Dtype, Preset, TraceOptions
 
 # -- each option once ---------------------------------------------------------------------------
 
@@ -28,150 +27,31 @@ from attnviz.trace_options import Dtype, Preset, TraceOptions
 __all__ = ["file_path", "head_choice", "typed_text", "whole_number"]
 
 
+def declared(name: str, kind: Any) -> Any:
+    """``Annotated[kind, typer.Option(…)]`` for option ``name`` of the lesson's options record,
+    as attnviz.options.FLAGS spells it; ``kind`` the field's type (text for --head)."""
+    flag = FLAGS[name]
+    named = {"parser": flag.parser, "callback": flag.callback}
+    functions = {key: getattr(values, value) for key, value in named.items() if value}
+    info = typer.Option(
+        *flag.names,
+        help=flag.help,
+        show_default=flag.show_default,
+        readable=flag.readable,
+        **functions,
+    )
+    return Annotated[str | None if flag.text else kind, info]
+
+
+def _record_declarations() -> dict[str, Any]:
+    """Every option of TraceOptions and ViewOptions, declared from its FLAGS entry."""
+    hints = {**typing.get_type_hints(TraceOptions), **typing.get_type_hints(ViewOptions)}
+    return {name: declared(name, hints[name]) for name in FLAGS}
+
+
 DECLARATIONS: dict[str, Any] = {
-    # How the traces are made: TraceOptions.
-    "heads": Annotated[
-        int | None,
-        typer.Option(
-            "--heads",
-            help="Number of heads h (default: 2, or the weights file's).",
-            show_default=False,
-        ),
-    ],
-    "kv_heads": Annotated[
-        int | None,
-        typer.Option(
-            "--kv-heads",
-            help="Key/value heads G, each shared by h/G query heads (grouped-query attention; "
-            "1 is multi-query). G divides h; default h, the paper's.",
-            show_default=False,
-        ),
-    ],
-    "d_model": Annotated[
-        int | None,
-        typer.Option(
-            "--d-model",
-            help="Embedding width d_model (default: 8, or the files').",
-            show_default=False,
-        ),
-    ],
-    "seed": Annotated[
-        int, typer.Option("--seed", help="Seed of the random embeddings and weights.")
-    ],
-    "preset": Annotated[
-        Preset | None,
-        typer.Option(
-            "--preset",
-            help="paper: d_model 512, 8 heads, d_k 64, as in the paper.",
-            show_default=False,
-        ),
-    ],
-    "embeddings": Annotated[
-        Path | None,
-        typer.Option(
-            "--embeddings",
-            "-e",
-            help="Word vectors: GloVe/word2vec text, .npy/.npz (one row per token) or .json.",
-            show_default=False,
-            readable=False,  # attnviz checks readability itself, with a one-line message
-        ),
-    ],
-    "oov": Annotated[
-        OutOfVocabulary,
-        typer.Option(
-            "--oov", help="Words missing from --embeddings: error, or seeded random vectors."
-        ),
-    ],
-    "weights": Annotated[
-        Path | None,
-        typer.Option(
-            "--weights",
-            "-w",
-            help="An .npz/.json with W_Q, W_K, W_V, W_O (an exported trace works).",
-            show_default=False,
-            readable=False,
-        ),
-    ],
-    "model": Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            "-m",
-            help="A trained model: 'coref', 'coref-word' (attnviz's toy models), 'minilm', "
-            "'smollm2' (attnviz[model] and each one's package), 'gpt2' (attnviz[model] and a "
-            "copy in the local Hugging Face cache: attnviz never downloads), a model folder, a "
-            ".gguf file or ollama:NAME.",
-            show_default=False,
-        ),
-    ],
-    "dtype": Annotated[
-        Dtype,
-        typer.Option("--dtype", help="With --model: compute in float32 (as stored) or float64."),
-    ],
-    "causal": Annotated[
-        bool,
-        typer.Option(
-            "--causal", help="Decoder self-attention: each word sees itself and earlier words."
-        ),
-    ],
-    "positions": Annotated[
-        Positions,
-        typer.Option(
-            "--positions",
-            help="Word order for the random layer: none (attention sees a set of words), "
-            "sinusoidal (X = E + PE, the paper's positional encoding) or rope (q and k rotated "
-            "in each head by their position, base 10000, coordinate i paired with i + d_k/2).",
-        ),
-    ],
-    "pad_to": Annotated[
-        int | None,
-        typer.Option(
-            "--pad-to", help="Pad with [PAD] tokens to N, masked as keys.", show_default=False
-        ),
-    ],
-    # What is shown: ViewOptions.
-    "layer": Annotated[
-        int | None,
-        typer.Option(
-            "--layer",
-            help="With --model: the layer to show, from 1 (default: the last). With a model's "
-            "export as --weights/--embeddings: the layer to read from it.",
-            show_default=False,
-        ),
-    ],
-    "head": Annotated[
-        str | None,
-        typer.Option(
-            "--head",
-            parser=head_choice,
-            help="Head N (from 1): the lesson shows it in full and the other heads' rows of the "
-            "focus word; pictures draw it alone. all: every head in full.",
-            show_default=False,
-        ),
-    ],
-    "focus": Annotated[
-        str | None,
-        typer.Option(
-            "--focus",
-            "-f",
-            callback=typed_text,
-            help='Word to follow: it, or it:2 for its second occurrence (default: "it" if '
-            "present).",
-            show_default=False,
-        ),
-    ],
-    "hide_special": Annotated[
-        bool,
-        typer.Option("--hide-special", help="Leave [CLS], [SEP] and [PAD] out of the views."),
-    ],
-    "words": Annotated[
-        bool,
-        typer.Option(
-            "--words",
-            help="With --model: merge the pieces of each word of the sentence, as spaces "
-            "separate them (didn't, tired.), into one row (mean over rows, sum over columns).",
-        ),
-    ],
+    # How the traces are made and what is shown: attnviz.options (FLAGS).
+    **_record_declarations(),
     # How the lesson is told: LessonOptions.
     "decimals": Annotated[
         int, typer.Option("--decimals", "-d", help="Digits after the point (0–8).")

@@ -10,8 +10,8 @@ import pytest
 from attnviz.api import writing
 from attnviz.cli import analyses, commands
 from attnviz.errors import AttnvizError, OutputProblem
+from attnviz.options import TraceOptions
 from attnviz.selection import ViewOptions
-from attnviz.trace_options import TraceOptions
 
 
 def test_outputs_are_checked_before_any_work(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from attnviz.core import trace_layers
 from attnviz.lesson.options import LessonOptions
 from attnviz.model import bert, gpt2
 from attnviz.model.base import Family, family_of, for_layer, layer_input
+from attnviz.options import TraceOptions
 from attnviz.provenance import (
     EmbeddingsKind,
     EmbeddingsOrigin,
@@ -24,7 +25,6 @@ from attnviz.provenance import (
 from attnviz.render.terminal import render_explain
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
-from attnviz.trace_options import TraceOptions
 
 from support import has_model_extra
 
