@@ -6,8 +6,8 @@
 [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 
 ``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads``, ``compare`` and
-``scaling`` are the command line's commands as functions (attnviz.api, attnviz.comparing,
-attnviz.paging), and ``ablate`` is ``heads --ablate`` (attnviz.ablating); the step functions and
+``scaling`` are the command line's commands as functions (attnviz.api, a module each), and
+``ablate`` is ``heads --ablate`` (attnviz.api.ablate); the step functions and
 ``trace_attention`` are the math underneath.
 """
 
@@ -24,8 +24,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from attnviz.ablating import ablate
-    from attnviz.api import cross, explain, heads, heatmap, lesson, scaling
+    from attnviz.api.ablate import ablate
+    from attnviz.api.compare import compare
+    from attnviz.api.cross import cross
+    from attnviz.api.divisors import divisor_rows
+    from attnviz.api.explain import explain
+    from attnviz.api.explanation import Explanation
+    from attnviz.api.heads import heads
+    from attnviz.api.heatmap import heatmap
+    from attnviz.api.lesson import lesson
+    from attnviz.api.page import page
+    from attnviz.api.scaling import scaling
     from attnviz.attention import multi_head_attention
     from attnviz.checked_steps import (
         attention_scores,
@@ -36,14 +45,10 @@ if TYPE_CHECKING:
         softmax,
         weigh_values,
     )
-    from attnviz.comparing import compare
     from attnviz.config import AttentionConfig
     from attnviz.core import trace_attention
-    from attnviz.divisors import divisor_rows
     from attnviz.embeddings import Embeddings, load_embeddings, random_embeddings
     from attnviz.errors import AttnvizError, ExitStatus
-    from attnviz.explanation import Explanation
-    from attnviz.paging import page
     from attnviz.provenance import Provenance
     from attnviz.tokens import tokenize
     from attnviz.trace import AttentionTrace
@@ -55,13 +60,17 @@ if TYPE_CHECKING:
 #: `attnviz explain` starts without loading the model runner, the trainer or the pictures, and
 #: `import attnviz.errors` without loading the rest.
 _PUBLIC: dict[str, str] = {
-    "cross": "attnviz.api",
-    "explain": "attnviz.api",
-    "heads": "attnviz.api",
-    "heatmap": "attnviz.api",
-    "lesson": "attnviz.api",
-    "scaling": "attnviz.api",
-    "ablate": "attnviz.ablating",
+    "ablate": "attnviz.api.ablate",
+    "compare": "attnviz.api.compare",
+    "cross": "attnviz.api.cross",
+    "divisor_rows": "attnviz.api.divisors",
+    "explain": "attnviz.api.explain",
+    "Explanation": "attnviz.api.explanation",
+    "heads": "attnviz.api.heads",
+    "heatmap": "attnviz.api.heatmap",
+    "lesson": "attnviz.api.lesson",
+    "page": "attnviz.api.page",
+    "scaling": "attnviz.api.scaling",
     "attention_scores": "attnviz.checked_steps",
     "concat_heads": "attnviz.checked_steps",
     "multi_head_attention": "attnviz.attention",
@@ -70,17 +79,13 @@ _PUBLIC: dict[str, str] = {
     "scale_scores": "attnviz.checked_steps",
     "softmax": "attnviz.checked_steps",
     "weigh_values": "attnviz.checked_steps",
-    "compare": "attnviz.comparing",
     "AttentionConfig": "attnviz.config",
     "trace_attention": "attnviz.core",
-    "divisor_rows": "attnviz.divisors",
     "Embeddings": "attnviz.embeddings",
     "load_embeddings": "attnviz.embeddings",
     "random_embeddings": "attnviz.embeddings",
     "AttnvizError": "attnviz.errors",
     "ExitStatus": "attnviz.errors",
-    "Explanation": "attnviz.explanation",
-    "page": "attnviz.paging",
     "Provenance": "attnviz.provenance",
     "tokenize": "attnviz.tokens",
     "AttentionTrace": "attnviz.trace",

@@ -1,10 +1,11 @@
 """From a sentence to traces: tokens, X, weights, every step; one random layer, or every layer
-of a pretrained model, as ``TraceOptions`` (attnviz.trace_options) ask.
+of a pretrained model, as ``TraceOptions`` (attnviz.options) ask.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -16,6 +17,7 @@ from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, random_embeddings
 from attnviz.errors import AttnvizError, option, shown_value, spelled
 from attnviz.limits import BYTES_PER_NUMBER, check_result
+from attnviz.options import Preset, TraceOptions
 from attnviz.positions import Positions, Rope, sinusoidal_positions
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Masking, Provenance
 from attnviz.reuse import reuse_notes
@@ -23,7 +25,6 @@ from attnviz.selection import no_layers
 from attnviz.serial import one_at_a_time
 from attnviz.tokens import check_sentence_length, check_token_count, tokenize
 from attnviz.trace import AttentionTrace
-from attnviz.trace_options import TraceOptions
 from attnviz.weights import AttentionWeights, load_weights, random_weights
 
 if TYPE_CHECKING:
@@ -63,14 +64,7 @@ def trace_layers(
         check_sentence_length(sentence)  # before the model's tokenizer sees it
         run = trace_model(sentence, options.model, dtype=options.dtype.value, pad_to=options.pad_to)
         return TracedLayers(run.trace.layers, ())
-    trace, notes = trace_with_options(
-        sentence,
-        **options.layer_arguments(),
-        causal=options.causal,
-        positions=options.positions,
-        pad_to=options.pad_to,
-        progress=progress,
-    )
+    trace, notes = trace_with_options(sentence, options, progress=progress)
     return TracedLayers((trace,), notes)
 
 
@@ -106,13 +100,7 @@ def cross_layers(
             f"as {option('weights')} or {option('embeddings')}; without one, cross runs its one "
             "random layer."
         )
-    trace, notes = trace_cross(
-        source,
-        target,
-        **options.layer_arguments(),
-        positions=options.positions,
-        progress=progress,
-    )
+    trace, notes = trace_cross(source, target, options, progress=progress)
     origin = trace.provenance.weights
     if origin.layer is not None and origin.model:
         # A model's layer is self-attention: run as cross-attention its numbers are not the
@@ -154,21 +142,20 @@ def trace_attention(
     (2, 3, 3)
     """
     _check_arguments(sentence, config, embeddings, weights)
-    if config is None:
-        return trace_with_options(
-            sentence, embeddings=embeddings, weights=weights, oov=oov, positions=positions
-        ).trace
-    return trace_with_options(
-        sentence,
-        d_model=config.d_model,
-        n_heads=config.n_heads,
-        seed=config.seed,
-        embeddings=embeddings,
-        weights=weights,
-        oov=oov,
-        positions=positions,
-        n_kv_heads=config.n_kv_heads,
-    ).trace
+    try:
+        oov = OutOfVocabulary(oov)
+    except ValueError:
+        raise AttnvizError(f"oov must be 'error' or 'random', got {shown_value(oov)}.") from None
+    options = TraceOptions(oov=oov, positions=_positions(positions))
+    if config is not None:
+        options = replace(
+            options,
+            d_model=config.d_model,
+            heads=config.n_heads,
+            kv_heads=config.n_kv_heads,
+            seed=config.seed,
+        )
+    return trace_with_options(sentence, options, embeddings=embeddings, weights=weights).trace
 
 
 def _check_arguments(sentence: object, config: object, embeddings: object, weights: object) -> None:
@@ -201,34 +188,23 @@ class LayerInputs(NamedTuple):
 
 def layer_inputs(
     tokens: Sequence[str],
+    options: TraceOptions,
     *,
-    d_model: int | None = None,
-    n_heads: int | None = None,
-    seed: int = 0,
-    paper: bool = False,
     embeddings: Embeddings | np.ndarray | str | Path | None = None,
     weights: AttentionWeights | str | Path | None = None,
-    oov: OutOfVocabulary | str = OutOfVocabulary.error,
     progress: Callable[[int, int], None] | None = None,
-    export_layer: int | None = None,
-    n_kv_heads: int | None = None,
 ) -> LayerInputs:
     """X for ``tokens`` and the weights, from the options: sizes may be left to the files.
 
-    ``export_layer`` (from 1) picks one layer of a model's export given as weights or
-    embeddings; it is refused when no file given holds a model's layers. ``n_kv_heads``: G
+    ``embeddings`` and ``weights`` given as objects (or files) stand for the options' files.
+    ``options.export_layer`` (from 1) picks one layer of a model's export given as weights or
+    embeddings; it is refused when no file given holds a model's layers. ``kv_heads``: G
     key/value heads for random weights (grouped-query attention); a weights file brings its own.
     """
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise AttnvizError(
-            f"{spelled('The seed (--seed)', 'seed')} must be a whole number >= 0, got "
-            f"{shown_value(seed)}."
-        )
-    try:
-        oov = OutOfVocabulary(oov)
-    except ValueError:
-        raise AttnvizError(f"oov must be 'error' or 'random', got {shown_value(oov)}.") from None
-    layer = export_layer
+    embeddings = options.embeddings if embeddings is None else embeddings
+    weights = options.weights if weights is None else weights
+    seed, oov = options.seed, options.oov  # checked by TraceOptions, where they were given
+    layer = options.export_layer
     layered = False  # whether a file given held a model's layers, of which ``layer`` was read
     if isinstance(weights, (str, Path)):
         weights = load_weights(Path(weights), layer=layer)
@@ -248,13 +224,13 @@ def layer_inputs(
     if embeddings is not None and not np.isfinite(embeddings.X).all():
         raise AttnvizError("The embeddings hold NaN or infinity; give finite numbers.")
     config = resolve_config(
-        d_model=d_model,
-        n_heads=n_heads,
+        d_model=options.d_model,
+        n_heads=options.heads,
         seed=seed,
-        paper=paper,
+        paper=options.preset is Preset.paper,
         embedding_width=embeddings.X.shape[-1] if embeddings is not None else None,
         weights_shape=(weights.n_heads, weights.d_model) if weights is not None else None,
-        n_kv_heads=n_kv_heads,
+        n_kv_heads=options.kv_heads,
         weights_kv_heads=weights.n_kv_heads if weights is not None else None,
     )
     if embeddings is None:
@@ -274,35 +250,27 @@ def layer_inputs(
 
 def trace_with_options(
     sentence: str | Sequence[str],
+    options: TraceOptions | None = None,
     *,
-    d_model: int | None = None,
-    n_heads: int | None = None,
-    seed: int = 0,
-    paper: bool = False,
     embeddings: Embeddings | np.ndarray | str | Path | None = None,
     weights: AttentionWeights | str | Path | None = None,
-    oov: OutOfVocabulary | str = OutOfVocabulary.error,
-    causal: bool = False,
-    positions: Positions | str = Positions.none,
-    pad_to: int | None = None,
     progress: Callable[[int, int], None] | None = None,
-    export_layer: int | None = None,
-    n_kv_heads: int | None = None,
 ) -> Traced:
     """The trace from the command line's options: sizes may be left to the files to decide.
 
-    causal: decoder self-attention, each word sees only itself and the words before it.
-    positions: sinusoidal adds the paper's positional encoding, X = E + PE (the [PAD] tokens
-    too: they have positions like any token); rope rotates q and k in each head by their
+    options.causal: decoder self-attention, each word sees only itself and the words before it.
+    options.positions: sinusoidal adds the paper's positional encoding, X = E + PE (the [PAD]
+    tokens too: they have positions like any token); rope rotates q and k in each head by their
     positions (base 10000, pairs i and i + d_k/2) and leaves X alone.
-    n_kv_heads: G key/value heads, each shared by h/G query heads (grouped-query attention).
-    pad_to: append [PAD] tokens (zero embeddings) up to this length and mask them as keys.
-    progress: called with (bytes_read, file_size) while a word-vector text file is streamed.
-    export_layer: the layer (from 1) to read from a model's export given as weights or
-    embeddings.
-    Returns the trace and notes for the user (words given random vectors, and so on).
+    options.kv_heads: G key/value heads, each shared by h/G query heads (grouped-query
+    attention). options.pad_to: append [PAD] tokens (zero embeddings) up to this length and
+    mask them as keys. ``embeddings`` and ``weights`` given as objects stand for the options'
+    files. progress: called with (bytes_read, file_size) while a word-vector text file is
+    streamed. Returns the trace and notes for the user (words given random vectors, and so on).
     """
-    positions = _positions(positions)
+    options = options or TraceOptions()
+    positions, causal, pad_to = options.positions, options.causal, options.pad_to
+    embeddings = options.embeddings if embeddings is None else embeddings
     pieces = _model_pieces(sentence, embeddings)
     if pieces is not None:
         tokens = list(pieces.tokens)
@@ -311,17 +279,7 @@ def trace_with_options(
     else:
         tokens = check_token_count(sentence)
     inputs = layer_inputs(
-        tokens,
-        d_model=d_model,
-        n_heads=n_heads,
-        seed=seed,
-        paper=paper,
-        embeddings=embeddings,
-        weights=weights,
-        oov=oov,
-        progress=progress,
-        export_layer=export_layer,
-        n_kv_heads=n_kv_heads,
+        tokens, options, embeddings=embeddings, weights=weights, progress=progress
     )
     x, n_real = inputs.embeddings.X, len(tokens)
     if pad_to is not None:
@@ -400,18 +358,9 @@ def _encoding(positions: Positions, n_tokens: int, d_model: int) -> np.ndarray |
 def trace_cross(
     source: str | Sequence[str],
     target: str | Sequence[str],
+    options: TraceOptions | None = None,
     *,
-    d_model: int | None = None,
-    n_heads: int | None = None,
-    seed: int = 0,
-    paper: bool = False,
-    embeddings: str | Path | None = None,
-    weights: AttentionWeights | str | Path | None = None,
-    oov: OutOfVocabulary | str = OutOfVocabulary.error,
-    positions: Positions | str = Positions.none,
     progress: Callable[[int, int], None] | None = None,
-    export_layer: int | None = None,
-    n_kv_heads: int | None = None,
 ) -> Traced:
     """Cross-attention (encoder–decoder), as when translating "I am good" into "Je vais bien":
     queries from the target words, keys and values from the source words.
@@ -419,7 +368,8 @@ def trace_cross(
     positions: sinusoidal adds the paper's positional encoding to each sentence's embeddings,
     each counting from 0, as the paper does at the bottom of the encoder and of the decoder.
     """
-    positions = _positions(positions)
+    options = options or TraceOptions()
+    positions = options.positions
     if positions is Positions.rope:
         raise AttnvizError(
             f"{option('positions', positions)} rotates queries and keys by their positions in one "
@@ -435,16 +385,8 @@ def trace_cross(
             f"The two sentences have {len(target_tokens)} + {len(source_tokens)} =",
             "Shorten one or both: the source and the target are counted together.",
         ),
-        d_model=d_model,
-        n_heads=n_heads,
-        seed=seed,
-        paper=paper,
-        embeddings=embeddings,
-        weights=weights,
-        oov=oov,
+        options,
         progress=progress,
-        export_layer=export_layer,
-        n_kv_heads=n_kv_heads,
     )
     n_target, d_model = len(target_tokens), inputs.config.d_model
     trace = multi_head_attention(

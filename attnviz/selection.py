@@ -19,24 +19,10 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, option, spelled
+from attnviz.options import ViewOptions as ViewOptions  # what a view shows, as views name it
 from attnviz.provenance import Provenance
 from attnviz.tokens import Focus, default_focus, find_focus, printable
 from attnviz.trace import AttentionTrace
-
-
-class ViewOptions(NamedTuple):
-    """What a person asked to see of the computed layers, as the command line names it."""
-
-    # --layer, from 1: the model layer to show; None: the last layer. (A layer of a model's
-    # export given as weights is TraceOptions.export_layer.)
-    layer: int | None = None
-    # --head, from 1: the head the lesson shows in full (the others give the focus word's
-    # rows), the one head a picture draws; "all": every head (in full); None: every head.
-    head: int | str | None = None
-    focus: str | None = None  # --focus WORD or WORD:N; None: "it" when the sentence has it
-    hide_special: bool = False  # --hide-special: leave [CLS], [SEP], [PAD] out of the views
-    words: bool = False  # --words: merge a model's word pieces into words
-
 
 #: --head all: every head, each shown in full by the lesson.
 ALL_HEADS = "all"

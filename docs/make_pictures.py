@@ -22,10 +22,10 @@ from pathlib import Path
 
 import attnviz
 from attnviz.core import cross_layers, trace_layers
+from attnviz.options import Options, TraceOptions
 from attnviz.render.grid import save_layers_heatmap
 from attnviz.render.heatmap import save_heatmap
 from attnviz.selection import ViewOptions, select
-from attnviz.trace_options import TraceOptions
 
 DOCS = Path(__file__).resolve().parent
 CONFIG = attnviz.AttentionConfig(d_model=8, n_heads=2, seed=0)
@@ -72,7 +72,7 @@ TRAINED_PICTURES = {
 
 def make_trained_pictures() -> None:
     """The shipped toy models on the seeds' two sentences, and the coref training animated."""
-    from attnviz import training
+    from attnviz.api import train as training
     from attnviz.render.animation import save_animation
 
     for name, (model, sentence) in TRAINED_PICTURES.items():
@@ -87,11 +87,11 @@ def make_trained_pictures() -> None:
 def make_honest_pictures() -> None:
     """ "Reading attention honestly": the seeds' two sentences compared with coref (and, with the
     model extra, MiniLM), and MiniLM's layer 6, head 12 drawn as contribution shares."""
-    from attnviz.comparing import compared
+    from attnviz.api.compare import compared
     from attnviz.render.compare_figure import save_comparison_figure
     from attnviz.render.options import Measure
 
-    pair = compared(TIRED, WIDE, TraceOptions(model="coref"), ViewOptions())
+    pair = compared(TIRED, WIDE, Options(TraceOptions(model="coref")))
     weights = pair.a.trace.provenance.weights
     save_comparison_figure(
         pair.comparison, DOCS / "compare_coref.png", top=2, sentences=(TIRED, WIDE), weights=weights
@@ -102,7 +102,7 @@ def make_honest_pictures() -> None:
     except attnviz.AttnvizError as error:
         print(f"skipped the MiniLM pictures: {error}")
         return
-    pair = compared(TIRED, WIDE, TraceOptions(model="minilm"), ViewOptions())
+    pair = compared(TIRED, WIDE, Options(TraceOptions(model="minilm")))
     weights = pair.a.trace.provenance.weights
     save_comparison_figure(
         pair.comparison,

@@ -64,7 +64,7 @@ def training_frame() -> list[str]:
 
     from rich.console import Console
 
-    from attnviz import training
+    from attnviz.api import train as training
     from attnviz.render.training import TrainingView
 
     console = Console(width=100, no_color=True, file=io.StringIO(), force_terminal=False)

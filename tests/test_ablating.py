@@ -8,14 +8,14 @@ import doctest
 import pytest
 
 import attnviz
-import attnviz.ablating
+import attnviz.api.ablate
 from attnviz.errors import AttnvizError
 
 TIRED = "the animal didn't cross the street because it was too tired"
 
 
 def test_the_docstring_example_runs() -> None:
-    failed, attempted = doctest.testmod(attnviz.ablating, optionflags=doctest.ELLIPSIS)
+    failed, attempted = doctest.testmod(attnviz.api.ablate, optionflags=doctest.ELLIPSIS)
     assert attempted > 0 and failed == 0
 
 

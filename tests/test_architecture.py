@@ -39,12 +39,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("attention_inputs", "embeddings*", "weights"),
     ("attention",),
     ("kernels", "checked_steps"),
-    ("selection", "worked", "outputs", "reuse", "trace_options", "analysis*", "model*", "train*"),
+    ("selection", "worked", "outputs", "reuse", "options", "analysis*", "model*", "train*"),
     ("core",),
     ("lesson*",),
     ("render*",),
-    ("api", "explanation", "training", "comparing", "paging", "ablating", "divisors"),
-    ("demoing",),
+    ("api", "api.surface", "api.explanation", "api.divisors", "api.train", "api.ablate"),
+    ("api.writing",),
+    ("api.explain",),
+    ("api.cross", "api.lesson", "api.heatmap", "api.heads", "api.scaling", "api.compare"),
+    ("api.page", "api.demo"),
     ("cli*", "", "__main__"),  # "": the package's own __init__, the public API
 )
 
@@ -249,3 +252,62 @@ def test_the_optional_extra_is_imported_only_inside_functions() -> None:
             if id(node) not in inside and any(n.split(".")[0] in EXTRA for n in names):
                 at_import.append(f"{named(module)}:{node.lineno}")
     assert not at_import, "the extra imported at import time: " + ", ".join(at_import)
+
+
+# -- parameters --------------------------------------------------------------------------------
+
+#: The most parameters a function of attnviz takes (``self`` and ``cls`` not counted; keyword-only,
+#: ``*args`` and ``**kwargs`` counted), apart from the public functions: those of the Python API,
+#: which keep the command line's options as keyword arguments, and the command-line commands,
+#: whose parameters Typer makes into its flags. Options travel as one record (attnviz.options).
+MAX_PARAMETERS = 8
+
+
+def public_functions() -> set[tuple[str, str]]:
+    """(module, function) of every public name of attnviz and every command-line command."""
+    import attnviz
+    from attnviz.cli import COMMANDS
+
+    public = {(module.removeprefix("attnviz."), name) for name, module in attnviz._PUBLIC.items()}
+    commands = {(f"cli.{module}", function) for module, function, _ in COMMANDS.values()}
+    return public | commands
+
+
+def parameter_counts() -> list[tuple[str, str, int]]:
+    """(module, function, parameters) for every function and method of attnviz."""
+    counts = []
+    for module, (_, _, tree) in parsed_modules().items():
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            arguments = node.args
+            names = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+            count = len(names) + len(arguments.kwonlyargs)
+            count += (arguments.vararg is not None) + (arguments.kwarg is not None)
+            if names and names[0] in ("self", "cls"):
+                count -= 1
+            counts.append((module, node.name, count))
+    return counts
+
+
+def test_no_function_takes_more_than_8_parameters_but_the_public_ones() -> None:
+    public = public_functions()
+    over = [
+        f"{named(module)}.{function}: {count} parameters"
+        for module, function, count in parameter_counts()
+        if count > MAX_PARAMETERS and (module, function) not in public
+    ]
+    assert not over, "\n".join(over)
+
+
+def test_the_parameter_count_sees_keyword_only_arguments_and_not_self(tmp_path: Path) -> None:
+    tree = ast.parse("class A:\n    def f(self, a, *, b, c, **d): ...\n")
+    method = tree.body[0].body[0]  # type: ignore[attr-defined]
+    arguments = method.args
+    assert [a.arg for a in arguments.args] == ["self", "a"]
+    assert len(arguments.kwonlyargs) == 2 and arguments.kwarg is not None
+    assert ("api.explain", "explain") in public_functions()  # 19 keyword arguments, as typed
+    assert ("api.explain", "run") not in public_functions()
+    counts = {(module, function): count for module, function, count in parameter_counts()}
+    assert counts[("core", "trace_with_options")] <= MAX_PARAMETERS
+    assert counts[("api.explain", "explain")] == 19

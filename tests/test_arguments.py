@@ -169,7 +169,7 @@ def test_the_python_api_refuses_a_trailing_separator_alike(tmp_path: Path) -> No
 
 @pytest.mark.slow  # one training step: about 0.3 s
 def test_a_training_history_refuses_a_trailing_separator(tmp_path: Path) -> None:
-    from attnviz import training
+    from attnviz.api import train as training
 
     trained = training.train("reverse", steps=1, until=None)
     with pytest.raises(AttnvizError, match=r"^path='.*h\.npz/' names a folder"):

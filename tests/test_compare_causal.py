@@ -22,7 +22,7 @@ TINY = Path(__file__).parent / "model"
 runner = CliRunner()
 
 
-def largest_tv(pair: attnviz.comparing.Compared) -> float:
+def largest_tv(pair: attnviz.api.compare.Compared) -> float:
     return max(change.tv for change in pair.comparison.heads)
 
 

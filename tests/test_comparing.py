@@ -9,7 +9,7 @@ import time
 import pytest
 
 import attnviz
-import attnviz.comparing
+import attnviz.api.compare
 from attnviz.errors import AttnvizError
 
 from support import needs_model
@@ -18,7 +18,7 @@ TIRED = "The animal didn't cross the street because it was too tired"
 WIDE = "The animal didn't cross the street because it was too wide"
 
 
-def recomputed_tv(pair: attnviz.comparing.Compared, layer: int, head: int) -> float:
+def recomputed_tv(pair: attnviz.api.compare.Compared, layer: int, head: int) -> float:
     """TV from each sentence's own trace, word by word: ½·(Σ over the words both have, paired in
     order, |w_A − w_B| + |the rest of A's row − the rest of B's|)."""
     rows = []
@@ -128,7 +128,7 @@ def test_the_api_refuses_as_explain_does() -> None:
 
 
 def test_the_docstring_examples_run() -> None:
-    failed, attempted = doctest.testmod(attnviz.comparing, optionflags=doctest.ELLIPSIS)
+    failed, attempted = doctest.testmod(attnviz.api.compare, optionflags=doctest.ELLIPSIS)
     assert attempted > 0 and failed == 0
 
 

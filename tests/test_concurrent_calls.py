@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import attnviz
-import attnviz.api
+from attnviz.api import explain as explaining
 
 from support import needs_model
 
@@ -22,7 +22,7 @@ from support import needs_model
 def test_a_second_thread_waits_while_the_first_computes(monkeypatch: pytest.MonkeyPatch) -> None:
     inside: list[str] = []
     release = threading.Event()
-    original = attnviz.api.explained
+    original = explaining.explained
 
     def held(*args: Any, **kwargs: Any) -> Any:
         inside.append(threading.current_thread().name)
@@ -30,7 +30,7 @@ def test_a_second_thread_waits_while_the_first_computes(monkeypatch: pytest.Monk
             assert release.wait(10)  # the first thread stays inside until released
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(attnviz.api, "explained", held)
+    monkeypatch.setattr(explaining, "explained", held)
     threads = [
         threading.Thread(target=attnviz.explain, args=("I am good",), name=name)
         for name in ("first", "second")

@@ -13,12 +13,15 @@ import attnviz
 from attnviz.cli import app
 from attnviz.core import trace_cross
 from attnviz.errors import AttnvizError, ExitStatus
+from attnviz.options import TraceOptions
 
 runner = CliRunner()
 
 
 def test_cross_attention_equals_the_per_word_textbook_loop() -> None:
-    trace, _ = trace_cross("I am very good", "Je vais bien", d_model=12, n_heads=3, seed=4)
+    trace, _ = trace_cross(
+        "I am very good", "Je vais bien", TraceOptions(d_model=12, heads=3, seed=4)
+    )
     assert trace.tokens == ("Je", "vais", "bien")
     assert trace.key_tokens == ("I", "am", "very", "good")
     assert trace.Q.shape == (3, 3, 4) and trace.K.shape == (3, 4, 4) and trace.V.shape == (3, 4, 4)

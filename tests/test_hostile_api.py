@@ -2,7 +2,7 @@
 complex and float16 arrays, 0-d and empty arrays, NaN and ∞, whole numbers of 400 digits, wrong
 shapes, broadcast views of terabytes — returns a right result or raises AttnvizError of one
 short line, under a memory limit, and no warning leaks (pytest runs with warnings as errors).
-Then attnviz.training's arguments and files, its docstring examples, and the length of every
+Then attnviz.api.train's arguments and files, its docstring examples, and the length of every
 message that lists words."""
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ def test_a_mask_of_numbers_is_refused() -> None:
         attnviz.multi_head_attention(["a"] * 3, X, WEIGHTS, mask=np.ones((3, 3)))
 
 
-# -- attnviz.training -------------------------------------------------------------------------
+# -- attnviz.api.train -------------------------------------------------------------------------
 
 
 TRAINING_MISUSES: list[tuple[dict[str, Any], str]] = [
@@ -227,7 +227,7 @@ TRAINING_MISUSES: list[tuple[dict[str, Any], str]] = [
 
 @pytest.mark.parametrize(("arguments", "says"), TRAINING_MISUSES, ids=lambda v: str(v)[:30])
 def test_training_misuse_names_the_keyword(arguments: dict[str, Any], says: str) -> None:
-    from attnviz.training import train
+    from attnviz.api.train import train
 
     task = arguments.pop("task", "reverse")
     with bounded(), pytest.raises(AttnvizError) as refused:
@@ -239,13 +239,13 @@ def test_training_misuse_names_the_keyword(arguments: dict[str, Any], says: str)
 
 @pytest.fixture(scope="module")
 def trained() -> Any:
-    from attnviz.training import train
+    from attnviz.api.train import train
 
     return train("reverse", steps=np.int64(2), seed=np.int32(1), until=np.float32(0.5))
 
 
 def test_numpy_numbers_train_as_python_ones(trained: Any) -> None:
-    from attnviz.training import train
+    from attnviz.api.train import train
 
     assert (trained.steps, trained.seed, type(trained.seed)) == (2, 1, int)
     again = train("reverse", steps=2, seed=1, until=0.5)
@@ -289,12 +289,18 @@ def test_save_keeps_a_folder_of_someone_elses_config(trained: Any, tmp_path: Pat
 
 PUBLIC_MODULES = [
     "attnviz",
-    "attnviz.training",
+    "attnviz.api.train",
     "attnviz.tokens",
-    "attnviz.comparing",
+    "attnviz.api.compare",
     "attnviz.attention",
     "attnviz.errors",
-    "attnviz.api",
+    "attnviz.api.explain",
+    "attnviz.api.cross",
+    "attnviz.api.lesson",
+    "attnviz.api.heatmap",
+    "attnviz.api.heads",
+    "attnviz.api.scaling",
+    "attnviz.api.page",
     "attnviz.analysis.caveats",
 ]
 
@@ -311,15 +317,15 @@ def test_every_docstring_example_of_a_public_module_runs(module: str) -> None:
         runner.run(test)
     results = runner.summarize(verbose=False)
     assert results.failed == 0
-    if module == "attnviz.training":
+    if module == "attnviz.api.train":
         assert results.attempted >= 3  # the module's own train("reverse") example
 
 
 def test_the_training_example_names_a_function() -> None:
-    import attnviz.training
+    import attnviz.api.train
 
-    assert "from attnviz.training import train" in (attnviz.training.__doc__ or "")
-    assert callable(attnviz.training.train)
+    assert "from attnviz.api.train import train" in (attnviz.api.train.__doc__ or "")
+    assert callable(attnviz.api.train.train)
 
 
 # -- lists in messages ------------------------------------------------------------------------

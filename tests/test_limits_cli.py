@@ -48,7 +48,7 @@ def test_running_out_of_memory_is_one_line(
     def exhausted(*args: object, **kwargs: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr("attnviz.cli.commands.explained", exhausted)
+    monkeypatch.setattr("attnviz.api.explain.explained_on", exhausted)
     assert run(["explain", "I am good"]) == ExitStatus.BAD_INPUT
     one_line(capsys.readouterr().err, "ran out of memory", "shorter text")
 

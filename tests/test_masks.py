@@ -13,12 +13,15 @@ from attnviz.attention import causal_mask, padding_mask
 from attnviz.cli import app
 from attnviz.core import trace_with_options
 from attnviz.errors import AttnvizError, ExitStatus
+from attnviz.options import TraceOptions
 
 runner = CliRunner()
 
 
 def test_causal_weights_follow_the_textbook_with_later_words_removed() -> None:
-    trace, _ = trace_with_options("The animal didn't cross the street", causal=True, d_model=8)
+    trace, _ = trace_with_options(
+        "The animal didn't cross the street", TraceOptions(causal=True, d_model=8)
+    )
     assert trace.mask is not None and (trace.mask == causal_mask(trace.n_tokens)).all()
     for head in range(trace.n_heads):
         for i in range(trace.n_tokens):
@@ -31,7 +34,7 @@ def test_causal_weights_follow_the_textbook_with_later_words_removed() -> None:
 
 def test_padding_gets_zero_weight_and_the_words_keep_their_weights() -> None:
     plain, _ = trace_with_options("I am good")
-    padded, _ = trace_with_options("I am good", pad_to=6)
+    padded, _ = trace_with_options("I am good", TraceOptions(pad_to=6))
     assert padded.tokens == ("I", "am", "good", "[PAD]", "[PAD]", "[PAD]")
     assert (padded.mask == padding_mask(3, 6)).all()
     assert (padded.weights[:, :, 3:] == 0).all()
@@ -40,14 +43,14 @@ def test_padding_gets_zero_weight_and_the_words_keep_their_weights() -> None:
 
 
 def test_both_masks_together() -> None:
-    trace, _ = trace_with_options("I am good", causal=True, pad_to=4)
+    trace, _ = trace_with_options("I am good", TraceOptions(causal=True, pad_to=4))
     assert trace.mask is not None
     assert (trace.mask == (causal_mask(4) & padding_mask(3, 4))).all()
 
 
 def test_pad_to_shorter_than_the_sentence_is_refused() -> None:
     with pytest.raises(AttnvizError, match="the sentence has 3 tokens; pad to between 3 and 512"):
-        trace_with_options("I am good", pad_to=2)
+        trace_with_options("I am good", TraceOptions(pad_to=2))
 
 
 def test_explain_shows_minus_infinity_and_says_why(tmp_path: Path) -> None:

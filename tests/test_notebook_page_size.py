@@ -10,7 +10,7 @@ from html import escape
 import pytest
 
 import attnviz
-from attnviz.explanation import Page
+from attnviz.api.explanation import Page
 from attnviz.limits import MAX_NOTEBOOK_PAGE_BYTES
 
 from support import needs_model

@@ -9,6 +9,7 @@ import pytest
 import attnviz
 from attnviz.config import MAX_TOKENS
 from attnviz.core import trace_with_options
+from attnviz.options import Preset, TraceOptions
 
 ARRAY_FIELDS = ("X", "Q", "K", "V", "scores", "scaled", "weights", "Z", "concat", "output")
 
@@ -57,7 +58,7 @@ def test_a_repeated_word_gets_the_same_row_and_the_same_weights() -> None:
 @pytest.mark.parametrize("paper", [False, True])
 def test_the_longest_sentence_at_the_default_and_paper_sizes(paper: bool) -> None:
     words = [f"w{index % 97}" for index in range(MAX_TOKENS)]
-    traced = trace_with_options(words, paper=paper, seed=3)
+    traced = trace_with_options(words, TraceOptions(preset=Preset.paper if paper else None, seed=3))
     assert traced.trace.n_tokens == MAX_TOKENS
     assert_sound(traced.trace)
 
@@ -66,6 +67,8 @@ def test_the_longest_sentence_at_the_default_and_paper_sizes(paper: bool) -> Non
 def test_masks_with_extreme_embeddings(scale: float) -> None:
     words = ["a", "b", "c", "d"]
     for options in ({"causal": True}, {"pad_to": 7}, {"causal": True, "pad_to": 7}):
-        trace = trace_with_options(words, embeddings=rows(4, 8, scale), **options).trace
+        trace = trace_with_options(
+            words, TraceOptions(**options), embeddings=rows(4, 8, scale)
+        ).trace
         assert_sound(trace)
         assert (trace.weights[:, ~trace.mask] == 0).all()

@@ -74,7 +74,7 @@ def test_memory_running_out_is_reported_without_importing_anything(
         sys.meta_path.insert(0, RefuseEveryImport())  # type: ignore[arg-type]
         raise MemoryError
 
-    monkeypatch.setattr("attnviz.cli.commands.explained", exhausted)
+    monkeypatch.setattr("attnviz.api.explain.explained_on", exhausted)
     try:
         status = run(["explain", "I am good"])
     finally:

@@ -21,6 +21,7 @@ import attnviz.files.writing
 from attnviz.cli import run
 from attnviz.errors import ExitStatus, OutputProblem
 from attnviz.files import atomic_write, staged_writes
+from attnviz.options import TraceOptions
 
 from support import examples, listing, one_error_line
 
@@ -367,7 +368,7 @@ def test_a_random_layer_is_exported_as_it_is(tmp_path: Path) -> None:
     from attnviz.core import trace_with_options
     from attnviz.outputs import write_export
 
-    trace = trace_with_options("I am good", n_heads=2, seed=0).trace
+    trace = trace_with_options("I am good", TraceOptions(heads=2, seed=0)).trace
     write_export([trace], tmp_path / "t.npz")
     with np.load(tmp_path / "t.npz") as saved:
         assert saved["weights"].shape == (2, 3, 3)  # no layer axis

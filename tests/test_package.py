@@ -10,7 +10,7 @@ from types import FunctionType
 import pytest
 
 import attnviz
-from attnviz import api
+from attnviz.api.lesson import lesson as the_lesson
 
 
 def test_every_public_name_resolves() -> None:
@@ -30,10 +30,10 @@ def test_every_public_name_a_submodule_shares_is_kept_by_the_package_class() -> 
 def test_the_import_systems_setting_of_the_subpackage_leaves_the_function() -> None:
     """What importlib does after the first import of attnviz.lesson: setattr on the parent."""
     setattr(attnviz, "lesson", sys.modules["attnviz.lesson"])  # noqa: B010 (as importlib does)
-    assert attnviz.lesson is api.lesson
+    assert attnviz.lesson is the_lesson
     from attnviz import lesson
 
-    assert lesson is api.lesson and isinstance(lesson, FunctionType)
+    assert lesson is the_lesson and isinstance(lesson, FunctionType)
 
 
 def test_another_value_set_on_the_shared_name_is_kept_and_undone(
@@ -43,7 +43,7 @@ def test_another_value_set_on_the_shared_name_is_kept_and_undone(
     monkeypatch.setattr(attnviz, "lesson", stand_in)
     assert attnviz.lesson is stand_in
     monkeypatch.undo()
-    assert attnviz.lesson is api.lesson
+    assert attnviz.lesson is the_lesson
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

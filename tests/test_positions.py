@@ -20,6 +20,7 @@ from attnviz.embeddings import random_embeddings
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
 from attnviz.lesson.blocks import Paragraph, Tables
 from attnviz.lesson.build import lesson
+from attnviz.options import TraceOptions
 from attnviz.positions import Positions, sinusoidal_positions
 from attnviz.provenance import (
     EmbeddingsKind,
@@ -31,7 +32,6 @@ from attnviz.provenance import (
 from attnviz.selection import select
 from attnviz.trace import AttentionTrace
 from attnviz.trace_files import export_trace, load_trace
-from attnviz.trace_options import TraceOptions
 from attnviz.weights import random_weights
 
 from support import product_atol

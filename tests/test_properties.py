@@ -35,6 +35,7 @@ from attnviz.cli import run
 from attnviz.core import trace_cross, trace_with_options
 from attnviz.embeddings import OutOfVocabulary, load_embeddings
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
+from attnviz.options import TraceOptions
 from attnviz.trace_files import load_trace
 from attnviz.weights import load_weights
 
@@ -180,11 +181,8 @@ def test_every_trace_keeps_the_invariants_of_attention(
     pad_to = None if extra_padding is None else n_real + extra_padding
     trace = trace_with_options(
         tokens,
-        n_heads=n_heads,
-        seed=seed,
+        TraceOptions(heads=n_heads, seed=seed, causal=causal, pad_to=pad_to),
         embeddings=embeddings,
-        causal=causal,
-        pad_to=pad_to,
     ).trace
     n = trace.n_tokens
     h = n_heads
@@ -226,7 +224,7 @@ def test_cross_attention_rows_are_over_the_source_words(
     source: str, target: str, seed: int
 ) -> None:
     try:
-        trace = trace_cross(source, target, seed=seed).trace
+        trace = trace_cross(source, target, TraceOptions(seed=seed)).trace
     except AttnvizError:
         return  # an empty or too-long side: refused with a message, which is the point
     n_target, n_source = len(trace.tokens), len(trace.key_tokens)

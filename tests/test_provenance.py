@@ -15,6 +15,7 @@ import attnviz
 from attnviz.cli import app
 from attnviz.core import cross_layers, trace_layers
 from attnviz.errors import FileProblem
+from attnviz.options import TraceOptions
 from attnviz.provenance import (
     EmbeddingsKind,
     EmbeddingsOrigin,
@@ -25,7 +26,6 @@ from attnviz.provenance import (
 )
 from attnviz.trace import ARRAY_KEYS, AttentionTrace
 from attnviz.trace_files import export_trace, load_trace
-from attnviz.trace_options import TraceOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()

@@ -15,6 +15,7 @@ from attnviz.attention import attention_scores, multi_head_attention, weigh_valu
 from attnviz.config import AttentionConfig
 from attnviz.core import trace_with_options
 from attnviz.errors import AttnvizError
+from attnviz.options import TraceOptions
 from attnviz.positions import Rope, rope_frequencies, rope_pairs, rotate
 from attnviz.weights import AttentionWeights, random_weights
 
@@ -147,8 +148,10 @@ def test_grouped_query_attention_equals_the_loop(
 
 
 def test_kv_heads_h_is_the_papers_attention_exactly() -> None:
-    paper, _ = trace_with_options("The cat sat on the mat", n_heads=4, d_model=16)
-    same, _ = trace_with_options("The cat sat on the mat", n_heads=4, d_model=16, n_kv_heads=4)
+    paper, _ = trace_with_options("The cat sat on the mat", TraceOptions(heads=4, d_model=16))
+    same, _ = trace_with_options(
+        "The cat sat on the mat", TraceOptions(heads=4, d_model=16, kv_heads=4)
+    )
     for key, array in paper.arrays().items():
         np.testing.assert_array_equal(same.arrays()[key], array, err_msg=key)
     assert same.config == paper.config and not same.is_grouped
@@ -203,18 +206,18 @@ def test_weights_whose_key_heads_do_not_divide_the_query_heads_are_refused() -> 
 
 def test_rope_needs_an_even_head_width_and_one_sentence() -> None:
     with pytest.raises(AttnvizError, match="d_k = 3 is odd"):
-        trace_with_options("I am good", d_model=6, n_heads=2, positions="rope")
+        trace_with_options("I am good", TraceOptions(d_model=6, heads=2, positions="rope"))
     with pytest.raises(AttnvizError, match="RoPE pairing 'spiral' is not known"):
         Rope(pairing="spiral")
     from attnviz.core import trace_cross
 
     with pytest.raises(AttnvizError, match="cross-attention has two"):
-        trace_cross("I am good", "Je vais bien", positions="rope")
+        trace_cross("I am good", "Je vais bien", TraceOptions(positions="rope"))
 
 
 def test_rope_leaves_x_and_v_alone_and_records_itself() -> None:
     plain, _ = trace_with_options("I am good")
-    turned, _ = trace_with_options("I am good", positions="rope")
+    turned, _ = trace_with_options("I am good", TraceOptions(positions="rope"))
     np.testing.assert_array_equal(turned.X, plain.X)
     np.testing.assert_array_equal(turned.V, plain.V)
     np.testing.assert_array_equal(turned.Q, plain.Q)  # Q as projected; Q_rotated is turned

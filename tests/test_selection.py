@@ -8,9 +8,9 @@ import pytest
 import attnviz
 from attnviz.core import cross_layers, trace_layers
 from attnviz.errors import AttnvizError, command_line
+from attnviz.options import TraceOptions
 from attnviz.selection import ViewOptions, choose_layer, select
 from attnviz.trace import AttentionTrace
-from attnviz.trace_options import TraceOptions
 
 IT = "The animal didn't cross the street because it was too tired"
 

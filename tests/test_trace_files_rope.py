@@ -11,6 +11,7 @@ import pytest
 
 from attnviz.core import trace_with_options
 from attnviz.errors import FileProblem
+from attnviz.options import TraceOptions
 from attnviz.trace import AttentionTrace
 from attnviz.trace_files import export_layers, export_trace, load_trace
 
@@ -19,7 +20,9 @@ SENTENCE = "The cat sat on the mat"
 
 @pytest.fixture(scope="module")
 def shared_rope() -> AttentionTrace:
-    trace, _ = trace_with_options(SENTENCE, n_heads=4, d_model=16, n_kv_heads=2, positions="rope")
+    trace, _ = trace_with_options(
+        SENTENCE, TraceOptions(heads=4, d_model=16, kv_heads=2, positions="rope")
+    )
     return trace
 
 
@@ -64,13 +67,13 @@ def test_a_paper_trace_exports_as_before(tmp_path: Path) -> None:
 def test_the_weights_of_a_gqa_export_run_again(shared_rope: AttentionTrace, tmp_path: Path) -> None:
     path = tmp_path / "trace.npz"
     export_trace(shared_rope, path)
-    again, _ = trace_with_options(SENTENCE, weights=path, positions="rope")
+    again, _ = trace_with_options(SENTENCE, TraceOptions(positions="rope"), weights=path)
     np.testing.assert_array_equal(again.weights, shared_rope.weights)
     assert again.n_kv_heads == 2
     from attnviz.errors import AttnvizError
 
     with pytest.raises(AttnvizError, match="has 2 key/value heads but 1 were asked for"):
-        trace_with_options(SENTENCE, weights=path, n_kv_heads=1)
+        trace_with_options(SENTENCE, TraceOptions(kv_heads=1), weights=path)
 
 
 def test_every_layer_of_a_stack_reads_back(shared_rope: AttentionTrace, tmp_path: Path) -> None:

@@ -10,9 +10,9 @@ import pytest
 
 from attnviz import worked
 from attnviz.core import cross_layers, trace_layers
+from attnviz.options import TraceOptions
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
-from attnviz.trace_options import TraceOptions
 
 
 def traces() -> dict[str, AttentionTrace]:

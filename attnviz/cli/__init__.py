@@ -22,7 +22,7 @@ from attnviz.cli.environment import (
     safe_surroundings,
     silence_standard_output,
 )
-from attnviz.cli.options import command
+from attnviz.cli.groups import command
 from attnviz.errors import AttnvizError, ExitStatus, shortened
 from attnviz.signals import Interrupted, stopping_signals_raise
 
@@ -38,8 +38,12 @@ COMMANDS: dict[str, tuple[str, str, str | None]] = {
         "cross",
         "Cross-attention: queries from TARGET, keys and values from SOURCE.",
     ),
-    "heads": ("reading", "heads", "Rank every (layer, head) by where the focus word looks."),
-    "compare": ("reading", "compare", "Where the focus word looks in two sentences, head by head."),
+    "heads": ("analyses", "heads", "Rank every (layer, head) by where the focus word looks."),
+    "compare": (
+        "analyses",
+        "compare",
+        "Where the focus word looks in two sentences, head by head.",
+    ),
     "scaling": ("commands", "scaling", "Why ÷√d_k: the softmax with and without the scaling."),
     "demo": ("commands", "demo", None),
     "train": (

@@ -1,132 +1,40 @@
-"""The commands. Each parses its options, hands the work to attnviz.api (the one path the
-library takes too), has its renderer draw the result and picks the exit code; errors become one
-line on stderr (see options.command). Heavy modules (matplotlib, the model's safetensors and
-tokenizers) are imported inside the commands that need them."""
+"""The commands. Each parses its options, makes one call to the library's command
+(attnviz.api.<command>.run, the path the Python API takes too) and leaves the exit code to
+groups.command: an error becomes one line on stderr. Heavy modules (matplotlib, the model's
+safetensors and tokenizers) are imported by the api, inside the commands that need them."""
 
 # No `from __future__ import annotations`: Typer reads every command's annotations on each
 # run, and string annotations would be compiled and evaluated anew each time (several ms).
-from collections.abc import Sequence
-from dataclasses import replace
-from pathlib import Path
-from typing import Annotated, NamedTuple
+from typing import Annotated
 
 import typer
 
-from attnviz import api, layer_limits, limits
-from attnviz.cli.console import new_console, note, pacer, reading_progress, wrote
+from attnviz.api.writing import Recordings
+from attnviz.cli.console import surface
+from attnviz.cli.groups import Leave, Reword
 from attnviz.cli.options import (
+    PAGE_STEPS_HELP,
     AllLayers,
+    Colormap,
+    CompareWith,
     Export,
     Html,
     ImageMeasure,
     ImageScale,
     ImageStyle,
-    Leave,
+    OpenHead,
+    PageOutput,
     PerHead,
-    Reword,
     Sentence,
     Slides,
     Step,
     Svg,
-    file_path,
     image_option,
     typed_text,
 )
-from attnviz.explanation import Explanation
-from attnviz.layer_limits import page_counted
-from attnviz.lesson.blocks import Block
 from attnviz.lesson.options import LessonOptions
-from attnviz.lesson.steps import steps_help
+from attnviz.options import Options, TraceOptions, ViewOptions
 from attnviz.render.options import ImageOptions, Measure, Style
-from attnviz.selection import Selection, ViewOptions
-from attnviz.trace import AttentionTrace
-from attnviz.trace_options import TraceOptions
-
-#: d_k of the divisor experiment that attnviz scaling runs after its table.
-DIVISOR_D_K = 64
-
-#: --steps on the page: the lesson's steps but the focus view, which is the page's picture.
-PAGE_STEPS_HELP = steps_help(page=True)
-
-
-def explained(sentence: str, options: TraceOptions, view: ViewOptions) -> Explanation:
-    """``sentence`` traced and shown as the options say (attnviz.api.explained), with a
-    progress bar while a word-vector file is read; the notes go to stderr."""
-    with reading_progress(options.embeddings) as progress:
-        explanation = api.explained(sentence, options, view, progress=progress)
-    for message in explanation.notes:
-        note(message)
-    return explanation
-
-
-def check_outputs(export: Path | None, *images: tuple[Path | None, str]) -> None:
-    """Refuse unwritable outputs before any work is done."""
-    if export is None and all(path is None for path, _ in images):
-        return  # nothing to write: the file checks are not even imported
-    from attnviz.outputs import check_export, check_image
-
-    if export is not None:
-        check_export(export)
-    for path, what in images:
-        if path is not None:
-            check_image(path, what)
-
-
-def check_recordings(svg: Path | None, html: Path | None) -> None:
-    """Refuse --svg and --html paths that cannot be written, before any work is done."""
-    if svg is None and html is None:
-        return
-    from attnviz.files import check_output_path
-
-    for path, extensions, what in ((svg, (".svg",), "--svg"), (html, (".html", ".htm"), "--html")):
-        if path is not None:
-            check_output_path(path, extensions, what)
-
-
-def check_slides(slides: Path | None, *files: tuple[Path | None, str]) -> None:
-    """Refuse a --slides folder that cannot be written, and two outputs that are one file."""
-    if slides is None and all(path is None for path, _ in files):
-        return  # nothing to write: the file checks are not even imported
-    from attnviz.outputs import FolderOutput, check_apart, check_folder
-
-    folder = None
-    if slides is not None:
-        from attnviz.render.slides.layout import SLIDE_FILE  # 01-title.svg, 02-tokens.png, …
-
-        folder = FolderOutput(slides, "--slides", SLIDE_FILE)
-        check_folder(*folder)
-    check_apart(files, [folder])
-
-
-def check_per_head(per_head: Path | None, output: Path, export: Path | None) -> None:
-    """Refuse a --per-head folder that cannot be written, and -o or --export naming a file in
-    it by a per-head name (head_1.png with -o *.png)."""
-    from attnviz.outputs import check_apart, check_folder, per_head_folder
-
-    folder = None
-    if per_head is not None:
-        folder = per_head_folder(per_head, output.suffix.lower())
-        check_folder(*folder)
-    check_apart([(output, "--output"), (export, "--export")], [folder])
-
-
-def write_slides(
-    trace: AttentionTrace,
-    selection: Selection,
-    lesson: LessonOptions,
-    folder: Path | None,
-    blocks: Sequence[Block],
-) -> list[Path]:
-    """--slides: the lesson's ``blocks`` as slides into ``folder`` (checked before the work
-    began); the paths written."""
-    if folder is None:
-        return []
-    from attnviz.render.slides import save_slides
-
-    written, notes = save_slides(trace, selection, lesson, folder, blocks=blocks)
-    for message in notes:
-        note(message)
-    return written
 
 
 def explain(
@@ -146,87 +54,11 @@ def explain(
 
     Example: attnviz explain "The animal didn't cross the street because it was too tired" -f it
     """
-    check_outputs(export)
-    check_recordings(svg, html)
-    check_slides(slides, (svg, "--svg"), (html, "--html"), (export, "--export"))
-    with api.export_planned(export, trace_options):
-        explanation = explained(sentence, trace_options, view)
-    check_sizes(explanation, export=export, lesson=lesson, slides=slides)
-    tell(explanation, lesson, step, Recordings(svg, html, slides, export))
+    from attnviz.api import explain as command
 
-
-def check_sizes(
-    explanation: Explanation,
-    *,
-    export: Path | None,
-    lesson: LessonOptions | None = None,
-    slides: Path | None = None,
-    per_head: bool | None = None,
-) -> None:
-    """Refuse exports, slides and heatmaps (``per_head``: each head drawn again, None: none)
-    too large to write (attnviz.limits), before the lesson is printed or anything drawn."""
-    shown, layers = explanation.selection, explanation.layers
-    if export is not None:  # a model's every layer, else the one (outputs.write_export)
-        pretrained = layers[0].provenance.weights.is_pretrained
-        limits.check_export_size(layers if pretrained else layers[:1], export)
-    if slides is not None and lesson is not None:
-        lesson = explanation.lesson_options(lesson)
-        n_heads = explanation.trace.n_heads
-        in_full = len(shown.heads) if lesson.full or lesson.every_head else 1
-        by_rows = 0 if lesson.full else n_heads - in_full
-        fewest = limits.fewest_slides(in_full, lesson.step_numbers, by_rows)
-        limits.check_slide_count(fewest, at_least=True)
-    if per_head is not None:
-        limits.check_pictures(len(shown.heads), shown.n_rows, shown.n_columns, per_head=per_head)
-
-
-class Recordings(NamedTuple):
-    """What explain and cross write besides the lesson they print (checked before the work)."""
-
-    svg: Path | None
-    html: Path | None
-    slides: Path | None
-    export: Path | None
-    heatmap: Path | None = None
-
-
-def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Recordings) -> None:
-    """The lesson printed (paced with --step), then every file asked for, all or none; the
-    lesson is written once, whatever it is drawn on."""
-    from attnviz.lesson.build import lesson as written_lesson
-    from attnviz.render.terminal import render_explain, save_lesson
-
-    trace, selection = explanation.trace, explanation.selection
-    explanation.check_lesson(lesson)
-    lesson = explanation.lesson_options(lesson)
-    blocks = written_lesson(trace, selection, lesson, layers=explanation.layers)
-    if to.slides is not None:  # every slide counted, before the lesson is printed
-        from attnviz.render.slides.plan import plan_slides
-
-        limits.check_slide_count(len(plan_slides(trace, selection, lesson, blocks=blocks)))
-    console = new_console()
-    pause = pacer(console) if step else None
-    render_explain(trace, selection, console, lesson, pause=pause, blocks=blocks)
-    if to == Recordings(None, None, None, None):
-        return  # nothing to write: the file writers are not even imported
-    from attnviz.files import staged_writes
-    from attnviz.outputs import write_export
-
-    with staged_writes():  # every file, or none
-        written = save_lesson(
-            trace, selection, lesson, console.width, svg=to.svg, html=to.html, blocks=blocks
-        )
-        written += write_slides(trace, selection, lesson, to.slides, blocks)
-        if to.heatmap is not None:
-            from attnviz.render.heatmap import save_heatmap
-
-            save_heatmap(trace, selection, to.heatmap)
-            written.append(to.heatmap)
-        if to.export is not None:
-            write_export(explanation.layers, to.export)
-            written.append(to.export)
-    for path in written:
-        wrote(path)
+    to = Recordings(svg, html, slides, export)
+    options = Options(trace_options, view)
+    command.run(sentence, options, lesson, to, surface(), step=step)
 
 
 def heatmap(
@@ -235,7 +67,7 @@ def heatmap(
     trace_options: TraceOptions,
     view: ViewOptions,
     per_head: PerHead = None,
-    cmap: Annotated[str, typer.Option("--cmap", help="A matplotlib colormap name.")] = "viridis",
+    cmap: Colormap = "viridis",
     export: Export = None,
     all_layers: AllLayers = False,
     style: ImageStyle = Style.grid,
@@ -249,54 +81,16 @@ def heatmap(
     Example: attnviz heatmap --model coref "The animal didn't cross the street because it was
     too tired" -o it.png
     """
-    from attnviz.files import staged_writes
-    from attnviz.outputs import write_export
-    from attnviz.render.images import all_layers_refused, pictures_refused
+    from attnviz.api import heatmap as command
 
     options = ImageOptions(style, cmap, all_layers, per_head, scale, measure)
-    given = {"layer": view.layer, "head": view.head, "per_head": per_head}
-    pictures_refused(
-        options, drawing_one=[name for name, value in given.items() if value is not None]
-    )
-    all_layers_refused(options, model_run=trace_options.model is not None)
-    check_outputs(export, (output, "--output"))
-    check_per_head(per_head, output, export)
-    every_token = not (view.words or view.hide_special)  # else fewer rows: counted after the run
-    with (
-        api.export_planned(export, trace_options),
-        layer_limits.counted_before_run(
-            layer_limits.check_layer_pictures if all_layers else None, every_token
-        ),
-    ):
-        explanation = explained(sentence, trace_options, view)
-    check_sizes(explanation, export=export, per_head=None if all_layers else bool(per_head))
-    if all_layers:
-        shown = explanation.selection
-        n_layers, n_heads = len(explanation.layers), explanation.trace.n_heads
-        layer_limits.check_layer_pictures(n_layers, n_heads, shown.n_rows, shown.n_columns)
-    with staged_writes():  # every file, or none
-        written, notes = api.save_pictures(explanation, output, options)
-        if export is not None:
-            write_export(explanation.layers, export)
-            written.append(export)
-    for message in notes:
-        note(message)
-    for path in written:
-        wrote(path)
+    record = Options(trace_options, view)
+    command.run(sentence, record, options, (output, export), surface())
 
 
 def page(
     sentence: Sentence,
-    output: Annotated[
-        Path,
-        typer.Option(
-            "--output",
-            "-o",
-            help="The page to write: .html (one file; opens offline).",
-            show_default=False,
-            parser=file_path,
-        ),
-    ],
+    output: PageOutput,
     trace_options: TraceOptions,
     view: ViewOptions,
     lesson: Annotated[
@@ -304,28 +98,8 @@ def page(
         Leave("show_weights"),
         Reword(steps=PAGE_STEPS_HELP),
     ],
-    open_head: Annotated[
-        int | None,
-        typer.Option(
-            "--open-head",
-            help="Open the page on head N (from 1), every head kept in its menu (--head N "
-            "keeps head N alone).",
-            show_default=False,
-        ),
-    ] = None,
-    compare: Annotated[
-        str | None,
-        typer.Option(
-            "--compare",
-            help="A second sentence, in quotes: the page also draws its picture beside the "
-            "first's and shows the focus word's row (\"it\" by default) in both, each head's two "
-            "rows side by side and the heads ranked by how much the row changed, as attnviz "
-            "compare.",
-            metavar="SENTENCE_B",
-            callback=typed_text,
-            show_default=False,
-        ),
-    ] = None,
+    open_head: OpenHead = None,
+    compare: CompareWith = None,
 ) -> None:
     """Save an interactive lesson page for SENTENCE: one HTML file, offline.
 
@@ -343,28 +117,11 @@ def page(
     Two sentences: attnviz page "The cat sat because it was tired" --compare "The cat sat
     because it was wide" -o pair.html
     """
-    from attnviz import paging
-    from attnviz.comparing import compared, notes
-    from attnviz.explanation import Page
-    from attnviz.files import check_output_path
+    from attnviz.api import page as command
 
-    check_output_path(output, (".html", ".htm"), "--output")
-    fewer_rows, one_head = view.words or view.hide_special, view.head is not None
-    counted = page_counted(fewer_rows, one_head, two_sentences=compare is not None)
-    if compare is None:
-        with counted:
-            explanation = explained(sentence, trace_options, view)
-        html = paging.page_html(explanation, lesson, open_head=open_head)
-    else:
-        with reading_progress(trace_options.embeddings) as progress, counted:
-            pair = compared(
-                sentence, compare, trace_options, view._replace(layer=None), progress=progress
-            )
-        for message in notes(pair):
-            note(message)
-        html = paging.compared_page_html(pair, view.layer, lesson, open_head=open_head)
-    Page(html).save(output)
-    wrote(output)
+    sentences = (sentence, compare)
+    options = Options(trace_options, view)
+    command.run(sentences, options, lesson, output, surface(), open_head=open_head)
 
 
 def cross(
@@ -406,17 +163,11 @@ def cross(
 
     Example: attnviz cross "I am good" "Je vais bien" --focus vais
     """
-    check_outputs(export, (output, "--output"))
-    check_recordings(svg, html)
-    outputs = (output, "--output"), (svg, "--svg"), (html, "--html"), (export, "--export")
-    check_slides(slides, *outputs)
-    trace_options = replace(trace_options, causal=causal)  # refused by cross_layers, with why
-    with reading_progress(trace_options.embeddings) as progress:
-        explanation = api.crossed(source, target, trace_options, view, progress=progress)
-    for message in explanation.notes:
-        note(message)
-    check_sizes(explanation, export=export, lesson=lesson, slides=slides)
-    tell(explanation, lesson, step, Recordings(svg, html, slides, export, heatmap=output))
+    from attnviz.api import cross as command
+
+    to = Recordings(svg, html, slides, export, heatmap=output)
+    options = Options(trace_options, view)
+    command.run((source, target), options, lesson, to, surface(), step=step, causal=causal)
 
 
 def scaling(
@@ -438,26 +189,9 @@ def scaling(
 
     Example: attnviz scaling --dk 4,16,64,256,1024 -o scaling.png
     """
-    from attnviz.render.reports import render_scaling
+    from attnviz.api import scaling as command
 
-    d_ks, notes = api.scaling_sizes(dk)
-    check_outputs(None, (output, "--output"))
-    from attnviz.analysis.scaling import LENGTHS
-
-    drawn_by_divisor = limits.divisor_numbers(LENGTHS, DIVISOR_D_K, queries)
-    limits.check_scaling(d_ks, n_keys=keys, n_queries=queries, divisor=drawn_by_divisor)
-    for message in notes:
-        note(message)
-    rows = api.scaling_rows(d_ks, keys=keys, queries=queries, seed=seed)
-    from attnviz.divisors import divisor_rows
-
-    divisor = divisor_rows(d_k=DIVISOR_D_K, queries=queries, seed=seed)
-    render_scaling(rows, new_console(), n_keys=keys, divisor=divisor)
-    if output is not None:
-        from attnviz.render.plots import save_scaling_plot
-
-        save_scaling_plot(rows, output, n_keys=keys)
-        wrote(output)
+    command.run(dk, surface(), keys=keys, queries=queries, seed=seed, output=output)
 
 
 def demo(
@@ -480,10 +214,6 @@ def demo(
 
     Example: attnviz demo --step
     """
-    from attnviz.render.demo import run_demo
+    from attnviz.api import demo as command
 
-    console = new_console()
-    from attnviz.demoing import demo_examples
-
-    examples = demo_examples(use_model=use_model)
-    run_demo(console, examples, pause=pacer(console) if step else None)
+    command.run(surface(), step=step, use_model=use_model)

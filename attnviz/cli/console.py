@@ -20,6 +20,7 @@ from attnviz.tokens import printable
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from attnviz.api.surface import Surface
     from attnviz.render.terminal import Pacer
 
 
@@ -117,3 +118,11 @@ def pacer(console: "Console") -> "Pacer | None":
         return key != "" and key not in QUIT_KEYS
 
     return pause
+
+
+def surface() -> "Surface":
+    """The command line's outputs as the api draws through them: stdout for the report,
+    stderr for notes, files written and progress; --step's pause at a terminal."""
+    from attnviz.api.surface import Surface
+
+    return Surface(new_console, note, wrote, reading_progress, pacer)

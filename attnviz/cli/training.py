@@ -3,17 +3,12 @@
 # No `from __future__ import annotations`: Typer reads these annotations on every run.
 import enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from attnviz.cli.console import new_console, wrote
+from attnviz.cli.console import surface
 from attnviz.cli.options import file_path
-from attnviz.errors import AttnvizError
-
-if TYPE_CHECKING:
-    from attnviz.outputs import FolderOutput
-    from attnviz.training import Trained
 
 
 class TaskName(str, enum.Enum):
@@ -26,29 +21,6 @@ class TaskName(str, enum.Enum):
 class ReadoutName(str, enum.Enum):
     pointer = "pointer"
     word = "word"
-
-
-def check_save_folder(folder: Path) -> None:
-    """A folder to write a model into: new, empty, or holding a model attnviz saved (replaced);
-    never a folder whose config.json is something else's."""
-    from attnviz.train.saving import check_save_folder as check
-
-    check(folder, "--save")
-
-
-def model_folder(folder: Path) -> "FolderOutput":
-    """--save: the folder and the model's files (config.json, weights.npz)."""
-    from attnviz.train.saving import model_folder as output
-
-    return output(folder, "--save")
-
-
-def check_saved_apart(save: Path | None, animate: Path | None, history: Path | None) -> None:
-    """Refuse --history or --animate naming a file that --save writes (outputs.check_apart)."""
-    from attnviz.outputs import check_apart
-
-    saved = None if save is None else model_folder(save)
-    check_apart([(animate, "--animate"), (history, "--history")], [saved])
 
 
 TaskArgument = Annotated[
@@ -151,90 +123,20 @@ def train(
 
     Example: attnviz train coref
     """
+    from attnviz.api import train as training
+
+    files = training.TrainingFiles(save, animate, history)
+    chosen = None if readout is None else readout.value
     if explain_step:
-        explain_one_step(task, readout, seed, steps, save, animate, history)
+        training.explain_step(task.value, chosen, surface(), seed=seed, steps=steps, files=files)
         return
-    from attnviz import training
-    from attnviz.files import check_output_path, staged_writes
-    from attnviz.render.training import TrainingView, print_lines
-    from attnviz.train import report
-    from attnviz.train.network import shape_of
-
-    if not 0 <= pace <= 600:
-        raise AttnvizError(f"--pace {pace:g}: give 0 to 600 seconds.")
-    training.check_training(steps, until, seed)
-    chosen = training.make_task(task.value, None if readout is None else readout.value, seed=seed)
-    if save is not None:
-        check_save_folder(save)
-    if animate is not None:
-        check_output_path(animate, (".gif",), "--animate")
-    if history is not None:
-        check_output_path(history, (".npz",), "--history")
-    check_saved_apart(save, animate, history)
-
-    console = new_console()
-    shape = shape_of(chosen)
-    print_lines(console, report.start(chosen, shape, seed=seed))
-    console.print()
-    with staged_writes():  # every file, or none
-        with TrainingView(console, chosen, pace=pace, steps=steps) as view:
-            trained = training.train(
-                chosen,
-                seed=seed,
-                steps=steps,
-                until=until if until is not None or steps is not None else 0.99,
-                on_snapshot=view.show,
-            )
-            view.last(trained.snapshots[-1])
-        console.print()
-        print_lines(
-            console,
-            report.finish(
-                trained.task, trained.findings, steps=trained.steps, seconds=trained.seconds
-            ),
-        )
-        written = write_outputs(trained, save=save, history=history, animate=animate)
-    for path in written:
-        wrote(path)
-
-
-def explain_one_step(
-    task: TaskName,
-    readout: ReadoutName | None,
-    seed: int,
-    *others: object,
-) -> None:
-    """--explain-step: one step of gradient descent, printed; nothing is trained or written."""
-    from attnviz.render.gradient_step import print_gradient_step
-
-    if task is not TaskName.coref:
-        raise AttnvizError(f"--explain-step is for coref; {task.value} has no such lesson.")
-    if any(other is not None for other in others):
-        raise AttnvizError(
-            "--explain-step prints one step and trains nothing: leave out --steps, --save, "
-            "--animate and --history."
-        )
-    if seed < 0:
-        raise AttnvizError(f"--seed {seed}: give a seed of 0 or more.")
-    print_gradient_step(
-        new_console(), readout="pointer" if readout is None else readout.value, seed=seed
+    training.run(
+        task.value,
+        chosen,
+        surface(),
+        seed=seed,
+        steps=steps,
+        until=until,
+        pace=pace,
+        files=files,
     )
-
-
-def write_outputs(
-    trained: "Trained", *, save: Path | None, history: Path | None, animate: Path | None
-) -> list[Path]:
-    """The files asked for, inside the command's staged writes; the paths written."""
-    written = []
-    if save is not None:
-        trained.save(save)
-        written.append(save)
-    if history is not None:
-        trained.save_history(history)
-        written.append(history)
-    if animate is not None:
-        from attnviz.render.animation import save_animation
-
-        save_animation(trained.task, trained.snapshots, animate)
-        written.append(animate)
-    return written

@@ -1,5 +1,5 @@
 """``attnviz demo``: the ten-minute class, a short screen at a time, each introduced by a sentence
-of context and each sentence made from the numbers beside it (attnviz.demoing computes them).
+of context and each sentence made from the numbers beside it (attnviz.api.demo computes them).
 
 1. "I am good", step by step: how attention is computed;
 2. "The animal didn't cross the street because it was too tired" with random weights: "it"
@@ -35,7 +35,7 @@ from attnviz.trace import AttentionTrace
 if TYPE_CHECKING:
     from attnviz.train.loop import Snapshot
     from attnviz.train.tasks import Task
-    from attnviz.training import Trained
+    from attnviz.train.trained import Trained
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 INSTALL_HINT = (
@@ -90,7 +90,7 @@ class ItExample(NamedTuple):
 
 
 class DemoExamples(NamedTuple):
-    """Every screen of the demo, computed (attnviz.demoing.demo_examples); this module draws."""
+    """Every screen of the demo, computed (attnviz.api.demo.demo_examples); this module draws."""
 
     i_am_good: Shown
     random_it: Shown

@@ -32,7 +32,6 @@ import json
 from collections.abc import Sequence
 from importlib import resources
 from importlib.metadata import version
-from pathlib import Path
 from typing import Any
 
 from attnviz.render.page_compare import ComparedWith
@@ -40,7 +39,7 @@ from attnviz.render.page_data import page_data
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
-__all__ = ["ComparedWith", "page_data", "page_html", "save_page", "script_json"]
+__all__ = ["ComparedWith", "page_data", "page_html", "script_json"]
 
 
 def page_html(
@@ -90,34 +89,6 @@ def page_html(
         script=script,
         version=html.escape(version("attnviz")),
     )
-
-
-def save_page(
-    path: Path,
-    layers: Sequence[AttentionTrace],
-    trace: AttentionTrace,
-    selection: Selection,
-    decimals: int = 2,
-    *,
-    start_head: int | None = None,
-    compared: ComparedWith | None = None,
-    steps: str | None = None,
-    block: int | None = None,
-) -> None:
-    """page_html, written atomically to ``path`` (checked beforehand by the caller)."""
-    from attnviz.files import atomic_write
-
-    text = page_html(
-        layers,
-        trace,
-        selection,
-        decimals,
-        start_head=start_head,
-        compared=compared,
-        steps=steps,
-        block=block,
-    )
-    atomic_write(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
 
 
 def script_json(value: Any) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -190,11 +191,13 @@ def reverse(rng: np.random.Generator) -> Task:
     targets = ids[:, ::-1].copy()
     probe = tuple("31415926")
     return _token_task(
-        "reverse",
-        "each position gives the digit at the mirrored position (8 digits)",
-        DIGITS,
-        ids,
-        targets,
+        TokenData(
+            "reverse",
+            "each position gives the digit at the mirrored position (8 digits)",
+            DIGITS,
+            ids,
+            targets,
+        ),
         causal=False,
         n_layers=1,
         probes=(Probe(probe, 0, 7), Probe(probe, 2, 5)),
@@ -209,11 +212,13 @@ def previous(rng: np.random.Generator) -> Task:
     targets[:, 1:] = ids[:, :-1]
     probe = tuple("cabbagef")
     return _token_task(
-        "previous",
-        "each position gives the letter before it, reading left to right (8 letters)",
-        LETTERS,
-        ids,
-        targets,
+        TokenData(
+            "previous",
+            "each position gives the letter before it, reading left to right (8 letters)",
+            LETTERS,
+            ids,
+            targets,
+        ),
         causal=True,
         n_layers=1,
         probes=(Probe(probe, 5, 4), Probe(probe, 7, 6)),
@@ -239,12 +244,14 @@ def induction(rng: np.random.Generator, length: int = 16) -> Task:
     # followed the first e, the f at position 7.
     probe = tuple("abcdghefklghefkl")
     return _token_task(
-        "induction",
-        "in a repeated segment, each position gives the letter that followed its letter the "
-        "first time (16 letters)",
-        LETTERS,
-        ids,
-        targets,
+        TokenData(
+            "induction",
+            "in a repeated segment, each position gives the letter that followed its letter the "
+            "first time (16 letters)",
+            LETTERS,
+            ids,
+            targets,
+        ),
         causal=True,
         n_layers=2,
         probes=(Probe(probe, 12, 7),),
@@ -255,12 +262,18 @@ def induction(rng: np.random.Generator, length: int = 16) -> Task:
     )
 
 
+class TokenData(NamedTuple):
+    """A token task's name, its one-line summary, its words and its examples."""
+
+    name: str
+    summary: str
+    vocabulary: tuple[str, ...]
+    ids: np.ndarray  # [examples, length] word ids
+    targets: np.ndarray  # [examples, length] the answer at each position, −1 for none
+
+
 def _token_task(
-    name: str,
-    summary: str,
-    vocabulary: tuple[str, ...],
-    ids: np.ndarray,
-    targets: np.ndarray,
+    data: TokenData,
     *,
     causal: bool,
     n_layers: int,
@@ -270,6 +283,7 @@ def _token_task(
     max_steps: int = 300,
     typical_steps: int = 20,
 ) -> Task:
+    name, summary, vocabulary, ids, targets = data
     split = len(ids) * 4 // 5
     zero = np.zeros(len(ids), dtype=np.int64)
     return Task(

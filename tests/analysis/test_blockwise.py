@@ -20,6 +20,7 @@ from attnviz.analysis.blockwise import (
 )
 from attnviz.core import trace_with_options
 from attnviz.errors import AttnvizError
+from attnviz.options import TraceOptions
 from attnviz.tokens import tokenize
 from attnviz.trace import AttentionTrace
 
@@ -63,7 +64,7 @@ def test_every_row_a_block_at_a_time_is_the_traces_row(
     pad_to = None if extra_padding is None else len(tokens) + extra_padding
     try:
         trace = trace_with_options(
-            tokens, n_heads=n_heads, seed=seed, causal=causal, pad_to=pad_to
+            tokens, TraceOptions(heads=n_heads, seed=seed, causal=causal, pad_to=pad_to)
         ).trace
     except AttnvizError:
         assume(False)
@@ -97,7 +98,9 @@ def test_every_row_a_block_at_a_time_is_the_traces_row(
 )
 def test_every_row_of_every_head_for_every_block_size(causal: bool, pad_to: int | None) -> None:
     tokens = tokenize("The animal didn't cross the street because it was too tired")
-    trace = trace_with_options(tokens, n_heads=2, seed=3, causal=causal, pad_to=pad_to).trace
+    trace = trace_with_options(
+        tokens, TraceOptions(heads=2, seed=3, causal=causal, pad_to=pad_to)
+    ).trace
     for block in (1, 2, 3, 5, trace.n_tokens, trace.n_tokens + 4):
         for head in range(2):
             for query in range(trace.n_tokens):
@@ -106,7 +109,7 @@ def test_every_row_of_every_head_for_every_block_size(causal: bool, pad_to: int 
 
 def test_a_causal_row_and_padding_leave_wholly_masked_blocks_unchanged() -> None:
     tokens = tokenize("The animal didn't cross the street because it was too tired")
-    trace = trace_with_options(tokens, causal=True, pad_to=14).trace
+    trace = trace_with_options(tokens, TraceOptions(causal=True, pad_to=14)).trace
     query = tokens.index("it")
     online = row(trace, 0, query, block=3)
     assert_same_row(trace, 0, query, online)

@@ -7,32 +7,33 @@ from pathlib import Path
 
 import pytest
 
-from attnviz.cli import commands, reading
+from attnviz.api import writing
+from attnviz.cli import analyses, commands
 from attnviz.errors import AttnvizError, OutputProblem
+from attnviz.options import TraceOptions
 from attnviz.selection import ViewOptions
-from attnviz.trace_options import TraceOptions
 
 
 def test_outputs_are_checked_before_any_work(tmp_path: Path) -> None:
-    commands.check_outputs(tmp_path / "t.npz", (tmp_path / "h.png", "--output"), (None, "-o"))
+    writing.check_outputs(tmp_path / "t.npz", (tmp_path / "h.png", "--output"), (None, "-o"))
     with pytest.raises(OutputProblem, match="--export"):
-        commands.check_outputs(tmp_path / "t.csv")
+        writing.check_outputs(tmp_path / "t.csv")
     with pytest.raises(OutputProblem, match="--per-head"):
-        commands.check_outputs(None, (tmp_path / "h.gif", "--per-head"))
+        writing.check_outputs(None, (tmp_path / "h.gif", "--per-head"))
     with pytest.raises(OutputProblem, match="--html"):
-        commands.check_recordings(tmp_path / "l.svg", tmp_path / "l.txt")
+        writing.check_recordings(tmp_path / "l.svg", tmp_path / "l.txt")
     with pytest.raises(OutputProblem, match="missing"):
-        commands.check_recordings(tmp_path / "missing" / "l.svg", None)
+        writing.check_recordings(tmp_path / "missing" / "l.svg", None)
     assert list(tmp_path.iterdir()) == []  # checking writes nothing
 
 
 def test_heads_needs_a_focus_word_and_a_positive_top() -> None:
     with pytest.raises(AttnvizError, match="--top 0: give 1 or more."):
-        reading.heads("I am good", TraceOptions(), ViewOptions(focus="am"), top=0)
+        analyses.heads("I am good", TraceOptions(), ViewOptions(focus="am"), top=0)
     with pytest.raises(
         AttnvizError, match="heads follows one word: name it with (--focus |focus=)"
     ):
-        reading.heads("I am good", TraceOptions(), ViewOptions())
+        analyses.heads("I am good", TraceOptions(), ViewOptions())
 
 
 def test_scaling_prints_its_table_and_notes_capped_sizes(

@@ -10,7 +10,7 @@ import shlex
 import pytest
 from rich.console import Console
 
-from attnviz import training
+from attnviz.api import train as training
 from attnviz.cli import run
 from attnviz.render.text import cell_width
 from attnviz.render.training import CURVE, TrainingView, loss_curve

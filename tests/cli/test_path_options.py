@@ -14,7 +14,7 @@ import typer
 from typer.testing import CliRunner
 
 import attnviz
-from attnviz import training
+from attnviz.api import train as training
 from attnviz.cli import build_app
 from attnviz.errors import AttnvizError, ExitStatus
 

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnviz.cli import app
+from attnviz.options import TraceOptions
 from attnviz.trace_files import load_trace
 
 runner = CliRunner()
@@ -73,7 +74,7 @@ def test_the_heatmap_names_the_shared_key_value_heads(tmp_path: Path) -> None:
     from attnviz.core import trace_with_options
     from attnviz.render.measures import head_title
 
-    trace, _ = trace_with_options(SENTENCE, n_heads=4, d_model=16, n_kv_heads=2)
+    trace, _ = trace_with_options(SENTENCE, TraceOptions(heads=4, d_model=16, kv_heads=2))
     assert [head_title(trace, h) for h in range(4)] == [
         "Head 1 (K/V 1)", "Head 2 (K/V 1)", "Head 3 (K/V 2)", "Head 4 (K/V 2)",
     ]  # fmt: skip

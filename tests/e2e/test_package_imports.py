@@ -13,7 +13,7 @@ import attnviz
 loaded = sorted(m for m in sys.modules if m.startswith(("attnviz.", "numpy", "rich")))
 print("LOADED", loaded)
 import attnviz.lesson.blocks
-from attnviz.api import lesson as function
+from attnviz.api.lesson import lesson as function
 print("AFTER SUBMODULE", attnviz.lesson is function)
 from attnviz import lesson
 import attnviz.lesson.build, attnviz.lesson.writer
@@ -41,7 +41,7 @@ def test_a_submodule_imported_first_leaves_lesson_the_function() -> None:
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
-    assert result.stdout.strip() == "True attnviz.api"
+    assert result.stdout.strip() == "True attnviz.api.lesson"
 
 
 ENDING = """

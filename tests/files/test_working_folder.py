@@ -63,7 +63,7 @@ API_CALLS = [
 SCRIPT = r"""
 import json, os, sys, warnings
 import attnviz
-from attnviz import training
+from attnviz.api import train as training
 from attnviz.cli import run
 
 cases = json.loads(sys.argv[1])

@@ -15,6 +15,7 @@ from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import step_number
 from attnviz.model.base import Family, family_of, for_layer, layer_input
 from attnviz.model.families import bert, gpt2
+from attnviz.options import TraceOptions
 from attnviz.provenance import (
     EmbeddingsKind,
     EmbeddingsOrigin,
@@ -25,7 +26,6 @@ from attnviz.provenance import (
 from attnviz.render.terminal import render_explain
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
-from attnviz.trace_options import TraceOptions
 
 from support import has_model_extra
 

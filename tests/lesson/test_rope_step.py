@@ -29,6 +29,7 @@ from attnviz.lesson.steps import (
     numbered,
     step_number,
 )
+from attnviz.options import TraceOptions
 from attnviz.render.page_data import page_data
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
@@ -37,7 +38,7 @@ IT = "The animal didn't cross the street because it was too tired"
 
 
 def traced(sentence: str, **options: object) -> AttentionTrace:
-    trace, _ = trace_with_options(sentence, **options)  # type: ignore[arg-type]
+    trace, _ = trace_with_options(sentence, TraceOptions(**options))  # type: ignore[arg-type]
     return trace
 
 
@@ -59,7 +60,7 @@ def worked_sum_holds(line: str) -> None:
 @pytest.mark.parametrize("decimals", [0, 2, 4])
 @pytest.mark.parametrize("sentence", ["I am good", IT])
 def test_the_turned_pair_holds_by_hand(sentence: str, decimals: int) -> None:
-    trace = traced(sentence, positions="rope", n_heads=2, d_model=8)
+    trace = traced(sentence, positions="rope", heads=2, d_model=8)
     text = text_of(trace, decimals)
     for head in range(trace.n_heads):
         for token in range(1, trace.n_tokens):
@@ -85,7 +86,7 @@ def test_the_turned_pair_is_the_traces_own_number() -> None:
 
 
 def test_the_relative_example_scores_the_same_at_the_same_distance() -> None:
-    trace = traced(IT, positions="rope", n_heads=4, d_model=16, n_kv_heads=2)
+    trace = traced(IT, positions="rope", heads=4, d_model=16, kv_heads=2)
     text = text_of(trace)
     for head in range(trace.n_heads):
         example = worked.relative_position(trace, head, 7, 3)
@@ -161,7 +162,7 @@ def test_a_step_refused_before_any_trace_is_refused_in_both_numberings() -> None
 
 
 def test_every_worked_example_of_the_rope_lesson_is_one_the_step_names() -> None:
-    trace = traced(IT, positions="rope", n_heads=4, d_model=16, n_kv_heads=2)
+    trace = traced(IT, positions="rope", heads=4, d_model=16, kv_heads=2)
     selection = select(trace, ViewOptions(focus="it"))
     steps = numbered(STEPS, trace)
     pause = None
@@ -203,7 +204,7 @@ def test_the_rope_lesson_says_v_is_not_turned_and_the_pairing() -> None:
 
 
 def test_every_view_reads_k_and_v_from_the_heads_key_value_head() -> None:
-    trace = traced(IT, positions="rope", n_heads=4, d_model=16, n_kv_heads=1)
+    trace = traced(IT, positions="rope", heads=4, d_model=16, kv_heads=1)
     values = trace.V[[trace.kv_head(h) for h in range(4)]]
     rows = trace.W_O.reshape(4, 4, 16)
     transformed = np.linalg.norm(np.einsum("hnd,hdm->hnm", values, rows), axis=-1)

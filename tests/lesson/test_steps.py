@@ -29,12 +29,12 @@ from attnviz.lesson.steps import (
     steps_help,
 )
 from attnviz.render.notebook import trace_html
+from attnviz.options import TraceOptions
 from attnviz.render.page_data import page_data
 from attnviz.render.slides import plan_slides
 from attnviz.render.terminal import render_explain
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
-from attnviz.trace_options import TraceOptions
 
 IT = "The animal didn't cross the street because it was too tired"
 HEAD_KEYS = ("qkv", "scores", "scaled", "weights", "z")

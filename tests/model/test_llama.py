@@ -266,7 +266,7 @@ def test_the_lesson_says_the_familys_own_sentences_and_no_other_familys(model_ty
 
     from attnviz.core import trace_layers
     from attnviz.model.families import bert, gpt2
-    from attnviz.trace_options import TraceOptions
+    from attnviz.options import TraceOptions
 
     (trace,) = trace_layers(SENTENCE, TraceOptions())[0]
     text = " ".join(lesson_text(as_model(trace, model_type)).split())

@@ -524,8 +524,8 @@ def test_punctuation_on_a_word_does_not_hide_it_from_focus() -> None:
 @pytest.mark.slow
 def test_weights_of_one_model_layer_fed_back_keep_their_biases(tmp_path: Path) -> None:
     from attnviz.core import trace_layers
+    from attnviz.options import TraceOptions
     from attnviz.trace_files import export_trace
-    from attnviz.trace_options import TraceOptions
 
     layer = trace_model("I am good", "minilm", dtype="float64").trace.layers[2]
     path = tmp_path / "layer3.npz"

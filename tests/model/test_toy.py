@@ -307,7 +307,7 @@ def test_runs_without_the_optional_extra(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_a_folder_attnviz_train_saves_runs_with_a_causal_mask_and_a_token_readout(
     tmp_path: Path,
 ) -> None:
-    from attnviz import training
+    from attnviz.api import train as training
 
     training.train("previous", steps=2, until=None).save(tmp_path / "previous")
     run = trace_model("c a b b a g e f", str(tmp_path / "previous"))

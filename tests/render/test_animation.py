@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from attnviz import training
 from attnviz.analysis.caveats import readout_note
+from attnviz.api import train as training
 from attnviz.render.animation import AXIS_FONT, frame_figure, save_animation
 from attnviz.render.figures.captions import caption_of
 from attnviz.train.tasks import Readout

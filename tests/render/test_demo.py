@@ -122,7 +122,7 @@ def test_demo_without_the_model_gives_the_install_hint(
 def test_q_at_a_step_of_the_first_lesson_ends_the_whole_demo() -> None:
     from rich.console import Console
 
-    from attnviz.demoing import demo_examples
+    from attnviz.api.demo import demo_examples
     from attnviz.render.demo import run_demo
 
     asked: list[str] = []
@@ -145,7 +145,7 @@ def test_layer_one_is_told_sentence_by_sentence_from_the_readings() -> None:
     "tired" 0.90 and a "cross" 0.59 would sum past 1."""
     from rich.console import Console
 
-    from attnviz.demoing import demo_examples
+    from attnviz.api.demo import demo_examples
     from attnviz.render.demo import run_demo
 
     examples = demo_examples(use_model=False)
@@ -165,7 +165,7 @@ def test_coref_word_says_in_which_sentence_the_row_lands_elsewhere() -> None:
     each claim is given with its sentence."""
     from rich.console import Console
 
-    from attnviz.demoing import demo_examples
+    from attnviz.api.demo import demo_examples
     from attnviz.render.demo import run_demo
 
     examples = demo_examples(use_model=False)

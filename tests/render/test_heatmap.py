@@ -203,7 +203,7 @@ def test_no_heads_is_a_bug_not_a_picture() -> None:
 
 def test_a_title_claims_hatching_and_hidden_weight_only_where_the_picture_has_them() -> None:
     from attnviz.core import trace_layers
-    from attnviz.trace_options import TraceOptions
+    from attnviz.options import TraceOptions
 
     (padded,), _ = trace_layers("I am good", TraceOptions(pad_to=5))
 

@@ -29,12 +29,12 @@ from attnviz.core import trace_layers
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.labels import format_number, occurrence_labels
 from attnviz.lesson.examples import ExampleText
+from attnviz.options import TraceOptions
 from attnviz.render.page import page_data, page_html, script_json
 from attnviz.render.page_worked import WORKED_PAIRS
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
-from attnviz.trace_options import TraceOptions
 from render.pages import assembled, shown_table
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"

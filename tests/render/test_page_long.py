@@ -17,11 +17,11 @@ from attnviz.analysis.contribution import contributions
 from attnviz.core import trace_layers
 from attnviz.labels import format_number, occurrence_labels
 from attnviz.lesson.examples import ExampleText
+from attnviz.options import TraceOptions
 from attnviz.render.page import page_data, page_html
 from attnviz.render.page_worked import EVERY_KEY, THINNEST, WORKED_KEYS, WORKED_PAIRS
 from attnviz.selection import ViewOptions, select
 from attnviz.tokens import printable
-from attnviz.trace_options import TraceOptions
 from render.pages import assembled, shown_table
 
 PARAGRAPH = (

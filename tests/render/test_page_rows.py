@@ -263,7 +263,7 @@ def test_the_api_pages_a_comparison_and_opens_on_a_head() -> None:
     import doctest
 
     import attnviz
-    import attnviz.paging
+    import attnviz.api.page
 
     pair = attnviz.compare(IT, WIDE)
     html = attnviz.page(pair, open_head=1).html
@@ -271,5 +271,5 @@ def test_the_api_pages_a_comparison_and_opens_on_a_head() -> None:
     assert data["compare"]["focus"] == "it" and data["start"]["head"] == 0
     with pytest.raises(attnviz.AttnvizError, match=r"^open_head=5 does not exist"):
         attnviz.page(attnviz.explain(IT), open_head=5)
-    failed, attempted = doctest.testmod(attnviz.paging)
+    failed, attempted = doctest.testmod(attnviz.api.page)
     assert attempted > 0 and failed == 0

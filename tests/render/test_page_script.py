@@ -6,9 +6,9 @@ import re
 from importlib import resources
 
 from attnviz.core import trace_layers
+from attnviz.options import TraceOptions
 from attnviz.render.page_data import PAGE_TEXT, page_data, page_text
 from attnviz.selection import ViewOptions, select
-from attnviz.trace_options import TraceOptions
 
 #: A string in the script: '…', "…" or `…` (template expressions ${…} taken out).
 LITERAL = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`""")

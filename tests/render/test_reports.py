@@ -16,6 +16,7 @@ from attnviz.analysis.heads import head_weights
 from attnviz.analysis.scaling import ScalingRow, SoftmaxStats
 from attnviz.cli import app, run
 from attnviz.core import trace_with_options
+from attnviz.options import TraceOptions
 from attnviz.render.reports import render_scaling
 from attnviz.selection import ViewOptions, select
 
@@ -86,7 +87,7 @@ def test_the_heads_table_ranks_by_specificity_with_signed_numbers(
     assert "Ranked by spec; --rank-by selectivity ranks by sel (w − key)" in text
     assert "these weights are random, not learned" in text
     # Its best head for "because" is the one where 'it' gives it most beyond both baselines.
-    trace = trace_with_options(IT, n_heads=4, d_model=16, seed=0).trace
+    trace = trace_with_options(IT, TraceOptions(heads=4, d_model=16, seed=0)).trace
     weights = head_weights([trace], select(trace, ViewOptions(focus="it")))
     because = trace.tokens.index("because")
     best = int(np.argmax(weights.specificity[0, :, because]))
@@ -121,7 +122,7 @@ def test_a_positional_heads_large_weight_is_said_to_be_its_baseline(
 
     from attnviz.render.heads_report import render_heads
 
-    trace = trace_with_options(IT, n_heads=2, d_model=8, seed=0).trace
+    trace = trace_with_options(IT, TraceOptions(heads=2, d_model=8, seed=0)).trace
     n = trace.n_tokens
     previous = np.full((n, n), 0.02 / (n - 1))
     previous[np.arange(n), np.maximum(np.arange(n) - 1, 0)] = 0.98
@@ -162,7 +163,7 @@ def test_heads_counts_the_rows_that_look_most_at_their_own_word(
     11-word sentence gives its largest weight to its own word."""
     assert run(["heads", IT, "--heads", "4", "--d-model", "16"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    trace = trace_with_options(IT, n_heads=4, d_model=16, seed=0).trace
+    trace = trace_with_options(IT, TraceOptions(heads=4, d_model=16, seed=0)).trace
     alone = [  # rows whose largest weight is one key's alone (no tie)
         (h, i)
         for h in range(trace.n_heads)

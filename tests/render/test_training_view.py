@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from attnviz import training
+from attnviz.api import train as training
 from attnviz.render.text import cell_width
 from attnviz.render.training import (
     NARROWEST,

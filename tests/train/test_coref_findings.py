@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from attnviz import training
+from attnviz.api import train as training
 from attnviz.labels import percent
 from attnviz.train import coref, network
 from attnviz.train.adam import Adam

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from attnviz import training
+from attnviz.api import train as training
 from attnviz.errors import AttnvizError
 from attnviz.labels import percent
 from attnviz.train import network, report

@@ -17,19 +17,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attnviz.api import explained
+from attnviz.api.explain import explained
+from attnviz.api.explanation import Explanation
+from attnviz.api.surface import Surface
 from attnviz.errors import AttnvizError
-from attnviz.explanation import Explanation
 from attnviz.labels import occurrence_labels
-from attnviz.selection import Selection, ViewOptions
+from attnviz.options import Options, TraceOptions, ViewOptions
+from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
-from attnviz.trace_options import TraceOptions
 
 if TYPE_CHECKING:
     from attnviz.render.demo import DemoExamples, ItExample, ToyReading
     from attnviz.train.loop import Snapshot
     from attnviz.train.tasks import Task
-    from attnviz.training import Trained
+    from attnviz.train.trained import Trained
 
 TIRED = "The animal didn't cross the street because it was too tired"
 WIDE = "The animal didn't cross the street because it was too wide"
@@ -72,7 +73,7 @@ def toy_reading(sentence: str, model: str, referent: str) -> ToyReading:
 def live_training() -> tuple[Task, Callable[[Callable[[Snapshot], None]], Trained]]:
     """``attnviz train coref``'s task, and the training itself (the pointer readout from seed 0,
     to 99% held-out), to be run as its frames are shown."""
-    from attnviz import training
+    from attnviz.api import train as training
 
     task = training.make_task("coref")
     return task, lambda on_snapshot: training.train(task, on_snapshot=on_snapshot)
@@ -84,7 +85,7 @@ def demo_examples(*, use_model: bool) -> DemoExamples:
     from attnviz.render.demo import DemoExamples
 
     def shown(sentence: str, **view: Any) -> tuple[AttentionTrace, Selection]:
-        explanation = explained(sentence, TraceOptions(), ViewOptions(**view))
+        explanation = explained(sentence, Options(view=ViewOptions(**view)))
         return explanation.trace, explanation.selection
 
     it, problem = None, None
@@ -113,9 +114,8 @@ def _minilm() -> tuple[ItExample | None, str | None]:
     from attnviz.model.sources.checkpoint import ModelNotInstalled
 
     try:
-        model = explained(
-            TIRED, TraceOptions(model="minilm"), ViewOptions(focus=FOCUS, hide_special=True)
-        )
+        minilm = TraceOptions(model="minilm")
+        model = explained(TIRED, Options(minilm, ViewOptions(focus=FOCUS, hide_special=True)))
     except ModelNotInstalled:
         return None, None
     except AttnvizError as error:
@@ -134,3 +134,12 @@ def _it_in_the_model(model: Explanation) -> ItExample:
     specific = survey.specific
     selection = model.selection._replace(heads=(specific.head - 1,))
     return ItExample(model.layers[specific.layer - 1], selection, survey)
+
+
+def run(surface: Surface, *, step: bool = False, use_model: bool = True) -> None:
+    """``attnviz demo``: every screen computed, then shown (paced with ``step``)."""
+    from attnviz.render.demo import run_demo
+
+    console = surface.console()
+    examples = demo_examples(use_model=use_model)
+    run_demo(console, examples, pause=surface.pacer(console) if step else None)

@@ -5,6 +5,8 @@ plain record (attnviz.trace): the display lives here, not in it."""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -13,7 +15,8 @@ from attnviz.errors import AttnvizError
 from attnviz.labels import plural
 from attnviz.lesson.options import LessonOptions
 from attnviz.limits import MAX_NOTEBOOK_PAGE_BYTES
-from attnviz.selection import ALL_HEADS, Selection, ViewOptions
+from attnviz.options import ViewOptions
+from attnviz.selection import ALL_HEADS, Selection, select
 from attnviz.trace import AttentionTrace
 
 
@@ -145,3 +148,33 @@ class Page:
         check_output_path(target, (".html", ".htm"), "The page")
         atomic_write(target, lambda temporary: temporary.write_text(self.html, encoding="utf-8"))
         return target
+
+
+#: What lesson(), heatmap(), page() and heads() take: what explain() or cross() return, or a
+#: bare trace (shown whole: every head, the default focus word).
+Shown = Explanation | AttentionTrace
+
+
+def explanation_of(shown: object, function: str) -> Explanation:
+    """What explain() or cross() returned, or a bare trace shown whole."""
+    if isinstance(shown, Explanation):
+        return shown
+    if isinstance(shown, AttentionTrace):
+        view = ViewOptions()
+        return Explanation(shown, (shown,), view, select(shown, view))
+    raise AttnvizError(
+        f"{function}() takes a trace, as attnviz.explain(sentence) returns it (or its .trace); "
+        f"got {type(shown).__name__}."
+    )
+
+
+def warn(notes: Iterable[str], stacklevel: int = 3) -> None:
+    """What the command line prints as notes on stderr, as warnings."""
+    for message in notes:
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
+
+
+def told(explanation: Explanation) -> Explanation:
+    """``explanation``, its notes warned to the caller of the public function."""
+    warn(explanation.notes, stacklevel=4)
+    return explanation

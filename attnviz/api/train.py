@@ -1,7 +1,7 @@
 """``attnviz train`` as a function: a tiny transformer trained live, in numpy, with what it
 learned. (``attnviz.train`` is the package of its steps; the function is this module's.)
 
->>> from attnviz.training import train
+>>> from attnviz.api.train import train
 >>> trained = train("reverse")
 >>> trained.findings.accuracy >= 0.99
 True
@@ -14,22 +14,24 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from attnviz.arguments import flags, output_file, path
-from attnviz.arrays import FloatArray
-from attnviz.errors import AttnvizError, OutputProblem, option, shown_value, spelled
-from attnviz.labels import percent
+from attnviz.arguments import flags
+from attnviz.errors import AttnvizError, option, shown_value
 from attnviz.serial import one_at_a_time
 from attnviz.train import findings as measured
 from attnviz.train import loop, network, report, saving, tasks
-from attnviz.train.history import save_history
 from attnviz.train.loop import Snapshot
 from attnviz.train.tasks import Readout, Task
 from attnviz.train.threads import one_blas_thread
+from attnviz.train.trained import Trained as Trained  # what train() returns
+
+if TYPE_CHECKING:
+    from attnviz.api.surface import Surface
+    from attnviz.outputs import FolderOutput
 
 TASKS = ("coref", "reverse", "previous", "induction")
 MAX_STEPS = 20_000  # about 3 minutes at the largest task's pace: a bound set before the work
@@ -57,64 +59,6 @@ def make_task(name: str, readout: str | None = None, *, seed: int = 0) -> Task:
     return {"reverse": tasks.reverse, "previous": tasks.previous, "induction": tasks.induction}[
         name
     ](rng)
-
-
-@dataclass(frozen=True, eq=False)
-class Trained:
-    """A trained toy model, its training history and what it learned."""
-
-    task: Task
-    seed: int
-    shape: network.Shape
-    parameters: dict[str, FloatArray]
-    snapshots: tuple[Snapshot, ...]
-    findings: measured.Findings
-
-    def __repr__(self) -> str:
-        return (
-            f"<Trained {self.task.name}: seed {self.seed}, {self.steps} steps, held-out "
-            f"accuracy {percent(self.findings.accuracy)}>"
-        )
-
-    @property
-    def steps(self) -> int:
-        return self.snapshots[-1].step
-
-    @property
-    def seconds(self) -> float:
-        """Time spent in training steps (snapshots and findings not counted)."""
-        return self.snapshots[-1].seconds
-
-    def summary(self) -> list[str]:
-        """What was trained and what it learned, as the command line prints it."""
-        return [
-            *report.start(self.task, self.shape, seed=self.seed),
-            *report.finish(self.task, self.findings, steps=self.steps, seconds=self.seconds),
-        ]
-
-    def save(self, folder: str | Path) -> None:
-        """A model folder (config.json, weights.npz) that ``--model FOLDER`` and
-        ``attnviz.explain(..., model=FOLDER)`` read: made if missing; a folder holding a model
-        attnviz saved has it replaced; any other config.json there is refused, not replaced."""
-        checked = path("folder", folder, reading=False)
-        if not str(folder).strip():  # Path("") is ".": the model would land among your files
-            raise OutputProblem(
-                f"folder={shown_value(folder)} names no folder; give one, e.g. "
-                'save("reverse-model").'
-            )
-        saving.check_save_folder(checked, spelled("--save", "folder"))
-        config = saving.model_config(
-            self.task, self.shape, seed=self.seed, steps=self.steps, accuracy=self.findings.accuracy
-        )
-        saving.save_model(checked, config, self.parameters)
-
-    def save_history(self, path: str | Path) -> None:
-        """Every snapshot as arrays in one .npz file (no other extension: it is an .npz)."""
-        from attnviz.files import check_output_path
-
-        checked = output_file("path", path)
-        check_output_path(checked, (".npz",), spelled("--history", "path"))
-        save_history(checked, self.task, self.snapshots)
 
 
 def whole_number(name: str, value: object) -> int:
@@ -195,3 +139,120 @@ def train(
                 on_snapshot(snapshot)
         found = measured.findings(chosen, trainer.shape, trainer.parameters)
     return Trained(chosen, seed, trainer.shape, dict(trainer.parameters), tuple(snapshots), found)
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+class TrainingFiles(NamedTuple):
+    """What ``attnviz train`` writes: --save FOLDER, --animate FILE.gif, --history FILE.npz."""
+
+    save: Path | None = None
+    animate: Path | None = None
+    history: Path | None = None
+
+    def check(self) -> None:
+        """Refuse each file that cannot be written, and two that are one, before any work."""
+        from attnviz.files import check_output_path
+        from attnviz.outputs import check_apart
+
+        if self.save is not None:
+            saving.check_save_folder(self.save, "--save")
+        if self.animate is not None:
+            check_output_path(self.animate, (".gif",), "--animate")
+        if self.history is not None:
+            check_output_path(self.history, (".npz",), "--history")
+        saved = None if self.save is None else model_folder(self.save)
+        check_apart([(self.animate, "--animate"), (self.history, "--history")], [saved])
+
+    def write(self, trained: Trained) -> list[Path]:
+        """The files asked for, inside the command's staged writes; the paths written."""
+        written = []
+        if self.save is not None:
+            trained.save(self.save)
+            written.append(self.save)
+        if self.history is not None:
+            trained.save_history(self.history)
+            written.append(self.history)
+        if self.animate is not None:
+            from attnviz.render.animation import save_animation
+
+            save_animation(trained.task, trained.snapshots, self.animate)
+            written.append(self.animate)
+        return written
+
+
+def model_folder(folder: Path) -> FolderOutput:
+    """--save: the folder and the model's files (config.json, weights.npz)."""
+    return saving.model_folder(folder, "--save")
+
+
+def run(
+    task: str,
+    readout: str | None,
+    surface: Surface,
+    *,
+    seed: int,
+    steps: int | None,
+    until: float | None,
+    pace: float,
+    files: TrainingFiles,
+) -> None:
+    """``attnviz train TASK``: trained live in the console, what it learned printed, then the
+    files written, all or none."""
+    from attnviz.files import staged_writes
+    from attnviz.render.training import TrainingView, print_lines
+
+    if not 0 <= pace <= 600:
+        raise AttnvizError(f"--pace {pace:g}: give 0 to 600 seconds.")
+    check_training(steps, until, seed)
+    chosen = make_task(task, readout, seed=seed)
+    files.check()
+    console = surface.console()
+    print_lines(console, report.start(chosen, network.shape_of(chosen), seed=seed))
+    console.print()
+    with staged_writes():  # every file, or none
+        with TrainingView(console, chosen, pace=pace, steps=steps) as view:
+            trained = train(
+                chosen,
+                seed=seed,
+                steps=steps,
+                until=until if until is not None or steps is not None else 0.99,
+                on_snapshot=view.show,
+            )
+            view.last(trained.snapshots[-1])
+        console.print()
+        print_lines(
+            console,
+            report.finish(
+                trained.task, trained.findings, steps=trained.steps, seconds=trained.seconds
+            ),
+        )
+        written = files.write(trained)
+    surface.wrote_all(written)
+
+
+def explain_step(
+    task: str,
+    readout: str | None,
+    surface: Surface,
+    *,
+    seed: int,
+    steps: int | None,
+    files: TrainingFiles,
+) -> None:
+    """``attnviz train coref --explain-step``: one step of gradient descent, printed; nothing
+    is trained or written (``steps`` and ``files``, which would train and write, refused)."""
+    from attnviz.render.gradient_step import print_gradient_step
+
+    if task != "coref":
+        raise AttnvizError(f"--explain-step is for coref; {task} has no such lesson.")
+    if steps is not None or files != TrainingFiles():
+        raise AttnvizError(
+            "--explain-step prints one step and trains nothing: leave out --steps, --save, "
+            "--animate and --history."
+        )
+    if seed < 0:
+        raise AttnvizError(f"--seed {seed}: give a seed of 0 or more.")
+    readout = "pointer" if readout is None else readout
+    print_gradient_step(surface.console(), readout=readout, seed=seed)

@@ -14,17 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from pathlib import Path
 
-from attnviz.api import Shown, _explanation_of
+from attnviz.api.compare import Compared, compared, notes
+from attnviz.api.explain import explained_on
+from attnviz.api.explanation import Explanation, Page, Shown, explanation_of
+from attnviz.api.surface import Surface
 from attnviz.arguments import steps_text, whole
-from attnviz.comparing import Compared
 from attnviz.errors import AttnvizError, option, quoted
-from attnviz.explanation import Explanation, Page
-from attnviz.layer_limits import check_page
+from attnviz.layer_limits import check_page, page_counted
 from attnviz.lesson import steps as table
 from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import focus_number, last_plain_number
 from attnviz.limits import check_lesson
+from attnviz.options import Options
 from attnviz.selection import choose_layer
 from attnviz.serial import one_at_a_time
 
@@ -60,8 +63,40 @@ def page(
     options = LessonOptions(decimals=decimals, steps=steps_text(steps), block=block)
     if isinstance(shown, Compared):
         return Page(compared_page_html(shown, None, options, open_head=open_head))
-    explanation = _explanation_of(shown, "page")
+    explanation = explanation_of(shown, "page")
     return Page(page_html(explanation, options, open_head=open_head))
+
+
+def run(
+    sentences: tuple[str, str | None],
+    options: Options,
+    lesson: LessonOptions,
+    output: Path,
+    surface: Surface,
+    *,
+    open_head: int | None = None,
+) -> None:
+    """``attnviz page SENTENCE [--compare B] -o PAGE``: the page's size counted before the runs,
+    the page written."""
+    from attnviz.files import check_output_path
+
+    sentence, compare = sentences
+    view = options.view
+    check_output_path(output, (".html", ".htm"), "--output")
+    fewer_rows, one_head = view.words or view.hide_special, view.head is not None
+    counted = page_counted(fewer_rows, one_head, two_sentences=compare is not None)
+    if compare is None:
+        with counted:
+            explanation = explained_on(sentence, options, surface)
+        html = page_html(explanation, lesson, open_head=open_head)
+    else:
+        every_layer = replace(options, view=view._replace(layer=None))
+        with surface.reading(options.trace.embeddings) as progress, counted:
+            pair = compared(sentence, compare, every_layer, progress=progress)
+        surface.notes(notes(pair))
+        html = compared_page_html(pair, view.layer, lesson, open_head=open_head)
+    Page(html).save(output)
+    surface.wrote(output)
 
 
 def page_html(

@@ -1,21 +1,17 @@
 """The commands that read a run's heads: ``heads`` ranks them (and ``--ablate`` measures what
 each one changes), ``compare`` sets two sentences' rows side by side. Thin, as in
-cli/commands.py: parse, hand the work to the library, render, pick the exit code."""
+cli/commands.py: parse, one call to attnviz.api (heads.run, compare.run), the exit code."""
 
 # No `from __future__ import annotations`: Typer reads every command's annotations on each run.
 from typing import Annotated
 
 import typer
 
-from attnviz import api
 from attnviz.analysis.heads import RankBy
-from attnviz.cli.commands import check_outputs, explained
-from attnviz.cli.console import new_console, note, reading_progress, wrote
-from attnviz.cli.options import Leave, Reword, Sentence, image_option, typed_text
-from attnviz.errors import AttnvizError
-from attnviz.limits import check_compare_picture
-from attnviz.selection import ViewOptions
-from attnviz.trace_options import TraceOptions
+from attnviz.cli.console import surface
+from attnviz.cli.groups import Leave, Reword
+from attnviz.cli.options import Sentence, image_option, typed_text
+from attnviz.options import Options, TraceOptions, ViewOptions
 
 #: --layer in heads: what it picks with --ablate (refused without it).
 ABLATE_LAYER_HELP = (
@@ -83,27 +79,10 @@ def heads(
 
     Example: attnviz heads -m minilm "The animal didn't cross the street because it was too tired"
     """
-    from attnviz.render.heads_report import render_heads
+    from attnviz.api import heads as command
 
-    if top < 1:
-        raise AttnvizError(f"--top {top}: give 1 or more.")
-    if ablate or view.layer is not None:
-        from attnviz.ablating import ablated
-        from attnviz.render.ablation import render_ablation
-
-        if not ablate:
-            raise AttnvizError(
-                "--layer picks the layer whose heads --ablate runs again; the ranking covers "
-                "every layer: add --ablate, or drop --layer."
-            )
-        ablation, notes = ablated(sentence, trace_options, view)
-        for message in notes:
-            note(message)
-        render_ablation(ablation, new_console(), top=top)
-        return
-    explanation = explained(sentence, trace_options, view)
-    ranking = api.ranked_heads(explanation, rank_by)
-    render_heads(ranking, explanation.layers, new_console(), top=top)
+    options = Options(trace_options, view)
+    command.run(sentence, options, rank_by, surface(), top=top, ablate=ablate)
 
 
 def compare(
@@ -130,33 +109,7 @@ def compare(
 
     Example: attnviz compare "The cat sat because it was tired" "The cat sat because it was wide"
     """
-    from attnviz.comparing import compared, notes
-    from attnviz.render.compare import render_comparison
+    from attnviz.api import compare as command
 
-    if top < 1:
-        raise AttnvizError(f"--top {top}: give 1 or more.")
-    check_outputs(None, (output, "--output"))
-    with reading_progress(trace_options.embeddings) as progress:
-        pair = compared(sentence_a, sentence_b, trace_options, view, progress=progress)
-    if output is not None:  # before the report: a refusal leaves no half of the command done
-        alignment = pair.comparison.alignment
-        slots = len(alignment.pairs) + len(alignment.only_a) + len(alignment.only_b)
-        check_compare_picture(min(top, len(pair.comparison.heads)), slots, path=output)
-    for message in notes(pair):
-        note(message)
-    render_comparison(
-        pair.comparison,
-        (sentence_a, sentence_b),
-        pair.a.trace.provenance.weights,
-        new_console(),
-        top=top,
-    )
-    if output is not None:
-        from attnviz.render.compare_figure import save_comparison_figure
-
-        sentences = (sentence_a, sentence_b)
-        weights = pair.a.trace.provenance.weights
-        save_comparison_figure(
-            pair.comparison, output, top=top, sentences=sentences, weights=weights
-        )
-        wrote(output)
+    sentences = (sentence_a, sentence_b)
+    command.run(sentences, Options(trace_options, view), surface(), top=top, output=output)

@@ -18,22 +18,21 @@ from __future__ import annotations
 import warnings
 
 from attnviz.analysis.ablation import Ablation, ablate_heads, readout_of
-from attnviz.arguments import choice, flags, sentences, text, whole
+from attnviz.arguments import sentences
 from attnviz.errors import AttnvizError, option, spelled
 from attnviz.layer_limits import check_ablation
 from attnviz.model_limits import Work
-from attnviz.selection import ViewOptions, select
+from attnviz.options import Options, options_from
+from attnviz.selection import select
 from attnviz.serial import one_at_a_time
 from attnviz.tokens import check_sentence_length
-from attnviz.trace_options import Dtype, TraceOptions
 
 
-def ablated(
-    sentence: str, trace_options: TraceOptions, view: ViewOptions
-) -> tuple[Ablation, tuple[str, ...]]:
+def ablated(sentence: str, options: Options) -> tuple[Ablation, tuple[str, ...]]:
     """``attnviz heads --ablate``'s path: the model of ``trace_options`` on ``sentence``, every
     head ablated in turn at the focus word of ``view`` ("it" by default); and the notes the
     person should be told."""
+    trace_options, view = options.trace, options.view
     if view.hide_special:
         raise AttnvizError(
             f"{option('ablate')} names the word each head's row of the focus word looks at "
@@ -99,12 +98,10 @@ def ablate(
     it starts and refused past attnviz's limits (attnviz.model_limits.check_model_run).
     """
     sentences(sentence=sentence, model=model)
-    whole(pad_to=pad_to, layer=layer)
-    flags(words=words)
-    text(focus=focus, model=model)
-    trace_options = TraceOptions(model=model, dtype=choice(Dtype, dtype, "dtype"), pad_to=pad_to)
-    view = ViewOptions(focus=focus, words=words, layer=layer)
-    ablation, notes = ablated(sentence, trace_options, view)
+    options = options_from(
+        model=model, focus=focus, words=words, layer=layer, dtype=dtype, pad_to=pad_to
+    )
+    ablation, notes = ablated(sentence, options)
     for message in notes:
         warnings.warn(message, UserWarning, stacklevel=2)
     return ablation

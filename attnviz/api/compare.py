@@ -17,15 +17,18 @@ from pathlib import Path
 import numpy as np
 
 from attnviz.analysis.compare import Comparison, align_words, compare_rows
-from attnviz.api import Progress, explained
-from attnviz.arguments import choice, digits, flags, paths, sentences, text, whole
+from attnviz.api.explain import explained
+from attnviz.api.explanation import Explanation
+from attnviz.api.surface import Progress, Surface
+from attnviz.api.writing import check_outputs
+from attnviz.arguments import digits, sentences
 from attnviz.errors import AttnvizError, listed, option, spelled
-from attnviz.explanation import Explanation
+from attnviz.limits import check_compare_picture
 from attnviz.model_limits import Work, planned
-from attnviz.selection import Selection, ViewOptions, select
+from attnviz.options import Options, ViewOptions, options_from
+from attnviz.selection import Selection, select
 from attnviz.serial import one_at_a_time
 from attnviz.tokens import printable, word_key
-from attnviz.trace_options import Dtype, TraceOptions, trace_options_from
 
 DEFAULT_FOCUS = "it"
 
@@ -49,23 +52,19 @@ class Compared:
 
 
 def compared(
-    sentence_a: str,
-    sentence_b: str,
-    trace_options: TraceOptions,
-    view: ViewOptions,
-    *,
-    progress: Progress | None = None,
+    sentence_a: str, sentence_b: str, options: Options, *, progress: Progress | None = None
 ) -> Compared:
     """Both sentences traced with the same options, the focus word (``view.focus``, "it" by
     default) found in each, and every head's rows compared: ``attnviz compare``'s path.
     ``view.layer`` (with a model) keeps one layer, ``view.head`` one head."""
-    unfocused = view._replace(focus=None)
+    view = options.view
+    unfocused = replace(options, view=view._replace(focus=None))
     # Both runs are held at once: each model run is checked as two (model_limits.check_model_run).
     with planned(Work(what=spelled("compare", "compare()"), runs=2)):
-        a = explained(sentence_a, trace_options, unfocused, progress=progress)
-        b = explained(sentence_b, trace_options, unfocused, progress=progress)
+        a = explained(sentence_a, unfocused, progress=progress)
+        b = explained(sentence_b, unfocused, progress=progress)
     spec = view.focus or DEFAULT_FOCUS
-    focused = unfocused._replace(layer=None, focus=spec)
+    focused = view._replace(layer=None, focus=spec)
     selection_a = _focused(a, b, focused, "A", sentence_a)
     word, colon, occurrence = spec.rpartition(":")
     in_a_only = word if colon and word and digits(occurrence) else spec  # it:2 counts in A
@@ -241,11 +240,14 @@ def compare(
     (2, 'animal', 'street', 1.0)
     """
     sentences(sentence_a=sentence_a, sentence_b=sentence_b, model=model)
-    whole(layer=layer, head=head, seed=seed, heads=heads, d_model=d_model)
-    flags(words=words, hide_special=hide_special, causal=causal)
-    text(focus=focus, model=model)
-    paths(embeddings=embeddings, weights=weights)
-    trace_options = trace_options_from(
+    options = options_from(
+        one_head=True,
+        model=model,
+        focus=focus,
+        layer=layer,
+        head=head,
+        words=words,
+        hide_special=hide_special,
         heads=heads,
         d_model=d_model,
         seed=seed,
@@ -253,13 +255,44 @@ def compare(
         embeddings=embeddings,
         oov=oov,
         weights=weights,
-        positions=positions,
-        model=model,
-        dtype=choice(Dtype, dtype, "dtype"),
+        dtype=dtype,
         causal=causal,
+        positions=positions,
     )
-    view = ViewOptions(layer=layer, head=head, focus=focus, hide_special=hide_special, words=words)
-    pair = compared(sentence_a, sentence_b, trace_options, view)
+    pair = compared(sentence_a, sentence_b, options)
     for message in notes(pair):
         warnings.warn(message, UserWarning, stacklevel=2)
     return pair
+
+
+def run(
+    sentences: tuple[str, str],
+    options: Options,
+    surface: Surface,
+    *,
+    top: int = 20,
+    output: Path | None = None,
+) -> None:
+    """``attnviz compare A B [-o IMAGE]``: the report printed, each listed head's two rows drawn;
+    the picture counted before the report, so that a refusal leaves no half of it done."""
+    from attnviz.render.compare import render_comparison
+
+    if top < 1:
+        raise AttnvizError(f"--top {top}: give 1 or more.")
+    check_outputs(None, (output, "--output"))
+    with surface.reading(options.trace.embeddings) as progress:
+        pair = compared(*sentences, options, progress=progress)
+    if output is not None:
+        alignment = pair.comparison.alignment
+        slots = len(alignment.pairs) + len(alignment.only_a) + len(alignment.only_b)
+        check_compare_picture(min(top, len(pair.comparison.heads)), slots, path=output)
+    surface.notes(notes(pair))
+    weights = pair.a.trace.provenance.weights
+    render_comparison(pair.comparison, sentences, weights, surface.console(), top=top)
+    if output is not None:
+        from attnviz.render.compare_figure import save_comparison_figure
+
+        save_comparison_figure(
+            pair.comparison, output, top=top, sentences=sentences, weights=weights
+        )
+        surface.wrote(output)
