@@ -28,8 +28,8 @@ from attnviz.lesson.steps import (
     step_number,
     steps_help,
 )
-from attnviz.render.notebook import trace_html
 from attnviz.options import TraceOptions
+from attnviz.render.notebook import trace_html
 from attnviz.render.page_data import page_data
 from attnviz.render.slides import plan_slides
 from attnviz.render.terminal import render_explain
