@@ -103,7 +103,7 @@ def save_pictures(
 ) -> tuple[list[Path], tuple[str, ...]]:
     """``attnviz heatmap``'s files: what ``options`` ask, as the explanation shows it; the paths
     written and a note for words the pictures' font draws as boxes."""
-    from attnviz.render.images import save_images
+    from attnviz.render.figures.images import save_images
 
     return save_images(
         explanation.layers, explanation.trace, explanation.selection, output, options
@@ -293,7 +293,7 @@ def lesson(
 
     from rich.console import Console
 
-    from attnviz.render.terminal import render_explain
+    from attnviz.render.terminal.lesson import render_explain
 
     explanation = _explanation_of(shown, "lesson")
     check.given(decimals=decimals, width=width)
@@ -355,7 +355,7 @@ def heatmap(
     ['Head 2']
     """
     from attnviz.render.figures import check_colormap
-    from attnviz.render.images import all_layers_refused, pictures_refused
+    from attnviz.render.figures.images import all_layers_refused, pictures_refused
 
     explanation = _explanation_of(shown, "heatmap")
     check.whole(head=head)
@@ -387,16 +387,16 @@ def heatmap(
 
         n_layers, n_heads = len(explanation.layers), explanation.trace.n_heads
         check_layer_pictures(n_layers, n_heads, selection.n_rows, selection.n_columns)
-        from attnviz.render.grid import build_layers_figure
+        from attnviz.render.figures.grid import build_layers_figure
 
         return build_layers_figure(
             explanation.layers, selection, cmap=cmap, scale=options.scale, measure=options.measure
         )
     if options.style is Style.lines:
-        from attnviz.render.plots import build_lines_figure
+        from attnviz.render.figures.plots import build_lines_figure
 
         return build_lines_figure(explanation.trace, selection)
-    from attnviz.render.heatmap import build_figure
+    from attnviz.render.figures.heatmap import build_figure
 
     return build_figure(
         explanation.trace, selection, cmap=cmap, scale=options.scale,

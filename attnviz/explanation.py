@@ -76,8 +76,8 @@ class Explanation:
 
     def _repr_html_(self) -> str:
         """The notebook view (Jupyter, VS Code, Colab): the sentence and provenance, the shown
-        heads' weights, the focus word's weights and z, the heatmap; see render/notebook.py."""
-        from attnviz.render.notebook import trace_html
+        heads' weights, the focus word's weights and z, the heatmap; see render/notebook/cell.py."""
+        from attnviz.render.notebook.cell import trace_html
 
         return trace_html(self.trace, self.selection, self.layers)
 
@@ -90,7 +90,7 @@ class Explanation:
 
     def page_html(self, options: LessonOptions) -> str:
         """``to_html`` with the decimals already checked (as the command line has them)."""
-        from attnviz.render.page import page_html
+        from attnviz.render.page.page import page_html
 
         if not self.trace.tokens:
             raise AttnvizError("This trace has no words, so there is no page to draw.")

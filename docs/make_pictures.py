@@ -1,6 +1,6 @@
 """Regenerate the README's pictures: ``python docs/make_pictures.py``.
 
-Each picture is ``attnviz.render.heatmap.save_heatmap`` on a trace with the default sizes
+Each picture is ``attnviz.render.figures.heatmap.save_heatmap`` on a trace with the default sizes
 (d_model 8, 2 heads, seed 0), so it shows exactly what ``attnviz heatmap`` draws. The weights are
 seeded, and the files carry no date, so running the script twice gives the same bytes.
 
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import attnviz
 from attnviz.core import cross_layers, trace_layers
-from attnviz.render.grid import save_layers_heatmap
-from attnviz.render.heatmap import save_heatmap
+from attnviz.render.figures.grid import save_layers_heatmap
+from attnviz.render.figures.heatmap import save_heatmap
 from attnviz.selection import ViewOptions, select
 from attnviz.trace_options import TraceOptions
 
@@ -73,7 +73,7 @@ TRAINED_PICTURES = {
 def make_trained_pictures() -> None:
     """The shipped toy models on the seeds' two sentences, and the coref training animated."""
     from attnviz import training
-    from attnviz.render.animation import save_animation
+    from attnviz.render.live.animation import save_animation
 
     for name, (model, sentence) in TRAINED_PICTURES.items():
         layers = trace_layers(sentence, TraceOptions(model=model)).layers
@@ -88,7 +88,7 @@ def make_honest_pictures() -> None:
     """ "Reading attention honestly": the seeds' two sentences compared with coref (and, with the
     model extra, MiniLM), and MiniLM's layer 6, head 12 drawn as contribution shares."""
     from attnviz.comparing import compared
-    from attnviz.render.compare_figure import save_comparison_figure
+    from attnviz.render.figures.compare_figure import save_comparison_figure
     from attnviz.render.options import Measure
 
     pair = compared(TIRED, WIDE, TraceOptions(model="coref"), ViewOptions())
@@ -185,14 +185,14 @@ def make_rope_picture(path: Path) -> None:
 
 def make_scaling_picture(path: Path) -> None:
     from attnviz.analysis.scaling import scaling_experiment
-    from attnviz.render.plots import save_scaling_plot
+    from attnviz.render.figures.plots import save_scaling_plot
 
     rows = scaling_experiment([4, 16, 64, 256, 1024], n_keys=16, seed=0)
     save_scaling_plot(rows, path, n_keys=16)
 
 
 def make_lines_picture(path: Path) -> None:
-    from attnviz.render.plots import save_lines_figure
+    from attnviz.render.figures.plots import save_lines_figure
 
     trace = attnviz.trace_attention(
         "The animal didn't cross the street because it was too tired", config=CONFIG

@@ -15,7 +15,7 @@ import attnviz
 from attnviz.cli import app, run
 from attnviz.errors import ExitStatus
 from attnviz.files import MAX_JSON_BYTES
-from attnviz.render.grid import MAX_GRID_TOKENS, build_layers_figure
+from attnviz.render.figures.grid import MAX_GRID_TOKENS, build_layers_figure
 from attnviz.render.options import MAX_WIDTH
 from attnviz.selection import select
 

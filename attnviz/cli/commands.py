@@ -198,7 +198,7 @@ def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Record
     """The lesson printed (paced with --step), then every file asked for, all or none; the
     lesson is written once, whatever it is drawn on."""
     from attnviz.lesson.build import lesson as written_lesson
-    from attnviz.render.terminal import render_explain, save_lesson
+    from attnviz.render.terminal.lesson import render_explain, save_lesson
 
     trace, selection = explanation.trace, explanation.selection
     explanation.check_lesson(lesson)
@@ -222,7 +222,7 @@ def tell(explanation: Explanation, lesson: LessonOptions, step: bool, to: Record
         )
         written += write_slides(trace, selection, lesson, to.slides, blocks)
         if to.heatmap is not None:
-            from attnviz.render.heatmap import save_heatmap
+            from attnviz.render.figures.heatmap import save_heatmap
 
             save_heatmap(trace, selection, to.heatmap)
             written.append(to.heatmap)
@@ -255,7 +255,7 @@ def heatmap(
     """
     from attnviz.files import staged_writes
     from attnviz.outputs import write_export
-    from attnviz.render.images import all_layers_refused, pictures_refused
+    from attnviz.render.figures.images import all_layers_refused, pictures_refused
 
     options = ImageOptions(style, cmap, all_layers, per_head, scale, measure)
     given = {"layer": view.layer, "head": view.head, "per_head": per_head}
@@ -442,7 +442,7 @@ def scaling(
 
     Example: attnviz scaling --dk 4,16,64,256,1024 -o scaling.png
     """
-    from attnviz.render.reports import render_scaling
+    from attnviz.render.terminal.reports import render_scaling
 
     d_ks, notes = api.scaling_sizes(dk)
     check_outputs(None, (output, "--output"))
@@ -458,7 +458,7 @@ def scaling(
     divisor = divisor_rows(d_k=DIVISOR_D_K, queries=queries, seed=seed)
     render_scaling(rows, new_console(), n_keys=keys, divisor=divisor)
     if output is not None:
-        from attnviz.render.plots import save_scaling_plot
+        from attnviz.render.figures.plots import save_scaling_plot
 
         save_scaling_plot(rows, output, n_keys=keys)
         wrote(output)
@@ -484,7 +484,7 @@ def demo(
 
     Example: attnviz demo --step
     """
-    from attnviz.render.demo import run_demo
+    from attnviz.render.live.demo import run_demo
 
     console = new_console()
     from attnviz.demoing import demo_examples

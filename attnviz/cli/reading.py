@@ -83,13 +83,13 @@ def heads(
 
     Example: attnviz heads -m minilm "The animal didn't cross the street because it was too tired"
     """
-    from attnviz.render.heads_report import render_heads
+    from attnviz.render.terminal.heads_report import render_heads
 
     if top < 1:
         raise AttnvizError(f"--top {top}: give 1 or more.")
     if ablate or view.layer is not None:
         from attnviz.ablating import ablated
-        from attnviz.render.ablation import render_ablation
+        from attnviz.render.terminal.ablation_report import render_ablation
 
         if not ablate:
             raise AttnvizError(
@@ -131,7 +131,7 @@ def compare(
     Example: attnviz compare "The cat sat because it was tired" "The cat sat because it was wide"
     """
     from attnviz.comparing import compared, notes
-    from attnviz.render.compare import render_comparison
+    from attnviz.render.terminal.compare_report import render_comparison
 
     if top < 1:
         raise AttnvizError(f"--top {top}: give 1 or more.")
@@ -152,7 +152,7 @@ def compare(
         top=top,
     )
     if output is not None:
-        from attnviz.render.compare_figure import save_comparison_figure
+        from attnviz.render.figures.compare_figure import save_comparison_figure
 
         sentences = (sentence_a, sentence_b)
         weights = pair.a.trace.provenance.weights

@@ -156,7 +156,7 @@ def train(
         return
     from attnviz import training
     from attnviz.files import check_output_path, staged_writes
-    from attnviz.render.training import TrainingView, print_lines
+    from attnviz.render.live.training_view import TrainingView, print_lines
     from attnviz.train import report
     from attnviz.train.network import shape_of
 
@@ -205,7 +205,7 @@ def explain_one_step(
     *others: object,
 ) -> None:
     """--explain-step: one step of gradient descent, printed; nothing is trained or written."""
-    from attnviz.render.gradient_step import print_gradient_step
+    from attnviz.render.terminal.training_step import print_gradient_step
 
     if task is not TaskName.coref:
         raise AttnvizError(f"--explain-step is for coref; {task.value} has no such lesson.")
@@ -233,7 +233,7 @@ def write_outputs(
         trained.save_history(history)
         written.append(history)
     if animate is not None:
-        from attnviz.render.animation import save_animation
+        from attnviz.render.live.animation import save_animation
 
         save_animation(trained.task, trained.snapshots, animate)
         written.append(animate)

@@ -192,7 +192,8 @@ def test_every_command_is_documented() -> None:
 
 def test_python_api_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the examples save files where they run
-    # The fourth block is a notebook cell (%matplotlib): tests/test_notebook_lesson.py runs it.
+    # The fourth block is a notebook cell (%matplotlib):
+    # tests/render/notebook/test_notebook_lesson.py runs it.
     first, toy, model, library, _ = re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)
     namespace: dict[str, Any] = {}
     exec(first, namespace)  # noqa: S102 - the README's own example

@@ -21,7 +21,7 @@ from attnviz.lesson.examples import ExampleText, position_labels
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.rope import relative_line, rotation_lines
 from attnviz.lesson.steps import STEPS, focus_number, numbered
-from attnviz.render.page_data import page_data
+from attnviz.render.page.page_data import page_data
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
 

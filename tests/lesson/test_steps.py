@@ -19,9 +19,9 @@ from attnviz.lesson.blocks import Heading, Pause, Worked
 from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import STEPS, Step, focus_number, last_plain_number, numbered
-from attnviz.render.page_data import page_data
+from attnviz.render.page.page_data import page_data
 from attnviz.render.slides import plan_slides
-from attnviz.render.terminal import render_explain
+from attnviz.render.terminal.lesson import render_explain
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import TraceOptions

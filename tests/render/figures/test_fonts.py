@@ -18,9 +18,9 @@ from matplotlib.textpath import TextPath
 
 import attnviz
 from attnviz.render.figures.cells import cell_texts
+from attnviz.render.figures.grid import build_layers_figure
+from attnviz.render.figures.heatmap import build_figure
 from attnviz.render.figures.saving import DPI
-from attnviz.render.grid import build_layers_figure
-from attnviz.render.heatmap import build_figure
 from attnviz.tokens import find_focus
 from attnviz.trace import AttentionTrace
 

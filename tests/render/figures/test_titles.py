@@ -57,8 +57,8 @@ def test_a_title_keeps_two_lines_and_the_caption_every_word_at_any_width(width: 
     not fit goes whole to the caption, whose lines fit too and cut no word (…); and "not a
     trained model" is said."""
     from attnviz.render.figures.fonts import text_width
-    from attnviz.render.grid import layers_text
-    from attnviz.render.heatmap_text import heatmap_text
+    from attnviz.render.figures.grid import layers_text
+    from attnviz.render.figures.heatmap_text import heatmap_text
 
     from support import shown
 
