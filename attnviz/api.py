@@ -103,11 +103,11 @@ def save_pictures(
 ) -> tuple[list[Path], tuple[str, ...]]:
     """``attnviz heatmap``'s files: what ``options`` ask, as the explanation shows it; the paths
     written and a note for words the pictures' font draws as boxes."""
+    from attnviz.analysis.analyses import pictures
     from attnviz.render.figures.images import save_images
 
-    return save_images(
-        explanation.layers, explanation.trace, explanation.selection, output, options
-    )
+    run = explanation.analyses(pictures(options.measure.value, grid=options.all_layers))
+    return save_images(run, explanation.trace, explanation.selection, output, options)
 
 
 def ranked_heads(explanation: Explanation, rank_by: RankBy) -> HeadRanking:
@@ -372,6 +372,8 @@ def heatmap(
     pictures_refused(options, drawing_one=("head",) if head is not None else ())
     all_layers_refused(options, model_run=explanation.is_model_run)
     check_colormap(cmap)
+    from attnviz.analysis.analyses import pictures
+
     view = explanation.view
     selection = explanation.selection
     wanted = view._replace(
@@ -389,8 +391,9 @@ def heatmap(
         check_layer_pictures(n_layers, n_heads, selection.n_rows, selection.n_columns)
         from attnviz.render.figures.grid import build_layers_figure
 
+        run = explanation.analyses(pictures(options.measure.value, grid=True))
         return build_layers_figure(
-            explanation.layers, selection, cmap=cmap, scale=options.scale, measure=options.measure
+            run, selection, cmap=cmap, scale=options.scale, measure=options.measure
         )
     if options.style is Style.lines:
         from attnviz.render.figures.plots import build_lines_figure
@@ -398,9 +401,10 @@ def heatmap(
         return build_lines_figure(explanation.trace, selection)
     from attnviz.render.figures.heatmap import build_figure
 
+    run = explanation.analyses(pictures(options.measure.value, grid=False))
     return build_figure(
         explanation.trace, selection, cmap=cmap, scale=options.scale,
-        measure=options.measure, layers=explanation.layers,
+        measure=options.measure, run=run,
     )  # fmt: skip
 
 

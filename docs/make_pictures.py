@@ -21,11 +21,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import attnviz
+from attnviz.analysis.analyses import analyze, pictures
 from attnviz.core import cross_layers, trace_layers
 from attnviz.render.figures.grid import save_layers_heatmap
 from attnviz.render.figures.heatmap import save_heatmap
 from attnviz.selection import ViewOptions, select
 from attnviz.trace_options import TraceOptions
+
+GRID = pictures("weights", grid=True)  # what the layers × heads grid shows: the head types
 
 DOCS = Path(__file__).resolve().parent
 CONFIG = attnviz.AttentionConfig(d_model=8, n_heads=2, seed=0)
@@ -48,7 +51,7 @@ def make_model_picture(path: Path) -> None:
     layer = layers[5]  # layer 6, where head 12 links "it" to "animal"
     save_heatmap(layer, select(layer, ViewOptions(head=12, focus="it")), path)
     grid = path.with_name("heatmap_minilm_grid.png")
-    save_layers_heatmap(layers, select(layers[0], ViewOptions(focus="it")), grid)
+    save_layers_heatmap(analyze(layers, GRID), select(layers[0], ViewOptions(focus="it")), grid)
 
 
 def make_gpt2_picture(path: Path) -> None:
@@ -56,7 +59,8 @@ def make_gpt2_picture(path: Path) -> None:
     model = DOCS.parent / "tests" / "model" / "tiny_gpt2"
     sentence = "The animal didn't cross the street because it was too tired"
     layers = trace_layers(sentence, TraceOptions(model=str(model))).layers
-    save_layers_heatmap(layers, select(layers[0], ViewOptions(focus="it", words=True)), path)
+    shown = select(layers[0], ViewOptions(focus="it", words=True))
+    save_layers_heatmap(analyze(layers, GRID), shown, path)
 
 
 TIRED = "The animal didn't cross the street because it was too tired"

@@ -295,7 +295,7 @@ PUBLIC_MODULES = [
     "attnviz.attention",
     "attnviz.errors",
     "attnviz.api",
-    "attnviz.analysis.caveats",
+    "attnviz.lesson.caveats",
 ]
 
 

@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pytest
+from render.analysed import analysed
 
 import attnviz
 from attnviz import worked
@@ -167,7 +168,7 @@ def test_every_view_reads_k_and_v_from_the_heads_key_value_head() -> None:
         )
         ablated_output(trace, head)
         assert worked.projection(trace, head, 1, matrix="V").result == trace.V[0, 1, 0]
-    data = page_data([trace], trace, select(trace, ViewOptions(focus="it")))
+    data = page_data(analysed([trace]), trace, select(trace, ViewOptions(focus="it")))
     assert data["kvHeads"] == [1, 1, 1, 1]
     assert [step["key"] for step in data["steps"]][:4] == ["tokens", "qkv", "rope", "scores"]
     # The page writes the turned pair as the lesson does, whatever word is picked.

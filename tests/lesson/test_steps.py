@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from render.analysed import analysed
 from rich.console import Console
 
 from attnviz.core import trace_layers
@@ -80,7 +81,7 @@ def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert text.index("Step 6 · Z₁") < text.index("Step 7 · What each word adds in head 1")
     assert text.index("Step 7 · What each word adds in head 1") < text.index("Head 2 of 2")
 
-    data = page_data((trace,), trace, selection)
+    data = page_data(analysed((trace,)), trace, selection)
     assert [step["key"] for step in data["steps"]][6:8] == ["contribution", "output"]
     assert data["steps"][6] == {
         "number": 7,

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from attnviz.analysis.caveats import short_attention_caveat
-from attnviz.analysis.compare import Alignment, Comparison, HeadChange
 from attnviz.labels import fit_label, format_number, occurrence_labels
+from attnviz.lesson.caveats import short_attention_caveat
 from attnviz.provenance import WeightsOrigin
 from attnviz.render.figures import image_format_of, new_figure, save_figure
 from attnviz.render.figures.captions import caption_height, draw_caption
@@ -24,6 +23,7 @@ from attnviz.render.figures.fonts import text_width, title_line, truncate_words
 from attnviz.render.figures.saving import place_axes
 from attnviz.render.figures.settings import draws
 from attnviz.render.figures.titles import FigureText, readout_sentences
+from attnviz.results import Alignment, Comparison, HeadChange
 from attnviz.tokens import printable
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def _words(
 ) -> FigureText:
     """The title and caption: what is compared and whose weights they are; both sentences,
     what TV is, what a toy model's answer is and, for a trained model, the caution
-    (attnviz.analysis.caveats)."""
+    (attnviz.lesson.caveats)."""
     name = printable(comparison.focus)
     about = f"Where {name!r} looks in sentences A and B: the heads that changed most"
     notes = (

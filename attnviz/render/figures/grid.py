@@ -13,12 +13,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from attnviz.analysis.caveats import short_attention_caveat
-from attnviz.analysis.head_types import TypedHead, run_head_types
-from attnviz.analysis.heads import focus_rows
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, option
 from attnviz.labels import plural
+from attnviz.lesson.caveats import short_attention_caveat
 from attnviz.limits import check_grid_memory
 from attnviz.provenance import WeightsKind
 from attnviz.render.figures.captions import caption_height, draw_caption
@@ -61,6 +59,7 @@ from attnviz.render.figures.words import (
     word_labels,
 )
 from attnviz.render.options import Measure, Scale
+from attnviz.results import Analyses, TypedHead
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -89,7 +88,7 @@ TYPES_PHRASE = (
 
 
 def layers_text(
-    layers: Sequence[AttentionTrace],
+    run: Analyses,
     selection: Selection,
     *,
     continued: bool = False,
@@ -101,7 +100,8 @@ def layers_text(
     what a panel is, the rows' sums as ``selection`` shows them, hatching, the word-piece mark
     (``continued``), what the word above each panel is when ``typed``, a toy model's readout
     and, for a trained model, the caution about reading attention."""
-    matrices = every_layer(measure, layers)
+    layers = run.layers
+    matrices = every_layer(measure, run)
     first = layers[0]
     origins = {layer.provenance.weights for layer in layers}
     if len(origins) > 1 and all(origin.kind is WeightsKind.RANDOM for origin in origins):
@@ -142,11 +142,9 @@ def focus_targets(
     contributions say) -> (argmax, max): [L, h] each, the shown key word the focus word gives
     its largest weight to, and that weight.
     """
-    rows = (
-        focus_rows(layers, selection)
-        if matrices is None
-        else np.stack([selection.focus_weights(layer) for layer in matrices])
-    )
+    if matrices is None:
+        matrices = np.stack([np.asarray(layer.weights) for layer in layers])
+    rows = np.stack([selection.focus_weights(layer) for layer in matrices])
     return rows.argmax(axis=2), rows.max(axis=2).astype(np.float64)
 
 
@@ -201,27 +199,28 @@ def tiled(panels: FloatArray, split: int, band: int = 0) -> NDArray[np.float64]:
 
 @draws
 def build_layers_figure(
-    layers: Sequence[AttentionTrace],
+    run: Analyses,
     selection: Selection,
     *,
     cmap: str = "viridis",
     scale: Scale | None = None,
     measure: Measure = Measure.weights,
 ) -> Figure:
-    """A small heatmap per (layer, head): rows of panels are layers, columns heads, each
-    panel weights[head] (or its contribution shares: ``measure``) as the selection shows it; a
-    shared colour bar; and, when the selection follows a word, a [layers × heads] panel of the
-    largest weight the focus word gives, naming the word it goes to. Every layer is seen
-    through the same selection.
+    """A small heatmap per (layer, head) of ``run``'s layers, typed as the analyses found: rows
+    of panels are layers, columns heads, each panel weights[head] (or its contribution shares,
+    as ``run`` holds them: ``measure``) as the selection shows it; a shared colour bar; and,
+    when the selection follows a word, a [layers × heads] panel of the largest weight the
+    focus word gives, naming the word it goes to. Every layer is seen through one selection.
 
     The panels are one image in one Axes whose data coordinates are cells: panel (layer, head)
     covers x from head·(n + g) to head·(n + g) + n and y likewise, g = 1/split the gap.
     """
+    layers = run.layers
     _check_layers(layers)
     check_grid_size(len(layers), layers[0].n_heads, len(selection.row_words))
     first, focus_row = layers[0], selection.focus_row
     labels = [short_label(word) for word in word_labels(selection.row_words)]
-    types = None if first.is_cross else run_head_types(layers)
+    types = None if first.is_cross else run.every_head_type()
     layout = plan_layers_layout(labels, len(layers), first.n_heads, typed=types is not None)
     drawn = (
         [
@@ -233,7 +232,7 @@ def build_layers_figure(
     )
     continued = any_continued(labels, [*drawn, *([] if focus_row is None else [focus_row])])
     text = layers_text(
-        layers, selection, continued=continued, typed=types is not None, measure=measure
+        run, selection, continued=continued, typed=types is not None, measure=measure
     )
     title_font = title_font_for(layout.width)
     room = layout.width - 2 * MARGIN
@@ -247,7 +246,7 @@ def build_layers_figure(
     height = round(panels_height + CAPTION_GAP + caption_height(caption, CAPTION_FONT), 2)
     figure = new_figure(layout.width, height)
     grid_top = len(title) * title_line(title_font) + layout.grid_top
-    matrices = every_layer(measure, layers)
+    matrices = every_layer(measure, run)
     panels = np.stack([[selection.pairs(head, total=True) for head in layer] for layer in matrices])
     colours = colour_scale(scale, panels, (noun, short))
     axes = place_axes(figure, layout.left, grid_top, layout.grid_width, layout.grid_height)
@@ -480,7 +479,7 @@ def _draw_layers_focus(
 
 
 def save_layers_heatmap(
-    layers: Sequence[AttentionTrace],
+    run: Analyses,
     selection: Selection,
     path: Path,
     *,
@@ -496,5 +495,5 @@ def save_layers_heatmap(
     """
     image_format_of(path)
     check_colormap(cmap)
-    figure = build_layers_figure(layers, selection, cmap=cmap, scale=scale, measure=measure)
+    figure = build_layers_figure(run, selection, cmap=cmap, scale=scale, measure=measure)
     save_figure(figure, path)

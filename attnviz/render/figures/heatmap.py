@@ -50,6 +50,7 @@ from attnviz.render.figures.single_head import build_single_figure
 from attnviz.render.figures.titles import FigureText
 from attnviz.render.figures.words import any_continued, label_positions, label_words
 from attnviz.render.options import Measure, Scale
+from attnviz.results import Analyses
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -73,7 +74,7 @@ def build_figure(
     cmap: str = "viridis",
     scale: Scale | None = None,
     measure: Measure = Measure.weights,
-    layers: Sequence[AttentionTrace] = (),
+    run: Analyses | None = None,
 ) -> Figure:
     """One heatmap per head of the selection, a shared colour bar and, when the selection
     follows a word, a panel of that word's weights in every one of those heads; a title of at
@@ -81,8 +82,8 @@ def build_figure(
     landscape (render/figures/single_head.py).
 
     ``measure`` picks what the panels show (render/figures/measures.py): the weights; each head's
-    contribution shares; or one panel, the rollout of ``layers`` (every layer of the run; the
-    trace's own when empty) up to the trace.
+    contribution shares; or one panel, the rollout through ``run``'s layers up to the trace
+    (``run``: the run's layers and what the analyses found of them, attnviz.analysis.analyses).
 
     trace.weights: [h, n, n] -> panels of [rows, columns] as the selection shows them; the
     focus panel is the focus word's shown row in each head: [len(heads), columns]. For
@@ -97,7 +98,7 @@ def build_figure(
     """
     heads = selection.heads
     _check_heads(heads)
-    drawn = drawn_measure(measure, trace, layers or (trace,), heads)
+    drawn = drawn_measure(measure, trace, heads, run)
     if len(drawn.titles) == 1:
         return build_single_figure(trace, selection, drawn, cmap=cmap, scale=scale)
     n_panels = len(drawn.titles)
@@ -278,15 +279,15 @@ def save_heatmap(
     cmap: str = "viridis",
     scale: Scale | None = None,
     measure: Measure = Measure.weights,
-    layers: Sequence[AttentionTrace] = (),
+    run: Analyses | None = None,
 ) -> None:
     """Write the heatmaps of the selection's heads to ``path`` (.png, .svg or .pdf); ``measure``
-    and ``layers`` as build_figure takes them.
+    and ``run`` as build_figure takes them.
 
     Written atomically, in the format the extension names. Deterministic: no dates, no
     software version and a fixed SVG id salt, so the same trace gives the same bytes.
     """
     image_format_of(path)
     check_colormap(cmap)
-    figure = build_figure(trace, selection, cmap=cmap, scale=scale, measure=measure, layers=layers)
+    figure = build_figure(trace, selection, cmap=cmap, scale=scale, measure=measure, run=run)
     save_figure(figure, path)

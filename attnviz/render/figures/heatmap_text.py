@@ -64,7 +64,7 @@ def heatmap_text(
     hatching, the word-piece mark when a label shows one (``continued``), the sizes, a toy
     model's readout and ``drawn``'s caption."""
     if drawn is None:
-        drawn = drawn_measure(Measure.weights, trace, (trace,), selection.heads)
+        drawn = drawn_measure(Measure.weights, trace, selection.heads)
     origin = trace.provenance.weights
     if trace.is_cross:
         sentence: Callable[[int], str] = partial(

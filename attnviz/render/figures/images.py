@@ -11,6 +11,7 @@ from pathlib import Path
 from attnviz.errors import AttnvizError, option
 from attnviz.outputs import make_folder, per_head_paths
 from attnviz.render.options import ImageOptions, Measure, Style
+from attnviz.results import Analyses
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -64,13 +65,14 @@ def all_layers_refused(options: ImageOptions, *, model_run: bool) -> None:
 
 
 def save_images(
-    layers: Sequence[AttentionTrace],
+    run: Analyses,
     trace: AttentionTrace,
     selection: Selection,
     output: Path,
     options: ImageOptions,
 ) -> tuple[list[Path], tuple[str, ...]]:
-    """Draw what ``options`` ask of ``trace`` (or, every layer and head, of ``layers``) as
+    """Draw what ``options`` ask of ``trace`` (or, every layer and head, of ``run``'s layers,
+    with what the analyses found of them: attnviz.analysis.analyses.pictures) as
     ``selection`` shows it; the files written, in order, and a note naming the words the
     pictures' font draws as boxes. (The options' contradictions are refused where they enter,
     by pictures_refused above; what a measure cannot draw of this trace, by the drawing.)"""
@@ -81,7 +83,7 @@ def save_images(
         from attnviz.render.figures.grid import save_layers_heatmap
 
         save_layers_heatmap(
-            layers, selection, output, cmap=options.cmap, scale=options.scale,
+            run, selection, output, cmap=options.cmap, scale=options.scale,
             measure=options.measure,
         )  # fmt: skip
         return [output], _notes(selection)
@@ -90,7 +92,7 @@ def save_images(
 
         save_lines_figure(trace, selection, output)
         return [output], _notes(selection)
-    return save_heads(trace, selection, output, options, layers), _notes(selection)
+    return save_heads(trace, selection, output, options, run), _notes(selection)
 
 
 def _notes(selection: Selection) -> tuple[str, ...]:
@@ -106,9 +108,9 @@ def save_heads(
     selection: Selection,
     output: Path,
     options: ImageOptions,
-    layers: Sequence[AttentionTrace] = (),
+    run: Analyses | None = None,
 ) -> list[Path]:
-    """The heads' heatmaps in one figure (of ``options.measure``; rollout takes ``layers``),
+    """The heads' heatmaps in one figure (of ``options.measure``, as ``run`` found it),
     and with --per-head one file per head."""
     from attnviz.render.figures.heatmap import save_heatmap
 
@@ -118,13 +120,15 @@ def save_heads(
         make_folder(options.per_head)
     save_heatmap(
         trace, selection, output, cmap=options.cmap, scale=options.scale, measure=measure,
-        layers=layers,
+        run=run,
     )  # fmt: skip
     if options.per_head is not None:
         extension = output.suffix.lower()
         paths = per_head_paths(options.per_head, selection.heads, trace.n_heads, extension)
         for head, path in zip(selection.heads, paths, strict=True):
             one = selection._replace(heads=(head,), focus=None)
-            save_heatmap(trace, one, path, cmap=options.cmap, scale=options.scale, measure=measure)
+            save_heatmap(
+                trace, one, path, cmap=options.cmap, scale=options.scale, measure=measure, run=run
+            )
             written.append(path)
     return written

@@ -18,12 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnviz.analysis.caveats import short_attention_caveat
-from attnviz.analysis.contribution import contributions
-from attnviz.analysis.rollout import trace_rollout
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, option
+from attnviz.lesson.caveats import short_attention_caveat
 from attnviz.render.options import Measure
+from attnviz.results import Analyses
 from attnviz.trace import AttentionTrace
 
 
@@ -69,16 +68,18 @@ GRID_NAMES = {
 }
 
 
-def every_layer(measure: Measure, layers: Sequence[AttentionTrace]) -> FloatArray:
-    """Every head of every layer as ``measure`` draws it: [L, h, n, n]. Rollout is one matrix
-    per layer, not one per head: AttnvizError (the command line refuses it before any work)."""
+def every_layer(measure: Measure, run: Analyses) -> FloatArray:
+    """Every head of every layer of ``run`` as ``measure`` draws it: [L, h, n, n] (the
+    contributions as ``run`` holds them). Rollout is one matrix per layer, not one per head:
+    AttnvizError (the command line refuses it before any work)."""
+    layers = run.layers
     if measure is Measure.rollout:
         raise AttnvizError(
             f"{option('all_layers')} draws every head; {option('measure', measure)} mixes "
             f"them into one matrix: drop {option('all_layers')} to draw it."
         )
     if measure is Measure.contribution:
-        return np.stack([np.nan_to_num(contributions(layer).shares) for layer in layers])
+        return np.stack([np.nan_to_num(run.contributions_of(layer).shares) for layer in layers])
     return np.stack([np.asarray(layer.weights) for layer in layers])
 
 
@@ -129,18 +130,22 @@ def head_title(trace: AttentionTrace, head: int) -> str:
 def drawn_measure(
     measure: Measure,
     trace: AttentionTrace,
-    layers: Sequence[AttentionTrace],
     heads: Sequence[int],
+    run: Analyses | None = None,
 ) -> Drawn:
-    """The panels ``measure`` draws of ``trace``'s ``heads`` (rollout: one, of ``layers`` up
-    to ``trace``), with their titles and the title's and colour bar's words. A caution joins
-    the caption for a trained model's weights."""
+    """The panels ``measure`` draws of ``trace``'s ``heads`` (rollout: one, through the
+    layers of ``run`` up to ``trace``), with their titles and the title's and colour bar's
+    words; contributions and rollout as ``run`` holds them (``trace`` one of its layers). A
+    caution joins the caption for a trained model's weights."""
+    layers = (trace,) if run is None else run.layers
     check_measure(measure, trace, layers)
     caveat = (short_attention_caveat(),) if is_trained(trace) else ()
     head_titles = tuple(head_title(trace, head) for head in heads)
     head_names = tuple(f"head {head + 1}" for head in heads)
     if measure is Measure.contribution:
-        shares = np.nan_to_num(contributions(trace).shares[list(heads)])  # a row of 0s: 0
+        shares = np.nan_to_num(
+            _found(run, measure).contributions_of(trace).shares[list(heads)]
+        )  # 0s: 0
         return Drawn(
             shares, head_titles, head_names, ("contribution shares",), "contribution share",
             "share", (CONTRIBUTION_CAPTION, *caveat), 'What each word adds to "{word}" (shares)',
@@ -148,7 +153,7 @@ def drawn_measure(
     if measure is Measure.rollout:
         below = layers_up_to(trace, layers)
         last = len(below)
-        rolled = trace_rollout(below)[-1:]  # [1, n, n]: R_last
+        rolled = _found(run, measure).rollout_through(trace)[None]  # [1, n, n]: R_last
         product = f"R_{last} = Â_{last}·…·Â_1" if last > 1 else "R_1 = Â_1"
         layers_text = f"{last} layer{'s' if last > 1 else ''}"
         formula = (
@@ -164,3 +169,10 @@ def drawn_measure(
     return Drawn(
         weights, head_titles, head_names, WEIGHTS_PHRASES, "attention weight", "weight", caveat
     )
+
+
+def _found(run: Analyses | None, measure: Measure) -> Analyses:
+    """``run``, which a measure other than the weights needs: what the analyses found."""
+    if run is None:
+        raise ValueError(f"--measure {measure.value} draws what the analyses of the run found")
+    return run

@@ -11,15 +11,15 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from attnviz.analysis.caveats import short_attention_caveat
-from attnviz.analysis.scaling import ScalingRow
 from attnviz.errors import AttnvizError, option
+from attnviz.lesson.caveats import short_attention_caveat
 from attnviz.render.figures import image_format_of, new_figure, save_figure
 from attnviz.render.figures.captions import caption_height, draw_caption
 from attnviz.render.figures.fonts import truncate_words
 from attnviz.render.figures.measures import is_trained
 from attnviz.render.figures.settings import draws
 from attnviz.render.figures.titles import FigureText, readout_sentences
+from attnviz.results import ScalingRow
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from attnviz.analysis.caveats import readout_note
 from attnviz.files import atomic_write
 from attnviz.labels import percent
+from attnviz.lesson.caveats import readout_note
 from attnviz.render.figures.captions import caption_height, caption_lines, draw_caption
 from attnviz.render.figures.fonts import text_width
 from attnviz.render.figures.saving import new_figure, place_axes
@@ -67,7 +67,7 @@ def word_font(task: Task, width: float) -> float:
 
 def footer_text(task: Task) -> list[str]:
     """What the green bar is: the model's answer by how it is read (a pointer's last row is
-    trained to be it; an output layer's need not be looked at) — attnviz.analysis.caveats."""
+    trained to be it; an output layer's need not be looked at) — attnviz.lesson.caveats."""
     focus = task.probes[0].words[task.probes[0].focus]
     legend = f'Blue: "{focus}", the word whose row is shown; green: the answer the task asks for.'
     note = readout_note(task.readout.value, [focus], task.n_heads)

@@ -21,13 +21,13 @@ from rich.console import Console, Group
 from rich.rule import Rule
 from rich.text import Text
 
-from attnviz.analysis.caveats import attention_caveat
-from attnviz.analysis.heads import FocusSurvey, HeadLink
 from attnviz.labels import format_number, occurrence_labels, percent
+from attnviz.lesson.caveats import attention_caveat
 from attnviz.render.terminal.heads_report import offset_words
 from attnviz.render.terminal.lesson import Pacer, render_explain
 from attnviz.render.terminal.reports import plain_number, signed
 from attnviz.render.terminal.text import bar, pad_right, wrap
+from attnviz.results import FocusSurvey, HeadLink
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attnviz.analysis.heads import focus_rows
 from attnviz.labels import format_number, occurrence_labels
 from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Bars, Block, Heading, Paragraph, Pause, Worked
@@ -26,6 +25,7 @@ from attnviz.render.figures.measures import head_title
 from attnviz.render.figures.settings import draws
 from attnviz.render.terminal.tables import MAX_TABLE_ROWS, _kept_indices
 from attnviz.render.terminal.text import weight_colours
+from attnviz.results import Analyses
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -80,7 +80,7 @@ IMAGE_LEFT_OUT = (
 def trace_html(
     trace: AttentionTrace,
     selection: Selection,
-    layers: Sequence[AttentionTrace] = (),
+    run: Analyses | None = None,
     *,
     decimals: int = 2,
     image: bool = True,
@@ -88,11 +88,13 @@ def trace_html(
     """The notebook view of ``trace`` as ``selection`` shows it: the sentence, sizes and
     provenance; each shown head's weights as a shaded table; the focus word's weights as bars
     and its z as the weighted sum of value vectors, its first number worked out; for a model
-    run (``layers``: every layer of it), where the focus word looks in every layer and head;
+    run (``run``: every layer of it, with the focus word's rows in each, computed once by
+    attnviz.analysis.analyses), where the focus word looks in every layer and head;
     and the heatmap as an embedded PNG (``image=False`` leaves it out). A long sentence's
     tables keep their first and last rows and columns and the focus word's, the middle elided
     as the terminal elides it, and its heatmap gives way to a line saying how to draw it, so
     that the fragment stays under about a megabyte (every number: the page, or --export)."""
+    layers = () if run is None else run.layers
     parts = [f"<style>{STYLE}</style>", '<div class="attnviz">']
     parts += _header(trace, selection, decimals)
     rows = occurrence_labels([printable(word) for word in selection.row_words])
@@ -119,8 +121,8 @@ def trace_html(
         parts.append(f"<p class='dim'>{_escape(ELIDED)}</p>")
     if selection.focus is not None:
         parts += _focus(trace, selection, decimals, layers)
-    if len(layers) > 1:
-        parts += _overview(trace, selection, layers, decimals)
+    if run is not None and len(layers) > 1:
+        parts += _overview(trace, selection, run, decimals)
     if image:
         parts.append(_figure_png(trace, selection))
     parts.append("</div>")
@@ -270,11 +272,12 @@ def _weights_table(
 
 
 def _overview(
-    trace: AttentionTrace, selection: Selection, layers: Sequence[AttentionTrace], decimals: int
+    trace: AttentionTrace, selection: Selection, run: Analyses, decimals: int
 ) -> list[str]:
     """Every layer and head of the model run: the word the focus word (else, on average, every
     shown word) gives the most weight, shaded by that weight; the shown layer's heads
     outlined. Every layer is seen through the same selection (the layers share their words)."""
+    layers = run.layers
     shown_layer = next(
         (i for i, layer in enumerate(layers) if layer.weights is trace.weights), None
     )
@@ -292,7 +295,7 @@ def _overview(
         what += f", among the words shown ({_escape(' and '.join(names))} hidden)"
     header = "".join(f"<th>H{h + 1}</th>" for h in range(trace.n_heads))
     if focus is not None:
-        every = focus_rows(layers, selection)  # [L, h, columns]
+        every = run.every_focus_row()  # [L, h, columns]
     else:
         every = np.stack(
             [

@@ -29,7 +29,6 @@ import base64
 import hashlib
 import html
 import json
-from collections.abc import Sequence
 from importlib import resources
 from importlib.metadata import version
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import Any
 
 from attnviz.render.page.page_compare import ComparedWith
 from attnviz.render.page.page_data import page_data
+from attnviz.results import Analyses
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -44,7 +44,7 @@ __all__ = ["ComparedWith", "page_data", "page_html", "save_page", "script_json"]
 
 
 def page_html(
-    layers: Sequence[AttentionTrace],
+    run: Analyses,
     trace: AttentionTrace,
     selection: Selection,
     decimals: int = 2,
@@ -54,14 +54,15 @@ def page_html(
     steps: str | None = None,
     block: int | None = None,
 ) -> str:
-    """The lesson page for ``layers``, opening on ``trace`` (one of them), as one HTML
+    """The lesson page for ``run``'s layers (with what the analyses found of them: contributions,
+    rollout, head types), opening on ``trace`` (one of them), as one HTML
     document: every layer, each of the selection's heads, every shown word's worked numbers;
     opening on head ``start_head`` (from 0) if given, showing the comparison with a second
     sentence if ``compared`` is given, and only the lesson's ``steps`` if given ("5,6,blockwise"
     adds FlashAttention's softmax, ``block`` keys at a time) (page_data).
     """
     data = page_data(
-        layers,
+        run,
         trace,
         selection,
         decimals,
@@ -94,7 +95,7 @@ def page_html(
 
 def save_page(
     path: Path,
-    layers: Sequence[AttentionTrace],
+    run: Analyses,
     trace: AttentionTrace,
     selection: Selection,
     decimals: int = 2,
@@ -108,7 +109,7 @@ def save_page(
     from attnviz.files import atomic_write
 
     text = page_html(
-        layers,
+        run,
         trace,
         selection,
         decimals,

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from attnviz.analysis.compare import Alignment, Comparison, HeadChange
 from attnviz.labels import format_number, occurrence_labels
 from attnviz.provenance import WeightsOrigin
 from attnviz.render.terminal.compare_report import closing, fixed_by_mask
+from attnviz.results import Alignment, Comparison, HeadChange
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace

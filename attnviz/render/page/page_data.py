@@ -42,6 +42,7 @@ from attnviz.render.page.page_worked import (
     head_data,
     worked_heads,
 )
+from attnviz.results import Analyses
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -110,7 +111,7 @@ PAGE_TEXT = {
 
 
 def page_data(
-    layers: Sequence[AttentionTrace],
+    run: Analyses,
     trace: AttentionTrace,
     selection: Selection,
     decimals: int = 2,
@@ -128,6 +129,7 @@ def page_data(
     ``steps`` and ``block`` the lesson's steps as LessonOptions takes them ("5,6,blockwise"),
     every plain step by default.
     """
+    layers = run.layers
     if not layers:
         raise ValueError("page_data needs at least one layer")
     start = _index_of(layers, trace)
@@ -174,7 +176,7 @@ def page_data(
             "head": opening_head,
             "row": selection.focus_row if selection.focus_row is not None else first_word,
         },
-        **_every_layer(layers, selection, options, text, rows, (start, opening_head)),
+        **_every_layer(run, selection, options, text, rows, (start, opening_head)),
         "caveat": caveat_template(trace),
         "compare": None if compared is None else _compared(layers, selection, compared, decimals),
     }
@@ -211,7 +213,7 @@ def _sizes(trace: AttentionTrace) -> dict[str, int]:
 
 
 def _every_layer(
-    layers: Sequence[AttentionTrace],
+    run: Analyses,
     selection: Selection,
     options: LessonOptions,
     text: ExampleText,
@@ -220,13 +222,20 @@ def _every_layer(
 ) -> dict[str, Any]:
     """Every layer's data (_layer_data, with its rollout), the heads worked out as many as a
     page holds from ``opening`` (its layer and head, page_worked.worked_heads), and how many."""
-    rolled: Sequence[Any] | None = rollout_data(layers, selection, max(options.decimals, 2))
+    layers = run.layers
+    rolled: Sequence[Any] | None = rollout_data(layers, selection, max(options.decimals, 2), run)
     worked = worked_heads(layers, opening[0], len(selection.heads), opening[1], len(rows))
     return {
         "layers": [
             {
                 **_layer_data(
-                    layer, selection, options, text, rows, {h for i, h in worked if i == index}
+                    layer,
+                    selection,
+                    options,
+                    text,
+                    rows,
+                    {h for i, h in worked if i == index},
+                    run,
                 ),
                 "rollout": rollout,
             }
@@ -287,13 +296,14 @@ def _layer_data(
     text: ExampleText,
     rows: list[int],
     worked_out: set[int],
+    run: Analyses,
 ) -> dict[str, Any]:
     """One layer: its lesson, its heads' weights, contributions and types for every shown
     word, and for the heads ``worked_out`` (indices into the selection's heads) every shown
     word's worked examples (page_worked), step 7's when there is one."""
     origin = trace.provenance.weights
     name = _layer_names([trace])[0]
-    contributed, each_head = contribution_data(trace, selection, text.least)
+    contributed, each_head = contribution_data(trace, selection, text.least, run)
     example = [example_keys(trace, selection, head, rows) for head in selection.heads]
     weights_note = (
         "Random weights, not learned: the lines show how attention is computed, not what a "
@@ -325,7 +335,7 @@ def _layer_data(
                 zip(selection.heads, example, each_head, strict=True)
             )
         ],
-        "headTypes": head_types(trace, selection),
+        "headTypes": head_types(trace, selection, run),
         "output": (
             [text.output_sum(worked.output_element(trace, row)) for row in rows]
             if worked_out

@@ -2,7 +2,7 @@
 (the contribution ‖w_ij·f_h(x_j)‖, attnviz.analysis.contribution), how much of each input word
 reaches the row through the layers below (rollout, attnviz.analysis.rollout), what kind of head
 it is (attnviz.analysis.head_types) and, for a trained model, the caution about reading a row
-as an explanation (attnviz.analysis.caveats). Every number is formatted here and every sentence
+as an explanation (attnviz.lesson.caveats). Every number is formatted here and every sentence
 written here; the page's script fills in the word picked and chooses which to show.
 """
 
@@ -13,18 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.analysis.caveats import attention_caveat
-from attnviz.analysis.contribution import OVERWEIGHT_FACTOR, contributions
-from attnviz.analysis.head_types import (
+from attnviz.labels import format_number
+from attnviz.lesson.caveats import attention_caveat
+from attnviz.render.page.page_numbers import packed
+from attnviz.results import (
     BROAD_THRESHOLD,
+    OVERWEIGHT_FACTOR,
     POSITION_THRESHOLD,
+    Analyses,
     HeadScores,
     HeadType,
-    trace_head_types,
 )
-from attnviz.analysis.rollout import trace_rollout
-from attnviz.labels import format_number
-from attnviz.render.page.page_numbers import packed
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -82,12 +81,14 @@ TYPE_SENTENCES = {
 }
 
 
-def head_types(trace: AttentionTrace, selection: Selection) -> list[dict[str, str]] | None:
+def head_types(
+    trace: AttentionTrace, selection: Selection, analyses: Analyses
+) -> list[dict[str, str]] | None:
     """Each shown head's type and the sentence saying why, from its whole matrix; None for
     cross-attention (the types are scored on a square matrix)."""
     if trace.is_cross:
         return None
-    typed = trace_head_types(trace)
+    typed = analyses.head_types_of(trace)
     return [
         {"type": typed[head].type.value, "why": _type_sentence(head, typed[head].type, typed[head])}
         for head in selection.heads
@@ -119,7 +120,7 @@ def _type_sentence(head: int, kind: HeadType, typed: Any) -> str:
 
 
 def contribution_data(
-    trace: AttentionTrace, selection: Selection, decimals: int
+    trace: AttentionTrace, selection: Selection, decimals: int, analyses: Analyses
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The contributions the page shows beside its weights: for the layer, every shown head's
     ‖w_ij·f_h(x_j)‖ and share of each shown row and column, packed [heads, rows, columns]
@@ -132,7 +133,7 @@ def contribution_data(
     too, as the shown weights sum to 1 with the hidden ones. The note names a key only when
     its row and column are single positions, where its numbers are the trace's own.
     """
-    every = contributions(trace)
+    every = analyses.contributions_of(trace)
     heads = list(selection.heads)
     norms = np.stack([selection.pairs(every.norms[head], total=True) for head in heads])
     row_shares = np.stack([selection.pairs(every.shares[head], total=True) for head in heads])
@@ -201,14 +202,14 @@ def _single_column(selection: Selection, key: int) -> bool:
 
 
 def rollout_data(
-    layers: Sequence[AttentionTrace], selection: Selection, decimals: int
+    layers: Sequence[AttentionTrace], selection: Selection, decimals: int, analyses: Analyses
 ) -> list[dict[str, Any]] | None:
     """For each layer, rollout through it for every shown row and column, packed [rows,
     columns] (page_numbers); None when the page has one layer or cross-attention (nothing
     below to roll out)."""
     if len(layers) < 2 or any(layer.is_cross for layer in layers):
         return None
-    rolled = trace_rollout(layers)
+    rolled = [analyses.rollout_through(layer) for layer in layers]
     return [packed(selection.pairs(r, total=True), decimals) for r in rolled]
 
 

@@ -4,16 +4,15 @@ with the sentences that say what the numbers are and what they are not."""
 
 from __future__ import annotations
 
-import numpy as np
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnviz.analysis.ablation import Ablation, HeadEffect, rank_correlation
-from attnviz.analysis.caveats import attention_caveat
 from attnviz.labels import fit_label, format_number, occurrence_labels, plural, reciprocal
+from attnviz.lesson.caveats import attention_caveat
 from attnviz.render.terminal.text import wrap
+from attnviz.results import SINKS, Ablation, HeadEffect
 from attnviz.tokens import printable, word_key
 
 #: Why the two need not agree, said once beside the numbers.
@@ -29,8 +28,6 @@ NEED_NOT_COINCIDE = (
 #: Under the table, when a pointer readout makes some of its numbers true by construction.
 BUILT_IN_MARK = "* built in, not measured (see above)."
 
-#: Head types whose rows park their weight on one token (analysis.head_types.HeadType values).
-SINKS = frozenset({"first-token sink", "[CLS] sink", "last-token sink", "[SEP] sink"})
 #: Why a sink head can show a large effect though its attention is a "no-op".
 SINK_ABLATION = (
     "For a sink head (its rows park their weight on one token, often one with a small value "
@@ -194,9 +191,7 @@ def _comparison(ablation: Ablation, labels: list[str], focus: str) -> str:
         )
     text += "."
     if len(effects) >= 3:
-        weights = np.array([effect.weight for effect in effects])
-        changes = np.array([effect.hidden_change for effect in effects])
-        rho = rank_correlation(weights, changes)
+        rho = ablation.correlation
         if rho == rho:  # NaN when every weight (or every Δh) is the same
             text += (
                 f" Over the {len(effects)} heads, the rank correlation (Spearman's ρ) between a "
@@ -253,10 +248,7 @@ def _without_sinks(ablation: Ablation, labels: list[str]) -> str:
         f"({format_number(first.weight, 2)} on '{labels[first.target]}')"
     )
     if len(others) >= 3:
-        rho = rank_correlation(
-            np.array([effect.weight for effect in others]),
-            np.array([effect.hidden_change for effect in others]),
-        )
+        rho = ablation.correlation_without_sinks
         if rho == rho:
             text += f", and over the other {len(others)} heads ρ is {_signed(rho)}{_strength(rho)}"
     return text + "."

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
-from attnviz.analysis.caveats import attention_caveat, readout_note
-from attnviz.analysis.compare import Comparison, HeadChange
 from attnviz.errors import option
 from attnviz.labels import fit_label, format_number, occurrence_labels, plural
+from attnviz.lesson.caveats import attention_caveat, readout_note
 from attnviz.provenance import WeightsOrigin
 from attnviz.render.terminal.reports import paragraphs, report_table
+from attnviz.results import Comparison, HeadChange
 from attnviz.tokens import printable
 
 #: A change the closing sentence counts as small: a tenth of the row's weight moved.

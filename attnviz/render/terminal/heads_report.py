@@ -10,19 +10,11 @@ import numpy as np
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
-from attnviz.analysis.caveats import attention_caveat, readout_note
-from attnviz.analysis.head_types import (
-    POSITION_THRESHOLD,
-    HeadType,
-    TypedHead,
-    counted_rows,
-    self_argmax_count,
-    self_argmax_rows,
-)
-from attnviz.analysis.heads import HeadLink, HeadRanking, RankBy
 from attnviz.errors import option
 from attnviz.labels import fit_label, format_number, occurrence_labels, plural
+from attnviz.lesson.caveats import attention_caveat, readout_note
 from attnviz.render.terminal.reports import paragraphs, plain_number, report_table, signed
+from attnviz.results import POSITION_THRESHOLD, HeadLink, HeadRanking, HeadType, RankBy, TypedHead
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
 
@@ -100,7 +92,7 @@ def _own_word_rows(ranking: HeadRanking, layers: Sequence[AttentionTrace]) -> Te
     """How many rows give their largest weight to their own word, counted in this run (an
     introduction to attention may say that a word's highest weight goes to itself), and which
     heads are of the self type."""
-    own, rows = self_argmax_count(layers)
+    own, rows = ranking.own_word_rows
     meaning = (
         "with random weights that says nothing about trained attention."
         if layers[0].provenance.weights.is_random
@@ -130,13 +122,7 @@ def _own_word_rows(ranking: HeadRanking, layers: Sequence[AttentionTrace]) -> Te
 def _focus_own_word(ranking: HeadRanking, layers: Sequence[AttentionTrace]) -> str:
     """In how many heads the focus word's own row (its first piece's) looks most at itself."""
     position = ranking.focus_position
-    heads = total = 0
-    for trace in layers:
-        padding = trace.provenance.masking.padding
-        heads += int(
-            self_argmax_rows(trace.weights, trace.mask, padding=padding)[:, position].sum()
-        )
-        total += int(counted_rows(trace.weights, trace.mask, padding=padding)[:, position].sum())
+    heads, total = ranking.focus_own_word
     groups = layers[0].provenance.word_groups
     pieces = next((len(g) for g in groups if position in g), 1)
     row = f"the first piece of '{ranking.focus}'" if pieces > 1 else f"'{ranking.focus}'"

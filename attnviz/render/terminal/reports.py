@@ -12,9 +12,9 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from attnviz.analysis.scaling import STALLED, DivisorRow, ScalingRow
 from attnviz.labels import format_number
 from attnviz.render.terminal.text import wrap
+from attnviz.results import STALLED, DivisorRow, ScalingRow
 
 
 def paragraphs(console: Console, *texts: Text) -> list[RenderableType]:

@@ -108,7 +108,7 @@ def test_the_panels_share_one_colour_bar_of_the_weights_0_to_1() -> None:
 @pytest.mark.slow  # matplotlib draws the title
 @pytest.mark.parametrize(("model", "readout"), [("coref", "pointer"), ("coref-word", "word")])
 def test_a_toy_models_comparison_says_what_its_answer_is(model: str, readout: str) -> None:
-    from attnviz.analysis.caveats import readout_note
+    from attnviz.lesson.caveats import readout_note
 
     wide = TIRED.replace("tired", "wide")
     pair = attnviz.compare(TIRED, wide, model=model)

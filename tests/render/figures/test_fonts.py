@@ -23,6 +23,7 @@ from attnviz.render.figures.heatmap import build_figure
 from attnviz.render.figures.saving import DPI
 from attnviz.tokens import find_focus
 from attnviz.trace import AttentionTrace
+from render.analysed import for_grid
 
 from support import shown
 
@@ -52,7 +53,7 @@ def grid_figure() -> Figure:
         for seed in range(6)
     ]
     focus = find_focus(layers[0].tokens, "it")
-    return build_layers_figure(layers, shown(layers[0], None, focus))
+    return build_layers_figure(for_grid(layers), shown(layers[0], None, focus))
 
 
 FIGURES = {

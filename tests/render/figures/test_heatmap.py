@@ -25,6 +25,7 @@ from attnviz.render.figures.words import CONTINUED_PHRASE, word_label_texts
 from attnviz.selection import Selection, ViewOptions, select
 from attnviz.tokens import find_focus
 from attnviz.trace import AttentionTrace
+from render.analysed import for_grid
 from render.pictures import (
     IT_SENTENCE,
     SIXTY,
@@ -173,7 +174,7 @@ def test_title_says_rows_sum_to_less_than_1_when_special_tokens_are_hidden(words
     assert phrase in words
     assert_readable(figure)  # the longer phrase still fits the picture
     layers = [trace, replace(trace, weights=trace.weights[::-1].copy())]
-    grid_words = words_of(build_layers_figure(layers, selection))
+    grid_words = words_of(build_layers_figure(for_grid(layers), selection))
     assert "each row sums to 1" not in grid_words.casefold()
     assert phrase in grid_words
 
@@ -493,7 +494,8 @@ def test_every_picture_title_breaks_between_words_and_keeps_its_caveat() -> None
     shown_long = attnviz.explain(long, heads=1)
     title_fits_and_keeps_the_caveat(attnviz.heatmap(shown_long), "not a trained model")
     lines = title_fits_and_keeps_the_caveat(
-        build_layers_figure(shown_long.layers, shown_long.selection), "not a trained model"
+        build_layers_figure(for_grid(shown_long.layers), shown_long.selection),
+        "not a trained model",
     )
     assert lines[0].startswith("“the extraordinarily")
     assert lines[0].endswith("”") or lines[0].endswith(" …")  # whole, or cut at a space

@@ -11,9 +11,9 @@ import pytest
 from matplotlib.figure import Figure
 
 import attnviz
-from attnviz.analysis.caveats import short_attention_caveat
 from attnviz.cli import run
 from attnviz.errors import AttnvizError, ExitStatus
+from attnviz.lesson.caveats import short_attention_caveat
 from attnviz.render.figures import heatmap as heatmap_module
 from attnviz.render.figures.measures import CONTRIBUTION_CAPTION, ROLLOUT_CAPTION
 from render.pictures import IT_SENTENCE, words_of

@@ -62,7 +62,7 @@ def test_lines_style_refuses_more_heads_than_colours(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_trained_models_lines_carry_the_caution_and_random_ones_do_not() -> None:
-    from attnviz.analysis.caveats import short_attention_caveat
+    from attnviz.lesson.caveats import short_attention_caveat
 
     sentence = "the animal didn't cross the street because it was too tired"
     trained = attnviz.heatmap(attnviz.explain(sentence, model="coref"), style="lines")
@@ -85,7 +85,7 @@ def test_a_trained_models_lines_carry_the_caution_and_random_ones_do_not() -> No
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["coref", "coref-word"])
 def test_a_toy_models_lines_say_what_its_answer_is(model: str) -> None:
-    from attnviz.analysis.caveats import readout_note
+    from attnviz.lesson.caveats import readout_note
 
     sentence = "the animal didn't cross the street because it was too tired"
     figure = attnviz.heatmap(attnviz.explain(sentence, model=model), style="lines")

@@ -14,7 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 import attnviz
-from attnviz.analysis.caveats import readout_note
+from attnviz.lesson.caveats import readout_note
 from attnviz.render.figures.captions import caption_of
 from attnviz.render.figures.heatmap import build_figure, save_heatmap
 from attnviz.render.figures.saving import DPI

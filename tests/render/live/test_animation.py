@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from attnviz import training
-from attnviz.analysis.caveats import readout_note
+from attnviz.lesson.caveats import readout_note
 from attnviz.render.figures.captions import caption_of
 from attnviz.render.live.animation import AXIS_FONT, frame_figure, save_animation
 from attnviz.train.tasks import Readout

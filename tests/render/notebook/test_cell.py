@@ -12,6 +12,7 @@ import pytest
 import attnviz
 from attnviz.labels import format_number
 from attnviz.render.notebook.cell import trace_html
+from render.analysed import analysed
 
 from support import needs_model
 
@@ -89,7 +90,7 @@ def test_repr_is_one_line_and_the_html_shows_every_head_with_the_traces_numbers(
 @pytest.mark.slow
 def test_the_fragment_is_self_contained_and_escapes_every_word() -> None:
     shown = attnviz.explain("<script>alert(1)</script> & <b>bold</b>", causal=True, focus="bold")
-    fragment = trace_html(shown.trace, shown.selection, shown.layers)
+    fragment = trace_html(shown.trace, shown.selection, analysed(shown.layers, shown.selection))
     assert "<script" not in fragment.lower() and "<b>" not in fragment
     assert "&lt;" in fragment and "&gt;" in fragment and "&amp;" in fragment
     assert "bold" in tables_of(fragment)["Head 1: softmax weights"][0]
@@ -110,7 +111,9 @@ def test_the_view_decides_the_heads_and_the_hidden_tokens() -> None:
     one = tables_of(attnviz.explain("I am good", head=2)._repr_html_())
     assert "Head 2: softmax weights" in one and "Head 1: softmax weights" not in one
     padded = attnviz.explain("I am good", pad_to=5, hide_special=True)
-    fragment = trace_html(padded.trace, padded.selection, padded.layers, image=False)
+    fragment = trace_html(
+        padded.trace, padded.selection, analysed(padded.layers, padded.selection), image=False
+    )
     rows = tables_of(fragment)["Head 1: softmax weights"]
     assert rows[0][1:-1] == ["I", "am", "good"] and len(rows) == 4
 
@@ -119,7 +122,9 @@ def test_the_view_decides_the_heads_and_the_hidden_tokens() -> None:
 def test_a_model_trace_shows_every_layer_and_head_with_the_chosen_one_outlined() -> None:
     shown = attnviz.explain(IT, model="minilm", layer=6, head=12, focus="it")
     trace = shown.trace
-    fragment = trace_html(trace, shown.selection, shown.layers, image=False)
+    fragment = trace_html(
+        trace, shown.selection, analysed(shown.layers, shown.selection), image=False
+    )
     overview = tables_of(fragment)[""]
     assert [row[0] for row in overview[1:]] == [f"L{i}" for i in range(1, 7)]
     assert overview[0][1:] == [f"H{h}" for h in range(1, 13)]
@@ -134,7 +139,9 @@ def test_a_model_trace_shows_every_layer_and_head_with_the_chosen_one_outlined()
 def test_the_focus_bars_say_what_they_leave_out_as_the_terminal_does() -> None:
     shown = attnviz.explain(IT, model="minilm", layer=4, head=2, focus="it", hide_special=True)
     trace = shown.trace
-    fragment = trace_html(trace, shown.selection, shown.layers, image=False)
+    fragment = trace_html(
+        trace, shown.selection, analysed(shown.layers, shown.selection), image=False
+    )
     it = trace.tokens.index("it")
     hidden = trace.weights[1, it, [0, len(trace.tokens) - 1]].sum()
     assert f"(hidden [CLS] and [SEP], together weight {format_number(hidden, 2)}, " in fragment
@@ -146,7 +153,9 @@ def test_the_focus_bars_show_each_words_contribution_beside_its_weight() -> None
     from attnviz.analysis.contribution import row_contribution
 
     shown = attnviz.explain("I am good", focus="I")
-    fragment = trace_html(shown.trace, shown.selection, shown.layers, image=False)
+    fragment = trace_html(
+        shown.trace, shown.selection, analysed(shown.layers, shown.selection), image=False
+    )
     assert "<th>weight</th><th>‖w·f‖</th><th>share</th>" in fragment
     for head in (0, 1):
         row = row_contribution(shown.trace, head, 0)
@@ -160,7 +169,9 @@ def test_the_focus_bars_show_each_words_contribution_beside_its_weight() -> None
 @pytest.mark.slow
 def test_a_models_focus_view_in_a_notebook_has_the_rollout_and_the_caution() -> None:
     shown = attnviz.explain(IT, model="minilm", head=12, focus="it")
-    fragment = trace_html(shown.trace, shown.selection, shown.layers, image=False)
+    fragment = trace_html(
+        shown.trace, shown.selection, analysed(shown.layers, shown.selection), image=False
+    )
     assert "<caption>Rollout to layer 6</caption>" in fragment
     assert "<th>rollout R_6</th>" in fragment
     assert fragment.count("A caution: a high weight") == 1
@@ -178,7 +189,7 @@ LONG = " ".join(
 def test_a_long_trace_is_elided_as_the_terminal_elides_and_stays_small() -> None:
     shown = attnviz.explain(LONG, heads=12, d_model=48, focus="fish:3")
     trace, selection = shown.trace, shown.selection
-    fragment = trace_html(trace, selection, shown.layers)
+    fragment = trace_html(trace, selection, analysed(shown.layers, selection))
     assert len(fragment.encode()) < 1_000_000  # every cell of 12 heads × 181² would be 19 MB
     table = tables_of(fragment)["Head 1: softmax weights"]
     # About 32 rows and 24 columns kept, the middle elided on each side of the focus word's.

@@ -35,6 +35,7 @@ from attnviz.selection import Selection, ViewOptions, select
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
 from attnviz.trace_options import TraceOptions
+from render.analysed import analysed
 from render.pages import assembled, shown_table
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
@@ -80,7 +81,7 @@ def test_every_worked_example_is_the_terminals_for_every_word_and_key() -> None:
         traced("The cat sat on the mat", causal=True, pad_to=8),
         traced("Thinking Machines", preset="paper"),
     ):
-        data = page_data(layers, trace, selection)
+        data = page_data(analysed(layers), trace, selection)
         text = example_text(trace)
         for head in range(trace.n_heads):
             for row, query in enumerate(group[0] for group in selection.row_groups):
@@ -102,7 +103,7 @@ def test_every_worked_example_is_the_terminals_for_every_word_and_key() -> None:
 
 def test_the_lines_and_weights_are_the_traces() -> None:
     layers, trace, selection = traced(IT_SENTENCE, ViewOptions(focus="it"))
-    data = page_data(layers, trace, selection, decimals=3)
+    data = page_data(analysed(layers), trace, selection, decimals=3)
     for head in range(trace.n_heads):
         lines = np.array(shown_table(data, 0, "lines", head), dtype=float)
         np.testing.assert_allclose(lines, trace.weights[head], atol=5e-3)
@@ -115,7 +116,7 @@ def test_the_lines_and_weights_are_the_traces() -> None:
 
 def test_masked_pairs_are_marked_and_explained() -> None:
     layers, trace, selection = traced("The cat sat on the mat", causal=True, pad_to=8)
-    data = page_data(layers, trace, selection)
+    data = page_data(analysed(layers), trace, selection)
     assert data["maskedCells"] == trace.masked.tolist()
     assert data["maskedKeys"] == trace.masked.tolist()
     # The mask is explained where the lesson explains it: step 4's note, in every head.
@@ -134,7 +135,7 @@ def test_masked_pairs_are_marked_and_explained() -> None:
 
 def test_hostile_words_cannot_leave_the_data_block() -> None:
     layers, trace, selection = traced(HOSTILE + " <!-- & \u2028")
-    page = page_html(layers, trace, selection)
+    page = page_html(analysed(layers), trace, selection)
     assert page.count("</script") == 2  # the data block's end and the script's
     assert "<img" not in page and "<!--" not in page
     data = data_block(page)
@@ -163,7 +164,7 @@ def test_any_sentence_stays_text(sentence: str) -> None:
         layers, trace, selection = traced(sentence)
     except AttnvizError:
         assume(False)
-    page = page_html(layers, trace, selection)
+    page = page_html(analysed(layers), trace, selection)
     page.encode("utf-8")  # no lone surrogate
     block = page.split('id="attnviz-data">')[1].split("</script>")[0]
     assert "<" not in block and ">" not in block and "&" not in block
@@ -180,7 +181,7 @@ def test_the_page_loads_nothing_and_forbids_loading() -> None:
     import hashlib
 
     layers, trace, selection = traced("I am good")
-    page = page_html(layers, trace, selection)
+    page = page_html(analysed(layers), trace, selection)
     policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page)
     assert policy is not None
     rules = dict(rule.strip().split(" ", 1) for rule in policy.group(1).split(";"))
@@ -197,7 +198,7 @@ def test_the_page_loads_nothing_and_forbids_loading() -> None:
 
 def test_sizes() -> None:
     layers, trace, selection = traced("I am good")
-    assert len(page_html(layers, trace, selection).encode()) < 70_000
+    assert len(page_html(analysed(layers), trace, selection).encode()) < 70_000
 
 
 @pytest.mark.slow
@@ -205,7 +206,7 @@ def test_a_model_page_of_fifteen_tokens_and_every_layer_and_head_is_under_3_mb()
     needs_model()
     layers, trace, selection = traced(IT_SENTENCE, model="minilm")
     assert trace.n_tokens == 15 and len(layers) == 6 and trace.n_heads == 12
-    page = page_html(layers, trace, selection)
+    page = page_html(analysed(layers), trace, selection)
     assert len(page.encode()) <= MAX_BYTES
     data = data_block(page)
     assert len(data["layers"]) == 6 and all(len(d["heads"]) == 12 for d in data["layers"])
@@ -228,7 +229,7 @@ def test_merged_words_and_hidden_tokens_follow_the_selection() -> None:
     needs_model()
     view = ViewOptions(words=True, hide_special=True)
     layers, trace, selection = traced("Tokenization isn't trivial, it said", view, model="minilm")
-    data = page_data(layers, trace, selection)
+    data = page_data(analysed(layers), trace, selection)
     assert [row["word"] for row in data["rows"]][:2] == ["Tokenization", "isn't"]
     assert data["columns"][0]["positions"] == [1, 2]  # token, ##ization
     assert data["hidden"] == "[CLS] and [SEP]" and data["merged"]
@@ -348,7 +349,7 @@ def browser() -> Iterator[Any]:
 def random_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, AttentionTrace]:
     layers, trace, selection = traced(IT_SENTENCE)
     path = tmp_path_factory.mktemp("pages") / "it.html"
-    path.write_text(page_html(layers, trace, selection), encoding="utf-8")
+    path.write_text(page_html(analysed(layers), trace, selection), encoding="utf-8")
     return path, trace
 
 
@@ -356,7 +357,7 @@ def random_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Attenti
 def model_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[AttentionTrace, ...]]:
     layers, trace, selection = traced(IT_SENTENCE, model="minilm")
     path = tmp_path_factory.mktemp("pages") / "minilm.html"
-    path.write_text(page_html(layers, trace, selection), encoding="utf-8")
+    path.write_text(page_html(analysed(layers), trace, selection), encoding="utf-8")
     return path, layers
 
 
@@ -574,7 +575,7 @@ def test_a_hostile_sentence_is_shown_as_text_and_never_runs(browser: Any, tmp_pa
     for options in ({}, {"model": "minilm"}):
         layers, trace, selection = traced(HOSTILE, **options)
         path = tmp_path / "hostile.html"
-        path.write_text(page_html(layers, trace, selection), encoding="utf-8")
+        path.write_text(page_html(analysed(layers), trace, selection), encoding="utf-8")
         open_page(browser, path)
         for word in words(browser, "queries")[:6]:
             word.click()

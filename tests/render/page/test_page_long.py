@@ -22,6 +22,7 @@ from attnviz.render.page.page_worked import EVERY_KEY, THINNEST, WORKED_KEYS, WO
 from attnviz.selection import ViewOptions, select
 from attnviz.tokens import printable
 from attnviz.trace_options import TraceOptions
+from render.analysed import analysed
 from render.pages import assembled, shown_table
 
 PARAGRAPH = (
@@ -45,7 +46,7 @@ def test_a_long_page_prints_every_number_as_the_terminal_and_works_its_keys() ->
     layers, _ = trace_layers(sentence(200), TraceOptions(heads=4, d_model=32))
     trace = layers[-1]
     selection = select(trace, ViewOptions())
-    data = page_data(layers, trace, selection)
+    data = page_data(analysed(layers), trace, selection)
     every = contributions(trace)
     text = example_text(trace)
     for head in range(trace.n_heads):
@@ -81,7 +82,7 @@ def test_a_long_page_is_a_fraction_of_its_numbers_as_text() -> None:
     each as JSON strings ("0.25",), now under an eighth of that, worked examples included."""
     layers, _ = trace_layers(sentence(300), TraceOptions(heads=8, d_model=64))
     trace = layers[-1]
-    page = page_html(layers, trace, select(trace, ViewOptions()))
+    page = page_html(analysed(layers), trace, select(trace, ViewOptions()))
     assert len(page.encode()) < 3 * 8 * 300**2 * 7 / 8
 
 
@@ -122,7 +123,7 @@ def test_a_long_page_in_the_browser_shows_the_terminals_numbers(
     trace = layers[-1]
     selection = select(trace, ViewOptions())
     path = tmp_path / "long.html"
-    path.write_text(page_html(layers, trace, selection), encoding="utf-8")
+    path.write_text(page_html(analysed(layers), trace, selection), encoding="utf-8")
     open_drawn(browser, path)
     row = 150
     browser.find_elements("css selector", "#queries button")[row].click()

@@ -9,6 +9,7 @@ from attnviz.core import trace_layers
 from attnviz.render.page.page_data import PAGE_TEXT, page_data
 from attnviz.selection import ViewOptions, select
 from attnviz.trace_options import TraceOptions
+from render.analysed import analysed
 
 #: A string in the script: '…', "…" or `…` (template expressions ${…} taken out).
 LITERAL = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`""")
@@ -37,7 +38,7 @@ def test_the_check_finds_a_sentence_where_there_is_one() -> None:
 
 def test_every_text_the_page_says_comes_in_its_data() -> None:
     layers, _ = trace_layers("I am good", TraceOptions())
-    data = page_data(layers, layers[0], select(layers[0], ViewOptions()))
+    data = page_data(analysed(layers), layers[0], select(layers[0], ViewOptions()))
     assert data["text"] == PAGE_TEXT
     script = resources.files("attnviz.render.page").joinpath("page.js").read_text(encoding="utf-8")
     used = set(re.findall(r"TEXT\.(\w+)", script))

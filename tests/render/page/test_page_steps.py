@@ -17,6 +17,7 @@ from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
 from attnviz.render.page.page import page_data, page_html
 from attnviz.render.page.page_data import PAGE_TEXT
+from render.analysed import analysed
 from render.page.test_page import IT_SENTENCE, browser, choose, data_block, open_page, traced
 
 __all__ = ["browser"]  # the fixture, shared with test_page.py
@@ -42,17 +43,17 @@ def tables(blocks: list[list[Any]]) -> list[dict[str, Any]]:
 
 def test_the_page_leaves_the_optional_step_out_unless_it_is_named() -> None:
     layers, trace, selection = traced(IT_SENTENCE)
-    data = page_data(layers, trace, selection)
+    data = page_data(analysed(layers), trace, selection)
     assert [step["number"] for step in data["steps"]] == [1, 2, 3, 4, 5, 6, 7]
     assert "blockwise" not in [step["key"] for step in data["steps"]]
     assert all("label" not in step for step in data["steps"])
     assert data["lastStep"] == 7 and len(data["layers"][0]["steps"]) == 7
-    assert "Step 6b" not in page_html(layers, trace, selection)
+    assert "Step 6b" not in page_html(analysed(layers), trace, selection)
 
 
 def test_named_it_is_step_6b_after_step_6_in_each_head() -> None:
     layers, trace, selection = traced(IT_SENTENCE)
-    data = page_data(layers, trace, selection, steps="5,6,blockwise")
+    data = page_data(analysed(layers), trace, selection, steps="5,6,blockwise")
     assert [step["key"] for step in data["steps"]] == ["weights", "z", "blockwise"]
     step, heads = blockwise_of(data)
     assert step == {
@@ -81,7 +82,7 @@ def test_named_it_is_step_6b_after_step_6_in_each_head() -> None:
 @pytest.mark.parametrize("head", [1, 2])
 def test_each_heads_step_says_what_the_terminal_says_for_that_head(head: int) -> None:
     layers, trace, selection = traced(IT_SENTENCE)
-    data = page_data(layers, trace, selection, steps="blockwise")
+    data = page_data(analysed(layers), trace, selection, steps="blockwise")
     blocks = blockwise_of(data)[1][head - 1]
     printed = attnviz.lesson(
         attnviz.explain(IT_SENTENCE, head=head), steps="blockwise", full=True
@@ -109,7 +110,7 @@ def test_each_heads_step_says_what_the_terminal_says_for_that_head(head: int) ->
 
 def test_masked_keys_and_a_given_block_size() -> None:
     layers, trace, selection = traced(IT_SENTENCE, causal=True)
-    data = page_data(layers, trace, selection, steps="blockwise", block=2)
+    data = page_data(analysed(layers), trace, selection, steps="blockwise", block=2)
     blocks = blockwise_of(data)[1][0]
     *per_block, running, both = tables(blocks)
     assert len(per_block) == 6  # 11 keys, 2 a block
@@ -122,7 +123,7 @@ def test_masked_keys_and_a_given_block_size() -> None:
 
 def test_with_rotary_positions_it_follows_step_7() -> None:
     layers, trace, selection = traced(IT_SENTENCE, positions="rope")
-    data = page_data(layers, trace, selection, steps="6,7,blockwise")
+    data = page_data(analysed(layers), trace, selection, steps="6,7,blockwise")
     step, heads = blockwise_of(data)
     assert step["label"] == "7b" and step["heading"].startswith("Step 7b · ")
     assert data["lastStep"] == 8 and heads[1][0][1].startswith("Step 7b · ")
@@ -148,7 +149,7 @@ def test_the_api_names_the_steps_and_refuses_what_the_page_cannot_show() -> None
 def test_a_model_page_has_the_step_in_every_layer_and_head() -> None:
     pytest.importorskip("tokenizers", reason="--model needs the optional extra attnviz[model]")
     layers, trace, selection = traced("The cat sat because it was tired", model="minilm")
-    data = page_data(layers, trace, selection, steps="blockwise")
+    data = page_data(analysed(layers), trace, selection, steps="blockwise")
     for layer, written in enumerate(layers, start=1):
         heads = blockwise_of(data, layer - 1)[1]
         assert len(heads) == 12
@@ -165,7 +166,9 @@ def test_a_model_page_has_the_step_in_every_layer_and_head() -> None:
 def blockwise_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     layers, trace, selection = traced(IT_SENTENCE)
     path = tmp_path_factory.mktemp("pages") / "blockwise.html"
-    path.write_text(page_html(layers, trace, selection, steps="5,6,blockwise"), encoding="utf-8")
+    path.write_text(
+        page_html(analysed(layers), trace, selection, steps="5,6,blockwise"), encoding="utf-8"
+    )
     return path, data_block(path.read_text(encoding="utf-8"))
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from attnviz.render.page.page import page_html
+from render.analysed import analysed
 from render.page.test_page import (
     IT_SENTENCE,
     browser,
@@ -98,7 +99,7 @@ def long_word_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Words longer than a word's box (14rem) at the largest text: they wrap, never cut."""
     layers, trace, selection = traced(LONG_WORD)
     path = tmp_path_factory.mktemp("pages") / "long-words.html"
-    path.write_text(page_html(layers, trace, selection), encoding="utf-8")
+    path.write_text(page_html(analysed(layers), trace, selection), encoding="utf-8")
     return path
 
 

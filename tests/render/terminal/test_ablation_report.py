@@ -7,13 +7,14 @@ import io
 
 from rich.console import Console
 
-from attnviz.analysis.ablation import Ablation, HeadEffect
-from attnviz.analysis.caveats import attention_caveat
+from attnviz.analysis.ablation import Ablation, HeadEffect, weight_change_correlation
+from attnviz.lesson.caveats import attention_caveat
 from attnviz.render.terminal.ablation_report import (
     NEED_NOT_COINCIDE,
     SINK_ABLATION,
     render_ablation,
 )
+from attnviz.results import SINKS
 
 WORDS = ("[CLS]", "the", "dog", "barked", "because", "it", "was", "hungry", "[SEP]")
 
@@ -38,6 +39,10 @@ def ablation(effects: tuple[HeadEffect, ...], **changes: object) -> Ablation:
         "causal": False,
         "padding": 0,
         "trained": True,
+        "correlation": weight_change_correlation(effects),
+        "correlation_without_sinks": weight_change_correlation(
+            [effect for effect in effects if effect.kind not in SINKS]
+        ),
     }
     fields.update(changes)
     return Ablation(**fields)  # type: ignore[arg-type]

@@ -11,11 +11,11 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from attnviz.analysis.caveats import attention_caveat, readout_note
 from attnviz.analysis.heads import head_weights
 from attnviz.analysis.scaling import ScalingRow, SoftmaxStats
 from attnviz.cli import app, run
 from attnviz.core import trace_with_options
+from attnviz.lesson.caveats import attention_caveat, readout_note
 from attnviz.render.terminal.reports import render_scaling
 from attnviz.selection import ViewOptions, select
 

@@ -1,10 +1,10 @@
-"""attnviz.analysis.caveats: what a toy model's pictures say its answer is, by its readout."""
+"""attnviz.lesson.caveats: what a toy model's pictures say its answer is, by its readout."""
 
 from __future__ import annotations
 
 import pytest
 
-from attnviz.analysis.caveats import readout_note
+from attnviz.lesson.caveats import readout_note
 from attnviz.provenance import READOUTS
 
 
