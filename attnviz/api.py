@@ -103,11 +103,12 @@ def save_pictures(
 ) -> tuple[list[Path], tuple[str, ...]]:
     """``attnviz heatmap``'s files: what ``options`` ask, as the explanation shows it; the paths
     written and a note for words the pictures' font draws as boxes."""
-    from attnviz.analysis.analyses import pictures
+    from attnviz.analysis.analyses import for_pictures
     from attnviz.render.figures.images import save_images
 
-    run = explanation.analyses(pictures(options.measure.value, grid=options.all_layers))
-    return save_images(run, explanation.trace, explanation.selection, output, options)
+    trace, measure = explanation.trace, options.measure.value
+    run = for_pictures(explanation.layers, trace, measure, grid=options.all_layers)
+    return save_images(run, trace, explanation.selection, output, options)
 
 
 def ranked_heads(explanation: Explanation, rank_by: RankBy) -> HeadRanking:
@@ -372,7 +373,7 @@ def heatmap(
     pictures_refused(options, drawing_one=("head",) if head is not None else ())
     all_layers_refused(options, model_run=explanation.is_model_run)
     check_colormap(cmap)
-    from attnviz.analysis.analyses import pictures
+    from attnviz.analysis.analyses import for_pictures
 
     view = explanation.view
     selection = explanation.selection
@@ -391,7 +392,7 @@ def heatmap(
         check_layer_pictures(n_layers, n_heads, selection.n_rows, selection.n_columns)
         from attnviz.render.figures.grid import build_layers_figure
 
-        run = explanation.analyses(pictures(options.measure.value, grid=True))
+        run = for_pictures(explanation.layers, explanation.trace, options.measure.value, grid=True)
         return build_layers_figure(
             run, selection, cmap=cmap, scale=options.scale, measure=options.measure
         )
@@ -401,7 +402,8 @@ def heatmap(
         return build_lines_figure(explanation.trace, selection)
     from attnviz.render.figures.heatmap import build_figure
 
-    run = explanation.analyses(pictures(options.measure.value, grid=False))
+    measure = options.measure.value
+    run = for_pictures(explanation.layers, explanation.trace, measure, grid=False)
     return build_figure(
         explanation.trace, selection, cmap=cmap, scale=options.scale,
         measure=options.measure, run=run,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import attnviz
-from attnviz.analysis.analyses import analyze, pictures
+from attnviz.analysis.analyses import analyze, for_pictures, pictures
 from attnviz.core import cross_layers, trace_layers
 from attnviz.render.figures.grid import save_layers_heatmap
 from attnviz.render.figures.heatmap import save_heatmap
@@ -119,7 +119,8 @@ def make_honest_pictures() -> None:
     layer = layers[5]
     selection = select(layer, ViewOptions(head=12, focus="it"))
     path = DOCS / "contribution_minilm_it.png"
-    save_heatmap(layer, selection, path, measure=Measure.contribution, layers=layers)
+    run = for_pictures(layers, layer, Measure.contribution.value, grid=False)
+    save_heatmap(layer, selection, path, measure=Measure.contribution, run=run)
     print(f"wrote {path}")
 
 

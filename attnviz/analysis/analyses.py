@@ -41,6 +41,16 @@ def pictures(measure: str, *, grid: bool) -> frozenset[Analysis]:
     return frozenset(wanted)
 
 
+def for_pictures(
+    layers: Sequence[AttentionTrace], trace: AttentionTrace, measure: str, *, grid: bool
+) -> Analyses:
+    """What ``attnviz heatmap`` draws of ``trace`` (one of ``layers``), computed once for the
+    picture and its per-head files (pictures): the contributions of ``trace`` alone, or of
+    every layer for the layers × heads grid (``grid``); the rollout through every layer."""
+    every = grid or measure == "rollout"
+    return analyze(layers if every else (trace,), pictures(measure, grid=grid))
+
+
 def analyze(
     layers: Sequence[AttentionTrace],
     wanted: Collection[Analysis],

@@ -14,7 +14,7 @@ import pytest
 
 import attnviz
 import attnviz.analysis.analyses as analyses_module
-from attnviz.analysis.analyses import NOTEBOOK, PAGE, analyze, pictures
+from attnviz.analysis.analyses import NOTEBOOK, PAGE, analyze, for_pictures, pictures
 from attnviz.analysis.contribution import contributions
 from attnviz.analysis.head_types import trace_head_types
 from attnviz.analysis.rollout import trace_rollout
@@ -68,7 +68,10 @@ def test_a_heatmap_and_its_per_head_files_share_the_contributions(
     options = ImageOptions(measure=Measure.contribution, per_head=tmp_path / "heads")
     written, _ = save_pictures(shown, tmp_path / "heads.png", options)
     assert len(written) == 1 + len(shown.selection.heads)
-    assert calls == Counter(contributions=len(shown.layers))
+    assert calls == Counter(contributions=1)  # the layer shown, once for every file
+    grid = ImageOptions(measure=Measure.contribution, all_layers=True)
+    save_pictures(shown, tmp_path / "grid.png", grid)
+    assert calls == Counter(contributions=1 + len(shown.layers), trace_head_types=len(shown.layers))
 
 
 def test_the_record_holds_what_each_analysis_gives() -> None:
@@ -106,6 +109,11 @@ def test_what_is_known_is_kept_and_what_cannot_be_had_stays_none(calls: Counter[
 
 
 def test_a_picture_asks_for_what_it_draws() -> None:
+    shown = attnviz.explain(TIRED, model="coref", focus="it")
+    one = for_pictures(shown.layers, shown.trace, "contribution", grid=False)
+    assert one.layers == (shown.trace,) and one.contributions is not None  # the layer shown
+    rolled = for_pictures(shown.layers, shown.trace, "rollout", grid=False)
+    assert rolled.layers == tuple(shown.layers) and rolled.rollout is not None
     assert pictures("weights", grid=False) == frozenset()
     assert pictures("weights", grid=True) == {Analysis.head_types}
     assert pictures("contribution", grid=True) == {Analysis.head_types, Analysis.contributions}
