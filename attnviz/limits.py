@@ -391,7 +391,7 @@ def check_json_size(
 #: A notebook keeps every output in its .ipynb file, and Jupyter's default output rate limit
 #: (1 MB a second over 3 s) drops larger ones: SmolLM2's page at 510 tokens would be 40 MB
 #: there. The notebook view of an explanation stays under about 1 MB by eliding its tables
-#: (render/notebook.py); a page cannot elide its numbers, which are what a click shows, so its
+#: (render/notebook/cell.py); a page cannot elide its numbers, which are what a click shows, so its
 #: bound is the MiniLM page of the seeds' sentence (2.3 MB framed) with room to spare.
 MAX_NOTEBOOK_PAGE_BYTES = 3_000_000
 

@@ -1,6 +1,6 @@
 """Regenerate the README's pictures: ``python docs/make_pictures.py``.
 
-Each picture is ``attnviz.render.heatmap.save_heatmap`` on a trace with the default sizes
+Each picture is ``attnviz.render.figures.heatmap.save_heatmap`` on a trace with the default sizes
 (d_model 8, 2 heads, seed 0), so it shows exactly what ``attnviz heatmap`` draws. The weights are
 seeded, and the files carry no date, so running the script twice gives the same bytes.
 
@@ -21,11 +21,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import attnviz
+from attnviz.analysis.analyses import analyze, for_pictures, pictures
 from attnviz.core import cross_layers, trace_layers
 from attnviz.options import Options, TraceOptions
-from attnviz.render.grid import save_layers_heatmap
-from attnviz.render.heatmap import save_heatmap
+from attnviz.render.figures.grid import save_layers_heatmap
+from attnviz.render.figures.heatmap import save_heatmap
 from attnviz.selection import ViewOptions, select
+
+GRID = pictures("weights", grid=True)  # what the layers × heads grid shows: the head types
 
 DOCS = Path(__file__).resolve().parent
 CONFIG = attnviz.AttentionConfig(d_model=8, n_heads=2, seed=0)
@@ -48,7 +51,7 @@ def make_model_picture(path: Path) -> None:
     layer = layers[5]  # layer 6, where head 12 links "it" to "animal"
     save_heatmap(layer, select(layer, ViewOptions(head=12, focus="it")), path)
     grid = path.with_name("heatmap_minilm_grid.png")
-    save_layers_heatmap(layers, select(layers[0], ViewOptions(focus="it")), grid)
+    save_layers_heatmap(analyze(layers, GRID), select(layers[0], ViewOptions(focus="it")), grid)
 
 
 def make_gpt2_picture(path: Path) -> None:
@@ -56,7 +59,8 @@ def make_gpt2_picture(path: Path) -> None:
     model = DOCS.parent / "tests" / "model" / "tiny_gpt2"
     sentence = "The animal didn't cross the street because it was too tired"
     layers = trace_layers(sentence, TraceOptions(model=str(model))).layers
-    save_layers_heatmap(layers, select(layers[0], ViewOptions(focus="it", words=True)), path)
+    shown = select(layers[0], ViewOptions(focus="it", words=True))
+    save_layers_heatmap(analyze(layers, GRID), shown, path)
 
 
 TIRED = "The animal didn't cross the street because it was too tired"
@@ -73,7 +77,7 @@ TRAINED_PICTURES = {
 def make_trained_pictures() -> None:
     """The shipped toy models on the seeds' two sentences, and the coref training animated."""
     from attnviz.api import train as training
-    from attnviz.render.animation import save_animation
+    from attnviz.render.live.animation import save_animation
 
     for name, (model, sentence) in TRAINED_PICTURES.items():
         layers = trace_layers(sentence, TraceOptions(model=model)).layers
@@ -88,7 +92,7 @@ def make_honest_pictures() -> None:
     """ "Reading attention honestly": the seeds' two sentences compared with coref (and, with the
     model extra, MiniLM), and MiniLM's layer 6, head 12 drawn as contribution shares."""
     from attnviz.api.compare import compared
-    from attnviz.render.compare_figure import save_comparison_figure
+    from attnviz.render.figures.compare_figure import save_comparison_figure
     from attnviz.render.options import Measure
 
     pair = compared(TIRED, WIDE, Options(TraceOptions(model="coref")))
@@ -115,7 +119,8 @@ def make_honest_pictures() -> None:
     layer = layers[5]
     selection = select(layer, ViewOptions(head=12, focus="it"))
     path = DOCS / "contribution_minilm_it.png"
-    save_heatmap(layer, selection, path, measure=Measure.contribution, layers=layers)
+    run = for_pictures(layers, layer, Measure.contribution.value, grid=False)
+    save_heatmap(layer, selection, path, measure=Measure.contribution, run=run)
     print(f"wrote {path}")
 
 
@@ -185,14 +190,14 @@ def make_rope_picture(path: Path) -> None:
 
 def make_scaling_picture(path: Path) -> None:
     from attnviz.analysis.scaling import scaling_experiment
-    from attnviz.render.plots import save_scaling_plot
+    from attnviz.render.figures.plots import save_scaling_plot
 
     rows = scaling_experiment([4, 16, 64, 256, 1024], n_keys=16, seed=0)
     save_scaling_plot(rows, path, n_keys=16)
 
 
 def make_lines_picture(path: Path) -> None:
-    from attnviz.render.plots import save_lines_figure
+    from attnviz.render.figures.plots import save_lines_figure
 
     trace = attnviz.trace_attention(
         "The animal didn't cross the street because it was too tired", config=CONFIG

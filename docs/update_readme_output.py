@@ -65,7 +65,7 @@ def training_frame() -> list[str]:
     from rich.console import Console
 
     from attnviz.api import train as training
-    from attnviz.render.training import TrainingView
+    from attnviz.render.live.training_view import TrainingView
 
     console = Console(width=100, no_color=True, file=io.StringIO(), force_terminal=False)
     trained = training.train("coref")

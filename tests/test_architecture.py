@@ -39,7 +39,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("attention_inputs", "embeddings*", "weights"),
     ("attention",),
     ("kernels", "checked_steps"),
-    ("selection", "worked", "outputs", "reuse", "options", "analysis*", "model*", "train*"),
+    (
+        "selection",
+        "worked",
+        "outputs",
+        "reuse",
+        "options",
+        "results",
+        "analysis*",
+        "model*",
+        "train*",
+    ),
     ("core",),
     ("lesson*",),
     ("render*",),
@@ -50,6 +60,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("api.page", "api.demo"),
     ("cli*", "", "__main__"),  # "": the package's own __init__, the public API
 )
+
+#: Imports forbidden though the layers allow them, (importer, imported) as LAYERS writes
+#: them: the renderers draw what the analyses found, computed once by the API
+#: (attnviz.analysis.analyses) and handed to them as data (attnviz.results); they import no
+#: analysis, so that no surface computes one again.
+FORBIDDEN: tuple[tuple[str, str], ...] = (("render*", "analysis*"),)
 
 #: Functions allowed over 80 lines, and why.
 LONG_FUNCTIONS: dict[str, str] = {}
@@ -178,6 +194,42 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
         if layer_of(target) > layer_of(module)
     ]
     assert not upward, "\n".join(upward)
+
+
+def _matches(module: str, pattern: str) -> bool:
+    stem = pattern.removesuffix("*")
+    if pattern.endswith("*"):
+        return module == stem or module.startswith(stem + ".")
+    return module == pattern
+
+
+def forbidden_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Each import FORBIDDEN names, as "importer imports imported"."""
+    return [
+        f"{named(module)} imports {named(target)}"
+        for module, targets in sorted(graph.items())
+        for target in sorted(targets)
+        for importer, imported in FORBIDDEN
+        if _matches(module, importer) and _matches(target, imported)
+    ]
+
+
+def test_no_renderer_imports_an_analysis() -> None:
+    found = forbidden_imports(import_graph())
+    assert not found, "\n".join(found)
+
+
+def test_the_forbidden_imports_are_found() -> None:
+    graph = {
+        "render.page.page_rows": {"analysis.rollout", "results"},
+        "render": {"analysis"},
+        "api": {"analysis.heads"},
+        "renderers": {"analysis"},  # not render/: a name that only begins alike
+    }
+    assert forbidden_imports(graph) == [
+        "attnviz.render imports attnviz.analysis",
+        "attnviz.render.page.page_rows imports attnviz.analysis.rollout",
+    ]
 
 
 def test_the_check_finds_a_circle_and_reads_imports_inside_functions() -> None:

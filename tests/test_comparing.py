@@ -151,7 +151,7 @@ def test_the_report_says_how_little_moves_and_cautions_for_a_trained_model() -> 
     little moves, and the closing says the weights are random instead of the caution."""
     from rich.console import Console
 
-    from attnviz.render.compare import render_comparison
+    from attnviz.render.terminal.compare_report import render_comparison
 
     for model, little, cautioned in (("coref", False, True), (None, True, False)):
         pair = attnviz.compare(TIRED, WIDE, model=model)

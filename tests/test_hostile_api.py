@@ -301,7 +301,7 @@ PUBLIC_MODULES = [
     "attnviz.api.heads",
     "attnviz.api.scaling",
     "attnviz.api.page",
-    "attnviz.analysis.caveats",
+    "attnviz.lesson.caveats",
 ]
 
 

@@ -9,13 +9,14 @@ import re
 from pathlib import Path
 
 import pytest
+from render.analysed import for_grid
 from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app, run
 from attnviz.errors import ExitStatus
 from attnviz.files import MAX_JSON_BYTES
-from attnviz.render.grid import MAX_GRID_TOKENS, build_layers_figure
+from attnviz.render.figures.grid import MAX_GRID_TOKENS, build_layers_figure
 from attnviz.render.options import MAX_WIDTH
 from attnviz.selection import select
 
@@ -74,7 +75,7 @@ def test_a_layers_grid_of_panels_too_small_to_read_is_refused() -> None:
     config = attnviz.AttentionConfig(d_model=8, n_heads=2)
     layers = [attnviz.trace_attention(words, config=config) for _ in range(2)]
     with pytest.raises(attnviz.AttnvizError, match=f"at most {MAX_GRID_TOKENS}"):
-        build_layers_figure(layers, select(layers[0]))
+        build_layers_figure(for_grid(layers), select(layers[0]))
 
 
 @pytest.mark.slow

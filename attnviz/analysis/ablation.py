@@ -21,7 +21,7 @@ stand between a weight and the output.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +33,15 @@ from attnviz.errors import listed
 from attnviz.model.base import ModelTrace
 from attnviz.model.families.toy import ToyConfig, ToyWeights
 from attnviz.model.run import LoadedModel
+from attnviz.results import (
+    SINKS,
+)
+from attnviz.results import (
+    Ablation as Ablation,
+)
+from attnviz.results import (
+    HeadEffect as HeadEffect,
+)
 from attnviz.selection import Selection
 from attnviz.tokens import Focus, printable, word_key
 from attnviz.trace import AttentionTrace
@@ -52,52 +61,6 @@ class Readout:
     # pointer readout), else None: what that makes true of the ablation is by construction.
     answer_head: tuple[int, int] | None = None
     built_in: str = ""  # those things, said as such
-
-
-@dataclass(frozen=True)
-class HeadEffect:
-    """One head's weights in the focus row and what replacing them by uniform ones changes."""
-
-    layer: int  # from 1
-    head: int  # from 1
-    kind: str  # its type, from its whole matrix (analysis.head_types): "[CLS] sink", "mixed"
-    target: int  # the column (of the selection) the focus word gives its largest weight
-    weight: float  # that weight
-    hidden_change: float  # Δh = ‖h − h'‖ / ‖h‖ at the focus position, last hidden state
-    output_change: float | None  # TV of the output distribution there; None without a readout
-
-
-@dataclass(frozen=True)
-class Ablation:
-    """Every head's effect, largest Δh first."""
-
-    model: str  # the model's name, as the provenance gives it
-    focus: str  # the focus word's label: "it", "it:2"
-    position: int  # the token whose hidden state (and output) is measured
-    piece: str  # that token; the focus word's last piece when --words merged several
-    words: tuple[str, ...]  # the selection's column words, which ``target`` indexes
-    effects: tuple[HeadEffect, ...]
-    readout: str  # what the output distribution is; "" without one
-    readout_note: str  # why there is none, or what to know when reading its TV; may be ""
-    n_layers: int
-    n_heads: int
-    focus_keys: int  # how many keys the focus row may attend to: 1/focus_keys each, ablated
-    causal: bool  # a decoder's mask: each row attends to the words up to its own
-    padding: int  # [PAD] tokens at the end, never attended to
-    trained: bool  # False for a checkpoint whose config.json says it is untrained
-    # (layer, head), from 1, whose scaled scores in the focus row ARE the answer (a pointer
-    # readout), else None. Then by construction, not by measurement: every head of that layer
-    # has TV 0 (the scores come before the layer's outputs), and that head's weight is the
-    # answer's own probability (its weights are the softmax of those scores).
-    answer_head: tuple[int, int] | None = None
-    built_in: str = ""  # what holds by construction, said as such; "" without answer_head
-
-    def __repr__(self) -> str:
-        first = self.effects[0]
-        return (
-            f"<Ablation: {self.focus!r} in {len(self.effects)} heads of {self.model}; largest "
-            f"change Δh = {first.hidden_change:.2f} (layer {first.layer}, head {first.head})>"
-        )
 
 
 def uniform_weights(
@@ -197,6 +160,10 @@ def ablate_heads(
         readout="" if readout is None else readout.what,
         readout_note=no_readout if readout is None else readout.note,
         trained=last.provenance.weights.trained,
+        correlation=weight_change_correlation(effects),
+        correlation_without_sinks=weight_change_correlation(
+            [effect for effect in effects if effect.kind not in SINKS]
+        ),
         n_layers=len(run.layers),
         n_heads=run.layers[0].n_heads,
         focus_keys=len(run.tokens) if last.mask is None else int(last.mask[position].sum()),
@@ -318,6 +285,16 @@ def _pointer_built_in(layer: int, name: str, focus: str) -> str:
         f"change, TV is. None of these built-in numbers says whether attention explains the "
         "answer."
     )
+
+
+def weight_change_correlation(effects: Sequence[HeadEffect]) -> float:
+    """Spearman's ρ between each head's largest weight in the focus row and its Δh; NaN for
+    fewer than 3 heads (no correlation worth a number) or when every weight or Δh is equal."""
+    if len(effects) < 3:
+        return float("nan")
+    weights = np.array([effect.weight for effect in effects])
+    changes = np.array([effect.hidden_change for effect in effects])
+    return rank_correlation(weights, changes)
 
 
 def rank_correlation(x: FloatArray, y: FloatArray) -> float:

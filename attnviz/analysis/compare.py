@@ -25,43 +25,22 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import numpy as np
 
 from attnviz.arrays import FloatArray
-
-
-class Alignment(NamedTuple):
-    """The words two sentences share, in order, and those only one of them has."""
-
-    pairs: tuple[tuple[int, int], ...]  # (column in A, column in B) of each shared word
-    only_a: tuple[int, ...]  # columns of A's words with no partner in B
-    only_b: tuple[int, ...]  # columns of B's words with no partner in A
-
-    @property
-    def how(self) -> str:
-        """How the shared words were paired, in words, for every surface that says it."""
-        b_columns = [b for _, b in self.pairs]
-        if b_columns == sorted(b_columns):
-            return "aligned in order"
-        return "aligned in order where the order allows, the others by their text"
-
-    @property
-    def changed(self) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]:
-        """The words only one sentence has, place by place: (place, A's columns there, B's),
-        in order of place, where a place counts the shared words before it in its own sentence
-        ("tired" in A and "wide" in B, both after "too", are one place: the word changed)."""
-        place_a = _places(self.only_a, 0, self)
-        place_b = _places(self.only_b, 1, self)
-        return tuple(
-            (
-                place,
-                tuple(i for i in self.only_a if place_a[i] == place),
-                tuple(j for j in self.only_b if place_b[j] == place),
-            )
-            for place in sorted({*place_a.values(), *place_b.values()})
-        )
+from attnviz.results import (
+    Alignment as Alignment,
+)
+from attnviz.results import (
+    Comparison as Comparison,
+)
+from attnviz.results import (
+    HeadChange as HeadChange,
+)
+from attnviz.results import (
+    places as _places,
+)
 
 
 def align_words(words_a: Sequence[str], words_b: Sequence[str]) -> Alignment:
@@ -123,48 +102,6 @@ def total_variation(row_a: FloatArray, row_b: FloatArray, alignment: Alignment) 
         float(row_a[list(alignment.only_a)].sum()) - float(row_b[list(alignment.only_b)].sum())
     )
     return 0.5 * (shared + other)
-
-
-class HeadChange(NamedTuple):
-    """The focus word's row in one head for both sentences; layers and heads from 1."""
-
-    layer: int
-    head: int
-    row_a: FloatArray  # [columns of A] the focus word's weights in sentence A
-    row_b: FloatArray  # [columns of B] the same in sentence B
-    tv: float  # total variation between the rows (module docstring), in [0, 1]
-    top_a: int  # A's column with the largest weight (the first on a tie)
-    top_b: int  # B's column with the largest weight
-    moves: bool  # the top words are neither one shared word nor one changed word (docstring)
-
-
-class Comparison(NamedTuple):
-    """A focus word's attention in two sentences, every head ranked by how much its row
-    changed (``attnviz compare``)."""
-
-    words_a: tuple[str, ...]  # A's shown columns, as written
-    words_b: tuple[str, ...]
-    focus: str  # the focus word's label ("it", or "the:2")
-    alignment: Alignment
-    heads: tuple[HeadChange, ...]  # highest TV first (ties: the earlier head)
-    n_layers: int  # layers of the run (the heads may be of one of them, with a layer chosen)
-    n_heads: int  # heads per layer
-    # Under a causal mask, A and B equal up to the focus word: its row reads only those tokens,
-    # so every head's two rows are equal by construction (up to float rounding), not by the
-    # model's choice. The first token at which they differ, after the focus word, as shown.
-    fixed_by_mask: str = ""
-
-    @property
-    def moved(self) -> tuple[HeadChange, ...]:
-        """The heads in which the focus word's top word changes, highest TV first."""
-        return tuple(change for change in self.heads if change.moves)
-
-
-def _places(columns: Sequence[int], side: int, alignment: Alignment) -> dict[int, int]:
-    """For each column a sentence alone has, its place: how many shared words come before it
-    in that sentence (``side`` 0 for A's columns, 1 for B's)."""
-    shared = [pair[side] for pair in alignment.pairs]
-    return {column: sum(index < column for index in shared) for column in columns}
 
 
 def compare_rows(

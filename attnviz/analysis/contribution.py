@@ -27,6 +27,12 @@ from typing import NamedTuple
 import numpy as np
 
 from attnviz.arrays import FloatArray
+from attnviz.results import (
+    OVERWEIGHT_FACTOR as OVERWEIGHT_FACTOR,
+)
+from attnviz.results import (
+    Contributions as Contributions,
+)
 from attnviz.trace import AttentionTrace
 
 
@@ -84,16 +90,6 @@ def shares(norms: FloatArray) -> FloatArray:
     return result
 
 
-class Contributions(NamedTuple):
-    """Weights and contributions of every head of one trace, all float64."""
-
-    weights: FloatArray  # [h, n_q, n_k] the trace's weights w_ij
-    value_norms: FloatArray  # [h, n_k] ‖v_j^h‖, the value before W_O
-    transformed_norms: FloatArray  # [h, n_k] ‖f_h(x_j)‖ = ‖v_j^h · W_O^h‖
-    norms: FloatArray  # [h, n_q, n_k] ‖w_ij · f_h(x_j)‖
-    shares: FloatArray  # [h, n_q, n_k] norms / each row's sum of norms
-
-
 def _per_head(W_O: FloatArray, n_heads: int) -> list[FloatArray]:
     """W_O's rows of each head, [d_k, d_model] as a one-head W_O each."""
     d_k = W_O.shape[0] // n_heads
@@ -120,11 +116,6 @@ def contributions(trace: AttentionTrace) -> Contributions:
         norms=norms,
         shares=shares(norms),
     )
-
-
-#: A key counts as overweighted when its weight is at least twice its share: then weight alone
-#: overstates what the word adds by a factor of two or more, enough to reorder a row.
-OVERWEIGHT_FACTOR = 2.0
 
 
 class KeyContribution(NamedTuple):

@@ -34,47 +34,26 @@ key baseline alone is the selectivity of attnviz.analysis.heads (over the trace'
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
-from typing import NamedTuple
 
 import numpy as np
 
 from attnviz.arrays import FloatArray
+from attnviz.results import (
+    BROAD_THRESHOLD as BROAD_THRESHOLD,
+)
+from attnviz.results import (
+    POSITION_THRESHOLD as POSITION_THRESHOLD,
+)
+from attnviz.results import (
+    HeadScores as HeadScores,
+)
+from attnviz.results import (
+    HeadType as HeadType,
+)
+from attnviz.results import (
+    TypedHead as TypedHead,
+)
 from attnviz.trace import AttentionTrace
-
-#: A head is of a positional or sink type when it puts at least half its weight there on
-#: average: more than on all other keys together, so the type says where most of it goes.
-POSITION_THRESHOLD = 0.5
-#: A head with no type is broad when its rows' entropy is at least 90% of uniform's: every row
-#: spreads nearly evenly (for 10 keys, no key above about 0.3, far from a peak).
-BROAD_THRESHOLD = 0.9
-
-
-class HeadType(str, Enum):
-    """What a head does in (nearly) every row."""
-
-    previous = "previous-token"
-    next = "next-token"
-    self = "self"
-    first = "first-token sink"
-    cls = "[CLS] sink"
-    last = "last-token sink"
-    sep = "[SEP] sink"
-    broad = "broad"
-    mixed = "mixed"
-
-
-class HeadScores(NamedTuple):
-    """One head's scores from its whole matrix, each in [0, 1]; NaN where no row qualifies."""
-
-    previous: float
-    next: float
-    self: float
-    first: float
-    last: float
-    entropy: float  # mean row entropy / log(allowed keys)
-    first_is_cls: bool  # position 0 is a special token ([CLS])
-    last_is_sep: bool  # the last key scored is a special token ([SEP])
 
 
 def allowed_pairs(n: int, mask: np.ndarray | None) -> np.ndarray:
@@ -179,15 +158,6 @@ def classify(scores: HeadScores) -> HeadType:
     if scores.entropy >= BROAD_THRESHOLD:
         return HeadType.broad
     return HeadType.mixed
-
-
-class TypedHead(NamedTuple):
-    """A head's scores and type; layer and head from 1."""
-
-    layer: int
-    head: int
-    scores: HeadScores
-    type: HeadType
 
 
 def trace_head_types(trace: AttentionTrace, layer: int = 1) -> list[TypedHead]:
@@ -308,3 +278,16 @@ def self_argmax_count(layers: Sequence[AttentionTrace]) -> tuple[int, int]:
         count += int(rows.sum())
         total += int(counted_rows(trace.weights, trace.mask, padding=padding).sum())
     return count, total
+
+
+def focus_self_argmax_count(layers: Sequence[AttentionTrace], position: int) -> tuple[int, int]:
+    """(heads in which the row at ``position`` gives its largest weight to its own word, heads
+    in which that row counts), over every layer and head of a run, as counted_rows counts."""
+    heads = total = 0
+    for trace in layers:
+        padding = trace.provenance.masking.padding
+        heads += int(
+            self_argmax_rows(trace.weights, trace.mask, padding=padding)[:, position].sum()
+        )
+        total += int(counted_rows(trace.weights, trace.mask, padding=padding)[:, position].sum())
+    return heads, total

@@ -32,97 +32,35 @@ counted from the focus word's first piece.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
-from typing import NamedTuple
 
 import numpy as np
 
 from attnviz.analysis.head_types import (
-    TypedHead,
     allowed_pairs,
     baselines,
     choice_rows,
+    focus_self_argmax_count,
     run_head_types,
+    self_argmax_count,
 )
 from attnviz.arrays import FloatArray
+from attnviz.results import (
+    FocusSurvey as FocusSurvey,
+)
+from attnviz.results import (
+    HeadLink as HeadLink,
+)
+from attnviz.results import (
+    HeadRanking as HeadRanking,
+)
+from attnviz.results import (
+    HeadWeights as HeadWeights,
+)
+from attnviz.results import (
+    RankBy as RankBy,
+)
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
-
-
-class RankBy(str, Enum):
-    """What ``attnviz heads`` ranks (layer, head) pairs by."""
-
-    specificity = "specificity"  # w − max(by key, by offset)
-    selectivity = "selectivity"  # w − by key
-    weight = "weight"  # w alone
-
-
-class HeadLink(NamedTuple):
-    """How much the focus word attends to one target in one head; layers and heads from 1."""
-
-    layer: int
-    head: int
-    target: int  # shown column of the target word
-    weight: float  # w, the focus word's weight on the target
-    by_key: float  # the other rows' mean weight on the target; NaN without any
-    by_offset: float  # their mean weight on the word as far from them; NaN without any
-
-    @property
-    def baseline(self) -> float:
-        """max(by key, by offset), the one that exists if only one does (NaN if neither)."""
-        return float(np.fmax(self.by_key, self.by_offset))
-
-    @property
-    def selectivity(self) -> float:
-        return self.weight - self.by_key
-
-    @property
-    def specificity(self) -> float:
-        return self.weight - self.baseline
-
-    def measure(self, rank_by: RankBy) -> float:
-        """The number ``rank_by`` ranks by."""
-        if rank_by is RankBy.weight:
-            return self.weight
-        return self.selectivity if rank_by is RankBy.selectivity else self.specificity
-
-
-class HeadWeights(NamedTuple):
-    """The focus word's shown weights and both baselines, in every layer and head."""
-
-    focus: np.ndarray  # [L, h, columns] the focus word's shown row of each head's weights
-    by_key: np.ndarray  # [L, h, columns] the other rows' mean weight on each column
-    by_offset: np.ndarray  # [L, h, columns] their mean weight as far from them
-
-    @property
-    def baseline(self) -> np.ndarray:
-        """[L, h, columns] max(by key, by offset), NaN where neither exists."""
-        with np.errstate(invalid="ignore"):
-            result: np.ndarray = np.fmax(self.by_key, self.by_offset)
-        return result
-
-    @property
-    def selectivity(self) -> np.ndarray:
-        """[L, h, columns] w − by key."""
-        result: np.ndarray = self.focus - self.by_key
-        return result
-
-    @property
-    def specificity(self) -> np.ndarray:
-        """[L, h, columns] w − max(by key, by offset)."""
-        result: np.ndarray = self.focus - self.baseline
-        return result
-
-    def values(self, rank_by: RankBy) -> np.ndarray:
-        """[L, h, columns] what ``rank_by`` ranks by."""
-        if rank_by is RankBy.weight:
-            return self.focus
-        return self.selectivity if rank_by is RankBy.selectivity else self.specificity
-
-    def key(self, rank_by: RankBy) -> np.ndarray:
-        """[L, h, columns] what ``rank_by`` ranks by, NaN as −∞ so that it ranks last."""
-        values = self.values(rank_by)
-        return np.where(np.isnan(values), -np.inf, values)
 
 
 def focus_rows(layers: Sequence[AttentionTrace], selection: Selection) -> np.ndarray:
@@ -248,25 +186,6 @@ def top_target_per_head(
     return sorted(links, key=lambda link: -key[link.layer - 1, link.head - 1, link.target])
 
 
-class HeadRanking(NamedTuple):
-    """Every (layer, head) ranked by where the focus word looks (``attnviz heads``)."""
-
-    words: tuple[str, ...]  # the shown columns' words, as written
-    focus: str  # the focus word's label ("it", or "the:2")
-    rank_by: RankBy
-    weights: HeadWeights  # [L, h, columns] the focus word's weights and both baselines
-    per_word: dict[int, list[HeadLink]]  # each shown column's top heads, best first
-    word_order: tuple[int, ...]  # the columns, by how high their best head ranks
-    per_head: list[HeadLink]  # each head's top word, highest first
-    types: tuple[TypedHead, ...] = ()  # every head's type (head_types.run_head_types)
-    column_groups: tuple[tuple[int, ...], ...] = ()  # each shown column's trace positions
-    focus_position: int = 0  # the trace position of the focus word (its first piece)
-
-    def type_of(self, link: HeadLink) -> TypedHead | None:
-        """The type of the head ``link`` is in (None when the types were not scored)."""
-        return next((t for t in self.types if (t.layer, t.head) == (link.layer, link.head)), None)
-
-
 def word_columns(selection: Selection, special: Sequence[int]) -> tuple[int, ...]:
     """The shown columns that are words of the sentence, not only special tokens ([CLS], [SEP],
     <|endoftext|>); every column when the sentence shows nothing else."""
@@ -309,6 +228,8 @@ def rank_heads(
         types=tuple(run_head_types(layers)),
         column_groups=selection.column_groups,
         focus_position=selection.focus.index,
+        own_word_rows=self_argmax_count(layers),
+        focus_own_word=focus_self_argmax_count(layers, selection.focus.index),
     )
 
 
@@ -317,22 +238,6 @@ def largest_weight_positions(layers: Sequence[AttentionTrace], focus: int) -> np
     and head, over the whole row ([CLS] and [SEP] included; ties: the earlier position).
     -> [L, h] int"""
     return np.stack([np.argmax(layer.weights[:, focus], axis=-1) for layer in layers])
-
-
-class FocusSurvey(NamedTuple):
-    """Where the focus word's largest weight goes across every head of a run, and its heads for
-    one target word (``attnviz demo``'s "it" and "animal")."""
-
-    n_heads: int  # heads counted: layers × heads
-    tops: tuple[tuple[str, tuple[tuple[int, int], ...]], ...]  # each word some head's row
-    # puts its largest weight on (labelled as in the trace, the:1 … the:2), with those heads
-    # (layer, head from 1); most heads first, ties in the sentence's order
-    target: str  # the target word
-    offset: int  # how far the target is from the focus word (first pieces; −8: 8 before)
-    target_heads: tuple[HeadLink, ...]  # the heads whose largest weight is on the target,
-    # by weight, largest first
-    strongest: HeadLink  # the head with the largest weight on the target
-    specific: HeadLink  # the head with the highest specificity on the target
 
 
 def focus_survey(

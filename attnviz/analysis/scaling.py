@@ -15,7 +15,6 @@ grows, ever more rows stall; scaled, the gradient keeps its size.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import numpy as np
 
@@ -24,33 +23,22 @@ from attnviz.arrays import FloatArray
 from attnviz.attention import softmax
 from attnviz.errors import AttnvizError, option, quoted, spelled
 from attnviz.limits import check_divisor, check_scaling, shortened
+from attnviz.results import (
+    STALLED as STALLED,
+)
+from attnviz.results import (
+    DivisorRow as DivisorRow,
+)
+from attnviz.results import (
+    ScalingRow as ScalingRow,
+)
+from attnviz.results import (
+    SoftmaxStats as SoftmaxStats,
+)
 from attnviz.train.backward import softmax_backward
 
 MAX_D_K = 4096  # larger sizes are capped: 4096 already shows the effect, and memory grows with d_k
 MAX_NUMBERS = 32_000_000  # queries × keys × d_k drawn at once: 256 MB of float64
-#: A row whose ‖∂L/∂s‖ is below this has stalled: it passes back almost nothing (a flat row of
-#: 16 weights passes back about 0.24 for the same upstream gradient).
-STALLED = 0.01
-
-
-class SoftmaxStats(NamedTuple):
-    """Statistics of softmax over a batch of score rows."""
-
-    score_variance: float  # Var(s) over every score
-    max_weight: float  # mean over rows of the largest weight (1/n flat, 1 one-hot)
-    entropy: float  # mean entropy of a row, in nats (log n flat, 0 one-hot)
-    gradient: float  # mean Frobenius norm of ∂w/∂s = diag(w) - w·wᵀ (0 when one-hot)
-    # For an upstream gradient g ~ N(0, 1) on the weights: the mean over rows of ‖∂L/∂s‖, with
-    # ∂L/∂s_j = w_j·(g_j − Σ_k w_k·g_k), and the share of rows where it is below STALLED.
-    # NaN when no upstream gradient was given.
-    backward: float = float("nan")
-    stalled: float = float("nan")
-
-
-class ScalingRow(NamedTuple):
-    d_k: int
-    unscaled: SoftmaxStats
-    scaled: SoftmaxStats  # scores ÷ √d_k
 
 
 def softmax_stats(scores: FloatArray, upstream: FloatArray | None = None) -> SoftmaxStats:
@@ -154,25 +142,6 @@ def _fewer(notes: list[str]) -> list[str]:
 
 #: Sentence lengths of the divisor experiment: the same query and keys, words added.
 LENGTHS = (2, 4, 8, 16, 64, 256)
-
-
-class DivisorRow(NamedTuple):
-    """One sentence length n of the divisor experiment: scores divided by √d_k (the paper's
-    divisor, fixed by the model) and by √n (the number of keys, which grows with the sentence)."""
-
-    d_k: int
-    n_keys: int
-    # The pair followed: query 1 of the run with its keys 1 and 2, which every length keeps.
-    pair_by_d_k: tuple[float, float]  # (s₁, s₂) = q·k / √d_k
-    pair_by_n: tuple[float, float]  # q·k / √n
-    weights_by_d_k: tuple[float, float]  # (w₁, w₂) in the row of n keys
-    weights_by_n: tuple[float, float]
-    # w₁ / w₂ = exp(s₁ − s₂): how the query ranks the two keys, whatever else the row holds.
-    ratio_by_d_k: float
-    ratio_by_n: float
-    # Over every query: the mean of a row's entropy / ln n (1 for a flat row, 0 one-hot).
-    flatness_by_d_k: float
-    flatness_by_n: float
 
 
 def _flatness(scaled: FloatArray) -> float:

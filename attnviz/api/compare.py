@@ -275,7 +275,7 @@ def run(
 ) -> None:
     """``attnviz compare A B [-o IMAGE]``: the report printed, each listed head's two rows drawn;
     the picture counted before the report, so that a refusal leaves no half of it done."""
-    from attnviz.render.compare import render_comparison
+    from attnviz.render.terminal.compare_report import render_comparison
 
     if top < 1:
         raise AttnvizError(f"--top {top}: give 1 or more.")
@@ -290,7 +290,7 @@ def run(
     weights = pair.a.trace.provenance.weights
     render_comparison(pair.comparison, sentences, weights, surface.console(), top=top)
     if output is not None:
-        from attnviz.render.compare_figure import save_comparison_figure
+        from attnviz.render.figures.compare_figure import save_comparison_figure
 
         save_comparison_figure(
             pair.comparison, output, top=top, sentences=sentences, weights=weights

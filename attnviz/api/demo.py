@@ -1,5 +1,5 @@
 """What ``attnviz demo`` shows, computed: the ten-minute class on the seeds' sentence, "The animal
-didn't cross the street because it was too tired". attnviz.render.demo draws it.
+didn't cross the street because it was too tired". attnviz.render.live.demo draws it.
 
 1. the computation, step by step, on "I am good" (attnviz.api's own explain);
 2. the seeds' sentence with random weights: "it" looks where chance puts it;
@@ -27,7 +27,7 @@ from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
 if TYPE_CHECKING:
-    from attnviz.render.demo import DemoExamples, ItExample, ToyReading
+    from attnviz.render.live.demo import DemoExamples, ItExample, ToyReading
     from attnviz.train.loop import Snapshot
     from attnviz.train.tasks import Task
     from attnviz.train.trained import Trained
@@ -41,7 +41,7 @@ def toy_reading(sentence: str, model: str, referent: str) -> ToyReading:
     """``sentence`` through the shipped toy ``model``: where "it" looks in every layer and what
     it answers."""
     from attnviz.model.run import trace_model
-    from attnviz.render.demo import Look, ToyReading
+    from attnviz.render.live.demo import Look, ToyReading
 
     run = trace_model(sentence, model)
     config, answered = run.toy_config, run.answered
@@ -82,7 +82,7 @@ def live_training() -> tuple[Task, Callable[[Callable[[Snapshot], None]], Traine
 def demo_examples(*, use_model: bool) -> DemoExamples:
     """Every screen of ``attnviz demo`` but the training, computed; all-MiniLM-L6-v2's heads
     for "it" when it is installed and ``use_model``."""
-    from attnviz.render.demo import DemoExamples
+    from attnviz.render.live.demo import DemoExamples
 
     def shown(sentence: str, **view: Any) -> tuple[AttentionTrace, Selection]:
         explanation = explained(sentence, Options(view=ViewOptions(**view)))
@@ -127,7 +127,7 @@ def _it_in_the_model(model: Explanation) -> ItExample:
     """The demo's "it" → "animal" in a real model: where "it" looks most in every head, its
     heads for "animal", and the most specific one's row."""
     from attnviz.analysis.heads import focus_survey
-    from attnviz.render.demo import ItExample
+    from attnviz.render.live.demo import ItExample
 
     animal = model.selection.column_words.index("animal")
     survey = focus_survey(model.layers, model.selection, animal)
@@ -138,7 +138,7 @@ def _it_in_the_model(model: Explanation) -> ItExample:
 
 def run(surface: Surface, *, step: bool = False, use_model: bool = True) -> None:
     """``attnviz demo``: every screen computed, then shown (paced with ``step``)."""
-    from attnviz.render.demo import run_demo
+    from attnviz.render.live.demo import run_demo
 
     console = surface.console()
     examples = demo_examples(use_model=use_model)

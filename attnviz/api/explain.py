@@ -112,7 +112,7 @@ def tell(
     """The lesson printed (paced with --step), then every file asked for, all or none; the
     lesson is written once, whatever it is drawn on."""
     from attnviz.lesson.build import lesson as written_lesson
-    from attnviz.render.terminal import render_explain, save_lesson
+    from attnviz.render.terminal.lesson import render_explain, save_lesson
 
     trace, selection = explanation.trace, explanation.selection
     explanation.check_lesson(lesson)
@@ -141,7 +141,7 @@ def tell(
             surface.notes(notes)
             written += slides
         if to.heatmap is not None:
-            from attnviz.render.heatmap import save_heatmap
+            from attnviz.render.figures.heatmap import save_heatmap
 
             save_heatmap(trace, selection, to.heatmap)
             written.append(to.heatmap)

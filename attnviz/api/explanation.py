@@ -6,7 +6,7 @@ plain record (attnviz.trace): the display lives here, not in it."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -16,6 +16,7 @@ from attnviz.labels import plural
 from attnviz.lesson.options import LessonOptions
 from attnviz.limits import MAX_NOTEBOOK_PAGE_BYTES
 from attnviz.options import ViewOptions
+from attnviz.results import Analyses, Analysis
 from attnviz.selection import ALL_HEADS, Selection, select
 from attnviz.trace import AttentionTrace
 
@@ -72,6 +73,15 @@ class Explanation:
         by_rows = len(heads_by_rows(self.trace.n_heads, shown.heads, options))
         check_lesson(in_full, shown.n_rows, shown.n_columns, by_rows)
 
+    def analyses(self, wanted: Collection[Analysis]) -> Analyses:
+        """What the analyses ``wanted`` found of ``layers`` (the focus rows as ``selection``
+        shows them), each computed once for this explanation, whichever surfaces show it."""
+        from attnviz.analysis.analyses import analyze
+
+        found = analyze(self.layers, wanted, self.selection, self.__dict__.get("_analyses"))
+        object.__setattr__(self, "_analyses", found)  # a memo: the fields stay as they were
+        return found
+
     @property
     def is_model_run(self) -> bool:
         """Whether ``layers`` are every layer of a model run (the notebook's overview)."""
@@ -79,10 +89,11 @@ class Explanation:
 
     def _repr_html_(self) -> str:
         """The notebook view (Jupyter, VS Code, Colab): the sentence and provenance, the shown
-        heads' weights, the focus word's weights and z, the heatmap; see render/notebook.py."""
-        from attnviz.render.notebook import trace_html
+        heads' weights, the focus word's weights and z, the heatmap; see render/notebook/cell.py."""
+        from attnviz.analysis.analyses import NOTEBOOK
+        from attnviz.render.notebook.cell import trace_html
 
-        return trace_html(self.trace, self.selection, self.layers)
+        return trace_html(self.trace, self.selection, self.analyses(NOTEBOOK))
 
     def to_html(self, *, decimals: int = 2) -> str:
         """The interactive lesson page, as ``attnviz page`` writes it: one self-contained HTML
@@ -93,11 +104,12 @@ class Explanation:
 
     def page_html(self, options: LessonOptions) -> str:
         """``to_html`` with the decimals already checked (as the command line has them)."""
-        from attnviz.render.page import page_html
+        from attnviz.analysis.analyses import PAGE
+        from attnviz.render.page.page import page_html
 
         if not self.trace.tokens:
             raise AttnvizError("This trace has no words, so there is no page to draw.")
-        return page_html(self.layers, self.trace, self.selection, options.decimals)
+        return page_html(self.analyses(PAGE), self.trace, self.selection, options.decimals)
 
 
 class Page:

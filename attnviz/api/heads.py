@@ -45,13 +45,13 @@ def run(
 ) -> None:
     """``attnviz heads``: the ranking, or with ``ablate`` the heads of ``view.layer`` (every
     layer by default) run again one by one, printed; the ``top`` heads listed."""
-    from attnviz.render.heads_report import render_heads
+    from attnviz.render.terminal.heads_report import render_heads
 
     if top < 1:
         raise AttnvizError(f"--top {top}: give 1 or more.")
     if ablate or options.view.layer is not None:
         from attnviz.api.ablate import ablated
-        from attnviz.render.ablation import render_ablation
+        from attnviz.render.terminal.ablation_report import render_ablation
 
         if not ablate:
             raise AttnvizError(

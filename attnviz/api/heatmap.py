@@ -27,11 +27,12 @@ def save_pictures(
 ) -> tuple[list[Path], tuple[str, ...]]:
     """``attnviz heatmap``'s files: what ``options`` ask, as the explanation shows it; the paths
     written and a note for words the pictures' font draws as boxes."""
-    from attnviz.render.images import save_images
+    from attnviz.analysis.analyses import for_pictures
+    from attnviz.render.figures.images import save_images
 
-    return save_images(
-        explanation.layers, explanation.trace, explanation.selection, output, options
-    )
+    trace, measure = explanation.trace, options.measure.value
+    analyses = for_pictures(explanation.layers, trace, measure, grid=options.all_layers)
+    return save_images(analyses, trace, explanation.selection, output, options)
 
 
 def run(
@@ -45,7 +46,7 @@ def run(
     they cannot be drawn or written, then drawn and written, all or none."""
     from attnviz.files import staged_writes
     from attnviz.outputs import write_export
-    from attnviz.render.images import all_layers_refused, pictures_refused
+    from attnviz.render.figures.images import all_layers_refused, pictures_refused
 
     output, export = files
     view = lesson_options.view
@@ -105,7 +106,7 @@ def heatmap(
     ['Head 2']
     """
     from attnviz.render.figures import check_colormap
-    from attnviz.render.images import all_layers_refused, pictures_refused
+    from attnviz.render.figures.images import all_layers_refused, pictures_refused
 
     explanation = explanation_of(shown, "heatmap")
     check.whole(head=head)
@@ -137,18 +138,24 @@ def heatmap(
 
         n_layers, n_heads = len(explanation.layers), explanation.trace.n_heads
         check_layer_pictures(n_layers, n_heads, selection.n_rows, selection.n_columns)
-        from attnviz.render.grid import build_layers_figure
+        from attnviz.analysis.analyses import for_pictures
+        from attnviz.render.figures.grid import build_layers_figure
 
+        trace, measure = explanation.trace, options.measure.value
+        analyses = for_pictures(explanation.layers, trace, measure, grid=True)
         return build_layers_figure(
-            explanation.layers, selection, cmap=cmap, scale=options.scale, measure=options.measure
+            analyses, selection, cmap=cmap, scale=options.scale, measure=options.measure
         )
     if options.style is Style.lines:
-        from attnviz.render.plots import build_lines_figure
+        from attnviz.render.figures.plots import build_lines_figure
 
         return build_lines_figure(explanation.trace, selection)
-    from attnviz.render.heatmap import build_figure
+    from attnviz.analysis.analyses import for_pictures
+    from attnviz.render.figures.heatmap import build_figure
 
+    measure = options.measure.value
+    analyses = for_pictures(explanation.layers, explanation.trace, measure, grid=False)
     return build_figure(
         explanation.trace, selection, cmap=cmap, scale=options.scale,
-        measure=options.measure, layers=explanation.layers,
+        measure=options.measure, run=analyses,
     )  # fmt: skip

@@ -46,7 +46,7 @@ def lesson(
 
     from rich.console import Console
 
-    from attnviz.render.terminal import render_explain
+    from attnviz.render.terminal.lesson import render_explain
 
     explanation = explanation_of(shown, "lesson")
     check.given(decimals=decimals, width=width)

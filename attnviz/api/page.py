@@ -104,7 +104,8 @@ def page_html(
 ) -> str:
     """The page of one explained sentence, with ``lesson``'s decimals and steps, opening on
     head ``open_head`` (from 1) if given."""
-    from attnviz.render.page import page_html as render
+    from attnviz.analysis.analyses import PAGE
+    from attnviz.render.page.page import page_html as render
 
     _has_words(explanation)
     _has_steps(explanation, lesson)
@@ -112,7 +113,7 @@ def page_html(
     check_lesson(len(shown.heads), shown.n_rows, shown.n_columns)  # the page tells it too
     check_page(len(explanation.layers), len(shown.heads), shown.n_rows, shown.n_columns)
     return render(
-        explanation.layers,
+        explanation.analyses(PAGE),
         explanation.trace,
         explanation.selection,
         lesson.decimals,
@@ -128,8 +129,9 @@ def compared_page_html(
     """The page of sentence A with the comparison of both, with ``lesson``'s decimals and
     steps, opening on model layer ``layer`` (from 1; None: the layer ``pair.a`` shows) and
     head ``open_head`` (from 1) if given; with neither, on the head whose row changed most."""
-    from attnviz.render.page import ComparedWith
-    from attnviz.render.page import page_html as render
+    from attnviz.analysis.analyses import PAGE
+    from attnviz.render.page.page import ComparedWith
+    from attnviz.render.page.page import page_html as render
 
     explanation = pair.a
     if layer is not None:
@@ -154,7 +156,7 @@ def compared_page_html(
         pair.b.selection,
     )
     return render(
-        explanation.layers,
+        explanation.analyses(PAGE),
         explanation.trace,
         explanation.selection,
         lesson.decimals,

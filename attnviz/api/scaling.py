@@ -42,7 +42,7 @@ def run(
 ) -> None:
     """``attnviz scaling``: the table and the divisor's experiment printed, the plot written;
     the work counted before it is done."""
-    from attnviz.render.reports import render_scaling
+    from attnviz.render.terminal.reports import render_scaling
 
     sizes, notes = scaling_sizes(d_ks)
     check_outputs(None, (output, "--output"))
@@ -57,7 +57,7 @@ def run(
     divisor = divisor_rows(d_k=DIVISOR_D_K, queries=queries, seed=seed)
     render_scaling(rows, surface.console(), n_keys=keys, divisor=divisor)
     if output is not None:
-        from attnviz.render.plots import save_scaling_plot
+        from attnviz.render.figures.plots import save_scaling_plot
 
         save_scaling_plot(rows, output, n_keys=keys)
         surface.wrote(output)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from attnviz.render.terminal import Pacer
+    from attnviz.render.terminal.lesson import Pacer
 
 #: Called with (bytes read, file size) while a word-vector text file is streamed.
 Progress = Callable[[int, int], None]

@@ -175,7 +175,7 @@ class TrainingFiles(NamedTuple):
             trained.save_history(self.history)
             written.append(self.history)
         if self.animate is not None:
-            from attnviz.render.animation import save_animation
+            from attnviz.render.live.animation import save_animation
 
             save_animation(trained.task, trained.snapshots, self.animate)
             written.append(self.animate)
@@ -201,7 +201,7 @@ def run(
     """``attnviz train TASK``: trained live in the console, what it learned printed, then the
     files written, all or none."""
     from attnviz.files import staged_writes
-    from attnviz.render.training import TrainingView, print_lines
+    from attnviz.render.live.training_view import TrainingView, print_lines
 
     if not 0 <= pace <= 600:
         raise AttnvizError(f"--pace {pace:g}: give 0 to 600 seconds.")
@@ -243,7 +243,7 @@ def explain_step(
 ) -> None:
     """``attnviz train coref --explain-step``: one step of gradient descent, printed; nothing
     is trained or written (``steps`` and ``files``, which would train and write, refused)."""
-    from attnviz.render.gradient_step import print_gradient_step
+    from attnviz.render.terminal.training_step import print_gradient_step
 
     if task != "coref":
         raise AttnvizError(f"--explain-step is for coref; {task} has no such lesson.")

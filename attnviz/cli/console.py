@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from attnviz.errors import AttnvizError
+from attnviz.render.live.progress import ReadingProgress
 from attnviz.render.options import MAX_WIDTH
-from attnviz.render.progress import ReadingProgress
 from attnviz.tokens import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from attnviz.api.surface import Surface
-    from attnviz.render.terminal import Pacer
+    from attnviz.render.terminal.lesson import Pacer
 
 
 def new_console(**options: Any) -> "Console":

@@ -13,12 +13,12 @@ import importlib
 from collections.abc import Collection, Iterator, Sequence
 from types import ModuleType
 
-from attnviz.analysis.caveats import mixtures
 from attnviz.errors import AttnvizError, option, quoted
 from attnviz.lesson import head_rows
 from attnviz.lesson import header as opening
 from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Blank, Block, Heading, Pause, SectionEnd
+from attnviz.lesson.caveats import mixtures
 from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import Step, focus_number, in_order, last_plain_number
 from attnviz.lesson.writer import HeadView, LessonWriter

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnviz.analysis.caveats import attention_caveat, brief_attention_caveat
 from attnviz.analysis.head_types import counted_rows, self_argmax_rows
 from attnviz.analysis.rollout import trace_rollout
 from attnviz.arrays import FloatArray
 from attnviz.errors import option
 from attnviz.labels import ELLIPSIS, plural
 from attnviz.lesson.blocks import Bars, Span
+from attnviz.lesson.caveats import attention_caveat, brief_attention_caveat
 from attnviz.lesson.writer import LessonWriter
 from attnviz.tokens import printable
 

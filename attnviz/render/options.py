@@ -32,7 +32,7 @@ class Scale(str, Enum):
 
 
 class Measure(str, Enum):
-    """What heatmap's colours show (attnviz.render.measures computes each)."""
+    """What heatmap's colours show (attnviz.render.figures.measures computes each)."""
 
     weights = "weights"  # softmax(Q·Kᵀ/√d_k), every head
     contribution = "contribution"  # each word's share of what it adds, ‖w_ij·f_h(x_j)‖

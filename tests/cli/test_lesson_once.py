@@ -21,7 +21,7 @@ def test_the_lesson_is_written_once_per_command(
     # attnviz.lesson is the API's function; the package of the same name is reached by import.
     build = importlib.import_module("attnviz.lesson.build")
     importlib.import_module("attnviz.render.slides")
-    importlib.import_module("attnviz.render.terminal")
+    importlib.import_module("attnviz.render.terminal.lesson")
     written = []
     lesson = build.lesson
 

@@ -12,8 +12,8 @@ from rich.console import Console
 
 from attnviz.api import train as training
 from attnviz.cli import run
-from attnviz.render.text import cell_width
-from attnviz.render.training import CURVE, TrainingView, loss_curve
+from attnviz.render.live.training_view import CURVE, TrainingView, loss_curve
+from attnviz.render.terminal.text import cell_width
 
 from support import needs_model
 

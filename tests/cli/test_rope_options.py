@@ -72,7 +72,7 @@ def test_explain_exports_what_it_showed(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_heatmap_names_the_shared_key_value_heads(tmp_path: Path) -> None:
     from attnviz.core import trace_with_options
-    from attnviz.render.measures import head_title
+    from attnviz.render.figures.measures import head_title
 
     trace, _ = trace_with_options(SENTENCE, TraceOptions(heads=4, d_model=16, kv_heads=2))
     assert [head_title(trace, h) for h in range(4)] == [

@@ -61,7 +61,7 @@ def test_explain_loads_neither_the_model_runner_nor_the_trainer_nor_other_comman
         "'attnviz.api.heads', 'attnviz.api.train', "
         "'attnviz.analysis.blockwise', 'attnviz.files', 'attnviz.outputs', 'attnviz.trace_files', "
         "'attnviz.embeddings.loading', 'attnviz.embeddings.array_files', "
-        "'attnviz.embeddings.text_vectors', 'attnviz.render.images')\n"
+        "'attnviz.embeddings.text_vectors', 'attnviz.render.figures.images')\n"
         "print('LOADED', sorted(m for m in sys.modules if m.startswith(unused) and m not in "
         "allowed))"
     )
@@ -87,7 +87,7 @@ def test_help_and_version_load_neither_rich_nor_matplotlib(argv: list[str]) -> N
 
 
 def test_importing_the_heatmap_module_does_not_import_matplotlib() -> None:
-    code = "import sys, attnviz.render.heatmap; sys.exit('matplotlib' in sys.modules)"
+    code = "import sys, attnviz.render.figures.heatmap; sys.exit('matplotlib' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

@@ -176,7 +176,8 @@ def test_no_two_documented_commands_write_the_same_file() -> None:
 
 def test_python_api_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the examples save files where they run
-    # The fourth block is a notebook cell (%matplotlib): tests/test_notebook_lesson.py runs it.
+    # The fourth block is a notebook cell (%matplotlib):
+    # tests/render/notebook/test_notebook_lesson.py runs it.
     python = PAGES["docs/python.md"]
     first, toy, model, library, _ = re.findall(r"```python\n(.*?)```", python, flags=re.DOTALL)
     namespace: dict[str, Any] = {}

@@ -23,7 +23,7 @@ from attnviz.provenance import (
     WeightsKind,
     WeightsOrigin,
 )
-from attnviz.render.terminal import render_explain
+from attnviz.render.terminal.lesson import render_explain
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
 

@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pytest
+from render.analysed import analysed
 
 import attnviz
 from attnviz import worked
@@ -30,7 +31,7 @@ from attnviz.lesson.steps import (
     step_number,
 )
 from attnviz.options import TraceOptions
-from attnviz.render.page_data import page_data
+from attnviz.render.page.page_data import page_data
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
 
@@ -215,7 +216,7 @@ def test_every_view_reads_k_and_v_from_the_heads_key_value_head() -> None:
         )
         ablated_output(trace, head)
         assert worked.projection(trace, head, 1, matrix="V").result == trace.V[0, 1, 0]
-    data = page_data([trace], trace, select(trace, ViewOptions(focus="it")))
+    data = page_data(analysed([trace]), trace, select(trace, ViewOptions(focus="it")))
     assert data["kvHeads"] == [1, 1, 1, 1]
     assert [step["key"] for step in data["steps"]][:4] == ["tokens", "qkv", "rope", "scores"]
     # The page writes the turned pair as the lesson does, whatever word is picked.

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.lesson.steps import STEPS, step_number
-from attnviz.render.gradient_step import render_gradient_step
+from attnviz.render.terminal.training_step import render_gradient_step
 from attnviz.train.one_step import gradient_step
 
 runner = CliRunner()

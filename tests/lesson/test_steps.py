@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from render.analysed import analysed
 from rich.console import Console
 
 from attnviz.core import trace_layers
@@ -29,10 +30,10 @@ from attnviz.lesson.steps import (
     steps_help,
 )
 from attnviz.options import TraceOptions
-from attnviz.render.notebook import trace_html
-from attnviz.render.page_data import page_data
+from attnviz.render.notebook.cell import trace_html
+from attnviz.render.page.page_data import page_data
 from attnviz.render.slides import plan_slides
-from attnviz.render.terminal import render_explain
+from attnviz.render.terminal.lesson import render_explain
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
 
@@ -134,7 +135,7 @@ def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.Monk
     refused = str(pytest.raises(AttnvizError, parse_steps, f"{focus + 2}").value)
     assert f"1 to {output}, and {focus} is the focus view (with rotary positions" in refused
 
-    data = page_data((trace,), trace, selection)
+    data = page_data(analysed((trace,)), trace, selection)
     keys = [step["key"] for step in data["steps"]]
     assert "margin" not in keys and keys[new - 1 : new + 1] == ["contribution", "output"]
     assert data["steps"][new - 1] == {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import rich.cells
 
-import attnviz.render.text
+import attnviz.render.terminal.text
 
 
 class Measured:
@@ -21,10 +21,10 @@ class Measured:
             return real(text)
 
         monkeypatch.setattr(rich.cells, "cell_len", counting)
-        monkeypatch.setattr(attnviz.render.text, "cell_len", counting)
+        monkeypatch.setattr(attnviz.render.terminal.text, "cell_len", counting)
         # The wrapping's own measure: a text's characters looked at once, its widths added up.
-        real_width = attnviz.render.text.cell_width
-        additive = attnviz.render.text._AdditiveWidths
+        real_width = attnviz.render.terminal.text.cell_width
+        additive = attnviz.render.terminal.text._AdditiveWidths
         real_of = additive.of.__func__
 
         def counting_width(text: str) -> int:
@@ -35,5 +35,5 @@ class Measured:
             self.characters += len(plain)
             return real_of(cls, plain)
 
-        monkeypatch.setattr(attnviz.render.text, "cell_width", counting_width)
+        monkeypatch.setattr(attnviz.render.terminal.text, "cell_width", counting_width)
         monkeypatch.setattr(additive, "of", classmethod(counting_of))

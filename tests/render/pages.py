@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attnviz.render.page_numbers import unpacked
+from attnviz.render.page.page_numbers import unpacked
 
 
 def assembled(data: Any, layer: int, head: int, row: int, key: int) -> tuple[str, str, str]:

@@ -12,7 +12,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from attnviz.lesson.gradient_examples import result_decimals
-from attnviz.render.gradient_step import print_gradient_step, render_gradient_step
+from attnviz.render.terminal.training_step import print_gradient_step, render_gradient_step
 from attnviz.train.loop import Trainer
 from attnviz.train.one_step import GradientStep, gradient_step
 from attnviz.train.tasks import Readout, coref

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnviz.analysis.caveats import readout_note
 from attnviz.arrays import FloatArray
+from attnviz.lesson.caveats import readout_note
 from attnviz.provenance import WeightsKind, WeightsOrigin
 from attnviz.render.figures.captions import caption_lines
 from attnviz.render.figures.fonts import CHAR_WIDTH, text_width, truncate, truncate_words
@@ -147,7 +147,7 @@ def pieces_text(trace: AttentionTrace) -> str:
 def readout_sentences(
     origin: WeightsOrigin, n_heads: int, tokens: Sequence[str] | None = None
 ) -> tuple[str, ...]:
-    """What a toy model's answer is (attnviz.analysis.caveats.readout_note), for a caption:
+    """What a toy model's answer is (attnviz.lesson.caveats.readout_note), for a caption:
     one sentence for attnviz's toy models, none for any other weights. ``tokens``: the
     sentence shown, when it may lack the word the model answers at."""
     present = tokens is None or any(word in tokens for word in origin.answers_at)

@@ -2,9 +2,9 @@
 shows several heads, each as SVG and as PNG, for a projector.
 
 A slide shows what the terminal shows of its step: the step's blocks (attnviz/lesson/) are
-drawn by render/terminal.py into a Rich console recording in truecolor, and every styled run
+drawn by render/terminal/lesson.py into a Rich console recording in truecolor, and every styled run
 of that text is set at its cell with matplotlib, in the colours --svg gives the terminal's
-styles (render/theme.py: dark, every number at least 4.5:1 on its cell). The font is DejaVu
+styles (render/terminal/theme.py: dark, every number at least 4.5:1 on its cell). The font is DejaVu
 Sans Mono, which matplotlib ships, and the SVG keeps the text as paths: a slide looks the same
 on any machine, offline.
 

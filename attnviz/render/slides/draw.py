@@ -36,7 +36,7 @@ from attnviz.render.slides.layout import (
     recorder,
 )
 from attnviz.render.slides.plan import plan_slides
-from attnviz.render.theme import style_colours
+from attnviz.render.terminal.theme import style_colours
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -246,7 +246,7 @@ def _runs(text: str) -> list[tuple[int, str]]:
 
 def _colours(style: Style) -> tuple[str, str | None]:
     """The text colour and background colour (None: the slide's own) of a terminal style, as
-    --svg draws it (render/theme.py)."""
+    --svg draws it (render/terminal/theme.py)."""
     colour, background = style_colours(style, THEME)
     return colour.hex, None if background is None else background.hex
 

@@ -10,7 +10,7 @@ from typing import NamedTuple
 from rich.console import Console
 from rich.text import Text
 
-from attnviz.render.theme import EXPORT_THEME
+from attnviz.render.terminal.theme import EXPORT_THEME
 
 #: A full-HD projector's pixels, 16:9; the SVG has the same proportions.
 SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX = 1920, 1080
@@ -32,7 +32,7 @@ COLUMNS = int((SLIDE_WIDTH_PX - 2 * MARGIN_PX) / (TEXT_PX * ADVANCE))
 MAX_LINES = int((SLIDE_HEIGHT_PX - BODY_TOP_PX - BOTTOM_PX) / LINE_PX)
 
 
-#: The colours of the terminal's styles: those of --svg and --html (render/theme.py), dark, with
+#: The colours of the terminal's styles: those of --svg and --html (terminal/theme.py), dark, with
 #: black and white pure and every number at least 4.5:1 on its cell, which a projector needs.
 THEME = EXPORT_THEME
 

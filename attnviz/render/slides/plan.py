@@ -1,6 +1,6 @@
 """The lesson cut into slides: the header, then one slide per step and head, each continued on
 further slides while it has more lines than a slide holds; a slide's lines are the terminal's
-own rendering of the step's blocks (render/terminal.py drawn_lines)."""
+own rendering of the step's blocks (render/terminal/lesson.py drawn_lines)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from attnviz.lesson.blocks import Blank, Block, Heading, Matrix, Pause, Tables
 from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
 from attnviz.render.slides.layout import MAX_LINES, Slide, recorder
-from attnviz.render.terminal import HEADING_STYLES, drawn_lines
+from attnviz.render.terminal.lesson import HEADING_STYLES, drawn_lines
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 

@@ -12,8 +12,8 @@ from matplotlib.figure import Figure
 from attnviz.render.figures import cells
 from attnviz.render.figures.cells import cell_texts
 from attnviz.render.figures.fonts import centred_outline
-from attnviz.render.heatmap import build_figure
-from attnviz.render.heatmap_layout import plan_layout
+from attnviz.render.figures.heatmap import build_figure
+from attnviz.render.figures.heatmap_layout import plan_layout
 from render.pictures import (
     trace_of,
 )

@@ -10,7 +10,7 @@ import pytest
 from attnviz.errors import AttnvizError
 from attnviz.render.figures.cells import cell_texts
 from attnviz.render.figures.colour import check_colormap, text_colour
-from attnviz.render.heatmap import build_figure
+from attnviz.render.figures.heatmap import build_figure
 from attnviz.render.options import Scale
 from render.pictures import (
     IT_SENTENCE,

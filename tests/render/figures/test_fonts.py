@@ -18,11 +18,12 @@ from matplotlib.textpath import TextPath
 
 import attnviz
 from attnviz.render.figures.cells import cell_texts
+from attnviz.render.figures.grid import build_layers_figure
+from attnviz.render.figures.heatmap import build_figure
 from attnviz.render.figures.saving import DPI
-from attnviz.render.grid import build_layers_figure
-from attnviz.render.heatmap import build_figure
 from attnviz.tokens import find_focus
 from attnviz.trace import AttentionTrace
+from render.analysed import for_grid
 
 from support import shown
 
@@ -52,7 +53,7 @@ def grid_figure() -> Figure:
         for seed in range(6)
     ]
     focus = find_focus(layers[0].tokens, "it")
-    return build_layers_figure(layers, shown(layers[0], None, focus))
+    return build_layers_figure(for_grid(layers), shown(layers[0], None, focus))
 
 
 FIGURES = {

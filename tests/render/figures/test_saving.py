@@ -8,7 +8,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from attnviz.errors import OutputProblem
-from attnviz.render.heatmap import save_heatmap
+from attnviz.render.figures.heatmap import save_heatmap
 from render.pictures import (
     it_focus,
     trace_of,

@@ -25,7 +25,7 @@ THREADS_SCRIPT = r"""
 import io, sys, threading
 from pathlib import Path
 import attnviz
-from attnviz.render.notebook import trace_html
+from attnviz.render.notebook.cell import trace_html
 
 folder = Path(sys.argv[1])
 shown = attnviz.explain("The cat sat because it was tired", focus="it")

@@ -9,6 +9,7 @@ import pytest
 
 import attnviz
 from attnviz.render.figures.titles import pack_phrases, pieces_text, row_sums_phrase, sentence_text
+from render.analysed import for_grid
 
 
 def test_sentence_text_glues_punctuation_and_escapes_control_characters() -> None:
@@ -57,8 +58,8 @@ def test_a_title_keeps_two_lines_and_the_caption_every_word_at_any_width(width: 
     not fit goes whole to the caption, whose lines fit too and cut no word (…); and "not a
     trained model" is said."""
     from attnviz.render.figures.fonts import text_width
-    from attnviz.render.grid import layers_text
-    from attnviz.render.heatmap_text import heatmap_text
+    from attnviz.render.figures.grid import layers_text
+    from attnviz.render.figures.heatmap_text import heatmap_text
 
     from support import shown
 
@@ -66,7 +67,7 @@ def test_a_title_keeps_two_lines_and_the_caption_every_word_at_any_width(width: 
     self_trace = attnviz.explain(long).trace
     cross_trace = attnviz.cross("I am very good", "Je vais bien", heads=2).trace
     texts = [heatmap_text(trace, shown(trace)) for trace in (self_trace, cross_trace)]
-    for text in [*texts, layers_text([self_trace], shown(self_trace))]:
+    for text in [*texts, layers_text(for_grid([self_trace]), shown(self_trace))]:
         title = text.title(width, 12.0)
         caption = text.caption((width, 12.0), width, 10.0)
         assert 1 <= len(title) <= 2, title

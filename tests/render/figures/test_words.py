@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from matplotlib.axes import Axes
 
 from attnviz.render.figures import words
+from attnviz.render.figures.heatmap import build_figure
 from attnviz.render.figures.words import label_positions, short_label, tick_step
-from attnviz.render.heatmap import build_figure
 from render.pictures import (
     IT_SENTENCE,
     assert_readable,

@@ -1,0 +1,98 @@
+"""Every analysis a run's surfaces show, computed once: the API asks for those its surfaces
+need and hands the record (attnviz.results.Analyses) to each of them, so that a page and a
+notebook cell of the same explanation, or a heatmap and its per-head files, share one
+computation and no renderer imports an analysis.
+
+- contributions: ‖w_ij·f_h(x_j)‖ and shares, per layer (analysis/contribution.py);
+- rollout: R_l = Â_l·R_{l−1}, Â = ½·mean_h A + ½·I, through every layer (analysis/rollout.py);
+- head types: each head's scores over its whole matrix and its type (analysis/head_types.py);
+- focus rows: the focus word's shown row in every layer and head (analysis/heads.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+from typing import Any
+
+from attnviz.analysis.contribution import contributions
+from attnviz.analysis.head_types import trace_head_types
+from attnviz.analysis.heads import focus_rows
+from attnviz.analysis.rollout import trace_rollout
+from attnviz.results import Analyses, Analysis
+from attnviz.selection import Selection
+from attnviz.trace import AttentionTrace
+
+#: What the lesson page shows beside its weights.
+PAGE = frozenset({Analysis.contributions, Analysis.rollout, Analysis.head_types})
+#: What a notebook cell shows of a model's layers.
+NOTEBOOK = frozenset({Analysis.focus_rows})
+
+
+def pictures(measure: str, *, grid: bool) -> frozenset[Analysis]:
+    """What ``attnviz heatmap`` draws of a run: each head's type above its panel in the layers
+    × heads grid (``grid``), and what ``measure`` (--measure: "weights", "contribution",
+    "rollout") colours the panels with."""
+    wanted = {Analysis.head_types} if grid else set()
+    if measure == "contribution":
+        wanted.add(Analysis.contributions)
+    elif measure == "rollout":
+        wanted.add(Analysis.rollout)
+    return frozenset(wanted)
+
+
+def for_pictures(
+    layers: Sequence[AttentionTrace], trace: AttentionTrace, measure: str, *, grid: bool
+) -> Analyses:
+    """What ``attnviz heatmap`` draws of ``trace`` (one of ``layers``), computed once for the
+    picture and its per-head files (pictures): the contributions of ``trace`` alone, or of
+    every layer for the layers × heads grid (``grid``); the rollout through every layer."""
+    every = grid or measure == "rollout"
+    return analyze(layers if every else (trace,), pictures(measure, grid=grid))
+
+
+def analyze(
+    layers: Sequence[AttentionTrace],
+    wanted: Collection[Analysis],
+    selection: Selection | None = None,
+    known: Analyses | None = None,
+) -> Analyses:
+    """The analyses ``wanted`` of ``layers`` (focus rows as ``selection`` shows them), with
+    those ``known`` already holds of the same layers kept, not computed again. What cannot be
+    had stays None: rollout and head types of cross-attention, focus rows with no focus word."""
+    layers = tuple(layers)
+    if known is not None and not _same(known.layers, layers):
+        known = None  # another run's: nothing of it holds here
+    if known is not None and known.selection is not selection:
+        known = _with(known, selection=selection, focus_rows=None)  # rows of another view
+    cross = any(layer.is_cross for layer in layers)
+    found = known or Analyses(layers, selection)
+    if Analysis.contributions in wanted and found.contributions is None:
+        found = _with(found, contributions=tuple(contributions(layer) for layer in layers))
+    if Analysis.rollout in wanted and found.rollout is None and layers and not cross:
+        found = _with(found, rollout=trace_rollout(layers))
+    if Analysis.head_types in wanted and found.head_types is None and not cross:
+        found = _with(
+            found,
+            head_types=tuple(
+                tuple(trace_head_types(layer, number)) for number, layer in enumerate(layers, 1)
+            ),
+        )
+    if (
+        Analysis.focus_rows in wanted
+        and found.focus_rows is None
+        and selection is not None
+        and selection.focus is not None
+        and layers
+    ):
+        found = _with(found, focus_rows=focus_rows(layers, selection))
+    return found
+
+
+def _same(a: Sequence[AttentionTrace], b: Sequence[AttentionTrace]) -> bool:
+    """The very same traces, in order (compared as objects: their arrays are not compared)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+def _with(found: Analyses, **fields: Any) -> Analyses:
+    return replace(found, **fields)
