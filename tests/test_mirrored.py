@@ -59,6 +59,11 @@ def test_every_row_of_the_readme_is_a_module_without_a_mirror_and_says_why() -> 
             stale.append(f"{name}: {mirrored(module).relative_to(ROOT)} exists; drop the row")
         elif not tests or not why:
             stale.append(f"{name}: say which tests cover it and why they are elsewhere")
+        stale += [
+            f"{name}: {test} is no test file"
+            for test in re.findall(r"`([^`]+)`", tests)
+            if not (ROOT / test).is_file()
+        ]
     assert not stale, "\n".join(stale)
 
 

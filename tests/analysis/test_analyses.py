@@ -18,7 +18,7 @@ from attnviz.analysis.analyses import NOTEBOOK, PAGE, analyze, for_pictures, pic
 from attnviz.analysis.contribution import contributions
 from attnviz.analysis.head_types import trace_head_types
 from attnviz.analysis.rollout import trace_rollout
-from attnviz.api import save_pictures
+from attnviz.api.heatmap import save_pictures
 from attnviz.render.options import ImageOptions, Measure
 from attnviz.results import Analysis
 

@@ -150,7 +150,7 @@ def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert ["w", "contribution"] in written
     runs = next(runs for kind, runs in written if kind == "p")
     assert ["'it'", "", "query!r"] in runs  # the page puts the word picked there
-    asked = page_data((trace,), trace, selection, steps="margin")["steps"]
+    asked = page_data(analysed((trace,)), trace, selection, steps="margin")["steps"]
     assert [(s["key"], s.get("label")) for s in asked] == [("margin", margin)]
 
     names = [slide.name for slide in plan_slides(trace, selection, LessonOptions(every_head=True))]
