@@ -27,12 +27,14 @@ runner = CliRunner()
 WORDS_500 = " ".join(f"w{index}" for index in range(500))
 
 
-def refused_at_once(arguments: list[str], status: ExitStatus, *fragments: str) -> str:
-    """The command's one error line, after checking it came within a second or two, with its
-    exit status and nothing on stdout."""
+def refused_at_once(
+    arguments: list[str], status: ExitStatus, *fragments: str, within: float = 5
+) -> str:
+    """The command's one error line, after checking it came within a second or two (``within``
+    seconds, generous for a busy machine), with its exit status and nothing on stdout."""
     started = time.perf_counter()
     result = runner.invoke(app, arguments)
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < within
     assert result.exit_code == status, result.stderr
     assert result.stdout == ""
     return one_error_line(result.stderr, *fragments)
@@ -191,6 +193,9 @@ def test_slides_are_counted_whole_before_the_lesson_is_printed(tmp_path: Path) -
         ["explain", words, "--heads", "24", "--d-model", "48", "--slides", str(folder), "--full"],
         ExitStatus.CANNOT_WRITE,
         "--slides would write",
+        # Planning 271 slides lays every one out (2.5 s idle, 8 s on a loaded machine): what
+        # proves it came first is the empty stdout and the missing folder, not the clock.
+        within=30,
     )
     assert "at least" not in line
     assert not folder.exists()
