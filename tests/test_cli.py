@@ -81,6 +81,7 @@ def test_explain_prints_every_step_in_order() -> None:
     assert "\x1b[" not in stdout  # no escape codes when not a terminal
 
 
+@pytest.mark.slow
 def test_explain_every_table_fits_100_columns_and_80_columns(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -174,6 +175,7 @@ def test_oov_random_says_so() -> None:
     assert "'zorbly'" in stderr and "seeded random vectors" in stderr
 
 
+@pytest.mark.slow
 def test_export_and_weights_round_trip_through_the_cli(tmp_path: Path) -> None:
     first, second = tmp_path / "first.npz", tmp_path / "second.npz"
     code, _, _ = run(
@@ -291,6 +293,7 @@ def test_bad_input_gives_one_line_and_a_named_exit_code(
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
+@pytest.mark.slow
 def test_corrupt_and_mismatched_weight_files(tmp_path: Path) -> None:
     (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04garbage")
     assert_one_line_error(

@@ -26,6 +26,7 @@ def largest_tv(pair: attnviz.api.compare.Compared) -> float:
     return max(change.tv for change in pair.comparison.heads)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "options",
     [

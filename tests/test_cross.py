@@ -87,6 +87,7 @@ def test_cross_errors(args: list[str], fragment: str) -> None:
     assert len(result.stderr.strip().splitlines()) == 1 and fragment in result.stderr
 
 
+@pytest.mark.slow
 def test_cross_heatmap_is_rectangular(tmp_path: Path) -> None:
     out = tmp_path / "cross.png"
     result = runner.invoke(app, ["cross", "I am very good", "Je vais bien", "-o", str(out)])

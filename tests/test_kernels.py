@@ -132,6 +132,7 @@ def layers(draw: st.DrawFn) -> tuple[list[str], np.ndarray, AttentionWeights, At
     return tokens, x, weights, AttentionOptions()
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(300), deadline=None)
 @given(layer=layers())
 def test_the_fast_path_gives_the_textbook_trace(

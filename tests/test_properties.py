@@ -95,6 +95,7 @@ def terminal_controls(text: str) -> set[str]:
     }
 
 
+@pytest.mark.slow
 @settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(
     command=st.sampled_from(sorted(COMMAND_OPTIONS)),
@@ -149,6 +150,7 @@ def test_the_command_line_never_shows_a_traceback(
             assert list(Path(folder).iterdir()) == []
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(
     sentence=sentences,

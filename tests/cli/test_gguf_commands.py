@@ -54,6 +54,7 @@ def test_heads_and_ablation() -> None:
     assert "layer" in ablated.lower()
 
 
+@pytest.mark.slow
 def test_page(tmp_path: Path) -> None:
     out = tmp_path / "page.html"
     run("page", "-m", TINY, IT, "-o", str(out))

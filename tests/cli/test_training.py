@@ -108,6 +108,7 @@ def test_the_word_readout_says_where_its_attention_went() -> None:
     assert 'the model\'s answer: "animal" (right)' in result.stdout
 
 
+@pytest.mark.slow
 def test_explain_step_prints_one_step_and_trains_nothing(tmp_path: Path) -> None:
     result = runner.invoke(app, ["train", "coref", "--explain-step"])
     assert result.exit_code == 0, result.output

@@ -106,6 +106,7 @@ def test_each_layer_s_input_is_described_in_its_family_s_words() -> None:
     assert again.embeddings.describe() == layer_input(gpt2.FAMILY, 3)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not has_model_extra(), reason="needs the optional extra attnviz[model]")
 def test_a_real_gpt2_checkpoint_says_gpt2_s_sentences() -> None:
     layers, _ = trace_layers(SENTENCE, TraceOptions(model=str(TINY_GPT2)))

@@ -218,6 +218,7 @@ def test_features_attnviz_does_not_run_are_refused_in_one_line(
     assert len(lines) == 1 and fragment in lines[0], result.stderr
 
 
+@pytest.mark.slow
 def test_a_sliding_window_shorter_than_the_sentence_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "qwen2"
     shutil.copytree(MODELS["qwen2"], folder)
@@ -300,6 +301,7 @@ def test_the_ablation_says_why_it_measures_the_hidden_state_without_the_bert_sen
     assert ") (" not in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model_type", ["llama", "qwen2"])
 def test_word_order_is_said_of_layer_1_and_of_the_layers_after_it(model_type: str) -> None:
     """Layer 1's X is the token embeddings, which carry no positions; a later layer's X comes

@@ -582,6 +582,7 @@ def test_the_python_api_raises_attnviz_error(tmp_path: Path) -> None:
 # -- a model's export used as embeddings ---------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("special", "fragment"),
     [
@@ -660,6 +661,7 @@ def test_a_model_with_2_to_the_31_positions_still_takes_at_most_512_tokens(
 # -- saying whether the weights were trained ------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["yes", 0, 1, None, "false"])
 def test_attnviz_untrained_must_be_true_or_false(value: object, tmp_path: Path) -> None:
     folder = gpt2_copy(tmp_path / "gpt2")

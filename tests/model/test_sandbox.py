@@ -87,6 +87,7 @@ def test_a_child_that_dies_without_an_answer_is_one_line(ending: str) -> None:
         run_isolated(die, "t")
 
 
+@pytest.mark.slow
 def test_a_child_past_its_time_is_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox, "TOKENIZER_SECONDS", 0.2)
     pid_file = tmp_path / "pid"

@@ -87,6 +87,7 @@ def test_coref_last_layer_it_row_lands_on_the_referent(sentence: str, referent: 
     assert last.weights[0, trace.tokens.index("it"), trace.tokens.index(referent)] >= 0.9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SHIPPED)
 def test_held_out_accuracy_recomputed_from_the_shipped_files(name: str) -> None:
     task = tasks.coref(SHIPPED[name])

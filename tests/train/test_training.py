@@ -46,6 +46,7 @@ def test_coref_finds_animal_and_street_from_the_adjective(coref: training.Traine
     assert coref.steps <= 200
 
 
+@pytest.mark.slow
 def test_the_same_arguments_give_the_same_numbers() -> None:
     first, second = training.train("reverse", seed=3), training.train("reverse", seed=3)
     assert first.steps == second.steps
@@ -222,6 +223,7 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 3)
 """
 
 
+@pytest.mark.slow
 def test_training_steps_reuse_the_pages_of_the_last_step() -> None:
     """A step of 128 sentences makes and frees arrays of a few MB; handed back to the system
     each time, every step would fault them in anew (975 pages a step measured, a third

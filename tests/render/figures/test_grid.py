@@ -125,6 +125,7 @@ def test_layers_figure_labels_the_words_along_its_edges_numbered_like_the_termin
     assert bold == ["it"] * 3
 
 
+@pytest.mark.slow
 def test_layers_figure_of_many_words_labels_only_the_focus_word() -> None:
     sentence = " ".join([*WORDS[:21], "it"])
     layers = fake_layers(sentence, n_layers=2, n_heads=2, d_model=8)
@@ -242,6 +243,7 @@ def test_layers_title_names_the_model_without_the_layer_number() -> None:
     assert "weights all-MiniLM-L6-v2 (pretrained)" in words and "layer 1" not in words
 
 
+@pytest.mark.slow
 def test_long_sentence_layers_title_is_one_cut_line() -> None:
     layers = fake_layers(" ".join(WORDS * 3), n_layers=1, n_heads=2, d_model=8)
     figure = build_layers_figure(for_grid(layers), shown(layers[0], None, None))
@@ -363,6 +365,7 @@ def test_the_layers_grid_takes_the_same_colour_scales() -> None:
     assert figure.axes[1].get_ylabel().startswith("attention weight ÷ its row's largest")
 
 
+@pytest.mark.slow
 def test_the_layers_grid_holds_at_most_384_panels(tmp_path: Path) -> None:
     check_grid_size(24, 16)  # BERT-large, GPT-2 medium
     assert MAX_GRID_PANELS == 24 * 16

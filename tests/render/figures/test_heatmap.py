@@ -260,6 +260,7 @@ def test_sentences_line_cuts_each_sentence_to_its_share() -> None:
         assert part.endswith(" …"), part  # cut at a space, never inside a word
 
 
+@pytest.mark.slow
 def test_cross_panels_label_rows_with_target_and_columns_with_source_words() -> None:
     trace = je_vais_bien()
     figure = build_figure(trace, shown(trace, (0, 1), find_focus(trace.tokens, "vais")))
@@ -363,6 +364,7 @@ def test_cross_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> N
         assert distinct_colours(pixels) > 100  # not blank
 
 
+@pytest.mark.slow
 def test_masked_cells_of_a_square_trace_are_hatched() -> None:
     trace = trace_of("The cat sat on it")
     causal = replace(trace, mask=np.tril(np.ones((5, 5), dtype=bool)))
@@ -428,6 +430,7 @@ def test_unknown_colormap_writes_nothing(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_one_picture_holds_at_most_64_heads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -77,6 +77,7 @@ def test_an_existing_picture_survives_a_failed_write(
     assert [p.name for p in tmp_path.iterdir()] == ["x.png"]
 
 
+@pytest.mark.slow
 def test_words_without_a_glyph_render_without_warnings(tmp_path: Path) -> None:
     trace = trace_of("I like 👍🏽 and 漢字")
     save_heatmap(trace, shown(trace, (0,), None), tmp_path / "x.png")  # warnings are errors here

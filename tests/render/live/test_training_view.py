@@ -78,6 +78,7 @@ def test_a_bar_is_as_wide_as_its_word_and_two_lines_tall() -> None:
     assert bar(0.5, 0) == "▄"  # one line tall
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [60, 80, 100])
 @pytest.mark.parametrize("name", ["coref", "induction", "reverse"])
 def test_every_line_of_a_frame_fits_and_every_word_is_shown(name: str, width: int) -> None:

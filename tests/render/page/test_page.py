@@ -72,6 +72,7 @@ def example_text(trace: AttentionTrace, decimals: int = 2) -> ExampleText:
 # -- the data, without a browser -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_worked_example_is_the_terminals_for_every_word_and_key() -> None:
     """What the page's script puts together for any word, key and head is, character for
     character, what the terminal's lesson prints for that pair (ExampleText): the same

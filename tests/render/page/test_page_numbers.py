@@ -24,6 +24,7 @@ def test_every_number_reads_back_as_the_terminal_prints_it(dtype: type, decimals
     assert unpacked(packed(values, decimals)) == [format_number(float(v), decimals) for v in values]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=30))
 def test_any_float_reads_back_as_printed(values: list[float]) -> None:

@@ -46,6 +46,7 @@ def tables(blocks: list[list[Any]]) -> list[dict[str, Any]]:
     return [block[1] for block in blocks if block[0] == "t"]
 
 
+@pytest.mark.slow
 def test_the_page_leaves_the_optional_step_out_unless_it_is_named() -> None:
     layers, trace, selection = traced(IT_SENTENCE)
     data = page_data(analysed(layers), trace, selection)
@@ -139,6 +140,7 @@ def test_with_rotary_positions_it_follows_the_z_step_one_further() -> None:
     assert heads[1][0][1].startswith(f"Step {z}b · ")
 
 
+@pytest.mark.slow
 def test_the_api_names_the_steps_and_refuses_what_the_page_cannot_show() -> None:
     shown = attnviz.explain(IT_SENTENCE)
     data = data_block(attnviz.page(shown, steps=f"{WEIGHTS},{Z},blockwise", block=4).html)

@@ -160,6 +160,7 @@ def test_every_piece_of_text_is_at_least_28_pixels_tall_and_on_the_slide() -> No
             assert 0 <= box.y0 and box.y1 <= SLIDE_HEIGHT_PX, (slide.name, text.get_text())
 
 
+@pytest.mark.slow
 def test_a_long_step_goes_on_over_continued_slides_and_loses_no_line() -> None:
     slides = slides_of(LONG_SENTENCE, heads=1)
     continued = [s for s in slides if s.title.plain.endswith("(continued)")]
@@ -194,6 +195,7 @@ def test_a_long_step_goes_on_over_continued_slides_and_loses_no_line() -> None:
         assert [line.plain for line in slide.lines[:3]] == head
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("letters", [50, 150])
 def test_a_long_title_shrinks_no_smaller_than_the_text_then_is_cut(letters: int) -> None:
     word = "w" * letters
