@@ -213,6 +213,7 @@ def test_the_api_is_typed_and_documented() -> None:
     assert Path(attnviz.api.__file__).parent.name == "api"  # a module per command
 
 
+@pytest.mark.slow
 def test_page_is_the_interactive_page_and_refuses_bad_places(tmp_path: Path) -> None:
     from dataclasses import replace
 
@@ -354,6 +355,7 @@ def test_refusals_name_flags_on_the_command_line_and_arguments_in_python(
     assert raised.value.message == said  # the same sentence, in the command line's words
 
 
+@pytest.mark.slow
 def test_notes_name_the_focus_as_each_side_writes_it() -> None:
     with pytest.warns(UserWarning, match='Use focus="the:2" for the second.'):
         attnviz.explain("the cat saw the dog", focus="the")

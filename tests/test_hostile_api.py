@@ -346,6 +346,7 @@ def test_the_training_example_names_a_function() -> None:
 # -- lists in messages ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_list_in_a_message_shows_a_few_and_counts_the_rest() -> None:
     words = [f"w{i:05d}" for i in range(100_000)]
     shown = listed(words, " ")

@@ -206,6 +206,7 @@ def test_times_reads_a_weight_stored_out_by_in_and_gives_x_w() -> None:
     assert kernels.times(x, stored.T).shape == (5, 6)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(40), deadline=None)
 @given(
     n_tokens=st.integers(1, 9),

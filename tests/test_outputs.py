@@ -90,6 +90,7 @@ def test_a_failing_per_head_picture_leaves_no_folder_and_no_picture(
     assert list(tmp_path.iterdir()) == []  # the folder it made is gone again
 
 
+@pytest.mark.slow
 def test_explain_writes_svg_html_and_export_together_or_not_at_all(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -220,6 +220,7 @@ def test_every_trace_keeps_the_invariants_of_attention(
     assert (trace.Z >= trace.V.min(axis=1, keepdims=True) - slack).all()
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(source=sentences, target=sentences, seed=st.integers(0, 1000))
 def test_cross_attention_rows_are_over_the_source_words(
@@ -296,6 +297,7 @@ def damaged_files(draw: st.DrawFn) -> tuple[str, bytes]:
     return (".npz" if kind == "z.npz" else kind), bytes(content)
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(damaged=damaged_files())
 def test_a_damaged_file_loads_or_is_refused_with_a_message_never_a_crash(

@@ -70,6 +70,7 @@ def test_every_file_is_written_and_reported(tmp_path: Path) -> None:
         assert animation.format == "GIF"
 
 
+@pytest.mark.slow
 def test_outputs_are_refused_before_training_and_nothing_is_written(tmp_path: Path) -> None:
     foreign = tmp_path / "someone"
     foreign.mkdir()

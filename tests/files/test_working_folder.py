@@ -131,6 +131,7 @@ def test_a_command_line_names_the_gone_working_folder_in_one_line(
     assert list(elsewhere.iterdir()) == []  # refused before the work: nothing written
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("index", "status", "named"),
     [(index, status, named) for index, (_, status, named) in enumerate(API_CALLS)],

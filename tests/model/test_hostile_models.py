@@ -100,6 +100,7 @@ def test_any_tensor_overlapping_another_is_refused(
     assert moved in message and onto in message
 
 
+@pytest.mark.slow
 def test_tensors_side_by_side_are_read(tmp_path: Path) -> None:
     path = write_gguf(tmp_path / "five.gguf", with_layers(tiny_parts(), 5, shared=False))
     assert len(attnviz.explain(SENTENCE, model=str(path)).layers) == 5
@@ -138,6 +139,7 @@ def too_many_layers(tmp_path: Path, kind: str) -> tuple[Path, str]:
     return folder, ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["gguf metadata", "gguf layers", "llama folder", "gpt2 folder"])
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_a_model_of_too_many_layers_is_refused_before_any_output(
@@ -402,6 +404,7 @@ def test_a_whole_number_per_layer_of_heads_is_refused_as_a_feature(tmp_path: Pat
     )
 
 
+@pytest.mark.slow
 def test_the_unchanged_file_still_runs(tmp_path: Path) -> None:
     path = write_gguf(tmp_path / "same.gguf", tiny_parts())
     trace = attnviz.explain(SENTENCE, model=str(path)).trace

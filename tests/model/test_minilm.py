@@ -380,6 +380,7 @@ def test_minilm_is_found_in_a_hugging_face_cache_or_named_for_installation(
     assert trace_model("I am good", "minilm").trace.tokens[1:4] == ("i", "am", "good")
 
 
+@pytest.mark.slow
 def test_a_config_that_disagrees_with_the_weights_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "mismatch"
     folder.mkdir()

@@ -47,6 +47,7 @@ def loss_of(step: GradientStep, parameters: network.Parameters) -> float:
     return backward.cross_entropy(run.logits, sentence.targets)[0]
 
 
+@pytest.mark.slow
 def test_the_record_is_what_the_network_computes(step: GradientStep) -> None:
     loss, gradients, _ = network.loss_and_gradients(step.parameters, step.shape, sentence_of(step))
     assert step.loss == loss

@@ -56,6 +56,7 @@ def test_the_same_arguments_give_the_same_numbers() -> None:
     assert training.train("reverse", seed=4).snapshots[1].loss != first.snapshots[1].loss
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["reverse", "previous"])
 def test_the_token_tasks_learn_their_pattern(task: str) -> None:
     trained = training.train(task)
@@ -192,6 +193,7 @@ def test_the_history_and_the_model_folder_are_written_and_read_back(
             assert np.array_equal(weights[key], value), key
 
 
+@pytest.mark.slow
 def test_without_history_the_same_steps_give_the_same_weights() -> None:
     full = training.train("previous", steps=12, until=None)
     quick = training.train("previous", steps=12, until=None, history=False)

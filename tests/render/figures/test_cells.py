@@ -21,6 +21,7 @@ from render.pictures import (
 from support import shown
 
 
+@pytest.mark.slow
 def test_printed_outlines_are_the_strings_and_centred_in_their_cells() -> None:
     trace = trace_of("I am good")
     figure = build_figure(trace, shown(trace, (0,), None))

@@ -21,6 +21,7 @@ from render.pictures import (
 from support import shown
 
 
+@pytest.mark.slow
 def test_layout_grows_with_the_sentence_then_thins_labels() -> None:
     tiny = plan_layout(["I", "am"], 2, 0)
     eleven = plan_layout(IT_SENTENCE.split(), 2, 2)

@@ -46,6 +46,7 @@ def test_unknown_extension_is_refused(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("error", [OSError(28, "No space left on device"), RuntimeError("bug")])
 def test_a_failing_write_leaves_no_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception
@@ -61,6 +62,7 @@ def test_a_failing_write_leaves_no_file(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_an_existing_picture_survives_a_failed_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

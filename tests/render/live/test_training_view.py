@@ -110,6 +110,7 @@ def test_a_short_screen_gets_bars_one_line_tall() -> None:
     assert sum(BLOCK * NARROWEST in line for line in short) == full
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [60, 80, 100])
 def test_plain_lines_fit_the_width_and_their_answers_go_on_underneath(width: int) -> None:
     answers = ['L2 "it"→animal 0.98', 'L2 "it"→street 0.03']

@@ -46,6 +46,7 @@ def test_the_smallest_type_that_holds_them_and_texts_only_for_the_unprintable() 
     assert carried["shape"] == [2, 3, 4] and carried["decimals"] == 2
 
 
+@pytest.mark.slow
 def test_a_long_rows_zeros_cost_next_to_nothing() -> None:
     """Most weights of a long row print as 0.00 (here 86%): 72 heads × 128² weights cost under
     a third of a byte each, where their JSON strings ("0.00",) cost 7."""

@@ -178,6 +178,7 @@ def test_minilm_contributions_and_rollout_match_the_export(tmp_path: Path) -> No
 # -- --open-head ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_open_head_opens_on_that_head_and_keeps_every_head(tmp_path: Path) -> None:
     out = tmp_path / "it.html"
     code, _, stderr = run("page", IT, "--open-head", "2", "-o", str(out))
@@ -240,6 +241,7 @@ def test_the_page_compares_it_in_tired_and_wide_as_the_export_says(tmp_path: Pat
     assert (data["start"]["layer"], data["start"]["head"]) == (top["layer"], top["head"])
 
 
+@pytest.mark.slow
 def test_sentences_of_different_lengths_align_the_words_they_share(tmp_path: Path) -> None:
     data = compared_page(tmp_path, b="The animal didn't cross it because it was so very wide")
     compare = data["compare"]

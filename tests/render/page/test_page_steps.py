@@ -58,6 +58,7 @@ def test_the_page_leaves_the_optional_step_out_unless_it_is_named() -> None:
     assert f"Step {BLOCKWISE} " not in page_html(analysed(layers), trace, selection)
 
 
+@pytest.mark.slow
 def test_named_it_is_labelled_after_the_z_step_in_each_head() -> None:
     layers, trace, selection = traced(IT_SENTENCE)
     data = page_data(analysed(layers), trace, selection, steps=f"{WEIGHTS},{Z},blockwise")
@@ -87,6 +88,7 @@ def test_named_it_is_labelled_after_the_z_step_in_each_head() -> None:
         assert running["rows"] == [f"block {n}" for n in range(1, len(running["rows"]) + 1)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("head", [1, 2])
 def test_each_heads_step_says_what_the_terminal_says_for_that_head(head: int) -> None:
     layers, trace, selection = traced(IT_SENTENCE)

@@ -157,6 +157,7 @@ def test_wrapped_arithmetic_starts_no_line_with_an_operator_nor_splits_a_number(
     assert " ".join(line.strip() for line in lines) == text.strip()
 
 
+@pytest.mark.slow
 @given(factors=st.lists(_SIGNED, min_size=1, max_size=12), extra=st.integers(0, 40))
 def test_a_product_with_no_space_is_cut_after_a_times_sign_never_in_a_number(
     factors: list[str], extra: int
