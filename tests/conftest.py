@@ -100,3 +100,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
         if depends_on_the_extra(item, said):
             item.add_marker(pytest.mark.extra)
+
+
+#: A plain test (not marked slow, browser or e2e) that takes longer than this, in setup and call
+#: together, is named at the end of the run: a plain `pytest -q` must stay fast
+#: (docs/development.md, "Tests"), so such a test is marked slow or made cheaper. It is reported,
+#: never failed on: a busy machine can slow any test down.
+PLAIN_TEST_SECONDS = 1.0
+LONG_PLAIN_TESTS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Adds up each plain test's setup and call times (under xdist too: the reports come back)."""
+    if report.when in ("setup", "call") and not {"slow", "browser", "e2e"} & set(report.keywords):
+        LONG_PLAIN_TESTS[report.nodeid] = LONG_PLAIN_TESTS.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Names the plain tests over PLAIN_TEST_SECONDS, slowest first."""
+    long = sorted(
+        (
+            (seconds, nodeid)
+            for nodeid, seconds in LONG_PLAIN_TESTS.items()
+            if seconds > PLAIN_TEST_SECONDS
+        ),
+        reverse=True,
+    )
+    if long:
+        terminalreporter.write_sep(
+            "=", f"plain tests over {PLAIN_TEST_SECONDS:g} s: mark them slow"
+        )
+        for seconds, nodeid in long:
+            terminalreporter.write_line(f"{seconds:6.2f} s  {nodeid}")

@@ -48,6 +48,7 @@ def test_explain_returns_the_trace_and_remembers_what_to_show() -> None:
     np.testing.assert_array_equal(trace.weights, same.weights)
 
 
+@pytest.mark.slow
 def test_the_lesson_is_what_the_terminal_prints() -> None:
     for arguments, options in (
         (["explain", IT, "--head", "1"], {"head": 1}),
@@ -159,6 +160,7 @@ def test_notes_become_warnings() -> None:
         attnviz.explain("the cat saw the dog", focus="the")
 
 
+@pytest.mark.slow
 def test_heatmap_returns_a_figure_of_the_heads_asked_for() -> None:
     trace = attnviz.explain(IT, focus="it")
     figure = attnviz.heatmap(trace)
@@ -211,6 +213,7 @@ def test_the_api_is_typed_and_documented() -> None:
     assert Path(attnviz.api.__file__).parent.name == "api"  # a module per command
 
 
+@pytest.mark.slow
 def test_page_is_the_interactive_page_and_refuses_bad_places(tmp_path: Path) -> None:
     from dataclasses import replace
 
@@ -269,6 +272,7 @@ def test_options_of_the_wrong_type_are_refused_in_one_sentence(call: Any, messag
     assert raised.value.message.startswith(message)
 
 
+@pytest.mark.slow
 def test_lesson_steps_are_the_command_lines_steps() -> None:
     printed = runner.invoke(app, ["explain", IT, "--steps", "4-6"], env={"COLUMNS": "90"}).stdout
     trace = attnviz.explain(IT)
@@ -351,6 +355,7 @@ def test_refusals_name_flags_on_the_command_line_and_arguments_in_python(
     assert raised.value.message == said  # the same sentence, in the command line's words
 
 
+@pytest.mark.slow
 def test_notes_name_the_focus_as_each_side_writes_it() -> None:
     with pytest.warns(UserWarning, match='Use focus="the:2" for the second.'):
         attnviz.explain("the cat saw the dog", focus="the")

@@ -13,6 +13,8 @@ import fnmatch
 import functools
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "attnviz"
 
 #: The layers, lowest first: a module may import from its own layer or any below. ``x*`` is x
@@ -180,11 +182,13 @@ def named(module: str) -> str:
     return f"attnviz.{module}" if module else "attnviz"
 
 
+@pytest.mark.slow
 def test_no_module_imports_in_a_circle() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import circle: " + " -> ".join(named(m) for m in cycle or ())
 
 
+@pytest.mark.slow
 def test_no_module_imports_from_a_layer_above_its_own() -> None:
     upward = [
         f"{named(module)} (layer {layer_of(module)}) imports {named(target)} "
@@ -214,6 +218,7 @@ def forbidden_imports(graph: dict[str, set[str]]) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_no_renderer_imports_an_analysis() -> None:
     found = forbidden_imports(import_graph())
     assert not found, "\n".join(found)
@@ -265,6 +270,7 @@ def _sizes() -> list[tuple[str, int, list[tuple[str, int]]]]:
     return found
 
 
+@pytest.mark.slow
 def test_no_module_over_500_lines_and_no_function_over_80() -> None:
     too_big = []
     for module, lines, long in _sizes():
@@ -282,6 +288,7 @@ def test_no_module_over_500_lines_and_no_function_over_80() -> None:
 EXTRA = ("safetensors", "tokenizers", "gguf")
 
 
+@pytest.mark.slow
 def test_the_optional_extra_is_imported_only_inside_functions() -> None:
     """Importing any module of attnviz never needs the model extra: only a call that loads a model
     does. That is why scripts/check runs as without the extra only the tests marked extra."""
@@ -342,6 +349,7 @@ def parameter_counts() -> list[tuple[str, str, int]]:
     return counts
 
 
+@pytest.mark.slow
 def test_no_function_takes_more_than_8_parameters_but_the_public_ones() -> None:
     public = public_functions()
     over = [
@@ -352,6 +360,7 @@ def test_no_function_takes_more_than_8_parameters_but_the_public_ones() -> None:
     assert not over, "\n".join(over)
 
 
+@pytest.mark.slow
 def test_the_parameter_count_sees_keyword_only_arguments_and_not_self(tmp_path: Path) -> None:
     tree = ast.parse("class A:\n    def f(self, a, *, b, c, **d): ...\n")
     method = tree.body[0].body[0]  # type: ignore[attr-defined]

@@ -153,6 +153,7 @@ def test_a_folder_option_takes_a_trailing_separator(
     assert sorted(p.name for p in (tmp_path / "ph").iterdir()) == ["head_1.png", "head_2.png"]
 
 
+@pytest.mark.slow
 def test_the_python_api_refuses_a_trailing_separator_alike(tmp_path: Path) -> None:
     explanation = attnviz.explain("I am good")
     writers = {

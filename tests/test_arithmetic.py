@@ -103,6 +103,7 @@ COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("full", [False, True], ids=["", "--full"])
 @pytest.mark.parametrize("name", COMMANDS)
 def test_every_printed_worked_example_holds_at_its_precision(name: str, full: bool) -> None:

@@ -62,6 +62,7 @@ def textbook_attention(x: np.ndarray, weights: AttentionWeights) -> dict[str, np
     return {"weights": all_weights, "Z": z, "output": np.array(output)}
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     n_tokens=st.integers(1, 7),
@@ -118,6 +119,7 @@ def test_hand_checked_two_word_example() -> None:
     np.testing.assert_allclose(trace.output[0], [0.66048, 0.66976], atol=1e-5)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     rows=st.integers(1, 6),

@@ -30,6 +30,7 @@ def collector_restored() -> Iterator[None]:
     signal.signal(signal.SIGINT, handler)
 
 
+@pytest.mark.slow
 def test_the_command_runs_with_the_collector_on_and_its_objects_are_set_apart_after(
     monkeypatch: pytest.MonkeyPatch, collector_restored: None
 ) -> None:

@@ -81,6 +81,7 @@ def test_explain_prints_every_step_in_order() -> None:
     assert "\x1b[" not in stdout  # no escape codes when not a terminal
 
 
+@pytest.mark.slow
 def test_explain_every_table_fits_100_columns_and_80_columns(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -104,6 +105,7 @@ def test_wide_matrices_are_elided_with_their_full_shape_in_the_title() -> None:
     assert max(len(line.rstrip()) for line in stdout.splitlines()) <= 100
 
 
+@pytest.mark.slow
 def test_focus_shows_ranked_bars_and_the_weighted_sum() -> None:
     code, stdout, _ = run("explain", IT_SENTENCE)  # "it" is the default focus
     assert code == 0
@@ -125,6 +127,7 @@ def test_focus_shows_ranked_bars_and_the_weighted_sum() -> None:
     assert 0.9 < sum(weights) <= 1.02  # the six largest, each rounded to 2 decimals
 
 
+@pytest.mark.slow
 def test_focus_on_a_repeated_word_takes_the_first_and_says_so() -> None:
     code, stdout, stderr = run("explain", "the cat saw the dog", "--focus", "the")
     assert code == 0
@@ -134,6 +137,7 @@ def test_focus_on_a_repeated_word_takes_the_first_and_says_so() -> None:
     assert "where does 'the:2' look?" in stdout
 
 
+@pytest.mark.slow
 def test_head_option_shows_one_head_numbered_from_1() -> None:
     code, stdout, _ = run("explain", "I am good", "--head", "2")
     assert code == 0
@@ -144,6 +148,7 @@ def test_head_option_shows_one_head_numbered_from_1() -> None:
     assert "Head 2 of 2" in stdout and "Head 1 of 2" not in stdout  # --full: only head 2
 
 
+@pytest.mark.slow
 def test_decimals_and_show_weights() -> None:
     code, stdout, _ = run("explain", "I am good", "--decimals", "4", "--show-weights")
     assert code == 0
@@ -151,6 +156,7 @@ def test_decimals_and_show_weights() -> None:
     assert "√4 = 2.0000" in stdout
 
 
+@pytest.mark.slow
 def test_sizes_and_seed_change_the_numbers() -> None:
     _, default, _ = run("explain", "I am good")
     _, seeded, _ = run("explain", "I am good", "--seed", "1")
@@ -174,6 +180,7 @@ def test_oov_random_says_so() -> None:
     assert "'zorbly'" in stderr and "seeded random vectors" in stderr
 
 
+@pytest.mark.slow
 def test_export_and_weights_round_trip_through_the_cli(tmp_path: Path) -> None:
     first, second = tmp_path / "first.npz", tmp_path / "second.npz"
     code, _, _ = run(
@@ -216,6 +223,7 @@ def test_export_json(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_markup_and_control_characters_in_the_sentence_are_printed_literally() -> None:
     code, stdout, _ = run("explain", "[bold red]x[/] \x1b[2J ok", "--focus", "x")
     assert code == 0
@@ -291,6 +299,7 @@ def test_bad_input_gives_one_line_and_a_named_exit_code(
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
+@pytest.mark.slow
 def test_corrupt_and_mismatched_weight_files(tmp_path: Path) -> None:
     (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04garbage")
     assert_one_line_error(
@@ -347,6 +356,7 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert_one_line_error(["explain", "I", "-e", str(path)], ExitStatus.BAD_FILE, "not readable")
 
 
+@pytest.mark.slow
 def test_overflowing_values_are_refused_not_turned_into_nan(tmp_path: Path) -> None:
     huge = tmp_path / "huge.txt"
     huge.write_text("i 1e160 1\nam 1 1e160\ngood -1e160 2\n", encoding="utf-8")
@@ -357,6 +367,7 @@ def test_overflowing_values_are_refused_not_turned_into_nan(tmp_path: Path) -> N
     assert sorted(p.name for p in tmp_path.iterdir()) == ["huge.txt"]
 
 
+@pytest.mark.slow
 def test_a_million_and_all_zero_embeddings_work(tmp_path: Path) -> None:
     for name, values in (("big", 1e6), ("zero", 0.0)):
         path = tmp_path / f"{name}.npy"
@@ -442,6 +453,7 @@ def test_heatmap_errors_write_nothing(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_unwritable_folders_are_refused_before_anything_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -467,6 +479,7 @@ def test_unwritable_folders_are_refused_before_anything_is_written(
     assert list(locked.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_weights_from_a_trace_made_with_another_seed_say_how_to_reuse_its_x(tmp_path: Path) -> None:
     run("explain", "I am good", "--seed", "5", "--export", str(tmp_path / "s5.npz"))
     code, _, stderr = run("explain", "I am good", "-w", str(tmp_path / "s5.npz"))
@@ -518,6 +531,7 @@ def test_step_never_pauses_without_a_terminal() -> None:
     assert "--step pauses only at a terminal" in stderr
 
 
+@pytest.mark.slow
 def test_svg_and_html_keep_the_colours(tmp_path: Path) -> None:
     svg, html = tmp_path / "lesson.svg", tmp_path / "lesson.html"
     code, _, stderr = run("explain", "I am good", "--svg", str(svg), "--html", str(html))
@@ -556,6 +570,7 @@ def test_demo_is_the_ten_minute_class_in_order() -> None:
     assert len(stdout.splitlines()) <= 250  # the class follows it, piped, at 100 columns
 
 
+@pytest.mark.slow
 def test_weights_json_giving_a_matrix_twice_is_refused(tmp_path: Path) -> None:
     code, _, stderr = run("explain", "I am good", "--export", str(tmp_path / "t.json"))
     assert code == 0, stderr
@@ -590,6 +605,7 @@ def test_one_head_is_singular() -> None:
     assert "h = 1 head, d_k" in run("explain", "I am good", "--heads", "1")[1]
 
 
+@pytest.mark.slow
 def test_repeated_keys_inside_a_nested_object_do_not_count_as_repeated_weights(
     tmp_path: Path,
 ) -> None:
@@ -687,6 +703,7 @@ def step_headings(stdout: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("steps", "extra", "expected"),
     [
@@ -783,6 +800,7 @@ def test_steps_are_the_same_in_the_terminal_svg_and_html(tmp_path: Path) -> None
     assert "Step 5 ·" in drawn and "Step 4 ·" not in drawn
 
 
+@pytest.mark.slow
 def test_steps_is_for_the_lessons_and_the_page(tmp_path: Path) -> None:
     for command in ("explain", "cross"):
         assert f"{FOCUS} the focus view" in " ".join(run(command, "--help")[1].split())
@@ -819,6 +837,7 @@ WHOLE_NUMBER_OPTIONS = whole_number_options()
 ARGUMENTS = {"cross": ["I am", "Je suis"], "compare": ["it is", "it was"], "scaling": []}
 
 
+@pytest.mark.slow
 def test_a_focus_occurrence_in_other_digits_is_a_word_not_a_traceback() -> None:
     for spec in ("am:²", "am:١", "am:" + "9" * 5000):
         code, out, err = run("explain", "I am good", "-f", spec)

@@ -26,6 +26,7 @@ def largest_tv(pair: attnviz.api.compare.Compared) -> float:
     return max(change.tv for change in pair.comparison.heads)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "options",
     [
@@ -80,6 +81,7 @@ def test_the_report_says_it_before_the_numbers_and_closes_without_little_moves(
     assert "Little of the row moves" not in text
 
 
+@pytest.mark.slow
 def test_the_page_of_the_comparison_says_it_too() -> None:
     html = attnviz.page(attnviz.compare(TIRED, WIDE, causal=True)).html
     assert "Under the causal mask, the row of" in html

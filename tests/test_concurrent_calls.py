@@ -19,6 +19,7 @@ from attnviz.api import explain as explaining
 from support import needs_model
 
 
+@pytest.mark.slow
 def test_a_second_thread_waits_while_the_first_computes(monkeypatch: pytest.MonkeyPatch) -> None:
     inside: list[str] = []
     release = threading.Event()

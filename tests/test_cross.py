@@ -87,6 +87,7 @@ def test_cross_errors(args: list[str], fragment: str) -> None:
     assert len(result.stderr.strip().splitlines()) == 1 and fragment in result.stderr
 
 
+@pytest.mark.slow
 def test_cross_heatmap_is_rectangular(tmp_path: Path) -> None:
     out = tmp_path / "cross.png"
     result = runner.invoke(app, ["cross", "I am very good", "Je vais bien", "-o", str(out)])
@@ -104,6 +105,7 @@ def test_cross_help_says_causal_is_refused_and_it_is() -> None:
     )
 
 
+@pytest.mark.slow
 def test_cross_saves_its_lesson_as_svg_and_html_and_paces_like_explain(tmp_path: Path) -> None:
     svg, html = tmp_path / "cross.svg", tmp_path / "cross.html"
     arguments = ["cross", "I am good", "Je vais bien", "--focus", "vais", "--step"]

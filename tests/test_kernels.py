@@ -132,6 +132,7 @@ def layers(draw: st.DrawFn) -> tuple[list[str], np.ndarray, AttentionWeights, At
     return tokens, x, weights, AttentionOptions()
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(300), deadline=None)
 @given(layer=layers())
 def test_the_fast_path_gives_the_textbook_trace(
@@ -205,6 +206,7 @@ def test_times_reads_a_weight_stored_out_by_in_and_gives_x_w() -> None:
     assert kernels.times(x, stored.T).shape == (5, 6)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(40), deadline=None)
 @given(
     n_tokens=st.integers(1, 9),

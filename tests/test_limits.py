@@ -156,6 +156,7 @@ def test_the_divisor_experiment_is_counted_too() -> None:
         attnviz.divisor_rows(queries=100_000)
 
 
+@pytest.mark.slow
 def test_a_d_k_of_100000_digits_is_capped_and_never_echoed_whole() -> None:
     result = runner.invoke(app, ["scaling", "--dk", "4," + "9" * 100_000, "--queries", "10"])
     assert result.exit_code == 0

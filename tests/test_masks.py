@@ -67,6 +67,7 @@ def test_explain_shows_minus_infinity_and_says_why(tmp_path: Path) -> None:
         assert not data["mask"][0, 1] and data["mask"][1, 0]
 
 
+@pytest.mark.slow
 def test_heatmap_with_masks(tmp_path: Path) -> None:
     out = tmp_path / "m.png"
     result = runner.invoke(
@@ -95,6 +96,7 @@ def test_pad_to_the_sentence_length_masks_nothing_and_says_nothing() -> None:
     assert "masked" not in result.stdout and "−∞" not in result.stdout
 
 
+@pytest.mark.slow
 def test_model_export_stores_one_mask() -> None:
     pytest.importorskip("safetensors")
     pytest.importorskip("tokenizers")

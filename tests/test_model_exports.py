@@ -71,6 +71,7 @@ def test_layer_l_of_an_export_is_that_layers_matrices_biases_and_input(export: P
         assert not weights.is_pretrained and not weights.is_random
 
 
+@pytest.mark.slow
 def test_the_lesson_says_where_the_weights_and_x_came_from(export: Path) -> None:
     code, stdout, stderr = run(
         "explain", "I am good", "--weights", str(export), "--embeddings", str(export),
@@ -98,6 +99,7 @@ def test_the_weights_alone_run_on_other_x_and_say_how_to_get_the_models(export: 
     assert f'add --embeddings {export} and the sentence it was made for, "I am good"' in lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option", ["--weights", "--embeddings"])
 def test_several_layers_without_layer_or_a_layer_it_lacks_are_refused(
     export: Path, option: str

@@ -55,6 +55,7 @@ def test_a_repeated_word_gets_the_same_row_and_the_same_weights() -> None:
     np.testing.assert_allclose(trace.weights, 0.25, rtol=0, atol=1e-15)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("paper", [False, True])
 def test_the_longest_sentence_at_the_default_and_paper_sizes(paper: bool) -> None:
     words = [f"w{index % 97}" for index in range(MAX_TOKENS)]

@@ -60,6 +60,7 @@ def test_the_command_line_declares_the_records_options_from_their_flags() -> Non
     assert '"--kv-heads"' not in source and '"--pad-to"' not in source
 
 
+@pytest.mark.slow
 def test_an_option_passes_through_at_most_three_files() -> None:
     # --kv-heads, the latest option added: declared, validated and flagged in options.py, a
     # keyword of attnviz.explain, used by the core.
@@ -67,6 +68,7 @@ def test_an_option_passes_through_at_most_three_files() -> None:
     assert len(files_naming("kv_heads")) <= MOST_FILES
 
 
+@pytest.mark.slow
 def test_the_count_finds_each_kind_of_place(tmp_path: Path) -> None:
     text = (
         '    "width": Flag(\n'

@@ -27,6 +27,7 @@ def capped_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
+@pytest.mark.slow
 def test_a_command_that_runs_out_of_memory_says_so_in_one_plain_line() -> None:
     words = " ".join(f"w{index}" for index in range(400))
     # Within attnviz's estimate (under 1 GB), beyond this process's cap.

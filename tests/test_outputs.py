@@ -36,6 +36,7 @@ def disk_full(temporary: Path) -> None:
 # -- Ctrl-C (SIGTERM and SIGHUP, in a fresh process: tests/e2e/test_signals.py) --------------
 
 
+@pytest.mark.slow
 def test_ctrl_c_between_two_outputs_changes_neither(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -54,6 +55,7 @@ def test_ctrl_c_between_two_outputs_changes_neither(
 # -- several outputs: all or nothing ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_full_disk_on_the_export_leaves_the_picture_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -88,6 +90,7 @@ def test_a_failing_per_head_picture_leaves_no_folder_and_no_picture(
     assert list(tmp_path.iterdir()) == []  # the folder it made is gone again
 
 
+@pytest.mark.slow
 def test_explain_writes_svg_html_and_export_together_or_not_at_all(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -188,6 +191,7 @@ def test_outputs_are_renamed_only_when_the_block_ends(tmp_path: Path) -> None:
     assert listing(tmp_path) == {"out.txt": b"whole"}
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(200))
 @given(
     outputs=st.lists(
@@ -276,6 +280,7 @@ def name_max(folder: Path) -> int:
     return os.pathconf(folder, "PC_NAME_MAX") if hasattr(os, "pathconf") else 255
 
 
+@pytest.mark.slow
 def test_a_name_as_long_as_the_file_system_allows_is_written(tmp_path: Path) -> None:
     longest = min(name_max(tmp_path), 254)
     picture = tmp_path / ("p" * (longest - 4) + ".png")
@@ -502,6 +507,7 @@ class FullStream:
         return False
 
 
+@pytest.mark.slow
 def test_a_full_standard_error_does_not_fail_a_run_that_wrote_its_output(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -250,6 +250,7 @@ def test_explain_shows_e_pe_and_their_sum_with_the_formula() -> None:
     assert "The:1   0.00   1.00  0.00  1.00" in step_1  # the first row of PE
 
 
+@pytest.mark.slow
 def test_explain_without_positions_says_attention_ignores_word_order() -> None:
     code, stdout, _ = run("explain", SENTENCE, "--full")
     assert code == 0
@@ -322,6 +323,7 @@ def test_an_unknown_positions_value_is_a_usage_error() -> None:
     assert code == ExitStatus.USAGE and "--positions" in stderr
 
 
+@pytest.mark.slow
 def test_every_random_layer_command_takes_positions(tmp_path: Path) -> None:
     code, _, stderr = run(
         "heatmap", SENTENCE, "--positions", "sinusoidal", "-o", str(tmp_path / "map.png")
@@ -408,6 +410,7 @@ def test_a_file_whose_arrays_contradict_its_provenance_is_refused(tmp_path: Path
         load_trace(path)
 
 
+@pytest.mark.slow
 def test_an_export_reused_with_the_same_positions_gives_the_same_numbers(tmp_path: Path) -> None:
     original = tmp_path / "original.npz"
     run("explain", SENTENCE, "--positions", "sinusoidal", "--seed", "4", "--export", str(original))

@@ -95,6 +95,7 @@ def terminal_controls(text: str) -> set[str]:
     }
 
 
+@pytest.mark.slow
 @settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(
     command=st.sampled_from(sorted(COMMAND_OPTIONS)),
@@ -149,6 +150,7 @@ def test_the_command_line_never_shows_a_traceback(
             assert list(Path(folder).iterdir()) == []
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(
     sentence=sentences,
@@ -218,6 +220,7 @@ def test_every_trace_keeps_the_invariants_of_attention(
     assert (trace.Z >= trace.V.min(axis=1, keepdims=True) - slack).all()
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(source=sentences, target=sentences, seed=st.integers(0, 1000))
 def test_cross_attention_rows_are_over_the_source_words(
@@ -294,6 +297,7 @@ def damaged_files(draw: st.DrawFn) -> tuple[str, bytes]:
     return (".npz" if kind == "z.npz" else kind), bytes(content)
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(damaged=damaged_files())
 def test_a_damaged_file_loads_or_is_refused_with_a_message_never_a_crash(

@@ -105,6 +105,7 @@ def test_damaged_exports_are_refused_naming_the_file(tmp_path: Path) -> None:
         load_trace(path)
 
 
+@pytest.mark.slow
 def test_weights_fed_back_from_a_random_export_are_still_called_random(tmp_path: Path) -> None:
     path = tmp_path / "t.npz"
     export_trace(attnviz.trace_attention("I am good"), path)

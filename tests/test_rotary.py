@@ -58,6 +58,7 @@ def score_at(q: np.ndarray, k: np.ndarray, m: int, n: int, rope: Rope) -> float:
     return float(rotate(q[None], np.array([m]), rope)[0] @ rotate(k[None], np.array([n]), rope)[0])
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),

@@ -67,6 +67,7 @@ def counted(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int
 # -- time: layer passes and multiply-adds -------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "module", "function", "layer"),
     [
@@ -95,6 +96,7 @@ def test_the_layer_passes_estimated_are_the_layer_passes_run(
     assert len(result.effects) == sizes.n_heads * (1 if layer else sizes.n_layers)
 
 
+@pytest.mark.slow
 def test_a_forward_pass_is_one_pass_a_layer(
     monkeypatch: pytest.MonkeyPatch, estimates: list[tuple[ModelSizes, Work]]
 ) -> None:
@@ -106,6 +108,7 @@ def test_a_forward_pass_is_one_pass_a_layer(
     assert len(calls) == model_limits.layer_passes(sizes, work) == 6
 
 
+@pytest.mark.slow
 def test_compare_checks_each_run_as_two_held_at_once(
     estimates: list[tuple[ModelSizes, Work]],
 ) -> None:
@@ -113,6 +116,7 @@ def test_compare_checks_each_run_as_two_held_at_once(
     assert [work.runs for _, work in estimates] == [2, 2]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["minilm", "smollm2"])
 def test_a_layers_multiply_adds_are_its_weight_matrices_products(
     estimates: list[tuple[ModelSizes, Work]], model: str
@@ -147,6 +151,7 @@ def _arrays(value: object) -> list[np.ndarray]:
 # -- memory -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "dtype", "n_words"),
     [
@@ -187,6 +192,7 @@ def test_the_seeds_ablation_of_smollm2_is_within_the_bound() -> None:
     model_limits.check_model_run(sizes, work)  # runs: about 40 s estimated
 
 
+@pytest.mark.slow
 def test_a_long_ablation_is_refused_with_the_estimate_and_layer_n() -> None:
     long = " ".join([IT] * 20)  # about 240 tokens
     result = runner.invoke(app, ["heads", "-m", "smollm2", long, "--ablate"])
@@ -197,6 +203,7 @@ def test_a_long_ablation_is_refused_with_the_estimate_and_layer_n() -> None:
     assert "shorten the text (about" in line
 
 
+@pytest.mark.slow
 def test_the_way_round_runs() -> None:
     long = " ".join([IT] * 4)
     refused = runner.invoke(app, ["heads", "-m", "smollm2", long, "--ablate"])
@@ -206,6 +213,7 @@ def test_the_way_round_runs() -> None:
         model_limits.check_model_run(sizes, Work("heads --ablate", ablated=True, layer=30))
 
 
+@pytest.mark.slow
 def test_a_layer_that_does_not_exist_is_refused_before_the_run() -> None:
     result = runner.invoke(app, ["heads", "-m", "minilm", IT, "--ablate", "--layer", "7"])
     assert result.exit_code == ExitStatus.BAD_INPUT
@@ -239,6 +247,7 @@ def test_float64_is_offered_the_way_of_float32() -> None:
 # -- exports and pictures -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_words", [5, 60, 200])
 def test_an_npz_export_writes_no_more_than_estimated(tmp_path: Any, n_words: int) -> None:
     shown = attnviz.explain(text_of(n_words), model="minilm")
@@ -250,6 +259,7 @@ def test_an_npz_export_writes_no_more_than_estimated(tmp_path: Any, n_words: int
     assert size <= estimate <= 3 * size, (size, estimate)
 
 
+@pytest.mark.slow
 def test_an_npz_export_past_the_limit_is_refused_before_stacking(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
@@ -274,6 +284,7 @@ def test_a_large_all_layers_picture_is_refused_with_layer_n() -> None:
     limits.check_grid_memory(24, 16, 40)  # BERT-large's 384 panels on a short sentence
 
 
+@pytest.mark.slow
 def test_a_models_export_too_large_is_refused_before_its_run(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:

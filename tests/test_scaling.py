@@ -29,6 +29,7 @@ def test_unscaled_variance_grows_like_d_k_and_scaled_stays_near_one() -> None:
     assert max(scaled_entropy) - min(scaled_entropy) < 0.15
 
 
+@pytest.mark.slow
 def test_unscaled_gradient_shrinks_with_d_k_and_scaled_stays_the_same_size() -> None:
     """The seeds' "more stable gradients": for the same upstream gradient, what the softmax
     passes back shrinks and stalls without the scaling, and keeps its size with it."""

@@ -97,6 +97,7 @@ def test_the_random_weights_give_q_and_k_components_of_variance_about_2() -> Non
     assert np.var(q) == pytest.approx(2.0, rel=0.25) and np.var(k) == pytest.approx(2.0, rel=0.25)
 
 
+@pytest.mark.slow
 def test_step_7_calls_the_output_the_attention_sublayers_and_names_what_follows() -> None:
     for out in (lesson("explain", "I am good"), lesson("cross", "I am good", "Je vais bien")):
         assert "the layer's result" not in out
@@ -149,6 +150,7 @@ def test_help_says_what_each_command_draws() -> None:
     assert "embeddings" not in scaling and "random q and k" in scaling
 
 
+@pytest.mark.slow
 @needs_model
 def test_hide_special_states_the_computed_shape_and_the_rows_shown() -> None:
     out = lesson("explain", "-m", "minilm", IT, "--hide-special", "--head", "1")
@@ -214,6 +216,7 @@ def test_step_4_leaves_padding_rows_out_and_says_which_rows_it_measured(tmp_path
     assert "÷N" in out
 
 
+@pytest.mark.slow
 def test_step_4_says_when_small_embeddings_make_the_rows_flat() -> None:
     sample = Path(__file__).resolve().parent.parent / "sample_embeddings" / "minilm384d.txt"
     out = " ".join(
@@ -239,6 +242,7 @@ def test_hidden_tokens_are_named_for_the_softmax_sums_and_the_sigma_column() -> 
     assert "included)" not in out  # no note inside the formula's parentheses
 
 
+@pytest.mark.slow
 @needs_model
 def test_an_untrained_checkpoint_is_called_random_everywhere(tmp_path: Path) -> None:
     out = lesson("explain", "-m", TINY_GPT2, "The animal didn't cross", "--head", "1")

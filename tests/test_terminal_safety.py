@@ -66,6 +66,7 @@ def test_an_ansi_sequence_in_the_sentence_does_not_clear_the_screen() -> None:
     assert "\\x1b" in stdout and "\\x07" in stdout
 
 
+@pytest.mark.slow
 def test_rich_markup_in_the_sentence_is_printed_literally_even_in_colour(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

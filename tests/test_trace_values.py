@@ -46,6 +46,7 @@ def test_a_padded_export_reads_back_and_teaches(tmp_path: Path) -> None:
     assert "[PAD]" in attnviz.lesson(trace)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("padding", "message"),
     [
@@ -71,6 +72,7 @@ def test_padding_without_a_mask_is_refused(tmp_path: Path) -> None:
         load_trace(edited(path, set_padding(1)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "change",
     [

@@ -152,6 +152,7 @@ def test_coref_ablation_redone_in_plain_numpy() -> None:
     assert ablation.words[by_layer[2].target] == "animal" and by_layer[2].weight > 0.99
 
 
+@pytest.mark.slow
 @needs_model  # the tiny GPT-2's tokenizer
 def test_ablating_a_head_that_is_already_uniform_changes_nothing() -> None:
     """tiny GPT-2 with head 2 of block 1 given W_Q = 0 and b_Q = 0: every score is 0, the causal

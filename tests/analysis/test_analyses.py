@@ -45,6 +45,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     return counted
 
 
+@pytest.mark.slow
 def test_the_page_and_the_notebook_compute_each_analysis_once(calls: Counter[str]) -> None:
     shown = attnviz.explain(TIRED, model="coref", focus="it")
     n_layers = len(shown.layers)
@@ -61,6 +62,7 @@ def test_the_page_and_the_notebook_compute_each_analysis_once(calls: Counter[str
     )
 
 
+@pytest.mark.slow
 def test_a_heatmap_and_its_per_head_files_share_the_contributions(
     calls: Counter[str], tmp_path: Path
 ) -> None:

@@ -93,6 +93,7 @@ def test_every_row_a_block_at_a_time_is_the_traces_row(
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("causal", "pad_to"), [(False, None), (True, None), (False, 15), (True, 13)]
 )

@@ -89,6 +89,7 @@ def longest_increasing_chain(pairs: list[tuple[int, int]]) -> int:
 words = st.lists(st.sampled_from(["the", "it", "cat", "was"]), max_size=7)
 
 
+@pytest.mark.slow
 @given(words, words)
 def test_the_alignment_is_a_longest_common_subsequence(a: list[str], b: list[str]) -> None:
     alignment = align_words(a, b)
@@ -116,6 +117,7 @@ def literal_tv(row_a: np.ndarray, row_b: np.ndarray, alignment: Alignment) -> fl
     return 0.5 * (total + abs(only_a - only_b))
 
 
+@pytest.mark.slow
 @given(words, words, st.integers(0, 2**32 - 1))
 def test_tv_is_the_literal_loop_and_stays_between_0_and_1(
     a: list[str], b: list[str], seed: int

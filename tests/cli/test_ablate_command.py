@@ -92,6 +92,7 @@ def test_coref_word_reads_its_answer_from_an_output_layer_so_nothing_is_built_in
     assert "Here the largest weight in the row of 'it' is in L2 H1 (1.00 on 'too')" in words
 
 
+@pytest.mark.slow
 @needs_model
 def test_gpt2_has_a_next_token_column_and_says_it_is_untrained() -> None:
     code, out, err = heads("-m", TINY_GPT2, "the cat sat because it was tired", "--ablate")

@@ -25,6 +25,7 @@ def compare(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.slow
 def test_coref_says_it_moves_from_animal_to_street_in_layer_2() -> None:
     code, out, err = compare("--model", "coref", TIRED, WIDE)
     assert code == 0 and err == ""
@@ -111,6 +112,7 @@ def test_output_draws_the_listed_heads(tmp_path: Path) -> None:
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 @needs_model
 def test_an_untrained_checkpoint_is_called_random_without_asking_for_a_model() -> None:
     tiny_gpt2 = str(Path(__file__).parents[1] / "model" / "tiny_gpt2")

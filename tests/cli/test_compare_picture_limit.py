@@ -18,6 +18,7 @@ TIRED = "The cat sat on the mat because it was tired"
 WIDE = "The cat sat on the mat because it was wide"
 
 
+@pytest.mark.slow
 def test_a_comparison_picture_too_large_is_refused_before_anything_is_printed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,6 +29,7 @@ def run(*args: str) -> str:
     return result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_explain_with_focus_and_steps(dtype: str) -> None:
     text = run("explain", "-m", TINY, IT, "--focus", "it", "--steps", "1,3,9", "--dtype", dtype)
@@ -48,12 +49,14 @@ def test_heatmap_of_every_layer(tmp_path: Path) -> None:
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_heads_and_ablation() -> None:
     assert "tiny_llama" in run("heads", "-m", TINY, IT)
     ablated = run("heads", "-m", TINY, IT, "--ablate")
     assert "layer" in ablated.lower()
 
 
+@pytest.mark.slow
 def test_page(tmp_path: Path) -> None:
     out = tmp_path / "page.html"
     run("page", "-m", TINY, IT, "-o", str(out))
@@ -61,6 +64,7 @@ def test_page(tmp_path: Path) -> None:
     assert f"{NAME[:-1]}, random, untrained checkpoint)" in html and "4-bit Q4_1" in html
 
 
+@pytest.mark.slow
 def test_export_keeps_the_quantization_sentence_and_reads_back(tmp_path: Path) -> None:
     out = tmp_path / "trace.npz"
     run("explain", "-m", TINY, IT, "--export", str(out))

@@ -211,6 +211,7 @@ def check_every_number(args: list[str], tmp_path: Path) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_every_number_of_the_random_run_is_recomputed(tmp_path: Path) -> None:
     text = check_every_number([IT, "--heads", "4", "--d-model", "16"], tmp_path)
     assert "4 mixed" in text
@@ -258,6 +259,7 @@ def test_every_number_of_minilm_is_recomputed(tmp_path: Path) -> None:
     assert "L1 H3" not in because
 
 
+@pytest.mark.slow
 def test_rank_by_takes_its_three_choices_and_refuses_others() -> None:
     args = ["heads", IT, "--heads", "4", "--d-model", "16"]
     for choice in ("specificity", "selectivity", "weight"):

@@ -34,6 +34,7 @@ def test_the_loss_curve_takes_at_most_its_width_and_ends_at_the_last_loss(width:
         assert curve[0] == CURVE[-1]  # the highest, the first
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_live_view_of_training_fits_any_terminal(width: int) -> None:
     """A run trained live at a terminal ``width`` columns wide, as the command draws it."""
@@ -55,6 +56,7 @@ def test_the_live_view_of_training_fits_any_terminal(width: int) -> None:
         assert curves == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [1, 4, 7, 100_000])
 @pytest.mark.parametrize(
     "command",

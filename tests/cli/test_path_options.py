@@ -76,6 +76,7 @@ def test_an_empty_path_option_is_refused_by_name_and_nothing_is_written(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", ["--per-head", "--slides"])
 def test_a_dot_is_still_the_working_folder(
     flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -54,6 +54,7 @@ def test_cross_refuses_rope_in_one_line() -> None:
     assert "--positions sinusoidal" in message
 
 
+@pytest.mark.slow
 def test_explain_exports_what_it_showed(tmp_path: Path) -> None:
     path = tmp_path / "run.npz"
     arguments = ["explain", SENTENCE, "--heads", "4", "--d-model", "16", "--kv-heads", "2"]

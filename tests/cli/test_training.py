@@ -70,6 +70,7 @@ def test_every_file_is_written_and_reported(tmp_path: Path) -> None:
         assert animation.format == "GIF"
 
 
+@pytest.mark.slow
 def test_outputs_are_refused_before_training_and_nothing_is_written(tmp_path: Path) -> None:
     foreign = tmp_path / "someone"
     foreign.mkdir()
@@ -108,6 +109,7 @@ def test_the_word_readout_says_where_its_attention_went() -> None:
     assert 'the model\'s answer: "animal" (right)' in result.stdout
 
 
+@pytest.mark.slow
 def test_explain_step_prints_one_step_and_trains_nothing(tmp_path: Path) -> None:
     result = runner.invoke(app, ["train", "coref", "--explain-step"])
     assert result.exit_code == 0, result.output

@@ -113,6 +113,7 @@ def gone_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     return result.stderr, elsewhere
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("index", "status", "named"),
     [(index, status, named) for index, (_, status, named) in enumerate(COMMAND_LINES)],
@@ -130,6 +131,7 @@ def test_a_command_line_names_the_gone_working_folder_in_one_line(
     assert list(elsewhere.iterdir()) == []  # refused before the work: nothing written
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("index", "status", "named"),
     [(index, status, named) for index, (_, status, named) in enumerate(API_CALLS)],
@@ -142,6 +144,7 @@ def test_an_api_call_names_the_gone_working_folder(
     assert line.startswith(f"API {index} {status} ") and GONE in line and named in line, line
 
 
+@pytest.mark.slow
 def test_the_installed_command_in_a_removed_folder(tmp_path: Path) -> None:
     folder = tmp_path / "d"
     folder.mkdir()

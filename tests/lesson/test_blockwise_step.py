@@ -101,6 +101,7 @@ def test_steps_blockwise_shows_the_step_alone_after_the_header() -> None:
     assert "its 11 keys in 4 blocks of 3, the last of 2 (--block 3, the default for 11 keys" in said
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sentence", "options", "decimals"),
     [

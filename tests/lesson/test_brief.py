@@ -124,6 +124,7 @@ def test_a_head_that_does_not_exist_or_a_word_for_it_is_refused() -> None:
         attnviz.explain("I am good", head="some")
 
 
+@pytest.mark.slow
 def test_the_random_lesson_of_a_sentence_coref_knows_names_the_command() -> None:
     text = " ".join(text_of(SEEDS).split())
     said = re.findall(r"A model trained for this sentence: (.*?) shows coref", text)

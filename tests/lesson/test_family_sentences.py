@@ -59,6 +59,7 @@ def as_model(trace: AttentionTrace, model_type: str) -> AttentionTrace:
     return dataclasses.replace(trace, provenance=for_layer(provenance, 1))
 
 
+@pytest.mark.slow
 def test_a_family_attnviz_does_not_know_borrows_no_sentence() -> None:
     (trace,) = trace_layers(SENTENCE, TraceOptions())[0]
     text = lesson_text(as_model(trace, "t5"))
@@ -72,6 +73,7 @@ def test_a_family_attnviz_does_not_know_borrows_no_sentence() -> None:
     assert "In the model the rest of the layer follows; attnviz shows this sublayer." in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model_type", ["bert", "gpt2"])
 def test_each_family_says_its_own_sentences_and_not_the_others(model_type: str) -> None:
     (trace,) = trace_layers(SENTENCE, TraceOptions())[0]
@@ -106,6 +108,7 @@ def test_each_layer_s_input_is_described_in_its_family_s_words() -> None:
     assert again.embeddings.describe() == layer_input(gpt2.FAMILY, 3)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not has_model_extra(), reason="needs the optional extra attnviz[model]")
 def test_a_real_gpt2_checkpoint_says_gpt2_s_sentences() -> None:
     layers, _ = trace_layers(SENTENCE, TraceOptions(model=str(TINY_GPT2)))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 import attnviz
 
 from support import needs_model
 
 
+@pytest.mark.slow
 @needs_model
 def test_b_o_is_on_both_sides_of_the_head_by_head_sum() -> None:
     text = " ".join(attnviz.lesson(attnviz.explain("I am good", model="minilm"), steps="7").split())

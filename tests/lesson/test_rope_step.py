@@ -175,6 +175,7 @@ def test_every_worked_example_of_the_rope_lesson_is_one_the_step_names() -> None
             assert block.example in steps[pause.step].examples, (pause, block.example)
 
 
+@pytest.mark.slow
 def test_the_lesson_says_what_sharing_saves_with_this_sentences_numbers() -> None:
     shown = attnviz.explain("The cat sat on the mat", heads=4, d_model=16, kv_heads=2)
     printed = " ".join(attnviz.lesson(shown, width=100, full=True).split())
@@ -204,6 +205,7 @@ def test_the_rope_lesson_says_v_is_not_turned_and_the_pairing() -> None:
     assert "Attention alone ignores word order: it treats" not in printed  # not true with rope
 
 
+@pytest.mark.slow
 def test_every_view_reads_k_and_v_from_the_heads_key_value_head() -> None:
     trace = traced(IT, positions="rope", heads=4, d_model=16, kv_heads=1)
     values = trace.V[[trace.kv_head(h) for h in range(4)]]

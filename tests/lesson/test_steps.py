@@ -95,6 +95,7 @@ def with_dummy_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(table, "STEPS", rows)
 
 
+@pytest.mark.slow
 def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A plain per-head step added after Z, and an optional one after the scaling: one row and
     one module each. The terminal lesson, --steps' help and its refusals, the slides' plan, the

@@ -154,6 +154,7 @@ def test_no_pooling_sentence_without_a_folder_that_says_it() -> None:
     assert "1_Pooling" not in explain(IT, "--steps", "1")
 
 
+@pytest.mark.slow
 def test_a_gpt2_folder_whose_tokenizer_adds_a_token_says_so(tmp_path: Path) -> None:
     """GPT-2's tokenizer adds no special tokens, but a folder's post-processor can: step 1 then
     names the one it adds instead of saying "with no special tokens"."""

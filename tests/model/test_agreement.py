@@ -210,6 +210,7 @@ CASES: dict[str, tuple[Make, dict[str, object], tuple[str, ...]]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_config_that_disagrees_with_its_tensors_is_refused_by_its_key(
     case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -221,6 +222,7 @@ def test_a_config_that_disagrees_with_its_tensors_is_refused_by_its_key(
     refused_everywhere(folder, tmp_path, *fragments)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tensor", "rows", "fragments"),
     [
@@ -241,6 +243,7 @@ def test_a_bias_config_json_says_the_model_lacks_is_refused_not_ignored(
     refused_everywhere(folder, tmp_path, f"holds {tensor}, a bias the llama model", *fragments)
 
 
+@pytest.mark.slow
 def test_a_layer_beyond_a_gap_is_named_and_a_huge_index_is_no_layer(tmp_path: Path) -> None:
     folder = gpt2_copy(tmp_path / "gpt2")
     put("h.7.ln_1.weight", np.ones(32, np.float32))(folder)
@@ -255,12 +258,14 @@ def test_a_layer_beyond_a_gap_is_named_and_a_huge_index_is_no_layer(tmp_path: Pa
     assert len(attnviz.explain("I am good", model=str(folder)).layers) == 2
 
 
+@pytest.mark.slow
 def test_an_empty_token_table_is_named_as_empty_not_as_a_wrong_vocab_size(tmp_path: Path) -> None:
     folder = gpt2_copy(tmp_path / "gpt2")
     put("wte.weight", np.zeros((0, 32), np.float32))(folder)
     refused_everywhere(folder, tmp_path, "wte.weight has shape [0, 32]", "with at least one row")
 
 
+@pytest.mark.slow
 def test_a_config_that_agrees_still_runs(tmp_path: Path) -> None:
     """The checks hold for the test models as written, and an unset vocab_size is not one."""
     for make in (gpt2_copy, tiny_bert, llama_copy):

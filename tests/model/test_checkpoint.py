@@ -247,6 +247,7 @@ def one_line_refusal(
     assert result.stdout == "" and not export.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(BERT_DAMAGE))
 def test_a_damaged_bert_folder_is_refused_in_one_line(case: str, tmp_path: Path) -> None:
     edit, status, fragment = BERT_DAMAGE[case]
@@ -255,6 +256,7 @@ def test_a_damaged_bert_folder_is_refused_in_one_line(case: str, tmp_path: Path)
     one_line_refusal(folder, status, fragment, tmp_path=tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(GPT2_DAMAGE))
 def test_a_damaged_gpt2_folder_is_refused_in_one_line(case: str, tmp_path: Path) -> None:
     edit, status, fragment = GPT2_DAMAGE[case]
@@ -263,6 +265,7 @@ def test_a_damaged_gpt2_folder_is_refused_in_one_line(case: str, tmp_path: Path)
     one_line_refusal(folder, status, fragment, tmp_path=tmp_path)
 
 
+@pytest.mark.slow
 def test_the_tiny_bert_runs_and_only_the_rows_used_are_checked(tmp_path: Path) -> None:
     folder = tiny_bert(tmp_path / "bert")
     poke(WORDS, (9, 0), np.nan)(folder)  # "cat": not in the sentence, never read
@@ -271,6 +274,7 @@ def test_the_tiny_bert_runs_and_only_the_rows_used_are_checked(tmp_path: Path) -
     assert "nan" not in result.stdout.lower() and result.stderr == ""
 
 
+@pytest.mark.slow
 def test_float64_numbers_beyond_float32_are_read_with_dtype_float64(tmp_path: Path) -> None:
     folder = tiny_bert(tmp_path / "bert")
     BERT_DAMAGE["a number beyond float32 in a float64 checkpoint"][0](folder)
@@ -278,6 +282,7 @@ def test_float64_numbers_beyond_float32_are_read_with_dtype_float64(tmp_path: Pa
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stored_as", ["F16", "BF16"])
 def test_half_precision_checkpoints_are_read_exactly(stored_as: str, tmp_path: Path) -> None:
     """float16 and bfloat16 tensors give the same numbers as a float32 checkpoint holding the

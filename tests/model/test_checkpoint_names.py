@@ -66,6 +66,7 @@ def test_a_tilde_of_a_user_that_does_not_exist_is_named() -> None:
         find_model("~nonuser/x")
 
 
+@pytest.mark.slow
 def test_without_a_home_folder_a_registered_model_is_looked_for_in_the_caches_named(
     homeless: None,
 ) -> None:
@@ -172,6 +173,7 @@ def test_a_folder_named_like_a_registered_model_that_is_not_a_checkpoint(
     assert "give a checkpoint folder (config.json" not in line
 
 
+@pytest.mark.slow
 def test_a_checkpoint_folder_named_like_a_registered_model_is_named_by_its_path(
     no_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

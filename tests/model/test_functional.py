@@ -95,6 +95,7 @@ def exact_gelu(x: np.ndarray) -> np.ndarray:
     return np.array([v * 0.5 * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64)])
 
 
+@pytest.mark.slow
 def test_float32_gelu_is_within_a_few_ulps_of_x_times_the_normal_cdf() -> None:
     x = np.concatenate(
         [np.linspace(-12, 12, 240_001), np.geomspace(1e-30, 1e-2, 201), [0.0]]

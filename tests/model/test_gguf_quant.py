@@ -302,6 +302,7 @@ def test_every_type_reads_the_numbers_it_was_packed_from(tmp_path: Path, type_na
         holds_at_its_digits(worked.formula, worked.weight)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("type_name", ALL_TYPES)
 def test_every_weight_of_a_row_equals_the_gguf_package(tmp_path: Path, type_name: str) -> None:
     import gguf

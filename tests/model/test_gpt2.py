@@ -110,6 +110,7 @@ def test_byte_level_pieces_are_shown_as_text_and_grouped_into_words() -> None:
     assert provenance.special == ()  # GPT-2 adds no special tokens
 
 
+@pytest.mark.slow
 def test_explain_shows_the_causal_mask_as_random_causal_does() -> None:
     result = runner.invoke(app, ["explain", "-m", str(MODEL), SENTENCE, "--head", "1"])
     assert result.exit_code == 0, result.stderr
@@ -142,6 +143,7 @@ def test_every_view_works_for_gpt2(tmp_path: Path) -> None:
         assert data["weights"].shape[:2] == (2, 4) and data["mask"].ndim == 2
 
 
+@pytest.mark.slow
 def test_pad_to_appends_end_of_text_masked_as_keys() -> None:
     plain = trace_model("I am good", str(MODEL), dtype="float64")
     n = len(plain.trace.tokens)
@@ -153,6 +155,7 @@ def test_pad_to_appends_end_of_text_masked_as_keys() -> None:
     assert padded.trace.layers[0].provenance.special == tuple(range(n, n + 3))
 
 
+@pytest.mark.slow
 def test_gpt2_is_found_in_a_local_cache_and_never_downloaded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -147,6 +147,7 @@ if os.geteuid() != 0:  # permissions bite only when the tests are not run as roo
     DAMAGE["chmod 000"] = (chmod_000, ("Permission denied",))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_a_model_file_the_system_will_not_read_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
@@ -190,6 +191,7 @@ def ollama(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_the_pulled_model_runs(ollama: Path) -> None:
     assert len(attnviz.explain(SENTENCE, model="ollama:m").layers) == 2
 
@@ -237,6 +239,7 @@ MANIFESTS: dict[str, tuple[bytes, str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(MANIFESTS))
 def test_a_damaged_manifest_is_one_line(ollama: Path, case: str) -> None:
     content, fragment = MANIFESTS[case]

@@ -68,6 +68,7 @@ def llama_folder(tmp_path: Path) -> Path:
 # -- tensors that share bytes --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_layers", [2, 3, 2000])
 def test_gguf_layers_pointing_at_the_same_bytes_are_refused(tmp_path: Path, n_layers: int) -> None:
     path = write_gguf(tmp_path / "fan.gguf", with_layers(tiny_parts(), n_layers, shared=True))
@@ -99,6 +100,7 @@ def test_any_tensor_overlapping_another_is_refused(
     assert moved in message and onto in message
 
 
+@pytest.mark.slow
 def test_tensors_side_by_side_are_read(tmp_path: Path) -> None:
     path = write_gguf(tmp_path / "five.gguf", with_layers(tiny_parts(), 5, shared=False))
     assert len(attnviz.explain(SENTENCE, model=str(path)).layers) == 5
@@ -137,6 +139,7 @@ def too_many_layers(tmp_path: Path, kind: str) -> tuple[Path, str]:
     return folder, ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["gguf metadata", "gguf layers", "llama folder", "gpt2 folder"])
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_a_model_of_too_many_layers_is_refused_before_any_output(
@@ -171,6 +174,7 @@ def never(*_: object, **__: object) -> None:
     raise AssertionError("the work began before its budget was checked")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["gguf", "folder"])
 def test_every_layers_trace_is_bounded_before_the_weights_are_read(
     tmp_path: Path, model: str, monkeypatch: pytest.MonkeyPatch
@@ -216,6 +220,7 @@ def test_the_longest_sentence_named_fits_and_one_more_token_does_not() -> None:
     limits.check_model_trace(6, 512, 384, 12, bytes_per_number=8)  # all-MiniLM-L6-v2
 
 
+@pytest.mark.slow
 def test_an_ablation_is_bounded_before_the_first_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -231,6 +236,7 @@ def test_an_ablation_is_bounded_before_the_first_run(
     refused(["heads", SENTENCE, "--ablate", "-m", path], ExitStatus.BAD_INPUT, "at most 83")
 
 
+@pytest.mark.slow
 def test_a_page_of_every_layer_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = str(write_gguf(tmp_path / "m.gguf", with_layers(tiny_parts(), 3, shared=False)))
     explained = attnviz.explain(SENTENCE, model=path)
@@ -247,6 +253,7 @@ def test_a_page_of_every_layer_is_bounded(tmp_path: Path, monkeypatch: pytest.Mo
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_a_page_of_two_sentences_is_bounded_before_either_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -264,6 +271,7 @@ def test_a_page_of_two_sentences_is_bounded_before_either_run(
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_a_picture_of_every_layer_is_bounded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -325,8 +333,19 @@ def test_the_table_names_every_key_the_gguf_reader_reads() -> None:
     assert "llama.block_count" in used and "tokenizer.ggml.tokens" in used
 
 
-@pytest.mark.parametrize("wrong", list(WRONG))
-@pytest.mark.parametrize("key", keys_attnviz_reads())
+#: Every key with every wrong type; the plain run takes the fourth of them where
+#: (key + type) % 4 == 0, so each key still meets a wrong type and each type several keys.
+#: The rest are marked slow: scripts/check runs them all.
+EVERY_KEY_WITH_EVERY_WRONG_TYPE = [
+    pytest.param(
+        key, wrong, id=f"{key}-{wrong}", marks=() if (i + j) % 4 == 0 else pytest.mark.slow
+    )
+    for j, wrong in enumerate(WRONG)
+    for i, key in enumerate(keys_attnviz_reads())
+]
+
+
+@pytest.mark.parametrize("key, wrong", EVERY_KEY_WITH_EVERY_WRONG_TYPE)
 def test_a_key_of_another_type_is_refused_in_one_line(tmp_path: Path, key: str, wrong: str) -> None:
     from attnviz.model.sources.gguf_keys import KEYS, Kind
 
@@ -385,6 +404,7 @@ def test_a_whole_number_per_layer_of_heads_is_refused_as_a_feature(tmp_path: Pat
     )
 
 
+@pytest.mark.slow
 def test_the_unchanged_file_still_runs(tmp_path: Path) -> None:
     path = write_gguf(tmp_path / "same.gguf", tiny_parts())
     trace = attnviz.explain(SENTENCE, model=str(path)).trace

@@ -218,6 +218,7 @@ def test_features_attnviz_does_not_run_are_refused_in_one_line(
     assert len(lines) == 1 and fragment in lines[0], result.stderr
 
 
+@pytest.mark.slow
 def test_a_sliding_window_shorter_than_the_sentence_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "qwen2"
     shutil.copytree(MODELS["qwen2"], folder)
@@ -237,6 +238,7 @@ def test_a_sliding_window_shorter_than_the_sentence_is_refused(tmp_path: Path) -
         trace_model(SENTENCE, str(folder))
 
 
+@pytest.mark.slow
 def test_pad_to_appends_end_of_sequence_masked_as_keys() -> None:
     plain = trace_model("I am good", str(MODELS["llama"]), dtype="float64")
     n = len(plain.trace.tokens)
@@ -260,6 +262,7 @@ def test_the_views_that_read_only_the_weights_work(tmp_path: Path) -> None:
     assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model_type", ["llama", "qwen2"])
 def test_the_lesson_says_the_familys_own_sentences_and_no_other_familys(model_type: str) -> None:
     from lesson.test_family_sentences import as_model, lesson_text, sentences
@@ -279,6 +282,7 @@ def test_the_lesson_says_the_familys_own_sentences_and_no_other_familys(model_ty
             assert sentence not in text, sentence
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["llama", "qwen2", "gguf"])
 def test_the_ablation_says_why_it_measures_the_hidden_state_without_the_bert_sentence(
     model: str,
@@ -300,6 +304,7 @@ def test_the_ablation_says_why_it_measures_the_hidden_state_without_the_bert_sen
     assert ") (" not in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model_type", ["llama", "qwen2"])
 def test_word_order_is_said_of_layer_1_and_of_the_layers_after_it(model_type: str) -> None:
     """Layer 1's X is the token embeddings, which carry no positions; a later layer's X comes

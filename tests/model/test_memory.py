@@ -60,6 +60,7 @@ print(len(loaded.encoding.tokens), faults / 4)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not GLIBC or TUNED, reason="glibc's own thresholds, not set by the user")
 def test_a_loop_over_sentences_reuses_the_pages_of_the_last_pass() -> None:
     """Each pass keeps 20 MB of intermediates: 5,000 pages if they were handed back to the

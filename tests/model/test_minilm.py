@@ -55,6 +55,7 @@ def test_erf_matches_the_standard_library_to_float64_precision() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("index", [0, 1, 2])
 def test_attention_and_hidden_states_match_transformers(
@@ -83,6 +84,7 @@ def test_attention_and_hidden_states_match_transformers(
     )
 
 
+@pytest.mark.slow
 def test_it_looks_at_animal_in_layer_6_head_12() -> None:
     run = trace_model(IT_SENTENCE, "minilm")
     tokens = run.trace.tokens
@@ -90,6 +92,7 @@ def test_it_looks_at_animal_in_layer_6_head_12() -> None:
     assert tokens[int(np.argmax(row))] == "animal" and row.max() > 0.6
 
 
+@pytest.mark.slow
 def test_layer_traces_chain_through_the_residual_blocks() -> None:
     run = trace_model("A dog ate the food because it was hungry", "minilm", dtype="float64")
     for index, layer in enumerate(run.trace.layers):
@@ -99,6 +102,7 @@ def test_layer_traces_chain_through_the_residual_blocks() -> None:
         np.testing.assert_allclose(layer.weights.sum(-1), 1.0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_explain_with_the_model_shows_the_head_and_the_biases() -> None:
     result = runner.invoke(
         app, ["explain", IT_SENTENCE, "--model", "minilm", "--layer", "6", "--head", "12"]
@@ -115,6 +119,7 @@ def test_explain_with_the_model_shows_the_head_and_the_biases() -> None:
     assert head_12[2].startswith("animal")
 
 
+@pytest.mark.slow
 def test_hide_special_leaves_cls_and_sep_out_and_says_so() -> None:
     result = runner.invoke(
         app, ["explain", "I am good", "-m", "minilm", "--head", "1", "--hide-special"]
@@ -162,6 +167,7 @@ def test_heatmap_with_the_model(tmp_path: Path) -> None:
     assert out.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_a_focus_word_split_into_pieces_is_matched_as_a_word() -> None:
     result = runner.invoke(
         app,
@@ -265,6 +271,7 @@ def test_without_the_extra_model_mode_names_what_to_install(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("rank_by", "first", "second"),
     [
@@ -283,6 +290,7 @@ def test_heads_finds_the_heads_where_it_looks_at_animal(
     assert animal.split()[1:5] == first and animal.split()[5:9] == second
 
 
+@pytest.mark.slow
 def test_minilm_sample_embeddings_are_the_models_input_table() -> None:
     from safetensors import safe_open
 
@@ -298,6 +306,7 @@ def test_minilm_sample_embeddings_are_the_models_input_table() -> None:
             np.testing.assert_allclose(row, table[token_id : token_id + 1][0], atol=1e-6)
 
 
+@pytest.mark.slow
 def test_words_merges_pieces_mean_over_rows_sum_over_columns() -> None:
     from attnviz.selection import ViewOptions, select
 
@@ -349,6 +358,7 @@ def test_words_on_the_command_line_and_export_stays_in_pieces(tmp_path: Path) ->
     )
 
 
+@pytest.mark.slow
 def test_minilm_is_found_in_a_hugging_face_cache_or_named_for_installation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -370,6 +380,7 @@ def test_minilm_is_found_in_a_hugging_face_cache_or_named_for_installation(
     assert trace_model("I am good", "minilm").trace.tokens[1:4] == ("i", "am", "good")
 
 
+@pytest.mark.slow
 def test_a_config_that_disagrees_with_the_weights_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "mismatch"
     folder.mkdir()
@@ -540,6 +551,7 @@ def test_weights_of_one_model_layer_fed_back_keep_their_biases(tmp_path: Path) -
     assert "holds one layer's weights, layer 3 of all-MiniLM-L6-v2; drop --layer" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_padding_rows_count_the_tokens_before_them_not_words() -> None:
     """[CLS] and [SEP] are not words of the sentence: a [PAD] query looks at the 5 tokens
     before the padding, [CLS] and [SEP] among them."""

@@ -108,6 +108,7 @@ def huge_feed_forward(folder: Path, d_ff: int) -> None:
 # -- the padding token ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pad", [-1, 10**12, 5000])
 def test_a_padding_id_outside_the_tokenizer_is_named_as_configs(pad: int, tmp_path: Path) -> None:
     folder = gpt2_copy(tmp_path / "gpt2")
@@ -133,6 +134,7 @@ def test_a_bert_padding_id_outside_its_vocab_txt_is_refused(tmp_path: Path) -> N
     )
 
 
+@pytest.mark.slow
 def test_a_padding_id_the_tokenizer_has_but_the_weights_lack_is_refused(
     tmp_path: Path,
 ) -> None:
@@ -168,6 +170,7 @@ def bytes_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return sizes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["bert", "gpt2"])
 def test_a_position_table_of_2_to_the_27_rows_costs_the_sentences_rows(
     model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -213,6 +216,7 @@ def test_a_position_table_that_disagrees_with_config_json_is_named(tmp_path: Pat
     )
 
 
+@pytest.mark.slow
 def test_weights_that_would_not_fit_in_memory_are_refused_before_they_are_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -321,6 +325,7 @@ HEADERS: dict[str, tuple[bytes, str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(HEADERS))
 def test_a_safetensors_header_that_lies_is_refused_before_anything_is_read(
     case: str, tmp_path: Path
@@ -339,6 +344,7 @@ def test_a_safetensors_header_that_lies_is_refused_before_anything_is_read(
     )
 
 
+@pytest.mark.slow
 def test_a_file_cut_after_its_header_was_read_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -420,6 +426,7 @@ CONFIGS: dict[str, tuple[Callable[[Path], Path], Callable[[Path], None], str]] =
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CONFIGS))
 def test_config_values_beyond_any_model_are_refused(case: str, tmp_path: Path) -> None:
     make, edit, fragment = CONFIGS[case]
@@ -582,6 +589,7 @@ def test_the_python_api_raises_attnviz_error(tmp_path: Path) -> None:
 # -- a model's export used as embeddings ---------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("special", "fragment"),
     [
@@ -636,6 +644,7 @@ def test_a_gguf_tensor_that_would_not_fit_in_memory_is_refused_before_it_is_dequ
 # -- attnviz's own limit on a model with more positions ------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_model_with_2_to_the_31_positions_still_takes_at_most_512_tokens(
     tmp_path: Path,
 ) -> None:
@@ -660,6 +669,7 @@ def test_a_model_with_2_to_the_31_positions_still_takes_at_most_512_tokens(
 # -- saying whether the weights were trained ------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["yes", 0, 1, None, "false"])
 def test_attnviz_untrained_must_be_true_or_false(value: object, tmp_path: Path) -> None:
     folder = gpt2_copy(tmp_path / "gpt2")

@@ -95,6 +95,7 @@ def test_only_the_sentences_embedding_rows_are_read_and_never_the_output_layer(
     assert {f"blk.{i}.ffn_down.weight" for i in range(2)} <= names
 
 
+@pytest.mark.slow
 def test_layers_are_dequantized_when_reached_and_kept_only_when_asked() -> None:
     once = load_model(TIRED, TINY, keep_layers=False)
     assert isinstance(once.weights.layers, GgufLayers) and len(once.weights.layers) == 2
@@ -118,6 +119,7 @@ def test_running_again_from_a_layer_with_its_own_output_changes_nothing() -> Non
     np.testing.assert_array_equal(again.hidden_states[-1], run.hidden_states[-1])
 
 
+@pytest.mark.slow
 def test_padding_uses_the_files_end_of_text_token() -> None:
     run = trace_model(TIRED, TINY, pad_to=14)
     assert run.encoding.tokens[-2:] == ("<|endoftext|>",) * 2

@@ -35,6 +35,7 @@ def gone(pid: int) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_the_value_comes_back_and_an_attnviz_error_keeps_its_kind_and_status() -> None:
     assert run_isolated(lambda: {"ids": [1, 2], "tokens": ["a", "é"]}, "t") == {
         "ids": [1, 2],
@@ -87,6 +88,7 @@ def test_a_child_that_dies_without_an_answer_is_one_line(ending: str) -> None:
         run_isolated(die, "t")
 
 
+@pytest.mark.slow
 def test_a_child_past_its_time_is_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox, "TOKENIZER_SECONDS", 0.2)
     pid_file = tmp_path / "pid"
@@ -117,6 +119,7 @@ def alarm() -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_an_interrupt_while_waiting_kills_the_child_at_once(tmp_path: Path, alarm: None) -> None:
     pid_file = tmp_path / "pid"

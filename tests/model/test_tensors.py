@@ -58,6 +58,7 @@ def refused_by_type(folder: Path, dtype: str, what: str) -> None:
     assert caught.value.message == lines[0].removeprefix("error: ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("dtype", "what"),
     [("F8_E4M3", "8-bit floats"), ("F8_E5M2", "8-bit floats"), ("I8", "whole numbers")],
@@ -70,6 +71,7 @@ def test_a_type_attnviz_does_not_read_is_named_with_those_it_reads(
     refused_by_type(folder, dtype, what)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("dtype", "what"), [("F8_E4M3", "8-bit floats"), ("U64", "whole numbers")])
 def test_a_type_whose_size_does_not_match_is_still_named_by_its_type(
     dtype: str, what: str, tmp_path: Path
@@ -80,6 +82,7 @@ def test_a_type_whose_size_does_not_match_is_still_named_by_its_type(
     refused_by_type(folder, dtype, what)
 
 
+@pytest.mark.slow
 def test_a_tensor_of_another_type_that_is_never_read_is_no_obstacle(tmp_path: Path) -> None:
     """An integer buffer beside the weights (old BERT checkpoints hold position_ids as I64),
     even one whose bytes do not match its shape, is left alone."""

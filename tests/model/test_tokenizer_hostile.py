@@ -39,6 +39,7 @@ def encoded(folder: Path, sentence: str = SENTENCE, max_positions: int = 1024) -
     return encode(isolated_tokenizer(folder), sentence, max_positions).tokens
 
 
+@pytest.mark.slow
 def test_an_isolated_tokenizer_gives_what_the_tokenizer_gives_here(tmp_path: Path) -> None:
     from attnviz.model.sources.tokenizer import (
         encode,
@@ -87,6 +88,7 @@ def test_replacements_that_grow_the_text_are_stopped_at_the_memory_limit(
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.slow
 def test_a_tokenizer_that_makes_the_text_grow_is_named(tmp_path: Path) -> None:
     prepend = {"type": "Prepend", "prepend": "x " * 1000}
     folder = gpt2_folder(tmp_path / "grow", normalizer=prepend)
@@ -120,6 +122,7 @@ def test_a_normalizer_that_removes_every_character_is_refused(
     assert caught.value.exit_status == ExitStatus.BAD_INPUT
 
 
+@pytest.mark.slow
 def test_a_missing_or_damaged_tokenizer_keeps_its_message_and_exit_status(tmp_path: Path) -> None:
     folder = gpt2_folder(tmp_path / "damaged")
     (folder / "tokenizer.json").write_text('{"model": 3}', encoding="utf-8")
@@ -130,6 +133,7 @@ def test_a_missing_or_damaged_tokenizer_keeps_its_message_and_exit_status(tmp_pa
         encoded(folder)
 
 
+@pytest.mark.slow
 def test_the_gguf_tokenizer_runs_in_the_child_too(monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import replace
 
@@ -148,6 +152,7 @@ def test_the_gguf_tokenizer_runs_in_the_child_too(monkeypatch: pytest.MonkeyPatc
         encode(tokenizer, "the cat", 64)
 
 
+@pytest.mark.slow
 def test_the_python_api_raises_the_same_one_sentence(tmp_path: Path) -> None:
     import attnviz
 

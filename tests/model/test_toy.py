@@ -49,6 +49,7 @@ def copy_of(name: str, tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("sentence", SENTENCES)
 @pytest.mark.parametrize("name", SHIPPED)
@@ -87,6 +88,7 @@ def test_coref_last_layer_it_row_lands_on_the_referent(sentence: str, referent: 
     assert last.weights[0, trace.tokens.index("it"), trace.tokens.index(referent)] >= 0.9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SHIPPED)
 def test_held_out_accuracy_recomputed_from_the_shipped_files(name: str) -> None:
     task = tasks.coref(SHIPPED[name])
@@ -145,6 +147,7 @@ def test_an_export_with_a_readout_attnviz_does_not_know_is_refused(tmp_path: Pat
         load_trace(path)
 
 
+@pytest.mark.slow
 def test_the_lesson_says_what_coref_is_from_its_numbers() -> None:
     result = runner.invoke(app, ["explain", "--model", "coref", tasks.TIRED])
     assert result.exit_code == 0, result.stderr
@@ -253,6 +256,7 @@ def test_damaged_weights_get_one_line(
     assert fragment in line
 
 
+@pytest.mark.slow
 def test_a_damaged_config_gets_one_line(tmp_path: Path) -> None:
     folder = copy_of("coref", tmp_path)
     data = json.loads((folder / "config.json").read_text())
@@ -304,6 +308,7 @@ def test_runs_without_the_optional_extra(monkeypatch: pytest.MonkeyPatch) -> Non
         assert trace_model(tasks.TIRED, name).trace.tokens == tuple(tasks.TIRED.split())
 
 
+@pytest.mark.slow
 def test_a_folder_attnviz_train_saves_runs_with_a_causal_mask_and_a_token_readout(
     tmp_path: Path,
 ) -> None:
@@ -345,6 +350,7 @@ def test_words_is_refused_for_tokens_that_are_whole_words() -> None:
     assert "coref's tokens are whole words already" in line
 
 
+@pytest.mark.slow
 def test_with_it_twice_the_answer_names_the_occurrence_it_was_given_at() -> None:
     """coref was trained on sentences with one "it"; with two it answers at the first, and the
     lesson says which, as the tables name it."""

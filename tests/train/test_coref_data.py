@@ -62,6 +62,7 @@ def made() -> coref.Sentences:
     return coref.sentences(3000)
 
 
+@pytest.mark.slow
 def test_every_sentence_is_of_the_grammar_and_its_answer_is_the_adjectives_noun(
     made: coref.Sentences,
 ) -> None:
@@ -118,6 +119,7 @@ def test_the_nouns_roles_are_swapped_in_the_same_templates(made: coref.Sentences
     assert len(both) >= 0.9 * len(set(made.template.tolist()))
 
 
+@pytest.mark.slow
 def test_held_out_templates_and_pairs_are_never_trained_on() -> None:
     task = tasks.coref()
     vocabulary = task.vocabulary

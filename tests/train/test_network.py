@@ -30,6 +30,7 @@ TASKS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_heads", [1, pytest.param(2, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", list(TASKS))
 def test_every_gradient_matches_central_differences(name: str, n_heads: int) -> None:
@@ -129,6 +130,7 @@ def test_a_padded_batch_gives_each_sentence_the_numbers_it_has_alone() -> None:
         assert (together.logits[row, n:] == -np.inf).all()  # a pointer cannot point at padding
 
 
+@pytest.mark.slow
 def test_measuring_a_chunk_at_a_time_gives_the_numbers_of_one_pass() -> None:
     """network.measure runs MEASURE_CHUNK examples a pass; its logits and weights are those of
     one pass over every example, with the changes (ablation, positions, ids) applied to the right
@@ -154,6 +156,7 @@ def test_measuring_a_chunk_at_a_time_gives_the_numbers_of_one_pass() -> None:
         np.testing.assert_allclose(mine, theirs.weights, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("readout", [Readout.POINTER, Readout.WORD])
 @pytest.mark.parametrize("causal", [False, True])
 def test_the_answer_alone_is_the_answer_of_the_whole_pass(readout: Readout, causal: bool) -> None:
@@ -207,6 +210,7 @@ def test_positions_can_be_given_and_shuffled_positions_change_x() -> None:
     np.testing.assert_array_equal(moved.layers[0].x, expected)  # the same sums, in numpy
 
 
+@pytest.mark.slow
 def test_every_position_of_a_model_is_trained() -> None:
     """A model has as many learned positions as its longest training example has words."""
     for task in (tasks.coref(), tasks.reverse(np.random.default_rng(0))):
@@ -216,6 +220,7 @@ def test_every_position_of_a_model_is_trained() -> None:
     ).lengths == (8, 8)
 
 
+@pytest.mark.slow
 def test_tasks_are_reproducible_from_the_seed() -> None:
     first = tasks.induction(np.random.default_rng(3))
     second = tasks.induction(np.random.default_rng(3))

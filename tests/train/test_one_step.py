@@ -47,6 +47,7 @@ def loss_of(step: GradientStep, parameters: network.Parameters) -> float:
     return backward.cross_entropy(run.logits, sentence.targets)[0]
 
 
+@pytest.mark.slow
 def test_the_record_is_what_the_network_computes(step: GradientStep) -> None:
     loss, gradients, _ = network.loss_and_gradients(step.parameters, step.shape, sentence_of(step))
     assert step.loss == loss
@@ -135,6 +136,7 @@ def test_nothing_is_nan(step: GradientStep) -> None:
     assert all(np.isfinite(array).all() for array in arrays)
 
 
+@pytest.mark.slow
 def test_the_initial_weights_are_the_trainers() -> None:
     for readout in READOUTS:
         trainer = Trainer(coref(readout), seed=3)
@@ -145,6 +147,7 @@ def test_the_initial_weights_are_the_trainers() -> None:
             np.testing.assert_array_equal(ours[key], value.astype(np.float64))
 
 
+@pytest.mark.slow
 def test_given_weights_are_used_and_checked() -> None:
     start = initial_parameters(Readout.POINTER, 5)
     step = gradient_step(parameters=start)

@@ -56,6 +56,7 @@ def by_hand(expression: str) -> float:
     return value
 
 
+@pytest.mark.slow
 def test_every_worked_example_holds_by_hand(step: GradientStep) -> None:
     lines = worked_lines(printed(step, 2000))
     assert len(lines) >= 12
@@ -77,6 +78,7 @@ def test_the_softmax_backward_example_uses_the_printed_sum(step: GradientStep) -
         assert f" − {printed_total})" in entry or f" − ({printed_total}))" in entry
 
 
+@pytest.mark.slow
 def test_the_closing_line_is_the_records_weight_before_and_after(step: GradientStep) -> None:
     text = " ".join(printed(step, 2000).split())
     before, after = step.referent_weight_before, step.referent_weight_after
@@ -112,6 +114,7 @@ def test_it_fits_the_width_plain_and_has_no_nan(step: GradientStep, width: int) 
     assert text.splitlines()[0] == "attnviz · one training step, every number"
 
 
+@pytest.mark.slow
 def test_no_color_gives_plain_text(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
     out = io.StringIO()

@@ -46,6 +46,7 @@ def test_coref_finds_animal_and_street_from_the_adjective(coref: training.Traine
     assert coref.steps <= 200
 
 
+@pytest.mark.slow
 def test_the_same_arguments_give_the_same_numbers() -> None:
     first, second = training.train("reverse", seed=3), training.train("reverse", seed=3)
     assert first.steps == second.steps
@@ -55,6 +56,7 @@ def test_the_same_arguments_give_the_same_numbers() -> None:
     assert training.train("reverse", seed=4).snapshots[1].loss != first.snapshots[1].loss
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["reverse", "previous"])
 def test_the_token_tasks_learn_their_pattern(task: str) -> None:
     trained = training.train(task)
@@ -191,6 +193,7 @@ def test_the_history_and_the_model_folder_are_written_and_read_back(
             assert np.array_equal(weights[key], value), key
 
 
+@pytest.mark.slow
 def test_without_history_the_same_steps_give_the_same_weights() -> None:
     full = training.train("previous", steps=12, until=None)
     quick = training.train("previous", steps=12, until=None, history=False)
@@ -222,6 +225,7 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 3)
 """
 
 
+@pytest.mark.slow
 def test_training_steps_reuse_the_pages_of_the_last_step() -> None:
     """A step of 128 sentences makes and frees arrays of a few MB; handed back to the system
     each time, every step would fault them in anew (975 pages a step measured, a third

@@ -21,6 +21,7 @@ from render.pictures import (
 from support import shown
 
 
+@pytest.mark.slow
 def test_printed_outlines_are_the_strings_and_centred_in_their_cells() -> None:
     trace = trace_of("I am good")
     figure = build_figure(trace, shown(trace, (0,), None))
@@ -35,6 +36,7 @@ def test_printed_outlines_are_the_strings_and_centred_in_their_cells() -> None:
     assert [tuple(cell) for cell in cells] == [(c, r) for r in range(3) for c in range(3)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("cmap", "light"), [("Greys", "low"), ("gray", "high")])
 def test_printed_weights_are_black_on_light_cells_and_white_on_dark(cmap: str, light: str) -> None:
     trace = trace_of("I am", d_model=8, n_heads=2)  # weights from 0.15 to 0.85

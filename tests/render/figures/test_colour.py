@@ -43,6 +43,7 @@ def test_known_colormaps_pass_and_unknown_ones_raise() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("scale", "top", "label"),
     [
@@ -72,6 +73,7 @@ def test_colour_scales_span_what_the_colour_bar_says(
     assert cell_texts(figure.axes[0]) == [f"{w:.2f}" for w in trace.weights[0].ravel()]
 
 
+@pytest.mark.slow
 def test_the_default_scale_is_fixed_up_to_16_words_then_the_largest_shown() -> None:
     sixteen, seventeen = trace_of(" ".join(WORDS[:16])), trace_of(" ".join(WORDS[:17]))
     for trace, fixed in ((sixteen, True), (seventeen, False)):

@@ -74,6 +74,7 @@ def annotations(axes: Axes) -> list[str]:
     return [text.get_text() for text in axes.texts]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("focus", [False, True])
 def test_layers_figure_has_one_panel_per_layer_and_head(focus: bool) -> None:
     layers = fake_layers(IT_SENTENCE)
@@ -109,6 +110,7 @@ def test_layers_figure_has_one_panel_per_layer_and_head(focus: bool) -> None:
     assert colour_bar.get_ylim() == (0.0, 1.0)
 
 
+@pytest.mark.slow
 def test_layers_figure_labels_the_words_along_its_edges_numbered_like_the_terminal() -> None:
     layers = fake_layers(IT_SENTENCE)
     axes = grid_axes(
@@ -125,6 +127,7 @@ def test_layers_figure_labels_the_words_along_its_edges_numbered_like_the_termin
     assert bold == ["it"] * 3
 
 
+@pytest.mark.slow
 def test_layers_figure_of_many_words_labels_only_the_focus_word() -> None:
     sentence = " ".join([*WORDS[:21], "it"])
     layers = fake_layers(sentence, n_layers=2, n_heads=2, d_model=8)
@@ -135,6 +138,7 @@ def test_layers_figure_of_many_words_labels_only_the_focus_word() -> None:
     assert_readable(figure)
 
 
+@pytest.mark.slow
 def test_layers_figure_hatches_the_masked_cells_of_every_panel() -> None:
     layers = [
         replace(layer, mask=np.tril(np.ones((4, 4), dtype=bool)))
@@ -154,6 +158,7 @@ def test_layers_figure_hatches_the_masked_cells_of_every_panel() -> None:
     }
 
 
+@pytest.mark.slow
 def test_focus_panel_shows_where_the_focus_word_looks_hardest_in_every_head() -> None:
     layers = fake_layers(IT_SENTENCE)
     focus = it_focus(layers[0])
@@ -212,6 +217,7 @@ def test_layers_labels_never_overlap_nor_leave_the_picture(
             assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1, text.get_text()
 
 
+@pytest.mark.slow
 def test_layers_title_names_the_sentence_and_the_random_weights() -> None:
     layers = fake_layers("I think it works")
     figure = build_layers_figure(for_grid(layers), shown(layers[0]))
@@ -242,6 +248,7 @@ def test_layers_title_names_the_model_without_the_layer_number() -> None:
     assert "weights all-MiniLM-L6-v2 (pretrained)" in words and "layer 1" not in words
 
 
+@pytest.mark.slow
 def test_long_sentence_layers_title_is_one_cut_line() -> None:
     layers = fake_layers(" ".join(WORDS * 3), n_layers=1, n_heads=2, d_model=8)
     figure = build_layers_figure(for_grid(layers), shown(layers[0], None, None))
@@ -306,6 +313,7 @@ def test_layers_unknown_extension_and_colormap_write_nothing(tmp_path: Path) -> 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("error", [OSError(28, "No space left on device"), RuntimeError("bug")])
 def test_a_failing_layers_write_leaves_no_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception
@@ -350,6 +358,7 @@ def test_the_pretrained_encoder_grid(tmp_path: Path) -> None:
     assert (tmp_path / "grid.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_the_layers_grid_takes_the_same_colour_scales() -> None:
     layers = fake_layers(IT_SENTENCE)
     figure = build_layers_figure(for_grid(layers), shown(layers[0], None, None), scale=Scale.row)
@@ -363,6 +372,7 @@ def test_the_layers_grid_takes_the_same_colour_scales() -> None:
     assert figure.axes[1].get_ylabel().startswith("attention weight ÷ its row's largest")
 
 
+@pytest.mark.slow
 def test_the_layers_grid_holds_at_most_384_panels(tmp_path: Path) -> None:
     check_grid_size(24, 16)  # BERT-large, GPT-2 medium
     assert MAX_GRID_PANELS == 24 * 16

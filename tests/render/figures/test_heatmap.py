@@ -87,6 +87,7 @@ def test_figure_has_a_titled_panel_per_head_and_one_shared_colour_bar() -> None:
         ]  # fmt: skip  # repeated words numbered, as the terminal's tables name them
 
 
+@pytest.mark.slow
 def test_focus_panel_adds_an_axes_with_the_focus_row_of_every_head() -> None:
     trace = trace_of(IT_SENTENCE)
     focus = it_focus(trace)
@@ -123,6 +124,7 @@ def test_title_names_the_sentence_and_random_weights() -> None:
     assert "random weights" in words.casefold() and "d_model 8, 2 heads, d_k 4" in words
 
 
+@pytest.mark.slow
 def test_title_says_what_the_hatching_means_only_when_there_is_a_mask() -> None:
     trace = trace_of("The cat sat on it")
     assert "masked" not in words_of(build_figure(trace, shown(trace, (0,), None)))
@@ -130,6 +132,7 @@ def test_title_says_what_the_hatching_means_only_when_there_is_a_mask() -> None:
     assert "hatched: masked, weight 0" in words_of(build_figure(causal, shown(causal, (0,), None)))
 
 
+@pytest.mark.slow
 def test_title_of_given_weights_does_not_say_random() -> None:
     base = trace_of("I am good")
     weights = attnviz.AttentionWeights(W_Q=base.W_Q, W_K=base.W_K, W_V=base.W_V, W_O=base.W_O)
@@ -149,6 +152,7 @@ def with_special_tokens() -> AttentionTrace:
     return replace(trace, provenance=provenance)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("hide_special", "words"), [(False, False), (False, True)])
 def test_title_says_rows_sum_to_1_when_the_drawn_rows_do(hide_special: bool, words: bool) -> None:
     # Merged words: a row is the mean of its pieces' rows, a column the sum of its pieces'
@@ -188,6 +192,7 @@ def test_long_sentence_title_is_cut_to_the_picture_width() -> None:
     assert_readable(figure)
 
 
+@pytest.mark.slow
 def test_dollar_signs_are_words_not_math() -> None:
     trace = trace_of("a $^^$ b")  # as mathtext, "$ ^ ^ $" is an error: double superscript
     figure = build_figure(trace, shown(trace, (0,), None))
@@ -260,6 +265,7 @@ def test_sentences_line_cuts_each_sentence_to_its_share() -> None:
         assert part.endswith(" …"), part  # cut at a space, never inside a word
 
 
+@pytest.mark.slow
 def test_cross_panels_label_rows_with_target_and_columns_with_source_words() -> None:
     trace = je_vais_bien()
     figure = build_figure(trace, shown(trace, (0, 1), find_focus(trace.tokens, "vais")))
@@ -293,6 +299,7 @@ def test_cross_focus_panel_has_a_column_per_source_word() -> None:
     assert panel.get_xlabel() == "source word (looked at)"
 
 
+@pytest.mark.slow
 def test_cross_title_shows_source_then_target_and_the_kind_of_attention() -> None:
     figure = build_figure(je_vais_bien(), shown(je_vais_bien(), (0,), None))
     title = figure.get_suptitle()
@@ -363,6 +370,7 @@ def test_cross_png_is_valid_and_its_size_follows_the_figure(tmp_path: Path) -> N
         assert distinct_colours(pixels) > 100  # not blank
 
 
+@pytest.mark.slow
 def test_masked_cells_of_a_square_trace_are_hatched() -> None:
     trace = trace_of("The cat sat on it")
     causal = replace(trace, mask=np.tril(np.ones((5, 5), dtype=bool)))
@@ -428,6 +436,7 @@ def test_unknown_colormap_writes_nothing(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_one_picture_holds_at_most_64_heads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -21,6 +21,7 @@ from render.pictures import (
 from support import shown
 
 
+@pytest.mark.slow
 def test_layout_grows_with_the_sentence_then_thins_labels() -> None:
     tiny = plan_layout(["I", "am"], 2, 0)
     eleven = plan_layout(IT_SENTENCE.split(), 2, 2)
@@ -69,6 +70,7 @@ def test_square_layout_is_the_same_with_or_without_key_tokens_but_for_axis_title
     assert square.x_title == "key word (looked at)" and cross.x_title == "source word (looked at)"
 
 
+@pytest.mark.slow
 def test_a_cell_too_narrow_for_0_45_prints_45() -> None:
     layout = plan_layout(WORDS[:14], 4, 0)  # 14 words in a quarter of 20 inches
     assert layout.values.shown and layout.values.compact

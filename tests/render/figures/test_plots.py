@@ -18,6 +18,7 @@ from render.pictures import words_of
 from support import shown
 
 
+@pytest.mark.slow
 def test_lines_style_draws_one_line_per_word_and_head(tmp_path: Path) -> None:
 
     trace = attnviz.trace_attention("The animal didn't cross the street because it was too tired")

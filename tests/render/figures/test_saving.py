@@ -46,6 +46,7 @@ def test_unknown_extension_is_refused(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("error", [OSError(28, "No space left on device"), RuntimeError("bug")])
 def test_a_failing_write_leaves_no_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception
@@ -61,6 +62,7 @@ def test_a_failing_write_leaves_no_file(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_an_existing_picture_survives_a_failed_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -77,6 +79,7 @@ def test_an_existing_picture_survives_a_failed_write(
     assert [p.name for p in tmp_path.iterdir()] == ["x.png"]
 
 
+@pytest.mark.slow
 def test_words_without_a_glyph_render_without_warnings(tmp_path: Path) -> None:
     trace = trace_of("I like 👍🏽 and 漢字")
     save_heatmap(trace, shown(trace, (0,), None), tmp_path / "x.png")  # warnings are errors here

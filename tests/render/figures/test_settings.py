@@ -150,6 +150,7 @@ def plain_picture(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return output.read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content", sorted(RC_FILES))
 @pytest.mark.parametrize("where", ["cwd", "MATPLOTLIBRC", "MPLCONFIGDIR"])
 def test_a_matplotlibrc_does_not_reach_the_pictures(
@@ -208,6 +209,7 @@ def matplotlib_users() -> list[tuple[str, ast.FunctionDef]]:
     return found
 
 
+@pytest.mark.slow
 def test_matplotlib_is_reached_only_inside_drawing() -> None:
     """A function that imports matplotlib is decorated with @draws (the lock, attnviz's
     settings, and the first import without the person's matplotlibrc), or draws on an Axes or

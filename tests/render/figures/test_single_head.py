@@ -103,6 +103,7 @@ def test_up_to_20_words_every_word_is_labelled_on_both_axes_and_beside_its_bar()
     assert len(labels_of(bars(figure), x=False)) == len(words)
 
 
+@pytest.mark.slow
 def test_the_bars_are_the_focus_words_row_and_name_it_in_bold() -> None:
     trace = trace_of(IT_SENTENCE)
     focus = it_focus(trace)
@@ -124,6 +125,7 @@ def test_without_a_focus_word_the_right_side_is_the_caption_alone() -> None:
     assert "Each row sums to 1; d_model 8, 2 heads, d_k 4." in caption_of(figure)
 
 
+@pytest.mark.slow
 def test_a_masked_key_is_a_hatched_bar_not_a_zero() -> None:
     trace = trace_of("The cat sat on it")
     causal = replace(trace, mask=np.tril(np.ones((5, 5), dtype=bool)))
@@ -180,6 +182,7 @@ def test_pictures_of_other_weights_say_nothing_of_a_readout() -> None:
     assert "answer" not in words_of(random)
 
 
+@pytest.mark.slow
 def test_an_exported_coref_layer_read_back_keeps_its_sentence(tmp_path: Path) -> None:
     from attnviz.trace_files import export_trace, load_trace
 

@@ -51,6 +51,7 @@ def test_pieces_text_joins_the_tokenizers_words_and_leaves_out_special_tokens() 
     assert pieces_text(padded) == "[CLS] [SEP]"  # no word of its own: the tokens as they are
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [3.5, 4.0, 5.0, 6.5, 9.0])
 def test_a_title_keeps_two_lines_and_the_caption_every_word_at_any_width(width: float) -> None:
     """The title of a heatmap, a cross-attention heatmap and a layers grid is two lines at

@@ -38,6 +38,7 @@ def test_label_positions_thin_and_keep_the_focus_word() -> None:
     assert label_positions(10, 3, keep=6) == [0, 3, 6, 9]
 
 
+@pytest.mark.slow
 @given(n_labels=st.integers(1, 300), step=st.integers(1, 20), data=st.data())
 def test_label_positions_are_spaced_at_least_a_step(
     n_labels: int, step: int, data: st.DataObject

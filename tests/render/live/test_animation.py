@@ -42,6 +42,7 @@ def test_the_footer_says_what_the_models_answer_is(readout: str, other: str) -> 
     assert readout_note(other, ["it"]) not in footer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["coref", "reverse", "induction"])
 def test_every_word_is_readable_and_none_overlaps(name: str) -> None:
     task = training.make_task(name)

@@ -120,6 +120,7 @@ def test_demo_without_the_model_gives_the_install_hint(
     assert "could not be run" not in text
 
 
+@pytest.mark.slow
 def test_q_at_a_step_of_the_first_lesson_ends_the_whole_demo() -> None:
     from rich.console import Console
 
@@ -141,6 +142,7 @@ def test_q_at_a_step_of_the_first_lesson_ends_the_whole_demo() -> None:
     assert "with random weights" not in text and "coref" not in text
 
 
+@pytest.mark.slow
 def test_layer_one_is_told_sentence_by_sentence_from_the_readings() -> None:
     """Each of layer 1's numbers is given with the sentence it comes from: read as one row, a
     "tired" 0.90 and a "cross" 0.59 would sum past 1."""
@@ -161,6 +163,7 @@ def test_layer_one_is_told_sentence_by_sentence_from_the_readings() -> None:
     assert "Training coref, live" not in text  # stopped before it, as asked
 
 
+@pytest.mark.slow
 def test_coref_word_says_in_which_sentence_the_row_lands_elsewhere() -> None:
     """ "Lands on 'too'" is true of one sentence only when the other's row lands on its answer:
     each claim is given with its sentence."""

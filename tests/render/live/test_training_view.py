@@ -78,6 +78,7 @@ def test_a_bar_is_as_wide_as_its_word_and_two_lines_tall() -> None:
     assert bar(0.5, 0) == "▄"  # one line tall
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [60, 80, 100])
 @pytest.mark.parametrize("name", ["coref", "induction", "reverse"])
 def test_every_line_of_a_frame_fits_and_every_word_is_shown(name: str, width: int) -> None:
@@ -109,6 +110,7 @@ def test_a_short_screen_gets_bars_one_line_tall() -> None:
     assert sum(BLOCK * NARROWEST in line for line in short) == full
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [60, 80, 100])
 def test_plain_lines_fit_the_width_and_their_answers_go_on_underneath(width: int) -> None:
     answers = ['L2 "it"→animal 0.98', 'L2 "it"→street 0.03']

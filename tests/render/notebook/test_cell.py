@@ -118,6 +118,7 @@ def test_the_view_decides_the_heads_and_the_hidden_tokens() -> None:
     assert rows[0][1:-1] == ["I", "am", "good"] and len(rows) == 4
 
 
+@pytest.mark.slow
 @needs_model
 def test_a_model_trace_shows_every_layer_and_head_with_the_chosen_one_outlined() -> None:
     shown = attnviz.explain(IT, model="minilm", layer=6, head=12, focus="it")
@@ -135,6 +136,7 @@ def test_a_model_trace_shows_every_layer_and_head_with_the_chosen_one_outlined()
     assert overview[4][2] == trace.tokens[int(np.argmax(layer_4.weights[1, it]))]
 
 
+@pytest.mark.slow
 @needs_model
 def test_the_focus_bars_say_what_they_leave_out_as_the_terminal_does() -> None:
     shown = attnviz.explain(IT, model="minilm", layer=4, head=2, focus="it", hide_special=True)

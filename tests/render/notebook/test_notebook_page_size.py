@@ -22,6 +22,7 @@ def no_remote_address(fragment: str) -> None:
     assert not re.search(r"(?i)(https?:|//[a-z0-9.-]+\.[a-z]{2,}|src=)", fragment), fragment
 
 
+@pytest.mark.slow
 def test_a_small_page_is_embedded_whole() -> None:
     page = attnviz.page(attnviz.explain(IT))
     framed = page._repr_html_()
@@ -29,6 +30,7 @@ def test_a_small_page_is_embedded_whole() -> None:
     assert "not shown here" not in framed
 
 
+@pytest.mark.slow
 def test_a_page_too_large_for_a_notebook_gives_a_note_to_save_it() -> None:
     page = attnviz.page(attnviz.explain(IT))
     # The same page padded past the bound, as a long model run's page would be.

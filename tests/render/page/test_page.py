@@ -72,6 +72,7 @@ def example_text(trace: AttentionTrace, decimals: int = 2) -> ExampleText:
 # -- the data, without a browser -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_worked_example_is_the_terminals_for_every_word_and_key() -> None:
     """What the page's script puts together for any word, key and head is, character for
     character, what the terminal's lesson prints for that pair (ExampleText): the same
@@ -101,6 +102,7 @@ def test_every_worked_example_is_the_terminals_for_every_word_and_key() -> None:
                 assert words["projection"] == text.projection(worked.projection(trace, head, query))
 
 
+@pytest.mark.slow
 def test_the_lines_and_weights_are_the_traces() -> None:
     layers, trace, selection = traced(IT_SENTENCE, ViewOptions(focus="it"))
     data = page_data(analysed(layers), trace, selection, decimals=3)
@@ -133,6 +135,7 @@ def test_masked_pairs_are_marked_and_explained() -> None:
     )
 
 
+@pytest.mark.slow
 def test_hostile_words_cannot_leave_the_data_block() -> None:
     layers, trace, selection = traced(HOSTILE + " <!-- & \u2028")
     page = page_html(analysed(layers), trace, selection)

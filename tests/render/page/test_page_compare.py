@@ -103,6 +103,7 @@ def test_words_in_another_order_are_not_paired_by_position() -> None:
     assert links["rowInB"][animal] == street and links["rowInB"][street] == animal
 
 
+@pytest.mark.slow
 def test_b_has_its_own_words_and_weights_in_every_layer_and_head() -> None:
     data, pair = page_of(
         "The animal didn't cross the street because it was too tired",
@@ -125,6 +126,7 @@ def test_b_has_its_own_words_and_weights_in_every_layer_and_head() -> None:
     assert picture["columns"][int(np.argmax(row))]["word"] == "street"  # in B, "it" → "street"
 
 
+@pytest.mark.slow
 def test_b_follows_the_word_chosen_in_a() -> None:
     data, _ = page_of(TIRED, WIDE)
     links = data["compare"]["links"]

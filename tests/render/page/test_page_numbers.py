@@ -24,6 +24,7 @@ def test_every_number_reads_back_as_the_terminal_prints_it(dtype: type, decimals
     assert unpacked(packed(values, decimals)) == [format_number(float(v), decimals) for v in values]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=30))
 def test_any_float_reads_back_as_printed(values: list[float]) -> None:
@@ -45,6 +46,7 @@ def test_the_smallest_type_that_holds_them_and_texts_only_for_the_unprintable() 
     assert carried["shape"] == [2, 3, 4] and carried["decimals"] == 2
 
 
+@pytest.mark.slow
 def test_a_long_rows_zeros_cost_next_to_nothing() -> None:
     """Most weights of a long row print as 0.00 (here 86%): 72 heads × 128² weights cost under
     a third of a byte each, where their JSON strings ("0.00",) cost 7."""

@@ -120,6 +120,7 @@ def check_rollout(data: Any, arrays: dict[str, Any]) -> None:
             assert all(map(close, rows[i], rolled[i]))
 
 
+@pytest.mark.slow
 def test_random_weights_contributions_and_no_rollout_or_caution(tmp_path: Path) -> None:
     data, arrays = page_and_export(tmp_path)
     check_contributions(data, arrays)
@@ -128,6 +129,7 @@ def test_random_weights_contributions_and_no_rollout_or_caution(tmp_path: Path) 
     assert data["text"]["contributionDisagrees"].count("{") == 7  # the slots the script fills
 
 
+@pytest.mark.slow
 def test_head_types_name_the_score_that_decided_them(tmp_path: Path) -> None:
     from attnviz.analysis.head_types import classify, head_scores
 
@@ -142,6 +144,7 @@ def test_head_types_name_the_score_that_decided_them(tmp_path: Path) -> None:
                 assert f"entropy is {scores.entropy:.2f} of a uniform row's" in typed["why"]
 
 
+@pytest.mark.slow
 def test_the_trained_toy_models_contributions_rollout_and_caution(tmp_path: Path) -> None:
     data, arrays = page_and_export(tmp_path, "-m", "coref")
     check_contributions(data, arrays)
@@ -175,6 +178,7 @@ def test_minilm_contributions_and_rollout_match_the_export(tmp_path: Path) -> No
 # -- --open-head ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_open_head_opens_on_that_head_and_keeps_every_head(tmp_path: Path) -> None:
     out = tmp_path / "it.html"
     code, _, stderr = run("page", IT, "--open-head", "2", "-o", str(out))
@@ -237,6 +241,7 @@ def test_the_page_compares_it_in_tired_and_wide_as_the_export_says(tmp_path: Pat
     assert (data["start"]["layer"], data["start"]["head"]) == (top["layer"], top["head"])
 
 
+@pytest.mark.slow
 def test_sentences_of_different_lengths_align_the_words_they_share(tmp_path: Path) -> None:
     data = compared_page(tmp_path, b="The animal didn't cross it because it was so very wide")
     compare = data["compare"]
@@ -259,6 +264,7 @@ def test_a_focus_word_missing_from_one_sentence_is_one_line_and_no_file(tmp_path
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_the_api_pages_a_comparison_and_opens_on_a_head() -> None:
     import doctest
 

@@ -46,6 +46,7 @@ def tables(blocks: list[list[Any]]) -> list[dict[str, Any]]:
     return [block[1] for block in blocks if block[0] == "t"]
 
 
+@pytest.mark.slow
 def test_the_page_leaves_the_optional_step_out_unless_it_is_named() -> None:
     layers, trace, selection = traced(IT_SENTENCE)
     data = page_data(analysed(layers), trace, selection)
@@ -57,6 +58,7 @@ def test_the_page_leaves_the_optional_step_out_unless_it_is_named() -> None:
     assert f"Step {BLOCKWISE} " not in page_html(analysed(layers), trace, selection)
 
 
+@pytest.mark.slow
 def test_named_it_is_labelled_after_the_z_step_in_each_head() -> None:
     layers, trace, selection = traced(IT_SENTENCE)
     data = page_data(analysed(layers), trace, selection, steps=f"{WEIGHTS},{Z},blockwise")
@@ -86,6 +88,7 @@ def test_named_it_is_labelled_after_the_z_step_in_each_head() -> None:
         assert running["rows"] == [f"block {n}" for n in range(1, len(running["rows"]) + 1)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("head", [1, 2])
 def test_each_heads_step_says_what_the_terminal_says_for_that_head(head: int) -> None:
     layers, trace, selection = traced(IT_SENTENCE)
@@ -139,6 +142,7 @@ def test_with_rotary_positions_it_follows_the_z_step_one_further() -> None:
     assert heads[1][0][1].startswith(f"Step {z}b · ")
 
 
+@pytest.mark.slow
 def test_the_api_names_the_steps_and_refuses_what_the_page_cannot_show() -> None:
     shown = attnviz.explain(IT_SENTENCE)
     data = data_block(attnviz.page(shown, steps=f"{WEIGHTS},{Z},blockwise", block=4).html)

@@ -160,6 +160,7 @@ def test_every_piece_of_text_is_at_least_28_pixels_tall_and_on_the_slide() -> No
             assert 0 <= box.y0 and box.y1 <= SLIDE_HEIGHT_PX, (slide.name, text.get_text())
 
 
+@pytest.mark.slow
 def test_a_long_step_goes_on_over_continued_slides_and_loses_no_line() -> None:
     slides = slides_of(LONG_SENTENCE, heads=1)
     continued = [s for s in slides if s.title.plain.endswith("(continued)")]
@@ -194,6 +195,7 @@ def test_a_long_step_goes_on_over_continued_slides_and_loses_no_line() -> None:
         assert [line.plain for line in slide.lines[:3]] == head
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("letters", [50, 150])
 def test_a_long_title_shrinks_no_smaller_than_the_text_then_is_cut(letters: int) -> None:
     word = "w" * letters
@@ -226,6 +228,7 @@ def test_weights_are_shaded_as_in_the_terminal_on_a_dark_background() -> None:
     assert sum(THEME.background_color) < 3 * 64  # dark
 
 
+@pytest.mark.slow
 def test_the_steps_asked_for_are_the_slides(tmp_path: Path) -> None:
     names = [s.name for s in slides_of(IT_SENTENCE, heads=1)]
     assert names[0] == "01-title" and names[-1].startswith(f"{len(names):02d}-focus")
@@ -291,6 +294,7 @@ def test_rows_of_numbers_are_a_few_runs_and_keep_their_cells() -> None:
     assert np.isclose(sum(float(x) for x in row.plain.split()[1:4]), 1.0, atol=0.02)
 
 
+@pytest.mark.slow
 def test_tables_too_wide_together_are_paired_not_stacked() -> None:
     """Step 2's Q, K and V do not fit side by side: Q goes alone under the prose, K beside V
     on the next slide, rather than a slide two-thirds empty and one with two tables stacked

@@ -51,6 +51,7 @@ def test_colour_adds_styles_but_changes_no_character(monkeypatch: pytest.MonkeyP
     assert ANSI.sub("", coloured) == plain
 
 
+@pytest.mark.slow
 def test_long_sentence_keeps_the_focus_row_visible() -> None:
     sentence = " ".join(["the cat sat on a mat because it was tired and"] * 5 + ["it ended"])
     trace = attnviz.trace_attention(sentence)

@@ -76,6 +76,7 @@ def test_the_scaling_report_adds_the_gradient_the_softmax_passes_back() -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_heads_table_ranks_by_specificity_with_signed_numbers(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -139,6 +140,7 @@ def test_a_positional_heads_large_weight_is_said_to_be_its_baseline(
     ) in text
 
 
+@pytest.mark.slow
 @needs_model
 def test_an_untrained_checkpoint_and_a_dash_are_explained(
     capsys: pytest.CaptureFixture[str],
@@ -156,6 +158,7 @@ def test_an_untrained_checkpoint_and_a_dash_are_explained(
     assert "use --model for a trained model" not in text
 
 
+@pytest.mark.slow
 def test_heads_counts_the_rows_that_look_most_at_their_own_word(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -4,6 +4,7 @@ full below, the middle elided when they must be."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,6 +12,7 @@ from attnviz.lesson.blocks import Matrix
 from attnviz.render.terminal.tables import _fit_columns, _kept_indices, _table_of, matrix_block
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     n_rows=st.integers(1, 60),
@@ -40,6 +42,7 @@ def test_matrix_block_never_exceeds_the_width_and_keeps_first_and_last(
     assert ("elided" in title) == ("…" in " ".join(table_lines))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     n_columns=st.integers(3, 400),

@@ -138,6 +138,7 @@ def _worked_examples(draw: st.DrawFn) -> tuple[str, int]:
     return text, max(len(piece) + 2 for piece in [name, *terms])
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(example=_worked_examples(), extra=st.integers(0, 80))
 def test_wrapped_arithmetic_starts_no_line_with_an_operator_nor_splits_a_number(
@@ -156,6 +157,7 @@ def test_wrapped_arithmetic_starts_no_line_with_an_operator_nor_splits_a_number(
     assert " ".join(line.strip() for line in lines) == text.strip()
 
 
+@pytest.mark.slow
 @given(factors=st.lists(_SIGNED, min_size=1, max_size=12), extra=st.integers(0, 40))
 def test_a_product_with_no_space_is_cut_after_a_times_sign_never_in_a_number(
     factors: list[str], extra: int
@@ -194,6 +196,7 @@ def test_wrap_never_exceeds_the_width_nor_loses_a_character(
     assert "".join("".join(lines).split()) == "".join(text.split())
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(
     indent=st.integers(0, 12),

@@ -42,6 +42,7 @@ def test_contrast_ratio_is_wcag_s() -> None:
     assert readable_on((0x5C, 0xC8, 0x63)) == "black" and readable_on((0x44, 0x01, 0x54)) == "white"
 
 
+@pytest.mark.slow
 def test_every_weight_s_number_reads_at_least_4_5_to_1_on_its_shade() -> None:
     """Over the whole colour scale (the terminal's, the notebook's and the page's shading)."""
     ratios = [
@@ -64,6 +65,7 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     return svg.read_text(encoding="utf-8"), html.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_every_number_in_the_svg_reads_at_least_4_5_to_1(saved: tuple[str, str]) -> None:
     root = ElementTree.fromstring(saved[0])
     fills = dict(re.findall(r"\.(r\d+) \{ fill: (#[0-9a-f]{6})", saved[0]))
