@@ -3,6 +3,7 @@ attnviz/analysis/ fill in. Records only, with the few properties that read them 
 specificity is its weight minus its baseline); no analysis runs here, so the renderers, which
 import no analysis, can name these types.
 
+- blockwise: what one block of keys does to the online softmax (analysis/blockwise.py);
 - contributions: ‖w_ij·f_h(x_j)‖ and its share of the row (analysis/contribution.py);
 - head types: each head's scores over its whole matrix and its type (analysis/head_types.py);
 - heads: where a focus word looks in every head, ranked (analysis/heads.py);
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -25,6 +26,29 @@ from attnviz.arrays import FloatArray
 if TYPE_CHECKING:
     from attnviz.selection import Selection
     from attnviz.trace import AttentionTrace
+
+_T = TypeVar("_T")
+
+# -- analysis/blockwise.py -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BlockUpdate:
+    """What one block of keys does to the running m, ℓ and o. Arrays are read-only."""
+
+    start: int  # the block's first key (from 0)
+    stop: int  # one past its last key
+    scores: FloatArray  # [b] s_j = q·k_j / √d_k, −∞ where masked
+    m_old: float  # the largest score before the block (−∞ before the first)
+    m_new: float  # after it
+    factor: float  # exp(m_old − m_new): what ℓ_old and o_old are rescaled by
+    exponentials: FloatArray  # [b] exp(s_j − m_new), 0 where masked
+    l_old: float
+    l_new: float
+    o_old: FloatArray  # [d_v]
+    o_new: FloatArray  # [d_v]
+    contributions: FloatArray  # [d_v] Σ_j exp(s_j − m_new)·v_j, the block's own part of o_new
+
 
 # -- analysis/contribution.py --------------------------------------------------------
 
@@ -90,6 +114,14 @@ class TypedHead(NamedTuple):
     head: int
     scores: HeadScores
     type: HeadType
+
+
+class OwnRows(NamedTuple):
+    """Which rows of a trace's heads look most at their own word, of those that can say
+    (analysis.head_types.counted_rows: a choice of keys, no tie at the top, no [PAD])."""
+
+    own: np.ndarray  # [h, n] bool: the row's largest weight is on its own word
+    counted: np.ndarray  # [h, n] bool: the row counts
 
 
 # -- analysis/heads.py ---------------------------------------------------------------
@@ -399,6 +431,7 @@ class Analysis(str, Enum):
     contributions = "contributions"  # each layer's Contributions (the page, --measure)
     rollout = "rollout"  # R_1 … R_L (the page, --measure rollout)
     head_types = "head types"  # each layer's heads typed (the page, the layers × heads grid)
+    own_rows = "own-word rows"  # which rows look most at their own word (the focus view)
     focus_rows = "focus rows"  # the focus word's shown row in every layer and head
 
 
@@ -407,32 +440,36 @@ class Analyses:
     """What the analyses found of one run's layers, computed once (analysis.analyses.analyze)
     and handed to every surface that shows them, which looks them up and computes nothing.
     A field is None when it was not asked for, or cannot be had of these layers (rollout and
-    head types of cross-attention, focus rows without a focus word)."""
+    head types of cross-attention, focus rows without a focus word); a layer's entry is None
+    when only another layer's were asked for (a lesson's, of the layer it shows)."""
 
     layers: tuple[AttentionTrace, ...]  # the run's layers, first first
     selection: Selection | None = None  # the view the focus rows are of
-    contributions: tuple[Contributions, ...] | None = None  # one per layer
+    contributions: tuple[Contributions | None, ...] | None = None  # one per layer
     rollout: FloatArray | None = None  # [L, n, n] R_l = Â_l·R_{l−1}, of every layer
-    head_types: tuple[tuple[TypedHead, ...], ...] | None = None  # each layer's heads, in order
+    head_types: tuple[tuple[TypedHead, ...] | None, ...] | None = None  # each layer's heads
+    own_rows: tuple[OwnRows | None, ...] | None = None  # each layer's
     focus_rows: np.ndarray | None = None  # [L, h, columns] the focus word's shown rows
 
     def index(self, trace: AttentionTrace) -> int | None:
-        """Where ``trace`` is among the layers (the very object), or None."""
-        return next((i for i, layer in enumerate(self.layers) if layer is trace), None)
+        """Where ``trace`` is among the layers (the very object, or one with its very weights,
+        as a notebook's layers may hold it), or None."""
+        for index, layer in enumerate(self.layers):
+            if layer is trace or layer.weights is trace.weights:
+                return index
+        return None
 
     def contributions_of(self, trace: AttentionTrace) -> Contributions:
         """The contributions of ``trace``, one of the layers."""
-        index = self.index(trace)
-        if self.contributions is None or index is None:
-            raise ValueError("the contributions of this trace were not computed")
-        return self.contributions[index]
+        return _of(self, self.contributions, trace, "contributions")
 
     def head_types_of(self, trace: AttentionTrace) -> tuple[TypedHead, ...]:
         """The types of ``trace``'s heads, one of the layers (self-attention)."""
-        index = self.index(trace)
-        if self.head_types is None or index is None:
-            raise ValueError("the head types of this trace were not computed")
-        return self.head_types[index]
+        return _of(self, self.head_types, trace, "head types")
+
+    def own_rows_of(self, trace: AttentionTrace) -> OwnRows:
+        """Which rows of ``trace``'s heads look most at their own word (self-attention)."""
+        return _of(self, self.own_rows, trace, "own-word rows")
 
     def rollout_through(self, trace: AttentionTrace) -> FloatArray:
         """R_l of the layer ``trace`` is, the rollout of every layer up to it.  -> [n, n]"""
@@ -444,12 +481,19 @@ class Analyses:
 
     def every_head_type(self) -> tuple[TypedHead, ...]:
         """Every head of every layer, typed, layer 1 head 1 first (self-attention)."""
-        if self.head_types is None:
-            raise ValueError("the head types were not computed")
-        return tuple(typed for layer in self.head_types for typed in layer)
+        return tuple(typed for layer in self.layers for typed in self.head_types_of(layer))
 
     def every_focus_row(self) -> np.ndarray:
         """The focus word's shown row in every layer and head.  -> [L, h, columns]"""
         if self.focus_rows is None:
             raise ValueError("the focus rows were not computed")
         return self.focus_rows
+
+
+def _of(found: Analyses, each: Sequence[_T | None] | None, trace: AttentionTrace, name: str) -> _T:
+    """What ``each`` (one entry a layer) holds of ``trace``, one of the layers."""
+    index = found.index(trace)
+    entry = None if each is None or index is None else each[index]
+    if entry is None:
+        raise ValueError(f"the {name} of this trace were not computed")
+    return entry

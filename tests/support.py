@@ -12,6 +12,9 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+from attnviz.lesson.blocks import Block
+from attnviz.lesson.options import LessonOptions
+from attnviz.results import Analyses
 from attnviz.selection import Selection, select
 from attnviz.tokens import Focus
 from attnviz.trace import AttentionTrace
@@ -89,3 +92,28 @@ def product_atol(a: np.ndarray, b: np.ndarray) -> float:
     k = a.shape[-1]
     unit = float(np.finfo(np.result_type(a, b)).eps) / 2
     return 2 * k * unit / (1 - k * unit) * float(np.max(np.abs(a) @ np.abs(b)))
+
+
+def lesson_analyses(
+    trace: AttentionTrace, selection: Selection, layers: Sequence[AttentionTrace] = ()
+) -> Analyses | None:
+    """What the lesson's focus view shows of the analyses, computed as the API computes them
+    (attnviz.analysis.analyses.for_lesson); None when no word is followed."""
+    from attnviz.analysis.analyses import for_lesson
+
+    return None if selection.focus is None else for_lesson(layers, trace, selection)
+
+
+def written_lesson(
+    trace: AttentionTrace,
+    selection: Selection,
+    options: LessonOptions | None = None,
+    *,
+    layers: Sequence[AttentionTrace] = (),
+) -> list[Block]:
+    """attnviz.lesson.build.lesson with the analyses its focus view shows, as the API hands
+    them to it."""
+    from attnviz.lesson.build import lesson
+
+    found = lesson_analyses(trace, selection, layers)
+    return lesson(trace, selection, options, layers=layers, analyses=found)

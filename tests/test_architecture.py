@@ -64,10 +64,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 
 #: Imports forbidden though the layers allow them, (importer, imported) as LAYERS writes
-#: them: the renderers draw what the analyses found, computed once by the API
-#: (attnviz.analysis.analyses) and handed to them as data (attnviz.results); they import no
-#: analysis, so that no surface computes one again.
-FORBIDDEN: tuple[tuple[str, str], ...] = (("render*", "analysis*"),)
+#: them: the renderers draw, and the lesson tells, what the analyses found, computed once by
+#: the API (attnviz.analysis.analyses) and handed to them as data (attnviz.results); they
+#: import no analysis, so that no surface computes one again.
+FORBIDDEN: tuple[tuple[str, str], ...] = (("render*", "analysis*"), ("lesson*", "analysis*"))
 
 #: Functions allowed over 80 lines, and why.
 LONG_FUNCTIONS: dict[str, str] = {}
@@ -219,7 +219,7 @@ def forbidden_imports(graph: dict[str, set[str]]) -> list[str]:
 
 
 @pytest.mark.slow
-def test_no_renderer_imports_an_analysis() -> None:
+def test_no_renderer_and_no_lesson_imports_an_analysis() -> None:
     found = forbidden_imports(import_graph())
     assert not found, "\n".join(found)
 
@@ -230,8 +230,10 @@ def test_the_forbidden_imports_are_found() -> None:
         "render": {"analysis"},
         "api": {"analysis.heads"},
         "renderers": {"analysis"},  # not render/: a name that only begins alike
+        "lesson.focus": {"analysis.contribution", "results"},
     }
     assert forbidden_imports(graph) == [
+        "attnviz.lesson.focus imports attnviz.analysis.contribution",
         "attnviz.render imports attnviz.analysis",
         "attnviz.render.page.page_rows imports attnviz.analysis.rollout",
     ]

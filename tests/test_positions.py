@@ -19,7 +19,6 @@ from attnviz.core import cross_layers, trace_layers
 from attnviz.embeddings import random_embeddings
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
 from attnviz.lesson.blocks import Paragraph, Tables
-from attnviz.lesson.build import lesson
 from attnviz.options import TraceOptions
 from attnviz.positions import Positions, sinusoidal_positions
 from attnviz.provenance import (
@@ -35,6 +34,7 @@ from attnviz.trace_files import export_trace, load_trace
 from attnviz.weights import random_weights
 
 from support import product_atol
+from support import written_lesson as lesson
 
 SENTENCE = "The cat saw the dog"  # "The" (position 0) and "the" (3) share one random vector
 THE, THE_AGAIN = 0, 3

@@ -28,24 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnviz.arrays import FloatArray
-
-
-@dataclass(frozen=True)
-class BlockUpdate:
-    """What one block of keys does to the running m, ℓ and o. Arrays are read-only."""
-
-    start: int  # the block's first key (from 0)
-    stop: int  # one past its last key
-    scores: FloatArray  # [b] s_j = q·k_j / √d_k, −∞ where masked
-    m_old: float  # the largest score before the block (−∞ before the first)
-    m_new: float  # after it
-    factor: float  # exp(m_old − m_new): what ℓ_old and o_old are rescaled by
-    exponentials: FloatArray  # [b] exp(s_j − m_new), 0 where masked
-    l_old: float
-    l_new: float
-    o_old: FloatArray  # [d_v]
-    o_new: FloatArray  # [d_v]
-    contributions: FloatArray  # [d_v] Σ_j exp(s_j − m_new)·v_j, the block's own part of o_new
+from attnviz.results import BlockUpdate
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,13 @@ def tell(
     trace, selection = explanation.trace, explanation.selection
     explanation.check_lesson(lesson)
     lesson = explanation.lesson_options(lesson)
-    blocks = written_lesson(trace, selection, lesson, layers=explanation.layers)
+    blocks = written_lesson(
+        trace,
+        selection,
+        lesson,
+        layers=explanation.layers,
+        analyses=explanation.lesson_analyses(),
+    )
     if to.slides is not None:  # every slide counted, before the lesson is printed
         from attnviz.render.slides.plan import plan_slides
 

@@ -82,6 +82,19 @@ class Explanation:
         object.__setattr__(self, "_analyses", found)  # a memo: the fields stay as they were
         return found
 
+    def lesson_analyses(self) -> Analyses | None:
+        """What the lesson's focus view shows of the analyses (for_lesson: the contributions
+        and head types of ``trace``, the rollout through ``layers``), each computed once for
+        this explanation; None when no word is followed, and the lesson needs none."""
+        from attnviz.analysis.analyses import for_lesson
+
+        if self.selection.focus is None:
+            return None
+        known = self.__dict__.get("_analyses")
+        found = for_lesson(self.layers, self.trace, self.selection, known)
+        object.__setattr__(self, "_analyses", found)
+        return found
+
     @property
     def is_model_run(self) -> bool:
         """Whether ``layers`` are every layer of a model run (the notebook's overview)."""
@@ -93,7 +106,8 @@ class Explanation:
         from attnviz.analysis.analyses import NOTEBOOK
         from attnviz.render.notebook.cell import trace_html
 
-        return trace_html(self.trace, self.selection, self.analyses(NOTEBOOK))
+        found = self.analyses(NOTEBOOK)
+        return trace_html(self.trace, self.selection, self.lesson_analyses() or found)
 
     def to_html(self, *, decimals: int = 2) -> str:
         """The interactive lesson page, as ``attnviz page`` writes it: one self-contained HTML

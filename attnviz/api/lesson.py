@@ -74,7 +74,12 @@ def lesson(
         force_jupyter=False,  # text, also in a notebook, where Rich would display HTML instead
     )
     render_explain(
-        explanation.trace, explanation.selection, console, options, layers=explanation.layers
+        explanation.trace,
+        explanation.selection,
+        console,
+        options,
+        layers=explanation.layers,
+        analyses=explanation.lesson_analyses(),
     )
     printed: str = console.file.getvalue()  # type: ignore[attr-defined]
     if show:

@@ -9,12 +9,12 @@ import math
 import numpy as np
 
 from attnviz import worked
-from attnviz.analysis.blockwise import BlockUpdate
 from attnviz.errors import option
 from attnviz.labels import format_number, plural, subscript
 from attnviz.lesson.blocks import Matrix, Span
 from attnviz.lesson.examples import MOST_TERMS, fewest_decimals, rounds_to
 from attnviz.lesson.writer import HeadView, LessonWriter
+from attnviz.results import BlockUpdate
 
 
 def title(lesson: LessonWriter, head: HeadView | None) -> str:

@@ -1,10 +1,13 @@
 """The lesson as blocks: its header, then each step of the table (attnviz/lesson/steps.py),
 written by the step's own module, once or once per head shown.
 
-    lesson(trace, selection, options, layers=()) -> list[Block]
+    lesson(trace, selection, options, layers=(), analyses=None) -> list[Block]
 
 ``layers``: every layer of the run (``Explanation.layers``), for what follows the layers below
-the one shown (the focus view's rollout); a lesson without them leaves that out.
+the one shown (the focus view's rollout); a lesson without them leaves that out. ``analyses``:
+what the focus view shows of the contributions, head types and rollout, computed once by the
+API (attnviz.analysis.analyses.for_lesson) and only looked up here; a lesson that follows a
+word needs them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from attnviz.lesson.caveats import mixtures
 from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import Step, focus_number, in_order, last_plain_number
 from attnviz.lesson.writer import HeadView, LessonWriter
+from attnviz.results import Analyses
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -32,10 +36,12 @@ def lesson(
     options: LessonOptions | None = None,
     *,
     layers: Sequence[AttentionTrace] = (),
+    analyses: Analyses | None = None,
 ) -> list[Block]:
     """The whole lesson for ``trace`` as the ``selection`` shows it: every step of the table, or
     with ``options.steps`` only those (and the header). ``layers``: every layer of the run,
-    ``trace`` among them, or () (see the module's docstring)."""
+    ``trace`` among them, or (); ``analyses``: what the analyses found of them (see the module's
+    docstring)."""
     options = options or LessonOptions()
     steps = table.STEPS  # read at each call: the table is the one definition of the steps
     # Numbered for this trace: a step only some lessons have (rotary positions) counts here.
@@ -48,7 +54,7 @@ def lesson(
             f"one with {option('focus', metavar='WORD')}, or show steps "
             f"1-{last_plain_number(steps, trace)}."
         )
-    writer = LessonWriter(trace, selection, options, layers)
+    writer = LessonWriter(trace, selection, options, layers, analyses)
     _open(writer)
     for run in _runs(steps, trace, wanted):
         _write_run(writer, run)

@@ -12,12 +12,12 @@ from typing import NamedTuple
 import numpy as np
 
 from attnviz import worked
-from attnviz.analysis.contribution import OVERWEIGHT_FACTOR, contributions
 from attnviz.arrays import FloatArray
 from attnviz.labels import ELLIPSIS, plural
 from attnviz.lesson import focus_notes
 from attnviz.lesson.blocks import Bars
 from attnviz.lesson.writer import HeadView, LessonWriter
+from attnviz.results import OVERWEIGHT_FACTOR
 from attnviz.tokens import printable, word_key
 
 #: The most words a head's bars show; the rest are counted and summed in one line.
@@ -102,7 +102,7 @@ def focus_rows(lesson: LessonWriter) -> list[FocusRow]:
     focus = selection.focus
     assert focus is not None and selection.focus_row is not None
     group = list(selection.row_groups[selection.focus_row])
-    every = contributions(trace)
+    every = lesson.analyses().contributions_of(trace)
     weights = selection.focus_weights(every.weights)  # [h, columns]
     norms = selection.focus_weights(every.norms)
     totals = every.norms[:, group].sum(axis=-1).mean(axis=-1)  # [h]
@@ -130,9 +130,8 @@ def _head_types(lesson: LessonWriter) -> dict[int, str]:
     whose weights are not square."""
     if lesson.trace.is_cross:
         return {}
-    from attnviz.analysis.head_types import trace_head_types
-
-    return {typed.head - 1: typed.type.value for typed in trace_head_types(lesson.trace)}
+    typed_heads = lesson.analyses().head_types_of(lesson.trace)
+    return {typed.head - 1: typed.type.value for typed in typed_heads}
 
 
 def _head(

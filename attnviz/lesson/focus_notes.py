@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnviz.analysis.head_types import counted_rows, self_argmax_rows
-from attnviz.analysis.rollout import trace_rollout
 from attnviz.arrays import FloatArray
 from attnviz.errors import option
 from attnviz.labels import ELLIPSIS, plural
@@ -61,8 +59,8 @@ def own_word(lesson: LessonWriter, owner: str) -> str:
     assert focus is not None
     padding = trace.provenance.masking.padding
     heads = list(lesson.lesson_heads)  # those whose bars the focus view has just shown
-    own = self_argmax_rows(trace.weights, trace.mask, padding=padding)[heads]  # [heads, n]
-    counted = counted_rows(trace.weights, trace.mask, padding=padding)[heads]
+    found = lesson.analyses().own_rows_of(trace)
+    own, counted = found.own[heads], found.counted[heads]  # [heads, n]
     count, total = int(own.sum()), int(counted.sum())
     if total == 0:
         return ""
@@ -133,7 +131,7 @@ def rollout(lesson: LessonWriter, owner: str) -> None:
     trace, selection = lesson.trace, lesson.selection
     layers = lesson.layers_up_to
     layer = len(layers)
-    rolled = trace_rollout(layers)[-1]  # [n, n]
+    rolled = lesson.analyses().rollout_through(layers[-1])  # [n, n] R_layer
     mean = np.asarray(trace.weights, dtype=np.float64).mean(axis=0)  # [n, n]
     rows = selection.focus_weights(np.stack([mean, rolled]))  # [2, columns]
     averaged = (

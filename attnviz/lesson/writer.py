@@ -28,6 +28,7 @@ from attnviz.lesson.blocks import (
 from attnviz.lesson.examples import ExampleText, position_labels
 from attnviz.lesson.options import LessonOptions, heads_by_rows, heads_in_full, parse_steps
 from attnviz.lesson.steps import Step
+from attnviz.results import Analyses
 from attnviz.selection import Selection
 from attnviz.tokens import printable
 from attnviz.trace import AttentionTrace
@@ -88,8 +89,10 @@ class LessonWriter:
         selection: Selection,
         options: LessonOptions,
         layers: Sequence[AttentionTrace] = (),
+        analyses: Analyses | None = None,
     ):
         self.trace = trace
+        self._analyses = analyses
         # The model's layers up to and including ``trace`` (what rollout follows); () when the
         # run's layers were not given or ``trace`` is not among them.
         self.layers_up_to = layers_up_to(layers, trace)
@@ -123,6 +126,16 @@ class LessonWriter:
             from attnviz.model.base import family_of
 
             self.family = family_of(architecture)
+
+    def analyses(self) -> Analyses:
+        """What the analyses found of this lesson's trace, as the API handed them
+        (attnviz.analysis.analyses.for_lesson): the focus view looks them up, computes none."""
+        if self._analyses is None:
+            raise ValueError(
+                "a lesson that follows a word needs the analyses of its trace "
+                "(attnviz.analysis.analyses.for_lesson)"
+            )
+        return self._analyses
 
     # -- opening a step ---------------------------------------------------------------------------
 

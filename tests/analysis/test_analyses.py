@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 import attnviz
 import attnviz.analysis.analyses as analyses_module
@@ -19,11 +20,12 @@ from attnviz.analysis.contribution import contributions
 from attnviz.analysis.head_types import trace_head_types
 from attnviz.analysis.rollout import trace_rollout
 from attnviz.api.heatmap import save_pictures
+from attnviz.cli import app
 from attnviz.render.options import ImageOptions, Measure
 from attnviz.results import Analysis
 
 TIRED = "The animal didn't cross the street because it was too tired"
-COUNTED = ("contributions", "trace_rollout", "trace_head_types", "focus_rows")
+COUNTED = ("contributions", "trace_rollout", "trace_head_types", "own_rows", "focus_rows")
 
 
 @pytest.fixture
@@ -57,9 +59,40 @@ def test_the_page_and_the_notebook_compute_each_analysis_once(calls: Counter[str
     assert calls == Counter(
         contributions=n_layers,  # one per layer, whichever surfaces show them
         trace_head_types=n_layers,
+        own_rows=n_layers,
         trace_rollout=1,
         focus_rows=1,
     )
+
+
+def test_the_lesson_takes_what_its_focus_view_shows_from_the_record(calls: Counter[str]) -> None:
+    shown = attnviz.explain(TIRED, model="coref", focus="it")
+    n_layers = len(shown.layers)
+    text = attnviz.lesson(shown, full=True)
+    assert "Rollout to layer" in text and "Focus: where does 'it' look?" in text
+    assert attnviz.lesson(shown, full=True) == text  # again: from the analyses already found
+    # The layer shown alone, and the rollout through every layer once.
+    assert calls == Counter(contributions=1, trace_head_types=1, own_rows=1, trace_rollout=1)
+    shown.to_html()  # the page's lessons of every layer (their focus views), and its rows
+    shown._repr_html_()  # the notebook's focus view
+    assert calls == Counter(
+        contributions=n_layers,
+        trace_head_types=n_layers,
+        own_rows=n_layers,
+        trace_rollout=1,
+        focus_rows=1,
+    )
+
+
+def test_attnviz_explain_computes_its_lessons_analyses_once(calls: Counter[str]) -> None:
+    result = CliRunner().invoke(
+        app, ["explain", TIRED, "--model", "coref", "--focus", "it", "--full"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "Rollout to layer" in result.output
+    assert calls == Counter(contributions=1, trace_head_types=1, own_rows=1, trace_rollout=1)
+    assert not CliRunner().invoke(app, ["explain", "I am good"]).exit_code
+    assert calls["contributions"] == 1  # no word followed: no analysis at all
 
 
 @pytest.mark.slow

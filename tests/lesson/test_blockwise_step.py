@@ -16,13 +16,13 @@ import attnviz
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.lesson.blocks import Heading, Matrix, Pause, Worked
-from attnviz.lesson.build import lesson
 from attnviz.lesson.examples import rounds_to
 from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import STEPS, in_order, label, numbered, optional_numbers, step_number
 from attnviz.selection import ViewOptions, select
 
 from support import examples, needs_model, one_error_line
+from support import written_lesson as lesson
 
 IT = "The animal didn't cross the street because it was too tired"
 Z, BLOCKWISE = label("z"), label("blockwise")  # "6" and "6b", as the table labels them

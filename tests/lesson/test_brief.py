@@ -11,9 +11,10 @@ import pytest
 
 import attnviz
 from attnviz.lesson.blocks import Heading, Matrix, Paragraph, Tables
-from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import step_number
+
+from support import written_lesson as lesson
 
 SEEDS = "The animal didn't cross the street because it was too tired"
 QKV = step_number("qkv")

@@ -27,7 +27,7 @@ from attnviz.render.terminal.lesson import render_explain
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
 
-from support import has_model_extra
+from support import has_model_extra, lesson_analyses
 
 TINY_GPT2 = Path(__file__).resolve().parent.parent / "model" / "tiny_gpt2"
 SENTENCE = "The animal didn't cross the street because it was too tired"
@@ -37,7 +37,8 @@ def lesson_text(trace: AttentionTrace, options: LessonOptions | None = None) -> 
     """All of the text (--full) by default: every family sentence said where it belongs."""
     console = Console(file=io.StringIO(), width=10_000, color_system=None)
     selection = select(trace, ViewOptions(focus="it"))
-    render_explain(trace, selection, console, options or LessonOptions(full=True))
+    found = lesson_analyses(trace, selection)
+    render_explain(trace, selection, console, options or LessonOptions(full=True), analyses=found)
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 

@@ -352,8 +352,9 @@ def test_when_every_row_looks_most_at_itself_the_note_says_so_and_no_more() -> N
 
     import attnviz
     from attnviz.lesson.blocks import Paragraph
-    from attnviz.lesson.build import lesson
     from attnviz.lesson.options import LessonOptions
+
+    from support import written_lesson as lesson
 
     shown = attnviz.explain("I am good", focus="I")
     own = np.full((2, 3, 3), 0.1) + 0.7 * np.eye(3)  # every row's largest weight on itself
@@ -389,8 +390,9 @@ def test_the_api_lesson_and_the_command_show_the_same_rollout() -> None:
     assert rollout in result.stdout
     # Without the run's layers (a caller that gives only the trace) there is no rollout.
     from attnviz.lesson.blocks import Heading
-    from attnviz.lesson.build import lesson
     from attnviz.lesson.options import LessonOptions
+
+    from support import written_lesson as lesson
 
     alone = lesson(shown.trace, shown.selection, LessonOptions(steps=FOCUS))
     assert not any(isinstance(b, Heading) and b.text.startswith("Rollout") for b in alone)

@@ -18,7 +18,6 @@ from attnviz.analysis.contribution import contributions, row_contribution
 from attnviz.core import trace_with_options
 from attnviz.errors import AttnvizError
 from attnviz.lesson.blocks import Pause, Worked
-from attnviz.lesson.build import lesson
 from attnviz.lesson.examples import ExampleText, position_labels
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.rope import relative_line, rotation_lines
@@ -34,6 +33,8 @@ from attnviz.options import TraceOptions
 from attnviz.render.page.page_data import page_data
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
+
+from support import written_lesson as lesson
 
 IT = "The animal didn't cross the street because it was too tired"
 

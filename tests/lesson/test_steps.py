@@ -17,7 +17,6 @@ from attnviz.core import trace_layers
 from attnviz.errors import AttnvizError
 from attnviz.lesson import steps as table
 from attnviz.lesson.blocks import Heading, Pause, Worked
-from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import (
     STEPS,
@@ -36,6 +35,9 @@ from attnviz.render.slides import plan_slides
 from attnviz.render.terminal.lesson import render_explain
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
+
+from support import lesson_analyses
+from support import written_lesson as lesson
 
 IT = "The animal didn't cross the street because it was too tired"
 HEAD_KEYS = ("qkv", "scores", "scaled", "weights", "z")
@@ -67,7 +69,9 @@ def traced(sentence: str = IT) -> tuple[AttentionTrace, ...]:
 
 def terminal_text(trace: AttentionTrace, options: LessonOptions | None = None) -> str:
     console = Console(file=io.StringIO(), width=100, color_system=None)
-    render_explain(trace, select(trace, ViewOptions(focus="it")), console, options)
+    selection = select(trace, ViewOptions(focus="it"))
+    found = lesson_analyses(trace, selection)
+    render_explain(trace, selection, console, options, analyses=found)
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 
@@ -154,15 +158,19 @@ def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.Monk
     asked = page_data(analysed((trace,)), trace, selection, steps="margin")["steps"]
     assert [(s["key"], s.get("label")) for s in asked] == [("margin", margin)]
 
-    names = [slide.name for slide in plan_slides(trace, selection, LessonOptions(every_head=True))]
+    found = lesson_analyses(trace, selection)
+    every_head = LessonOptions(every_head=True)
+    names = [slide.name for slide in plan_slides(trace, selection, every_head, analyses=found)]
     assert any(name.endswith("-head1-contribution") for name in names)
     assert any(name.endswith("-head2-contribution") for name in names)
     assert any(name.endswith("-output") for name in names)
     assert not any(name.endswith("-margin") for name in names)
-    plan = plan_slides(trace, selection, LessonOptions(steps="margin", every_head=True))
+    plan = plan_slides(
+        trace, selection, LessonOptions(steps="margin", every_head=True), analyses=found
+    )
     assert [slide.name.split("-", 1)[1] for slide in plan][-2:] == ["head1-margin", "head2-margin"]
 
-    notebook = trace_html(trace, selection, image=False)
+    notebook = trace_html(trace, selection, found, image=False)
     # The display is the header and the focus view, found by the table's number for it.
     assert "<h4>Focus: where does 'it' look?" in notebook
     assert "made-up line" not in notebook and "A margin note" not in notebook

@@ -88,8 +88,9 @@ def trace_html(
     """The notebook view of ``trace`` as ``selection`` shows it: the sentence, sizes and
     provenance; each shown head's weights as a shaded table; the focus word's weights as bars
     and its z as the weighted sum of value vectors, its first number worked out; for a model
-    run (``run``: every layer of it, with the focus word's rows in each, computed once by
-    attnviz.analysis.analyses), where the focus word looks in every layer and head;
+    run (``run``: every layer of it, with the focus word's rows in each and what the focus view
+    shows, computed once by attnviz.analysis.analyses), where the focus word looks in every
+    layer and head;
     and the heatmap as an embedded PNG (``image=False`` leaves it out). A long sentence's
     tables keep their first and last rows and columns and the focus word's, the middle elided
     as the terminal elides it, and its heatmap gives way to a line saying how to draw it, so
@@ -120,7 +121,7 @@ def trace_html(
     if None in kept_rows or None in kept_columns:
         parts.append(f"<p class='dim'>{_escape(ELIDED)}</p>")
     if selection.focus is not None:
-        parts += _focus(trace, selection, decimals, layers)
+        parts += _focus(trace, selection, decimals, run)
     if run is not None and len(layers) > 1:
         parts += _overview(trace, selection, run, decimals)
     if image:
@@ -145,16 +146,19 @@ def _focus(
     trace: AttentionTrace,
     selection: Selection,
     decimals: int,
-    layers: Sequence[AttentionTrace] = (),
+    run: Analyses | None,
 ) -> list[str]:
     """The lesson's focus view, as the terminal says it: where the focus word looks in each
     shown head beside what each word adds, what the bars leave out, its z and one contribution
-    worked out, and (``layers``: the model's run) the rollout through the layers below."""
+    worked out, and (``run``: the model's run, with what the analyses found of it) the rollout
+    through the layers below."""
     focus = focus_number(table.STEPS, trace)
     if focus is None:
         return []
     # All of the text: a notebook's display scrolls, and shows every head's z and contribution.
-    whole = lesson(trace, selection, LessonOptions(decimals=decimals, full=True), layers=layers)
+    options = LessonOptions(decimals=decimals, full=True)
+    layers = () if run is None else run.layers
+    whole = lesson(trace, selection, options, layers=layers, analyses=run)
     blocks = only_steps(whole, {focus})
     return _blocks_html(blocks[next(i for i, b in enumerate(blocks) if isinstance(b, Pause)) :])
 

@@ -328,7 +328,7 @@ def _layer_data(
             if isinstance(block, Paragraph)
         ],
         "weightsNote": weights_note,
-        "steps": lesson_steps(trace, selection, options),
+        "steps": lesson_steps(trace, selection, options, run),
         "numbers": {**_weights(trace, selection, text.decimals), **contributed},
         "heads": [
             {

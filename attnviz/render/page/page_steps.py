@@ -23,6 +23,7 @@ from attnviz.lesson.blocks import Block, Heading, Matrix, Paragraph, Pause, Tabl
 from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import in_order
+from attnviz.results import Analyses
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -63,15 +64,16 @@ def page_steps(
 
 
 def lesson_steps(
-    trace: AttentionTrace, selection: Selection, options: LessonOptions
+    trace: AttentionTrace, selection: Selection, options: LessonOptions, run: Analyses
 ) -> list[dict[str, Any]]:
     """The lesson of one layer, step by step as the page shows it (page_steps): a step's
-    blocks, or for a step in each head, each shown head's."""
-    written = _written(lesson(trace, selection, options), options.decimals)
+    blocks, or for a step in each head, each shown head's; ``run``: what the analyses found
+    of the run's layers, which its focus view shows."""
+    written = _written(lesson(trace, selection, options, analyses=run), options.decimals)
     steps = []
     for page in page_steps(trace, selection, options):
         if page["key"] in AS_WRITTEN:
-            steps.append({"blocks": [], "heads": _each_head(trace, selection, options, page)})
+            steps.append({"blocks": [], "heads": _each_head(trace, selection, options, page, run)})
         else:
             steps.append(written.get(page["number"], {"blocks": [], "heads": []}))
     return steps
@@ -98,15 +100,20 @@ def _written(blocks: list[Block], decimals: int) -> dict[int, dict[str, Any]]:
 
 
 def _each_head(
-    trace: AttentionTrace, selection: Selection, options: LessonOptions, page: dict[str, Any]
+    trace: AttentionTrace,
+    selection: Selection,
+    options: LessonOptions,
+    page: dict[str, Any],
+    run: Analyses,
 ) -> list[list[list[Any]]]:
     """A step the lesson writes for its first head, written for each shown head in turn, as
     the lesson of that head alone (``--head``) writes it."""
     alone = replace(options, steps=page["key"])
     return [
-        _written(lesson(trace, selection._replace(heads=(head,)), alone), options.decimals)[
-            page["number"]
-        ]["blocks"]
+        _written(
+            lesson(trace, selection._replace(heads=(head,)), alone, analyses=run),
+            options.decimals,
+        )[page["number"]]["blocks"]
         for head in selection.heads
     ]
 

@@ -16,6 +16,7 @@ from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
 from attnviz.render.slides.layout import MAX_LINES, Slide, recorder
 from attnviz.render.terminal.lesson import HEADING_STYLES, drawn_lines
+from attnviz.results import Analyses
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -34,14 +35,16 @@ def plan_slides(
     options: LessonOptions | None = None,
     *,
     blocks: Sequence[Block] | None = None,
+    analyses: Analyses | None = None,
 ) -> list[Slide]:
     """The lesson of ``trace`` as ``selection`` shows it (``options.steps``: those steps, after
-    the header; ``blocks``: the lesson already written), cut into slides: the header, then one
+    the header; ``blocks``: the lesson already written; ``analyses``: what its focus view shows,
+    attnviz.lesson.build.lesson), cut into slides: the header, then one
     per step and head, each continued on further slides while it has more than MAX_LINES
     lines."""
     options = options or LessonOptions()
     if blocks is None:
-        blocks = lesson(trace, selection, options)
+        blocks = lesson(trace, selection, options, analyses=analyses)
     console = recorder()
     cut: list[tuple[str, Text, list[Text]]] = []
     for part in _parts(blocks, selection.heads):

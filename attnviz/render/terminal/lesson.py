@@ -34,6 +34,7 @@ from attnviz.render.terminal.tables import elides_columns, matrix_block
 from attnviz.render.terminal.text import Block as TextBlock
 from attnviz.render.terminal.text import bar, cell_width, pad_left, pad_right, side_by_side, wrap
 from attnviz.render.terminal.theme import EXPORT_THEME
+from attnviz.results import Analyses
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
@@ -58,13 +59,15 @@ def render_explain(
     pause: Pacer | None = None,
     blocks: Sequence[Block] | None = None,
     layers: Sequence[AttentionTrace] = (),
+    analyses: Analyses | None = None,
 ) -> None:
     """Print the whole step-by-step lesson for ``trace``, as ``selection`` shows it
     (``blocks``: the lesson already written, as a command writes it once for every output;
-    ``layers``: every layer of the run, for the focus view's rollout)."""
+    ``layers``: every layer of the run, for the focus view's rollout; ``analyses``: what the
+    focus view shows of them, attnviz.lesson.build.lesson)."""
     options = options or LessonOptions()
     if blocks is None:
-        blocks = lesson(trace, selection, options, layers=layers)
+        blocks = lesson(trace, selection, options, layers=layers, analyses=analyses)
     try:
         print_blocks(blocks, console, options, pause=pause)
     except _Stopped:

@@ -49,8 +49,9 @@ def test_every_text_the_page_says_comes_in_its_data() -> None:
 def test_every_slot_the_lesson_uses_is_filled_by_the_page() -> None:
     """A slot the page did not know would show the lesson's example word, not the picked one."""
     from attnviz.lesson.blocks import Paragraph
-    from attnviz.lesson.build import lesson
     from attnviz.lesson.options import LessonOptions
+
+    from support import written_lesson as lesson
 
     layers, _ = trace_layers("The cat sat on the mat", TraceOptions(pad_to=8))
     selection = select(layers[0], ViewOptions(hide_special=True, focus="sat"))

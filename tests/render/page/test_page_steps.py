@@ -14,7 +14,6 @@ import attnviz
 from attnviz.errors import AttnvizError
 from attnviz.labels import format_number
 from attnviz.lesson.blocks import Paragraph, Pause, Worked
-from attnviz.lesson.build import lesson
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import STEPS, focus_number, last_plain_number, step_number
 from attnviz.lesson.steps import label as step_label
@@ -22,6 +21,8 @@ from attnviz.render.page.page import page_data, page_html
 from attnviz.render.page.page_data import PAGE_TEXT
 from render.analysed import analysed
 from render.page.test_page import IT_SENTENCE, browser, choose, data_block, open_page, traced
+
+from support import written_lesson as lesson
 
 __all__ = ["browser"]  # the fixture, shared with test_page.py
 

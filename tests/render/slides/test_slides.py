@@ -69,7 +69,7 @@ def png_size(path: Path) -> tuple[int, int]:
 
 def slides_of(sentence: str, lesson: LessonOptions | None = None, **options: Any) -> list[Slide]:
     shown = attnviz.explain(sentence, **options)
-    return plan_slides(shown.trace, shown.selection, lesson)
+    return plan_slides(shown.trace, shown.selection, lesson, analyses=shown.lesson_analyses())
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +234,8 @@ def test_the_steps_asked_for_are_the_slides(tmp_path: Path) -> None:
     assert names[0] == "01-title" and names[-1].startswith(f"{len(names):02d}-focus")
     shown = attnviz.explain(IT_SENTENCE)
     asked = f"{step_number('scores')},{step_number('focus')}"  # named by their keys
-    only = plan_slides(shown.trace, shown.selection, LessonOptions(steps=asked))
+    found = shown.lesson_analyses()
+    only = plan_slides(shown.trace, shown.selection, LessonOptions(steps=asked), analyses=found)
     assert [s.name for s in only] == [
         "01-title",
         "02-head1-scores",
@@ -242,7 +243,9 @@ def test_the_steps_asked_for_are_the_slides(tmp_path: Path) -> None:
         "04-focus-head1",
         "05-focus-head2",
     ]
-    every = plan_slides(shown.trace, shown.selection, LessonOptions(steps=asked, full=True))
+    every = plan_slides(
+        shown.trace, shown.selection, LessonOptions(steps=asked, full=True), analyses=found
+    )
     assert [s.name for s in every] == [
         "01-title",
         "02-head1-scores",

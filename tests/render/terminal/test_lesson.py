@@ -15,7 +15,7 @@ from attnviz.lesson.steps import step_number
 from attnviz.render.terminal.lesson import render_explain
 from attnviz.tokens import Focus, find_focus
 
-from support import shown
+from support import lesson_analyses, shown
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -35,7 +35,8 @@ def render(
         no_color=not colour,  # the suite runs with NO_COLOR=1; this test wants colour
         highlight=False,
     )
-    render_explain(trace, shown(trace, focus=focus), console)
+    selection = shown(trace, focus=focus)
+    render_explain(trace, selection, console, analyses=lesson_analyses(trace, selection))
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 
@@ -224,8 +225,9 @@ def test_a_37_word_sentence_still_elides_with_its_full_shape_in_the_title() -> N
 @pytest.mark.parametrize("width", [60, 80])
 def test_worked_examples_continue_indented_under_their_first_line(width: int) -> None:
     from attnviz.lesson.blocks import Worked
-    from attnviz.lesson.build import lesson
     from attnviz.lesson.options import LessonOptions
+
+    from support import written_lesson as lesson
 
     trace = attnviz.explain(IT, focus="it").trace
     selection = shown(trace, focus=find_focus(trace.tokens, "it"))
