@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 
 from attnviz.analysis.contribution import contributions
 from attnviz.analysis.head_types import counted_rows, self_argmax_rows, trace_head_types
-from attnviz.analysis.heads import focus_rows
 from attnviz.analysis.rollout import trace_rollout
 from attnviz.results import Analyses, Analysis, OwnRows
 from attnviz.selection import Selection
@@ -116,6 +115,10 @@ def analyze(
         and selection.focus is not None
         and layers
     ):
+        # Only the page and the notebook ask: the lesson at a terminal never loads the heads
+        # command's module (start-up, tests/e2e/test_processes.py).
+        from attnviz.analysis.heads import focus_rows
+
         found = _with(found, focus_rows=focus_rows(layers, selection))
     return found
 
