@@ -239,6 +239,37 @@ def test_the_forbidden_imports_are_found() -> None:
     ]
 
 
+def private_imports(modules: dict[str, tuple[str, ast.Module]]) -> list[str]:
+    """Each name with a leading underscore (not a dunder) that a module imports from another
+    module of attnviz, as "importer imports name"."""
+    found = []
+    for module, (_, tree) in sorted(modules.items()):
+        is_package = module == "" or module_files().get(module, PACKAGE).name == "__init__.py"
+        for name in _imported_names(tree, module, is_package):
+            last = name.rsplit(".", 1)[-1]
+            if name.startswith("attnviz.") and last.startswith("_") and not last.startswith("__"):
+                found.append(f"{named(module)} imports {name}")
+    return found
+
+
+@pytest.mark.slow
+def test_no_module_imports_another_modules_private_name() -> None:
+    modules = {module: (text, tree) for module, (_, text, tree) in parsed_modules().items()}
+    found = private_imports(modules)
+    assert not found, "\n".join(found)
+
+
+def test_the_private_imports_are_found() -> None:
+    tree = ast.parse(
+        "from attnviz.render.terminal.tables import MAX_TABLE_ROWS, _kept\n"
+        "def f():\n    from .tables import _fit, __version__\n"
+    )
+    assert private_imports({"render.notebook.cell": ("", tree)}) == [
+        "attnviz.render.notebook.cell imports attnviz.render.terminal.tables._kept",
+        "attnviz.render.notebook.cell imports attnviz.render.notebook.tables._fit",
+    ]
+
+
 def test_the_check_finds_a_circle_and_reads_imports_inside_functions() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None

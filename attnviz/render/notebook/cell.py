@@ -23,7 +23,7 @@ from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import focus_number
 from attnviz.render.figures.measures import head_title
 from attnviz.render.figures.settings import draws
-from attnviz.render.terminal.tables import MAX_TABLE_ROWS, _kept_indices
+from attnviz.render.terminal.tables import MAX_TABLE_ROWS, kept_indices
 from attnviz.render.terminal.text import weight_colours
 from attnviz.results import Analyses
 from attnviz.selection import Selection
@@ -101,8 +101,8 @@ def trace_html(
     rows = occurrence_labels([printable(word) for word in selection.row_words])
     columns = occurrence_labels([printable(word) for word in selection.column_words])
     masked = selection.masked_pairs(trace.masked) if trace.mask is not None else None
-    kept_rows = _kept_indices(len(rows), MAX_TABLE_ROWS, selection.focus_row)
-    kept_columns = _kept_indices(len(columns), NOTEBOOK_COLUMNS, _focus_column(selection))
+    kept_rows = kept_indices(len(rows), MAX_TABLE_ROWS, selection.focus_row)
+    kept_columns = kept_indices(len(columns), NOTEBOOK_COLUMNS, _focus_column(selection))
     parts.append("<div>")
     for head in selection.heads:
         weights = selection.pairs(trace.weights[head], total=True)

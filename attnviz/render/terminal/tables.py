@@ -24,7 +24,7 @@ NARROW_GAP = 1  # the gap when the table would not fit the page with COLUMN_GAP
 MIN_CUT_LABEL = 4  # a cut column label keeps at least this many cells, the "…" included
 
 
-def _kept_indices(count: int, keep: int, must: int | None = None) -> list[int | None]:
+def kept_indices(count: int, keep: int, must: int | None = None) -> list[int | None]:
     """Indices 0..count-1, or about ``keep`` of them from both ends with None marking each gap.
 
     ``must`` (the row of the word being followed) stays visible even inside the gap.
@@ -129,7 +129,7 @@ def _table_of(matrix: Matrix, decimals: int, with_row_labels: bool) -> _Table:
     """The printed numbers of ``matrix`` at ``decimals``, its row words and totals, the rows past
     MAX_TABLE_ROWS elided (keeping matrix.keep_row)."""
     n_rows, n_columns = matrix.values.shape
-    rows = _kept_indices(n_rows, MAX_TABLE_ROWS, matrix.keep_row)
+    rows = kept_indices(n_rows, MAX_TABLE_ROWS, matrix.keep_row)
     shown_rows = [r for r in rows if r is not None]
     # The shown rows as Python floats at once: numpy's one-element reads cost more than the
     # formatting (an embedding's 15 × 384 numbers).
@@ -191,17 +191,17 @@ def _fit_columns(
     distinct = [c for c in candidates if len(set(c.labels.values())) == n_columns]
     layout = distinct[-1] if distinct else table.laid_out(NARROW_GAP, words)
     # Every column shown takes at least gap + the narrowest width, so more than ``fits`` columns
-    # never fit, and _kept_indices shows keep - 1 of them at least: the search starts at
+    # never fit, and kept_indices shows keep - 1 of them at least: the search starts at
     # fits + 1, not at all 384 of an embedding (which took 36 ms), and ends where it did.
     narrowest = layout.gap + min(layout.widths.values())
     fits = (max_width - table.label_width) // narrowest
     keep = max(2, min(n_columns, fits + 1))
     while (
         keep > 2
-        and table.total_width(_kept_indices(n_columns, keep, keep_column), layout) > max_width
+        and table.total_width(kept_indices(n_columns, keep, keep_column), layout) > max_width
     ):
         keep -= 1
-    return layout, _kept_indices(n_columns, keep, keep_column)
+    return layout, kept_indices(n_columns, keep, keep_column)
 
 
 def _header_line(table: _Table, layout: _Layout, columns: list[int | None]) -> Text:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnviz.lesson.blocks import Matrix
-from attnviz.render.terminal.tables import _fit_columns, _kept_indices, _table_of, matrix_block
+from attnviz.render.terminal.tables import _fit_columns, _table_of, kept_indices, matrix_block
 
 
 @pytest.mark.slow
@@ -69,16 +69,16 @@ def test_as_many_columns_stay_as_fit(
     fitting = [
         keep
         for keep in range(2, n_columns + 1)
-        if table.total_width(_kept_indices(n_columns, keep, keep_column), layout) <= width
+        if table.total_width(kept_indices(n_columns, keep, keep_column), layout) <= width
     ]
-    assert columns == _kept_indices(n_columns, max(fitting, default=2), keep_column)
+    assert columns == kept_indices(n_columns, max(fitting, default=2), keep_column)
 
 
 def test_kept_indices() -> None:
-    assert _kept_indices(5, 10) == [0, 1, 2, 3, 4]
-    assert _kept_indices(10, 4) == [0, 1, None, 8, 9]
-    assert _kept_indices(10, 4, must=5) == [0, None, 5, None, 9]
-    assert _kept_indices(10, 4, must=1) == [0, 1, None, 8, 9]
+    assert kept_indices(5, 10) == [0, 1, 2, 3, 4]
+    assert kept_indices(10, 4) == [0, 1, None, 8, 9]
+    assert kept_indices(10, 4, must=5) == [0, None, 5, None, 9]
+    assert kept_indices(10, 4, must=1) == [0, 1, None, 8, 9]
 
 
 def table_of(words: list[str], width: int) -> list[str]:
