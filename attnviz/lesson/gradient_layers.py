@@ -158,6 +158,12 @@ def _through_scores(lesson: GradientWriter, grads: LayerGradients) -> None:
     )
     lesson.row(d_q, f"∂L/∂Q{h}[{lesson.it}]", lesson.it, lesson.head_dims)
     rows = [r for r in range(len(step.words)) if d_scores[r, j] != 0]
+    if not rows:  # e.g. a trained model's weights, exactly 0 or 1 in float64
+        lesson.say(
+            f"No score on {lesson.referent!r} has a gradient: ∂L/∂score_ij is 0 in every row of "
+            f"its column, so ∂L/∂k_{lesson.referent} = Σ_i ∂L/∂score_ij·q_i is 0 in every entry."
+        )
+        return
     d_k = grads.d_k[0, j]
     c = int(np.argmax(np.abs(d_k)))
     only = (
@@ -177,21 +183,29 @@ def _through_projections(lesson: GradientWriter, grads: LayerGradients) -> None:
     lesson.open_step(f"∂L/∂W_Q{h} = X_{n - 1}ᵀ·∂L/∂Q{h}, and the same for W_K{h}, W_V{h}")
     d_w = grads.d_w_q[0]
     r, c = np.unravel_index(np.argmax(np.abs(d_w)), d_w.shape)
+    # The words whose ∂L/∂Q[i, c] is not 0 (every word, should none be: a sum of zeros).
     rows = [i for i in range(len(step.words)) if grads.d_q[0, i, c] != 0]
-    lesson.say(
+    rows = rows or list(range(len(step.words)))
+    formula = (
         f"Q{h} = X_{n - 1}·W_Q{h}, so ∂L/∂W_Q{h} = X_{n - 1}ᵀ·∂L/∂Q{h} "
         f"[{step.d_model} × {step.shape.d_k}]: entry (r, c) is Σ_i X[i, r]·∂L/∂Q[i, c] over "
-        f"the words. Its largest entry"
-        + (
-            f" (only the row of {lesson.it!r} of ∂L/∂Q{h} is non-zero: one product):"
-            if rows == [step.focus]
-            else f" ({len(rows)} products):"
+        "the words."
+    )
+    if not grads.d_q[0].any():  # e.g. a trained model's weights, exactly 0 or 1 in float64
+        lesson.say(f"{formula} ∂L/∂Q{h} is 0 in every entry, so ∂L/∂W_Q{h} is too.")
+    else:
+        lesson.say(
+            f"{formula} Its largest entry"
+            + (
+                f" (only the row of {lesson.it!r} of ∂L/∂Q{h} is non-zero: one product):"
+                if rows == [step.focus]
+                else f" ({len(rows)} products):"
+            )
         )
-    )
-    lesson.worked(
-        f"∂L/∂W_Q{h}[{r + 1}, {c + 1}] = "
-        + text.products(grads.x[rows, r], grads.d_q[0, rows, c], d_w[r, c])
-    )
+        lesson.worked(
+            f"∂L/∂W_Q{h}[{r + 1}, {c + 1}] = "
+            + text.products(grads.x[rows, r], grads.d_q[0, rows, c], d_w[r, c])
+        )
     lesson.say(
         f"Likewise ∂L/∂W_K{h} = X_{n - 1}ᵀ·∂L/∂K{h} and ∂L/∂W_V{h} = X_{n - 1}ᵀ·∂L/∂V{h}. "
         f"X_{n - 1} gets ∂L/∂Q{h}·W_Q{h}ᵀ + ∂L/∂K{h}·W_K{h}ᵀ + ∂L/∂V{h}·W_V{h}ᵀ, plus "
