@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -70,33 +72,49 @@ EXTRA_ALSO = (
 )
 
 
-def depends_on_the_extra(item: pytest.Item, said: dict[object, bool]) -> bool:
+def depends_on_the_extra(item: pytest.Item, said: dict[object, Any]) -> bool:
     """Whether ``item`` is marked extra: its file is in EXTRA_ALSO or its function's source says
-    one of EXTRA_WORDS (``said`` keeps the answer for each file and function read)."""
-    if any(item.path == also or also in item.path.parents for also in EXTRA_ALSO):
+    one of EXTRA_WORDS (``said`` keeps what each file's functions say, read once per file)."""
+    if item.path not in said:
+        said[item.path] = _what_functions_say(item.path)
+    everything, by_line = said[item.path]
+    if everything:
         return True
-    if item.path not in said:  # most files say none of the words: their functions go unread
-        text = item.path.read_text(encoding="utf-8")
-        said[item.path] = any(word in text for word in EXTRA_WORDS)
     function = getattr(item, "function", None)
-    if not said[item.path] or function is None:
+    if not by_line or function is None:
         return False
-    if function not in said:
-        try:
-            source = inspect.getsource(function)
-        except (OSError, TypeError):
-            source = ""
-        said[function] = any(word in source for word in EXTRA_WORDS)
-    return said[function]
+    code = getattr(inspect.unwrap(function), "__code__", None)
+    return code is not None and by_line.get(code.co_firstlineno, False)
+
+
+def _what_functions_say(path: Path) -> tuple[bool, dict[int, bool]]:
+    """(whether the whole file is marked, being in EXTRA_ALSO; for each function of the file
+    that says one of EXTRA_WORDS, its first line (its first decorator's) -> True). A file that
+    says none of the words is not parsed."""
+    if any(path == also or also in path.parents for also in EXTRA_ALSO):
+        return True, {}
+    text = path.read_text(encoding="utf-8")
+    if not any(word in text for word in EXTRA_WORDS):
+        return False, {}
+    lines = text.splitlines()
+    by_line = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            source = "\n".join(lines[first - 1 : node.end_lineno])
+            if any(word in source for word in EXTRA_WORDS):
+                by_line[first] = True
+    return False, by_line
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test under tests/e2e runs the installed command in fresh processes: marked e2e.
     A test whose checks depend on the extra attnviz[model] (depends_on_the_extra): extra."""
-    said: dict[object, bool] = {}
+    said: dict[object, Any] = {}
+    in_e2e: dict[Path, bool] = {}  # Path.parents is slow enough to count over 4,000 tests
     for item in items:
-        if E2E in item.path.parents:
+        if in_e2e.setdefault(item.path, E2E in item.path.parents):
             item.add_marker(pytest.mark.e2e)
         if depends_on_the_extra(item, said):
             item.add_marker(pytest.mark.extra)

@@ -5,6 +5,7 @@ into click parameters on each run, about 10 ms for all six, a twentieth of the s
 """
 
 # No `from __future__ import annotations`: Typer reads these annotations on every run.
+import functools
 import sys
 from collections.abc import Callable
 from importlib import import_module
@@ -105,11 +106,17 @@ def build_app(only: str | None = None) -> typer.Typer:
     return app
 
 
+@functools.cache
+def _whole_app() -> typer.Typer:
+    return build_app()
+
+
 def __getattr__(name: str) -> typer.Typer:
     """``attnviz.cli.app``, the whole app, for tests and documentation tools (CliRunner, help
-    output); built when asked for, so that running one command builds only that one."""
+    output); built when first asked for, so that running one command builds only that one,
+    and kept: a test suite imports it from a hundred modules."""
     if name == "app":
-        return build_app()
+        return _whole_app()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
