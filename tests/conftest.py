@@ -7,6 +7,7 @@ import inspect
 import os
 import signal
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -107,10 +108,29 @@ def _what_functions_say(path: Path) -> tuple[bool, dict[int, bool]]:
     return False, by_line
 
 
+def functions_only_in_the_full_run(cases: Iterable[tuple[str, bool]]) -> list[str]:
+    """The test functions every case of which is marked full, from (node id, marked full) of
+    each case: ``full`` marks the further cases of a grid (a width, a size, a second model),
+    and CI (scripts/check without --full) must still run each function at one case at least."""
+    full_by_function: dict[str, list[bool]] = {}
+    for nodeid, full in cases:
+        full_by_function.setdefault(nodeid.split("[")[0], []).append(full)
+    return sorted(function for function, full in full_by_function.items() if all(full))
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test under tests/e2e runs the installed command in fresh processes: marked e2e.
     A test whose checks depend on the extra attnviz[model] (depends_on_the_extra): extra."""
+    only_full = functions_only_in_the_full_run(
+        (item.nodeid, item.get_closest_marker("full") is not None) for item in items
+    )
+    if only_full and not any("::" in argument for argument in config.args):  # not one by name
+        raise pytest.UsageError(
+            "Marked full in every case, so CI never runs them: "
+            + ", ".join(only_full)
+            + "; keep at least one case of each without pytest.mark.full."
+        )
     said: dict[object, Any] = {}
     in_e2e: dict[Path, bool] = {}  # Path.parents is slow enough to count over 4,000 tests
     for item in items:

@@ -14,7 +14,14 @@ from attnviz.cli import app
 
 
 @pytest.mark.slow  # writes an SVG, an HTML file and a deck of slides
-@pytest.mark.parametrize("command", [["explain", "I am good"], ["cross", "I am good", "Je vais"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["explain", "I am good"],
+        # The same lesson function and outputs, from cross's traces: the full run.
+        pytest.param(["cross", "I am good", "Je vais"], marks=pytest.mark.full),
+    ],
+)
 def test_the_lesson_is_written_once_per_command(
     command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -113,7 +113,8 @@ def _focus_rows(folder: Path) -> list[np.ndarray]:
     return rows
 
 
-@pytest.mark.parametrize("name", ["coref", "coref-word"])
+# coref-word is trained by the same script and code path, for 5 times as long: the full run.
+@pytest.mark.parametrize("name", ["coref", pytest.param("coref-word", marks=pytest.mark.full)])
 def test_the_script_reproduces_what_the_shipped_models_are_for(name: str, tmp_path: Path) -> None:
     """On any machine: the retrained model is as accurate on held-out sentences, and "it" looks
     where it looks in the shipped one, in every layer of the seeds' two sentences, to two

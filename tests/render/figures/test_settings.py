@@ -27,13 +27,13 @@ from pathlib import Path
 import attnviz
 from attnviz.render.notebook.cell import trace_html
 
-folder = Path(sys.argv[1])
+folder, rounds = Path(sys.argv[1]), int(sys.argv[2])
 shown = attnviz.explain("The cat sat because it was tired", focus="it")
 failures = []
 
 def heatmaps(number):
     try:
-        for round in range(6):
+        for round in range(2 * rounds):
             buffer = io.BytesIO()
             attnviz.heatmap(shown).savefig(buffer, format="png")
             (folder / f"heatmap-{number}-{round}.png").write_bytes(buffer.getvalue())
@@ -42,7 +42,7 @@ def heatmaps(number):
 
 def lines(number):
     try:
-        for round in range(3):
+        for round in range(rounds):
             buffer = io.BytesIO()
             attnviz.heatmap(shown, style="lines").savefig(buffer, format="png")
             (folder / f"lines-{number}-{round}.png").write_bytes(buffer.getvalue())
@@ -75,12 +75,17 @@ def python(script: str, *args: str, cwd: Path, **env: str) -> subprocess.Complet
     )
 
 
-@pytest.mark.slow  # 30 figures in a fresh process: a stress test, in scripts/check's run
-def test_figures_drawn_by_several_threads_at_once_are_all_whole(tmp_path: Path) -> None:
-    result = python(THREADS_SCRIPT, str(tmp_path), cwd=tmp_path)
+@pytest.mark.slow  # a stress test in a fresh process: 4 threads of heatmaps, 2 of lines
+@pytest.mark.parametrize("rounds", [1, pytest.param(3, marks=pytest.mark.full)])
+def test_figures_drawn_by_several_threads_at_once_are_all_whole(
+    rounds: int, tmp_path: Path
+) -> None:
+    """Each heatmap thread draws 2·rounds figures, each lines thread ``rounds``: 10 figures at
+    once in CI, 30 in the full run."""
+    result = python(THREADS_SCRIPT, str(tmp_path), str(rounds), cwd=tmp_path)
     assert result.returncode == 0, result.stderr  # 134 (SIGABRT) when the heap was corrupted
     pictures = sorted(tmp_path.glob("*.png"))
-    assert len(pictures) == 4 * 6 + 2 * 3
+    assert len(pictures) == 4 * 2 * rounds + 2 * rounds
     sizes = {path.name.split("-")[0]: set() for path in pictures}
     for path in pictures:
         data = path.read_bytes()
@@ -150,9 +155,17 @@ def plain_picture(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return output.read_bytes()
 
 
+#: Each place a matplotlibrc is read from, with each kind of file: CI runs each place and each
+#: kind once (the diagonal), the full run every pair.
+RC_CASES = [
+    pytest.param(where, content, marks=() if (i + j) % 2 == 0 else pytest.mark.full)
+    for i, where in enumerate(("cwd", "MATPLOTLIBRC", "MPLCONFIGDIR"))
+    for j, content in enumerate(sorted(RC_FILES))
+]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("content", sorted(RC_FILES))
-@pytest.mark.parametrize("where", ["cwd", "MATPLOTLIBRC", "MPLCONFIGDIR"])
+@pytest.mark.parametrize(("where", "content"), RC_CASES)
 def test_a_matplotlibrc_does_not_reach_the_pictures(
     tmp_path: Path, where: str, content: str, plain_picture: bytes
 ) -> None:
