@@ -121,7 +121,8 @@ def functions_only_in_the_full_run(cases: Iterable[tuple[str, bool]]) -> list[st
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test under tests/e2e runs the installed command in fresh processes: marked e2e.
-    A test whose checks depend on the extra attnviz[model] (depends_on_the_extra): extra."""
+    A test whose checks depend on the extra attnviz[model] (depends_on_the_extra): extra.
+    The browser tests: one xdist group. A test marked full in every case: refused."""
     only_full = functions_only_in_the_full_run(
         (item.nodeid, item.get_closest_marker("full") is not None) for item in items
     )
@@ -136,6 +137,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if in_e2e.setdefault(item.path, E2E in item.path.parents):
             item.add_marker(pytest.mark.e2e)
+        if item.get_closest_marker("browser") is not None:
+            # One Chromium at a time: with --dist loadgroup (scripts/check) every browser
+            # test runs on one worker, one after another, while the others run the rest.
+            item.add_marker(pytest.mark.xdist_group("browser"))
         if depends_on_the_extra(item, said):
             item.add_marker(pytest.mark.extra)
 
