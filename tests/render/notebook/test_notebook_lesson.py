@@ -5,13 +5,22 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from support import has_model_extra
 
-nbclient = pytest.importorskip("nbclient", reason="needs the test extra (nbclient, ipykernel)")
-nbformat = pytest.importorskip("nbformat", reason="needs the test extra (nbformat)")
+
+@pytest.fixture(scope="module")
+def kernel_tools() -> tuple[Any, Any]:
+    """nbclient and nbformat, imported by the tests that run a kernel (not at collection: the
+    Jupyter client takes a second to import in every worker)."""
+    return (
+        pytest.importorskip("nbclient", reason="needs the test extra (nbclient, ipykernel)"),
+        pytest.importorskip("nbformat", reason="needs the test extra (nbformat)"),
+    )
+
 
 ROOT = Path(__file__).resolve().parents[3]
 NOTEBOOK = ROOT / "examples" / "attention_lesson.ipynb"
@@ -19,7 +28,10 @@ NOTEBOOK = ROOT / "examples" / "attention_lesson.ipynb"
 
 @pytest.mark.slow
 @pytest.mark.skipif(not has_model_extra(), reason="its last part runs all-MiniLM-L6-v2")
-def test_the_lesson_notebook_runs_and_shows_its_displays(tmp_path: Path) -> None:
+def test_the_lesson_notebook_runs_and_shows_its_displays(
+    tmp_path: Path, kernel_tools: tuple[Any, Any]
+) -> None:
+    nbclient, nbformat = kernel_tools
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code")
     client = nbclient.NotebookClient(
@@ -58,7 +70,10 @@ def test_the_lesson_notebook_runs_and_shows_its_displays(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
-def test_the_docs_notebook_example_runs_in_a_kernel(tmp_path: Path) -> None:
+def test_the_docs_notebook_example_runs_in_a_kernel(
+    tmp_path: Path, kernel_tools: tuple[Any, Any]
+) -> None:
+    nbclient, nbformat = kernel_tools
     python = (ROOT / "docs" / "python.md").read_text(encoding="utf-8")
     section = python.split("## In a notebook (Jupyter, Colab)")[1]
     cell = section.split("```python\n")[1].split("```")[0]
