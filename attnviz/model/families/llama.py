@@ -296,7 +296,7 @@ class Llama(Architecture):
             else:
                 trace = rotary_attention(
                     tokens,
-                    rms_norm_columns(hidden_t, layer.attention_norm, eps),
+                    sealed(rms_norm_columns(hidden_t, layer.attention_norm, eps)),  # X, kept
                     layer,
                     weights.rope,
                     provenance=provenance,
@@ -342,7 +342,7 @@ def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaL
     def stacked(*parts: FloatArray) -> FloatArray:
         """The parts one above the other, in C order (W·Xᵀ reads its rows contiguously)."""
         together = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
-        return frozen_array(together, copy=False)
+        return sealed(together)
 
     qkv_bias = b_o = None
     if config.qkv_bias:
@@ -351,7 +351,7 @@ def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaL
     if config.output_bias:
         b_o = bias("self_attn.o_proj", d)
     elif config.qkv_bias:  # Qwen2: a trace has all four biases or none; this one is 0
-        b_o = frozen_array(np.zeros(d, tensors.dtype), copy=False)
+        b_o = sealed(np.zeros(d, tensors.dtype))
     return LlamaLayer(
         attention_norm=tensors.get(f"{base}input_layernorm.weight", (d,)),
         qkv_rows=stacked(
@@ -368,6 +368,18 @@ def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaL
         gate_up_rows=stacked(rows("mlp.gate_proj", d_ff, d), rows("mlp.up_proj", d_ff, d)),
         down_rows=stacked(rows("mlp.down_proj", d, d_ff)),
     )
+
+
+def sealed(array: FloatArray) -> FloatArray:
+    """``array``, made here or fresh from the checkpoint and held by nobody else, read-only all
+    the way down: the layer's AttentionWeights and every trace then take its views as they are
+    (attnviz.trace.frozen_array copies an array that could still change, through itself or the
+    array it views), not a copy of the layer's weights per run."""
+    base: object = array
+    while isinstance(base, np.ndarray):
+        base.setflags(write=False)
+        base = base.base
+    return array
 
 
 def refuse_variants(data: Mapping[str, Any]) -> None:
