@@ -19,6 +19,7 @@ LlamaModel and Qwen2Model with eager attention.)
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,11 +39,17 @@ from attnviz.model.base import (
     integer,
     number,
 )
-from attnviz.model.families.rotary import rms_norm_columns, rotary_attention, swiglu_columns
+from attnviz.model.families.rotary import (
+    attention_weights,
+    rms_norm_columns,
+    rotary_attention,
+    swiglu_columns,
+)
 from attnviz.model.sources.tensors import Tensors
 from attnviz.positions import Rope
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
+from attnviz.weights import AttentionWeights
 
 
 class LayerTensors(Protocol):
@@ -100,6 +107,12 @@ class LlamaLayer:
     mlp_norm: FloatArray  # γ [d_model], post_attention_layernorm
     gate_up_rows: FloatArray  # gate_proj over up_proj, [2·d_ff, d_model]: one product
     down_rows: FloatArray  # down_proj, [d_model, d_ff]
+
+    @functools.cached_property
+    def attention(self) -> AttentionWeights:
+        """W_Q … b_O below as the AttentionWeights attention.traced takes: views of the rows
+        above, not copies (load_layer leaves them read-only all the way down), made once."""
+        return attention_weights(self)
 
     def _heads(self, first: int, count: int) -> FloatArray:
         """Heads first … first + count − 1 of qkv_rows as x·W: [count, d_model, d_k]."""

@@ -31,7 +31,8 @@ from attnviz.weights import AttentionWeights
 class GroupedWeights(StoredRows, Protocol):
     """One layer's attention weights with G ≤ h key/value heads (families.llama's): the
     products use each Linear's weight as a checkpoint stores it, [out, in] (StoredRows); W_Q …
-    b_O are the x·W views the trace keeps."""
+    b_O are the x·W views the trace keeps, and ``attention`` them as AttentionWeights, made
+    once for the layer's every run."""
 
     # Read-only attributes (a frozen dataclass's fields match them).
     @property
@@ -50,6 +51,8 @@ class GroupedWeights(StoredRows, Protocol):
     def b_V(self) -> FloatArray | None: ...  # [G, d_k]
     @property
     def b_O(self) -> FloatArray | None: ...  # [d_model]
+    @property
+    def attention(self) -> AttentionWeights: ...  # the above, attention_weights(self), kept
 
 
 def rms_norm(x: FloatArray, gamma: FloatArray, eps: float) -> FloatArray:
@@ -144,7 +147,7 @@ def rotary_attention(
         functools.partial(rotary_steps, weights),
         tokens,
         x_t.T,
-        attention_weights(weights),
+        weights.attention,
         options,
         overflowed=functools.partial(overflow_in_layer, layer),
         budgeted=True,
