@@ -8,7 +8,9 @@ arrays in, arrays out, no printing, no files, no global random state. Shapes use
 names: n tokens, h heads, d_model embedding width, d_k = d_model / h per head. The step
 functions check nothing: their callers have (multi_head_attention checks its inputs and sizes
 once, attnviz.public_steps checks what a Python user gives attnviz.softmax and the others).
-attnviz.kernels computes the same steps faster for model mode, checked against these.
+attnviz.kernels computes the same steps faster for model mode, checked against these (a
+Llama-family layer's rotary, grouped steps too, kernels.rotary_steps); traced() below assembles
+every trace, on either path.
 
 Two changes of today's models (Llama and its family), both optional here:
 - rotary positions (RoPE, attnviz.positions.rotate): each head's q and k turned, pair by pair of
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, NoReturn, cast
 
 import numpy as np
 
@@ -167,8 +169,12 @@ class Intermediates(NamedTuple):
     output: FloatArray  # [n_q, d_model]
 
 
-#: What computes the intermediates from checked inputs: steps() here, kernels.fused_steps.
+#: What computes the intermediates from checked inputs: steps() here, kernels.fused_steps, and
+#: kernels.rotary_steps with a layer's stored rows (functools.partial).
 Steps = Callable[[Checked], Intermediates]
+
+#: What says that X [n, d_model] and the weights overflowed: raises, one sentence.
+Overflow = Callable[[FloatArray, AttentionWeights], NoReturn]
 
 
 def steps(given: Checked) -> Intermediates:
@@ -251,17 +257,23 @@ def traced(
     x: FloatArray,
     weights: AttentionWeights,
     options: AttentionOptions,
+    *,
+    overflowed: Overflow = overflow,
+    budgeted: bool = False,
 ) -> AttentionTrace:
     """The one place an AttentionTrace is assembled: the inputs checked (attention_inputs:
-    their kinds and shapes, and the trace's memory before any of it is computed), the
-    intermediates computed by ``compute`` (steps() here, or kernels.fused_steps in model mode),
-    their numbers checked finite, and every array kept read-only."""
-    given = checked_inputs(tokens, x, weights, options)
+    their kinds and shapes, and the trace's memory before any of it is computed, unless
+    ``budgeted``: a model's run, whose every layer was estimated at once), the intermediates
+    computed by ``compute`` (steps() here; in model mode kernels.fused_steps, or
+    kernels.rotary_steps for a Llama-family layer), their numbers checked finite, said in one
+    sentence by ``overflowed`` if not (a model names the layer), and every array kept read-only
+    (copied only when the caller could still change it)."""
+    given = checked_inputs(tokens, x, weights, options, budgeted=budgeted)
     # Overflow is found below and said in one sentence, not as numpy's warnings.
     with np.errstate(over="ignore", invalid="ignore"):
         computed = compute(given)
     if not (np.isfinite(computed.scores).all() and np.isfinite(computed.output).all()):
-        overflow(given.x, weights)
+        overflowed(given.x, weights)
     return AttentionTrace(
         tokens=given.tokens,
         X=frozen_array(given.x),

@@ -6,7 +6,7 @@ trace (limits.check_trace), all before the first step runs: the steps themselves
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 import numpy as np
 
@@ -190,7 +190,7 @@ def check_kinds(
             check_result(name, check.numbers(name, array).shape, BYTES_PER_NUMBER)
 
 
-def overflow(x: FloatArray, weights: AttentionWeights) -> None:
+def overflow(x: FloatArray, weights: AttentionWeights) -> NoReturn:
     """Finite inputs can still overflow float64 (about 1.8e308) in a dot product: said in one
     sentence, before the softmax would be given ∞."""
     largest = max(float(np.abs(x).max()), float(np.abs(weights.W_Q).max()))
@@ -230,10 +230,18 @@ class Checked(NamedTuple):
 
 
 def checked_inputs(
-    tokens: Sequence[str], x: FloatArray, weights: AttentionWeights, options: AttentionOptions
+    tokens: Sequence[str],
+    x: FloatArray,
+    weights: AttentionWeights,
+    options: AttentionOptions,
+    *,
+    budgeted: bool = False,
 ) -> Checked:
     """Every input of multi_head_attention checked, each refused in one sentence naming the fix,
-    and the trace's memory estimated (limits.check_trace) before any step runs."""
+    and the trace's memory estimated (limits.check_trace) before any step runs, unless
+    ``budgeted``: the layer of a model's run, whose every layer's trace was estimated at once in
+    the run's own dtype (model_limits.check_model_run), so that no layer of a run it accepted is
+    refused here."""
     given = options
     encodings = (given.positional_encoding, given.source_positional_encoding)
     cross = (given.source_tokens, given.source_x)
@@ -270,7 +278,8 @@ def checked_inputs(
     check_rope(given.rope, config.d_k, source.x is not None)
     n_keys = len(x if source.x is None else source.x)
     fixed = not weights.origin.is_random  # a model's or a file's heads: no option changes them
-    check_trace(len(x), n_keys, weights.d_model, weights.n_heads, heads_fixed=fixed)
+    if not budgeted:
+        check_trace(len(x), n_keys, weights.d_model, weights.n_heads, heads_fixed=fixed)
     source_tokens = None if given.source_tokens is None else tuple(given.source_tokens)
     return Checked(
         tuple(tokens),

@@ -17,22 +17,30 @@ about it, measured on numpy's OpenBLAS:
   copy (concat_buffer).
 - x·W_O as (W_Oᵀ·xᵀ)ᵀ when W_O is a view of a weight stored [out, in] (times): OpenBLAS
   multiplies a weight's contiguous rows by xᵀ about a sixth faster than x by its columns.
+
+Rotary layers with grouped key/value heads (Llama, Qwen2: rotary_steps) keep the vectors as
+columns, as W·Xᵀ gives them: each head's Qᵀ, Kᵀ rows turned in place of a transposed copy
+(rotate_rows), RoPE's cos and sin made once for every layer (rope_angles_by_coordinate), the h/G
+query heads of a group scored against its one K̃_g in one product, and the mask added, not
+selected (masked_softmax). Model mode assembles their trace in attention.traced like any other.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.attention import Intermediates, attention_scores, concat_heads, mask_scores, traced
 from attnviz.attention_inputs import AttentionOptions, Checked
-from attnviz.positions import rotate
+from attnviz.positions import Rope, rotate
 from attnviz.provenance import Provenance
-from attnviz.trace import AttentionTrace
+from attnviz.trace import AttentionTrace, frozen_array
 from attnviz.weights import AttentionWeights
 
 
@@ -167,3 +175,120 @@ def times(x: FloatArray, w: FloatArray) -> FloatArray:
     if w.ndim == 2 and w.T.flags.c_contiguous and not w.flags.c_contiguous:
         return (w.T @ x.T).T
     return x @ w
+
+
+# -- rotary layers with grouped key/value heads (Llama, Qwen2) ---------------------------------
+
+
+class StoredRows(Protocol):
+    """A rotary layer's projections as its checkpoint stores them, [out, in] (families.llama's
+    LlamaLayer): the W_Q … W_O its AttentionWeights hold are views of these rows."""
+
+    # Read-only attributes (a frozen dataclass's fields match them).
+    @property
+    def qkv_rows(self) -> FloatArray: ...  # [(h + 2G)·d_k, d_model]: q_proj over k_ over v_
+    @property
+    def qkv_bias(self) -> FloatArray | None: ...  # [(h + 2G)·d_k] (Qwen2), else None
+    @property
+    def output_rows(self) -> FloatArray: ...  # o_proj's weight, [d_model, h·d_k]
+
+
+def rotary_steps(stored: StoredRows, given: Checked) -> Intermediates:
+    """attention.steps() for a layer given as its weights' stored rows (``stored``, of which
+    given.weights are views), the vectors kept as columns: W·Xᵀ [(h + 2G)·d_k, n] in one
+    product, each head's d_k rows together, so Qᵀ, Kᵀ, Vᵀ are blocks of it and Q, K, V their
+    transposed views; rotary positions (given.rope) turn Qᵀ's and Kᵀ's rows (rotate_rows). The
+    h/G query heads of key/value head g are stacked and scored against K̃_g in one product,
+    [G, h/G·n, d_k]·[G, d_k, n], never repeating K or V. Then Concat·W_O as (W_Oᵀ·Concatᵀ)ᵀ from
+    o_proj's rows.  x: [n, d_model] (fastest as the transpose of C-order Xᵀ) -> Intermediates
+    """
+    x_t, weights, rope = given.x.T, given.weights, given.rope
+    n, d_k = x_t.shape[1], given.config.d_k
+    h, g = weights.n_heads, weights.n_kv_heads
+    projected = stored.qkv_rows @ x_t
+    if stored.qkv_bias is not None:
+        projected += stored.qkv_bias[:, np.newaxis]
+    by_coordinate = projected.reshape(h + 2 * g, d_k, n)  # Qᵀ, Kᵀ, Vᵀ of each head
+    q, k, v = (part.transpose(0, 2, 1) for part in np.split(by_coordinate, [h, h + g]))
+    q_turned, k_turned = by_coordinate[:h], by_coordinate[h : h + g]  # Q̃ᵀ [h, d_k, n], K̃ᵀ
+    q_rotated = k_rotated = None
+    if rope is not None:
+        cos, sin = rope_angles_by_coordinate(rope, n, d_k, x_t.dtype.type)
+        q_turned = rotate_rows(q_turned, rope, cos, sin)
+        k_turned = rotate_rows(k_turned, rope, cos, sin)
+        q_rotated, k_rotated = q_turned.transpose(0, 2, 1), k_turned.transpose(0, 2, 1)
+    # Q̃_i·K̃_gᵀ for the h/G query heads i of each key/value head g: [G, h/G, n, n].
+    grouped = q_turned.transpose(0, 2, 1).reshape(g, h // g, n, d_k)
+    scores = np.matmul(grouped, k_turned[:, np.newaxis]).reshape(h, n, n)
+    scaled = scores / math.sqrt(d_k)
+    if given.mask is None:
+        attention_weights = softmax_in_place(scaled)
+    else:
+        attention_weights = masked_softmax(scaled, given.mask)
+    z = np.matmul(attention_weights.reshape(g, h // g * n, n), v).reshape(h, n, d_k)
+    concat = concat_heads(z)
+    output = (stored.output_rows @ concat.T).T
+    if weights.b_O is not None:
+        output += weights.b_O
+    return Intermediates(
+        q, k, v, q_rotated, k_rotated, scores, scaled, attention_weights, z, concat, output
+    )
+
+
+def rope_angles_by_coordinate(
+    rope: Rope, n_tokens: int, d_k: int, dtype: type
+) -> tuple[FloatArray, FloatArray]:
+    """cos and sin of m·θ_i for θ_i = base^(−2i/d_k), i < d_k/2, and positions m = 0 … n−1, one
+    row per pair, for rotate_rows; computed in float64, given in ``dtype``, read-only, and
+    remembered, as every layer of a model asks for the same.  -> 2 × [d_k/2, n]"""
+    _, _, cos, sin = rope_tables(rope, n_tokens, d_k, np.dtype(dtype).name)
+    return cos, sin
+
+
+@functools.lru_cache(maxsize=8)
+def rope_tables(
+    rope: Rope, n_tokens: int, d_k: int, dtype: str
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """cos, sin [n, d_k/2] of m·θ_i, then the same two in C order [d_k/2, n]."""
+    theta = rope.base ** (-np.arange(0, d_k, 2, dtype=np.float64) / d_k)
+    angles = np.arange(n_tokens, dtype=np.float64)[:, np.newaxis] * theta
+    cos, sin = np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+    by_coordinate = np.ascontiguousarray(cos.T), np.ascontiguousarray(sin.T)
+    return (
+        frozen_array(cos, copy=False),
+        frozen_array(sin, copy=False),
+        frozen_array(by_coordinate[0], copy=False),
+        frozen_array(by_coordinate[1], copy=False),
+    )
+
+
+def rotate_rows(x: FloatArray, rope: Rope, cos: FloatArray, sin: FloatArray) -> FloatArray:
+    """positions.rotate for vectors stored as columns, each head's coordinates as rows, as W·Xᵀ
+    gives them: pair (a, b), turned to (a·cos − b·sin, b·cos + a·sin), is rows (i, i + d_k/2)
+    ("half") or (2i, 2i + 1) ("adjacent"), each a contiguous run of n numbers.
+    [heads, d_k, n], 2 × [d_k/2, n] (rope_angles_by_coordinate) -> [heads, d_k, n] in C order"""
+    half = x.shape[-2] // 2
+    pairs = (slice(None, half), slice(half, None))
+    if rope.pairing != "half":
+        pairs = (slice(0, None, 2), slice(1, None, 2))
+    first, second = x[:, pairs[0]], x[:, pairs[1]]
+    rotated = np.empty(x.shape, x.dtype)
+    out_first, out_second = rotated[:, pairs[0]], rotated[:, pairs[1]]
+    np.multiply(first, cos, out=out_first)
+    out_first -= second * sin
+    np.multiply(second, cos, out=out_second)
+    out_second += first * sin
+    return rotated
+
+
+def masked_softmax(scaled: FloatArray, mask: np.ndarray) -> FloatArray:
+    """softmax(mask_scores(scaled, mask)) in one buffer: the mask is added (0 or −∞; s + 0 = s
+    exactly), faster than where() at a model's sizes, and exp(−∞) = 0 gives a masked pair
+    weight 0; then softmax_in_place's operations in its order.
+    [h, n, n], [n, n] bool (True = may attend) -> [h, n, n]"""
+    dtype = scaled.dtype.type
+    weights = scaled + np.where(mask, dtype(0.0), dtype(-np.inf))
+    weights -= row_max(weights)
+    np.exp(weights, out=weights)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights

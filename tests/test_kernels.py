@@ -1,5 +1,6 @@
 """The fast path (attnviz.kernels) against the textbook path (attnviz.attention): the same
-trace within float rounding, on random sizes, with and without every option of a layer.
+trace within float rounding, on random sizes, with and without every option of a layer, and a
+Llama-family layer (kernels.rotary_steps: grouped heads, both RoPE pairings, masks, biases).
 
 Tolerance: the two paths compute the same sums in other orders (one stacked product W·Xᵀ
 against h small products X·W_i, a bias inside the product against one added after it, BLAS
@@ -13,6 +14,9 @@ and a margin in float64. A wrong head, key or bias is off by about the terms the
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -20,7 +24,7 @@ from hypothesis import strategies as st
 
 import attnviz
 from attnviz import attention, kernels
-from attnviz.attention_inputs import AttentionOptions
+from attnviz.attention_inputs import AttentionOptions, checked_inputs
 from attnviz.config import AttentionConfig
 from attnviz.positions import Positions, Rope, sinusoidal_positions
 from attnviz.trace import AttentionTrace
@@ -252,3 +256,135 @@ def test_a_sinusoidal_layer_is_said_to_be_positioned() -> None:
     options = AttentionOptions(positional_encoding=sinusoidal_positions(3, 8))
     fast = attention.traced(kernels.fused_steps, ["a", "b", "c"], x, weights, options)
     assert fast.PE is not None and fast.provenance.embeddings.positions is Positions.sinusoidal
+
+
+# -- rotary layers with grouped key/value heads (kernels.rotary_steps) -------------------------
+
+
+@dataclass(frozen=True)
+class StoredLayer:
+    """A rotary layer's weights as a checkpoint stores them, [out, in] (kernels.StoredRows)."""
+
+    qkv_rows: np.ndarray  # [(h + 2G)·d_k, d_model]
+    qkv_bias: np.ndarray | None  # [(h + 2G)·d_k]
+    output_rows: np.ndarray  # [d_model, h·d_k]
+
+    def weights(self, n_heads: int, n_kv_heads: int, b_o: np.ndarray | None) -> AttentionWeights:
+        """The x·W views of these rows, as families.llama's LlamaLayer gives them."""
+        d_model = self.qkv_rows.shape[1]
+        d_k = d_model // n_heads
+        starts = np.cumsum([0, n_heads, n_kv_heads, n_kv_heads]) * d_k
+        w_q, w_k, w_v = (
+            self.qkv_rows[start:end].reshape(-1, d_k, d_model).transpose(0, 2, 1)
+            for start, end in zip(starts[:-1], starts[1:], strict=True)
+        )
+        biases = {}
+        if self.qkv_bias is not None and b_o is not None:
+            b_q, b_k, b_v = (
+                self.qkv_bias[start:end].reshape(-1, d_k)
+                for start, end in zip(starts[:-1], starts[1:], strict=True)
+            )
+            biases = {"b_Q": b_q, "b_K": b_k, "b_V": b_v, "b_O": b_o}
+        return AttentionWeights(w_q, w_k, w_v, self.output_rows.T, **biases)
+
+
+@st.composite
+def rotary_layers(
+    draw: st.DrawFn,
+) -> tuple[StoredLayer, list[str], np.ndarray, AttentionWeights, AttentionOptions]:
+    """A Llama-family layer and its inputs: random sizes, G dividing h, float32 or float64, no
+    biases (Llama), Q, K and V biases (Qwen2, b_O zero) or all four (Llama's attention_bias);
+    RoPE pairing "half" (Hugging Face) or "adjacent" (GGUF); causal, causal and padding, or no
+    mask; X as the transpose of the columns the forward pass keeps, or in C order."""
+    n_kv_heads = draw(st.integers(1, 3))
+    n_heads = n_kv_heads * draw(st.integers(1, 3))
+    d_k = 2 * draw(st.integers(1, 8))
+    n, seed = draw(st.integers(1, 12)), draw(st.integers(0, 2**32 - 1))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    rng = np.random.default_rng(seed)
+    d_model, width = n_heads * d_k, (n_heads + 2 * n_kv_heads) * d_k
+
+    def normal(*shape: int) -> np.ndarray:
+        return (rng.normal(size=shape) / np.sqrt(d_model)).astype(dtype)
+
+    biases = draw(st.sampled_from(["none", "qwen2", "all"]))
+    stored = StoredLayer(
+        normal(width, d_model),
+        None if biases == "none" else normal(width),
+        normal(d_model, d_model),
+    )
+    b_o = {"none": None, "qwen2": np.zeros(d_model, dtype), "all": normal(d_model)}[biases]
+    weights = stored.weights(n_heads, n_kv_heads, b_o)
+    x_t = rng.normal(size=(d_model, n)).astype(dtype)
+    x = x_t.T if draw(st.booleans()) else np.ascontiguousarray(x_t.T)
+    mask: np.ndarray | None = attention.causal_mask(n)
+    masking = draw(st.sampled_from(["causal", "padding", "none"]))
+    if masking == "padding":
+        mask = mask & attention.padding_mask(draw(st.integers(1, n)), n)
+    elif masking == "none":
+        mask = None
+    rope = Rope(
+        draw(st.sampled_from([10000.0, 100.0])), draw(st.sampled_from(["half", "adjacent"]))
+    )
+    tokens = [f"w{i}" for i in range(n)]
+    return stored, tokens, x, weights, AttentionOptions(mask=mask, rope=rope)
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(300), deadline=None)
+@given(layer=rotary_layers())
+def test_the_rotary_fast_path_gives_the_textbook_trace(
+    layer: tuple[StoredLayer, list[str], np.ndarray, AttentionWeights, AttentionOptions],
+) -> None:
+    stored, tokens, x, weights, options = layer
+    textbook = attention.traced(attention.steps, tokens, x, weights, options)
+    fast = attention.traced(
+        functools.partial(kernels.rotary_steps, stored), tokens, x, weights, options
+    )
+    assert_same_trace(fast, textbook)
+
+
+@pytest.mark.parametrize(
+    ("n_heads", "n_kv_heads", "dtype", "pairing", "biases"),
+    [
+        (9, 3, np.float32, "adjacent", False),  # SmolLM2's heads, as a GGUF file pairs them
+        (4, 2, np.float64, "half", True),  # Qwen2's biases, as Hugging Face pairs them
+        (2, 2, np.float32, "half", True),  # every head its own keys
+    ],
+)
+def test_a_rotary_layer_on_the_fast_path_is_the_textbook_layer(
+    n_heads: int, n_kv_heads: int, dtype: type, pairing: str, biases: bool
+) -> None:
+    """The layouts the models use, in the plain run; the property test above draws the rest."""
+    rng = np.random.default_rng(n_heads)
+    d_k, n = 8, 7
+    d_model, width = n_heads * d_k, (n_heads + 2 * n_kv_heads) * d_k
+    stored = StoredLayer(
+        rng.normal(size=(width, d_model)).astype(dtype) / 4,
+        rng.normal(size=width).astype(dtype) if biases else None,
+        rng.normal(size=(d_model, d_model)).astype(dtype) / 4,
+    )
+    weights = stored.weights(n_heads, n_kv_heads, np.zeros(d_model, dtype) if biases else None)
+    x = rng.normal(size=(d_model, n)).astype(dtype).T
+    options = AttentionOptions(mask=attention.causal_mask(n), rope=Rope(10000.0, pairing))
+    tokens = [f"w{i}" for i in range(n)]
+    fast = attention.traced(
+        functools.partial(kernels.rotary_steps, stored), tokens, x, weights, options
+    )
+    textbook = attention.traced(attention.steps, tokens, x, weights, options)
+    assert_same_trace(fast, textbook)
+    assert fast.Q_rotated is not None and fast.mask is not None
+    # Q and K of a group, and V, were never repeated per query head.
+    assert fast.K.shape == fast.V.shape == (n_kv_heads, n, d_k)
+
+
+def test_a_layer_whose_memory_was_budgeted_with_its_run_is_not_estimated_again() -> None:
+    """A model's run estimates every layer's trace at once (model_limits.check_model_run), in
+    its own dtype: the layer is then not refused by the one-layer estimate (check_trace)."""
+    n, d_model, n_heads = 512, 320, 160  # 3·h·n² numbers alone are 1 GB in float64
+    weights = random_weights(AttentionConfig(d_model, n_heads), np.random.default_rng(0))
+    x, tokens = np.zeros((n, d_model)), [f"w{i}" for i in range(n)]
+    with pytest.raises(attnviz.AttnvizError, match="of memory"):
+        checked_inputs(tokens, x, weights, AttentionOptions())
+    given = checked_inputs(tokens, x, weights, AttentionOptions(), budgeted=True)
+    assert given.x.shape == (n, d_model)

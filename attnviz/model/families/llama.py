@@ -19,6 +19,7 @@ LlamaModel and Qwen2Model with eager attention.)
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,11 +39,17 @@ from attnviz.model.base import (
     integer,
     number,
 )
-from attnviz.model.families.rotary import rms_norm_columns, rotary_attention, swiglu_columns
+from attnviz.model.families.rotary import (
+    attention_weights,
+    rms_norm_columns,
+    rotary_attention,
+    swiglu_columns,
+)
 from attnviz.model.sources.tensors import Tensors
 from attnviz.positions import Rope
 from attnviz.provenance import Provenance
 from attnviz.trace import frozen_array
+from attnviz.weights import AttentionWeights
 
 
 class LayerTensors(Protocol):
@@ -100,6 +107,12 @@ class LlamaLayer:
     mlp_norm: FloatArray  # γ [d_model], post_attention_layernorm
     gate_up_rows: FloatArray  # gate_proj over up_proj, [2·d_ff, d_model]: one product
     down_rows: FloatArray  # down_proj, [d_model, d_ff]
+
+    @functools.cached_property
+    def attention(self) -> AttentionWeights:
+        """W_Q … b_O below as the AttentionWeights attention.traced takes: views of the rows
+        above, not copies (load_layer leaves them read-only all the way down), made once."""
+        return attention_weights(self)
 
     def _heads(self, first: int, count: int) -> FloatArray:
         """Heads first … first + count − 1 of qkv_rows as x·W: [count, d_model, d_k]."""
@@ -296,7 +309,7 @@ class Llama(Architecture):
             else:
                 trace = rotary_attention(
                     tokens,
-                    rms_norm_columns(hidden_t, layer.attention_norm, eps),
+                    sealed(rms_norm_columns(hidden_t, layer.attention_norm, eps)),  # X, kept
                     layer,
                     weights.rope,
                     provenance=provenance,
@@ -342,7 +355,7 @@ def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaL
     def stacked(*parts: FloatArray) -> FloatArray:
         """The parts one above the other, in C order (W·Xᵀ reads its rows contiguously)."""
         together = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
-        return frozen_array(together, copy=False)
+        return sealed(together)
 
     qkv_bias = b_o = None
     if config.qkv_bias:
@@ -351,7 +364,7 @@ def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaL
     if config.output_bias:
         b_o = bias("self_attn.o_proj", d)
     elif config.qkv_bias:  # Qwen2: a trace has all four biases or none; this one is 0
-        b_o = frozen_array(np.zeros(d, tensors.dtype), copy=False)
+        b_o = sealed(np.zeros(d, tensors.dtype))
     return LlamaLayer(
         attention_norm=tensors.get(f"{base}input_layernorm.weight", (d,)),
         qkv_rows=stacked(
@@ -368,6 +381,18 @@ def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaL
         gate_up_rows=stacked(rows("mlp.gate_proj", d_ff, d), rows("mlp.up_proj", d_ff, d)),
         down_rows=stacked(rows("mlp.down_proj", d, d_ff)),
     )
+
+
+def sealed(array: FloatArray) -> FloatArray:
+    """``array``, made here or fresh from the checkpoint and held by nobody else, read-only all
+    the way down: the layer's AttentionWeights and every trace then take its views as they are
+    (attnviz.trace.frozen_array copies an array that could still change, through itself or the
+    array it views), not a copy of the layer's weights per run."""
+    base: object = array
+    while isinstance(base, np.ndarray):
+        base.setflags(write=False)
+        base = base.base
+    return array
 
 
 def refuse_variants(data: Mapping[str, Any]) -> None:
