@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from startup import attnviz_command
@@ -129,7 +130,15 @@ class Comparison:
         return [sys.executable, str(script), str(out), str(width), str(height), *flags, *words]
 
 
-def measure(folder: Path, rounds: int, *, warm: bool) -> dict[str, float]:
+def timed(commands: dict[str, list[str]], workers: int) -> dict[str, float]:
+    """The wall time of each command, ``workers`` of them at a time (more than one only in a
+    quick run, which judges nothing: sharing the cores slows each, and saves half the wait)."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        times = pool.map(wall_time, commands.values())
+        return dict(zip(commands, times, strict=True))
+
+
+def measure(folder: Path, rounds: int, *, warm: bool, workers: int = 1) -> dict[str, float]:
     """Median wall time of each command over ``rounds`` rounds, commands interleaved per round;
     each floor is sized after the picture attnviz drew in the same round."""
     (folder / "floor.py").write_text(FLOOR_SCRIPT, encoding="utf-8")
@@ -142,9 +151,7 @@ def measure(folder: Path, rounds: int, *, warm: bool) -> dict[str, float]:
         comparisons.append(model)
     times: dict[str, list[float]] = {}
     for round_number in range(-1 if warm else 0, rounds):  # round -1 warms the file cache
-        measured = {}
-        for comparison in comparisons:
-            measured[comparison.name] = wall_time(comparison.command)
+        measured = timed({c.name: c.command for c in comparisons}, workers)
         pieces = ["[CLS]", *words[:2], "didn", "'", "t", *words[3:], "[SEP]"]  # 15 pieces
         floors = {
             "eight floor": eight.floor((2, 4), words, labels=True, values=False),
@@ -153,8 +160,7 @@ def measure(folder: Path, rounds: int, *, warm: bool) -> dict[str, float]:
         }
         if has_model():
             floors["grid floor"] = model.floor((6, 12), pieces, labels=False, values=False)
-        for name, command in floors.items():
-            measured[name] = wall_time(command)
+        measured |= timed(floors, workers)
         if round_number >= 0:
             for name, seconds in measured.items():
                 times.setdefault(name, []).append(seconds)
@@ -258,7 +264,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as temporary:
         folder = args.images or Path(temporary)
         folder.mkdir(parents=True, exist_ok=True)
-        medians = measure(folder, 1 if args.quick else args.runs, warm=not args.quick)
+        if args.quick:
+            medians = measure(folder, 1, warm=False, workers=2)
+        else:
+            medians = measure(folder, args.runs, warm=True)
         words = QUICK_WORDS if args.quick else 512
         long = measure_long(folder, words)
     rows = report(medians, long, quick=args.quick, words=words)
