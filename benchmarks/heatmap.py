@@ -15,7 +15,8 @@ each in a fresh process, for a number of rounds, and the ratios of the medians a
    memory (targets: under 10 s and 1 GB).
 
     python benchmarks/heatmap.py              # 11 rounds
-    python benchmarks/heatmap.py --quick      # one of each: checks that it works, judges nothing
+    python benchmarks/heatmap.py --quick      # one of each, 64 words for the long two, two at a
+                                              # time: checks that it works, judges nothing
     python benchmarks/heatmap.py --images DIR # keep the pictures in DIR to look at them
 
 ``--rows FILE`` also writes the headline figures for ``benchmarks/run.py``'s combined table.
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from startup import attnviz_command
@@ -40,6 +42,7 @@ from table import Row, judge, megabytes, milliseconds, write_rows
 
 SENTENCE = "The animal didn't cross the street because it was too tired"
 DPI = 150  # attnviz's PNG resolution; the floors save at the same
+QUICK_WORDS = 64  # the long pictures' length in a quick run
 
 FLOOR_SCRIPT = '''
 import sys
@@ -127,7 +130,15 @@ class Comparison:
         return [sys.executable, str(script), str(out), str(width), str(height), *flags, *words]
 
 
-def measure(folder: Path, rounds: int, *, warm: bool) -> dict[str, float]:
+def timed(commands: dict[str, list[str]], workers: int) -> dict[str, float]:
+    """The wall time of each command, ``workers`` of them at a time (more than one only in a
+    quick run, which judges nothing: sharing the cores slows each, and saves half the wait)."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        times = pool.map(wall_time, commands.values())
+        return dict(zip(commands, times, strict=True))
+
+
+def measure(folder: Path, rounds: int, *, warm: bool, workers: int = 1) -> dict[str, float]:
     """Median wall time of each command over ``rounds`` rounds, commands interleaved per round;
     each floor is sized after the picture attnviz drew in the same round."""
     (folder / "floor.py").write_text(FLOOR_SCRIPT, encoding="utf-8")
@@ -140,9 +151,7 @@ def measure(folder: Path, rounds: int, *, warm: bool) -> dict[str, float]:
         comparisons.append(model)
     times: dict[str, list[float]] = {}
     for round_number in range(-1 if warm else 0, rounds):  # round -1 warms the file cache
-        measured = {}
-        for comparison in comparisons:
-            measured[comparison.name] = wall_time(comparison.command)
+        measured = timed({c.name: c.command for c in comparisons}, workers)
         pieces = ["[CLS]", *words[:2], "didn", "'", "t", *words[3:], "[SEP]"]  # 15 pieces
         floors = {
             "eight floor": eight.floor((2, 4), words, labels=True, values=False),
@@ -151,24 +160,30 @@ def measure(folder: Path, rounds: int, *, warm: bool) -> dict[str, float]:
         }
         if has_model():
             floors["grid floor"] = model.floor((6, 12), pieces, labels=False, values=False)
-        for name, command in floors.items():
-            measured[name] = wall_time(command)
+        measured |= timed(floors, workers)
         if round_number >= 0:
             for name, seconds in measured.items():
                 times.setdefault(name, []).append(seconds)
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def measure_long(folder: Path) -> dict[str, tuple[float, float]]:
-    """Wall time (s) and peak memory (KB) of the two 512-word pictures."""
-    many = " ".join(f"w{k}" for k in range(512))
+def measure_long(folder: Path, words: int = 512) -> dict[str, tuple[float, float]]:
+    """Wall time (s) and peak memory (KB) of the two long pictures (512 words but in a quick
+    run, whose 64 take the same code path: padding, the causal mask, a picture of n × n)."""
+    many = " ".join(f"w{k}" for k in range(words))
     commands = {
-        "pad": ["I am good", "--pad-to", "512"],
+        "pad": ["I am good", "--pad-to", str(words)],
         "causal": [many, "--causal"],
     }
     found = {}
     for name, arguments in commands.items():
-        command = [*attnviz_command(), "heatmap", *arguments, "-o", str(folder / f"{name}-512.png")]
+        command = [
+            *attnviz_command(),
+            "heatmap",
+            *arguments,
+            "-o",
+            str(folder / f"{name}-{words}.png"),
+        ]
         start = time.perf_counter()
         out = subprocess.run(
             [sys.executable, "-c", PEAK_MEMORY, *command],
@@ -181,7 +196,7 @@ def measure_long(folder: Path) -> dict[str, tuple[float, float]]:
 
 
 def report(
-    medians: dict[str, float], long: dict[str, tuple[float, float]], *, quick: bool
+    medians: dict[str, float], long: dict[str, tuple[float, float]], *, quick: bool, words: int
 ) -> list[Row]:
     """Print the figures; return the headline rows."""
     for name, seconds in sorted(medians.items()):
@@ -217,7 +232,8 @@ def report(
                 verdict=judge(within, quick=quick),
             )
         )
-    for name, label in (("pad", '"I am good" --pad-to 512'), ("causal", "512 words --causal")):
+    labels = (("pad", f'"I am good" --pad-to {words}'), ("causal", f"{words} words --causal"))
+    for name, label in labels:
         seconds, peak = long[name]
         rows.append(
             Row(
@@ -248,9 +264,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as temporary:
         folder = args.images or Path(temporary)
         folder.mkdir(parents=True, exist_ok=True)
-        medians = measure(folder, 1 if args.quick else args.runs, warm=not args.quick)
-        long = measure_long(folder)
-    rows = report(medians, long, quick=args.quick)
+        if args.quick:
+            medians = measure(folder, 1, warm=False, workers=2)
+        else:
+            medians = measure(folder, args.runs, warm=True)
+        words = QUICK_WORDS if args.quick else 512
+        long = measure_long(folder, words)
+    rows = report(medians, long, quick=args.quick, words=words)
     if args.rows:
         write_rows(rows, args.rows)
     if not args.quick:

@@ -3,7 +3,7 @@
     python benchmarks/model.py                                  # attnviz alone
     python benchmarks/model.py --reference-python /tmp/hfvenv/bin/python
                                                                 # and against torch/transformers
-    python benchmarks/model.py --quick                          # CI: runs once, judges nothing
+    python benchmarks/model.py --quick                          # CI: once, no warm-up, no verdict
 
 Figures (targets from the project's issue in brackets):
   * cold ``attnviz explain --model minilm "<it sentence>" --layer 6 --head 12`` against the
@@ -79,10 +79,10 @@ with open_tensors(folder, np.float32, architecture.prefixes) as tensors:
     weights = architecture.load(tensors, config, ids)
 from attnviz.model.memory import keep_freed_memory
 keep_freed_memory()  # as model mode's run asks before its passes
-runs = int(sys.argv[2])
+runs, warm_ups = int(sys.argv[2]), int(sys.argv[3])
 times = []
 trace = None
-for _ in range(3 + runs):
+for _ in range(warm_ups + runs):
     start = time.perf_counter()
     # Held until the next pass returns, as a loop over sentences holds it (and the torch
     # reference does the same): a pass whose result is dropped at once hands its 21 MB back to
@@ -90,7 +90,7 @@ for _ in range(3 + runs):
     trace = architecture.forward(weights, tokens, provenance=provenance, mask=None)
     times.append(time.perf_counter() - start)
 del trace
-print(statistics.median(times[3:]) * 1000)
+print(statistics.median(times[warm_ups:]) * 1000)
 """
 
 
@@ -156,8 +156,8 @@ def measure(runs: int, reference_python: str | None, *, quick: bool) -> list[Row
     commands = {RANDOM: random_explain, MODEL: model_explain}
     if reference_python:
         commands[TRANSFORMERS] = [reference_python, "-c", TRANSFORMERS_SCRIPT, SENTENCE]
-    for command in commands.values():
-        wall_time(command)  # warm the file cache
+    for command in commands.values() if not quick else ():
+        wall_time(command)  # warm the file cache (a quick run judges nothing: no need)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, command in commands.items():
@@ -209,7 +209,9 @@ def forward_comparison(runs: int, reference_python: str | None, *, quick: bool) 
     """One float32 forward pass on 128 tokens, numpy against torch eager, in alternating rounds
     (numpy, torch, numpy, torch, …): each round's ratio of medians, and the median ratio, so a
     machine that slows down part of the way through slows both alike."""
-    forward = [sys.executable, "-c", NUMPY_FORWARD, SENTENCE, str(max(runs, 3))]
+    # A quick run judges nothing: one pass, without the three that warm the caches, runs it.
+    passes = ["1", "0"] if quick else [str(max(runs, 3)), "3"]
+    forward = [sys.executable, "-c", NUMPY_FORWARD, SENTENCE, *passes]
     torch_command = None
     if reference_python:
         torch_command = [reference_python, str(HERE / "torch_reference.py"), "--runs", "10"]

@@ -9,6 +9,11 @@ measured against in the same run, their ratio, the target and the verdict.
     python benchmarks/run.py --quick          # CI: each benchmark once, judges nothing
     python benchmarks/run.py --reference-python /tmp/hfvenv/bin/python   # passed to model.py
 
+With ``--quick`` two benchmarks run at a time (one per core of a 2-core machine), each
+printout held until it finishes and printed in the order above: a quick run judges nothing, so
+what its timings lose to sharing the cores costs nothing, and it takes half the time. The full
+runs stay one at a time, alone on the machine.
+
 Exits 0 when every benchmark ran, whatever the timings; 1 when one of them failed.
 """
 
@@ -20,6 +25,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
 
@@ -41,6 +47,21 @@ def versions() -> str:
     return f"{processor()}, {cores} cores, Python {platform.python_version()}, " + ", ".join(found)
 
 
+def run_benchmark(name: str, rows_file: Path, args: argparse.Namespace) -> tuple[str, bool]:
+    """One benchmark in its own process: its printout and whether it succeeded. A quick run
+    holds the printout to print it whole; a full run prints as it goes."""
+    command = [sys.executable, str(HERE / f"{name}.py"), "--rows", str(rows_file)]
+    if args.quick:
+        command.append("--quick")
+    if name == "model" and args.reference_python:
+        command += ["--reference-python", args.reference_python]
+    if not args.quick:
+        print(f"== {name}", flush=True)
+        return "", subprocess.run(command, check=False).returncode == 0
+    out = subprocess.run(command, check=False, capture_output=True, text=True)
+    return f"== {name}\n{out.stdout}{out.stderr}", out.returncode == 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="each benchmark once; judge nothing")
@@ -49,18 +70,16 @@ def main() -> int:
     rows: list[Row] = []
     failed: list[str] = []
     with tempfile.TemporaryDirectory() as folder:
-        for name in BENCHMARKS:
-            print(f"== {name}", flush=True)
-            rows_file = Path(folder) / f"{name}.json"
-            command = [sys.executable, str(HERE / f"{name}.py"), "--rows", str(rows_file)]
-            if args.quick:
-                command.append("--quick")
-            if name == "model" and args.reference_python:
-                command += ["--reference-python", args.reference_python]
-            if subprocess.run(command, check=False).returncode != 0:
-                failed.append(name)
-                continue
-            rows += read_rows(rows_file)
+        files = {name: Path(folder) / f"{name}.json" for name in BENCHMARKS}
+        with ThreadPoolExecutor(max_workers=2 if args.quick else 1) as pool:
+            runs = [pool.submit(run_benchmark, name, files[name], args) for name in BENCHMARKS]
+            for name, future in zip(BENCHMARKS, runs, strict=True):
+                printout, succeeded = future.result()  # in order, whichever finished first
+                print(printout, end="", flush=True)
+                if succeeded:
+                    rows += read_rows(files[name])
+                else:
+                    failed.append(name)
     print(f"\n== all benchmarks ({versions()})")
     print(format_table(rows))
     if failed:

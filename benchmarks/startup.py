@@ -11,7 +11,7 @@ Measure an ordinary install (``pip install .``): an editable install (``pip inst
 an import hook that costs start-up time of its own, and the script says so when it sees one.
 
     python benchmarks/startup.py            # 21 runs of each, prints the table
-    python benchmarks/startup.py --quick    # 3 runs, checks that it works, asserts nothing
+    python benchmarks/startup.py --quick    # 1 run, no warm-up: checks it works, judges nothing
 
 ``--rows FILE`` also writes the headline figures for ``benchmarks/run.py``'s combined table.
 """
@@ -101,13 +101,13 @@ def wall_time(command: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def measure(runs: int) -> dict[str, float]:
+def measure(runs: int, *, warm: bool = True) -> dict[str, float]:
     """Median wall time of each command over ``runs`` rounds, commands interleaved per round."""
     with tempfile.TemporaryDirectory() as folder:
         minimal_app = Path(folder) / "minimal_app.py"
         minimal_app.write_text(MINIMAL_STACK_APP, encoding="utf-8")
         to_run = commands(minimal_app)
-        for command in to_run.values():  # warm the file cache and .pyc files once
+        for command in to_run.values() if warm else ():  # warm the file cache and .pyc files
             wall_time(command)
         times: dict[str, list[float]] = {name: [] for name in to_run}
         for _ in range(runs):
@@ -139,13 +139,15 @@ def headline_rows(medians: dict[str, float], *, quick: bool) -> list[Row]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="3 runs; report without judging")
+    parser.add_argument("--quick", action="store_true", help="1 run; report without judging")
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--rows", type=Path, help="also write the headline figures here (JSON)")
     args = parser.parse_args()
     if is_editable_install():
         print("note: attnviz is an editable install; its import hook inflates the figures below")
-    medians = measure(3 if args.quick else args.runs)
+    # A quick run judges nothing: one cold round runs every command once, as a check that each
+    # still starts; the warm-up and the medians are for figures someone reads.
+    medians = measure(1, warm=False) if args.quick else measure(args.runs)
     floor = medians[FLOOR]
     print(f"{'command':45} {'median':>9} {'ratio':>7}")
     for name, seconds in medians.items():

@@ -87,7 +87,8 @@ def main() -> int:
     results: dict[str, list[tuple[float, float, str]]] = {name: [] for name in CASES}
     for _ in range(runs):
         for name, (arguments, _, _) in CASES.items():
-            floors.append(run(FLOOR)[0])
+            if not (args.quick and floors):  # a quick run's one floor is enough to print
+                floors.append(run(FLOOR)[0])
             results[name].append(run([*attnviz(), "train", *arguments, "--pace", "0"]))
     floor = statistics.median(floors)
     rows = []

@@ -12,8 +12,6 @@ import html
 import json
 import os
 import re
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -332,38 +330,6 @@ def test_a_failed_write_leaves_no_partial_file(
 # -- in a real browser ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Headless Chromium from Debian's packages, driven by its chromedriver: nothing is
-    downloaded (a driver path given to Service skips Selenium Manager)."""
-    from browser import CHROMEDRIVER, CHROMIUM, new_driver
-
-    for path in (CHROMIUM, CHROMEDRIVER):
-        assert Path(path).exists(), f"{path} is missing: run scripts/install-browser"
-    with tempfile.TemporaryDirectory() as profile:
-        driver = new_driver(profile, "--window-size=1280,720", logs=True)
-        try:
-            yield driver
-        finally:
-            driver.quit()
-
-
-@pytest.fixture(scope="module")
-def random_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, AttentionTrace]:
-    layers, trace, selection = traced(IT_SENTENCE)
-    path = tmp_path_factory.mktemp("pages") / "it.html"
-    path.write_text(page_html(analysed(layers), trace, selection), encoding="utf-8")
-    return path, trace
-
-
-@pytest.fixture(scope="module")
-def model_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[AttentionTrace, ...]]:
-    layers, trace, selection = traced(IT_SENTENCE, model="minilm")
-    path = tmp_path_factory.mktemp("pages") / "minilm.html"
-    path.write_text(page_html(analysed(layers), trace, selection), encoding="utf-8")
-    return path, layers
-
-
 def open_page(driver: Any, path: Path, *, wait: bool = True) -> None:
     driver.get_log("performance")  # forget what earlier pages logged
     driver.get(path.as_uri())
@@ -372,10 +338,11 @@ def open_page(driver: Any, path: Path, *, wait: bool = True) -> None:
 
 
 def drawn(driver: Any, seconds: float = 10) -> None:
-    """Wait until the page is drawn: it inflates its tables of numbers first."""
+    """Wait until the page is drawn: it inflates its tables of numbers first. Asked every 20 ms
+    (Selenium's default is every 0.5 s, half a second lost on most pages)."""
     from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(driver, seconds).until(
+    WebDriverWait(driver, seconds, poll_frequency=0.02).until(
         lambda d: d.execute_script("return document.body.dataset.ready") == "true"
     )
 
@@ -386,35 +353,51 @@ def words(driver: Any, side: str) -> list[Any]:
     return list(driver.find_elements(By.CSS_SELECTOR, f"#{side} button"))
 
 
+#: The button of ``side`` whose first word of its first line is the word: innerText, the text
+#: as laid out, which is what Selenium's ``.text`` reads, in one call instead of one a button.
+BUTTON = """
+const [side, word] = arguments;
+return [...document.querySelectorAll(`#${side} button`)]
+    .find((b) => b.innerText.split("\\n")[0].split(" ")[0] === word);
+"""
+
+
 def button(driver: Any, side: str, word: str) -> Any:
-    return next(b for b in words(driver, side) if b.text.split("\n")[0].split(" ")[0] == word)
+    found = driver.execute_script(BUTTON, side, word)
+    assert found is not None, f"no button {word!r} in #{side}"
+    return found
+
+
+def text_contents(driver: Any, selector: str) -> list[str]:
+    """The textContent of every node ``selector`` matches, in one call to the browser."""
+    script = "return [...document.querySelectorAll(arguments[0])].map((n) => n.textContent)"
+    found: list[str] = driver.execute_script(script, selector)
+    return found
+
+
+#: The textContent of each node of a class inside the step's article; null without the article.
+IN_STEP = """
+const article = document.getElementById(arguments[0]);
+return article && [...article.getElementsByClassName(arguments[1])].map((n) => n.textContent);
+"""
+
+
+def in_step(driver: Any, step: int, class_name: str) -> list[str]:
+    found: list[str] | None = driver.execute_script(IN_STEP, f"step-{step}", class_name)
+    assert found is not None, f"the page has no step-{step}"
+    return found
 
 
 def worked_lines(driver: Any, step: int) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    article = driver.find_element(By.ID, f"step-{step}")
-    return [
-        node.get_attribute("textContent") for node in article.find_elements(By.CLASS_NAME, "worked")
-    ]
+    return in_step(driver, step, "worked")
 
 
 def notes(driver: Any, step: int) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    article = driver.find_element(By.ID, f"step-{step}")
-    return [
-        node.get_attribute("textContent") for node in article.find_elements(By.CLASS_NAME, "note")
-    ]
+    return in_step(driver, step, "note")
 
 
 def shown_weights(driver: Any) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    return [
-        node.get_attribute("textContent")
-        for node in driver.find_elements(By.CSS_SELECTOR, "#keys .weight")
-    ]
+    return text_contents(driver, "#keys .weight")
 
 
 def text_of_output(trace: AttentionTrace, query: int) -> str:
@@ -690,13 +673,13 @@ def test_real_pointer_clicks_select_the_word_under_the_pointer(
 
 
 def table_cells(driver: Any, table: str) -> list[list[str]]:
-    from selenium.webdriver.common.by import By
-
-    rows = driver.find_elements(By.CSS_SELECTOR, f"#{table} tr")
-    return [
-        [cell.get_attribute("textContent") for cell in row.find_elements(By.XPATH, "./*")]
-        for row in rows
-    ]
+    """Each row's cells' textContent, headers and data alike, in one call to the browser."""
+    script = (
+        "return [...document.querySelectorAll(`#${arguments[0]} tr`)]"
+        ".map((row) => [...row.children].map((cell) => cell.textContent))"
+    )
+    cells: list[list[str]] = driver.execute_script(script, table)
+    return cells
 
 
 @pytest.mark.browser

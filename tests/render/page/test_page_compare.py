@@ -13,10 +13,8 @@ import pytest
 import attnviz
 from attnviz.labels import format_number
 from attnviz.render.page.page_compare import TOGETHER
-from render.page.test_page import browser, button, data_block, open_page, run
+from render.page.test_page import button, data_block, open_page, run
 from render.pages import shown_table
-
-__all__ = ["browser"]  # the fixture, shared with test_page.py
 
 ANIMAL = "The animal didn't cross the street because it was too tired"
 TIRED = "The cat sat because it was tired"

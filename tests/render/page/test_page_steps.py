@@ -20,11 +20,9 @@ from attnviz.lesson.steps import label as step_label
 from attnviz.render.page.page import page_data, page_html
 from attnviz.render.page.page_data import PAGE_TEXT
 from render.analysed import analysed
-from render.page.test_page import IT_SENTENCE, browser, choose, data_block, open_page, traced
+from render.page.test_page import IT_SENTENCE, choose, data_block, open_page, traced
 
 from support import written_lesson as lesson
-
-__all__ = ["browser"]  # the fixture, shared with test_page.py
 
 IT = 7  # the position of "it" in IT_SENTENCE
 BLOCKWISE_TITLE = "FlashAttention's softmax, a block of keys at a time"

@@ -14,16 +14,11 @@ from attnviz.render.page.page import page_html
 from render.analysed import analysed
 from render.page.test_page import (
     IT_SENTENCE,
-    browser,
-    model_page,
     open_page,
-    random_page,
     run,
     traced,
     words,
 )
-
-__all__ = ["browser", "model_page", "random_page"]  # the fixtures, shared with test_page.py
 
 SCREENS = [(1280, 720), (1920, 1080)]
 
