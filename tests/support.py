@@ -117,3 +117,38 @@ def written_lesson(
 
     found = lesson_analyses(trace, selection, layers)
     return lesson(trace, selection, options, layers=layers, analyses=found)
+
+
+def step(key: str) -> int:
+    """The number of the step keyed ``key`` in the lessons without rotary positions, as the
+    table numbers it: tests name steps by key, so that a new row renumbers them too."""
+    from attnviz.lesson.steps import step_number
+
+    return step_number(key)
+
+
+def steps_spec(*keys: str) -> str:
+    """--steps' value for the steps keyed ``keys``: ``steps_spec("tokens", "weights")`` is "1,5"
+    with the table as it is."""
+    return ",".join(str(step(key)) for key in keys)
+
+
+def paper_keys(keys: Sequence[str]) -> list[str]:
+    """``keys`` without the steps that ATTNVIZ_TEST_EXTRA_STEP=1 adds (tests/extra_steps.py): a
+    test of the table's own rows checks the lesson's steps as attnviz has them."""
+    from extra_steps import ADDED
+
+    return [key for key in keys if key not in ADDED]
+
+
+def _extra_step_switched_on() -> bool:
+    from extra_steps import switched_on
+
+    return switched_on()
+
+
+#: Marks a test of pasted output (goldens, the README's and the docs' output blocks): skipped
+#: under ATTNVIZ_TEST_EXTRA_STEP=1, whose table has steps that output never had.
+of_the_real_table = pytest.mark.skipif(
+    _extra_step_switched_on(), reason="the documentation's pasted output is of the real table"
+)

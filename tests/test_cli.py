@@ -18,6 +18,8 @@ from attnviz.lesson.steps import STEPS, focus_number, last_plain_number
 from attnviz.provenance import WeightsKind
 from attnviz.trace_files import load_trace
 
+from support import step
+
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_embeddings"
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 runner = CliRunner()
@@ -65,14 +67,14 @@ def test_explain_prints_every_step_in_order() -> None:
     positions = [
         stdout.index(marker)
         for marker in [
-            "Step 1 · Tokens and embeddings X",
-            "Step 2 · Queries, keys and values of head 1",
-            "Step 3 · Raw scores Q·Kᵀ",
-            "Step 4 · Scale by √d_k = √4 = 2.00",
-            "Step 5 · Softmax",
-            "Step 6 · Z₁ = weights₁·V₁",
+            f"Step {step('tokens')} · Tokens and embeddings X",
+            f"Step {step('qkv')} · Queries, keys and values of head 1",
+            f"Step {step('scores')} · Raw scores Q·Kᵀ",
+            f"Step {step('scaled')} · Scale by √d_k = √4 = 2.00",
+            f"Step {step('weights')} · Softmax",
+            f"Step {step('z')} · Z₁ = weights₁·V₁",
             "Head 2 of 2",
-            "Step 7 · Concatenate the heads and project with W_O",
+            f"Step {step('output')} · Concatenate the heads and project with W_O",
             "output = Concat·W_O",
         ]
     ]

@@ -114,7 +114,9 @@ def test_the_rope_step_comes_after_qkv_only_where_the_trace_has_rope() -> None:
         assert step_number(step.key, turned) == number + later, step.key
     assert focus_number(STEPS, turned) == (focus_number(STEPS) or 0) + 1
     pauses = [b for b in lesson(turned, select(turned)) if isinstance(b, Pause)]
-    assert [(p.step, p.key) for p in pauses if p.head == 0][:3] == [
+    first = [(p.step, p.key) for p in pauses if p.head == 0]
+    qkv = first.index((rope - 1, "qkv"))
+    assert first[qkv : qkv + 3] == [
         (rope - 1, "qkv"), (rope, "rope"), (rope + 1, "scores"),
     ]  # fmt: skip
     assert not any(p.key == "rope" for p in lesson(plain, select(plain)) if isinstance(p, Pause))
