@@ -119,18 +119,24 @@ def written_lesson(
     return lesson(trace, selection, options, layers=layers, analyses=found)
 
 
-def step(key: str) -> int:
-    """The number of the step keyed ``key`` in the lessons without rotary positions, as the
-    table numbers it: tests name steps by key, so that a new row renumbers them too."""
-    from attnviz.lesson.steps import step_number
+def step(key: str, *, rope: bool = False) -> int:
+    """The number of the step keyed ``key`` in the lessons without rotary positions (``rope``:
+    in those with them), as the table numbers it: tests name steps by key, so that a new row
+    renumbers them too."""
+    from attnviz.lesson import steps as table
 
-    return step_number(key)
+    found = table.in_order(table.STEPS, assume=("rope",) if rope else ())
+    return next(number for number, _, row in found if row.key == key)
 
 
-def steps_spec(*keys: str) -> str:
+def steps_spec(*keys: str, rope: bool = False) -> str:
     """--steps' value for the steps keyed ``keys``: ``steps_spec("tokens", "weights")`` is "1,5"
-    with the table as it is."""
-    return ",".join(str(step(key)) for key in keys)
+    with the table as it is; an optional step by its key, as --steps names it ("5,blockwise");
+    ``rope``: as the lessons with rotary positions number them."""
+    from attnviz.lesson import steps as table
+
+    optional = {row.key for row in table.STEPS if row.optional}
+    return ",".join(key if key in optional else str(step(key, rope=rope)) for key in keys)
 
 
 def paper_keys(keys: Sequence[str]) -> list[str]:

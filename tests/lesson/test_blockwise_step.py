@@ -25,7 +25,7 @@ from support import examples, needs_model, one_error_line, paper_keys
 from support import written_lesson as lesson
 
 IT = "The animal didn't cross the street because it was too tired"
-Z, BLOCKWISE = label("z"), label("blockwise")  # "6" and "6b", as the table labels them
+Z, BLOCKWISE = label("z"), label("blockwise")  # e.g. "6" and "6b", as the table labels them
 runner = CliRunner()
 
 

@@ -1,4 +1,4 @@
-"""Step 7 and the header state b_O on both sides where a layer has one."""
+"""The Concat·W_O step and the header state b_O on both sides where a layer has one."""
 
 from __future__ import annotations
 

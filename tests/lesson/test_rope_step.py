@@ -34,6 +34,7 @@ from attnviz.render.page.page_data import page_data
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
 
+from support import steps_spec
 from support import written_lesson as lesson
 
 IT = "The animal didn't cross the street because it was too tired"
@@ -133,13 +134,14 @@ def test_steps_selects_the_rope_step_by_its_number_in_that_lesson() -> None:
 
 
 def test_the_lesson_s_cross_references_count_the_rope_step() -> None:
-    """ "As in step 4" names the scaling in the lesson it is said in: step 5 with rotary
-    positions, whose step 3 the tokens step points to."""
+    """ "As in step N" names the scaling by its number in the lesson it is said in, one further
+    with rotary positions, whose rotary step the tokens step points to."""
     for positions in ("none", "rope"):
         trace = traced("I am good", positions=positions)
         said = " ".join(
             attnviz.lesson(
-                attnviz.explain("I am good", positions=positions), steps="1,blockwise"
+                attnviz.explain("I am good", positions=positions),
+                steps=steps_spec("tokens", "blockwise"),
             ).split()
         )
         scaled, weights, z = (step_number(key, trace) for key in ("scaled", "weights", "z"))
