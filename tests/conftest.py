@@ -49,6 +49,18 @@ if os.environ.get("ATTNVIZ_WITHOUT_EXTRA") == "1":
     sys.modules["gguf"] = None  # type: ignore[assignment]
 
 
+def with_an_extra_step() -> None:
+    """ATTNVIZ_TEST_EXTRA_STEP=1 runs the suite with a plain step and an optional one added to
+    the lesson's table (tests/extra_steps.py): every test names steps by key, so it must pass."""
+    if os.environ.get("ATTNVIZ_TEST_EXTRA_STEP") == "1":
+        import extra_steps
+
+        extra_steps.install()
+
+
+with_an_extra_step()
+
+
 @pytest.fixture(autouse=True)
 def plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test sees a 100-column terminal without colour, whatever runs the tests."""

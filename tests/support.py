@@ -117,3 +117,44 @@ def written_lesson(
 
     found = lesson_analyses(trace, selection, layers)
     return lesson(trace, selection, options, layers=layers, analyses=found)
+
+
+def step(key: str, *, rope: bool = False) -> int:
+    """The number of the step keyed ``key`` in the lessons without rotary positions (``rope``:
+    in those with them), as the table numbers it: tests name steps by key, so that a new row
+    renumbers them too."""
+    from attnviz.lesson import steps as table
+
+    found = table.in_order(table.STEPS, assume=("rope",) if rope else ())
+    return next(number for number, _, row in found if row.key == key)
+
+
+def steps_spec(*keys: str, rope: bool = False) -> str:
+    """--steps' value for the steps keyed ``keys``: ``steps_spec("tokens", "weights")`` is "1,5"
+    with the table as it is; an optional step by its key, as --steps names it ("5,blockwise");
+    ``rope``: as the lessons with rotary positions number them."""
+    from attnviz.lesson import steps as table
+
+    optional = {row.key for row in table.STEPS if row.optional}
+    return ",".join(key if key in optional else str(step(key, rope=rope)) for key in keys)
+
+
+def paper_keys(keys: Sequence[str]) -> list[str]:
+    """``keys`` without the steps that ATTNVIZ_TEST_EXTRA_STEP=1 adds (tests/extra_steps.py): a
+    test of the table's own rows checks the lesson's steps as attnviz has them."""
+    from extra_steps import ADDED
+
+    return [key for key in keys if key not in ADDED]
+
+
+def _extra_step_switched_on() -> bool:
+    from extra_steps import switched_on
+
+    return switched_on()
+
+
+#: Marks a test of pasted output (goldens, the README's and the docs' output blocks): skipped
+#: under ATTNVIZ_TEST_EXTRA_STEP=1, whose table has steps that output never had.
+of_the_real_table = pytest.mark.skipif(
+    _extra_step_switched_on(), reason="the documentation's pasted output is of the real table"
+)

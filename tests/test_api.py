@@ -21,7 +21,7 @@ from attnviz.api import explain as explaining
 from attnviz.cli import app
 from attnviz.errors import command_line
 
-from support import needs_model
+from support import needs_model, step
 
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"
@@ -199,7 +199,7 @@ def test_model_mode_returns_the_layer_asked_for_and_every_layer() -> None:
         warnings.simplefilter("error")
         text = attnviz.lesson(shown)
     # Head 12 in full, first, and every other head by its rows of 'it'.
-    assert "Step 2 · Queries, keys and values of head 12" in text
+    assert f"Step {step('qkv')} · Queries, keys and values of head 12" in text
     assert "Head 11 of 12 · the row of 'it' (head=11 shows it in full)" in text
     assert text.index("of head 12") < text.index("Head 1 of 12 · the row of 'it'")
     assert "Focus: where does 'it' look?" in text
@@ -274,21 +274,24 @@ def test_options_of_the_wrong_type_are_refused_in_one_sentence(call: Any, messag
 
 @pytest.mark.slow
 def test_lesson_steps_are_the_command_lines_steps() -> None:
-    printed = runner.invoke(app, ["explain", IT, "--steps", "4-6"], env={"COLUMNS": "90"}).stdout
+    scaled, z, output, focus = step("scaled"), step("z"), step("output"), step("focus")
+    span = f"{scaled}-{z}"
+    printed = runner.invoke(app, ["explain", IT, "--steps", span], env={"COLUMNS": "90"}).stdout
     trace = attnviz.explain(IT)
     with command_line():  # the header names the command that shows coref in the CLI's words
-        assert attnviz.lesson(trace, width=90, steps="4-6") == printed
-        assert attnviz.lesson(trace, width=90, steps=[4, 5, 6]) == printed
-        assert attnviz.lesson(trace, width=90, steps=range(4, 7)) == printed
-    seventh = attnviz.lesson(trace, steps=7)
-    assert "Step 7 ·" in seventh and "Step 6 ·" not in seventh
-    for steps in ("9", "4-", "8"):
+        assert attnviz.lesson(trace, width=90, steps=span) == printed
+        assert attnviz.lesson(trace, width=90, steps=list(range(scaled, z + 1))) == printed
+        assert attnviz.lesson(trace, width=90, steps=range(scaled, z + 1)) == printed
+    last = attnviz.lesson(trace, steps=output)
+    assert f"Step {output} ·" in last and f"Step {z} ·" not in last
+    for steps in (str(focus + 1), "4-", str(focus)):
         refused = runner.invoke(app, ["explain", "I am good", "--steps", steps])
         with pytest.raises(attnviz.AttnvizError) as raised, command_line():
             attnviz.lesson(attnviz.explain("I am good"), steps=steps)
         assert raised.value.message == refused.stderr.strip().removeprefix("error: ")
-    with pytest.raises(attnviz.AttnvizError, match='^steps="9": there is no step 9'):
-        attnviz.lesson(attnviz.explain("I am good"), steps="9")
+    beyond = focus + 1  # a step the lessons with rotary positions have, this one not
+    with pytest.raises(attnviz.AttnvizError, match=f'^steps="{beyond}": there is no step {beyond}'):
+        attnviz.lesson(attnviz.explain("I am good"), steps=str(beyond))
 
 
 @pytest.mark.parametrize(

@@ -58,10 +58,10 @@ def check(line: str) -> bool:
     """Check one worked example; True when it was written out in full and so checked."""
     if "…" in line:  # an elided sum cannot be worked by hand; its parts are checked elsewhere
         return False
-    if "·v_" in line:  # Step 6 as vectors names the value vectors; its numbers come next line
+    if "·v_" in line:  # Z's step as vectors names the value vectors; its numbers come next line
         assert line.count(" = ") == 1, line  # no rounded vector claimed as the sum
         return False
-    if line.startswith("exp("):  # Step 5: exp(s) / (exp(s₁) + …) = e / total = w
+    if line.startswith("exp("):  # the softmax step: exp(s) / (exp(s₁) + …) = e / total = w
         formula, numerator, rest = line.split(" = ")
         e, total = numerator.split(" / ")
         key = re.match(r"exp\(([^)]*)\)", formula)
@@ -74,7 +74,7 @@ def check(line: str) -> bool:
             assert rounds_to(sum(math.exp(value(s)) for s in exps), total), line
         return True
     name, *middle, result = line.split(" = ")
-    if not middle:  # Step 4: a / b = c
+    if not middle:  # the scaling step: a / b = c
         a, b = name.split(" / ")
         assert rounds_to(value(a) / value(b), result), line
         return True
@@ -113,8 +113,8 @@ def test_every_printed_worked_example_holds_at_its_precision(name: str, full: bo
     assert result.exit_code == 0, result.stderr
     lines = example_lines(result.stdout)
     checked = sum(check(line) for line in lines)
-    # Steps 2–7 of the head shown in full (of every head, --full), nearly all written out in
-    # full for these small sizes.
+    # The steps of the head shown in full (of every head, --full), from its Q K V to
+    # Concat·W_O, nearly all written out in full for these small sizes.
     assert checked >= (8 if full else 4), (name, lines)
 
 

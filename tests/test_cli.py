@@ -14,9 +14,11 @@ import attnviz
 from attnviz import __version__
 from attnviz.cli import COMMANDS, app
 from attnviz.errors import ExitStatus
-from attnviz.lesson.steps import STEPS, focus_number, last_plain_number
+from attnviz.lesson.steps import STEPS, focus_number, label, last_plain_number
 from attnviz.provenance import WeightsKind
 from attnviz.trace_files import load_trace
+
+from support import step, steps_spec
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_embeddings"
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
@@ -65,14 +67,14 @@ def test_explain_prints_every_step_in_order() -> None:
     positions = [
         stdout.index(marker)
         for marker in [
-            "Step 1 · Tokens and embeddings X",
-            "Step 2 · Queries, keys and values of head 1",
-            "Step 3 · Raw scores Q·Kᵀ",
-            "Step 4 · Scale by √d_k = √4 = 2.00",
-            "Step 5 · Softmax",
-            "Step 6 · Z₁ = weights₁·V₁",
+            f"Step {step('tokens')} · Tokens and embeddings X",
+            f"Step {step('qkv')} · Queries, keys and values of head 1",
+            f"Step {step('scores')} · Raw scores Q·Kᵀ",
+            f"Step {step('scaled')} · Scale by √d_k = √4 = 2.00",
+            f"Step {step('weights')} · Softmax",
+            f"Step {step('z')} · Z₁ = weights₁·V₁",
             "Head 2 of 2",
-            "Step 7 · Concatenate the heads and project with W_O",
+            f"Step {step('output')} · Concatenate the heads and project with W_O",
             "output = Concat·W_O",
         ]
     ]
@@ -111,7 +113,7 @@ def test_focus_shows_ranked_bars_and_the_weighted_sum() -> None:
     assert code == 0
     focus = stdout[stdout.index("Focus: where does 'it' look?") :]
     assert focus.count("Head ") == 2
-    assert "z_it = " not in focus  # step 6 worked head 1's out; the contribution is new here
+    assert "z_it = " not in focus  # Z's step worked head 1's out; the contribution is new here
     assert "What 'was' adds to 'it' in head 1" in focus
     bars = focus[focus.index("Head 1") : focus.index("What 'was'")].splitlines()
     assert bars[1].split() == ["weight", "‖w·f‖", "share"]  # the columns' names
@@ -527,7 +529,7 @@ def test_entry_point_returns_the_commands_exit_status(capsys: pytest.CaptureFixt
 
 def test_step_never_pauses_without_a_terminal() -> None:
     code, stdout, stderr = run("explain", "I am good", "--step")
-    assert code == 0 and "Step 7" in stdout
+    assert code == 0 and f"Step {step('output')}" in stdout
     assert "--step pauses only at a terminal" in stderr
 
 
@@ -539,7 +541,7 @@ def test_svg_and_html_keep_the_colours(tmp_path: Path) -> None:
     assert svg.read_text(encoding="utf-8").lstrip().startswith("<svg")
     page = html.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "background-color: #" in page
-    assert "Step 7" in page
+    assert f"Step {step('output')}" in page
     assert_one_line_error(
         ["explain", "I am good", "--svg", str(tmp_path / "x.png")],
         ExitStatus.CANNOT_WRITE,
@@ -559,7 +561,7 @@ def test_demo_is_the_ten_minute_class_in_order() -> None:
         "4 · coref-word: the right answer, attention elsewhere",
         "5 · Training coref, live",
     ]
-    assert "z_I = " in stdout and "Step 7 · Concatenate the heads" in stdout
+    assert "z_I = " in stdout and f"Step {step('output')} · Concatenate the heads" in stdout
     text = " ".join(stdout.split())
     # Random weights link nothing; coref's 1.00 is said with why, in the same screen.
     assert 'Where "it" looks here is where chance puts it' in text
@@ -666,11 +668,19 @@ def test_nothing_attnviz_writes_loads_anything_remote(tmp_path: Path) -> None:
         ["heatmap", "I am good", "-o", str(outputs[2])],
         ["scaling", "--queries", "20", "-o", str(outputs[3])],
         ["page", "I am good", "--causal", "-o", str(outputs[4])],
-        ["cross", "I am good", "Je vais bien", "--steps", "1,5", "--slides", str(slides)],
+        [
+            "cross",
+            "I am good",
+            "Je vais bien",
+            "--steps",
+            steps_spec("tokens", "weights"),
+            "--slides",
+            str(slides),
+        ],
     ):
         assert CliRunner().invoke(app, arguments).exit_code == 0
     remote = re.compile(r"""(url\(|src=|href=|@import)\s*["']?\s*(https?:)?//""", re.IGNORECASE)
-    assert len(list(slides.glob("*.svg"))) == 4  # the title, step 1 and each head's softmax
+    assert len(list(slides.glob("*.svg"))) == 4  # the title, the tokens and each head's softmax
     for path in [*outputs, *slides.glob("*.svg")]:
         text = path.read_text(encoding="utf-8")
         assert not remote.search(text), (path.name, remote.search(text))
@@ -708,33 +718,34 @@ def step_headings(stdout: str) -> list[str]:
     ("steps", "extra", "expected"),
     [
         (
-            "4-6",
+            f"{step('scaled')}-{step('z')}",
             [],
             [
                 "Head 1 of 2",
-                "Step 4",
-                "Step 5",
-                "Step 6",
+                f"Step {step('scaled')}",
+                f"Step {step('weights')}",
+                f"Step {step('z')}",
                 f"Head 2 of 2 · {ROW_OF_IT} (--head 2 {FULL})",
             ],
         ),
         (
-            "1,3-4",
+            f"{step('tokens')},{step('scores')}-{step('scaled')}",
             ["--head", "2"],
             [
-                "Step 1",
+                f"Step {step('tokens')}",
                 "Head 2 of 2",
-                "Step 3",
-                "Step 4",
+                f"Step {step('scores')}",
+                f"Step {step('scaled')}",
                 f"Head 1 of 2 · {ROW_OF_IT} (--head 1 {FULL})",
             ],
         ),
-        (" 7 ", [], ["All heads", "Step 7"]),
-        ("8", ["--focus", "it"], ["Focus: where does 'it' look?"]),
+        (f" {step('output')} ", [], ["All heads", f"Step {step('output')}"]),
+        (steps_spec("focus"), ["--focus", "it"], ["Focus: where does 'it' look?"]),
         (
-            "6-8",
+            f"{step('z')}-{step('focus')}",
             ["--heads", "1", "--focus", "it"],
-            ["Head 1 of 1", "Step 6", "All heads"] + ["Step 7", "Focus: where does 'it' look?"],
+            ["Head 1 of 1", f"Step {step('z')}", "All heads"]
+            + [f"Step {step('output')}", "Focus: where does 'it' look?"],
         ),
     ],
 )
@@ -786,18 +797,27 @@ def test_steps_that_are_malformed_or_missing_are_refused_in_one_line(
 def test_steps_are_the_same_in_the_terminal_svg_and_html(tmp_path: Path) -> None:
     svg, html = tmp_path / "steps.svg", tmp_path / "steps.html"
     code, stdout, stderr = run(
-        "explain", "I am good", "--steps", "5", "--svg", str(svg), "--html", str(html)
+        "explain",
+        "I am good",
+        "--steps",
+        steps_spec("weights"),
+        "--svg",
+        str(svg),
+        "--html",
+        str(html),
     )
     assert code == 0, stderr
+    scaled, weights, z = step("scaled"), step("weights"), step("z")
     assert step_headings(stdout) == [
         "Head 1 of 2",
-        "Step 5",
+        f"Step {weights}",
         "Head 2 of 2 · the row of 'I' (--head 2 shows it in full)",
     ]
     page = html.read_text(encoding="utf-8")
-    assert page.count("Step 5 ·") == 1 and "Step 4 ·" not in page and "Step 6 ·" not in page
+    assert page.count(f"Step {weights} ·") == 1
+    assert f"Step {scaled} ·" not in page and f"Step {z} ·" not in page
     drawn = svg.read_text(encoding="utf-8").replace("&#160;", " ")
-    assert "Step 5 ·" in drawn and "Step 4 ·" not in drawn
+    assert f"Step {weights} ·" in drawn and f"Step {scaled} ·" not in drawn
 
 
 @pytest.mark.slow
@@ -806,10 +826,13 @@ def test_steps_is_for_the_lessons_and_the_page(tmp_path: Path) -> None:
         assert f"{FOCUS} the focus view" in " ".join(run(command, "--help")[1].split())
     assert "the focus view is the page's picture" in " ".join(run("page", "--help")[1].split())
     page = tmp_path / "x.html"
-    code, _, stderr = run("page", "I am good", "-o", str(page), "--steps", "5,6,blockwise")
+    code, _, stderr = run(
+        "page", "I am good", "-o", str(page), "--steps", steps_spec("weights", "z", "blockwise")
+    )
     assert code == 0, stderr
-    assert "Step 6b · " in page.read_text(encoding="utf-8")
-    code, _, stderr = run("page", "I am good", "-o", str(tmp_path / "y.html"), "--steps", "8")
+    assert f"Step {label('blockwise')} · " in page.read_text(encoding="utf-8")
+    focus = steps_spec("focus")
+    code, _, stderr = run("page", "I am good", "-o", str(tmp_path / "y.html"), "--steps", focus)
     assert code == ExitStatus.BAD_INPUT and "the page always shows as its picture" in stderr
     assert list(tmp_path.iterdir()) == [page]
 

@@ -15,6 +15,8 @@ from attnviz.core import trace_cross
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.options import TraceOptions
 
+from support import step, steps_spec
+
 runner = CliRunner()
 
 
@@ -141,13 +143,18 @@ def test_cross_refuses_an_unwritable_lesson_file_before_any_work(
 
 
 def test_cross_shows_only_the_steps_asked_for() -> None:
-    result = runner.invoke(app, ["cross", "I am good", "Je vais bien", "--steps", "3,7"])
+    result = runner.invoke(
+        app, ["cross", "I am good", "Je vais bien", "--steps", steps_spec("scores", "output")]
+    )
     assert result.exit_code == 0, result.stderr
     steps = [line.split(" ·")[0] for line in result.stdout.splitlines() if line.startswith("Step")]
-    assert steps == ["Step 3", "Step 7"]  # head 1's step 3 in full, head 2 by its rows
+    # head 1's raw scores in full, head 2 by its rows
+    assert steps == [f"Step {step('scores')}", f"Step {step('output')}"]
     assert "Head 2 of 2 · the row of" in result.stdout
     assert "Target (queries): Je vais bien" in result.stdout
-    refused = runner.invoke(app, ["cross", "I am good", "Je vais bien", "--steps", "8"])
+    refused = runner.invoke(
+        app, ["cross", "I am good", "Je vais bien", "--steps", steps_spec("focus")]
+    )
     assert refused.exit_code == ExitStatus.BAD_INPUT and "--focus WORD" in refused.stderr
 
 

@@ -17,6 +17,8 @@ import pytest
 import attnviz
 from attnviz.errors import AttnvizError, FileProblem
 
+from support import step
+
 Edit = Callable[[dict[str, Any]], None]
 
 
@@ -123,7 +125,7 @@ def test_the_unedited_export_loads_and_teaches(exported: Path, extension: str) -
     _write(data, path)
     (trace,) = attnviz.load_trace(path)
     assert np.array_equal(trace.weights, data["weights"])
-    assert "Step 5" in attnviz.lesson(trace)
+    assert f"Step {step('weights')} ·" in attnviz.lesson(trace)
     assert "<html" in attnviz.page(trace).html
 
 

@@ -18,7 +18,7 @@ from attnviz.errors import ExitStatus
 from attnviz.labels import occurrence_labels
 from attnviz.tokens import find_focus, word_key
 
-from support import needs_model
+from support import needs_model, steps_spec
 
 
 def nfc(text: str) -> str:
@@ -86,7 +86,9 @@ def test_compare_aligns_words_typed_in_either_form() -> None:
 @pytest.mark.parametrize("focus", SPELLINGS[:2], ids=["nfc", "nfd"])
 @pytest.mark.parametrize("sentence", [nfc(SENTENCE), nfd(SENTENCE)], ids=["NFC", "NFD"])
 def test_the_command_line_finds_the_focus_word_in_any_form(sentence: str, focus: str) -> None:
-    result = CliRunner().invoke(app, ["explain", sentence, "--focus", focus, "--steps", "8"])
+    result = CliRunner().invoke(
+        app, ["explain", sentence, "--focus", focus, "--steps", steps_spec("focus")]
+    )
     assert result.exit_code == ExitStatus.SUCCESS, result.output
     assert "Focus: where does 'café' look?" in nfc(result.output)
 

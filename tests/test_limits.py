@@ -20,7 +20,7 @@ from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.files import MAX_JSON_BYTES
 from attnviz.trace_files import export_trace
 
-from support import needs_model, one_error_line
+from support import needs_model, one_error_line, step
 
 runner = CliRunner()
 
@@ -97,7 +97,7 @@ def test_a_lesson_of_2048_heads_is_refused_at_once() -> None:
     one = attnviz.explain("I am good", d_model=2048, heads=2048, head=5)
     with pytest.raises(AttnvizError, match=match):  # head 5 in full, 2,047 heads by their rows
         attnviz.lesson(one)
-    assert "Step 7" in attnviz.lesson(one, full=True)  # --full: head 5 alone
+    assert f"Step {step('output')} ·" in attnviz.lesson(one, full=True)  # --full: head 5 alone
 
 
 def test_a_lesson_of_many_heads_on_a_long_sentence_is_refused() -> None:
@@ -203,12 +203,13 @@ def test_slides_are_counted_whole_before_the_lesson_is_printed(tmp_path: Path) -
 
 
 def test_the_fewest_slides_follow_the_steps_shown() -> None:
+    tokens, scaled, output = step("tokens"), step("scaled"), step("output")
     assert limits.fewest_slides(32, None) == 160
-    assert limits.fewest_slides(32, frozenset({1, 4, 7})) == 32
-    assert limits.fewest_slides(32, frozenset({1, 7})) == 0
+    assert limits.fewest_slides(32, frozenset({tokens, scaled, output})) == 32
+    assert limits.fewest_slides(32, frozenset({tokens, output})) == 0
     # One head in full, 31 by their rows: a slide each for the rows.
     assert limits.fewest_slides(1, None, 31) == 5 + 31
-    assert limits.fewest_slides(1, frozenset({1, 7}), 31) == 0
+    assert limits.fewest_slides(1, frozenset({tokens, output}), 31) == 0
 
 
 # -- exports ------------------------------------------------------------------------------------

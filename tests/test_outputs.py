@@ -23,7 +23,7 @@ from attnviz.errors import ExitStatus, OutputProblem
 from attnviz.files import atomic_write, staged_writes
 from attnviz.options import TraceOptions
 
-from support import examples, listing, one_error_line
+from support import examples, listing, one_error_line, steps_spec
 
 SENTENCE = "I am good"
 
@@ -119,7 +119,14 @@ def test_slides_and_an_export_fail_together(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(np, "savez", lambda handle, **arrays: disk_full(Path(handle.name)))
-    argv = ["explain", SENTENCE, "--steps", "1", "--slides", str(tmp_path / "deck")]
+    argv = [
+        "explain",
+        SENTENCE,
+        "--steps",
+        steps_spec("tokens"),
+        "--slides",
+        str(tmp_path / "deck"),
+    ]
     assert run([*argv, "--export", str(tmp_path / "t.npz")]) == ExitStatus.CANNOT_WRITE
     assert list(tmp_path.iterdir()) == []
 

@@ -33,7 +33,7 @@ from attnviz.trace import AttentionTrace
 from attnviz.trace_files import export_trace, load_trace
 from attnviz.weights import random_weights
 
-from support import product_atol
+from support import product_atol, step
 from support import written_lesson as lesson
 
 SENTENCE = "The cat saw the dog"  # "The" (position 0) and "the" (3) share one random vector
@@ -244,7 +244,7 @@ def test_explain_shows_e_pe_and_their_sum_with_the_formula() -> None:
     assert "PE[pos, 2i] = sin(pos / 10000^(2i/d_model))" in text
     assert "PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))" in text
     assert "'The:1' and 'the:2' share E but not PE, so their rows of X differ" in text
-    step_1 = stdout.split("Step 1")[1].split("Step 2")[0]
+    step_1 = stdout.split(f"Step {step('tokens')} ·")[1].split(f"Step {step('qkv')} ·")[0]
     titles = [line.split("  [")[0] for line in step_1.splitlines() if "[5 × 8]" in line]
     assert titles == ["E (tokens)", "PE (positions)", "X = E + PE"]
     assert "The:1   0.00   1.00  0.00  1.00" in step_1  # the first row of PE
@@ -267,7 +267,7 @@ def test_explain_without_positions_says_attention_ignores_word_order() -> None:
         "aside) get identical rows of X, weights and outputs." in brief
     )
     assert "--positions sinusoidal adds each word's position to X" in text
-    assert "PE" not in stdout.split("Step 2")[0]
+    assert "PE" not in stdout.split(f"Step {step('qkv')} ·")[0]
     # No repeated word, no claim about one.
     _, stdout, _ = run("explain", "I am good")
     assert "ignores word order" in stdout and "identical rows" not in flat(stdout)

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from attnviz.cli import app
 from attnviz.trace_files import load_trace
 
-from support import needs_model
+from support import needs_model, step
 
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"
@@ -224,7 +224,8 @@ def test_step_4_says_when_small_embeddings_make_the_rows_flat() -> None:
     )
     assert "embeddings of variance 1 (such as its random ones)" in out
     assert "the softmax rows come out nearly flat" in out
-    assert "0.00 /" not in out.split("Step 4")[1].split("Step 5")[0].split("For example")[0]
+    scaling = out.split(f"Step {step('scaled')} ·")[1].split(f"Step {step('weights')} ·")[0]
+    assert "0.00 /" not in scaling.split("For example")[0]
     assert "nearly flat" not in lesson("explain", "A dog ate the food")
 
 

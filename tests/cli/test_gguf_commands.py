@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 from attnviz.cli import app
 
+from support import step, steps_spec
+
 pytest.importorskip("gguf", reason="needs the optional extra attnviz[model]")
 pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")
 
@@ -32,14 +34,17 @@ def run(*args: str) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_explain_with_focus_and_steps(dtype: str) -> None:
-    text = run("explain", "-m", TINY, IT, "--focus", "it", "--steps", "1,3,9", "--dtype", dtype)
+    spec = steps_spec("tokens", "rope", "focus", rope=True)  # the checkpoint turns q and k
+    text = run("explain", "-m", TINY, IT, "--focus", "it", "--steps", spec, "--dtype", dtype)
     flat = " ".join(text.split())
     assert f"Weights: {NAME[:-1]}, random, untrained checkpoint), layer 2 of 2" in flat
     # attnviz.untrained in the file's metadata: its random weights are said to be random
     assert "Note: the weights are random, not learned." in flat
     assert "tiny_llama.gguf stores the model quantized" in flat
     assert f"computed in {dtype} from the rebuilt weights" in flat
-    assert "Step 1 ·" in text and "Step 3 · Rotary positions" in text and "Step 2 ·" not in text
+    tokens, rope, qkv = step("tokens"), step("rope", rope=True), step("qkv")
+    assert f"Step {tokens} ·" in text and f"Step {rope} · Rotary positions" in text
+    assert f"Step {qkv} ·" not in text
 
 
 @pytest.mark.slow
@@ -75,7 +80,9 @@ def test_export_keeps_the_quantization_sentence_and_reads_back(tmp_path: Path) -
     provenance = config["layers"][-1] if "layers" in config else config["provenance"]
     assert provenance["weights"]["model"] == NAME
     assert "4-bit Q4_1" in provenance["weights"]["about"]
-    again = run("explain", "--weights", str(out), "--layer", "2", IT, "--steps", "1")
+    again = run(
+        "explain", "--weights", str(out), "--layer", "2", IT, "--steps", steps_spec("tokens")
+    )
     said = f"loaded from {out}: {NAME[:-1]}, random, untrained checkpoint), layer 2 of 2"
     assert said in " ".join(again.split())
 

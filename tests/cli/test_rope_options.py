@@ -14,6 +14,8 @@ from attnviz.cli import app
 from attnviz.options import TraceOptions
 from attnviz.trace_files import load_trace
 
+from support import step
+
 runner = CliRunner()
 ENV = {"COLUMNS": "80", "NO_COLOR": "1"}
 SENTENCE = "The cat sat on the mat"
@@ -60,7 +62,7 @@ def test_explain_exports_what_it_showed(tmp_path: Path) -> None:
     arguments = ["explain", SENTENCE, "--heads", "4", "--d-model", "16", "--kv-heads", "2"]
     result = runner.invoke(app, [*arguments, "--positions", "rope", "--export", str(path)], env=ENV)
     assert result.exit_code == 0, result.stderr
-    assert "Step 3 · Rotary positions" in result.stdout
+    assert f"Step {step('rope', rope=True)} · Rotary positions" in result.stdout
     (trace,) = load_trace(path)
     assert trace.n_kv_heads == 2 and trace.rope is not None
     again = tmp_path / "again.npz"

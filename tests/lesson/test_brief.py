@@ -54,10 +54,10 @@ def paragraphs_with(blocks: list[object], fragment: str) -> int:
 @pytest.mark.parametrize(
     "fragment",
     [
-        "score[i, j] = q_i · k_j",  # step 3
-        "mean 0 and variance 1",  # step 4
-        "Each row of scaled scores s becomes",  # step 5
-        "A query asks what a word",  # step 2
+        "score[i, j] = q_i · k_j",  # the raw scores
+        "mean 0 and variance 1",  # the scaling
+        "Each row of scaled scores s becomes",  # the softmax
+        "A query asks what a word",  # the projections
     ],
 )
 def test_each_explanation_is_said_once_with_every_head_in_full(fragment: str) -> None:

@@ -34,6 +34,7 @@ from attnviz.render.page.page_data import page_data
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
 
+from support import steps_spec
 from support import written_lesson as lesson
 
 IT = "The animal didn't cross the street because it was too tired"
@@ -114,7 +115,9 @@ def test_the_rope_step_comes_after_qkv_only_where_the_trace_has_rope() -> None:
         assert step_number(step.key, turned) == number + later, step.key
     assert focus_number(STEPS, turned) == (focus_number(STEPS) or 0) + 1
     pauses = [b for b in lesson(turned, select(turned)) if isinstance(b, Pause)]
-    assert [(p.step, p.key) for p in pauses if p.head == 0][:3] == [
+    first = [(p.step, p.key) for p in pauses if p.head == 0]
+    qkv = first.index((rope - 1, "qkv"))
+    assert first[qkv : qkv + 3] == [
         (rope - 1, "qkv"), (rope, "rope"), (rope + 1, "scores"),
     ]  # fmt: skip
     assert not any(p.key == "rope" for p in lesson(plain, select(plain)) if isinstance(p, Pause))
@@ -131,13 +134,14 @@ def test_steps_selects_the_rope_step_by_its_number_in_that_lesson() -> None:
 
 
 def test_the_lesson_s_cross_references_count_the_rope_step() -> None:
-    """ "As in step 4" names the scaling in the lesson it is said in: step 5 with rotary
-    positions, whose step 3 the tokens step points to."""
+    """ "As in step N" names the scaling by its number in the lesson it is said in, one further
+    with rotary positions, whose rotary step the tokens step points to."""
     for positions in ("none", "rope"):
         trace = traced("I am good", positions=positions)
         said = " ".join(
             attnviz.lesson(
-                attnviz.explain("I am good", positions=positions), steps="1,blockwise"
+                attnviz.explain("I am good", positions=positions),
+                steps=steps_spec("tokens", "blockwise"),
             ).split()
         )
         scaled, weights, z = (step_number(key, trace) for key in ("scaled", "weights", "z"))

@@ -56,7 +56,7 @@ def decimals(printed: str) -> int:
 
 
 def check_head(text: str, scaled: np.ndarray, weights: np.ndarray) -> bool:
-    """Check one head's step 5 against its row of the export; True when it showed the
+    """Check one head's softmax step against its row of the export; True when it showed the
     unshifted form."""
     lines = worked(text)
     shift = SHIFT.search(text)
@@ -171,8 +171,8 @@ def test_by_default_the_row_s_largest_weight_is_worked_out_once() -> None:
 
 @pytest.mark.slow
 def test_the_1_00_on_animal_is_worked_out_shifted_when_exp_is_too_large(tmp_path: Path) -> None:
-    """coref's row of "it" puts 1.00 on "animal": Step 5 works that weight out, shifted, and
-    says how large exp() of its score would be."""
+    """coref's row of "it" puts 1.00 on "animal": the softmax step works that weight out,
+    shifted, and says how large exp() of its score would be."""
     _, arrays = explained(tmp_path, "-m", "coref")
     (text,) = softmax_step(
         runner.invoke(app, ["explain", IT, "-m", "coref"], env={"COLUMNS": "3000"}).stdout

@@ -36,7 +36,7 @@ from attnviz.render.terminal.lesson import render_explain
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
 
-from support import lesson_analyses
+from support import lesson_analyses, paper_keys, step, steps_spec
 from support import written_lesson as lesson
 
 IT = "The animal didn't cross the street because it was too tired"
@@ -200,7 +200,7 @@ def test_the_help_texts_are_the_table_s() -> None:
 
 def test_the_table_numbers_the_steps_and_puts_the_focus_view_last() -> None:
     numbers = numbered(STEPS)
-    assert [step.key for step in numbers.values()] == [
+    assert paper_keys([step.key for step in numbers.values()]) == [
         "tokens",
         "qkv",
         "scores",
@@ -210,17 +210,20 @@ def test_the_table_numbers_the_steps_and_puts_the_focus_view_last() -> None:
         "output",
         "focus",
     ]
-    assert last_plain_number(STEPS) == 7 and focus_number(STEPS) == 8
-    assert [n for n, step in numbers.items() if step.per_head] == [2, 3, 4, 5, 6]
+    last, focus = last_plain_number(STEPS), focus_number(STEPS)
+    assert last == step_number("output") and focus == step_number("focus") == last + 1
+    assert list(numbers) == list(range(1, focus + 1))  # from 1, one after another
+    per_head = [n for n, row in numbers.items() if row.per_head]  # one run, after the tokens
+    assert per_head == list(range(step_number("tokens") + 1, step_number("z") + 1))
     assert len({step.title for step in STEPS}) == len(STEPS)
 
 
 def test_every_row_names_a_module_that_writes_it_and_arrays_the_trace_has() -> None:
     fields = {field.name for field in dataclasses.fields(AttentionTrace)}
-    for step in STEPS:
-        module = importlib.import_module(step.writer)
-        assert callable(module.write), step.key
-        assert set(step.arrays) <= fields, step.key
+    for row in STEPS:
+        module = importlib.import_module(row.writer)
+        assert callable(module.write), row.key
+        assert set(row.arrays) <= fields, row.key
 
 
 def test_the_lesson_s_pauses_headings_and_worked_examples_are_the_tables() -> None:
@@ -237,19 +240,21 @@ def test_the_lesson_s_pauses_headings_and_worked_examples_are_the_tables() -> No
             seen.append((block.step, block.key, block.head))
         elif isinstance(block, Heading) and block.level == "step":
             assert pause is not None
-            step = numbers[pause.step]
+            row = numbers[pause.step]
             assert block.text.startswith(f"Step {pause.step} · ")
-            stem = step.title.split(" = ")[0].split("·")[0].split(" ")[0]
-            assert stem in block.text, (step.title, block.text)
+            stem = row.title.split(" = ")[0].split("·")[0].split(" ")[0]
+            assert stem in block.text, (row.title, block.text)
         elif isinstance(block, Worked):
             assert pause is not None
             assert block.example in numbers[pause.step].examples, (pause, block.example)
+    assert paper_keys([row.key for row in numbers.values() if row.per_head]) == list(HEAD_KEYS)
+    head = [(n, row.key) for n, row in numbers.items() if row.per_head]
     assert seen == [
-        (1, "tokens", None),
-        *[(n, key, 0) for n, key in zip(range(2, 7), HEAD_KEYS, strict=True)],
-        *[(n, key, 1) for n, key in zip(range(2, 7), HEAD_KEYS, strict=True)],
-        (7, "output", None),
-        (8, "focus", None),
+        (step("tokens"), "tokens", None),
+        *[(n, key, 0) for n, key in head],
+        *[(n, key, 1) for n, key in head],
+        (step("output"), "output", None),
+        (step("focus"), "focus", None),
     ]
 
 
@@ -259,36 +264,40 @@ def test_a_head_shown_by_its_rows_pauses_once_at_its_first_step() -> None:
     (trace,) = traced()
     selection = select(trace, ViewOptions(focus="it"))
     pauses = [(b.step, b.key, b.head) for b in lesson(trace, selection) if isinstance(b, Pause)]
+    head = [(n, row.key) for n, row in numbered(STEPS).items() if row.per_head]
     assert pauses == [
-        (1, "tokens", None),
-        *[(n, key, 0) for n, key in zip(range(2, 7), HEAD_KEYS, strict=True)],
-        (2, "rows", 1),
-        (7, "output", None),
-        (8, "focus", None),
+        (step("tokens"), "tokens", None),
+        *[(n, key, 0) for n, key in head],
+        (head[0][0], "rows", 1),
+        (step("output"), "output", None),
+        (step("focus"), "focus", None),
     ]
-    only = lesson(trace, selection, LessonOptions(steps="4-5"))
+    scaled, weights = step("scaled"), step("weights")
+    only = lesson(trace, selection, LessonOptions(steps=f"{scaled}-{weights}"))
     assert [(b.step, b.key, b.head) for b in only if isinstance(b, Pause)] == [
-        (4, "scaled", 0),
-        (5, "weights", 0),
-        (4, "rows", 1),
+        (scaled, "scaled", 0),
+        (weights, "weights", 0),
+        (scaled, "rows", 1),
     ]
     assert not [
         b
-        for b in lesson(trace, selection, LessonOptions(steps="7"))
+        for b in lesson(trace, selection, LessonOptions(steps=steps_spec("output")))
         if isinstance(b, Pause) and b.head is not None
     ]
 
 
 def test_steps_are_refused_in_the_tables_words() -> None:
     (trace,) = traced("I am good")  # no word followed
-    # The options pass a number some lesson has (with rotary positions there is a 9th step);
-    # the lesson of this trace refuses it in its own numbers.
-    with pytest.raises(AttnvizError, match="there is no step 9; the steps are 1 to 7, and 8 is"):
-        lesson(trace, select(trace), LessonOptions(steps="9"))
-    with pytest.raises(AttnvizError, match="there is no step 10; the steps are 1 to 7, and 8 is"):
-        LessonOptions(steps="10")
-    with pytest.raises(AttnvizError, match="step 8 is the focus view.*show steps 1-7"):
-        lesson(trace, select(trace), LessonOptions(steps="8"))
+    last, focus = last_plain_number(STEPS), step("focus")
+    # The options pass a number some lesson has (with rotary positions there is a step past the
+    # focus view); the lesson of this trace refuses it in its own numbers.
+    words = f"the steps are 1 to {last}, and {focus} is"
+    with pytest.raises(AttnvizError, match=f"there is no step {focus + 1}; {words}"):
+        lesson(trace, select(trace), LessonOptions(steps=str(focus + 1)))
+    with pytest.raises(AttnvizError, match=f"there is no step {focus + 2}; {words}"):
+        LessonOptions(steps=str(focus + 2))
+    with pytest.raises(AttnvizError, match=f"step {focus} is the focus view.*show steps 1-{last}"):
+        lesson(trace, select(trace), LessonOptions(steps=str(focus)))
 
 
 @pytest.mark.parametrize(("decimals", "said"), [(1, "1 decimal"), (0, "0 decimals")])
@@ -297,9 +306,35 @@ def test_below_two_decimals_the_note_says_results_keep_two(decimals: int, said: 
     why, instead of "rounded as in the tables"."""
     import attnviz
 
-    text = attnviz.lesson(attnviz.explain("I am good"), decimals=decimals, steps="2")
+    text = attnviz.lesson(attnviz.explain("I am good"), decimals=decimals, steps=steps_spec("qkv"))
     flat = " ".join(text.split())
     assert f"Results printed with 2 decimals, where the tables show {said};" in flat
     assert "rounded as in the tables" not in flat
     results = re.findall(r"= (-?\d+\.\d+)$", text, flags=re.M)
     assert results and all(len(r.split(".")[1]) == 2 for r in results)
+
+
+def test_the_extra_step_switch_renumbers_every_step_after_the_tokens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ATTNVIZ_TEST_EXTRA_STEP=1 runs the suite with two rows more (tests/extra_steps.py): this
+    run's table has them exactly when the switch is on, and they move every step after the
+    tokens one further and label the optional one after FlashAttention's."""
+    import extra_steps
+
+    assert (extra_steps.PLAIN in table.STEPS) == extra_steps.switched_on()
+    assert (extra_steps.OPTIONAL in table.STEPS) == extra_steps.switched_on()
+    real = tuple(row for row in table.STEPS if row.key not in extra_steps.ADDED)
+    monkeypatch.setattr(table, "STEPS", real)
+    before = {key: step_number(key) for key in ("tokens", "qkv", "z", "output", "focus")}
+    blockwise = label("blockwise")
+    extra_steps.install()
+    extra_steps.install()  # a second call adds nothing
+    assert len(table.STEPS) == len(real) + 2
+    assert step_number("tokens") == before["tokens"] and step_number("recap") == before["qkv"]
+    assert {key: step_number(key) for key in before if key != "tokens"} == {
+        key: number + 1 for key, number in before.items() if key != "tokens"
+    }
+    assert label("blockwise") == f"{before['z'] + 1}b" != blockwise
+    assert label("aside") == f"{before['z'] + 1}c"
+    assert parse_steps("aside") == parse_steps("Aside")

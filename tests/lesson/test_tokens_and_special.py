@@ -23,7 +23,7 @@ from attnviz.provenance import (
 )
 from attnviz.selection import sentence_words
 
-from support import needs_model
+from support import needs_model, steps_spec
 
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"
@@ -135,29 +135,29 @@ def test_minilm_names_where_the_parked_attention_goes(
 @needs_model
 @pytest.mark.slow
 def test_minilm_says_what_unk_is_and_which_text_became_it() -> None:
-    output = explain("-m", "minilm", "I ❤️ 🍕 and 東京", "--steps", "1")
+    output = explain("-m", "minilm", "I ❤️ 🍕 and 東京", "--steps", steps_spec("tokens"))
     assert "[UNK] is the tokenizer's unknown piece" in output
     assert "here '❤️' and '🍕'" in output
-    assert "[UNK] is" not in explain("-m", "minilm", IT, "--steps", "1")
+    assert "[UNK] is" not in explain("-m", "minilm", IT, "--steps", steps_spec("tokens"))
 
 
 @needs_model
 @pytest.mark.slow
 @pytest.mark.parametrize(("model", "pieces"), [("minilm", 15), (TINY_GPT2, 28)])
 def test_words_counts_the_sentences_words(model: str, pieces: int) -> None:
-    output = explain("-m", model, IT, "--words", "--steps", "1")
+    output = explain("-m", model, IT, "--words", "--steps", steps_spec("tokens"))
     assert f"({pieces} word pieces, shown as 11 words" in output.splitlines()[2]
     assert re.search(r"^didn't\s", output, re.MULTILINE)
 
 
 def test_no_pooling_sentence_without_a_folder_that_says_it() -> None:
-    assert "1_Pooling" not in explain(IT, "--steps", "1")
+    assert "1_Pooling" not in explain(IT, "--steps", steps_spec("tokens"))
 
 
 @pytest.mark.slow
 def test_a_gpt2_folder_whose_tokenizer_adds_a_token_says_so(tmp_path: Path) -> None:
-    """GPT-2's tokenizer adds no special tokens, but a folder's post-processor can: step 1 then
-    names the one it adds instead of saying "with no special tokens"."""
+    """GPT-2's tokenizer adds no special tokens, but a folder's post-processor can: the tokens
+    step then names the one it adds instead of saying "with no special tokens"."""
     pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")
     import shutil
 
@@ -176,7 +176,17 @@ def test_a_gpt2_folder_whose_tokenizer_adds_a_token_says_so(tmp_path: Path) -> N
     }
     path.write_text(json.dumps(tokenizer), encoding="utf-8")
     result = CliRunner().invoke(
-        app, ["explain", "I am a cat", "-m", str(folder), "--layer", "1", "--steps", "1"]
+        app,
+        [
+            "explain",
+            "I am a cat",
+            "-m",
+            str(folder),
+            "--layer",
+            "1",
+            "--steps",
+            steps_spec("tokens"),
+        ],
     )
     flat = " ".join(result.stdout.split())
     assert result.exit_code == 0, result.output

@@ -24,6 +24,8 @@ from attnviz.model.sources.gguf_model import GgufTensors, open_gguf_model  # noq
 from attnviz.model.sources.gguf_quant import describe_type, worked_dequantization  # noqa: E402
 from attnviz.model.sources.tokenizer_gguf import describe_pre_tokenizer, gguf_tokenizer  # noqa: E402
 
+from support import steps_spec  # noqa: E402
+
 GOLDEN = Path(__file__).resolve().parent / "golden_smollm2_gguf.npz"
 
 
@@ -140,7 +142,7 @@ def test_the_lesson_names_the_file_its_quantization_and_the_first_token_sink(
 
     assert seeds_run.model_name == "SmolLM2-135M-Instruct (GGUF, 4-bit Q4_1)"
     explanation = attnviz.explain(SEEDS, model="smollm2")  # the last layer, focus "it"
-    text = " ".join(attnviz.lesson(explanation, steps="1").split())
+    text = " ".join(attnviz.lesson(explanation, steps=steps_spec("tokens")).split())
     assert "SmolLM2-135M-Instruct.Q4_1.gguf stores the model quantized" in text
     assert "W_O as 4-bit Q4_1, blocks of 32 numbers sharing a scale and a minimum" in text
     # "The" takes about half of the weight of "it" on average over the heads: the number said
@@ -159,4 +161,4 @@ def test_the_sink_is_not_claimed_where_the_first_token_takes_little(seeds_run: A
     it = seeds_run.encoding.tokens.index("it")
     assert float(seeds_run.trace.layers[11].weights[:, it, 0].mean()) < 0.1
     explanation = attnviz.explain(SEEDS, model="smollm2", layer=12)
-    assert "attention sink" not in attnviz.lesson(explanation, steps="1")
+    assert "attention sink" not in attnviz.lesson(explanation, steps=steps_spec("tokens"))

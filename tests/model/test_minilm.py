@@ -27,6 +27,8 @@ from attnviz.model.functional import erf, gelu  # noqa: E402
 from attnviz.model.run import trace_model  # noqa: E402
 from attnviz.model.sources.checkpoint import find_model  # noqa: E402
 
+from support import steps_spec
+
 GOLDEN = Path(__file__).resolve().parent / "golden_minilm.npz"
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 TOLERANCE = {"float32": 1e-5, "float64": 1e-10}
@@ -557,7 +559,7 @@ def test_the_padding_rows_count_the_tokens_before_them_not_words() -> None:
     before the padding, [CLS] and [SEP] among them."""
     result = runner.invoke(
         app,
-        ["explain", "I am good", "-m", "minilm", "--pad-to", "8", "--steps", "5"],
+        ["explain", "I am good", "-m", "minilm", "--pad-to", "8", "--steps", steps_spec("weights")],
         env={"COLUMNS": "3000"},
     )
     assert result.exit_code == 0, result.stderr

@@ -21,6 +21,8 @@ from attnviz.model.run import trace_model
 from attnviz.model.sources.checkpoint import config_data, find_model
 from attnviz.train import network, tasks
 
+from support import step, steps_spec
+
 SHIPPED = {"coref": tasks.Readout.POINTER, "coref-word": tasks.Readout.WORD}
 SENTENCES = (tasks.TIRED, tasks.WIDE, "since it was so icy the cow never crossed the lane")
 runner = CliRunner()
@@ -164,7 +166,7 @@ def test_the_lesson_says_what_coref_is_from_its_numbers() -> None:
         f"it answers {right:,} of {recorded.held_out_examples:,} ({share}) right",
         "no biases, no LayerNorm, no feed-forward block",
         "Weights: coref (trained by attnviz), layer 2 of 2",
-        "Step 1 · Words and X",
+        f"Step {step('tokens')} · Words and X",
         "(11 words)",
     ):
         assert fragment in text, fragment
@@ -174,7 +176,9 @@ def test_the_lesson_says_what_coref_is_from_its_numbers() -> None:
 
 
 def test_the_word_readout_says_its_attention_need_not_be_the_answer() -> None:
-    result = runner.invoke(app, ["explain", "--model", "coref-word", tasks.WIDE, "--steps", "1"])
+    result = runner.invoke(
+        app, ["explain", "--model", "coref-word", tasks.WIDE, "--steps", steps_spec("tokens")]
+    )
     assert result.exit_code == 0, result.stderr
     text = " ".join(result.stdout.split())
     assert 'W_U [32 × 24] reads X at "it" after the last layer and names one of 24 words' in text

@@ -9,8 +9,9 @@ from attnviz.render.page.page_numbers import unpacked
 
 
 def assembled(data: Any, layer: int, head: int, row: int, key: int) -> tuple[str, str, str]:
-    """Steps 3, 4 and 5 as the page's script puts them together from the data (page.js,
-    headSteps), with step 5 written on one line as the terminal writes it."""
+    """The raw score, its scaling and its softmax weight as the page's script puts them
+    together from the data (page.js, headSteps), with the softmax written on one line as the
+    terminal writes it."""
     head_data = data["layers"][layer]["heads"][head]
     words = head_data["queries"][row]
     dot_at, score, scale, score_at, scaled, soft, shifted, exp, weight = words["keys"][str(key)]

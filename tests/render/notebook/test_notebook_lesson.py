@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from support import has_model_extra
+from support import has_model_extra, step
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def test_the_lesson_notebook_runs_and_shows_its_displays(
     assert "class='masked'" in displays[4]  # the causal mask and the padding, hatched
     assert "Every layer and head" in displays[5]
     lesson = "".join(output.get("text", "") for output in outputs if output.output_type == "stream")
-    assert "Step 7 · Concatenate the heads and project with W_O" in lesson
+    assert f"Step {step('output')} · Concatenate the heads and project with W_O" in lesson
     images = [
         output.data["image/png"] for output in outputs if "image/png" in output.get("data", {})
     ]
@@ -95,4 +95,4 @@ def test_the_docs_notebook_example_runs_in_a_kernel(
     ).execute()
     shown, printed = notebook.cells[0].outputs, notebook.cells[1].outputs
     assert any('class="attnviz"' in output.get("data", {}).get("text/html", "") for output in shown)
-    assert "Step 7" in "".join(output.get("text", "") for output in printed)
+    assert f"Step {step('output')} ·" in "".join(output.get("text", "") for output in printed)

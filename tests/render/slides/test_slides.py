@@ -18,7 +18,7 @@ import attnviz
 from attnviz.cli import app
 from attnviz.errors import ExitStatus
 from attnviz.lesson.options import LessonOptions
-from attnviz.lesson.steps import step_number
+from attnviz.lesson.steps import STEPS, numbered, step_number
 from attnviz.render.slides import (
     COLUMNS,
     MAX_LINES,
@@ -36,22 +36,30 @@ from attnviz.render.terminal.lesson import render_explain
 from attnviz.render.terminal.text import weight_colours
 from attnviz.selection import select
 
+from support import step, steps_spec
+
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 #: A sentence long enough for its tables to go on over several slides.
 LONG_SENTENCE = " ".join(f"word{i}" for i in range(30))
-#: The slides of "I am good" at the default sizes, in lesson order: head 1's steps, then head
-#: 2's rows of 'I' on one slide (the lesson shows one head in full), then the output.
-I_AM_GOOD = [
-    "01-title",
-    "02-tokens",
-    "03-head1-qkv",
-    "04-head1-scores",
-    "05-head1-scaled",
-    "06-head1-weights",
-    "07-head1-z",
-    "08-head2-rows",
-    "09-output",
-]
+
+
+def i_am_good_slides() -> list[str]:
+    """The slides of "I am good" at the default sizes, in lesson order, from the table: the
+    title, then a slide per step, head 1's steps each, then head 2's rows of 'I' on one slide
+    (the lesson shows one head in full), then the output: "01-title", "02-tokens",
+    "03-head1-qkv" … "07-head1-z", "08-head2-rows", "09-output"."""
+    names = ["title"]
+    for row in numbered(STEPS).values():
+        if row.per_head:
+            names.append(f"head1-{row.key}")
+        elif not row.focus:  # the focus view only when a word is followed
+            if names[-1].startswith("head1-"):
+                names.append("head2-rows")
+            names.append(row.key)
+    return [f"{number:02d}-{name}" for number, name in enumerate(names, start=1)]
+
+
+I_AM_GOOD = i_am_good_slides()
 
 
 def run(*arguments: str) -> tuple[int, str, str]:
@@ -78,7 +86,7 @@ def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("deck") / "slides"
     code, stdout, stderr = run("explain", "I am good", "--slides", str(folder))
     assert code == 0, stderr
-    assert "Step 7" in stdout  # the lesson is printed as well
+    assert f"Step {step('output')} ·" in stdout  # the lesson is printed as well
     return folder
 
 
@@ -92,7 +100,9 @@ def test_one_svg_and_one_png_per_slide_named_in_lesson_order(deck: Path) -> None
 @pytest.mark.slow  # writes a whole deck of slides
 def test_every_file_written_is_reported_once(tmp_path: Path) -> None:
     folder = tmp_path / "s"
-    code, _, stderr = run("explain", "I am good", "--steps", "5", "--slides", str(folder))
+    code, _, stderr = run(
+        "explain", "I am good", "--steps", steps_spec("weights"), "--slides", str(folder)
+    )
     assert code == 0
     expected = ["01-title", "02-head1-weights", "03-head2-rows"]
     assert stderr.splitlines() == [
@@ -128,7 +138,14 @@ def test_svg_text_is_paths_so_no_font_is_needed(deck: Path) -> None:
 @pytest.mark.slow  # writes a whole deck of slides
 def test_the_same_command_writes_the_same_bytes(tmp_path: Path) -> None:
     for folder in ("a", "b"):
-        arguments = ["cross", "I am good", "Je vais bien", "--steps", "5,8", "--focus", "vais"]
+        arguments = [
+            "cross",
+            "I am good",
+            "Je vais bien",
+            "--steps",
+            steps_spec("weights", "focus"),
+        ]
+        arguments += ["--focus", "vais"]
         code, _, _ = run(*arguments, "--slides", str(tmp_path / folder))
         assert code == 0
     first, second = sorted((tmp_path / "a").iterdir()), sorted((tmp_path / "b").iterdir())
@@ -278,7 +295,9 @@ def test_other_files_in_the_folder_are_left_alone(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "notes.txt").write_text("mine", encoding="utf-8")
     (folder / "99-old-slide.png").write_bytes(b"old")
-    code, _, stderr = run("explain", "I am good", "--steps", "1", "--slides", str(folder))
+    code, _, stderr = run(
+        "explain", "I am good", "--steps", steps_spec("tokens"), "--slides", str(folder)
+    )
     assert code == 0
     assert (folder / "notes.txt").read_text(encoding="utf-8") == "mine"
     assert (folder / "99-old-slide.png").read_bytes() == b"old"
@@ -299,7 +318,7 @@ def test_rows_of_numbers_are_a_few_runs_and_keep_their_cells() -> None:
 
 @pytest.mark.slow
 def test_tables_too_wide_together_are_paired_not_stacked() -> None:
-    """Step 2's Q, K and V do not fit side by side: Q goes alone under the prose, K beside V
+    """The projections' Q, K and V do not fit side by side: Q goes alone under the prose, K beside V
     on the next slide, rather than a slide two-thirds empty and one with two tables stacked
     (the tables are the terminal's, every row kept)."""
     slides = slides_of(IT_SENTENCE, LessonOptions(every_head=True))

@@ -15,7 +15,7 @@ from attnviz.lesson.steps import step_number
 from attnviz.render.terminal.lesson import render_explain
 from attnviz.tokens import Focus, find_focus
 
-from support import lesson_analyses, shown
+from support import lesson_analyses, shown, step, steps_spec
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -58,7 +58,7 @@ def test_long_sentence_keeps_the_focus_row_visible() -> None:
     trace = attnviz.trace_attention(sentence)
     focus = find_focus(trace.tokens, "it:3")
     text = render(trace, width=80, colour=False, focus=focus)
-    weights_table = text.split("weights₁ = softmax(scaled₁)")[1].split("Step 6")[0]
+    weights_table = text.split("weights₁ = softmax(scaled₁)")[1].split(f"Step {step('z')} ·")[0]
     assert "\nit:3 " in weights_table
     assert "middle elided" in text
 
@@ -96,12 +96,13 @@ def test_step_pacing_waits_between_steps_and_q_stops() -> None:
 
     def pause(coming: str) -> bool:
         asked.append(coming)
-        return len(asked) < 3  # the third pause answers q
+        return not coming.startswith(f"Step {SCALED} ")  # the pause before the scaling: q
 
     console = Console(file=io.StringIO(), width=100, color_system=None)
     render_explain(trace, shown(trace), console, pause=pause)
     out = console.file.getvalue()  # type: ignore[attr-defined]
-    assert asked == [
+    assert len(asked) == SCALED - 1  # a pause before each step after the first
+    assert asked[-3:] == [
         f"Step {QKV} · Queries, keys and values of head 1",
         f"Step {SCORES} · Raw scores Q·Kᵀ",
         f"Step {SCALED} · Scale by √d_k = √4 = 2.00",
@@ -279,7 +280,9 @@ def test_the_columns_legend_is_dim_on_every_line_it_wraps_to() -> None:
     from attnviz.cli import app
 
     env = {"COLUMNS": "74", "FORCE_COLOR": "1", "NO_COLOR": "", "TERM": "xterm"}
-    result = CliRunner().invoke(app, ["explain", IT, "--steps", "5", "--head", "1"], env=env)
+    result = CliRunner().invoke(
+        app, ["explain", IT, "--steps", steps_spec("weights"), "--head", "1"], env=env
+    )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     first = next(i for i, line in enumerate(lines) if "columns: " in line)

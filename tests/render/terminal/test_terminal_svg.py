@@ -24,7 +24,7 @@ from attnviz.render.terminal.terminal_svg import (
     lesson_svg,
 )
 
-from support import shown
+from support import shown, steps_spec
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -86,7 +86,7 @@ def test_every_character_is_placed_at_its_cell() -> None:
 def test_a_saved_lesson_is_the_terminal_cell_for_cell(tmp_path: Path) -> None:
     trace = attnviz.explain("I am good").trace
     svg, text = tmp_path / "l.svg", tmp_path / "l.txt"
-    options = LessonOptions(steps="5")
+    options = LessonOptions(steps=steps_spec("weights"))
     save_lesson(trace, shown(trace), options, 80, svg=svg)
     drawn = placed(svg.read_text(encoding="utf-8"))
     from rich.console import Console

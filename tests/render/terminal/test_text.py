@@ -14,6 +14,8 @@ from attnviz.cli import run
 from attnviz.render.terminal.text import weight_style, wrap
 from render.counting import Measured
 
+from support import steps_spec
+
 
 def test_weight_style_is_dark_for_zero_bright_for_one_and_readable() -> None:
     assert weight_style(0.0) == "white on #440154"
@@ -290,7 +292,7 @@ def test_wrapping_a_long_word_grows_linearly_with_its_length(
 def test_explain_prints_a_16000_character_word_in_lines_that_fit(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert run(["explain", "a" * 16_000, "--steps", "1"]) == 0
+    assert run(["explain", "a" * 16_000, "--steps", steps_spec("tokens")]) == 0
     out = capsys.readouterr().out
     assert "a" * 9 + "…" in out
     assert max(rich.cells.cell_len(line) for line in out.splitlines()) <= 100

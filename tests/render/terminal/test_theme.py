@@ -22,7 +22,7 @@ from attnviz.render.terminal.theme import (
     relative_luminance,
 )
 
-from support import shown
+from support import shown, steps_spec
 
 SVG = "{http://www.w3.org/2000/svg}"
 NAMED = {"black": (0, 0, 0), "white": (255, 255, 255)}
@@ -61,7 +61,14 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     folder = tmp_path_factory.mktemp("saved")
     trace = attnviz.explain("The cat sat on the mat", causal=True, heads=1).trace
     svg, html = folder / "l.svg", folder / "l.html"
-    save_lesson(trace, shown(trace), LessonOptions(steps="2,5,6"), 80, svg=svg, html=html)
+    save_lesson(
+        trace,
+        shown(trace),
+        LessonOptions(steps=steps_spec("qkv", "weights", "z")),
+        80,
+        svg=svg,
+        html=html,
+    )
     return svg.read_text(encoding="utf-8"), html.read_text(encoding="utf-8")
 
 
