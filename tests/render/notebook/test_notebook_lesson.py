@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from support import has_model_extra, step
+from support import has_model_extra, of_the_real_table, step
 
 nbclient = pytest.importorskip("nbclient", reason="needs the test extra (nbclient, ipykernel)")
 nbformat = pytest.importorskip("nbformat", reason="needs the test extra (nbformat)")
@@ -18,6 +18,7 @@ NOTEBOOK = ROOT / "examples" / "attention_lesson.ipynb"
 
 
 @pytest.mark.slow
+@of_the_real_table  # its kernel, a process of its own, has the table as it is
 @pytest.mark.skipif(not has_model_extra(), reason="its last part runs all-MiniLM-L6-v2")
 def test_the_lesson_notebook_runs_and_shows_its_displays(tmp_path: Path) -> None:
     notebook = nbformat.read(NOTEBOOK, as_version=4)
@@ -58,6 +59,7 @@ def test_the_lesson_notebook_runs_and_shows_its_displays(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
+@of_the_real_table  # its kernel, a process of its own, has the table as it is
 def test_the_docs_notebook_example_runs_in_a_kernel(tmp_path: Path) -> None:
     python = (ROOT / "docs" / "python.md").read_text(encoding="utf-8")
     section = python.split("## In a notebook (Jupyter, Colab)")[1]
