@@ -34,7 +34,7 @@ from attnviz.render.page.page_data import page_data
 from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
 
-from support import steps_spec
+from support import paper_keys, steps_spec
 from support import written_lesson as lesson
 
 IT = "The animal didn't cross the street because it was too tired"
@@ -225,9 +225,10 @@ def test_every_view_reads_k_and_v_from_the_heads_key_value_head() -> None:
         assert worked.projection(trace, head, 1, matrix="V").result == trace.V[0, 1, 0]
     data = page_data(analysed([trace]), trace, select(trace, ViewOptions(focus="it")))
     assert data["kvHeads"] == [1, 1, 1, 1]
-    assert [step["key"] for step in data["steps"]][:4] == ["tokens", "qkv", "rope", "scores"]
+    keys = [row["key"] for row in data["steps"]]
+    assert paper_keys(keys)[:4] == ["tokens", "qkv", "rope", "scores"]
     # The page writes the turned pair as the lesson does, whatever word is picked.
-    rope_blocks = data["layers"][0]["steps"][2]["heads"][0]
+    rope_blocks = data["layers"][0]["steps"][keys.index("rope")]["heads"][0]
     worked_blocks = [block for block in rope_blocks if block[0] == "w"]
     assert [block[1] for block in worked_blocks] == ["rotation"] * 3 + ["relative_position"]
     assert all(len(block) == 3 and block[2] for block in worked_blocks)

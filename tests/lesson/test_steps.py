@@ -134,7 +134,8 @@ def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert f"Step {margin} · A margin note" in named and f"Step {before['weights']} ·" not in named
 
     assert f"{output} Concat and W_O; {focus} the focus view" in steps_help()
-    assert "each head's Q K V, Q·Kᵀ, ÷√d_k, softmax, Z and What each word adds" in steps_help()
+    assert "each head's " in steps_help()
+    assert "Q K V, Q·Kᵀ, ÷√d_k, softmax, Z and What each word adds" in steps_help()
     assert f"margin ({margin}), A margin note; blockwise" in steps_help()
     assert f"{output} Concat and W_O (the focus view" in steps_help(page=True)
     refused = str(pytest.raises(AttnvizError, parse_steps, f"{focus + 2}").value)

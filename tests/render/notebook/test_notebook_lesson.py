@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from support import has_model_extra, step
+from support import has_model_extra, of_the_real_table, step
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +27,7 @@ NOTEBOOK = ROOT / "examples" / "attention_lesson.ipynb"
 
 
 @pytest.mark.slow
+@of_the_real_table  # its kernel, a process of its own, has the table as it is
 @pytest.mark.skipif(not has_model_extra(), reason="its last part runs all-MiniLM-L6-v2")
 def test_the_lesson_notebook_runs_and_shows_its_displays(
     tmp_path: Path, kernel_tools: tuple[Any, Any]
@@ -70,6 +71,7 @@ def test_the_lesson_notebook_runs_and_shows_its_displays(
 
 
 @pytest.mark.slow
+@of_the_real_table  # its kernel, a process of its own, has the table as it is
 def test_the_docs_notebook_example_runs_in_a_kernel(
     tmp_path: Path, kernel_tools: tuple[Any, Any]
 ) -> None:
