@@ -62,9 +62,6 @@ MAX_SLIDES = 150
 #: table of shaded cells) is 0.48 MB of PNG and 0.12 MB of SVG.
 SLIDE_BYTES = 600_000
 
-#: The steps drawn once per head on the slides (2 to 6: Q K V, Q·Kᵀ, ÷√d_k, softmax, Z).
-PER_HEAD_STEPS = frozenset(range(2, 7))
-
 #: The most bytes an .npz export writes (8 a number, float64): writing holds the layers stacked
 #: and made float64 beside the run, about twice this more. A 481-word MiniLM run is 494 MB;
 #: SmolLM2 at 510 tokens wrote 2.4 GB and peaked at 4.6 GB. The way round: a shorter text, or
@@ -307,14 +304,12 @@ def check_divisor(lengths: Sequence[int], *, d_k: int, n_queries: int) -> None:
 # -- slides -------------------------------------------------------------------------------------
 
 
-def fewest_slides(
-    n_heads_in_full: int, steps: frozenset[int] | None, n_heads_by_rows: int = 0
-) -> int:
-    """The fewest slides a lesson can make: a slide per head shown in full for each per-head
-    step shown, and one for each head that gives the focus word's rows when any per-head step
-    is shown (continued slides only add to it), before the lesson is written."""
-    shown = PER_HEAD_STEPS if steps is None else PER_HEAD_STEPS & steps
-    return n_heads_in_full * len(shown) + (n_heads_by_rows if shown else 0)
+def fewest_slides(n_heads_in_full: int, per_head_steps: int, n_heads_by_rows: int = 0) -> int:
+    """The fewest slides a lesson can make: a slide per head shown in full for each of the
+    ``per_head_steps`` shown (the lesson's table counts them: lesson.steps.per_head_numbers),
+    and one for each head that gives the focus word's rows when any per-head step is shown
+    (continued slides only add to it), before the lesson is written."""
+    return n_heads_in_full * per_head_steps + (n_heads_by_rows if per_head_steps else 0)
 
 
 def check_slide_count(count: int, *, at_least: bool = False) -> None:

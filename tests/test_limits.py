@@ -14,10 +14,13 @@ import pytest
 from typer.testing import CliRunner
 
 import attnviz
-from attnviz import limits
+from attnviz import limits, trace_attention
+from attnviz.api.writing import check_sizes
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.files import MAX_JSON_BYTES
+from attnviz.lesson.options import LessonOptions
+from attnviz.lesson.steps import STEPS, optional_numbers, per_head_numbers
 from attnviz.trace_files import export_trace
 
 from support import needs_model, one_error_line, step
@@ -173,11 +176,12 @@ def test_a_d_k_of_100000_digits_is_capped_and_never_echoed_whole() -> None:
 def test_slides_of_32_heads_are_refused_before_anything_is_printed(tmp_path: Path) -> None:
     # On main: 328 files, 39 MB, 40 s.
     folder = tmp_path / "slides"
+    slides = 32 * len(per_head_numbers())  # every head in full, a slide for each per-head step
     refused_at_once(
         ["explain", "I am good", "--heads", "32", "--d-model", "64", "--slides", str(folder)]
-        + ["--full"],  # every head in full, five slides each
+        + ["--full"],
         ExitStatus.CANNOT_WRITE,
-        "--slides would write at least 160 slides (320 files",
+        f"--slides would write at least {slides} slides ({2 * slides} files",
         "at most 150",
         "fewer --steps, fewer heads or a shorter sentence",
     )
@@ -203,13 +207,36 @@ def test_slides_are_counted_whole_before_the_lesson_is_printed(tmp_path: Path) -
 
 
 def test_the_fewest_slides_follow_the_steps_shown() -> None:
-    tokens, scaled, output = step("tokens"), step("scaled"), step("output")
-    assert limits.fewest_slides(32, None) == 160
-    assert limits.fewest_slides(32, frozenset({tokens, scaled, output})) == 32
-    assert limits.fewest_slides(32, frozenset({tokens, output})) == 0
+    assert limits.fewest_slides(32, 5) == 160
+    assert limits.fewest_slides(32, 1) == 32
+    assert limits.fewest_slides(32, 0) == 0
     # One head in full, 31 by their rows: a slide each for the rows.
-    assert limits.fewest_slides(1, None, 31) == 5 + 31
-    assert limits.fewest_slides(1, frozenset({tokens, output}), 31) == 0
+    assert limits.fewest_slides(1, 5, 31) == 5 + 31
+    assert limits.fewest_slides(1, 0, 31) == 0
+
+
+def test_the_per_head_steps_are_the_tables_and_one_more_with_rotary_positions() -> None:
+    plain, turned = trace_attention("I am good"), trace_attention("I am good", positions="rope")
+    paper = ("qkv", "scores", "scaled", "weights", "z")  # each head's run, as the paper has it
+    assert {step(key) for key in paper} <= per_head_numbers(plain)
+    assert {step(key, rope=True) for key in (*paper, "rope")} <= per_head_numbers(turned)
+    assert len(per_head_numbers(turned)) == len(per_head_numbers(plain)) + 1
+    tokens, scaled, output = step("tokens"), step("scaled"), step("output")
+    assert per_head_numbers(plain, frozenset({tokens, scaled, output})) == {scaled}
+    blockwise = optional_numbers(STEPS, plain)["blockwise"]
+    assert per_head_numbers(plain, frozenset({blockwise})) == frozenset()  # one head's, once
+
+
+def test_slides_with_rotary_positions_count_every_per_head_step(tmp_path: Path) -> None:
+    """With rotary positions Z is a step further on, and a slide per head still: a plan over
+    the limit by it alone is refused before any slide is drawn."""
+    shown = attnviz.explain("I am good", positions="rope", heads=8, d_model=16)
+    lesson = LessonOptions(steps=str(step("z", rope=True)), every_head=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(limits, "MAX_SLIDES", 7)  # 8 heads × Z: 8 slides
+        with pytest.raises(AttnvizError, match="at least 8 slides"):
+            check_sizes(shown, export=None, lesson=lesson, slides=tmp_path / "slides")
+    assert not (tmp_path / "slides").exists()
 
 
 # -- exports ------------------------------------------------------------------------------------

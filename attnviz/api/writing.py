@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from attnviz import limits
 from attnviz.api.explanation import Explanation
+from attnviz.lesson.steps import per_head_numbers
 
 if TYPE_CHECKING:
     from attnviz.lesson.options import LessonOptions
@@ -105,7 +106,8 @@ def check_sizes(
         n_heads = explanation.trace.n_heads
         in_full = len(shown.heads) if lesson.full or lesson.every_head else 1
         by_rows = 0 if lesson.full else n_heads - in_full
-        fewest = limits.fewest_slides(in_full, lesson.step_numbers, by_rows)
+        per_head_steps = per_head_numbers(explanation.trace, lesson.step_numbers)
+        fewest = limits.fewest_slides(in_full, len(per_head_steps), by_rows)
         limits.check_slide_count(fewest, at_least=True)
     if per_head is not None:
         limits.check_pictures(len(shown.heads), shown.n_rows, shown.n_columns, per_head=per_head)

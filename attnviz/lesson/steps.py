@@ -173,6 +173,16 @@ def optional_numbers(steps: tuple[Step, ...], trace: Any = None) -> dict[str, in
     return {step.key: number for number, _, step in in_order(steps, trace) if step.optional}
 
 
+def per_head_numbers(trace: Any = None, wanted: frozenset[int] | None = None) -> frozenset[int]:
+    """The numbers of the steps the lesson of ``trace`` writes once per head: every plain one
+    (``wanted`` None), or those of ``wanted`` (an optional one when it is named)."""
+    return frozenset(
+        number
+        for number, _, step in in_order(STEPS, trace)
+        if step.per_head and (number in wanted if wanted is not None else not step.optional)
+    )
+
+
 def focus_number(
     steps: tuple[Step, ...], trace: Any = None, *, assume: Collection[str] = ()
 ) -> int | None:
