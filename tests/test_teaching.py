@@ -39,7 +39,7 @@ def lesson(*args: str) -> str:
         ["cross", "I am good", "Je vais bien"],
     ],
 )
-def test_step_4_states_the_assumption_and_prints_this_heads_true_variances(
+def test_the_scaling_step_states_the_assumption_and_prints_this_heads_true_variances(
     args: list[str], tmp_path: Path
 ) -> None:
     path = tmp_path / "t.npz"
@@ -98,7 +98,7 @@ def test_the_random_weights_give_q_and_k_components_of_variance_about_2() -> Non
 
 
 @pytest.mark.slow
-def test_step_7_calls_the_output_the_attention_sublayers_and_names_what_follows() -> None:
+def test_the_output_step_calls_the_output_the_attention_sublayers_and_names_what_follows() -> None:
     for out in (lesson("explain", "I am good"), lesson("cross", "I am good", "Je vais bien")):
         assert "the layer's result" not in out
         assert "the attention sublayer's output" in out
@@ -194,14 +194,16 @@ def test_lowercasing_is_said_only_when_it_changes_a_word_shown() -> None:
 
 @pytest.mark.slow
 @needs_model
-def test_step_7_in_model_mode_names_the_models_own_sublayer() -> None:
+def test_the_output_step_in_model_mode_names_the_models_own_sublayer() -> None:
     bert = lesson("explain", "-m", "minilm", "I am good", "--head", "1")
     assert "added back to X and normalised, LayerNorm(X + output)" in bert
     gpt2 = lesson("explain", "-m", TINY_GPT2, "I am good", "--head", "1")
     assert "residual stream, h' = h + output" in gpt2
 
 
-def test_step_4_leaves_padding_rows_out_and_says_which_rows_it_measured(tmp_path: Path) -> None:
+def test_the_scaling_step_leaves_padding_rows_out_and_says_which_rows_it_measured(
+    tmp_path: Path,
+) -> None:
     out = " ".join(lesson("explain", "I am good", "--pad-to", "5", "--hide-special").split())
     plain = " ".join(lesson("explain", "I am good").split())
     # The padding rows are filler and the [PAD] keys masked: the 9 scores of the 3 words, as
@@ -217,7 +219,7 @@ def test_step_4_leaves_padding_rows_out_and_says_which_rows_it_measured(tmp_path
 
 
 @pytest.mark.slow
-def test_step_4_says_when_small_embeddings_make_the_rows_flat() -> None:
+def test_the_scaling_step_says_when_small_embeddings_make_the_rows_flat() -> None:
     sample = Path(__file__).resolve().parent.parent / "sample_embeddings" / "minilm384d.txt"
     out = " ".join(
         lesson("explain", "--embeddings", str(sample), "A dog ate the food", "--head", "1").split()

@@ -26,7 +26,7 @@ from attnviz.errors import ExitStatus
 from attnviz.files import NPZ_FLOOR_BYTES
 from attnviz.render.options import MAX_WIDTH
 
-from support import installed_attnviz
+from support import installed_attnviz, steps_spec
 
 #: Address space for the command: Python, numpy and Rich take a few hundred MB of it; reading
 #: any of these inputs whole would take more.
@@ -165,7 +165,8 @@ def test_an_archive_that_expands_a_thousand_times_is_refused_from_its_headers(
 def test_an_unused_huge_member_is_never_read(tmp_path: Path) -> None:
     rows = np.arange(24.0).reshape(3, 8)
     zip_bomb(tmp_path / "x.npz", "unused", BOMB_BYTES, {"X": rows})
-    result = attnviz("explain", "I am good", "-e", "x.npz", "--steps", "1", cwd=tmp_path)
+    tokens = steps_spec("tokens")
+    result = attnviz("explain", "I am good", "-e", "x.npz", "--steps", tokens, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
 

@@ -12,6 +12,8 @@ import pytest
 
 from attnviz import __version__
 
+from support import step
+
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 
 
@@ -20,7 +22,7 @@ def test_explain_is_reproducible_across_processes() -> None:
     env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
     first = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
     second = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
-    assert first == second and "Step 7" in first
+    assert first == second and f"Step {step('output')}" in first
 
 
 def test_python_dash_m_and_the_console_script_agree() -> None:

@@ -27,6 +27,7 @@ from attnviz.core import trace_layers
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.labels import format_number, occurrence_labels
 from attnviz.lesson.examples import ExampleText
+from attnviz.lesson.steps import STEPS, last_plain_number, per_head_numbers
 from attnviz.options import TraceOptions
 from attnviz.render.page.page import page_data, page_html, script_json
 from attnviz.render.page.page_worked import WORKED_PAIRS
@@ -36,7 +37,15 @@ from attnviz.trace import AttentionTrace
 from render.analysed import analysed
 from render.pages import assembled, shown_table
 
+from support import step
+
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
+#: The steps these tests read, by the table's numbers (tests name steps by key).
+SCORES, SCALED, WEIGHTS, Z, OUTPUT = (
+    step(key) for key in ("scores", "scaled", "weights", "z", "output")
+)
+#: Each head's own steps, and the page's last step (the focus view is the picture, not a step).
+PER_HEAD, LAST = sorted(per_head_numbers()), last_plain_number(STEPS)
 HOSTILE = "</script><img src=x onerror=alert(1)>"
 MAX_BYTES = 3_000_000
 REMOTE = ("http:", "https:", "ws:", "wss:", "ftp:")
@@ -119,8 +128,8 @@ def test_masked_pairs_are_marked_and_explained() -> None:
     data = page_data(analysed(layers), trace, selection)
     assert data["maskedCells"] == trace.masked.tolist()
     assert data["maskedKeys"] == trace.masked.tolist()
-    # The mask is explained where the lesson explains it: step 4's note, in every head.
-    scaled_step = data["layers"][0]["steps"][3]["heads"][0]
+    # The mask is explained where the lesson explains it: the scaling step's note, in every head.
+    scaled_step = data["layers"][0]["steps"][SCALED - 1]["heads"][0]
     notes = ["".join(run[0] for run in runs) for kind, runs in scaled_step if kind == "p"]
     assert any("Causal mask" in note and "Padding mask" in note for note in notes)
     assert data["sentence"] == "The cat sat on the mat"  # the padding is not the sentence
@@ -430,12 +439,12 @@ def test_clicking_it_shows_the_traces_weights_and_z(browser: Any, random_page: A
         choose(browser, "head", f"Head {head + 1}")
         assert shown_weights(browser) == [format_number(w, 2) for w in trace.weights[head, it]]
         summed = worked.weighted_sum(trace, head, it)
-        assert worked_lines(browser, 6) == [
+        assert worked_lines(browser, Z) == [
             text.weighted_sum(summed, limit=12),
             text.weighted_sum_element(summed),
         ]
         # The z terms read off the page are the trace's weights and values, as rounded there.
-        element = worked_lines(browser, 6)[1]
+        element = worked_lines(browser, Z)[1]
         terms = re.findall(r"\(?(-?\d+\.\d+)\)?×\(?(-?\d+\.\d+)\)?", element.split(" = ")[1])
         order = np.argsort(-trace.weights[head, it], kind="stable")
         for (weight, value), key in zip(terms, order, strict=True):
@@ -454,7 +463,9 @@ def test_clicking_it_shows_the_traces_weights_and_z(browser: Any, random_page: A
 
 
 @pytest.mark.browser
-def test_a_key_clicked_is_worked_out_in_steps_3_to_5(browser: Any, random_page: Any) -> None:
+def test_a_key_clicked_is_worked_out_in_the_score_scale_and_softmax_steps(
+    browser: Any, random_page: Any
+) -> None:
     path, trace = random_page
     open_page(browser, path)
     it, animal = trace.tokens.index("it"), trace.tokens.index("animal")
@@ -462,10 +473,12 @@ def test_a_key_clicked_is_worked_out_in_steps_3_to_5(browser: Any, random_page: 
     button(browser, "keys", "animal").click()
     assert button(browser, "keys", "animal").get_attribute("aria-pressed") == "true"
     text = example_text(trace)
-    assert worked_lines(browser, 3) == [text.dot_product(worked.dot_product(trace, 1, it, animal))]
-    assert worked_lines(browser, 4) == [text.scaling(worked.scaling(trace, 1, it, animal))]
-    # Step 5 as the terminal writes it, on one line.
-    (one_line,) = worked_lines(browser, 5)
+    assert worked_lines(browser, SCORES) == [
+        text.dot_product(worked.dot_product(trace, 1, it, animal))
+    ]
+    assert worked_lines(browser, SCALED) == [text.scaling(worked.scaling(trace, 1, it, animal))]
+    # The softmax step as the terminal writes it, on one line.
+    (one_line,) = worked_lines(browser, WEIGHTS)
     assert one_line == text.softmax(worked.softmax_example(trace, 1, it, animal))
     assert one_line.rsplit(" = ", 1)[1] == format_number(trace.weights[1, it, animal], 2)
 
@@ -489,11 +502,11 @@ def test_head_and_layer_switch_in_model_mode(browser: Any, model_page: Any) -> N
             assert note.endswith(
                 "attnviz page with --layer 1 --open-head 5 opens on it and carries them."
             )
-            assert worked_lines(browser, 3) == []
+            assert worked_lines(browser, SCORES) == []
             continue
         expected = text.dot_product(worked.dot_product(trace, head - 1, it, animal))
-        assert worked_lines(browser, 3) == [expected]
-        assert worked_lines(browser, 7) == [text.output_sum(worked.output_element(trace, it))]
+        assert worked_lines(browser, SCORES) == [expected]
+        assert worked_lines(browser, OUTPUT) == [text.output_sum(worked.output_element(trace, it))]
         title = browser.find_element("id", "picture-title").text
         assert title == f"Where does “it” look? (Layer {layer} of 6, head {head})"
     choose(browser, "layer", "Layer 6 of 6")
@@ -501,11 +514,11 @@ def test_head_and_layer_switch_in_model_mode(browser: Any, model_page: Any) -> N
     assert len(browser.find_elements("css selector", "#lines line")) > 12 * 3
     legend = browser.find_element("id", "legend").text
     assert all(f"head {h}" in legend for h in range(1, 13))
-    for step in range(2, 7):  # each head's own steps wait for a head; step 7 uses them all
-        assert worked_lines(browser, step) == []
-        text = browser.find_element("id", f"step-{step}").text
+    for number in PER_HEAD:  # each head's own steps wait for a head; the output uses them all
+        assert worked_lines(browser, number) == []
+        text = browser.find_element("id", f"step-{number}").text
         assert text.endswith("This step happens in each head separately: choose a head.")
-    assert worked_lines(browser, 7) == [text_of_output(layers[5], it)]
+    assert worked_lines(browser, OUTPUT) == [text_of_output(layers[5], it)]
 
 
 @pytest.mark.browser
@@ -523,10 +536,10 @@ def test_step_by_step_with_the_buttons_and_the_arrow_keys(browser: Any, random_p
             if a.is_displayed()
         ]
 
-    assert visible() == [f"step-{n}" for n in range(1, 8)]
+    assert visible() == [f"step-{n}" for n in range(1, LAST + 1)]
     browser.find_element(By.ID, "next").click()
     assert visible() == ["step-1"]
-    assert browser.find_element(By.ID, "step-label").text == "Step 1 of 7"
+    assert browser.find_element(By.ID, "step-label").text == f"Step 1 of {LAST}"
     body = browser.find_element(By.TAG_NAME, "body")
     body.send_keys(Keys.ARROW_RIGHT)
     body.send_keys(Keys.ARROW_RIGHT)
@@ -535,11 +548,11 @@ def test_step_by_step_with_the_buttons_and_the_arrow_keys(browser: Any, random_p
     browser.find_element(By.ID, "previous").click()
     body.send_keys(Keys.ARROW_LEFT)
     assert visible() == ["step-2"]
-    for _ in range(9):
+    for _ in range(LAST + 2):  # past the last step: the page stays there
         body.send_keys(Keys.ARROW_RIGHT)
-    assert visible() == ["step-7"] and not browser.find_element(By.ID, "next").is_enabled()
+    assert visible() == [f"step-{LAST}"] and not browser.find_element(By.ID, "next").is_enabled()
     browser.find_element(By.ID, "all-steps").click()
-    assert len(visible()) == 7
+    assert len(visible()) == LAST
     # Keyboard only: Tab to a word, Enter or Space to choose it.
     word = button(browser, "queries", "cross")
     word.send_keys(Keys.ENTER)

@@ -23,6 +23,8 @@ from attnviz.tokens import printable
 from render.analysed import analysed
 from render.pages import assembled, shown_table
 
+from support import step
+
 PARAGRAPH = (
     "The old man walked slowly along the river because the morning was cold and the market in "
     "the town would open soon. His daughter had asked him to buy bread, fresh fish and a small "
@@ -122,16 +124,17 @@ def test_a_long_page_in_the_browser_shows_the_terminals_numbers(
     assert trace.n_tokens > EVERY_KEY and weights[lightest] < THINNEST
     for key in (heaviest, lightest):
         browser.find_elements("css selector", "#keys button")[key].click()
-        step_3 = texts(browser, "#step-3 .worked")
+        step_3 = texts(browser, f"#step-{step('scores')} .worked")
         if key == heaviest:
             assert step_3 == [text.dot_product(worked.dot_product(trace, 0, row, key))]
-            assert texts(browser, "#step-5 .worked") == [
+            assert texts(browser, f"#step-{step('weights')} .worked") == [
                 text.softmax(worked.softmax_example(trace, 0, row, key))
             ]
         else:  # no line, so not worked out here: the page says where its numbers are
             assert step_3 == []
-            (note,) = texts(browser, "#step-3 .note")
-            assert note.startswith("Steps 3 to 5 are worked out on this page for the keys")
+            (note,) = texts(browser, f"#step-{step('scores')} .note")
+            worked_steps = f"Steps {step('scores')} to {step('weights')} are worked out"
+            assert note.startswith(f"{worked_steps} on this page for the keys")
             assert "attnviz explain --export" in note
     # What each word adds, beside its weight, as the terminal prints it.
     cells = browser.execute_script(

@@ -11,6 +11,8 @@ from attnviz.render.page.page_data import PAGE_TEXT, page_data, page_text
 from attnviz.selection import ViewOptions, select
 from render.analysed import analysed
 
+from support import step
+
 #: A string in the script: '…', "…" or `…` (template expressions ${…} taken out).
 LITERAL = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\]|\\.)*`""")
 #: Three words in a row, or a word followed by sentence punctuation: English, not a name.
@@ -40,7 +42,8 @@ def test_every_text_the_page_says_comes_in_its_data() -> None:
     layers, _ = trace_layers("I am good", TraceOptions())
     data = page_data(analysed(layers), layers[0], select(layers[0], ViewOptions()))
     assert data["text"] == page_text(layers[0])
-    assert data["text"]["keyNotWorked"].startswith("Steps 3 to 5 are worked out")
+    scores, weights = step("scores"), step("weights")
+    assert data["text"]["keyNotWorked"].startswith(f"Steps {scores} to {weights} are worked out")
     script = resources.files("attnviz.render.page").joinpath("page.js").read_text(encoding="utf-8")
     used = set(re.findall(r"TEXT\.(\w+)", script))
     assert used == set(PAGE_TEXT)  # every text used, none left over
