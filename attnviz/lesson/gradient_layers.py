@@ -160,8 +160,9 @@ def _through_scores(lesson: GradientWriter, grads: LayerGradients) -> None:
     rows = [r for r in range(len(step.words)) if d_scores[r, j] != 0]
     if not rows:  # e.g. a trained model's weights, exactly 0 or 1 in float64
         lesson.say(
-            f"No score on {lesson.referent!r} has a gradient: ∂L/∂score_ij is 0 in every row of "
-            f"its column, so ∂L/∂k_{lesson.referent} = Σ_i ∂L/∂score_ij·q_i is 0 in every entry."
+            f"No score on {lesson.referent!r} has a gradient (∂L/∂score_ij is exactly 0 for "
+            f"every word i, j = {lesson.referent!r}), so ∂L/∂k_{lesson.referent} = "
+            "Σ_i ∂L/∂score_ij·q_i is 0 in every entry."
         )
         return
     d_k = grads.d_k[0, j]
