@@ -140,6 +140,15 @@ def save_animation(task: Task, snapshots: Sequence[Snapshot], path: Path) -> Non
     canvas = figure.canvas
     canvas.draw()
     background = canvas.copy_from_bbox(figure.bbox)  # type: ignore[attr-defined]
+    # One palette for every frame, made once from a frame with every bar at full height (so
+    # every bar's colour is in it): mapping a frame onto a palette takes a twentieth of the time
+    # of choosing 64 colours for it anew, which was half the time of the whole GIF.
+    for drawn, _, _ in bars:
+        for rectangle in drawn:
+            rectangle.set_height(1.0)
+            rectangle.axes.draw_artist(rectangle)
+    full_height = np.asarray(canvas.buffer_rgba())  # type: ignore[attr-defined]
+    palette = Image.fromarray(full_height[..., :3].copy()).quantize(colors=64)
     images = []
     for snapshot in frames:
         canvas.restore_region(background)  # type: ignore[attr-defined]
@@ -152,7 +161,8 @@ def save_animation(task: Task, snapshots: Sequence[Snapshot], path: Path) -> Non
                 rectangle.set_height(float(weight))
                 rectangle.axes.draw_artist(rectangle)
         rgba = np.asarray(canvas.buffer_rgba())  # type: ignore[attr-defined]
-        images.append(Image.fromarray(rgba[..., :3].copy()).quantize(colors=64))
+        frame = Image.fromarray(rgba[..., :3].copy())
+        images.append(frame.quantize(palette=palette, dither=Image.Dither.NONE))
     durations = [FRAME_MS] * (len(images) - 1) + [LAST_FRAME_MS]
 
     def write(temporary: Path) -> None:
