@@ -69,6 +69,7 @@ def test_the_page_and_the_notebook_compute_each_analysis_once(calls: Counter[str
     )
 
 
+@pytest.mark.slow  # the seeds' lesson twice, in full: about a second
 def test_the_lesson_takes_what_its_focus_view_shows_from_the_record(calls: Counter[str]) -> None:
     shown = attnviz.explain(TIRED, model="coref", focus="it")
     n_layers = len(shown.layers)
