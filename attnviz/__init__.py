@@ -5,10 +5,10 @@
 >>> shown.trace.weights.sum(axis=-1).round(12).tolist()   # every softmax row sums to 1
 [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 
-``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads``, ``compare`` and
-``scaling`` are the command line's commands as functions (attnviz.api, a module each), and
-``ablate`` is ``heads --ablate`` (attnviz.api.ablate); the step functions and
-``trace_attention`` are the math underneath.
+``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads``, ``compare``,
+``scaling`` and ``generate`` are the command line's commands as functions (attnviz.api, a
+module each), and ``ablate`` is ``heads --ablate`` (attnviz.api.ablate); the step functions
+and ``trace_attention`` are the math underneath.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from attnviz.api.divisors import divisor_rows
     from attnviz.api.explain import explain
     from attnviz.api.explanation import Explanation
+    from attnviz.api.generate import generate
     from attnviz.api.heads import heads
     from attnviz.api.heatmap import heatmap
     from attnviz.api.lesson import lesson
@@ -66,6 +67,7 @@ _PUBLIC: dict[str, str] = {
     "divisor_rows": "attnviz.api.divisors",
     "explain": "attnviz.api.explain",
     "Explanation": "attnviz.api.explanation",
+    "generate": "attnviz.api.generate",
     "heads": "attnviz.api.heads",
     "heatmap": "attnviz.api.heatmap",
     "lesson": "attnviz.api.lesson",
@@ -180,6 +182,7 @@ __all__ = [
     "cross",
     "divisor_rows",
     "explain",
+    "generate",
     "export_layers",
     "export_trace",
     "heads",

@@ -1,6 +1,6 @@
 """Paste real output into README.md and docs/*.md: the first steps of ``attnviz explain "I am
 good" --focus I`` and its focus view, the top of the first scores table of the 11-word sentence
-at 80 columns, and what ``attnviz train coref`` shows.
+at 80 columns, what ``attnviz train coref`` shows, and ``attnviz generate``'s lesson.
 
 Run after a change of output: ``python docs/update_readme_output.py``. Each block is found by its
 first line in whichever page holds it; tests/e2e/test_readme.py checks they match the real output.
@@ -106,8 +106,22 @@ def lesson_blocks() -> dict[str, list[str]]:
     }
 
 
+def generate_blocks() -> dict[str, list[str]]:
+    """``attnviz generate`` with the induction model, whole, and SmolLM2's first token."""
+    induction = command_output(["generate", "j k l a b c d e a b", "--tokens", "3"], 80)
+    smollm2 = command_output(
+        ["generate", "-m", "smollm2", "The capital of France is", "--tokens", "12"], 80
+    )
+    end = next(i for i, line in enumerate(smollm2) if line.startswith("Token 2:"))
+    text = next(i for i, line in enumerate(smollm2) if line == "The text")
+    return {
+        "attnviz generate: induction": induction,
+        "attnviz generate: SmolLM2": [*smollm2[: end - 1], "…", *smollm2[text:]],
+    }
+
+
 def main() -> None:
-    blocks = {**lesson_blocks(), **training_blocks()}
+    blocks = {**lesson_blocks(), **training_blocks(), **generate_blocks()}
     texts = {page: page.read_text(encoding="utf-8") for page in PAGES}
     for starts_with, lines in blocks.items():
         holding = [page for page, text in texts.items() if "```text\n" + starts_with in text]

@@ -79,6 +79,7 @@ EXTRA_WORDS = ("has_model_extra", "ATTNVIZ_WITHOUT_EXTRA", "attnviz[model]")
 #: must work without the extra.
 EXTRA_ALSO = (
     TESTS / "model",
+    TESTS / "generation",
     TESTS / "test_api.py",
     TESTS / "test_properties.py",
     TESTS / "test_terminal.py",

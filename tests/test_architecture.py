@@ -53,13 +53,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "train*",
     ),
     ("core",),
+    ("generation*",),
     ("lesson*",),
     ("render*",),
     ("api", "api.surface", "api.explanation", "api.divisors", "api.train", "api.ablate"),
     ("api.writing",),
     ("api.explain",),
     ("api.cross", "api.lesson", "api.heatmap", "api.heads", "api.scaling", "api.compare"),
-    ("api.page", "api.demo"),
+    ("api.page", "api.demo", "api.generate"),
     ("cli*", "", "__main__"),  # "": the package's own __init__, the public API
 )
 

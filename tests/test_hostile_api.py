@@ -134,6 +134,11 @@ CALLS: dict[str, Callable[[Any], object]] = {
     "scaling": lambda v: attnviz.scaling(v),
     "scaling(keys)": lambda v: attnviz.scaling([4], keys=v),
     "ablate": lambda v: attnviz.ablate(v, model="coref"),
+    "generate": lambda v: attnviz.generate(v),
+    "generate(model)": lambda v: attnviz.generate("a b", model=v),
+    "generate(tokens)": lambda v: attnviz.generate("a b", tokens=v),
+    "generate(temperature)": lambda v: attnviz.generate("a b", temperature=v),
+    "generate(top_p)": lambda v: attnviz.generate("a b", top_p=v),
 }
 
 

@@ -47,6 +47,11 @@ COMMANDS: dict[str, tuple[str, str, str | None]] = {
     ),
     "scaling": ("commands", "scaling", "Why ÷√d_k: the softmax with and without the scaling."),
     "demo": ("commands", "demo", None),
+    "generate": (
+        "generating",
+        "generate",
+        "Write text with a decoder, token by token: the KV cache and the sampling worked out.",
+    ),
     "train": (
         "training",
         "train",

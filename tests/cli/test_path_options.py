@@ -32,6 +32,7 @@ ARGUMENTS = {
     "scaling": [],
     "demo": [],
     "train": ["previous", "--steps", "2"],
+    "generate": ["a b c a"],
 }
 #: The options that name something to read: the rest name something written.
 READ_OPTIONS = {"--embeddings", "--weights", "--model"}

@@ -312,6 +312,27 @@ EXPECTED: dict[str, Expected] = {
     f"attnviz heads {IT_ARG} --heads 4 --d-model 16": Expected(
         ("Weights: random (seed 0); 1 layer × 4 heads.", "because  L1 H4  0.76  +0.62")
     ),
+    "attnviz generate 'j k l a b c d e a b' --tokens 3": Expected(
+        (
+            "attnviz generate: induction, 3 new tokens",
+            "Token 1: ' c'",
+            "c ████████████████████████ 1.000",
+            "Token 3: ' e'",
+            "j k l a b c d e a b c d e",
+        )
+    ),
+    "attnviz generate -m smollm2 'The capital of France is' --tokens 12": Expected(
+        ("Token 1: ' Paris'", "' Paris'   17.371  0.773", "The capital of France is Paris.")
+    ),
+    "attnviz generate -m smollm2 'The capital of France is' --tokens 8 --temperature 0.8 "
+    "--top-k 40 --top-p 0.95 --seed 1": Expected(
+        ("Token 1: ' Paris'", "Drawn: u = 0.5118.", "p (T=0.8)")
+    ),
+    "attnviz generate -m smollm2 'The capital of France is' --tokens 20 --export paris.npz": (
+        Expected(
+            ("SmolLM2-135M-Instruct (GGUF, 4-bit Q4_1), 20 new tokens",), writes=("paris.npz",)
+        )
+    ),
     "attnviz scaling": Expected(("attnviz · why divide by √d_k", *SCALING, *SCALING_GRADIENTS)),
     f"attnviz heatmap --model coref {IT_ARG} --focus it -o coref_tired.png": Expected(
         writes=("coref_tired.png",)

@@ -92,6 +92,10 @@ def check_written(path: Path) -> None:
         with np.load(path, allow_pickle=False) as saved:
             if "probe1_rows" in saved:  # `attnviz train --history`: each row of each snapshot
                 np.testing.assert_allclose(saved["probe1_rows"].sum(-1), 1.0, atol=1e-5)
+            elif "generated_ids" in saved:  # `attnviz generate --export`: each token's rows
+                for j in range(1, len(saved["generated_ids"]) + 1):
+                    rows = saved[f"{j}.attention"]
+                    np.testing.assert_allclose(rows.sum(-1), 1.0, atol=1e-5)
             else:
                 np.testing.assert_allclose(saved["weights"].sum(-1), 1.0, atol=1e-6)
     elif path.suffix in (".svg", ".html"):

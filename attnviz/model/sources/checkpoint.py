@@ -115,6 +115,15 @@ KNOWN_MODELS = (
         shipped="coref-word",
         install=REINSTALL,
     ),
+    # A two-layer decoder that finishes a repeated sequence of letters: attnviz generate's
+    # model without the optional extra.
+    KnownModel(
+        names=("induction",),
+        display="induction",
+        hub_folders=(),
+        shipped="induction",
+        install=REINSTALL,
+    ),
 )
 
 

@@ -15,12 +15,11 @@ tokenizer.json is a program the ``tokenizers`` package runs where Python cannot 
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,16 @@ from attnviz.files import present
 from attnviz.model.sources.checkpoint import read_model_file, read_settings
 from attnviz.model.sources.sandbox import IsolatedTokenizer, is_panic, one_line, run_isolated
 from attnviz.model.sources.tensors import INSTALL_EXTRA
+from attnviz.model.sources.tokenizer_pieces import (
+    Pieces,
+    byte_characters,
+    is_byte_level,
+    is_metaspace,
+    pieces,
+    pieces_fields,
+    pieces_from_fields,
+    special_ids,
+)
 
 #: How a piece that is only spaces is shown, so that it has a visible label.
 SPACE = "␣"
@@ -219,6 +228,24 @@ def encode(tokenizer: Any, sentence: str, max_positions: int) -> Encoding:
     return _encode(tokenizer, sentence, max_positions)
 
 
+def encode_with_pieces(
+    tokenizer: Any, sentence: str, max_positions: int
+) -> tuple[Encoding, Pieces]:
+    """``encode`` and the tokenizer's ``pieces`` (to write generated ids back as text) in one
+    child process, which builds the tokenizer once."""
+    _check_text(sentence)
+    if isinstance(tokenizer, IsolatedTokenizer):
+
+        def work() -> dict[str, Any]:
+            built = tokenizer.build()
+            encoding = _encode(built, sentence, max_positions, tokenizer.source)
+            return {"encoding": _fields(encoding), "pieces": pieces_fields(pieces(built))}
+
+        fields = run_isolated(work, tokenizer.source)
+        return _from_fields(fields["encoding"], sentence), pieces_from_fields(fields["pieces"])
+    return _encode(tokenizer, sentence, max_positions), pieces(tokenizer)
+
+
 def _fields(encoding: Encoding) -> dict[str, Any]:
     """An Encoding as JSON, the sentence left out (the parent has it)."""
     fields = asdict(encoding)
@@ -290,21 +317,21 @@ def _encode(
             f"{source} leaves nothing of the sentence ({added}): its normalizer removes every "
             "character given. Give other words, or fix the tokenizer's normalizer."
         )
-    if _byte_level(tokenizer) or _metaspace(tokenizer):
+    if is_byte_level(tokenizer) or is_metaspace(tokenizer):
         tokens = tuple(token_text(tokenizer, i) for i in encoded.ids)
     else:
         tokens = tuple(encoded.tokens)
-    special_ids = _special_ids(tokenizer)
+    specials = special_ids(tokenizer)
     # Added by the tokenizer ([CLS], [SEP], <s>), or written in the sentence (<|endoftext|>).
     special = tuple(
         i
         for i, (flag, token_id) in enumerate(
             zip(encoded.special_tokens_mask, encoded.ids, strict=True)
         )
-        if flag or token_id in special_ids
+        if flag or token_id in specials
     )
     offsets = tuple((int(a), int(b)) for a, b in encoded.offsets)
-    if _metaspace(tokenizer):
+    if is_metaspace(tokenizer):
         word_ids = _metaspace_words(sentence, encoded.tokens, offsets, special)
     else:
         word_ids = tuple(None if word is None else int(word) for word in encoded.word_ids)
@@ -360,13 +387,13 @@ def token_text(tokenizer: Any, token_id: int) -> str:
         text = run_isolated(lambda: token_text(tokenizer.build(), token_id), tokenizer.source)
         return str(text)
     token = str(tokenizer.id_to_token(token_id))
-    if token_id in _special_ids(tokenizer):
+    if token_id in special_ids(tokenizer):
         return token
-    if _metaspace(tokenizer):
+    if is_metaspace(tokenizer):
         return _metaspace_text(token)
-    if not _byte_level(tokenizer):
+    if not is_byte_level(tokenizer):
         return token
-    characters = _byte_characters()
+    characters = byte_characters()
     if any(character not in characters for character in token):
         return token
     raw = bytes(characters[character] for character in token)
@@ -390,56 +417,6 @@ def _metaspace_text(token: str) -> str:
         # A printable ASCII byte is a whole character; any other is part of one (or a control).
         return chr(byte) if 0x20 < byte < 0x7F else f"<{byte:02x}>"
     return _shown(token.replace(METASPACE, " "))
-
-
-def _special_ids(tokenizer: Any) -> set[int]:
-    return {int(i) for i, added in tokenizer.get_added_tokens_decoder().items() if added.special}
-
-
-@cache
-def _byte_characters() -> dict[str, int]:
-    """Byte-level BPE's alphabet, character -> byte: GPT-2 writes each byte as a printable
-    character, the printable ASCII and Latin-1 ones as themselves and the others (space,
-    control bytes, …) as the characters from U+0100 on, in byte order (so a space is "Ġ")."""
-    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
-    kept += range(ord("®"), ord("ÿ") + 1)
-    characters = {chr(byte): byte for byte in kept}
-    shifted = 0
-    for byte in range(256):
-        if byte not in kept:
-            characters[chr(256 + shifted)] = byte
-            shifted += 1
-    return characters
-
-
-def _byte_level(tokenizer: Any) -> bool:
-    """Whether the tokenizer works on bytes (GPT-2's BPE): its pieces are shown decoded."""
-    from tokenizers import decoders
-
-    return isinstance(getattr(tokenizer, "decoder", None), decoders.ByteLevel)
-
-
-def _metaspace(tokenizer: Any) -> bool:
-    """Whether the tokenizer writes spaces as ▁ (SentencePiece's way: Llama 2, TinyLlama): its
-    decoder is a Metaspace one, or a sequence that replaces ▁ by a space."""
-    from tokenizers import decoders
-
-    decoder = getattr(tokenizer, "decoder", None)
-    if isinstance(decoder, decoders.Metaspace):
-        return True
-    if not isinstance(decoder, decoders.Sequence):
-        return False
-    # A Sequence does not list its parts in Python; its JSON does.
-    try:
-        steps = json.loads(decoder.__getstate__()).get("decoders", [])
-    except (ValueError, AttributeError):
-        return False
-    return any(
-        step.get("type") == "Metaspace"
-        or (step.get("type") == "Replace" and step.get("pattern", {}).get("String") == METASPACE)
-        for step in steps
-        if isinstance(step, dict)
-    )
 
 
 def _shown(text: str) -> str:

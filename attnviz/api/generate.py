@@ -1,0 +1,259 @@
+"""``attnviz generate``: a decoder writes text a token at a time, every token worked out as it
+is chosen (live at a terminal, paced for a class), then the proof that the cache changed
+nothing; ``attnviz.generate`` returns the whole run as data."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from attnviz.errors import AttnvizError, option, shown_value
+from attnviz.serial import one_at_a_time
+
+if TYPE_CHECKING:
+    from attnviz.api.surface import Surface
+    from attnviz.generation.loading import LoadedDecoder
+    from attnviz.generation.run import GeneratedToken, Generation
+    from attnviz.lesson.generation import Telling
+    from attnviz.model.sources.tokenizer_pieces import Pieces
+
+#: The model without --model: attnviz's own two-layer decoder, shipped in the package.
+DEFAULT_MODEL = "induction"
+#: The most new tokens one run writes: every step's rows are kept for the lesson and --export.
+MOST_NEW_TOKENS = 512
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """What ``attnviz generate`` is asked, validated where it is made (CLI and Python alike)."""
+
+    prompt: str
+    model: str = DEFAULT_MODEL
+    tokens: int = 8
+    temperature: float | None = None
+    top_k: int | None = None
+    top_p: float | None = None
+    seed: int = 0
+    layer: int | None = None  # the layer whose rows are shown, from 1; None: the last
+    head: int = 1  # the head whose row is drawn as bars, from 1
+    dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        from attnviz import arguments as check
+        from attnviz.generation.sampling import Sampling
+
+        check.sentences(model=self.model, prompt=self.prompt)
+        check.instance("model", self.model, str, 'a model\'s name or folder, e.g. model="smollm2"')
+        check.instance("dtype", self.dtype, str, 'dtype="float32" or dtype="float64"')
+        check.given(tokens=self.tokens, seed=self.seed, head=self.head)
+        check.whole(top_k=self.top_k, layer=self.layer)
+        for name, value in (("temperature", self.temperature), ("top_p", self.top_p)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float)
+            ):
+                raise AttnvizError(f"{name}={shown_value(value)}: give a number, e.g. {name}=0.9.")
+        if not self.prompt.strip():
+            raise AttnvizError(
+                'The prompt is empty; give some text, e.g. "The capital of France is".'
+            )
+        if not 1 <= self.tokens <= MOST_NEW_TOKENS:
+            raise AttnvizError(
+                f"{option('tokens', self.tokens)}: ask for 1 to {MOST_NEW_TOKENS} new tokens."
+            )
+        if not 0 <= self.seed < 2**63:
+            raise AttnvizError(f"{option('seed', self.seed)}: give a whole number from 0.")
+        Sampling(self.temperature, self.top_k, self.top_p)  # refuses what it cannot use
+
+    @property
+    def sampling(self) -> Any:
+        from attnviz.generation.sampling import Sampling
+
+        return Sampling(self.temperature, self.top_k, self.top_p)
+
+
+def _checked_view(request: GenerateRequest, loaded: LoadedDecoder) -> tuple[int, int]:
+    """(the layer shown, the head drawn), from 1, refused when the model has no such one."""
+    decoder = loaded.decoder
+    layer = decoder.n_layers if request.layer is None else request.layer
+    if not 1 <= layer <= decoder.n_layers:
+        raise AttnvizError(
+            f"{option('layer', layer)}: {loaded.name} has layers 1 to {decoder.n_layers}."
+        )
+    if not 1 <= request.head <= decoder.n_heads:
+        raise AttnvizError(
+            f"{option('head', request.head)}: {loaded.name} has heads 1 to {decoder.n_heads}."
+        )
+    return layer, request.head
+
+
+def _prompt_ids(
+    request: GenerateRequest, loaded: LoadedDecoder
+) -> tuple[tuple[int, ...], tuple[str, ...], Pieces]:
+    """The prompt's token ids and their labels, and the vocabulary's pieces; refused when the
+    prompt and the new tokens would not fit in the model's positions."""
+    if loaded.toy_config is not None:
+        encoding = loaded.tokenizer(request.prompt, loaded.toy_config)
+        assert loaded.pieces is not None  # a toy model's words
+        found = loaded.pieces
+    else:
+        from attnviz.model.sources.tokenizer import encode_with_pieces
+
+        positions = loaded.decoder.max_positions
+        encoding, found = encode_with_pieces(loaded.tokenizer, request.prompt, positions)
+    room = loaded.decoder.max_positions - len(encoding.ids)
+    if request.tokens > room:
+        raise AttnvizError(
+            f"{option('tokens', request.tokens)}: {loaded.name} has {loaded.decoder.max_positions} "
+            f"positions and the prompt takes {len(encoding.ids)}; ask for at most {max(room, 0)} "
+            "new tokens, or give a shorter prompt."
+        )
+    return tuple(encoding.ids), tuple(encoding.tokens), found
+
+
+def generation(
+    request: GenerateRequest,
+    loaded: LoadedDecoder,
+    *,
+    on_token: Any = None,
+) -> tuple[Generation, Telling]:
+    """Run ``request`` on ``loaded``: each token told to ``on_token(token, labels, text, names)``
+    as it is chosen, then the proof."""
+    from attnviz.generation.run import Generation, collect, generated_tokens, prove
+    from attnviz.generation.text import TextStream, label, piece_text
+    from attnviz.lesson.generation import Telling
+
+    layer, head = _checked_view(request, loaded)
+    ids, labels, pieces = _prompt_ids(request, loaded)
+    sampling = request.sampling
+    decoder = loaded.decoder
+    telling = Telling(
+        model=loaded.name,
+        family=loaded.family,
+        prompt=labels,
+        sampling=sampling,
+        seed=None if sampling.greedy else request.seed,
+        layer=layer,
+        head=head,
+        n_layers=decoder.n_layers,
+        n_heads=decoder.n_heads,
+        dtype=request.dtype,
+    )
+    stream = TextStream(pieces, loaded.separator)
+    texts: list[str] = []
+    shown_labels = list(labels)
+
+    def told(token: GeneratedToken) -> None:
+        text = stream.add(token.choice.chosen)
+        texts.append(text)
+        names = [piece_text(pieces, int(i), loaded.separator) for i in token.choice.shown]
+        if on_token is not None:
+            on_token(telling, token, tuple(shown_labels), text, names)
+        shown_labels.append(label(text))
+
+    end = loaded.end_ids
+    from attnviz.train.threads import one_blas_thread
+
+    # A new token's products are matrix-vector products: one BLAS thread does them as fast as
+    # two, and a second thread that waits for a busy core made each token 5 times slower.
+    with np.errstate(all="ignore"), one_blas_thread():
+        steps = collect(
+            generated_tokens(decoder, ids, request.tokens, sampling, request.seed, end=end), told
+        )
+        proof = prove(decoder, ids, steps, sampling.applied_temperature)
+    if texts:
+        texts[-1] += stream.finish()
+    result = Generation(
+        model=loaded.name,
+        prompt_ids=ids,
+        prompt_tokens=labels,
+        tokens=steps,
+        texts=tuple(texts),
+        sampling=sampling,
+        seed=telling.seed,
+        proof=proof,
+        ended=bool(steps) and steps[-1].choice.chosen in end,
+    )
+    return result, telling
+
+
+def run(request: GenerateRequest, surface: Surface, *, pace: float, export: Path | None) -> None:
+    """``attnviz generate``: the prefill told, then each token as it is chosen (``pace`` seconds
+    apart at a terminal), then the text and the proof; ``export`` written at the end, whole."""
+    from attnviz.generation.loading import load_decoder
+    from attnviz.lesson.generation import closing, opening, token_blocks
+    from attnviz.lesson.options import LessonOptions
+    from attnviz.render.terminal.lesson import print_blocks
+
+    if export is not None:
+        from attnviz.files.writing import check_output_path
+
+        check_output_path(export, (".npz",), "--export")
+    loaded = load_decoder(request.model, request.dtype)
+    console = surface.console()
+    options = LessonOptions(decimals=3)
+    live = console.is_terminal and pace > 0
+    started: list[bool] = []
+
+    def on_token(
+        telling: Telling,
+        token: GeneratedToken,
+        labels: tuple[str, ...],
+        text: str,
+        names: list[str],
+    ) -> None:
+        if not started:
+            print_blocks(opening(telling, request.tokens, token.cache), console, options)
+            started.append(True)
+        elif live:
+            time.sleep(pace)
+        print_blocks(token_blocks(telling, token, labels, text, names), console, options)
+
+    result, telling = generation(request, loaded, on_token=on_token)
+    prompt_text = request.prompt
+    blocks = closing(
+        telling,
+        prompt_text,
+        "".join(result.texts),
+        result.proof,
+        ended=result.ended,
+        total=len(result.prompt_ids) + len(result.tokens) - 1,
+    )
+    print_blocks(blocks, console, options)
+    if export is not None:
+        from attnviz.generation.export import save_generation
+
+        save_generation(export, result)
+        surface.wrote(export)
+
+
+@one_at_a_time
+def generate(
+    prompt: str,
+    *,
+    model: str = DEFAULT_MODEL,
+    tokens: int = 8,
+    temperature: float | None = None,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int = 0,
+    dtype: str = "float32",
+) -> Generation:
+    """Write ``tokens`` new tokens after ``prompt`` with a decoder, as ``attnviz generate`` does:
+    greedy by default, or sampled (``temperature``, ``top_k``, ``top_p``) from numpy's
+    Generator seeded with ``seed``. Every token's attention rows, cache size, logits and choice
+    are in the result, and ``result.proof`` compares them with one pass over the whole text.
+
+    >>> import attnviz
+    >>> result = attnviz.generate("j k l a b c d e a b", tokens=3)
+    >>> "".join(result.texts)
+    ' c d e'
+    """
+    from attnviz.generation.loading import load_decoder
+
+    request = GenerateRequest(prompt, model, tokens, temperature, top_k, top_p, seed, dtype=dtype)
+    result, _ = generation(request, load_decoder(model, dtype))
+    return result

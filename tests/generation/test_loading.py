@@ -1,0 +1,59 @@
+"""Which models generate, and the one-line refusals of those that cannot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attnviz.errors import AttnvizError
+from attnviz.generation.loading import load_decoder
+
+from support import needs_model
+
+MODELS = Path(__file__).resolve().parent.parent / "model"
+
+
+def test_the_shipped_induction_decoder_loads_without_the_extra() -> None:
+    loaded = load_decoder("induction")
+    assert loaded.toy_config is not None and loaded.toy_config.causal
+    assert loaded.decoder.n_layers == 2 and loaded.separator == " "
+    assert loaded.pieces.tokens == loaded.toy_config.vocabulary
+
+
+@pytest.mark.parametrize("model", ["coref", "coref-word"])
+def test_a_model_that_answers_for_one_word_is_not_a_decoder(model: str) -> None:
+    with pytest.raises(AttnvizError, match="is not a decoder: it reads a whole sentence"):
+        load_decoder(model)
+
+
+@needs_model
+def test_an_encoder_is_refused_by_name() -> None:
+    with pytest.raises(AttnvizError, match="which attnviz does not generate with"):
+        load_decoder("minilm")
+
+
+@needs_model
+def test_a_folder_whose_output_layer_is_missing_is_refused(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    folder = tmp_path / "untied"
+    shutil.copytree(MODELS / "tiny_llama", folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["tie_word_embeddings"] = False
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(AttnvizError, match="lacks lm_head.weight"):
+        load_decoder(str(folder))
+
+
+@needs_model
+def test_a_tied_folder_unembeds_with_its_token_table() -> None:
+    loaded = load_decoder(str(MODELS / "tiny_llama"))
+    decoder = loaded.decoder
+    assert decoder.unembedding is decoder.token_table  # type: ignore[attr-defined]
+
+
+def test_an_unknown_dtype_is_refused() -> None:
+    with pytest.raises(AttnvizError, match="float32 or float64"):
+        load_decoder("induction", "float16")
