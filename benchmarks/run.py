@@ -1,7 +1,8 @@
 """Every benchmark, one after another, then one table of their headline figures.
 
-Runs ``startup.py``, ``heatmap.py``, ``trace.py`` and ``model.py`` (which reports model mode as
-not installed when the extra ``attnviz[model]`` or the model package is missing), each in its
+Runs ``startup.py``, ``heatmap.py``, ``trace.py``, ``model.py``, ``train.py`` and
+``generate.py`` (model.py and generate.py report model mode as not installed when the extra
+``attnviz[model]`` or the model package is missing), each in its
 own process with its own printout, and then prints every headline figure with the floor it was
 measured against in the same run, their ratio, the target and the verdict.
 
@@ -32,7 +33,7 @@ from pathlib import Path
 from table import Row, format_table, processor, read_rows
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("startup", "heatmap", "trace", "model", "train")
+BENCHMARKS = ("startup", "heatmap", "trace", "model", "train", "generate")
 
 
 def versions() -> str:
@@ -53,7 +54,7 @@ def run_benchmark(name: str, rows_file: Path, args: argparse.Namespace) -> tuple
     command = [sys.executable, str(HERE / f"{name}.py"), "--rows", str(rows_file)]
     if args.quick:
         command.append("--quick")
-    if name == "model" and args.reference_python:
+    if name in ("model", "generate") and args.reference_python:
         command += ["--reference-python", args.reference_python]
     if not args.quick:
         print(f"== {name}", flush=True)
