@@ -19,8 +19,8 @@ def generate(
         typer.Option(
             "--model",
             "-m",
-            help="The decoder: smollm2 (with attnviz[model]), a GGUF file, ollama:NAME, a Llama "
-            "or Qwen2 folder, or a toy decoder's folder; without it attnviz's own induction "
+            help="The decoder: smollm2 (with attnviz[model]), a GGUF file, ollama:NAME, a Llama, "
+            "Qwen2 or GPT-2 folder, or a toy decoder's folder; without it attnviz's own induction "
             "model, which finishes a repeated sequence of letters a–p.",
         ),
     ] = "induction",

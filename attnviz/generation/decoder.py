@@ -6,8 +6,8 @@ their hidden states after every layer and each layer's attention weights, [h, m,
                      weights = softmax(mask(q·Kᵀ / √d_k)),  z = weights·V
                      (row r, the token at position start + r, sees keys 0 … start + r)
 
-Families: the Llama family (Llama, Qwen2, SmolLM2, from a folder or a GGUF file) and attnviz's
-own toy decoders (``attnviz train … --save`` of a causal task with a token readout).
+Families: the Llama family (Llama, Qwen2, SmolLM2, from a folder or a GGUF file), GPT-2 and
+attnviz's own toy decoders (``attnviz train … --save`` of a causal task with a token readout).
 """
 
 from __future__ import annotations
@@ -129,6 +129,63 @@ class LlamaDecoder:
         assert isinstance(self.weights, LlamaWeights)
         final = rms_norm(hidden, self.weights.final_norm, self.weights.eps)
         return final, final @ self.unembedding.T
+
+
+@dataclass
+class GPT2Decoder:
+    """GPT-2: learned positions added to the token vectors, pre-LN blocks with biases, GELU, and
+    the token table as the output layer (tied)."""
+
+    weights: object  # families.gpt2.GPT2Weights, every block
+    token_table: FloatArray  # [V, d_model] wte
+    position_table: FloatArray  # [max_positions, d_model] wpe
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int
+    d_k: int
+    max_positions: int
+    dtype: type = np.float32
+
+    def embed(self, ids: Sequence[int], start: int) -> FloatArray:
+        positions = self.position_table[start : start + len(ids)]
+        vectors: FloatArray = self.token_table[list(ids)] + positions
+        return vectors
+
+    def layer(
+        self, index: int, hidden: FloatArray, cache: KVCache, start: int
+    ) -> tuple[FloatArray, FloatArray]:
+        from attnviz.model.families.gpt2 import GPT2Weights, mlp
+        from attnviz.model.functional import layer_norm
+
+        assert isinstance(self.weights, GPT2Weights)
+        block, eps = self.weights.blocks[index], self.weights.layer_norm_eps
+        x = layer_norm(hidden, *block.norm_1, eps)
+        attention = block.attention
+        # GPT-2 has every bias (families.gpt2.load reads them all).
+        assert attention.b_Q is not None and attention.b_K is not None
+        assert attention.b_V is not None and attention.b_O is not None
+        q, k, v = (
+            np.einsum("md,hdk->hmk", x, w) + b[:, np.newaxis, :]
+            for w, b in (
+                (attention.W_Q, attention.b_Q),
+                (attention.W_K, attention.b_K),
+                (attention.W_V, attention.b_V),
+            )
+        )
+        cache.append(index, k, v)
+        weights, z = attend_cached(q, cache.keys(index), cache.values(index), start)
+        m = hidden.shape[0]
+        output = z.transpose(1, 0, 2).reshape(m, self.n_heads * self.d_k) @ attention.W_O
+        hidden = hidden + output + attention.b_O
+        return hidden + mlp(layer_norm(hidden, *block.norm_2, eps), block), weights
+
+    def logits(self, hidden: FloatArray) -> tuple[FloatArray, FloatArray]:
+        from attnviz.model.families.gpt2 import GPT2Weights
+        from attnviz.model.functional import layer_norm
+
+        assert isinstance(self.weights, GPT2Weights)
+        final = layer_norm(hidden, *self.weights.final_norm, self.weights.layer_norm_eps)
+        return final, final @ self.token_table.T
 
 
 @dataclass

@@ -12,7 +12,7 @@ import numpy as np
 
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, FileProblem, option
-from attnviz.generation.decoder import Decoder, LlamaDecoder, ToyDecoder
+from attnviz.generation.decoder import Decoder, GPT2Decoder, LlamaDecoder, ToyDecoder
 from attnviz.generation.text import words_pieces
 from attnviz.model.sources.tokenizer_pieces import Pieces
 
@@ -37,7 +37,7 @@ class LoadedDecoder:
 def load_decoder(model: str, dtype: str = "float32") -> LoadedDecoder:
     """The decoder ``model`` names (a GGUF file, ``ollama:NAME``, a Llama or Qwen2 folder, a toy
     decoder's folder or a shipped name such as "smollm2" or "induction"), every layer read."""
-    from attnviz.model.families import toy
+    from attnviz.model.families import gpt2, toy
     from attnviz.model.families.llama import LlamaConfig
     from attnviz.model.sources.checkpoint import files_read
     from attnviz.model.sources.source import open_source
@@ -49,11 +49,13 @@ def load_decoder(model: str, dtype: str = "float32") -> LoadedDecoder:
         config, kind = source.read_config()
         if isinstance(config, toy.ToyConfig):
             return _toy_decoder(source, config)
+        if kind is gpt2.ARCHITECTURE:
+            return _gpt2_decoder(source, config, kind, DTYPES[dtype])
         if not isinstance(config, LlamaConfig):
             raise AttnvizError(
                 f"{source.name} is a {getattr(kind, 'description', 'model')}, which attnviz "
-                "does not generate with: it generates with Llama-family decoders (Llama, Qwen2, "
-                "SmolLM2; -m smollm2) and its own toy decoders (-m induction)."
+                "does not generate with: it generates with decoders, Llama-family (Llama, Qwen2, "
+                "SmolLM2; -m smollm2), GPT-2 and its own toy decoders (-m induction)."
             )
         return _llama_decoder(source, config, kind, DTYPES[dtype])
 
@@ -132,6 +134,40 @@ def _end_ids(source: Any, config: Any) -> frozenset[int]:
     return frozenset(i for i in ids if isinstance(i, int) and not isinstance(i, bool))
 
 
+def _gpt2_decoder(source: Any, config: Any, kind: Any, dtype: type) -> LoadedDecoder:
+    with source.tensors(kind) as tensors:
+        source.check(config, tensors)
+        rows = source.token_rows(kind, tensors)
+        weights = source.weights(kind, tensors, config, [0], True)
+        table, unembedding = _output_tables(source, tensors, config, rows, dtype)
+        positions = tensors.get("wpe.weight", (config.max_positions, config.d_model))
+    if unembedding is not table:
+        raise FileProblem(
+            f"{source.path}: attnviz generates with GPT-2 models whose output layer is their "
+            "token table (tie_word_embeddings), as GPT-2's own are."
+        )
+    decoder = GPT2Decoder(
+        weights,
+        token_table=table,
+        position_table=positions,
+        n_layers=config.n_layers,
+        n_heads=config.n_heads,
+        n_kv_heads=config.n_heads,
+        d_k=config.d_k,
+        max_positions=config.max_positions,
+        dtype=dtype,
+    )
+    return LoadedDecoder(
+        decoder,
+        source.name,
+        f"a {kind.description}",
+        source.tokenizer(),
+        None,
+        "",
+        end_ids=_end_ids(source, config),
+    )
+
+
 def _with_layers(weights: Any, layers: tuple[Any, ...]) -> Any:
     from dataclasses import replace
 
@@ -159,8 +195,10 @@ def _output_tables(
             )
         output: FloatArray = np.asarray(dequantize(gguf.tensors.file, "output.weight"), dtype)
         return table, _finite(output, source.path, "output.weight")
-    table = tensors.get("embed_tokens.weight", shape)
-    if source.found.settings.get("tie_word_embeddings") is True:
+    table = tensors.get(getattr(source_kind(source), "token_table", "embed_tokens.weight"), shape)
+    # transformers ties GPT-2's by default, a Llama's only when its config.json says so.
+    tied_by_default = getattr(source_kind(source), "model_type", "") == "gpt2"
+    if source.found.settings.get("tie_word_embeddings", tied_by_default) is True:
         return table, table
     # lm_head.weight is stored outside the "model." prefix every other tensor has.
     outside = copy.copy(tensors)
@@ -171,6 +209,11 @@ def _output_tables(
             "table (tie_word_embeddings), and model.safetensors lacks lm_head.weight."
         )
     return table, outside.get("lm_head.weight", shape)
+
+
+def source_kind(source: Any) -> Any:
+    """The family ``source``'s config names (an Architecture)."""
+    return source.read_config()[1]
 
 
 def _finite(array: FloatArray, path: Any, name: str) -> FloatArray:

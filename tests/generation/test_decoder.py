@@ -8,6 +8,7 @@ import importlib.util
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -85,8 +86,10 @@ def _whole_pass(model: str, fed: list[int], dtype: str) -> object:
     from attnviz.model.run import load_model
 
     loaded = load_model("The", model, dtype=dtype, keep_layers=True)
-    decoder = load_decoder(model, dtype).decoder
-    weights = replace(loaded.weights, token_embeddings=decoder.token_table[fed])  # type: ignore[attr-defined]
+    decoder: Any = load_decoder(model, dtype).decoder
+    weights = replace(loaded.weights, token_embeddings=decoder.token_table[fed])
+    if hasattr(decoder, "position_table"):  # GPT-2's learned positions, every one fed
+        weights = replace(weights, position_embeddings=decoder.position_table[: len(fed)])
     assert loaded.architecture is not None
     return loaded.architecture.forward(
         weights, [str(i) for i in fed], provenance=loaded.provenance, mask=None
@@ -94,11 +97,9 @@ def _whole_pass(model: str, fed: list[int], dtype: str) -> object:
 
 
 @needs_model
-@pytest.mark.parametrize("kind", ["tiny_llama", "tiny_qwen2"])
+@pytest.mark.parametrize("kind", ["tiny_llama", "tiny_qwen2", "tiny_gpt2"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_a_llama_family_decoder_writes_what_its_forward_pass_computes(
-    kind: str, dtype: str
-) -> None:
+def test_a_pretrained_decoder_writes_what_its_forward_pass_computes(kind: str, dtype: str) -> None:
     model = str(TINY / kind)
     loaded = load_decoder(model, dtype)
     prompt = [1, 17, 42, 99, 5]
