@@ -53,11 +53,11 @@ class Decoder(Protocol):
 
 
 def attend_cached(
-    queries: FloatArray, keys: FloatArray, values: FloatArray, start: int
+    queries: FloatArray, keys: FloatArray, values: FloatArray, allowed: np.ndarray
 ) -> tuple[FloatArray, FloatArray]:
-    """Each new token's query against every cached key: query row r is the token at position
-    start + r and sees keys 0 … start + r (causal). h/G query heads share each key/value head.
-    [h, m, d_k], [G, t, d_k], [G, t, d_k] -> weights [h, m, t], Z [h, m, d_k]"""
+    """Each new token's query against the cached keys it may read (``allowed`` [m, t]: causal,
+    and a sliding window's). h/G query heads share each key/value head.
+    [h, m, d_k], [G, t, d_k], [G, t, d_k], [m, t] -> weights [h, m, t], Z [h, m, d_k]"""
     n_heads, m, d_k = queries.shape
     n_kv, t, _ = keys.shape
     group = n_heads // n_kv
@@ -65,8 +65,7 @@ def attend_cached(
     grouped = queries.reshape(n_kv, group * m, d_k)
     scaled = (grouped @ keys.transpose(0, 2, 1)).reshape(n_heads, m, t)
     scaled /= queries.dtype.type(math.sqrt(d_k))
-    hidden = np.arange(t)[np.newaxis, :] > (start + np.arange(m))[:, np.newaxis]  # [m, t]
-    scaled[:, hidden] = -np.inf
+    scaled[:, ~allowed] = -np.inf  # every row sees at least its own key
     scaled -= scaled.max(axis=-1, keepdims=True)  # the row's largest first: no overflow
     weights = np.exp(scaled)
     weights /= weights.sum(axis=-1, keepdims=True)
@@ -112,8 +111,9 @@ class LlamaDecoder:
         cos, sin = rope_angles(weights.rope, start + m, d_k, self.dtype)
         cos, sin = cos[start:], sin[start:]  # the new tokens' positions
         q, k = rotate(q, weights.rope, cos, sin), rotate(k, weights.rope, cos, sin)
-        cache.append(index, k, v)
-        attention, z = attend_cached(q, cache.keys(index), cache.values(index), start)
+        cache.append(index, k, v, start)
+        allowed = cache.visible(index, start, hidden.shape[0])
+        attention, z = attend_cached(q, cache.keys(index), cache.values(index), allowed)
         output = z.transpose(1, 0, 2).reshape(m, h * d_k) @ layer.output_rows.T
         if layer.b_O is not None:
             output += layer.b_O
@@ -172,8 +172,9 @@ class GPT2Decoder:
                 (attention.W_V, attention.b_V),
             )
         )
-        cache.append(index, k, v)
-        weights, z = attend_cached(q, cache.keys(index), cache.values(index), start)
+        cache.append(index, k, v, start)
+        allowed = cache.visible(index, start, hidden.shape[0])
+        weights, z = attend_cached(q, cache.keys(index), cache.values(index), allowed)
         m = hidden.shape[0]
         output = z.transpose(1, 0, 2).reshape(m, self.n_heads * self.d_k) @ attention.W_O
         hidden = hidden + output + attention.b_O
@@ -218,8 +219,9 @@ class ToyDecoder:
         q = np.einsum("md,hdk->hmk", hidden, layer.W_Q)
         k = np.einsum("md,hdk->hmk", hidden, layer.W_K)
         v = np.einsum("md,hdk->hmk", hidden, layer.W_V)
-        cache.append(index, k, v)
-        attention, z = attend_cached(q, cache.keys(index), cache.values(index), start)
+        cache.append(index, k, v, start)
+        allowed = cache.visible(index, start, hidden.shape[0])
+        attention, z = attend_cached(q, cache.keys(index), cache.values(index), allowed)
         m = hidden.shape[0]
         output = z.transpose(1, 0, 2).reshape(m, self.n_heads * self.d_k) @ layer.W_O
         return hidden + output, attention

@@ -28,6 +28,7 @@ class GeneratedToken:
     number: int  # j, from 1
     query_position: int  # the position whose query chose it
     attention: tuple[FloatArray, ...]  # per layer, that query's weights over the cache [h, t]
+    key_positions: np.ndarray  # [t] the position of each key the cache held for that query
     new_keys: tuple[FloatArray, ...]  # per layer, the k rows appended in this pass [G, m, d_k]
     new_values: tuple[FloatArray, ...]  # per layer, likewise the v rows [G, m, d_k]
     cache: CacheSize  # after this pass
@@ -46,6 +47,28 @@ class CacheProof:
     tokens: int  # positions compared
 
 
+@dataclass(frozen=True)
+class Window:
+    """A sliding cache: at most ``tokens`` a layer, the first ``keep_first`` always among them."""
+
+    tokens: int
+    keep_first: int = 0
+
+
+def new_cache(decoder: Decoder, capacity: int, window: Window | None) -> KVCache:
+    """An empty cache for ``decoder`` with room for ``capacity`` tokens (a window's or not)."""
+    return KVCache(
+        decoder.n_layers,
+        decoder.n_kv_heads,
+        decoder.d_k,
+        capacity,
+        decoder.dtype,
+        decoder.n_heads,
+        window=None if window is None else window.tokens,
+        keep_first=0 if window is None else window.keep_first,
+    )
+
+
 def generated_tokens(
     decoder: Decoder,
     prompt: Sequence[int],
@@ -54,19 +77,13 @@ def generated_tokens(
     seed: int | None,
     *,
     end: frozenset[int] = frozenset(),
+    window: Window | None = None,
 ) -> Iterator[GeneratedToken]:
     """Up to ``count`` new tokens after ``prompt``, one at a time as each is chosen; stops after
     a token of ``end`` (the model's end of text). Sampling draws from a numpy Generator seeded
-    with ``seed``, one number per token."""
+    with ``seed``, one number per token. ``window``: a sliding cache instead of the whole."""
     rng = None if sampling.greedy else np.random.default_rng(seed)
-    cache = KVCache(
-        decoder.n_layers,
-        decoder.n_kv_heads,
-        decoder.d_k,
-        len(prompt) + count,
-        decoder.dtype,
-        decoder.n_heads,
-    )
+    cache = new_cache(decoder, len(prompt) + count, window)
     fed, start = list(prompt), 0
     for number in range(1, count + 1):
         final, logits, attention = run_block(decoder, fed, cache, start)
@@ -76,8 +93,9 @@ def generated_tokens(
             number=number,
             query_position=start + len(fed) - 1,
             attention=tuple(weights[:, -1] for weights in attention),
-            new_keys=tuple(cache.keys(layer)[:, start:].copy() for layer in layers),
-            new_values=tuple(cache.values(layer)[:, start:].copy() for layer in layers),
+            key_positions=cache.positions(decoder.n_layers - 1).copy(),
+            new_keys=tuple(cache.keys(layer)[:, -len(fed) :].copy() for layer in layers),
+            new_values=tuple(cache.values(layer)[:, -len(fed) :].copy() for layer in layers),
             cache=cache.size,
             hidden=final[-1],
             logits=logits[-1],
@@ -90,25 +108,22 @@ def generated_tokens(
 
 
 def prove(
-    decoder: Decoder, prompt: Sequence[int], tokens: Sequence[GeneratedToken], temperature: float
+    decoder: Decoder,
+    prompt: Sequence[int],
+    tokens: Sequence[GeneratedToken],
+    temperature: float,
+    window: Window | None = None,
 ) -> CacheProof:
     """The cached run's numbers against one pass over the prompt and every token fed, with a
-    fresh cache (so no row is read from an earlier pass): the largest absolute differences."""
+    fresh cache (so no row is read from an earlier pass; with a window, its mask): the largest
+    absolute differences."""
     fed = [*prompt, *(token.choice.chosen for token in tokens[:-1])]
-    cache = KVCache(
-        decoder.n_layers,
-        decoder.n_kv_heads,
-        decoder.d_k,
-        len(fed),
-        decoder.dtype,
-        decoder.n_heads,
-    )
-    final, logits, attention = run_block(decoder, fed, cache, 0)
+    final, logits, attention = run_block(decoder, fed, new_cache(decoder, len(fed), window), 0)
     weights = hidden = probabilities = 0.0
     for token in tokens:
         p = token.query_position
         for layer, row in enumerate(token.attention):
-            whole = attention[layer][:, p, : p + 1]
+            whole = attention[layer][:, p, token.key_positions]
             weights = max(weights, float(np.abs(row - whole).max()))
         hidden = max(hidden, float(np.abs(token.hidden - final[p]).max()))
         cached, whole_p = softmax(token.logits, temperature), softmax(logits[p], temperature)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from attnviz.generation.cache import visible
 from attnviz.generation.decoder import attend_cached
 from attnviz.generation.loading import load_decoder
 from attnviz.generation.run import collect, generated_tokens
@@ -53,7 +54,8 @@ def test_the_cached_rows_are_a_literal_loops(heads: int, kv_heads: int, m: int, 
     d_k = 6
     queries = rng.normal(size=(heads, m, d_k))
     keys, values = rng.normal(size=(2, kv_heads, t, d_k))
-    weights, z = attend_cached(queries, keys, values, start=t - m)
+    allowed = visible(np.arange(t - m, t), np.arange(t))
+    weights, z = attend_cached(queries, keys, values, allowed)
     expected_weights, expected_z = literal_attention(queries, keys, values, t - m)
     # float64 throughout: the two add the same terms in other orders, a few ulps apart.
     np.testing.assert_allclose(weights, expected_weights, rtol=0, atol=1e-12)

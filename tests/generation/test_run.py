@@ -5,9 +5,10 @@ cached run with one pass over everything."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from attnviz.generation.loading import load_decoder
-from attnviz.generation.run import GeneratedToken, collect, generated_tokens, prove
+from attnviz.generation.run import GeneratedToken, Window, collect, generated_tokens, prove
 from attnviz.generation.sampling import Sampling
 
 PROMPT = "j k l a b c d e a b"
@@ -69,3 +70,18 @@ def test_the_same_seed_samples_the_same_text_and_another_seed_may_not() -> None:
     runs = {seed: [t.choice.chosen for t in _run(5, sampling, seed)[2]] for seed in (1, 1, 2, 3, 4)}
     assert _run(5, sampling, 1)[2][-1].choice.chosen == runs[1][-1]
     assert len({tuple(r) for r in runs.values()}) > 1
+
+
+@pytest.mark.parametrize("keep_first", [0, 1])
+def test_a_sliding_cache_gives_what_one_masked_pass_gives(keep_first: int) -> None:
+    """Token by token with a cache of 4 rows (tokens dropped as they leave the window) and one
+    pass over everything with the window's mask: the same weights, states and probabilities."""
+    loaded = load_decoder("induction", "float64")
+    ids = loaded.tokenizer(PROMPT, loaded.toy_config).ids
+    window = Window(4, keep_first)
+    steps = generated_tokens(loaded.decoder, ids, 5, GREEDY, None, window=window)  # type: ignore[attr-defined]
+    tokens = collect(steps)
+    assert all(len(t.key_positions) == 4 for t in tokens[1:])
+    assert all((0 in t.key_positions) == bool(keep_first) for t in tokens[1:])
+    proof = prove(loaded.decoder, ids, tokens, 1.0, window)  # type: ignore[attr-defined]
+    assert max(proof.weights, proof.hidden, proof.probabilities) < 1e-10
