@@ -16,6 +16,14 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
+#: The held text of docs/generate.md's sliding-cache example.
+LIGHTHOUSE = (
+    "The old lighthouse keeper climbed the stairs every evening. He lit the lamp, wrote in his "
+    "log, and watched the ships pass by the rocks. One winter night a storm came, and the waves "
+    "rose higher than the tower itself. The keeper held on to the railing and kept the light "
+    "burning until morning, when the sea was calm again and the fishing boats returned safely "
+    "to the harbour."
+)
 #: The command whose scores table the README shows at 80 columns, as it is pasted there.
 NARROW_COMMAND = f'COLUMNS=80 attnviz explain "{IT_SENTENCE}"'
 
@@ -114,9 +122,17 @@ def generate_blocks() -> dict[str, list[str]]:
     )
     end = next(i for i, line in enumerate(smollm2) if line.startswith("Token 2:"))
     text = next(i for i, line in enumerate(smollm2) if line == "The text")
+    held = command_output(
+        ["generate", "-m", "smollm2", LIGHTHOUSE, "--tokens", "2", "--window", "32"]
+        + ["--keep-first", "1", "--sinks"],
+        100,
+    )
+    start = next(i for i, line in enumerate(held) if line.startswith("Mean log p over"))
+    heads = next(i for i, line in enumerate(held) if line.startswith("Weight on the first token"))
     return {
         "attnviz generate: induction": induction,
         "attnviz generate: SmolLM2": [*smollm2[: end - 1], "…", *smollm2[text:]],
+        "Mean log p over": held[start:heads],
     }
 
 

@@ -247,6 +247,13 @@ MISUSES: list[tuple[str, Call, str]] = [
     ("generate(model=123)", lambda e, f: attnviz.generate("a b", model=123), "model's name"),
     ("generate(dtype='half')", lambda e, f: attnviz.generate("a b", dtype="half"), "float64"),
     ("generate(model=coref)", lambda e, f: attnviz.generate("a b", model="coref"), "not a decoder"),
+    ("generate(window=0)", lambda e, f: attnviz.generate("a b", window=0), "window=0"),
+    (
+        "generate(keep_first=1)",
+        lambda e, f: attnviz.generate("a b", keep_first=1),
+        "give window=W too",
+    ),
+    ("generate(sinks='yes')", lambda e, f: attnviz.generate("a b", sinks="yes"), "True or False"),
     ("scaling(None)", lambda e, f: attnviz.scaling(None), "give sizes"),
     ("scaling(123)", lambda e, f: attnviz.scaling(123), "give sizes"),
     ("scaling(b'4')", lambda e, f: attnviz.scaling(b"4"), "give sizes"),

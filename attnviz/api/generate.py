@@ -41,6 +41,9 @@ class GenerateRequest:
     layer: int | None = None  # the layer whose rows are shown, from 1; None: the last
     head: int = 1  # the head whose row is drawn as bars, from 1
     dtype: str = "float32"
+    window: int | None = None  # a sliding cache of this many tokens a layer
+    keep_first: int = 0  # the first tokens the sliding cache always keeps
+    sinks: bool = False  # also the first token's weight, value size and share, layer by layer
 
     def __post_init__(self) -> None:
         from attnviz import arguments as check
@@ -50,7 +53,10 @@ class GenerateRequest:
         check.instance("model", self.model, str, 'a model\'s name or folder, e.g. model="smollm2"')
         check.instance("dtype", self.dtype, str, 'dtype="float32" or dtype="float64"')
         check.given(tokens=self.tokens, seed=self.seed, head=self.head)
-        check.whole(top_k=self.top_k, layer=self.layer)
+        check.whole(top_k=self.top_k, layer=self.layer, window=self.window)
+        check.given(keep_first=self.keep_first)
+        check.flags(sinks=self.sinks)
+        self._check_window()
         for name, value in (("temperature", self.temperature), ("top_p", self.top_p)):
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int | float)
@@ -67,6 +73,24 @@ class GenerateRequest:
         if not 0 <= self.seed < 2**63:
             raise AttnvizError(f"{option('seed', self.seed)}: give a whole number from 0.")
         Sampling(self.temperature, self.top_k, self.top_p)  # refuses what it cannot use
+
+    def _check_window(self) -> None:
+        if self.window is None:
+            if self.keep_first:
+                raise AttnvizError(
+                    f"{option('keep_first', self.keep_first)} is for a sliding cache: give "
+                    f"{option('window', metavar='W')} too."
+                )
+            return
+        if not 1 <= self.window <= MOST_NEW_TOKENS * 16:
+            raise AttnvizError(
+                f"{option('window', self.window)}: give the tokens the cache may hold, 1 or more."
+            )
+        if not 0 <= self.keep_first < self.window:
+            raise AttnvizError(
+                f"{option('keep_first', self.keep_first)}: keep 0 to {self.window - 1} first "
+                f"tokens in a window of {self.window} (one row is the new token's own)."
+            )
 
     @property
     def sampling(self) -> Any:
@@ -122,7 +146,7 @@ def generation(
 ) -> tuple[Generation, Telling]:
     """Run ``request`` on ``loaded``: each token told to ``on_token(token, labels, text, names)``
     as it is chosen, then the proof."""
-    from attnviz.generation.run import Generation, collect, generated_tokens, prove
+    from attnviz.generation.run import Generation, Window, collect, generated_tokens, prove
     from attnviz.generation.text import TextStream, label, piece_text
     from attnviz.lesson.generation import Telling
 
@@ -141,6 +165,7 @@ def generation(
         n_layers=decoder.n_layers,
         n_heads=decoder.n_heads,
         dtype=request.dtype,
+        window=None if request.window is None else Window(request.window, request.keep_first),
     )
     stream = TextStream(pieces, loaded.separator)
     texts: list[str] = []
@@ -160,10 +185,15 @@ def generation(
     # A new token's products are matrix-vector products: one BLAS thread does them as fast as
     # two, and a second thread that waits for a busy core made each token 5 times slower.
     with np.errstate(all="ignore"), one_blas_thread():
+        window = telling.window
         steps = collect(
-            generated_tokens(decoder, ids, request.tokens, sampling, request.seed, end=end), told
+            generated_tokens(
+                decoder, ids, request.tokens, sampling, request.seed, end=end, window=window
+            ),
+            told,
         )
-        proof = prove(decoder, ids, steps, sampling.applied_temperature)
+        proof = prove(decoder, ids, steps, sampling.applied_temperature, window)
+        first, held = _studies(request, decoder, [*ids, *(t.choice.chosen for t in steps)], ids)
     if texts:
         texts[-1] += stream.finish()
     result = Generation(
@@ -176,8 +206,25 @@ def generation(
         seed=telling.seed,
         proof=proof,
         ended=bool(steps) and steps[-1].choice.chosen in end,
+        window=window,
+        first_token=first,
+        held=held,
     )
     return result, telling
+
+
+def _studies(
+    request: GenerateRequest, decoder: Any, everything: list[int], prompt: tuple[int, ...]
+) -> tuple[Any, Any]:
+    """What --sinks and --window add: the first token's figures over the whole text, and the
+    prompt read with the whole cache and with windows keeping and dropping its first tokens."""
+    from attnviz.generation.sinks import first_token, held_text
+
+    first = first_token(decoder, everything) if request.sinks and len(everything) > 1 else None
+    held = None
+    if request.window is not None:
+        held = held_text(decoder, prompt, request.window, max(request.keep_first, 1))
+    return first, held
 
 
 def run(request: GenerateRequest, surface: Surface, *, pace: float, export: Path | None) -> None:
@@ -223,11 +270,23 @@ def run(request: GenerateRequest, surface: Surface, *, pace: float, export: Path
         total=len(result.prompt_ids) + len(result.tokens) - 1,
     )
     print_blocks(blocks, console, options)
+    print_blocks(_study_blocks(result), console, options)
     if export is not None:
         from attnviz.generation.export import save_generation
 
         save_generation(export, result)
         surface.wrote(export)
+
+
+def _study_blocks(result: Generation) -> list[Any]:
+    from attnviz.lesson.generation_sinks import held_blocks, sink_blocks
+
+    blocks: list[Any] = []
+    if result.held is not None:
+        blocks += held_blocks(result.held, result.prompt_tokens)
+    if result.first_token is not None:
+        blocks += sink_blocks(result.first_token, result.prompt_tokens[0])
+    return blocks
 
 
 @one_at_a_time
@@ -241,11 +300,17 @@ def generate(
     top_p: float | None = None,
     seed: int = 0,
     dtype: str = "float32",
+    window: int | None = None,
+    keep_first: int = 0,
+    sinks: bool = False,
 ) -> Generation:
     """Write ``tokens`` new tokens after ``prompt`` with a decoder, as ``attnviz generate`` does:
     greedy by default, or sampled (``temperature``, ``top_k``, ``top_p``) from numpy's
     Generator seeded with ``seed``. Every token's attention rows, cache size, logits and choice
     are in the result, and ``result.proof`` compares them with one pass over the whole text.
+    ``window``: a sliding cache of that many tokens, keeping the ``keep_first`` first ones (and
+    ``result.held``: the prompt read with the whole cache and windows keeping and dropping
+    them); ``sinks``: ``result.first_token``, the first token's weight, value size and share.
 
     >>> import attnviz
     >>> result = attnviz.generate("j k l a b c d e a b", tokens=3)
@@ -254,6 +319,18 @@ def generate(
     """
     from attnviz.generation.loading import load_decoder
 
-    request = GenerateRequest(prompt, model, tokens, temperature, top_k, top_p, seed, dtype=dtype)
+    request = GenerateRequest(
+        prompt,
+        model,
+        tokens,
+        temperature,
+        top_k,
+        top_p,
+        seed,
+        dtype=dtype,
+        window=window,
+        keep_first=keep_first,
+        sinks=sinks,
+    )
     result, _ = generation(request, load_decoder(model, dtype))
     return result

@@ -64,6 +64,27 @@ def generate(
     dtype: Annotated[
         str, typer.Option("--dtype", help="float32 (as the weights are stored) or float64.")
     ] = "float32",
+    window: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option(
+            "--window",
+            help="A sliding cache of W tokens a layer; also reads the prompt with windows that "
+            "keep and drop its first token, against the whole cache.",
+        ),
+    ] = None,
+    keep_first: Annotated[
+        int,
+        typer.Option(
+            "--keep-first", help="With --window: the first tokens the cache always keeps."
+        ),
+    ] = 0,
+    sinks: Annotated[
+        bool,
+        typer.Option(
+            "--sinks",
+            help="Also the first token's weight, value size and contribution share, by layer.",
+        ),
+    ] = False,
     export: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--export", help="Save every step's numbers: a .npz file.", dir_okay=False),
@@ -81,6 +102,18 @@ def generate(
     from attnviz.api import generate as command
 
     request = command.GenerateRequest(
-        prompt, model, tokens, temperature, top_k, top_p, seed, layer, head, dtype
+        prompt,
+        model,
+        tokens,
+        temperature,
+        top_k,
+        top_p,
+        seed,
+        layer,
+        head,
+        dtype,
+        window=window,
+        keep_first=keep_first,
+        sinks=sinks,
     )
     command.run(request, surface(), pace=pace, export=export)

@@ -51,6 +51,11 @@ class Decoder(Protocol):
         the logits over the vocabulary [m, V])."""
         ...
 
+    def output_rows(self, index: int) -> FloatArray:
+        """Layer ``index``'s W_O in x·W form, [h·d_k, d_model]: head h's rows h·d_k … take its
+        z to the output."""
+        ...
+
 
 def attend_cached(
     queries: FloatArray, keys: FloatArray, values: FloatArray, allowed: np.ndarray
@@ -130,6 +135,12 @@ class LlamaDecoder:
         final = rms_norm(hidden, self.weights.final_norm, self.weights.eps)
         return final, final @ self.unembedding.T
 
+    def output_rows(self, index: int) -> FloatArray:
+        from attnviz.model.families.llama import LlamaWeights
+
+        assert isinstance(self.weights, LlamaWeights)
+        return self.weights.layers[index].W_O
+
 
 @dataclass
 class GPT2Decoder:
@@ -188,6 +199,12 @@ class GPT2Decoder:
         final = layer_norm(hidden, *self.weights.final_norm, self.weights.layer_norm_eps)
         return final, final @ self.token_table.T
 
+    def output_rows(self, index: int) -> FloatArray:
+        from attnviz.model.families.gpt2 import GPT2Weights
+
+        assert isinstance(self.weights, GPT2Weights)
+        return self.weights.blocks[index].attention.W_O
+
 
 @dataclass
 class ToyDecoder:
@@ -232,17 +249,33 @@ class ToyDecoder:
         assert isinstance(self.weights, ToyWeights) and self.weights.W_U is not None
         return hidden, hidden @ self.weights.W_U
 
+    def output_rows(self, index: int) -> FloatArray:
+        from attnviz.model.families.toy import ToyWeights
+
+        assert isinstance(self.weights, ToyWeights)
+        return self.weights.layers[index].W_O
+
+
+#: run_block's rows by default: the last, whose logits choose the next token.
+LAST_ROW = slice(-1, None)
+
 
 def run_block(
-    decoder: Decoder, ids: Sequence[int], cache: KVCache, start: int
+    decoder: Decoder,
+    ids: Sequence[int],
+    cache: KVCache,
+    start: int,
+    *,
+    rows: slice | Sequence[int] = LAST_ROW,
 ) -> tuple[FloatArray, FloatArray, tuple[FloatArray, ...]]:
     """Tokens ``ids`` at positions start … through every layer, the cache holding the tokens
-    before them: (their last hidden states [m, d_model], their logits [m, V], each layer's
-    attention weights [h, m, t])."""
+    before them: (the last hidden states [r, d_model] and logits [r, V] of ``rows``, the new
+    tokens' rows asked for (the last one: the next token's), each layer's attention weights
+    [h, m, t]). Logits cost d_model·V products a row (SmolLM2: 28 million): only those asked."""
     hidden = decoder.embed(ids, start)
     attention = []
     for index in range(decoder.n_layers):
         hidden, weights = decoder.layer(index, hidden, cache, start)
         attention.append(weights)
-    final, logits = decoder.logits(hidden)
+    final, logits = decoder.logits(hidden[rows])
     return final, logits, tuple(attention)

@@ -15,7 +15,9 @@ def generation_arrays(result: Generation) -> dict[str, np.ndarray]:
     """The run as arrays: the prompt, the tokens chosen, and for token j (from 1) ``j.attention``
     [layers, h, t] (its query's weights over the cache), ``j.keys`` and ``j.values`` [layers, G,
     m, d_k] (the rows appended in its pass), ``j.logits`` [V], ``j.shown`` and ``j.probabilities``
-    (the most likely tokens and p at the temperature), ``j.cache_bytes``."""
+    (the most likely tokens and p at the temperature), ``j.cache_bytes``; with --sinks
+    ``sinks.weight``, ``sinks.size``, ``sinks.share`` [layers, h]; with --window
+    ``held.log_p.whole``/``keep``/``drop`` and ``held.tv.keep``/``drop`` [n − 1]."""
     arrays: dict[str, np.ndarray] = {
         "model": np.array(result.model),
         "prompt_ids": np.array(result.prompt_ids, dtype=np.int64),
@@ -31,6 +33,16 @@ def generation_arrays(result: Generation) -> dict[str, np.ndarray]:
     if result.proof is not None:
         proof = result.proof
         arrays["proof"] = np.array([proof.weights, proof.hidden, proof.probabilities])
+    if result.first_token is not None:  # --sinks: [layers, h] each
+        arrays["sinks.weight"] = result.first_token.weight
+        arrays["sinks.size"] = result.first_token.size
+        arrays["sinks.share"] = result.first_token.share
+    if result.held is not None:  # --window: [n − 1] each, position i predicting token i + 1
+        arrays["held.window"] = np.array([result.held.window, result.held.keep_first])
+        for name, values in result.held.log_p.items():
+            arrays[f"held.log_p.{name}"] = values
+        for name, values in result.held.tv.items():
+            arrays[f"held.tv.{name}"] = values
     for token in result.tokens:
         j = token.number
         arrays[f"{j}.attention"] = np.stack(token.attention)

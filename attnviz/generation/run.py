@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from attnviz.arrays import FloatArray
 from attnviz.generation.cache import CacheSize, KVCache
 from attnviz.generation.decoder import Decoder, run_block
 from attnviz.generation.sampling import Choice, Sampling, choose, softmax
+
+if TYPE_CHECKING:
+    from attnviz.generation.sinks import FirstToken, HeldText
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,15 +122,18 @@ def prove(
     fresh cache (so no row is read from an earlier pass; with a window, its mask): the largest
     absolute differences."""
     fed = [*prompt, *(token.choice.chosen for token in tokens[:-1])]
-    final, logits, attention = run_block(decoder, fed, new_cache(decoder, len(fed), window), 0)
+    asked = [token.query_position for token in tokens]
+    cache = new_cache(decoder, len(fed), window)
+    final, logits, attention = run_block(decoder, fed, cache, 0, rows=asked)
     weights = hidden = probabilities = 0.0
-    for token in tokens:
+    for asked_row, token in enumerate(tokens):
         p = token.query_position
-        for layer, row in enumerate(token.attention):
+        for layer, cached_row in enumerate(token.attention):
             whole = attention[layer][:, p, token.key_positions]
-            weights = max(weights, float(np.abs(row - whole).max()))
-        hidden = max(hidden, float(np.abs(token.hidden - final[p]).max()))
-        cached, whole_p = softmax(token.logits, temperature), softmax(logits[p], temperature)
+            weights = max(weights, float(np.abs(cached_row - whole).max()))
+        hidden = max(hidden, float(np.abs(token.hidden - final[asked_row]).max()))
+        cached = softmax(token.logits, temperature)
+        whole_p = softmax(logits[asked_row], temperature)
         probabilities = max(probabilities, float(np.abs(cached - whole_p).max()))
     return CacheProof(weights, hidden, probabilities, len(tokens))
 
@@ -144,6 +151,9 @@ class Generation:
     seed: int | None
     proof: CacheProof | None
     ended: bool  # the last token is the model's end of text
+    window: Window | None = None  # the sliding cache it ran with, if any
+    first_token: FirstToken | None = None  # the first token's figures (--sinks)
+    held: HeldText | None = None  # the prompt read with windows keeping and dropping (--window)
 
 
 def collect(

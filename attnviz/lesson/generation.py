@@ -12,7 +12,7 @@ import numpy as np
 
 from attnviz.files import human_size
 from attnviz.generation.cache import CacheSize
-from attnviz.generation.run import CacheProof, GeneratedToken
+from attnviz.generation.run import CacheProof, GeneratedToken, Window
 from attnviz.generation.sampling import Choice, Sampling
 from attnviz.lesson.blocks import Bars, Blank, Block, Heading, Matrix, Paragraph, Span
 
@@ -37,6 +37,7 @@ class Telling:
     n_layers: int
     n_heads: int
     dtype: str  # "float32"
+    window: Window | None = None  # a sliding cache
 
 
 def shown(text: str) -> str:
@@ -93,6 +94,33 @@ def opening(telling: Telling, count: int, cache: CacheSize) -> list[Block]:
                 ),
             )
         ),
+        *window_blocks(telling.window),
+    ]
+
+
+def window_blocks(window: Window | None) -> list[Block]:
+    """What a sliding cache changes, said before the tokens."""
+    if window is None:
+        return []
+    w, k = window.tokens, window.keep_first
+    kept = ""
+    if k:
+        first = "the first token always stays" if k == 1 else f"the first {k} tokens always stay"
+        kept = f", and {first} (StreamingLLM's attention sinks)"
+    return [
+        Paragraph(
+            (
+                Span(
+                    f"The cache is a sliding window: each layer holds at most {w} tokens, a "
+                    f"token's own row among them; once it is full, the oldest leaves as a new one "
+                    f"comes{kept}. Each key keeps the position it had when it was computed "
+                    "(StreamingLLM numbers the positions inside the cache anew instead). "
+                    "Mistral 7B reads a window of 4,096 tokens in every layer; a cache so "
+                    "bounded stays the same size however long the text grows.",
+                    "note",
+                ),
+            )
+        )
     ]
 
 
@@ -151,7 +179,12 @@ def token_blocks(
     generated ones (the keys the query reads); ``chosen``: the new token's text; ``names``: the
     text of each of the choice's shown tokens."""
     j, p = token.number, token.query_position
-    t = p + 1
+    held = [labels[k] for k in token.key_positions]  # the keys the cache held, in order
+    t = len(held)
+    dropped = p + 1 - t
+    out_of_window = f" ({dropped} older token{'s' * (dropped != 1)} out of the window)" * bool(
+        dropped
+    )
     where = (
         "the last row of the prefill pass"
         if j == 1
@@ -165,13 +198,14 @@ def token_blocks(
             (
                 Span(
                     f"The query of {said(labels[p])} (position {p}; {where}) against the {t} "
-                    f"cached key{'s' * (t != 1)}. Layer {telling.layer}, head {telling.head}: "
+                    f"cached key{'s' * (t != 1)}{out_of_window}. Layer {telling.layer}, head "
+                    f"{telling.head}: "
                     f"softmax(q·Kᵀ / √{token.cache.d_k}), {_bars_said(row)}"
                 ),
             )
         ),
-        _row_bars(row, labels[:t]),
-        Paragraph((Span(_heads_sentence(telling, token, labels[:t])),)),
+        _row_bars(row, held, [int(k) for k in token.key_positions]),
+        Paragraph((Span(_heads_sentence(telling, token, held)),)),
         Paragraph((Span("The cache now. " + cache_sentence(token.cache, telling.dtype)),)),
         *choice_blocks(token.choice, names, chosen),
     ]
@@ -187,13 +221,15 @@ def _bars_said(row: np.ndarray) -> str:
     )
 
 
-def _row_bars(row: np.ndarray, labels: Sequence[str]) -> Bars:
-    """A row of weights as bars: every key, or the MOST_BARS largest in their order."""
+def _row_bars(row: np.ndarray, labels: Sequence[str], positions: Sequence[int]) -> Bars:
+    """A row of weights as bars: every key, or the MOST_BARS largest in their order, each
+    named by its token and, when some are left out, its position."""
     keys = list(range(len(row)))
     if len(row) > ALL_BARS:
         keys = sorted(int(k) for k in np.argsort(-row, kind="stable")[:MOST_BARS])
+    whole = len(keys) == len(row) and list(positions) == list(range(len(row)))
     return Bars(
-        labels=tuple(labels[k] if len(keys) == len(row) else f"{labels[k]} ({k})" for k in keys),
+        labels=tuple(labels[k] if whole else f"{labels[k]} ({positions[k]})" for k in keys),
         weights=tuple(float(row[k]) for k in keys),
         texts=tuple(f"{row[k]:.3f}" for k in keys),
     )
@@ -204,7 +240,8 @@ def _heads_sentence(telling: Telling, token: GeneratedToken, labels: Sequence[st
     if len(rows) == 1:
         top = int(np.argmax(rows[0]))
         return (
-            f"Layer {telling.layer}'s one head weighs {labels[top]} ({top}) most: "
+            f"Layer {telling.layer}'s one head weighs {labels[top]} (position "
+            f"{int(token.key_positions[top])}) most: "
             f"{float(rows[0, top]):.3f}."
         )
     looks = "; ".join(

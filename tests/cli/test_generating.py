@@ -61,6 +61,9 @@ def test_sampling_works_out_the_cuts_and_the_draw() -> None:
         (["--layer", "3"], "--layer 3: induction has layers 1 to 2"),
         (["--head", "2"], "--head 2: induction has heads 1 to 1"),
         (["-m", "coref"], "is not a decoder"),
+        (["--keep-first", "1"], "--keep-first 1 is for a sliding cache: give --window W too"),
+        (["--window", "3", "--keep-first", "3"], "keep 0 to 2 first tokens in a window of 3"),
+        (["--window", "0"], "--window 0: give the tokens the cache may hold"),
     ],
 )
 def test_what_it_cannot_do_is_one_line(args: list[str], fragment: str, tmp_path: Path) -> None:
@@ -70,6 +73,25 @@ def test_what_it_cannot_do_is_one_line(args: list[str], fragment: str, tmp_path:
     assert err.count("\n") == 1 and err.startswith("error: ") and fragment in err, err
     assert "Traceback" not in out + err
     assert not export.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_sliding_cache_holds_the_window_and_the_prompt_is_read_three_ways() -> None:
+    code, out, err = run("generate", PROMPT, "-n", "2", "--window", "4", "--keep-first", "1")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "against the 4 cached keys (7 older tokens out of the window)" in flat
+    assert "and the first token always stays (StreamingLLM's attention sinks)" in flat
+    assert "A sliding cache of 4 tokens on the prompt, keeping and dropping" in flat
+    assert "for the 5 predictions from there" in flat
+    assert "The cache changes no number" in flat  # against one pass with the window's mask
+
+
+def test_sinks_tell_the_first_tokens_figures_layer_by_layer() -> None:
+    code, out, err = run("generate", PROMPT, "-n", "2", "--sinks")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "Attention sinks: what the first token, ‘j’, gets and gives" in flat
+    assert "Over the 12 tokens read" in flat and "layer 2" in flat
 
 
 def test_an_empty_prompt_and_a_word_the_model_lacks_are_refused() -> None:

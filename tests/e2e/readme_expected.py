@@ -93,6 +93,17 @@ DEMO = tuple(
     )
 )
 SCALING = text_block("docs/scaling.md", "# `attnviz scaling`")
+HELD = text_block(
+    "docs/generate.md",
+    "## A sliding cache, keeping or dropping the first token (`--window`, `--keep-first`)",
+)
+LIGHTHOUSE = (
+    "The old lighthouse keeper climbed the stairs every evening. He lit the lamp, wrote in his "
+    "log, and watched the ships pass by the rocks. One winter night a storm came, and the waves "
+    "rose higher than the tower itself. The keeper held on to the railing and kept the light "
+    "burning until morning, when the sea was calm again and the fishing boats returned safely "
+    "to the harbour."
+)
 SCALING_GRADIENTS = text_block("docs/scaling.md", "# `attnviz scaling`", 1)
 WIDE_ARG = shlex.quote("The animal didn't cross the street because it was too wide")
 TRAIN_START = ('Task coref: which noun "it" is, decided by the adjective after it.',)
@@ -333,6 +344,8 @@ EXPECTED: dict[str, Expected] = {
             ("SmolLM2-135M-Instruct (GGUF, 4-bit Q4_1), 20 new tokens",), writes=("paris.npz",)
         )
     ),
+    f"attnviz generate -m smollm2 {shlex.quote(LIGHTHOUSE)} --tokens 2 --window 32 "
+    "--keep-first 1 --sinks": Expected(tuple(HELD)),
     "attnviz scaling": Expected(("attnviz · why divide by √d_k", *SCALING, *SCALING_GRADIENTS)),
     f"attnviz heatmap --model coref {IT_ARG} --focus it -o coref_tired.png": Expected(
         writes=("coref_tired.png",)

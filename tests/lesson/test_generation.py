@@ -58,14 +58,15 @@ def test_bars_leave_out_only_the_smallest_weights_and_say_what_they_sum_to() -> 
     rng = np.random.default_rng(0)
     row = rng.dirichlet(np.ones(ALL_BARS + 5))
     labels = [f"w{i}" for i in range(len(row))]
-    bars = _row_bars(row, labels)
+    bars = _row_bars(row, labels, range(len(row)))
     assert isinstance(bars, Bars) and len(bars.weights) == MOST_BARS
     assert min(bars.weights) >= np.sort(row)[::-1][MOST_BARS - 1]
     left_out = float(np.sort(row)[: len(row) - MOST_BARS].sum())
     assert f"sum to {left_out:.3f}" in _bars_said(row)
     short = row[:ALL_BARS] / row[:ALL_BARS].sum()
     assert (
-        len(_row_bars(short, labels).weights) == ALL_BARS and _bars_said(short) == "every weight:"
+        len(_row_bars(short, labels, range(ALL_BARS)).weights) == ALL_BARS
+        and _bars_said(short) == "every weight:"
     )
 
 
