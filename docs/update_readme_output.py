@@ -130,6 +130,7 @@ def generate_blocks() -> dict[str, list[str]]:
     start = next(i for i, line in enumerate(held) if line.startswith("Mean log p over"))
     heads = next(i for i, line in enumerate(held) if line.startswith("Weight on the first token"))
     return {
+        "attnviz lens: induction": command_output(["lens", "j k l a b c d e a b"], 100),
         "attnviz generate: induction": induction,
         "attnviz generate: SmolLM2": [*smollm2[: end - 1], "…", *smollm2[text:]],
         "Mean log p over": held[start:heads],

@@ -17,7 +17,8 @@ from attnviz.serial import one_at_a_time
 if TYPE_CHECKING:
     from attnviz.api.surface import Surface
     from attnviz.generation.loading import LoadedDecoder
-    from attnviz.generation.run import GeneratedToken, Generation
+    from attnviz.generation.result import Generation
+    from attnviz.generation.run import GeneratedToken
     from attnviz.lesson.generation import Telling
     from attnviz.model.sources.tokenizer_pieces import Pieces
 
@@ -114,24 +115,24 @@ def _checked_view(request: GenerateRequest, loaded: LoadedDecoder) -> tuple[int,
     return layer, request.head
 
 
-def _prompt_ids(
-    request: GenerateRequest, loaded: LoadedDecoder
+def prompt_tokens(
+    prompt: str, loaded: LoadedDecoder, new_tokens: int
 ) -> tuple[tuple[int, ...], tuple[str, ...], Pieces]:
     """The prompt's token ids and their labels, and the vocabulary's pieces; refused when the
-    prompt and the new tokens would not fit in the model's positions."""
+    prompt and ``new_tokens`` would not fit in the model's positions."""
     if loaded.toy_config is not None:
-        encoding = loaded.tokenizer(request.prompt, loaded.toy_config)
+        encoding = loaded.tokenizer(prompt, loaded.toy_config)
         assert loaded.pieces is not None  # a toy model's words
         found = loaded.pieces
     else:
         from attnviz.model.sources.tokenizer import encode_with_pieces
 
         positions = loaded.decoder.max_positions
-        encoding, found = encode_with_pieces(loaded.tokenizer, request.prompt, positions)
+        encoding, found = encode_with_pieces(loaded.tokenizer, prompt, positions)
     room = loaded.decoder.max_positions - len(encoding.ids)
-    if request.tokens > room:
+    if new_tokens > room:
         raise AttnvizError(
-            f"{option('tokens', request.tokens)}: {loaded.name} has {loaded.decoder.max_positions} "
+            f"{option('tokens', new_tokens)}: {loaded.name} has {loaded.decoder.max_positions} "
             f"positions and the prompt takes {len(encoding.ids)}; ask for at most {max(room, 0)} "
             "new tokens, or give a shorter prompt."
         )
@@ -146,12 +147,13 @@ def generation(
 ) -> tuple[Generation, Telling]:
     """Run ``request`` on ``loaded``: each token told to ``on_token(token, labels, text, names)``
     as it is chosen, then the proof."""
-    from attnviz.generation.run import Generation, Window, collect, generated_tokens, prove
+    from attnviz.generation.result import Generation
+    from attnviz.generation.run import Window, collect, generated_tokens, prove
     from attnviz.generation.text import TextStream, label, piece_text
     from attnviz.lesson.generation import Telling
 
     layer, head = _checked_view(request, loaded)
-    ids, labels, pieces = _prompt_ids(request, loaded)
+    ids, labels, pieces = prompt_tokens(request.prompt, loaded, request.tokens)
     sampling = request.sampling
     decoder = loaded.decoder
     telling = Telling(

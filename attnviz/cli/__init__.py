@@ -52,6 +52,11 @@ COMMANDS: dict[str, tuple[str, str, str | None]] = {
         "generate",
         "Write text with a decoder, token by token: the KV cache and the sampling worked out.",
     ),
+    "lens": (
+        "generating",
+        "lens",
+        "The logit lens: what each layer would predict, read through the output layer.",
+    ),
     "train": (
         "training",
         "train",

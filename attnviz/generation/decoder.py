@@ -267,15 +267,22 @@ def run_block(
     start: int,
     *,
     rows: slice | Sequence[int] = LAST_ROW,
+    states: list[FloatArray] | None = None,
 ) -> tuple[FloatArray, FloatArray, tuple[FloatArray, ...]]:
     """Tokens ``ids`` at positions start … through every layer, the cache holding the tokens
     before them: (the last hidden states [r, d_model] and logits [r, V] of ``rows``, the new
     tokens' rows asked for (the last one: the next token's), each layer's attention weights
-    [h, m, t]). Logits cost d_model·V products a row (SmolLM2: 28 million): only those asked."""
+    [h, m, t]). Logits cost d_model·V products a row (SmolLM2: 28 million): only those asked.
+    ``states``, when given, receives the residual stream of ``rows`` before layer 1 and after
+    each layer (the logit lens reads them)."""
     hidden = decoder.embed(ids, start)
+    if states is not None:
+        states.append(hidden[rows])
     attention = []
     for index in range(decoder.n_layers):
         hidden, weights = decoder.layer(index, hidden, cache, start)
         attention.append(weights)
+        if states is not None:
+            states.append(hidden[rows])
     final, logits = decoder.logits(hidden[rows])
     return final, logits, tuple(attention)

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from attnviz.generation.run import Generation
+from attnviz.generation.result import Generation
 
 
 def generation_arrays(result: Generation) -> dict[str, np.ndarray]:

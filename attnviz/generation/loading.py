@@ -32,6 +32,7 @@ class LoadedDecoder:
     separator: str  # between pieces: " " for a vocabulary of whole words
     toy_config: Any = None  # families.toy.ToyConfig for a toy decoder
     end_ids: frozenset[int] = frozenset()  # the model's end-of-text tokens: generation stops
+    final_norm: str = ""  # the norm before the output layer, as a sentence names it
 
 
 def load_decoder(model: str, dtype: str = "float32") -> LoadedDecoder:
@@ -118,6 +119,7 @@ def _llama_decoder(source: Any, config: Any, kind: Any, dtype: type) -> LoadedDe
         None,
         "",
         end_ids=_end_ids(source, config),
+        final_norm="the final RMSNorm",
     )
 
 
@@ -165,6 +167,7 @@ def _gpt2_decoder(source: Any, config: Any, kind: Any, dtype: type) -> LoadedDec
         None,
         "",
         end_ids=_end_ids(source, config),
+        final_norm="the final LayerNorm (ln_f)",
     )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,9 +18,6 @@ from attnviz.arrays import FloatArray
 from attnviz.generation.cache import CacheSize, KVCache
 from attnviz.generation.decoder import Decoder, run_block
 from attnviz.generation.sampling import Choice, Sampling, choose, softmax
-
-if TYPE_CHECKING:
-    from attnviz.generation.sinks import FirstToken, HeldText
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,24 +132,6 @@ def prove(
         whole_p = softmax(logits[asked_row], temperature)
         probabilities = max(probabilities, float(np.abs(cached - whole_p).max()))
     return CacheProof(weights, hidden, probabilities, len(tokens))
-
-
-@dataclass(frozen=True, eq=False)
-class Generation:
-    """A whole generation: the prompt, each new token worked out, and the proof."""
-
-    model: str
-    prompt_ids: tuple[int, ...]
-    prompt_tokens: tuple[str, ...]  # as shown
-    tokens: tuple[GeneratedToken, ...]
-    texts: tuple[str, ...]  # the text each new token adds
-    sampling: Sampling
-    seed: int | None
-    proof: CacheProof | None
-    ended: bool  # the last token is the model's end of text
-    window: Window | None = None  # the sliding cache it ran with, if any
-    first_token: FirstToken | None = None  # the first token's figures (--sinks)
-    held: HeldText | None = None  # the prompt read with windows keeping and dropping (--window)
 
 
 def collect(

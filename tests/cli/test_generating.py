@@ -94,6 +94,31 @@ def test_sinks_tell_the_first_tokens_figures_layer_by_layer() -> None:
     assert "Over the 12 tokens read" in flat and "layer 2" in flat
 
 
+def test_the_lens_reads_every_layer_and_draws_it(tmp_path: Path) -> None:
+    picture = tmp_path / "lens.svg"
+    code, out, err = run("lens", PROMPT, "-o", str(picture))
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "attnviz lens: induction, the residual stream at ‘b’" in flat
+    assert "The middle layers were not trained to be read this way" in flat
+    assert "layer 2: ' c' 1.000" in flat
+    assert picture.is_file() and str(picture) in err
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--focus", "z"], "--focus z is not a token of the prompt"),
+        (["--top", "0"], "--top 0: show 1 to 20 tokens a layer"),
+        (["-o", "lens.txt"], "lens.txt"),
+    ],
+)
+def test_what_the_lens_cannot_do_is_one_line(args: list[str], fragment: str) -> None:
+    code, out, err = run("lens", PROMPT, *args)
+    assert code != 0 and err.count("\n") == 1 and fragment in err, err
+    assert out == ""
+
+
 def test_an_empty_prompt_and_a_word_the_model_lacks_are_refused() -> None:
     for prompt, fragment in (
         ("  ", "The prompt is empty"),

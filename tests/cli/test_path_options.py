@@ -33,6 +33,7 @@ ARGUMENTS = {
     "demo": [],
     "train": ["previous", "--steps", "2"],
     "generate": ["a b c a"],
+    "lens": ["a b c a"],
 }
 #: The options that name something to read: the rest name something written.
 READ_OPTIONS = {"--embeddings", "--weights", "--model"}

@@ -346,6 +346,16 @@ EXPECTED: dict[str, Expected] = {
     ),
     f"attnviz generate -m smollm2 {shlex.quote(LIGHTHOUSE)} --tokens 2 --window 32 "
     "--keep-first 1 --sinks": Expected(tuple(HELD)),
+    "attnviz lens 'j k l a b c d e a b'": Expected(
+        tuple(text_block("docs/lens.md", "# `attnviz lens PROMPT`"))
+    ),
+    "attnviz lens -m smollm2 'The capital of France is' -o lens.png": Expected(
+        ("layer 30: ' Paris' 0.773", "' Paris' is the top reading from layer 30 on"),
+        writes=("lens.png",),
+    ),
+    "attnviz lens -m smollm2 'The capital of France is' --focus capital --top 3": Expected(
+        ("the residual stream at ‘capital’",)
+    ),
     "attnviz scaling": Expected(("attnviz · why divide by √d_k", *SCALING, *SCALING_GRADIENTS)),
     f"attnviz heatmap --model coref {IT_ARG} --focus it -o coref_tired.png": Expected(
         writes=("coref_tired.png",)
