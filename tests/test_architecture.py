@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("provenance",),
     ("trace", "trace_checks", "trace_files"),
-    ("attention_inputs", "embeddings*", "weights"),
+    ("latent", "attention_inputs", "embeddings*", "weights"),
     ("attention",),
     ("kernels", "checked_steps"),
     (
