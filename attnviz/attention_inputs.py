@@ -15,7 +15,7 @@ from attnviz import arguments as check
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, option, shown_value
-from attnviz.latent import LatentWeights, effective_projection
+from attnviz.latent import LatentWeights, check_latent_trace, effective_projection
 from attnviz.limits import BYTES_PER_NUMBER, check_result, check_trace
 from attnviz.positions import Positions, Rope
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Provenance
@@ -313,6 +313,9 @@ def checked_inputs(
     fixed = not weights.origin.is_random  # a model's or a file's heads: no option changes them
     if not budgeted:
         check_trace(len(x), n_keys, weights.d_model, weights.n_heads, heads_fixed=fixed)
+        if given.latent is not None:
+            d_c = given.latent.d_c
+            check_latent_trace(len(x), n_keys, weights.n_heads, weights.d_model, d_c)
     source_tokens = None if given.source_tokens is None else tuple(given.source_tokens)
     return Checked(
         tuple(tokens),

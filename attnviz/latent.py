@@ -1,5 +1,5 @@
 """Multi-head latent attention (DeepSeek-AI, "DeepSeek-V2", 2024, §2.1), its numbers worked:
-keys and values made from one small latent per token instead of being projected apart.
+keys and values made from one shared latent per token instead of being projected apart.
 
     c = X · W_DKV                     [n, d_c]   one latent row per token, shared by every head
     K_i = c · W_UK[i],  V_i = c · W_UV[i]         [n, d_k] each head's keys and values
@@ -29,10 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnviz import limits
 from attnviz.arrays import FloatArray
 from attnviz.errors import AttnvizError, option, shown_value
 
-#: The flag's own help and refusals cite these; DeepSeek-V2's sizes (§2.1.4 and its config).
+#: DeepSeek-V2's sizes, which the lesson's cache sentence compares with (§2.1.4; its config:
+#: 128 heads, qk_nope_head_dim 128, kv_lora_rank 512, qk_rope_head_dim 64).
 DEEPSEEK_V2 = {"n_heads": 128, "d_k": 128, "d_c": 512, "d_rope": 64}
 
 
@@ -144,3 +146,20 @@ def latent_cache_numbers(n_tokens: int, d_c: int, d_rope: int = 0) -> int:
 def key_value_cache_numbers(n_tokens: int, n_kv_heads: int, d_k: int) -> int:
     """Numbers a layer caches keeping K and V: 2·n·G·d_k (G = h in the paper's attention)."""
     return 2 * n_tokens * n_kv_heads * d_k
+
+
+def check_latent_trace(n_queries: int, n_keys: int, n_heads: int, d_model: int, d_c: int) -> None:
+    """Refuse, before any of it is computed, a latent layer's trace that would take more than
+    limits.MAX_TRACE_BYTES: the paper's arrays (limits.trace_numbers) and the latent's, c
+    [n_k, d_c], W_DKV [d_model, d_c], W_UK and W_UV [h, d_c, d_k] (h·d_k = d_model),
+    scores_absorbed [h, n_q, n_k] and output_absorbed [n_q, d_model]."""
+    latent = n_keys * d_c + 3 * d_model * d_c + n_heads * n_queries * n_keys + n_queries * d_model
+    needed = limits.trace_numbers(n_queries, n_keys, d_model, n_heads) + latent
+    if needed * limits.BYTES_PER_NUMBER > limits.MAX_TRACE_BYTES:
+        raise AttnvizError(
+            f"With a latent of d_c = {d_c}, {n_heads} heads on {n_queries} tokens (d_model "
+            f"{d_model}) would take about {limits.size_text(needed * limits.BYTES_PER_NUMBER)} "
+            "of memory, the absorbed scores a fourth matrix of heads × tokens²; attnviz computes "
+            f"at most {limits.size_text(limits.MAX_TRACE_BYTES)}: use fewer heads, a smaller "
+            f"{option('latent')} or a shorter sentence."
+        )

@@ -221,6 +221,21 @@ def test_multi_head_attention_refuses_a_latent_that_does_not_fit() -> None:
         multi_head_attention(["a"], rng.normal(size=(1, 8)), weights, latent="no")  # type: ignore[arg-type]
 
 
+def test_a_latent_trace_over_the_memory_budget_is_refused_before_the_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The absorbed scores are a fourth [h, n, n] array: a sentence that fits without the latent
+    may not fit with it, and is refused in one sentence before anything is computed."""
+    from attnviz import limits
+
+    plain = limits.trace_numbers(11, 11, 8, 2) * limits.BYTES_PER_NUMBER
+    monkeypatch.setattr(limits, "MAX_TRACE_BYTES", plain + 8)  # the paper's arrays fit
+    latent_trace(heads=2, d_model=8)
+    with pytest.raises(AttnvizError, match="absorbed scores a fourth matrix") as refused:
+        latent_trace(heads=2, d_model=8, latent=6)
+    assert "smaller latent" in str(refused.value) and "\n" not in str(refused.value)
+
+
 # -- the export ---------------------------------------------------------------------------------
 
 

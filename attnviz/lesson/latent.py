@@ -17,7 +17,7 @@ MODELS = "DeepSeek-V2, DeepSeek-V3 and DeepSeek-R1, and Kimi K2, which keeps V3'
 
 def title(lesson: LessonWriter, head: HeadView | None) -> str:
     assert head is not None
-    return f"Latent attention: K and V of head {head.index + 1} made from one small latent"
+    return f"Latent attention: K and V of head {head.index + 1} made from one shared latent"
 
 
 def write(lesson: LessonWriter, head: HeadView | None) -> None:

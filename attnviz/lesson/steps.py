@@ -70,7 +70,7 @@ STEPS: tuple[Step, ...] = (
     ),
     Step(
         "latent",
-        "Latent attention: K and V made from one small latent",
+        "Latent attention: K and V made from one shared latent",
         "K and V from the latent c",
         per_head=True,
         arrays=("W_DKV", "c", "W_UK", "W_UV", "scores_absorbed", "output_absorbed"),

@@ -376,7 +376,7 @@ EXPECTED: dict[str, Expected] = {
     f"attnviz explain {IT_ARG} --latent 6 --steps 3": Expected(LATENT_STEP),
     "attnviz explain 'I am good' --latent 5": Expected(
         (
-            "Step 3 · Latent attention: K and V of head 1 made from one small latent",
+            "Step 3 · Latent attention: K and V of head 1 made from one shared latent",
             "a cache keeps n·d_c = 15 numbers against 2·n·h·d_k = 48",
             "Step 8 · Concatenate the heads and project with W_O",
         )
