@@ -176,8 +176,27 @@ def test_the_page_and_the_slides_have_the_latent_step() -> None:
     assert any(name.endswith("-head1-latent") for name in names)
 
 
-def test_the_notebook_shows_the_latent_step() -> None:
+def test_the_heatmap_says_its_keys_and_values_came_from_a_latent() -> None:
+    from attnviz.render.figures.heatmap_text import heatmap_text
+
+    def facts(trace: AttentionTrace) -> tuple[str, ...]:
+        return heatmap_text(trace, select(trace)).facts
+
+    assert "K and V from a latent of d_c 6" in facts(traced(latent=6))
+    assert not any("latent" in fact for fact in facts(traced()))
+
+
+@pytest.mark.slow
+def test_the_notebook_display_of_explain_has_the_latent() -> None:
     html = attnviz.explain("I am good", latent=5)._repr_html_()
+    assert "from one latent c = X·W_DKV of d_c = 5 numbers a token" in html
+
+
+def test_the_notebook_shows_the_latent_step() -> None:
+    from attnviz.render.notebook.cell import trace_html
+
+    trace = traced("I am good", latent=5)
+    html = trace_html(trace, select(trace), image=False)  # the display but its picture
     assert "from one latent c = X·W_DKV of d_c = 5 numbers a token" in html
     assert "a cache keeps n·d_c = 15 numbers against 2·n·h·d_k = 48" in html
 
