@@ -12,10 +12,11 @@ attnviz.kernels computes the same steps faster for model mode, checked against t
 Llama-family layer's rotary, grouped steps too, kernels.rotary_steps); traced() below assembles
 every trace, on either path.
 
-Three changes of today's models (Llama and its family), both optional here:
-- rotary positions (RoPE, attnviz.positions.rotate): each head's q and k turned, pair by pair of
-  coordinates, by the angle of their position 0 … n−1, and the scores taken between the turned
-  ones; a trace keeps Q, K and Q_rotated, K_rotated. V is not rotated. Self-attention only.
+Three changes of today's models, each optional here:
+- rotary positions (RoPE, as in Llama and its family; attnviz.positions.rotate): each head's q
+  and k turned, pair by pair of coordinates, by the angle of their position 0 … n−1, and the
+  scores taken between the turned ones; a trace keeps Q, K and Q_rotated, K_rotated. V is not
+  rotated. Self-attention only.
 - multi-head latent attention (DeepSeek-V2): keys and values from one latent c = X·W_DKV per
   token, K_i = c·W_UK[i], V_i = c·W_UV[i] (attnviz.latent); the trace keeps c and the scores and
   output computed again by absorption, without expanding K and V.

@@ -145,8 +145,9 @@ def _differences(example: worked.AbsorptionExample, dtype: str, output_step: str
 
     return (
         "Over every head and pair, (q·W_UKᵀ)·cᵀ and q·kᵀ are "
-        f"{within(scores)}: the same products added in another order, rounded in {dtype}. "
-        "The values absorb likewise: Z_i·W_O^(i) = weights_i·c·(W_UV_i·W_O^(i)), W_O^(i) head "
-        f"i's rows of W_O, so the output of step {output_step} is {within(output)} without "
-        "expanding V."
+        f"{within(scores)}: one sum of the same products, grouped and added in another order, "
+        f"each rounded in {dtype}. The values absorb likewise: Z_i·W_O^(i) = "
+        "weights_i·c·(W_UV_i·W_O^(i)), W_O^(i) head i's rows of W_O; the layer's output "
+        f"computed that way, without expanding V, and step {output_step}'s are "
+        f"{within(output)}."
     )

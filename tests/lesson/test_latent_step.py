@@ -94,7 +94,7 @@ def test_the_differences_are_said_as_measured_and_rounded_up() -> None:
     words = said(trace)
     assert f"are equal within {at_most(example.score_difference)}:" in words
     assert float(at_most(example.score_difference)) >= example.score_difference
-    assert f"is equal within {at_most(example.output_difference)} without" in words
+    assert f"'s are equal within {at_most(example.output_difference)}." in words
     assert at_most(4.44e-16) == "4.5e-16" and at_most(3e-16) == "3e-16"
     assert at_most(9.96e-16) == "1e-15"
 
