@@ -12,10 +12,14 @@ attnviz.kernels computes the same steps faster for model mode, checked against t
 Llama-family layer's rotary, grouped steps too, kernels.rotary_steps); traced() below assembles
 every trace, on either path.
 
-Two changes of today's models (Llama and its family), both optional here:
-- rotary positions (RoPE, attnviz.positions.rotate): each head's q and k turned, pair by pair of
-  coordinates, by the angle of their position 0 … n−1, and the scores taken between the turned
-  ones; a trace keeps Q, K and Q_rotated, K_rotated. V is not rotated. Self-attention only.
+Three changes of today's models, each optional here:
+- rotary positions (RoPE, as in Llama and its family; attnviz.positions.rotate): each head's q
+  and k turned, pair by pair of coordinates, by the angle of their position 0 … n−1, and the
+  scores taken between the turned ones; a trace keeps Q, K and Q_rotated, K_rotated. V is not
+  rotated. Self-attention only.
+- multi-head latent attention (DeepSeek-V2): keys and values from one latent c = X·W_DKV per
+  token, K_i = c·W_UK[i], V_i = c·W_UV[i] (attnviz.latent); the trace keeps c and the scores and
+  output computed again by absorption, without expanding K and V.
 - grouped-query attention: W_K, W_V [G, d_model, d_k] with G dividing h give K, V [G, n, d_k],
   query head i reading key/value head i // (h/G); the h/G heads of a group are scored against
   their one K and weigh their one V, which are never copied (G = 1: multi-query attention).
@@ -38,6 +42,13 @@ from attnviz.attention_inputs import (
     overflow,
 )
 from attnviz.config import AttentionConfig
+from attnviz.latent import (
+    LatentWeights,
+    absorbed_output,
+    absorbed_scores,
+    compress,
+    expand,
+)
 from attnviz.positions import Rope, rotate
 from attnviz.provenance import Provenance
 from attnviz.trace import BIAS_KEYS, AttentionTrace, frozen_array, frozen_mask
@@ -167,6 +178,11 @@ class Intermediates(NamedTuple):
     Z: FloatArray  # [h, n_q, d_k]
     concat: FloatArray  # [n_q, h·d_k]
     output: FloatArray  # [n_q, d_model]
+    # With latent attention (attnviz.latent): the latent c [n, d_c], and the scores and output
+    # computed again without expanding K and V (absorbed), to be compared. Else None.
+    c: FloatArray | None = None
+    scores_absorbed: FloatArray | None = None  # [h, n_q, n_k]
+    output_absorbed: FloatArray | None = None  # [n_q, d_model]
 
 
 #: What computes the intermediates from checked inputs: steps() here, kernels.fused_steps, and
@@ -182,13 +198,15 @@ def steps(given: Checked) -> Intermediates:
     the values, concatenate, project out. Queries from X; keys and values from the source in
     cross-attention, else from X too.  x: [n_q, d_model]; source: [n_k, d_model] -> Intermediates
     """
-    x, w = given.x, given.weights
+    x, w, latent = given.x, given.weights, given.latent
     keys_from = x if given.source.x is None else given.source.x
-    q, k, v = (
-        project(x, w.W_Q, w.b_Q),
-        project(keys_from, w.W_K, w.b_K),
-        project(keys_from, w.W_V, w.b_V),
-    )
+    q = project(x, w.W_Q, w.b_Q)
+    c = None
+    if latent is None:
+        k, v = project(keys_from, w.W_K, w.b_K), project(keys_from, w.W_V, w.b_V)
+    else:  # keys and values from the latent, as a cache holding c would make them
+        c = compress(keys_from, latent.W_DKV)
+        k, v = expand(c, latent.W_UK), expand(c, latent.W_UV)
     q_rotated = k_rotated = None
     if given.rope is not None:  # positions 0 … n−1 of the sentence
         q_rotated = rotate(q, np.arange(q.shape[1]), given.rope)
@@ -201,7 +219,16 @@ def steps(given: Checked) -> Intermediates:
     z = weigh_values(weights, v)
     concat = concat_heads(z)
     output = project_out(concat, w.W_O, w.b_O)
-    return Intermediates(q, k, v, q_rotated, k_rotated, scores, scaled, weights, z, concat, output)
+    computed = Intermediates(
+        q, k, v, q_rotated, k_rotated, scores, scaled, weights, z, concat, output
+    )
+    if latent is None or c is None:
+        return computed
+    return computed._replace(
+        c=c,
+        scores_absorbed=absorbed_scores(q, c, latent.W_UK),
+        output_absorbed=absorbed_output(weights, c, latent.W_UV, w.W_O),
+    )
 
 
 def multi_head_attention(
@@ -217,12 +244,15 @@ def multi_head_attention(
     positional_encoding: FloatArray | None = None,
     source_positional_encoding: FloatArray | None = None,
     rope: Rope | None = None,
+    latent: LatentWeights | None = None,
 ) -> AttentionTrace:
     """Run every step of multi-head attention on X and keep each intermediate, for the random
     layer, cross-attention, and any layer a Python user gives.
     tokens: [n]; x: [n, d_model]; weights: W_Q [h, d_model, d_k], W_K, W_V [G, d_model, d_k]
     (G = h but in grouped-query attention), W_O [h·d_k, d_model], and in a pretrained layer the
     biases b_Q [h, d_k], b_K, b_V [G, d_k], b_O [d_model]. rope: rotary positions (see above).
+    latent: keys and values made from one latent c = X·W_DKV (attnviz.latent); the trace's
+    W_K, W_V are then the products W_DKV·W_UK, W_DKV·W_UV.
     mask: optional [n, n] bool, True where query i may attend to key j (causal, padding); the
     others get −∞ before the softmax. Every row must allow at least one key.
     With source_tokens and source_x [n_source, d_model] it is cross-attention (encoder–decoder):
@@ -247,6 +277,7 @@ def multi_head_attention(
         positional_encoding,
         source_positional_encoding,
         rope,
+        latent,
     )
     return traced(steps, tokens, x, weights, options)
 
@@ -274,12 +305,13 @@ def traced(
         computed = compute(given)
     if not (np.isfinite(computed.scores).all() and np.isfinite(computed.output).all()):
         overflowed(given.x, weights)
+    latent = given.latent
     return AttentionTrace(
         tokens=given.tokens,
         X=frozen_array(given.x),
         W_Q=frozen_array(weights.W_Q),
-        W_K=frozen_array(weights.W_K),
-        W_V=frozen_array(weights.W_V),
+        W_K=frozen_array(given.weights.W_K),  # a latent layer's: W_DKV·W_UK
+        W_V=frozen_array(given.weights.W_V),
         W_O=frozen_array(weights.W_O),
         **_read_only(computed),
         config=given.config,
@@ -293,6 +325,9 @@ def traced(
         E_source=frozen_or_none(given.source.embeddings),
         PE_source=frozen_or_none(given.source.positional_encoding),
         rope=given.rope,
+        W_DKV=None if latent is None else frozen_array(latent.W_DKV),
+        W_UK=None if latent is None else frozen_array(latent.W_UK),
+        W_UV=None if latent is None else frozen_array(latent.W_UV),
     )
 
 

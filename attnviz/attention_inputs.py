@@ -6,6 +6,7 @@ trace (limits.check_trace), all before the first step runs: the steps themselves
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NamedTuple, NoReturn
 
 import numpy as np
@@ -14,6 +15,7 @@ from attnviz import arguments as check
 from attnviz.arrays import FloatArray
 from attnviz.config import AttentionConfig
 from attnviz.errors import AttnvizError, option, shown_value
+from attnviz.latent import LatentWeights, check_latent_trace, effective_projection
 from attnviz.limits import BYTES_PER_NUMBER, check_result, check_trace
 from attnviz.positions import Positions, Rope
 from attnviz.provenance import EmbeddingsKind, EmbeddingsOrigin, Provenance
@@ -200,6 +202,33 @@ def overflow(x: FloatArray, weights: AttentionWeights) -> NoReturn:
     )
 
 
+def latent_weights(
+    latent: LatentWeights, weights: AttentionWeights, rope: Rope | None, cross: bool
+) -> AttentionWeights:
+    """The weights of a latent layer: W_K and W_V replaced by the products X is in effect
+    multiplied by, W_DKV·W_UK[i] and W_DKV·W_UV[i] (attnviz.latent), after the latent's checks:
+    self-attention without rotary positions, one key/value head per query head, sizes that
+    fit."""
+    check.instance("latent", latent, LatentWeights, "a LatentWeights (attnviz.latent), or None")
+    if cross or rope is not None or weights.n_kv_heads != weights.n_heads:
+        raise AttnvizError(
+            "Latent attention here is self-attention with one latent for every head's keys and "
+            "values, and no rotary positions (a rotary turn would sit inside W_UK); drop the "
+            "latent, or the source, rope and grouped key/value heads."
+        )
+    if not latent.shapes_fit(*weights.W_Q.shape):
+        raise AttnvizError(
+            f"The latent's W_DKV {list(latent.W_DKV.shape)}, W_UK {list(latent.W_UK.shape)} and "
+            f"W_UV {list(latent.W_UV.shape)} do not fit W_Q {list(weights.W_Q.shape)}: they "
+            "must be [d_model, d_c] and [h, d_c, d_k]."
+        )
+    return replace(
+        weights,
+        W_K=effective_projection(latent.W_DKV, latent.W_UK),
+        W_V=effective_projection(latent.W_DKV, latent.W_UV),
+    )
+
+
 class AttentionOptions(NamedTuple):
     """multi_head_attention's keyword arguments, as given (see its docstring)."""
 
@@ -211,6 +240,7 @@ class AttentionOptions(NamedTuple):
     positional_encoding: FloatArray | None = None
     source_positional_encoding: FloatArray | None = None
     rope: Rope | None = None
+    latent: LatentWeights | None = None
 
 
 class Checked(NamedTuple):
@@ -227,6 +257,7 @@ class Checked(NamedTuple):
     embeddings: FloatArray | None  # E, with a positional encoding
     positional_encoding: FloatArray | None  # PE
     rope: Rope | None
+    latent: LatentWeights | None = None  # keys and values from a latent (attnviz.latent)
 
 
 def checked_inputs(
@@ -276,10 +307,15 @@ def checked_inputs(
     if mask is not None and (mask.shape != (len(tokens), len(tokens)) or not mask.any(-1).all()):
         raise AttnvizError("The mask must be [n, n] and let every word attend to something.")
     check_rope(given.rope, config.d_k, source.x is not None)
+    if given.latent is not None:
+        weights = latent_weights(given.latent, weights, given.rope, source.x is not None)
     n_keys = len(x if source.x is None else source.x)
     fixed = not weights.origin.is_random  # a model's or a file's heads: no option changes them
     if not budgeted:
         check_trace(len(x), n_keys, weights.d_model, weights.n_heads, heads_fixed=fixed)
+        if given.latent is not None:
+            d_c = given.latent.d_c
+            check_latent_trace(len(x), n_keys, weights.n_heads, weights.d_model, d_c)
     source_tokens = None if given.source_tokens is None else tuple(given.source_tokens)
     return Checked(
         tuple(tokens),
@@ -293,4 +329,5 @@ def checked_inputs(
         embeddings,
         encoding,
         given.rope,
+        given.latent,
     )

@@ -16,6 +16,7 @@ from attnviz.attention import causal_mask, multi_head_attention, padding_mask
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, random_embeddings
 from attnviz.errors import AttnvizError, option, shown_value, spelled
+from attnviz.latent import LatentWeights, check_latent_width, random_latent
 from attnviz.limits import BYTES_PER_NUMBER, check_result
 from attnviz.options import Preset, TraceOptions
 from attnviz.positions import Positions, Rope, sinusoidal_positions
@@ -184,6 +185,7 @@ class LayerInputs(NamedTuple):
     weights: AttentionWeights
     config: AttentionConfig
     notes: tuple[str, ...]
+    latent: LatentWeights | None = None  # with options.latent: drawn after the weights
 
 
 def layer_inputs(
@@ -243,9 +245,19 @@ def layer_inputs(
             f"The embeddings have shape {list(embeddings.X.shape)}; with {len(tokens)} tokens "
             f"and d_model {config.d_model} they must be [{len(tokens)}, {config.d_model}]."
         )
+    latent = None
     if weights is None:
-        weights = random_weights(config, np.random.default_rng(config.seed))
-    return LayerInputs(embeddings, weights, config, embeddings.notes)
+        rng = np.random.default_rng(config.seed)
+        weights = random_weights(config, rng)
+        if options.latent is not None:  # after the weights: W_Q and W_O as without a latent
+            d_c = check_latent_width(options.latent, config.n_heads, config.d_k)
+            latent = random_latent(config.n_heads, config.d_model, config.d_k, d_c, rng)
+    elif options.latent is not None:
+        raise AttnvizError(
+            f"{option('latent')} draws its own W_DKV, W_UK and W_UV from the seed; drop the "
+            f"weights given, or {option('latent')}."
+        )
+    return LayerInputs(embeddings, weights, config, embeddings.notes, latent)
 
 
 def trace_with_options(
@@ -263,10 +275,12 @@ def trace_with_options(
     tokens too: they have positions like any token); rope rotates q and k in each head by their
     positions (base 10000, pairs i and i + d_k/2) and leaves X alone.
     options.kv_heads: G key/value heads, each shared by h/G query heads (grouped-query
-    attention). options.pad_to: append [PAD] tokens (zero embeddings) up to this length and
-    mask them as keys. ``embeddings`` and ``weights`` given as objects stand for the options'
-    files. progress: called with (bytes_read, file_size) while a word-vector text file is
-    streamed. Returns the trace and notes for the user (words given random vectors, and so on).
+    attention). options.latent: keys and values from one latent of that width per token
+    (multi-head latent attention, attnviz.latent). options.pad_to: append [PAD] tokens (zero
+    embeddings) up to this length and mask them as keys. ``embeddings`` and ``weights`` given
+    as objects stand for the options' files. progress: called with (bytes_read, file_size)
+    while a word-vector text file is streamed. Returns the trace and notes for the user
+    (words given random vectors, and so on).
     """
     options = options or TraceOptions()
     positions, causal, pad_to = options.positions, options.causal, options.pad_to
@@ -308,6 +322,7 @@ def trace_with_options(
         mask=mask,
         positional_encoding=_encoding(positions, len(tokens), inputs.config.d_model),
         rope=Rope() if positions is Positions.rope else None,
+        latent=inputs.latent,
     )
     return Traced(trace, inputs.notes + reuse_notes(trace, inputs.weights))
 

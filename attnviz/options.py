@@ -71,6 +71,9 @@ class TraceOptions:
     # The layer (from 1) to read from a model's export given as weights or embeddings. (The
     # model layer to show is ViewOptions.layer; one --layer sets one or the other.)
     export_layer: int | None = None
+    # d_c: keys and values made from one latent c = X·W_DKV of this width (multi-head latent
+    # attention, attnviz.latent); None: the paper's W_K, W_V
+    latent: int | None = None
 
     def __post_init__(self) -> None:
         for name, kind in CHOICES:  # names as text (the Python API's) become the Enum's members
@@ -86,7 +89,14 @@ class TraceOptions:
                     f"{spelled('The seed (--seed)', 'seed')} must be a whole number >= 0, got "
                     f"{shown_value(seed)}."
                 )
+            self._check_latent()
             return
+        if self.latent is not None:
+            raise AttnvizError(
+                f"{option('latent')} is random mode's: a model brings its own attention, whose "
+                f"keys and values attnviz reads as stored. Drop {option('latent')}, or "
+                f"{option('model')}."
+            )
         given = [
             option(name)
             for name in ("heads", "kv_heads", "d_model", "preset", "embeddings", "weights")
@@ -107,6 +117,29 @@ class TraceOptions:
             raise AttnvizError(
                 f"{option('positions')} applies to the random layer: a model adds its own learned "
                 f"position embeddings before layer 1. Drop {option('positions')}, or {model}."
+            )
+
+    def _check_latent(self) -> None:
+        """--latent draws its own key and value matrices for every head: with none of a file's
+        weights, grouped heads or rotary positions (its width is checked against h·d_k where
+        the sizes are known, attnviz.core)."""
+        if self.latent is None:
+            return
+        latent = option("latent")
+        clashing = [
+            option(name, value)
+            for name, value in (
+                ("weights", self.weights),
+                ("kv_heads", self.kv_heads),
+                ("positions", "rope" if Positions(self.positions) is Positions.rope else None),
+            )
+            if value is not None
+        ]
+        if clashing:
+            raise AttnvizError(
+                f"{latent} draws W_DKV, W_UK and W_UV from the seed for every head, without "
+                "rotary positions (DeepSeek's decoupled rotary key is not drawn here); drop "
+                f"{' and '.join(clashing)}, or {latent}."
             )
 
 
@@ -136,7 +169,7 @@ class Options:
 # -- from the Python API's keyword arguments ----------------------------------------------------
 
 #: The keyword arguments that are whole numbers, checked in this order.
-WHOLE = ("layer", "head", "pad_to", "seed", "kv_heads", "heads", "d_model")
+WHOLE = ("layer", "head", "pad_to", "seed", "kv_heads", "heads", "d_model", "latent")
 BOOLEANS = ("words", "hide_special", "causal")
 
 
@@ -218,6 +251,13 @@ FLAGS: dict[str, Flag] = {
         "in each head by their position, base 10000, coordinate i paired with i + d_k/2).",
     ),
     "pad_to": Flag(("--pad-to",), "Pad with [PAD] tokens to N, masked as keys.", False),
+    "latent": Flag(
+        ("--latent",),
+        "Multi-head latent attention (DeepSeek-V2, V3): keys and values made from one "
+        "latent of width D_C per token, c = X·W_DKV, K = c·W_UK, V = c·W_UV; 1 <= D_C < 2·h·d_k. "
+        "Random mode, without rotary positions.",
+        False,
+    ),
     # What is shown: ViewOptions.
     "layer": Flag(
         ("--layer",),

@@ -45,6 +45,10 @@ POSITION_KEYS = ("E", "PE", "E_source", "PE_source")
 #: With rotary positions: Q and K with each pair of coordinates turned by its position's angle.
 ROPE_KEYS = ("Q_rotated", "K_rotated")
 
+#: With latent attention (attnviz.latent): its matrices, the latent, and the scores and output
+#: computed by absorption, without expanding K and V.
+LATENT_KEYS = ("W_DKV", "W_UK", "W_UV", "c", "scores_absorbed", "output_absorbed")
+
 
 def frozen_mask(mask: np.ndarray) -> np.ndarray:
     """A read-only boolean copy of a mask."""
@@ -132,6 +136,17 @@ class AttentionTrace:
     rope: Rope | None = None
     Q_rotated: FloatArray | None = None
     K_rotated: FloatArray | None = None
+    # Multi-head latent attention (DeepSeek-V2): c = X·W_DKV [n, d_c] the latent each token
+    # caches, K_i = c·W_UK[i] and V_i = c·W_UV[i] (W_UK, W_UV [h, d_c, d_k]); W_K and W_V above
+    # are then W_DKV·W_UK and W_DKV·W_UV. scores_absorbed [h, n, n] = (q·W_UK[i]ᵀ)·cᵀ and
+    # output_absorbed [n, d_model] = Σ_i weights_i·c·(W_UV[i]·W_O^(i)): the same numbers within
+    # float error, with K and V never expanded. None without a latent.
+    W_DKV: FloatArray | None = None
+    W_UK: FloatArray | None = None
+    W_UV: FloatArray | None = None
+    c: FloatArray | None = None
+    scores_absorbed: FloatArray | None = None
+    output_absorbed: FloatArray | None = None
 
     def __repr__(self) -> str:
         kind = "cross-attention" if self.is_cross else "self-attention"
@@ -166,6 +181,11 @@ class AttentionTrace:
         return self.config.d_k
 
     @property
+    def d_c(self) -> int | None:
+        """The latent's width with latent attention, else None."""
+        return None if self.c is None else int(self.c.shape[-1])
+
+    @property
     def n_kv_heads(self) -> int:
         """G, the key/value heads: h in the paper's attention; fewer in grouped-query attention,
         where W_K, W_V, K, V (and b_K, b_V) are [G, …] and h/G query heads share each."""
@@ -195,7 +215,7 @@ class AttentionTrace:
             arrays["mask"] = self.mask
         if self.X_source is not None:
             arrays["X_source"] = self.X_source
-        for key in (*POSITION_KEYS, *ROPE_KEYS):
+        for key in (*POSITION_KEYS, *ROPE_KEYS, *LATENT_KEYS):
             if getattr(self, key) is not None:
                 arrays[key] = getattr(self, key)
         return arrays
@@ -222,6 +242,8 @@ class AttentionTrace:
         sizes["d_k"] = self.d_k
         if self.rope is not None:
             sizes["rope"] = self.rope.to_dict()
+        if self.c is not None:
+            sizes["d_c"] = self.d_c
         return {
             **sizes,
             "seed": self.config.seed,

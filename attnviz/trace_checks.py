@@ -1,5 +1,6 @@
-"""What a trace's export must hold beyond its shapes: the layers export_layers stacks are of one
-sentence and one model, and every row of weights load_trace reads is a softmax row."""
+"""What a trace's export must hold: every array's shape (a latent's too), the layers
+export_layers stacks are of one sentence and one model, and every row of weights load_trace
+reads is a softmax row."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from attnviz.errors import AttnvizError, FileProblem, clipped, listed
 from attnviz.tokens import printable
-from attnviz.trace import AttentionTrace
+from attnviz.trace import LATENT_KEYS, AttentionTrace
 
 
 def check_same_layer(first: AttentionTrace, trace: AttentionTrace, index: int) -> None:
@@ -111,3 +112,63 @@ def read_mask(value: Any, path: Path) -> np.ndarray:
     if mask.dtype != bool:
         raise FileProblem(f"Trace file {path}: mask is not an array of true/false.")
     return mask
+
+
+def expected_shapes(
+    n_heads: int, g: int, d_model: int, d_k: int, n_queries: int, n_keys: int
+) -> dict[str, tuple[int, ...]]:
+    """Every array's shape in a trace of these sizes (g: the key/value heads)."""
+    return {
+        "X": (n_queries, d_model),
+        "W_Q": (n_heads, d_model, d_k),
+        "W_K": (g, d_model, d_k),
+        "W_V": (g, d_model, d_k),
+        "W_O": (n_heads * d_k, d_model),
+        "Q": (n_heads, n_queries, d_k),
+        "K": (g, n_keys, d_k),
+        "V": (g, n_keys, d_k),
+        "Q_rotated": (n_heads, n_queries, d_k),
+        "K_rotated": (g, n_keys, d_k),
+        "scores": (n_heads, n_queries, n_keys),
+        "scaled": (n_heads, n_queries, n_keys),
+        "weights": (n_heads, n_queries, n_keys),
+        "Z": (n_heads, n_queries, d_k),
+        "concat": (n_queries, n_heads * d_k),
+        "output": (n_queries, d_model),
+        "b_Q": (n_heads, d_k),
+        "b_K": (g, d_k),
+        "b_V": (g, d_k),
+        "b_O": (d_model,),
+        "X_source": (n_keys, d_model),
+        "E": (n_queries, d_model),
+        "PE": (n_queries, d_model),
+        "E_source": (n_keys, d_model),
+        "PE_source": (n_keys, d_model),
+    }
+
+
+def latent_shapes(
+    path: Path, arrays: dict[str, Any], rope: object, n_kv_heads: int
+) -> dict[str, tuple[int, ...]]:
+    """The shapes of a latent layer's arrays (attnviz.latent), when the file holds them: all of
+    them or none, one key/value head per query head, no rotary positions; {} without."""
+    held = [key for key in LATENT_KEYS if key in arrays]
+    if not held:
+        return {}
+    n_heads, d_model, d_k = arrays["W_Q"].shape
+    if len(held) != len(LATENT_KEYS) or rope is not None or n_kv_heads != n_heads:
+        raise FileProblem(
+            f"Trace file {path}: latent attention needs {', '.join(LATENT_KEYS)} together, "
+            "one key/value head per query head and no rotary positions; export it anew with "
+            "--export."
+        )
+    d_c = arrays["W_DKV"].shape[-1]
+    n_queries, n_keys = arrays["scores"].shape[-2:]
+    return {
+        "W_DKV": (d_model, d_c),
+        "W_UK": (n_heads, d_c, d_k),
+        "W_UV": (n_heads, d_c, d_k),
+        "c": (n_keys, d_c),
+        "scores_absorbed": (n_heads, n_queries, n_keys),
+        "output_absorbed": (n_queries, d_model),
+    }

@@ -35,6 +35,7 @@ from attnviz.provenance import (
 from attnviz.trace import (
     ARRAY_KEYS,
     BIAS_KEYS,
+    LATENT_KEYS,
     POSITION_KEYS,
     ROPE_KEYS,
     AttentionTrace,
@@ -42,7 +43,13 @@ from attnviz.trace import (
     frozen_mask,
     provenance_seed,
 )
-from attnviz.trace_checks import check_same_layer, check_weights, read_mask
+from attnviz.trace_checks import (
+    check_same_layer,
+    check_weights,
+    expected_shapes,
+    latent_shapes,
+    read_mask,
+)
 
 EXPORT_EXTENSIONS = (".npz", ".json")
 
@@ -97,7 +104,8 @@ def export_trace(trace: AttentionTrace, path: Path | str) -> None:
     ``source_tokens`` and ``target_tokens`` (and ``E_source``, ``PE_source``). With rotary
     positions, ``Q_rotated`` and ``K_rotated``, and the config's ``rope`` (base, pairing); with
     grouped-query attention W_K, W_V, K, V (and b_K, b_V) have G heads, and the config says
-    ``n_kv_heads`` and ``kv_head_of_each_head`` (from 0). Written atomically.
+    ``n_kv_heads`` and ``kv_head_of_each_head`` (from 0); with latent attention W_DKV, W_UK,
+    W_UV, c, scores_absorbed and output_absorbed, and the config's ``d_c``. Written atomically.
     """
     instance("trace", trace, AttentionTrace, "a trace, e.g. explain(…).trace")
     words: dict[str, Sequence[str]] = {}
@@ -294,7 +302,7 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
     if extension == ".npz":
         keys: tuple[str, ...] = ("tokens", "source_tokens", "mask", "config", *ARRAY_KEYS)
         # What a trace holds: no other key is read.
-        keys += (*BIAS_KEYS, "X_source", *POSITION_KEYS, *ROPE_KEYS)
+        keys += (*BIAS_KEYS, "X_source", *POSITION_KEYS, *ROPE_KEYS, *LATENT_KEYS)
         data: dict[str, Any] = dict(load_npz(path, "Trace", keys))
     elif extension == ".json":
         value = load_json(path, "Trace").value
@@ -313,7 +321,7 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
         raise FileProblem(f"Trace file {path}: X is not an array of numbers.") from None
     arrays = {
         key: finite_matrix(data[key], name=key, source=path, ndim=_ndim(key) + layered)
-        for key in (*ARRAY_KEYS, *BIAS_KEYS, "X_source", *POSITION_KEYS, *ROPE_KEYS)
+        for key in (*ARRAY_KEYS, *BIAS_KEYS, "X_source", *POSITION_KEYS, *ROPE_KEYS, *LATENT_KEYS)
         if key in data
     }
     mask = read_mask(data["mask"], path) if "mask" in data else None
@@ -373,6 +381,7 @@ def _words(value: Any, name: str, path: Path) -> tuple[str, ...]:
 
 _MATRICES = frozenset(
     {"X", "W_O", "concat", "output", "b_Q", "b_K", "b_V", "X_source", *POSITION_KEYS}
+    | {"W_DKV", "c", "output_absorbed"}
 )
 
 
@@ -413,39 +422,6 @@ def _check_positions(
         )
 
 
-def _expected_shapes(
-    n_heads: int, g: int, d_model: int, d_k: int, n_queries: int, n_keys: int
-) -> dict[str, tuple[int, ...]]:
-    """Every array's shape in a trace of these sizes (g: the key/value heads)."""
-    return {
-        "X": (n_queries, d_model),
-        "W_Q": (n_heads, d_model, d_k),
-        "W_K": (g, d_model, d_k),
-        "W_V": (g, d_model, d_k),
-        "W_O": (n_heads * d_k, d_model),
-        "Q": (n_heads, n_queries, d_k),
-        "K": (g, n_keys, d_k),
-        "V": (g, n_keys, d_k),
-        "Q_rotated": (n_heads, n_queries, d_k),
-        "K_rotated": (g, n_keys, d_k),
-        "scores": (n_heads, n_queries, n_keys),
-        "scaled": (n_heads, n_queries, n_keys),
-        "weights": (n_heads, n_queries, n_keys),
-        "Z": (n_heads, n_queries, d_k),
-        "concat": (n_queries, n_heads * d_k),
-        "output": (n_queries, d_model),
-        "b_Q": (n_heads, d_k),
-        "b_K": (g, d_k),
-        "b_V": (g, d_k),
-        "b_O": (d_model,),
-        "X_source": (n_keys, d_model),
-        "E": (n_queries, d_model),
-        "PE": (n_queries, d_model),
-        "E_source": (n_keys, d_model),
-        "PE_source": (n_keys, d_model),
-    }
-
-
 def _trace_from(
     path: Path,
     tokens: tuple[str, ...],
@@ -465,7 +441,8 @@ def _trace_from(
         )
     n_queries = len(tokens)
     n_keys = len(source_tokens) if source_tokens is not None else n_queries
-    expected = _expected_shapes(n_heads, g, d_model, d_k, n_queries, n_keys)
+    expected = expected_shapes(n_heads, g, d_model, d_k, n_queries, n_keys)
+    expected.update(latent_shapes(path, arrays, rope, g))
     for key, array in arrays.items():
         if array.shape != expected[key]:
             raise FileProblem(

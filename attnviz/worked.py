@@ -6,6 +6,7 @@ attnviz/lesson/steps.py numbers the steps):
     qkv     Q[h][i, c] = Σ_m X[i, m]·W_Q[h][m, c] (+ b_Q[h][c])
     rope    q_m'[a] = q_m[a]·cos(m·θ_i) − q_m[b]·sin(m·θ_i), q_m'[b] = q_m[a]·sin(m·θ_i) + …
     scores  scores[h][i, j] = q_i · k_j = Σ_c q_i[c]·k_j[c]  (q, k turned with rotary positions)
+    latent  scores[h][i, j] = (q_i·W_UK[h]ᵀ)·c_j = Σ_r q̃_i[r]·c_j[r], the key never expanded
     scaled  scaled[h][i, j] = scores[h][i, j] / √d_k
     weights w_ij = exp(s_ij) / Σ_k exp(s_ik) = exp(s_ij − m_i) / Σ_k exp(s_ik − m_i), m_i the
             row's largest allowed score (exp(−m_i) cancels); a masked key's score is −∞, and
@@ -306,6 +307,38 @@ def relative_position(trace: AttentionTrace, head: int, query: int, key: int) ->
     )
 
 
+class AbsorptionExample(NamedTuple):
+    """The latent step: one raw score by absorption, (q·W_UK[h]ᵀ)·c_jᵀ, beside q·k."""
+
+    head: int
+    query: int
+    key: int
+    q_absorbed: FloatArray  # [d_c] q_query · W_UK[head]ᵀ, the query in the latent's coordinates
+    c: FloatArray  # [d_c] the key's row of the latent
+    result: float  # the trace's scores_absorbed[head, query, key]
+    expanded: float  # the trace's scores[head, query, key]: q·k with k = c_key·W_UK[head]
+    score_difference: float  # the largest |scores − scores_absorbed|, every head and pair
+    output_difference: float  # the largest |output − output_absorbed|
+
+
+def absorption(trace: AttentionTrace, head: int, query: int, key: int) -> AbsorptionExample | None:
+    """The latent step's example, or None without a latent."""
+    if trace.c is None or trace.W_UK is None:
+        return None
+    assert trace.scores_absorbed is not None and trace.output_absorbed is not None
+    return AbsorptionExample(
+        head=head,
+        query=query,
+        key=key,
+        q_absorbed=trace.Q[head, query] @ trace.W_UK[head].T,
+        c=trace.c[key],
+        result=float(trace.scores_absorbed[head, query, key]),
+        expanded=float(trace.scores[head, query, key]),
+        score_difference=float(np.abs(trace.scores - trace.scores_absorbed).max()),
+        output_difference=float(np.abs(trace.output - trace.output_absorbed).max()),
+    )
+
+
 class HeadExamples(NamedTuple):
     """The worked examples of a head's steps (qkv to z) for one head, about one query word and the
     key it attends to most."""
@@ -318,6 +351,8 @@ class HeadExamples(NamedTuple):
     # With rotary positions: one pair turned, and the score two positions apart twice.
     rotation: RotationExample | None = None
     relative_position: RelativeExample | None = None
+    # With latent attention: a score by absorption.
+    absorption: AbsorptionExample | None = None
 
 
 def example_query(trace: AttentionTrace, selection: Selection) -> int:
@@ -374,6 +409,7 @@ def head_examples(trace: AttentionTrace, selection: Selection, head: int) -> Hea
         weighted_sum=weighted_sum(trace, head, query),
         rotation=turned,
         relative_position=None if turned is None else relative_position(trace, head, query, key),
+        absorption=absorption(trace, head, query, key),
     )
 
 

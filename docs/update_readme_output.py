@@ -1,6 +1,7 @@
 """Paste real output into README.md and docs/*.md: the first steps of ``attnviz explain "I am
 good" --focus I`` and its focus view, the top of the first scores table of the 11-word sentence
-at 80 columns, what ``attnviz train coref`` shows, and ``attnviz generate``'s lesson.
+at 80 columns, what ``attnviz train coref`` shows, docs/modern.md's latent step, and
+``attnviz generate``'s and ``attnviz lens``'s lessons.
 
 Run after a change of output: ``python docs/update_readme_output.py``. Each block is found by its
 first line in whichever page holds it; tests/e2e/test_readme.py checks they match the real output.
@@ -114,6 +115,14 @@ def lesson_blocks() -> dict[str, list[str]]:
     }
 
 
+def latent_block() -> dict[str, list[str]]:
+    """docs/modern.md's latent step of the 11-word sentence, up to its K and V tables."""
+    lines = real_output((IT_SENTENCE, "--latent", "6", "--steps", "3"))
+    start = next(i for i, line in enumerate(lines) if "Latent attention" in line)
+    end = next(i for i, line in enumerate(lines) if line.startswith("K₁ = c·W_UK₁"))
+    return {"Step 3 · Latent attention": lines[start:end]}
+
+
 def generate_blocks() -> dict[str, list[str]]:
     """``attnviz generate`` with the induction model, whole, and SmolLM2's first token."""
     induction = command_output(["generate", "j k l a b c d e a b", "--tokens", "3"], 80)
@@ -138,7 +147,7 @@ def generate_blocks() -> dict[str, list[str]]:
 
 
 def main() -> None:
-    blocks = {**lesson_blocks(), **training_blocks(), **generate_blocks()}
+    blocks = {**lesson_blocks(), **training_blocks(), **latent_block(), **generate_blocks()}
     texts = {page: page.read_text(encoding="utf-8") for page in PAGES}
     for starts_with, lines in blocks.items():
         holding = [page for page, text in texts.items() if "```text\n" + starts_with in text]

@@ -150,8 +150,8 @@ def _first_token_sink(lesson: LessonWriter) -> None:
 
 
 def _sizes(lesson: LessonWriter) -> None:
-    """d_model, h, d_k; with grouped-query attention G; with rotary positions their base and
-    pairing."""
+    """d_model, h, d_k; with grouped-query attention G; with a latent its width and what a cache
+    keeps; with rotary positions their base and pairing."""
     trace = lesson.trace
     lesson.say(
         f"Sizes: d_model = {trace.d_model}, h = {plural(trace.n_heads, 'head')}, "
@@ -163,6 +163,13 @@ def _sizes(lesson: LessonWriter) -> None:
             else ""
         )
     )
+    if trace.d_c is not None:
+        n, d_c = len(trace.key_tokens), trace.d_c
+        lesson.say(
+            f"Keys and values: multi-head latent attention, from one latent c = X·W_DKV of "
+            f"d_c = {d_c} numbers a token, K_i = c·W_UK_i, V_i = c·W_UV_i; a cache keeps "
+            f"n·d_c = {n * d_c:,} numbers against 2·n·h·d_k = {2 * n * trace.n_heads * trace.d_k:,}"
+        )
     if trace.rope is not None:
         lesson.say(
             f"Positions: rotary (RoPE), base {trace.rope.base:g}, "

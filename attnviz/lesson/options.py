@@ -104,7 +104,7 @@ def parse_steps(spec: str, trace: Any = None) -> frozenset[int]:
     named = optional_numbers(steps, trace)
     # Without a trace (the options, read before any work) a number any lesson has passes; the
     # lesson checks it again against its own steps (a trace with rope has one more).
-    plain = len(numbered(steps, trace)) if trace is not None else sum(not s.optional for s in steps)
+    plain = len(numbered(steps, trace)) if trace is not None else _most_plain(steps)
     numbers: set[int] = set()
     given = option("steps", metavar=quoted(spec))
     for part in spec.replace(" ", "").split(","):
@@ -148,12 +148,27 @@ def _which(steps: tuple[Step, ...], trace: Any = None) -> str:
     view)"), so that the message holds whichever lesson it refuses."""
     which = _range(steps, trace)
     if trace is None:
-        which += "".join(
-            f" (with {condition(step)} {_range(steps, assume=(step.key,), said=False)})"
-            for step in steps
-            if step.when is not None and not step.optional
-        )
+        # Lessons with one conditional step each (rotary positions, a latent): those whose
+        # steps number alike are said together.
+        ranges: dict[str, list[str]] = {}
+        for step in _conditional(steps):
+            ranges.setdefault(_range(steps, assume=(step.key,), said=False), []).append(
+                condition(step)
+            )
+        which += "".join(f" (with {' or '.join(c)} {r})" for r, c in ranges.items())
     return which
+
+
+def _conditional(steps: tuple[Step, ...]) -> list[Step]:
+    return [step for step in steps if step.when is not None and not step.optional]
+
+
+def _most_plain(steps: tuple[Step, ...]) -> int:
+    """The most plain steps a lesson can have, before its trace says which it has: every
+    lesson's, and one conditional step's (no trace has two: rotary positions and a latent
+    are refused together)."""
+    counts = [len(numbered(steps, assume=(step.key,))) for step in _conditional(steps)]
+    return max([len(numbered(steps)), *counts])
 
 
 def _range(

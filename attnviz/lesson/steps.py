@@ -69,6 +69,15 @@ STEPS: tuple[Step, ...] = (
         examples=("projection",),
     ),
     Step(
+        "latent",
+        "Latent attention: K and V made from one shared latent",
+        "K and V from the latent c",
+        per_head=True,
+        arrays=("W_DKV", "c", "W_UK", "W_UV", "scores_absorbed", "output_absorbed"),
+        examples=("absorption",),
+        when=lambda trace: trace.c is not None,
+    ),
+    Step(
         "rope",
         "Rotary positions: q and k turned by their position",
         "q and k turned by their position",

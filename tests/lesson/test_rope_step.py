@@ -160,7 +160,8 @@ def test_a_step_refused_before_any_trace_is_refused_in_both_numberings() -> None
     refused = str(pytest.raises(AttnvizError, LessonOptions, steps=str(focus + 1)).value)
     assert (
         f"there is no step {focus + 1}; the steps are 1 to {last_plain_number(STEPS)}, and "
-        f"{focus_number(STEPS)} is the focus view (with rotary positions 1 to "
+        f"{focus_number(STEPS)} is the focus view (with latent attention or rotary positions "
+        f"1 to "
         f"{last_plain_number(STEPS, turned)}, and {focus} is the focus view)."
     ) in refused
     with pytest.raises(AttnvizError, match=f"step {focus} is the focus view.*steps 1-{focus - 1}"):

@@ -83,6 +83,7 @@ def heatmap_text(
         f"d_model {trace.d_model}, {plural(trace.n_heads, 'head')}, d_k {trace.d_k}"
         + (f", {plural(trace.n_kv_heads, 'key/value head')}" if trace.is_grouped else ""),
         *(["rotary positions (RoPE)"] if trace.rope is not None else []),
+        *([f"K and V from a latent of d_c {trace.d_c}"] if trace.d_c is not None else []),
     ]
     cross = ["cross-attention"] if trace.is_cross else []
     return FigureText(

@@ -32,7 +32,7 @@ from attnviz.trace import AttentionTrace
 AS_WRITTEN = frozenset({"blockwise"})
 
 #: Worked examples about one word and position whatever word the page picks: shown as written.
-FIXED_EXAMPLES = frozenset({"rotation", "relative_position", "blockwise"})
+FIXED_EXAMPLES = frozenset({"rotation", "relative_position", "absorption", "blockwise"})
 
 
 def page_steps(
