@@ -254,6 +254,7 @@ MISUSES: list[tuple[str, Call, str]] = [
         "give window=W too",
     ),
     ("generate(sinks='yes')", lambda e, f: attnviz.generate("a b", sinks="yes"), "True or False"),
+    ("generate(lens=1)", lambda e, f: attnviz.generate("a b", lens=1), "True or False"),
     ("lens(None)", lambda e, f: attnviz.lens(None), "give the sentence as a string"),
     ("lens(top=0)", lambda e, f: attnviz.lens("a b", top=0), "top=0: show 1 to 20"),
     ("lens(focus=3)", lambda e, f: attnviz.lens("a b", focus=3), "focus=3: give a string"),

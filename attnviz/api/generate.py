@@ -45,6 +45,7 @@ class GenerateRequest:
     window: int | None = None  # a sliding cache of this many tokens a layer
     keep_first: int = 0  # the first tokens the sliding cache always keeps
     sinks: bool = False  # also the first token's weight, value size and share, layer by layer
+    lens: bool = False  # also each token's logit lens: from which layer on it is the top reading
 
     def __post_init__(self) -> None:
         from attnviz import arguments as check
@@ -56,7 +57,7 @@ class GenerateRequest:
         check.given(tokens=self.tokens, seed=self.seed, head=self.head)
         check.whole(top_k=self.top_k, layer=self.layer, window=self.window)
         check.given(keep_first=self.keep_first)
-        check.flags(sinks=self.sinks)
+        check.flags(sinks=self.sinks, lens=self.lens)
         self._check_window()
         for name, value in (("temperature", self.temperature), ("top_p", self.top_p)):
             if value is not None and (
@@ -170,6 +171,7 @@ def generation(
         window=None if request.window is None else Window(request.window, request.keep_first),
     )
     stream = TextStream(pieces, loaded.separator)
+    telling_lens = telling.lens
     texts: list[str] = []
     shown_labels = list(labels)
 
@@ -177,6 +179,14 @@ def generation(
         text = stream.add(token.choice.chosen)
         texts.append(text)
         names = [piece_text(pieces, int(i), loaded.separator) for i in token.choice.shown]
+        if token.states is not None:
+            from attnviz.generation.lens import read_layers
+
+            reading = read_layers(list(token.states), decoder, 1, follow=token.choice.chosen)
+            lens_names = [
+                piece_text(pieces, int(row[0]), loaded.separator) for row in reading.top_ids
+            ]
+            telling_lens[token.number] = (reading, lens_names)
         if on_token is not None:
             on_token(telling, token, tuple(shown_labels), text, names)
         shown_labels.append(label(text))
@@ -190,7 +200,14 @@ def generation(
         window = telling.window
         steps = collect(
             generated_tokens(
-                decoder, ids, request.tokens, sampling, request.seed, end=end, window=window
+                decoder,
+                ids,
+                request.tokens,
+                sampling,
+                request.seed,
+                end=end,
+                window=window,
+                lens=request.lens,
             ),
             told,
         )
@@ -305,6 +322,7 @@ def generate(
     window: int | None = None,
     keep_first: int = 0,
     sinks: bool = False,
+    lens: bool = False,
 ) -> Generation:
     """Write ``tokens`` new tokens after ``prompt`` with a decoder, as ``attnviz generate`` does:
     greedy by default, or sampled (``temperature``, ``top_k``, ``top_p``) from numpy's
@@ -312,7 +330,8 @@ def generate(
     are in the result, and ``result.proof`` compares them with one pass over the whole text.
     ``window``: a sliding cache of that many tokens, keeping the ``keep_first`` first ones (and
     ``result.held``: the prompt read with the whole cache and windows keeping and dropping
-    them); ``sinks``: ``result.first_token``, the first token's weight, value size and share.
+    them); ``sinks``: ``result.first_token``, the first token's weight, value size and share;
+    ``lens``: each token's ``states``, its query's residual stream after every layer.
 
     >>> import attnviz
     >>> result = attnviz.generate("j k l a b c d e a b", tokens=3)
@@ -333,6 +352,7 @@ def generate(
         window=window,
         keep_first=keep_first,
         sinks=sinks,
+        lens=lens,
     )
     result, _ = generation(request, load_decoder(model, dtype))
     return result

@@ -91,6 +91,14 @@ SinksOption = Annotated[
     ),
 ]
 
+LensOption = Annotated[
+    bool,
+    typer.Option(
+        "--lens",
+        help="Also each token's logit lens: from which layer on it is the top reading.",
+    ),
+]
+
 ExportOption = Annotated[
     Optional[Path],  # noqa: UP045
     typer.Option("--export", help="Save every step's numbers: a .npz file.", dir_okay=False),
@@ -112,6 +120,7 @@ def generate(
     window: WindowOption = None,
     keep_first: KeepFirstOption = 0,
     sinks: SinksOption = False,
+    lens: LensOption = False,
     export: ExportOption = None,
 ) -> None:
     """Write text with a decoder, token by token: each new token's query against the K/V
@@ -139,6 +148,7 @@ def generate(
         window=window,
         keep_first=keep_first,
         sinks=sinks,
+        lens=lens,
     )
     command.run(request, surface(), pace=pace, export=export)
 

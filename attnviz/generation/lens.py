@@ -28,14 +28,18 @@ class LensReading:
 
     top_ids: np.ndarray  # [layers + 1, top] the most likely tokens, most likely first
     top_probabilities: FloatArray  # [layers + 1, top]
-    final_rank: np.ndarray  # [layers + 1] the rank (from 1) of the last layer's top token
+    final_rank: np.ndarray  # [layers + 1] the rank (from 1) of the last layer's top token (or
+    # of the token followed)
     final_probability: FloatArray  # [layers + 1] its probability at each layer
     position: int  # the position read
 
 
-def read_layers(states: Sequence[FloatArray], decoder: Decoder, top: int) -> LensReading:
+def read_layers(
+    states: Sequence[FloatArray], decoder: Decoder, top: int, follow: int | None = None
+) -> LensReading:
     """The lens over ``states`` (one residual-stream vector [d_model] per layer, the embedding
-    first) at one position."""
+    first) at one position; the rank and probability of token ``follow`` at each layer (by
+    default the last layer's top token)."""
     ids, probabilities = [], []
     every = []
     for state in states:
@@ -45,7 +49,7 @@ def read_layers(states: Sequence[FloatArray], decoder: Decoder, top: int) -> Len
         ids.append(order[:top])
         probabilities.append(p[order[:top]])
         every.append((p, order))
-    final = int(ids[-1][0])
+    final = int(ids[-1][0]) if follow is None else follow
     rank = [int(np.flatnonzero(order == final)[0]) + 1 for _, order in every]
     final_p = [float(p[final]) for p, _ in every]
     return LensReading(

@@ -35,6 +35,9 @@ class GeneratedToken:
     hidden: FloatArray  # [d_model] the last hidden state (after the final norm) at the query
     logits: FloatArray  # [V]
     choice: Choice
+    # The residual stream at the query after each layer (the embedding first), [layers + 1,
+    # d_model], when the logit lens was asked for; else None.
+    states: FloatArray | None = None
 
 
 @dataclass(frozen=True)
@@ -78,15 +81,18 @@ def generated_tokens(
     *,
     end: frozenset[int] = frozenset(),
     window: Window | None = None,
+    lens: bool = False,
 ) -> Iterator[GeneratedToken]:
     """Up to ``count`` new tokens after ``prompt``, one at a time as each is chosen; stops after
     a token of ``end`` (the model's end of text). Sampling draws from a numpy Generator seeded
-    with ``seed``, one number per token. ``window``: a sliding cache instead of the whole."""
+    with ``seed``, one number per token. ``window``: a sliding cache instead of the whole.
+    ``lens``: keep each query's residual stream after every layer (for the logit lens)."""
     rng = None if sampling.greedy else np.random.default_rng(seed)
     cache = new_cache(decoder, len(prompt) + count, window)
     fed, start = list(prompt), 0
     for number in range(1, count + 1):
-        final, logits, attention = run_block(decoder, fed, cache, start)
+        states: list[FloatArray] | None = [] if lens else None
+        final, logits, attention = run_block(decoder, fed, cache, start, states=states)
         choice = choose(logits[-1], sampling, rng)
         layers = range(decoder.n_layers)
         yield GeneratedToken(
@@ -100,6 +106,7 @@ def generated_tokens(
             hidden=final[-1],
             logits=logits[-1],
             choice=choice,
+            states=None if states is None else np.concatenate(states),
         )
         if choice.chosen in end:
             return

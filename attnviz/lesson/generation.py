@@ -6,7 +6,8 @@ then the proof that the cache changed nothing. Every figure is read from the run
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +39,9 @@ class Telling:
     n_heads: int
     dtype: str  # "float32"
     window: Window | None = None  # a sliding cache
+    # By token number, its logit lens (generation.lens.LensReading, following the token chosen)
+    # and the text of each layer's top reading, when --lens asked for it.
+    lens: dict[int, tuple[Any, list[str]]] = field(default_factory=dict)
 
 
 def shown(text: str) -> str:
@@ -208,6 +212,41 @@ def token_blocks(
         Paragraph((Span(_heads_sentence(telling, token, held)),)),
         Paragraph((Span("The cache now. " + cache_sentence(token.cache, telling.dtype)),)),
         *choice_blocks(token.choice, names, chosen),
+        *lens_paragraph(telling.lens.get(j), chosen),
+    ]
+
+
+def lens_paragraph(found: tuple[Any, list[str]] | None, chosen: str) -> list[Block]:
+    """--lens: the residual stream at the query after each layer read through the output layer,
+    and from which layer on the token chosen is the top reading."""
+    if found is None:
+        return []
+    reading, names = found
+    ranks = [int(r) for r in reading.final_rank]
+    layers = len(ranks) - 1
+
+    def layer_name(index: int) -> str:
+        return "the embedding" if index == 0 else f"layer {index}"
+
+    tops = "; ".join(
+        f"{layer_name(i)} {names[i]!r} {float(reading.top_probabilities[i, 0]):.2f}"
+        for i in range(max(0, layers - 3), layers + 1)
+    )
+    if ranks[-1] != 1:
+        settled = f"it is not the last layer's top reading (rank {ranks[-1]}: it was sampled)"
+    else:
+        first = next(i for i in range(len(ranks)) if all(r == 1 for r in ranks[i:]))
+        settled = f"it is the top reading from {layer_name(first)} on"
+    return [
+        Paragraph(
+            (
+                Span(
+                    f"The logit lens (the stream at the query after each layer read through the "
+                    f"output layer; the middle layers were not trained to be read so): "
+                    f"{shown(chosen)}: {settled}. The top readings of the last layers: {tops}."
+                ),
+            )
+        )
     ]
 
 

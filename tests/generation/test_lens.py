@@ -32,6 +32,23 @@ def test_each_layers_reading_is_its_residual_stream_through_the_output_layer() -
         assert reading.final_rank[row] == int(np.flatnonzero(order == final)[0]) + 1
 
 
+def test_the_lens_kept_while_generating_is_the_lens_of_the_whole_text() -> None:
+    """--lens keeps each query's residual stream as the cached pass goes; read through the
+    output layer it is the logit lens of the whole sequence at that position."""
+    from attnviz.generation.lens import read_layers
+
+    loaded = load_decoder("induction", "float64")
+    ids = loaded.tokenizer(TEXT, loaded.toy_config).ids
+    tokens = collect(generated_tokens(loaded.decoder, ids, 3, Sampling(), None, lens=True))
+    fed = [*ids, *(t.choice.chosen for t in tokens[:-1])]
+    for token in tokens:
+        assert token.states is not None
+        cached = read_layers(list(token.states), loaded.decoder, 4, follow=token.choice.chosen)
+        whole = logit_lens(loaded.decoder, fed, token.query_position, top=4)
+        assert cached.top_ids.tolist() == whole.top_ids.tolist()
+        np.testing.assert_allclose(cached.top_probabilities, whole.top_probabilities, atol=1e-12)
+
+
 def test_the_last_layers_reading_is_the_next_token_distribution() -> None:
     loaded = load_decoder("induction", "float32")
     ids = loaded.tokenizer(TEXT, loaded.toy_config).ids
