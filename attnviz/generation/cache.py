@@ -30,7 +30,7 @@ class CacheSize:
     """The cache's shape [layers, G, t, d_k] (for K and again for V) and its size."""
 
     layers: int
-    kv_heads: int  # G
+    key_value_heads: int  # G
     tokens: int  # t, the tokens held
     d_k: int
     itemsize: int  # bytes per number
@@ -38,7 +38,7 @@ class CacheSize:
 
     @property
     def numbers(self) -> int:
-        return 2 * self.layers * self.kv_heads * self.tokens * self.d_k
+        return 2 * self.layers * self.key_value_heads * self.tokens * self.d_k
 
     @property
     def bytes(self) -> int:
@@ -47,7 +47,7 @@ class CacheSize:
     @property
     def without_grouping(self) -> int:
         """The bytes with one key/value head per query head (h for G)."""
-        return self.bytes * self.query_heads // self.kv_heads
+        return self.bytes * self.query_heads // self.key_value_heads
 
 
 def visible(
@@ -75,7 +75,7 @@ class KVCache:
     def __init__(
         self,
         layers: int,
-        kv_heads: int,
+        key_value_heads: int,
         d_k: int,
         capacity: int,
         dtype: type,
@@ -84,7 +84,7 @@ class KVCache:
         window: int | None = None,
         keep_first: int = 0,
     ) -> None:
-        shape = (layers, kv_heads, capacity, d_k)
+        shape = (layers, key_value_heads, capacity, d_k)
         self._keys: FloatArray = np.empty(shape, dtype)
         self._values: FloatArray = np.empty(shape, dtype)
         self._positions = np.empty((layers, capacity), dtype=np.int64)
@@ -139,10 +139,10 @@ class KVCache:
 
     @property
     def size(self) -> CacheSize:
-        layers, kv_heads, _, d_k = self._keys.shape
+        layers, key_value_heads, _, d_k = self._keys.shape
         return CacheSize(
             layers,
-            kv_heads,
+            key_value_heads,
             self._lengths[-1],
             d_k,
             self._keys.dtype.itemsize,

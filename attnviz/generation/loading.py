@@ -114,13 +114,19 @@ def _llama_decoder(source: Any, config: Any, kind: Any, dtype: type) -> LoadedDe
     return LoadedDecoder(
         decoder,
         source.name,
-        f"a {kind.description}",
+        _family(kind, config),
         tokenizer,
         None,
         "",
         end_ids=_end_ids(source, config),
         final_norm="the final RMSNorm",
     )
+
+
+def _family(kind: Any, config: Any) -> str:
+    """ "a Llama-family decoder", and when its config.json says so, that its weights are random."""
+    untrained = "" if config.trained else " whose weights are random, untrained (a test model)"
+    return f"a {kind.description}{untrained}"
 
 
 def _end_ids(source: Any, config: Any) -> frozenset[int]:
@@ -162,7 +168,7 @@ def _gpt2_decoder(source: Any, config: Any, kind: Any, dtype: type) -> LoadedDec
     return LoadedDecoder(
         decoder,
         source.name,
-        f"a {kind.description}",
+        _family(kind, config),
         source.tokenizer(),
         None,
         "",

@@ -142,16 +142,17 @@ def how(sampling: Sampling, seed: int | None) -> str:
 
 def cache_sentence(cache: CacheSize, dtype: str) -> str:
     """ "It holds K and V of [L layers, G key/value heads, t tokens, d_k] each: N numbers, B." """
+    heads, tokens = cache.key_value_heads, cache.tokens
     return (
-        f"It holds K and V of shape [{cache.layers} layers, {cache.kv_heads} key/value "
-        f"head{'s' * (cache.kv_heads != 1)}, {cache.tokens} token{'s' * (cache.tokens != 1)}, "
+        f"It holds K and V of shape [{cache.layers} layers, {heads} key/value "
+        f"head{'s' * (heads != 1)}, {tokens} token{'s' * (tokens != 1)}, "
         f"{cache.d_k}] each: {cache.numbers:,} numbers, {human_size(cache.bytes)} in {dtype}."
     )
 
 
 def grouping_sentence(cache: CacheSize, dtype: str) -> str:
     """What grouped-query attention saves, or that every head keeps its own K and V."""
-    h, g = cache.query_heads, cache.kv_heads
+    h, g = cache.query_heads, cache.key_value_heads
     if h == 1:
         return (
             f"With one head, the cache grows by 2 × {cache.layers} × {cache.d_k} = "

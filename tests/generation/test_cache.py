@@ -10,7 +10,7 @@ from attnviz.generation.cache import KVCache, visible
 
 
 def test_appended_rows_are_read_back_in_order_and_the_size_counts_them() -> None:
-    cache = KVCache(layers=2, kv_heads=3, d_k=4, capacity=6, dtype=np.float32, query_heads=9)
+    cache = KVCache(layers=2, key_value_heads=3, d_k=4, capacity=6, dtype=np.float32, query_heads=9)
     rng = np.random.default_rng(0)
     blocks = [rng.normal(size=(2, 3, m, 4)).astype(np.float32) for m in (3, 1, 2)]
     start = 0
@@ -26,14 +26,14 @@ def test_appended_rows_are_read_back_in_order_and_the_size_counts_them() -> None
             cache.values(layer), np.concatenate([b[1] - layer for b in blocks], axis=1)
         )
     size = cache.size
-    assert (size.layers, size.kv_heads, size.tokens, size.d_k) == (2, 3, 6, 4)
+    assert (size.layers, size.key_value_heads, size.tokens, size.d_k) == (2, 3, 6, 4)
     assert size.numbers == 2 * 2 * 3 * 6 * 4
     assert size.bytes == size.numbers * 4
     assert size.without_grouping == size.bytes * 3  # 9 query heads for 3 key/value heads
 
 
 def test_a_view_taken_earlier_still_holds_its_rows_after_more_are_appended() -> None:
-    cache = KVCache(layers=1, kv_heads=1, d_k=2, capacity=4, dtype=np.float64, query_heads=1)
+    cache = KVCache(layers=1, key_value_heads=1, d_k=2, capacity=4, dtype=np.float64, query_heads=1)
     cache.append(0, np.ones((1, 2, 2)), np.ones((1, 2, 2)), 0)
     earlier = cache.keys(0)
     cache.append(0, np.full((1, 1, 2), 5.0), np.zeros((1, 1, 2)), 2)

@@ -48,6 +48,12 @@ def test_a_folder_whose_output_layer_is_missing_is_refused(tmp_path: Path) -> No
 
 
 @needs_model
+def test_a_test_models_random_weights_are_said() -> None:
+    assert "whose weights are random, untrained" in load_decoder(str(MODELS / "tiny_gpt2")).family
+    assert "random" not in load_decoder("induction").family
+
+
+@needs_model
 def test_a_tied_folder_unembeds_with_its_token_table() -> None:
     loaded = load_decoder(str(MODELS / "tiny_llama"))
     decoder = loaded.decoder

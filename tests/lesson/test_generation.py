@@ -32,7 +32,7 @@ def text(blocks: list[object]) -> str:
 
 
 def test_the_cache_sentence_counts_k_and_v_of_every_layer() -> None:
-    size = CacheSize(layers=30, kv_heads=3, tokens=5, d_k=64, itemsize=4, query_heads=9)
+    size = CacheSize(layers=30, key_value_heads=3, tokens=5, d_k=64, itemsize=4, query_heads=9)
     said = cache_sentence(size, "float32")
     assert "[30 layers, 3 key/value heads, 5 tokens, 64]" in said
     assert f"{2 * 30 * 3 * 5 * 64:,} numbers" in said and "230 kB in float32" in said
