@@ -208,6 +208,12 @@ class AttentionTrace:
         return ~self.mask
 
     @property
+    def window(self) -> int | None:
+        """W of a sliding window on the causal mask (word i reads words i − W + 1 … i), as the
+        provenance records it; None without one."""
+        return self.provenance.masking.window
+
+    @property
     def has_biases(self) -> bool:
         return self.b_Q is not None
 
@@ -222,6 +228,8 @@ class AttentionTrace:
         sizes["d_k"] = self.d_k
         if self.rope is not None:
             sizes["rope"] = self.rope.to_dict()
+        if self.window is not None:
+            sizes["window"] = self.window  # as the provenance's masking records it
         return {
             **sizes,
             "seed": self.config.seed,

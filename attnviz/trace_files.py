@@ -29,7 +29,7 @@ from attnviz.provenance import (
     Provenance,
     WeightsKind,
     WeightsOrigin,
-    require_padding,
+    require_masking,
     require_positions,
 )
 from attnviz.trace import (
@@ -481,7 +481,7 @@ def _trace_from(
             "d_model."
         )
     require_positions(f"Trace file {path}", provenance, n_queries)
-    require_padding(f"Trace file {path}", provenance.masking.padding, mask, n_queries, n_keys)
+    require_masking(f"Trace file {path}", provenance.masking, mask, n_queries, n_keys)
     try:
         config = AttentionConfig(
             d_model=d_model, n_heads=n_heads, seed=provenance_seed(provenance), n_kv_heads=g

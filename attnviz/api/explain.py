@@ -182,6 +182,7 @@ def explain(
     positions: str = "none",
     pad_to: int | None = None,
     kv_heads: int | None = None,
+    window: int | None = None,
 ) -> Explanation:
     """Every step of multi-head self-attention on ``sentence``, as ``attnviz explain`` computes
     it; the options are its options (``pad_to=16`` for ``--pad-to 16``).
@@ -192,7 +193,9 @@ def explain(
     ``"minilm"`` or ``"gpt2"`` or a model folder, whose ``layer``
     (from 1, the last by default) is shown. ``head``, ``focus``, ``words`` and ``hide_special``
     say what the lesson, the heatmap and a notebook show. ``positions="rope"`` rotates q and k;
-    ``kv_heads=G`` shares each key/value head among h/G query heads. Returns an Explanation:
+    ``kv_heads=G`` shares each key/value head among h/G query heads; ``window=W`` (with
+    ``causal=True``, or a decoder model) lets each token read only itself and the W − 1 before
+    it. Returns an Explanation:
     ``.trace`` is the layer's AttentionTrace; in a notebook it shows its lesson.
 
     >>> import attnviz
@@ -223,5 +226,6 @@ def explain(
         positions=positions,
         pad_to=pad_to,
         kv_heads=kv_heads,
+        window=window,
     )
     return told(explained(sentence, options))

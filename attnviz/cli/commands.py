@@ -137,7 +137,7 @@ def cross(
             help="The target sentence (queries).", metavar="TARGET", callback=typed_text
         ),
     ],
-    trace_options: Annotated[TraceOptions, Leave("model", "dtype", "pad_to", "causal")],
+    trace_options: Annotated[TraceOptions, Leave("model", "dtype", "pad_to", "causal", "window")],
     view: Annotated[
         ViewOptions,
         Leave("hide_special", "words"),

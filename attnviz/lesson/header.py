@@ -41,6 +41,14 @@ def write(lesson: LessonWriter) -> None:
     _sizes(lesson)
     lesson.say("Embeddings: ", printable(provenance.embeddings.describe()))
     lesson.say("Weights: ", printable(provenance.weights.describe()))
+    window = provenance.masking.window
+    if window is not None:
+        lesson.say(
+            f"Mask: causal, within a sliding window of W = {window}: each token reads "
+            + ("itself alone" if window == 1 else f"itself and at most {window - 1} before it")
+            + (" in every layer" if provenance.weights.n_layers else "")
+            + f" (step {lesson.step_label('window')})."
+        )
     if provenance.weights.is_random:
         lesson.note(
             "Note: the weights are random, not learned. The patterns below come from "

@@ -148,11 +148,15 @@ def _which(steps: tuple[Step, ...], trace: Any = None) -> str:
     view)"), so that the message holds whichever lesson it refuses."""
     which = _range(steps, trace)
     if trace is None:
+        conditional = [step for step in steps if step.when is not None and not step.optional]
         which += "".join(
             f" (with {condition(step)} {_range(steps, assume=(step.key,), said=False)})"
-            for step in steps
-            if step.when is not None and not step.optional
+            for step in conditional
         )
+        if len(conditional) > 1:  # a lesson may have them all: its numbers go furthest
+            every = tuple(step.key for step in conditional)
+            names = " and ".join(condition(step) for step in conditional)
+            which += f" (with {names} {_range(steps, assume=every, said=False)})"
     return which
 
 
