@@ -109,9 +109,8 @@ def hidden_row(lesson: LessonWriter) -> None:
     """One row of the first head shown: its hidden keys at −∞, their weights exactly 0."""
     trace = lesson.trace
     assert trace.mask is not None and trace.window is not None
-    rows = [
-        i for i in range(n_real_tokens(trace)) if not trace.mask[i, : i + 1 - trace.window].all()
-    ]
+    # The rows with an earlier key outside the window: keys 0 … i − W, from row W on.
+    rows = [i for i in range(trace.window, n_real_tokens(trace)) if not trace.mask[i, :i].all()]
     if not rows:
         return
     row = lesson.example if lesson.example in rows else rows[-1]
@@ -122,9 +121,15 @@ def hidden_row(lesson: LessonWriter) -> None:
     total = float(trace.weights[head, row, read].sum())
     shown = listed([names[j] for j in hidden])
     lesson.say(
-        f"In head {head + 1}, row '{names[row]}': the scores of {shown} (earlier, but outside "
-        f"the window) become −∞, exp(−∞) = 0, and their weights are "
-        f"{'exactly 0' if zero else 'not 0'}; the {plural(len(read), 'key')} it reads share "
+        f"In head {head + 1}, row '{names[row]}': "
+        + (
+            f"the score of {shown} (earlier, but outside the window) becomes −∞, exp(−∞) = 0, "
+            f"and its weight is {'exactly 0' if zero else 'not 0'}"
+            if len(hidden) == 1
+            else f"the scores of {shown} (earlier, but outside the window) become −∞, "
+            f"exp(−∞) = 0, and their weights are {'exactly 0' if zero else 'not 0'}"
+        )
+        + f"; the {plural(len(read), 'key')} it reads share "
         f"the whole row: their weights sum to {lesson.number(total)}."
     )
 

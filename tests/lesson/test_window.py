@@ -5,6 +5,7 @@ page, the notebook display and the heatmap."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -14,9 +15,11 @@ from render.analysed import analysed
 import attnviz
 from attnviz.core import trace_with_options
 from attnviz.lesson.blocks import Matrix, Paragraph
+from attnviz.lesson.examples import position_labels
 from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import STEPS, numbered, step_number
 from attnviz.lesson.window import cache_sentence
+from attnviz.lesson.writer import listed
 from attnviz.options import TraceOptions
 from attnviz.render.page.page_data import page_data
 from attnviz.selection import ViewOptions, select
@@ -81,6 +84,32 @@ def test_the_hidden_scores_are_minus_infinity_and_their_weights_exactly_zero() -
         "row 'it': the scores of The:1, animal, didn't and cross (earlier, but outside the "
         "window) become −∞, exp(−∞) = 0, and their weights are exactly 0"
     ) in " ".join(said.split())
+
+
+@pytest.mark.parametrize("focus", ["The", "animal", "it", "tired"])
+def test_every_window_and_example_word_writes_a_true_row(focus: str) -> None:
+    """Whatever word the lesson follows, the row it works out has keys outside the window:
+    the example's own row from W on, else the last row; none when the window hides nothing."""
+    for window in (1, 2, 4, 7, 11, 12):  # each side of every example row, and past n
+        trace = traced(causal=True, window=window)
+        selection = select(trace, ViewOptions(focus=focus))
+        spec = str(step_number("window", trace))
+        blocks = lesson(trace, selection, LessonOptions(steps=spec))
+        said = " ".join(
+            "".join(span.text for span in b.spans) for b in blocks if isinstance(b, Paragraph)
+        )
+        row = trace.tokens.index(focus)
+        named = re.search(r"row '([^']+)': the scores? of (.+?) \(earlier", said)
+        if window >= trace.n_tokens:
+            assert named is None and "hides nothing here" in said
+            continue
+        assert named is not None, said
+        expected = row if row >= window else trace.n_tokens - 1
+        labels, _ = position_labels(trace)
+        assert named.group(1) == labels[expected]
+        # keys 0 … i − W, each hidden: "a, b and c" names them all, in order
+        assert named.group(2) == listed(list(labels[: expected - window + 1]))
+        assert (trace.weights[:, expected, : expected - window + 1] == 0.0).all()
 
 
 def test_the_cache_sentence_is_its_own_arithmetic() -> None:
@@ -149,7 +178,8 @@ def test_the_slides_and_the_notebook_show_the_window() -> None:
     assert html.count("masked") >= hidden * shown.trace.n_heads
 
 
-def test_the_page_command_and_the_heatmap_take_the_window(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_the_page_command_takes_the_window(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from attnviz.cli import app
