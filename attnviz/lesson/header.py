@@ -46,7 +46,7 @@ def write(lesson: LessonWriter) -> None:
         lesson.say(
             f"Mask: causal, within a sliding window of W = {window}: each token reads "
             + ("itself alone" if window == 1 else f"itself and at most {window - 1} before it")
-            + (" in every layer" if provenance.weights.n_layers else "")
+            + (" in this layer" if provenance.weights.n_layers else "")
             + f" (step {lesson.step_label('window')})."
         )
     if provenance.weights.is_random:

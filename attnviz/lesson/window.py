@@ -58,7 +58,7 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     lesson.say(counts_sentence(trace, n_real))
     hidden_row(lesson)
     lesson.say(cache_sentence(trace, n_real))
-    lesson.say(models_sentence(trace))
+    lesson.say(models_sentence(lesson))
 
 
 def reach(window: int) -> str:
@@ -160,16 +160,21 @@ def cache_sentence(trace: AttentionTrace, n_real: int) -> str:
     )
 
 
-def models_sentence(trace: AttentionTrace) -> str:
-    """What Mistral and Gemma use the window for, and how far stacked layers reach."""
+def models_sentence(lesson: LessonWriter) -> str:
+    """What Mistral and Gemma use the window for, and how far stacked layers reach: with every
+    layer up to this one windowed, this layer's output reaches Σ (W_ℓ − 1) tokens back."""
+    trace = lesson.trace
     assert trace.window is not None
-    window, layer = trace.window, trace.provenance.weights.layer
-    reach = (
-        f"Here layer {layer}'s output at a token depends on tokens up to {layer} × "
-        f"{window - 1} = {layer * (window - 1)} before it."
-        if layer is not None and layer > 1
-        else ""
-    )
+    windows = [layer.window for layer in lesson.layers_up_to]
+    reach = ""
+    if len(windows) > 1 and None not in windows:
+        steps = [w - 1 for w in windows if w is not None]
+        same = len(set(steps)) == 1
+        total = " + ".join(str(s) for s in steps) if not same else f"{len(steps)} × {steps[0]}"
+        reach = (
+            f" Here every layer up to this one, layer {len(steps)}, has a window: its output at "
+            f"a token depends on tokens up to {total} = {sum(steps)} before it."
+        )
     return (
         "Why models use it: attention costs about n·W products instead of n², and the cache "
         "stays bounded by W. Mistral 7B slides a window of W = 4096 over every one of its 32 "
@@ -177,5 +182,5 @@ def models_sentence(trace: AttentionTrace) -> str:
         "alternates local layers (a window of 4096) with global ones, and Gemma 3 has five "
         "local layers (a window of 1024) to each global one. Information still travels "
         "further than W: each layer reads W − 1 tokens back from outputs that already read "
-        f"W − 1 back, so L stacked layers reach L·(W − 1) tokens back. {reach}"
-    ).rstrip()
+        f"W − 1 back, so L stacked layers reach L·(W − 1) tokens back.{reach}"
+    )

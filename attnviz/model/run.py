@@ -208,7 +208,7 @@ def _load_pretrained(
         )
         within_budget(config, len(encoding.ids), request.dtype)
         pad = encoding.tokens[-1] if len(encoding.ids) > len(unpadded.ids) else ""
-        unread_padding(len(unpadded.ids), len(encoding.ids), request.window, pad)
+        unread_padding(len(unpadded.ids), len(encoding.ids), narrowest(config, request), pad)
         mask = windowed(mask, len(encoding.ids), request.window)
         name = source.name
         sizes = run_sizes(config, name, len(encoding.ids), dtype)
@@ -238,6 +238,14 @@ def refuse_window(window: int | None, causal: bool, why_not: str) -> None:
             f"{option('window', window)} slides over a decoder's causal mask; {why_not}. Drop "
             f"{option('window')}, or use a decoder (smollm2, gpt2)."
         )
+
+
+def narrowest(config: ModelConfig, request: Request) -> int | None:
+    """The narrowest window of the run: the one it was given, or the model's own (Qwen2's
+    sliding layers), whichever is narrower; None without either."""
+    own = getattr(config, "sliding_window", None) if getattr(config, "window_layers", ()) else None
+    windows = [w for w in (own, request.window) if w is not None]
+    return min(windows) if windows else None
 
 
 def windowed(mask: np.ndarray | None, n_tokens: int, window: int | None) -> np.ndarray | None:
