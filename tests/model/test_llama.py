@@ -224,6 +224,7 @@ def test_the_models_own_sliding_window_runs_in_the_layers_that_have_it(tmp_path:
     only the last W tokens (i − W < j ≤ i), the others every earlier one; a layer before the
     first windowed one has the plain model's numbers."""
     from attnviz.attention import causal_mask, sliding_window_mask
+    from attnviz.trace_files import export_layers, load_trace
 
     folder = tmp_path / "qwen2"
     shutil.copytree(MODELS["qwen2"], folder)
@@ -246,6 +247,12 @@ def test_the_models_own_sliding_window_runs_in_the_layers_that_have_it(tmp_path:
     # layer 1 is the same computation on the same X: its numbers, to float64 rounding
     np.testing.assert_allclose(windowed[0].weights, plain[0].weights, rtol=0, atol=1e-12)
     assert np.abs(windowed[1].weights - plain[1].weights).max() > 0.1
+    # one export of both layers: the widest mask written once, each layer's own read back
+    export_layers(windowed, tmp_path / "layers.npz")
+    reloaded = load_trace(tmp_path / "layers.npz")
+    assert [layer.window for layer in reloaded] == [None, 4]
+    for again, layer in zip(reloaded, windowed, strict=True):
+        np.testing.assert_array_equal(again.mask, layer.mask)
     # layer_types names the layers itself: here the first alone
     config |= {"layer_types": ["sliding_attention", "full_attention"], "use_sliding_window": False}
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
