@@ -257,3 +257,20 @@ def test_smollm2_runs_with_the_window_in_every_layer() -> None:
         np.testing.assert_allclose(windowed.weights[:, :4], full.weights[:, :4], atol=1e-5)
         np.testing.assert_allclose(windowed.output[:4], full.output[:4], atol=1e-4)
         assert np.abs(windowed.weights[:, 4:] - full.weights[:, 4:]).max() > 0.5
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec("tokenizers") is None, reason="needs the extra attnviz[model]"
+)
+def test_heads_ablate_runs_the_model_again_with_the_window() -> None:
+    tiny = str(Path(__file__).resolve().parent / "model" / "tiny_llama")
+    arguments = ["heads", "-m", tiny, IT, "--ablate", "--layer", "2"]
+    windowed = runner.invoke(app, [*arguments, "--window", "2"], env={"COLUMNS": "100"})
+    plain = runner.invoke(app, arguments, env={"COLUMNS": "100"})
+    assert windowed.exit_code == 0 and plain.exit_code == 0, windowed.stderr + plain.stderr
+    said = " ".join(windowed.stdout.split())
+    assert "(the last 2 tokens up to its own, a sliding window), so the row of 'it' puts " in said
+    assert "1/2 = 0.500 on each of its 2 tokens" in said
+    assert "a decoder's causal mask" in plain.stdout.replace("\n", " ")
+    assert windowed.stdout != plain.stdout

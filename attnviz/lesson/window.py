@@ -41,8 +41,9 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     if window >= n_real:
         lesson.note(
             f"This sentence has {plural(n_real, 'token')} and W = {window}, so the window "
-            "hides nothing here: the mask is the plain causal one. A token further than "
-            f"{window - 1} back would be hidden; try {option('window', max(1, n_real // 3))}."
+            "hides nothing here: the mask is what it would be without the window. A token "
+            f"further than {window - 1} back would be hidden; try "
+            f"{option('window', max(1, n_real // 3))}."
         )
     lesson.show(
         Matrix(
