@@ -274,3 +274,10 @@ def test_heads_ablate_runs_the_model_again_with_the_window() -> None:
     assert "1/2 = 0.500 on each of its 2 tokens" in said
     assert "a decoder's causal mask" in plain.stdout.replace("\n", " ")
     assert windowed.stdout != plain.stdout
+
+
+def test_compare_takes_the_window_for_both_sentences() -> None:
+    pair = attnviz.compare(IT, IT.replace("tired", "wide"), causal=True, window=3)
+    for side in (pair.a, pair.b):
+        assert side.trace.window == 3
+        np.testing.assert_array_equal(side.trace.mask, sliding_window_mask(11, 3))

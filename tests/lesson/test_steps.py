@@ -138,8 +138,11 @@ def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert "Q K V, Q·Kᵀ, ÷√d_k, softmax, Z and What each word adds" in steps_help()
     assert f"margin ({margin}), A margin note; blockwise" in steps_help()
     assert f"{output} Concat and W_O (the focus view" in steps_help(page=True)
-    refused = str(pytest.raises(AttnvizError, parse_steps, f"{focus + 2}").value)
-    assert f"1 to {output}, and {focus} is the focus view (with rotary positions" in refused
+    # past the focus view of a lesson with every conditional step (rotary positions, a window)
+    conditional = sum(s.when is not None and not s.optional for s in STEPS)
+    refused = str(pytest.raises(AttnvizError, parse_steps, f"{focus + conditional + 1}").value)
+    assert f"1 to {output}, and {focus} is the focus view (with " in refused
+    assert "(with rotary positions" in refused
 
     data = page_data(analysed((trace,)), trace, selection)
     keys = [step["key"] for step in data["steps"]]
