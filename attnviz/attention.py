@@ -90,6 +90,21 @@ def causal_mask(n_tokens: int) -> np.ndarray:
     return np.tril(np.ones((n_tokens, n_tokens), dtype=bool))
 
 
+def sliding_window_mask(n_tokens: int, window: int) -> np.ndarray:
+    """Sliding-window causal attention: query i may read key j when i − W < j ≤ i, itself and
+    the W − 1 words before it, so each row sees min(i + 1, W) keys.  -> [n, n] bool
+
+    The convention of Hugging Face transformers' sliding-window masks (Mistral, Qwen2, Gemma 2
+    and 3: ``kv_idx > q_idx - sliding_window`` on top of the causal mask), which a
+    checkpoint's ``sliding_window`` is written for: W counts the token itself. W ≥ n is the
+    plain causal mask; W = 1 leaves each word only itself.
+    """
+    positions = np.arange(n_tokens)
+    behind = positions[:, np.newaxis] - positions[np.newaxis, :]  # i − j
+    # min(): a window past the sentence hides nothing, and a huge W stays a small integer.
+    return (behind >= 0) & (behind < min(window, n_tokens))
+
+
 def padding_mask(n_real: int, n_tokens: int) -> np.ndarray:
     """Every word may attend to the real words, none to the padding after them.  -> [n, n] bool"""
     mask = np.zeros((n_tokens, n_tokens), dtype=bool)

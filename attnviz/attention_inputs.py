@@ -331,3 +331,16 @@ def checked_inputs(
         given.rope,
         given.latent,
     )
+
+
+def unread_padding(n_real: int, n_tokens: int, window: int | None, pad: str = "[PAD]") -> None:
+    """AttnvizError when a sliding window leaves a padding row no key: row i reads only
+    i − W + 1 … i, so the rows from n_real + W − 1 on (from 0) would read only the padding,
+    which is masked as keys, and a row of −∞ has no softmax."""
+    if window is None or n_tokens - n_real < window:
+        return
+    raise AttnvizError(
+        f"{option('pad_to', n_tokens)} with {option('window', window)}: the {pad} rows from "
+        f"position {n_real + window} on would read only {pad} keys, which are masked; pad to "
+        f"at most {n_real + window - 1}, or widen the window."
+    )

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from attnviz.arguments import instance, numbers, paths, sentences, token_list
-from attnviz.attention import causal_mask, multi_head_attention, padding_mask
+from attnviz.attention import (
+    causal_mask,
+    multi_head_attention,
+    padding_mask,
+    sliding_window_mask,
+)
+from attnviz.attention_inputs import unread_padding
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, random_embeddings
 from attnviz.errors import AttnvizError, option, shown_value, spelled
@@ -63,10 +69,31 @@ def trace_layers(
         from attnviz.model.run import trace_model
 
         check_sentence_length(sentence)  # before the model's tokenizer sees it
-        run = trace_model(sentence, options.model, dtype=options.dtype.value, pad_to=options.pad_to)
-        return TracedLayers(run.trace.layers, ())
+        run = trace_model(
+            sentence,
+            options.model,
+            dtype=options.dtype.value,
+            pad_to=options.pad_to,
+            window=options.window,
+        )
+        return TracedLayers(run.trace.layers, _window_notes(run.trace.layers, options.window))
     trace, notes = trace_with_options(sentence, options, progress=progress)
     return TracedLayers((trace,), notes)
+
+
+def _window_notes(layers: Sequence[AttentionTrace], window: int | None) -> tuple[str, ...]:
+    """What a window given to a pretrained decoder means: an experiment on a model trained to
+    read every earlier token, not what the model computes."""
+    if window is None or not layers:
+        return ()
+    model = layers[0].provenance.weights.model or "the model"
+    hidden = window < layers[0].n_tokens
+    return (
+        f"{option('window', window)}: every layer of {model} read only the {window} tokens up "
+        "to each token (itself included), a window it was not trained with: an experiment, "
+        "not what the model computes."
+        + ("" if hidden else f" This sentence has {layers[0].n_tokens} tokens, so it hides none."),
+    )
 
 
 @one_at_a_time
@@ -305,11 +332,13 @@ def trace_with_options(
         # [PAD] rows are zeros, as a padding embedding usually is; they are masked as keys.
         tokens = [*tokens, *([PAD] * (pad_to - n_real))]
         x = np.vstack([x, np.zeros((pad_to - n_real, x.shape[1]))])
-    mask = _mask(causal, n_real, len(tokens)) if causal or pad_to is not None else None
+    window = options.window
+    unread_padding(n_real, len(tokens), window if causal else None)
+    mask = _mask(causal, n_real, len(tokens), window) if causal or pad_to is not None else None
     provenance = Provenance(
         embeddings=inputs.embeddings.origin._replace(positions=positions),
         weights=inputs.weights.origin,
-        masking=Masking(causal=causal, padding=len(tokens) - n_real),
+        masking=Masking(causal=causal, padding=len(tokens) - n_real, window=window),
         special=(*(pieces.special if pieces else ()), *range(n_real, len(tokens))),
         sentence=sentence if pieces is not None and isinstance(sentence, str) else "",
     )
@@ -327,11 +356,12 @@ def trace_with_options(
     return Traced(trace, inputs.notes + reuse_notes(trace, inputs.weights))
 
 
-def _mask(causal: bool, n_real: int, n_tokens: int) -> np.ndarray:
-    """Decoder self-attention (causal) and/or padding after ``n_real`` tokens.  -> [n, n] bool"""
+def _mask(causal: bool, n_real: int, n_tokens: int, window: int | None = None) -> np.ndarray:
+    """Decoder self-attention (causal, within a sliding ``window`` when given) and/or padding
+    after ``n_real`` tokens.  -> [n, n] bool"""
     mask = np.ones((n_tokens, n_tokens), dtype=bool)
     if causal:
-        mask &= causal_mask(n_tokens)
+        mask &= causal_mask(n_tokens) if window is None else sliding_window_mask(n_tokens, window)
     if n_tokens > n_real:
         mask &= padding_mask(n_real, n_tokens)
     return mask

@@ -65,6 +65,9 @@ class TraceOptions:
     model: str | None = None  # a trained model: a folder, "coref", "minilm", …
     dtype: Dtype = Dtype.float32  # the model's precision
     causal: bool = False  # decoder self-attention for the random layer
+    # A sliding window on the causal mask: word i reads words i − W + 1 … i only (the random
+    # layer with --causal, or every layer of a decoder model); None: no window.
+    window: int | None = None
     # sinusoidal: X = E + PE for the random layer; rope: q and k rotated in each head
     positions: Positions = Positions.none
     pad_to: int | None = None  # pad with [PAD] tokens to this length, masked as keys
@@ -82,6 +85,7 @@ class TraceOptions:
                 object.__setattr__(self, name, choice(kind, value, name))
         if self.model == "":  # an unset shell variable: not the working folder, silently
             raise empty_path("model")
+        self._check_window()
         if self.model is None:
             seed = self.seed  # a model brings its weights: the seed seeds only the random layer
             if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -142,6 +146,24 @@ class TraceOptions:
                 f"{' and '.join(clashing)}, or {latent}."
             )
 
+    def _check_window(self) -> None:
+        """A window is a whole number of tokens from 1, and needs a causal mask: --causal for
+        the random layer, a decoder's own with --model (checked when the model is read)."""
+        window = self.window
+        if window is None:
+            return
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise AttnvizError(
+                f"{spelled('The window (--window)', 'window')} must be a whole number of tokens "
+                f">= 1, got {shown_value(window)}."
+            )
+        if self.model is None and not self.causal:
+            words = "word" if window == 1 else f"{window} words"
+            raise AttnvizError(
+                f"{option('window', window)} slides over a causal mask (each word reads the last "
+                f"{words}, itself included); add {option('causal', True)}."
+            )
+
 
 class ViewOptions(NamedTuple):
     """What a person asked to see of the computed layers, as the command line names it."""
@@ -169,7 +191,7 @@ class Options:
 # -- from the Python API's keyword arguments ----------------------------------------------------
 
 #: The keyword arguments that are whole numbers, checked in this order.
-WHOLE = ("layer", "head", "pad_to", "seed", "kv_heads", "heads", "d_model", "latent")
+WHOLE = ("layer", "head", "pad_to", "window", "seed", "kv_heads", "heads", "d_model", "latent")
 BOOLEANS = ("words", "hide_special", "causal")
 
 
@@ -243,6 +265,14 @@ FLAGS: dict[str, Flag] = {
     "dtype": Flag(("--dtype",), "With --model: compute in float32 (as stored) or float64."),
     "causal": Flag(
         ("--causal",), "Decoder self-attention: each word sees itself and earlier words."
+    ),
+    "window": Flag(
+        ("--window",),
+        "Sliding-window attention: each token reads only itself and the W − 1 tokens before "
+        "it (Mistral's, Gemma's local layers'). Needs --causal for the random layer; with "
+        "--model, a decoder (smollm2, gpt2) runs it in every layer, which it was not trained "
+        "with.",
+        False,
     ),
     "positions": Flag(
         ("--positions",),

@@ -152,10 +152,20 @@ class Masking(NamedTuple):
 
     causal: bool = False  # word i may attend to words 0..i only (decoder self-attention)
     padding: int = 0  # this many padding tokens at the end, masked as keys
+    # A sliding window on the causal mask: word i reads words i − W + 1 … i only; None: none.
+    window: int | None = None
 
     @property
     def any(self) -> bool:
-        return self.causal or self.padding > 0
+        return self.causal or self.padding > 0 or self.window is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data; the window only when there is one (an export without --window reads as
+        it did before the option existed)."""
+        data: dict[str, Any] = {"causal": self.causal, "padding": self.padding}
+        if self.window is not None:
+            data["window"] = self.window
+        return data
 
 
 class Provenance(NamedTuple):
@@ -181,7 +191,7 @@ class Provenance(NamedTuple):
         return {
             "embeddings": _fields(self.embeddings),
             "weights": _fields(self.weights),
-            "masking": {"causal": self.masking.causal, "padding": self.masking.padding},
+            "masking": self.masking.to_dict(),
             "special": list(self.special),
             "word_groups": [list(group) for group in self.word_groups],
             "words": list(self.words),
@@ -223,6 +233,7 @@ class Provenance(NamedTuple):
                 masking=Masking(
                     causal=_exact(masking.get("causal", False), bool),
                     padding=_exact(masking.get("padding", 0), int),
+                    window=_window(masking.get("window")),
                 ),
                 special=_integers(mapping.get("special", [])),
                 word_groups=tuple(_integers(group) for group in _list(mapping.get("word_groups"))),
@@ -264,6 +275,14 @@ def require_positions(file: str, provenance: Provenance, n_tokens: int) -> None:
         )
 
 
+def require_masking(
+    file: str, masking: Masking, mask: np.ndarray | None, n_queries: int, n_keys: int
+) -> None:
+    """The provenance's masks (padding, a sliding window) as the file's mask holds them."""
+    require_padding(file, masking.padding, mask, n_queries, n_keys)
+    require_window(file, masking, mask, n_queries, n_keys)
+
+
 def require_padding(
     file: str, padding: int, mask: np.ndarray | None, n_queries: int, n_keys: int
 ) -> None:
@@ -280,6 +299,33 @@ def require_padding(
         raise FileProblem(
             f"{file}: its provenance says the last {padding} tokens are padding, but "
             "its mask does not hide them; export it anew with --export."
+        )
+
+
+def _window(value: Any) -> int | None:
+    """A recorded sliding window: None, or a whole number of tokens from 1."""
+    if value is None:
+        return None
+    window: int = _exact(value, int)
+    if window < 1:
+        raise ValueError(f"the window is {window}, not a number of tokens from 1")
+    return window
+
+
+def require_window(
+    file: str, masking: Masking, mask: np.ndarray | None, n_queries: int, n_keys: int
+) -> None:
+    """The provenance's sliding window: on a causal mask of self-attention, and the mask hides
+    every key it puts outside the window, as --window makes it."""
+    if masking.window is None:
+        return
+    positions = np.arange(n_queries)
+    behind = positions[:, np.newaxis] - positions[np.newaxis, :]  # i − j
+    outside = (behind < 0) | (behind >= min(masking.window, n_queries))
+    if not masking.causal or n_queries != n_keys or mask is None or mask[outside].any():
+        raise FileProblem(
+            f"{file}: its provenance says each token reads the {masking.window} tokens up to "
+            "itself, but its mask does not hide the others; export it anew with --export."
         )
 
 

@@ -367,6 +367,7 @@ class Ablation:
     # answer's own probability (its weights are the softmax of those scores).
     answer_head: tuple[int, int] | None = None
     built_in: str = ""  # what holds by construction, said as such; "" without answer_head
+    window: int | None = None  # a sliding window on the causal mask: the last W tokens only
 
     def __repr__(self) -> str:
         first = self.effects[0]

@@ -228,6 +228,12 @@ class AttentionTrace:
         return ~self.mask
 
     @property
+    def window(self) -> int | None:
+        """W of a sliding window on the causal mask (word i reads words i − W + 1 … i), as the
+        provenance records it; None without one."""
+        return self.provenance.masking.window
+
+    @property
     def has_biases(self) -> bool:
         return self.b_Q is not None
 
@@ -244,6 +250,8 @@ class AttentionTrace:
             sizes["rope"] = self.rope.to_dict()
         if self.c is not None:
             sizes["d_c"] = self.d_c
+        if self.window is not None:
+            sizes["window"] = self.window  # as the provenance's masking records it
         return {
             **sizes,
             "seed": self.config.seed,

@@ -4,6 +4,7 @@ reads is a softmax row."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,10 @@ def check_same_layer(first: AttentionTrace, trace: AttentionTrace, index: int) -
     mask, first_mask = trace.mask, first.mask
     if mask is None or first_mask is None:
         same_mask = mask is None and first_mask is None
-    else:
-        same_mask = np.array_equal(mask, first_mask)
+    else:  # the same but for each layer's own sliding window (a Qwen2's sliding layers)
+        narrowest = [w for w in (trace.window, first.window) if w is not None]
+        inside = within_window(np.ones_like(mask), min(narrowest) if narrowest else None)
+        same_mask = np.array_equal(mask & inside, first_mask & inside)
     if not same_mask:
         raise AttnvizError(
             f"traces[{index}] has another mask than traces[0]; the layers of one run share it."
@@ -44,6 +47,27 @@ def check_same_layer(first: AttentionTrace, trace: AttentionTrace, index: int) -
             f"traces[{index}]'s {differ} has shape {list(shapes.get(differ, ()))}, traces[0]'s "
             f"{list(first_shapes.get(differ, ()))}; export_layers stacks layers of one model."
         )
+
+
+def check_layers(traces: Sequence[AttentionTrace]) -> np.ndarray | None:
+    """Layers of one run (check_same_layer), and the mask export_layers writes once for them:
+    the widest of theirs, from which each layer's own is within_window of its window."""
+    first = traces[0]
+    for index, trace in enumerate(traces[1:], start=1):
+        check_same_layer(first, trace, index)
+    if first.mask is None:
+        return None
+    widest: np.ndarray = np.logical_or.reduce([t.mask for t in traces if t.mask is not None])
+    return widest
+
+
+def within_window(mask: np.ndarray | None, window: int | None) -> np.ndarray | None:
+    """``mask`` [n, n] with only the keys i − W < j ≤ i kept in row i (as
+    attention.sliding_window_mask): a layer's own mask, from the widest mask of its export."""
+    if mask is None or window is None:
+        return mask
+    behind = np.arange(len(mask))[:, np.newaxis] - np.arange(mask.shape[1])[np.newaxis, :]
+    return mask & (behind >= 0) & (behind < window)
 
 
 #: How far a row of an export's weights may sum from 1: a softmax row does, but for rounding

@@ -29,7 +29,7 @@ from attnviz.provenance import (
     Provenance,
     WeightsKind,
     WeightsOrigin,
-    require_padding,
+    require_masking,
     require_positions,
 )
 from attnviz.trace import (
@@ -44,11 +44,12 @@ from attnviz.trace import (
     provenance_seed,
 )
 from attnviz.trace_checks import (
-    check_same_layer,
+    check_layers,
     check_weights,
     expected_shapes,
     latent_shapes,
     read_mask,
+    within_window,
 )
 
 EXPORT_EXTENSIONS = (".npz", ".json")
@@ -72,16 +73,14 @@ def export_layers(traces: Sequence[AttentionTrace], path: Path | str) -> None:
     for index, trace in enumerate(traces):
         instance(f"traces[{index}]", trace, AttentionTrace, "a trace, e.g. explain(…).trace")
     check_export_size(traces, output_file("path", path))  # before the layers are stacked
-    first = traces[0]
-    for index, trace in enumerate(traces[1:], start=1):
-        check_same_layer(first, trace, index)
+    first, mask = traces[0], check_layers(traces)  # each layer's: within_window of its own
     stacked = {
         key: np.stack([t.arrays()[key] for t in traces])
         for key in first.arrays()
         if key != "mask"  # the same for every layer: stored once, [n, n]
     }
-    if first.mask is not None:
-        stacked["mask"] = first.mask
+    if mask is not None:
+        stacked["mask"] = mask
     config = {key: value for key, value in first.config_dict().items() if key != "provenance"}
     # The file holds every layer: its summary names the model, not layer 1; each layer's own
     # provenance is under "layers". A model has no seed.
@@ -339,7 +338,8 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
     for layer, provenance in enumerate(provenances):
         layer_arrays = {key: a[layer] if layered else a for key, a in arrays.items()}
         where = f"Trace file {path}, layer {layer + 1}" if layered else f"Trace file {path}"
-        trace = _trace_from(path, tokens, layer_arrays, provenance, mask, source_tokens, rope)
+        own = within_window(mask, provenance.masking.window) if layered else mask
+        trace = _trace_from(path, tokens, layer_arrays, provenance, own, source_tokens, rope)
         check_weights(where, trace)
         traces.append(trace)
     return tuple(traces)
@@ -458,7 +458,7 @@ def _trace_from(
             "d_model."
         )
     require_positions(f"Trace file {path}", provenance, n_queries)
-    require_padding(f"Trace file {path}", provenance.masking.padding, mask, n_queries, n_keys)
+    require_masking(f"Trace file {path}", provenance.masking, mask, n_queries, n_keys)
     try:
         config = AttentionConfig(
             d_model=d_model, n_heads=n_heads, seed=provenance_seed(provenance), n_kv_heads=g

@@ -1,7 +1,7 @@
 """Paste real output into README.md and docs/*.md: the first steps of ``attnviz explain "I am
 good" --focus I`` and its focus view, the top of the first scores table of the 11-word sentence
-at 80 columns, what ``attnviz train coref`` shows, docs/modern.md's latent step, and
-``attnviz generate``'s and ``attnviz lens``'s lessons.
+at 80 columns, what ``attnviz train coref`` shows, docs/modern.md's latent and sliding-window
+steps, and ``attnviz generate``'s and ``attnviz lens``'s lessons.
 
 Run after a change of output: ``python docs/update_readme_output.py``. Each block is found by its
 first line in whichever page holds it; tests/e2e/test_readme.py checks they match the real output.
@@ -146,8 +146,26 @@ def generate_blocks() -> dict[str, list[str]]:
     }
 
 
+#: The sliding-window command of docs/modern.md, whose step it pastes.
+WINDOW_ARGUMENTS = (IT_SENTENCE, "--causal", "--window", "4", "--steps", "2")
+
+
+def window_block() -> dict[str, list[str]]:
+    """The sliding-window step of ``attnviz explain IT --causal --window 4 --steps 2``, from its
+    heading to the end."""
+    lines = real_output(WINDOW_ARGUMENTS)
+    start = next(i for i, line in enumerate(lines) if line.startswith("Step 2 · Sliding window"))
+    return {"Step 2 · Sliding window": lines[start:]}
+
+
 def main() -> None:
-    blocks = {**lesson_blocks(), **training_blocks(), **latent_block(), **generate_blocks()}
+    blocks = {
+        **lesson_blocks(),
+        **training_blocks(),
+        **latent_block(),
+        **window_block(),
+        **generate_blocks(),
+    }
     texts = {page: page.read_text(encoding="utf-8") for page in PAGES}
     for starts_with, lines in blocks.items():
         holding = [page for page, text in texts.items() if "```text\n" + starts_with in text]

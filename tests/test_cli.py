@@ -777,7 +777,8 @@ def test_steps_shows_only_those_steps_after_the_header(
         (
             "0",
             f"there is no step 0; the steps are 1 to {LAST}, and {FOCUS} is the focus view (with "
-            f"latent attention or rotary positions 1 to {LAST + 1}, and {FOCUS + 1} is",
+            f"a sliding window, latent attention or rotary positions 1 to {LAST + 1}, and "
+            f"{FOCUS + 1} is the focus view) (with two of them 1 to {LAST + 2}, and {FOCUS + 2} is",
         ),
         (f"3-{FOCUS + 1}", f"there is no step {FOCUS + 1}"),
         (f"{FOCUS}", f"step {FOCUS} is the focus view, and this lesson follows no word; name one"),

@@ -168,6 +168,7 @@ def ablate_heads(
         n_heads=run.layers[0].n_heads,
         focus_keys=len(run.tokens) if last.mask is None else int(last.mask[position].sum()),
         causal=last.provenance.masking.causal,
+        window=last.provenance.masking.window,
         padding=last.provenance.masking.padding,
         answer_head=None if readout is None else readout.answer_head,
         built_in="" if readout is None else readout.built_in,

@@ -56,6 +56,7 @@ def ablated(sentence: str, options: Options) -> tuple[Ablation, tuple[str, ...]]
         dtype=trace_options.dtype.value,
         pad_to=trace_options.pad_to,
         work=work,
+        window=trace_options.window,
     )
     check_ablation(loaded.n_layers, loaded.n_heads)  # before the first forward pass
     run = loaded.forward()

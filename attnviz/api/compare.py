@@ -226,6 +226,7 @@ def compare(
     dtype: str = "float32",
     causal: bool = False,
     positions: str = "none",
+    window: int | None = None,
 ) -> Compared:
     """Where ``focus`` ("it" by default) looks in ``sentence_a`` and in ``sentence_b``, every
     head ranked by the total variation between its two rows, as ``attnviz compare`` prints it;
@@ -258,6 +259,7 @@ def compare(
         dtype=dtype,
         causal=causal,
         positions=positions,
+        window=window,
     )
     pair = compared(sentence_a, sentence_b, options)
     for message in notes(pair):

@@ -183,6 +183,7 @@ def explain(
     pad_to: int | None = None,
     kv_heads: int | None = None,
     latent: int | None = None,
+    window: int | None = None,
 ) -> Explanation:
     """Every step of multi-head self-attention on ``sentence``, as ``attnviz explain`` computes
     it; the options are its options (``pad_to=16`` for ``--pad-to 16``).
@@ -194,7 +195,9 @@ def explain(
     (from 1, the last by default) is shown. ``head``, ``focus``, ``words`` and ``hide_special``
     say what the lesson, the heatmap and a notebook show. ``positions="rope"`` rotates q and k;
     ``kv_heads=G`` shares each key/value head among h/G query heads; ``latent=D_C`` makes
-    keys and values from one latent of width D_C per token (DeepSeek-V2's). Returns an Explanation:
+    keys and values from one latent of width D_C per token (DeepSeek-V2's); ``window=W`` (with
+    ``causal=True``, or a decoder model) lets each token read only itself and the W − 1 before
+    it. Returns an Explanation:
     ``.trace`` is the layer's AttentionTrace; in a notebook it shows its lesson.
 
     >>> import attnviz
@@ -226,5 +229,6 @@ def explain(
         pad_to=pad_to,
         kv_heads=kv_heads,
         latent=latent,
+        window=window,
     )
     return told(explained(sentence, options))

@@ -137,7 +137,9 @@ def cross(
             help="The target sentence (queries).", metavar="TARGET", callback=typed_text
         ),
     ],
-    trace_options: Annotated[TraceOptions, Leave("model", "dtype", "pad_to", "causal", "latent")],
+    trace_options: Annotated[
+        TraceOptions, Leave("model", "dtype", "pad_to", "causal", "latent", "window")
+    ],
     view: Annotated[
         ViewOptions,
         Leave("hide_special", "words"),

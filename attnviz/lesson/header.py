@@ -41,6 +41,7 @@ def write(lesson: LessonWriter) -> None:
     _sizes(lesson)
     lesson.say("Embeddings: ", printable(provenance.embeddings.describe()))
     lesson.say("Weights: ", printable(provenance.weights.describe()))
+    _window(lesson)
     if provenance.weights.is_random:
         lesson.note(
             "Note: the weights are random, not learned. The patterns below come from "
@@ -85,6 +86,19 @@ def write(lesson: LessonWriter) -> None:
         lesson.note(
             "Note: the model's tokenizer lowercases the sentence (and strips accents) "
             f"before splitting it, so {lowered}."
+        )
+
+
+def _window(lesson: LessonWriter) -> None:
+    """A sliding window on the causal mask, when the trace has one: the step that shows it."""
+    provenance = lesson.trace.provenance
+    window = provenance.masking.window
+    if window is not None:
+        lesson.say(
+            f"Mask: causal, within a sliding window of W = {window}: each token reads "
+            + ("itself alone" if window == 1 else f"itself and at most {window - 1} before it")
+            + (" in this layer" if provenance.weights.n_layers else "")
+            + f" (step {lesson.step_label('window')})."
         )
 
 

@@ -148,15 +148,25 @@ def _which(steps: tuple[Step, ...], trace: Any = None) -> str:
     view)"), so that the message holds whichever lesson it refuses."""
     which = _range(steps, trace)
     if trace is None:
-        # Lessons with one conditional step each (rotary positions, a latent): those whose
-        # steps number alike are said together.
+        # Lessons with one conditional step (rotary positions, a latent, a window): those whose
+        # steps number alike are said together; then a lesson with two (a window and rotary
+        # positions), whose numbers go furthest.
+        conditional = _conditional(steps)
         ranges: dict[str, list[str]] = {}
-        for step in _conditional(steps):
+        for step in conditional:
             ranges.setdefault(_range(steps, assume=(step.key,), said=False), []).append(
                 condition(step)
             )
-        which += "".join(f" (with {' or '.join(c)} {r})" for r, c in ranges.items())
+        which += "".join(f" (with {_either(c)} {r})" for r, c in ranges.items())
+        if len(conditional) > 1:
+            pair = (conditional[0].key, conditional[1].key)
+            which += f" (with two of them {_range(steps, assume=pair, said=False)})"
     return which
+
+
+def _either(names: list[str]) -> str:
+    """ "a, b or c" """
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def _conditional(steps: tuple[Step, ...]) -> list[Step]:
@@ -165,9 +175,11 @@ def _conditional(steps: tuple[Step, ...]) -> list[Step]:
 
 def _most_plain(steps: tuple[Step, ...]) -> int:
     """The most plain steps a lesson can have, before its trace says which it has: every
-    lesson's, and one conditional step's (no trace has two: rotary positions and a latent
-    are refused together)."""
-    counts = [len(numbered(steps, assume=(step.key,))) for step in _conditional(steps)]
+    lesson's, with one conditional step, or with two (a window and rotary positions, or a
+    window and a latent; rotary positions and a latent are refused together)."""
+    conditional = [step.key for step in _conditional(steps)]
+    counts = [len(numbered(steps, assume=(key,))) for key in conditional]
+    counts += [len(numbered(steps, assume=tuple(conditional[:2])))] if len(conditional) > 1 else []
     return max([len(numbered(steps)), *counts])
 
 

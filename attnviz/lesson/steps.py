@@ -61,6 +61,13 @@ class Step:
 STEPS: tuple[Step, ...] = (
     Step("tokens", "Tokens and embeddings X", "tokens and X", arrays=("X", "E", "PE", "X_source")),
     Step(
+        "window",
+        "A sliding window: the keys each token may read",
+        "the sliding window's mask",
+        arrays=("mask",),
+        when=lambda trace: trace.window is not None,
+    ),
+    Step(
         "qkv",
         "Queries, keys and values",
         "Q K V",
@@ -292,13 +299,17 @@ def named_listing() -> str:
 def conditional_note() -> str:
     """What a lesson with a conditional step counts: "With rotary positions step 3 is q and k
     turned by their position, and the steps after it count one further." ("" when the table
-    has no such step)."""
-    return " ".join(
-        f"With {condition(step)} step {_number_assuming(step.key)} is {_brief(step)}, and the "
-        "steps after it count one further."
-        for step in STEPS
-        if step.when is not None and not step.optional
+    has no such step). With several, each is numbered as in a lesson that has it alone, and
+    the steps after each count one further."""
+    conditional = [s for s in STEPS if s.when is not None and not s.optional]
+    if not conditional:
+        return ""
+    said = "; ".join(
+        f"with {condition(step)} step {_number_assuming(step.key)} is {_brief(step)}"
+        for step in conditional
     )
+    after = "it" if len(conditional) == 1 else "each"
+    return f"{said[0].upper()}{said[1:]}, and the steps after {after} count one further."
 
 
 def condition(step: Step) -> str:

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.attention import padding_mask
+from attnviz.attention import padding_mask, sliding_window_mask
+from attnviz.attention_inputs import unread_padding
 from attnviz.config import MAX_TOKENS
 from attnviz.errors import AttnvizError, FileProblem, option, quoted
 from attnviz.model.base import Architecture, ModelConfig, ModelTrace
@@ -114,7 +115,12 @@ class LoadedModel:
 
 
 def trace_model(
-    sentence: str, model: str, *, dtype: str = "float32", pad_to: int | None = None
+    sentence: str,
+    model: str,
+    *,
+    dtype: str = "float32",
+    pad_to: int | None = None,
+    window: int | None = None,
 ) -> ModelRun:
     """Run a trained model (BERT family, GPT-2 or attnviz's toy transformer) on ``sentence``;
     keep every layer's attention.
@@ -123,10 +129,13 @@ def trace_model(
     name ("minilm", "gpt2", and attnviz's shipped toy models "coref" and "coref-word").
     dtype: "float32" (as checkpoints store it) or "float64". pad_to: append padding tokens up
     to this many positions and mask them as keys, as a batch of sentences of different lengths
-    would be (refused for the toy model, which has no padding token).
+    would be (refused for the toy model, which has no padding token). window: every layer of
+    a decoder reads only the ``window`` tokens up to each token (refused for an encoder).
     """
     # One forward pass: a GGUF file's layers are dequantized as they are reached, not kept.
-    loaded = load_model(sentence, model, dtype=dtype, pad_to=pad_to, keep_layers=False)
+    loaded = load_model(
+        sentence, model, dtype=dtype, pad_to=pad_to, keep_layers=False, window=window
+    )
     trace = loaded.forward()
     if loaded.toy_config is not None:
         return _toy_run(loaded, loaded.toy_config, trace)
@@ -141,6 +150,7 @@ def load_model(
     pad_to: int | None = None,
     keep_layers: bool = True,
     work: Work | None = None,
+    window: int | None = None,
 ) -> LoadedModel:
     """The weights ``trace_model`` runs on ``sentence`` (the same arguments), not yet run.
     keep_layers=False: a GGUF file's layers are dequantized each time a run reaches them (one
@@ -155,7 +165,7 @@ def load_model(
         raise AttnvizError(f"{option('dtype', metavar=quoted(dtype))}: use float32 or float64.")
     if not sentence.strip():
         raise AttnvizError('The sentence is empty; give some words, e.g. "I am good".')
-    request = Request(sentence, dtype, pad_to, keep_layers, work)
+    request = Request(sentence, dtype, pad_to, keep_layers, work, window)
     with files_read(model):
         source = open_source(model, DTYPES[dtype])
         config, kind = source.read_config()
@@ -174,6 +184,7 @@ class Request:
     pad_to: int | None
     keep_layers: bool
     work: Work | None
+    window: int | None = None  # a sliding window in every layer of a decoder
 
 
 def _load_pretrained(
@@ -182,6 +193,11 @@ def _load_pretrained(
     """A pretrained family's weights for the sentence, from any source: tokenized, refused past
     the limits, then only the weights the sentence needs read."""
     sentence, dtype = request.sentence, DTYPES[request.dtype]
+    refuse_window(
+        request.window,
+        architecture.causal,
+        f"{source.name} is a {architecture.description}, which reads every token both ways",
+    )
     tokenizer = source.tokenizer()
     unpadded = within_limit(encode(tokenizer, sentence, config.max_positions))
     with source.tensors(architecture) as tensors:
@@ -191,6 +207,9 @@ def _load_pretrained(
             unpadded, tokenizer, config, source.settings_name, request.pad_to, n_ids
         )
         within_budget(config, len(encoding.ids), request.dtype)
+        pad = encoding.tokens[-1] if len(encoding.ids) > len(unpadded.ids) else ""
+        unread_padding(len(unpadded.ids), len(encoding.ids), narrowest(config, request), pad)
+        mask = windowed(mask, len(encoding.ids), request.window)
         name = source.name
         sizes = run_sizes(config, name, len(encoding.ids), dtype)
         keep = source.keeps_layers(request.keep_layers)
@@ -204,10 +223,38 @@ def _load_pretrained(
         name,
         padding=len(encoding.ids) - len(unpadded.ids),
         about=source.about(),
+        window=request.window,
     )
     return LoadedModel(
         name, source.path, encoding, provenance, mask, weights, architecture, None, *_sizes(config)
     )
+
+
+def refuse_window(window: int | None, causal: bool, why_not: str) -> None:
+    """A sliding window runs on a decoder's causal mask: refused for an encoder (and attnviz's
+    toy models, which run as trained), before anything is read; ``why_not`` says which."""
+    if window is not None and not causal:
+        raise AttnvizError(
+            f"{option('window', window)} slides over a decoder's causal mask; {why_not}. Drop "
+            f"{option('window')}, or use a decoder (smollm2, gpt2)."
+        )
+
+
+def narrowest(config: ModelConfig, request: Request) -> int | None:
+    """The narrowest window of the run: the one it was given, or the model's own (Qwen2's
+    sliding layers), whichever is narrower; None without either."""
+    own = getattr(config, "sliding_window", None) if getattr(config, "window_layers", ()) else None
+    windows = [w for w in (own, request.window) if w is not None]
+    return min(windows) if windows else None
+
+
+def windowed(mask: np.ndarray | None, n_tokens: int, window: int | None) -> np.ndarray | None:
+    """The padding ``mask`` (or none) with a sliding window of ``window`` tokens on it: the
+    family's causal mask is combined with it in every layer.  -> [n, n] bool or None"""
+    if window is None:
+        return mask
+    sliding = sliding_window_mask(n_tokens, window)
+    return sliding if mask is None else sliding & mask
 
 
 def _sizes(config: ModelConfig | toy.ToyConfig) -> tuple[int, int]:
@@ -307,6 +354,7 @@ def model_provenance(
     *,
     padding: int,
     about: str | None,
+    window: int | None = None,
 ) -> Provenance:
     """How a pretrained model's trace was made: its first layer's provenance."""
     groups, words = encoding.words()
@@ -321,7 +369,7 @@ def model_provenance(
             trained=config.trained,
             about=about,
         ),
-        masking=Masking(causal=architecture.causal, padding=padding),
+        masking=Masking(causal=architecture.causal, padding=padding, window=window),
         special=encoding.special,
         word_groups=groups,
         words=words,
@@ -332,6 +380,7 @@ def model_provenance(
 def _load_toy(source: Source, config: toy.ToyConfig, request: Request) -> LoadedModel:
     """attnviz's toy transformer for the sentence: words of its own vocabulary, weights.npz."""
     name = source.name
+    refuse_window(request.window, False, f"{name}, attnviz's toy model, runs as it was trained")
     if request.pad_to is not None:
         raise AttnvizError(
             f"{option('pad_to')}: {name} has no padding token (it reads one sentence at a "

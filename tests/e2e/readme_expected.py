@@ -425,6 +425,29 @@ EXPECTED: dict[str, Expected] = {
             "Step 8 · Concatenate the heads and project with W_O",
         )
     ),
+    "attnviz explain 'I am good' --causal --window 2": Expected(
+        (
+            "Mask: causal, within a sliding window of W = 2: each token reads itself and at",
+            "Step 2 · Sliding window W = 2: each token reads at most 2 keys",
+            "  'good' reads: am, good",
+            "In head 1, row 'good': the score of I (earlier, but outside the window) becomes",
+        )
+    ),
+    f"attnviz explain {IT_ARG} --causal --window 4 --steps 2": Expected(
+        (
+            "Step 2 · Sliding window W = 4: each token reads at most 4 keys",
+            "  'tired' reads: it, was, too, tired",
+        )
+    ),
+    f"attnviz heatmap {IT_ARG} --causal --window 4 -o window.png": Expected(writes=("window.png",)),
+    f"attnviz explain -m smollm2 {IT_ARG} --window 4 --steps 2": Expected(
+        ("Step 2 · Sliding window W = 4: each token reads at most 4 keys",),
+        notes=(
+            "note: --window 4: every layer of SmolLM2-135M-Instruct (GGUF, 4-bit Q4_1) read only "
+            "the 4 tokens up to each token (itself included), a window it was not trained with: "
+            "an experiment, not what the model computes.",
+        ),
+    ),
     f"attnviz explain {IT_ARG} --steps blockwise": Expected(
         ("Step 6b · FlashAttention's softmax, a block of keys at a time: 'it' in head 1",)
     ),

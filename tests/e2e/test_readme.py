@@ -267,6 +267,24 @@ def test_the_80_column_table_is_real_output() -> None:
     assert all(len(line) <= 80 for line in pasted) and "elided" not in result.stdout
 
 
+def test_the_sliding_window_step_is_real_output() -> None:
+    """docs/modern.md's window step: what its first sliding-window command prints."""
+    modern = section("docs/modern.md", "## Sliding-window attention: `--window W`")
+    (block,) = re.findall(r"```text\n(.*?)```", modern, flags=re.DOTALL)
+    assert block.startswith("Step 2 · Sliding window W = 4")
+    result = run(
+        "explain",
+        "The animal didn't cross the street because it was too tired",
+        "--causal",
+        "--window",
+        "4",
+        "--steps",
+        "2",
+    )
+    real = "\n".join(line.rstrip() for line in result.stdout.splitlines())
+    assert block.rstrip("\n") in real
+
+
 def test_hostile_input_example_is_real_output() -> None:
     lines = [line.strip() for line in text_block("docs/safety.md", "## Any input, safely")]
     assert (

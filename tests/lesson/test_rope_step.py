@@ -153,16 +153,25 @@ def test_the_lesson_s_cross_references_count_the_rope_step() -> None:
 
 
 def test_a_step_refused_before_any_trace_is_refused_in_both_numberings() -> None:
-    """Read before the trace, --steps cannot know whether the lesson has rotary positions: the
-    message gives both lessons' numbers, never only the one the lesson does not have."""
+    """Read before the trace, --steps cannot know whether the lesson has rotary positions (or a
+    sliding window, or both): the message gives every lesson's numbers, never only the one the
+    lesson does not have."""
     turned = traced("I am good", positions="rope")
-    focus = focus_number(STEPS, turned) or 0
-    refused = str(pytest.raises(AttnvizError, LessonOptions, steps=str(focus + 1)).value)
+    both = traced("I am good", positions="rope", causal=True, window=2)
+    focus, furthest = focus_number(STEPS, turned) or 0, focus_number(STEPS, both) or 0
+    assert furthest == focus + 1  # the window's step counts one further again
+    refused = str(pytest.raises(AttnvizError, LessonOptions, steps=str(furthest + 1)).value)
     assert (
-        f"there is no step {focus + 1}; the steps are 1 to {last_plain_number(STEPS)}, and "
-        f"{focus_number(STEPS)} is the focus view (with latent attention or rotary positions "
-        f"1 to "
-        f"{last_plain_number(STEPS, turned)}, and {focus} is the focus view)."
+        f"there is no step {furthest + 1}; the steps are 1 to {last_plain_number(STEPS)}, and "
+        f"{focus_number(STEPS)} is the focus view"
+    ) in refused
+    assert (
+        f"(with a sliding window, latent attention or rotary positions 1 to "
+        f"{last_plain_number(STEPS, turned)}, and {focus} is the focus view)"
+    ) in refused
+    assert (
+        f"(with two of them 1 to {last_plain_number(STEPS, both)}, and {furthest} is the focus "
+        "view)."
     ) in refused
     with pytest.raises(AttnvizError, match=f"step {focus} is the focus view.*steps 1-{focus - 1}"):
         lesson(turned, select(turned), LessonOptions(steps=str(focus)))

@@ -138,7 +138,9 @@ def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert "Q K V, Q·Kᵀ, ÷√d_k, softmax, Z and What each word adds" in steps_help()
     assert f"margin ({margin}), A margin note; blockwise" in steps_help()
     assert f"{output} Concat and W_O (the focus view" in steps_help(page=True)
-    refused = str(pytest.raises(AttnvizError, parse_steps, f"{focus + 2}").value)
+    # past the focus view of a lesson with every conditional step (rotary positions, a window)
+    conditional = sum(s.when is not None and not s.optional for s in STEPS)
+    refused = str(pytest.raises(AttnvizError, parse_steps, f"{focus + conditional + 1}").value)
     assert f"1 to {output}, and {focus} is the focus view (with " in refused
     assert "rotary positions 1 to" in refused
 
@@ -291,13 +293,17 @@ def test_a_head_shown_by_its_rows_pauses_once_at_its_first_step() -> None:
 def test_steps_are_refused_in_the_tables_words() -> None:
     (trace,) = traced("I am good")  # no word followed
     last, focus = last_plain_number(STEPS), step("focus")
-    # The options pass a number some lesson has (with rotary positions there is a step past the
-    # focus view); the lesson of this trace refuses it in its own numbers.
+    # The options pass a number some lesson has (with rotary positions, or a sliding window,
+    # there is a step past the focus view, with both two); the lesson of this trace refuses
+    # it in its own numbers.
+    conditional = sum(s.when is not None and not s.optional for s in STEPS)
     words = f"the steps are 1 to {last}, and {focus} is"
+    LessonOptions(steps=str(focus + conditional))
     with pytest.raises(AttnvizError, match=f"there is no step {focus + 1}; {words}"):
         lesson(trace, select(trace), LessonOptions(steps=str(focus + 1)))
-    with pytest.raises(AttnvizError, match=f"there is no step {focus + 2}; {words}"):
-        LessonOptions(steps=str(focus + 2))
+    beyond = focus + conditional + 1
+    with pytest.raises(AttnvizError, match=f"there is no step {beyond}; {words}"):
+        LessonOptions(steps=str(beyond))
     with pytest.raises(AttnvizError, match=f"step {focus} is the focus view.*show steps 1-{last}"):
         lesson(trace, select(trace), LessonOptions(steps=str(focus)))
 

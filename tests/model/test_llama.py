@@ -21,7 +21,7 @@ pytest.importorskip("safetensors", reason="needs the optional extra attnviz[mode
 pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")
 
 from attnviz.cli import app  # noqa: E402
-from attnviz.errors import AttnvizError, ExitStatus  # noqa: E402
+from attnviz.errors import ExitStatus  # noqa: E402
 from attnviz.model.base import family_of  # noqa: E402
 from attnviz.model.families.llama import ARCHITECTURE, LlamaConfig  # noqa: E402
 from attnviz.model.families.rotary import rms_norm  # noqa: E402
@@ -219,23 +219,49 @@ def test_features_attnviz_does_not_run_are_refused_in_one_line(
 
 
 @pytest.mark.slow
-def test_a_sliding_window_shorter_than_the_sentence_is_refused(tmp_path: Path) -> None:
+def test_the_models_own_sliding_window_runs_in_the_layers_that_have_it(tmp_path: Path) -> None:
+    """Qwen2's use_sliding_window from max_window_layers on, or layer_types: those layers read
+    only the last W tokens (i − W < j ≤ i), the others every earlier one; a layer before the
+    first windowed one has the plain model's numbers."""
+    from attnviz.attention import causal_mask, sliding_window_mask
+    from attnviz.trace_files import export_layers, load_trace
+
     folder = tmp_path / "qwen2"
     shutil.copytree(MODELS["qwen2"], folder)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    config |= {"use_sliding_window": True, "sliding_window": 4, "layer_types": None}
+    config |= {
+        "use_sliding_window": True,
+        "sliding_window": 4,
+        "max_window_layers": 1,
+        "layer_types": None,
+    }
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    with pytest.raises(AttnvizError, match="more than 4 tokens back \\(a sliding window\\)"):
-        trace_model(SENTENCE, str(folder))
-    # A window the sentence fits in hides nothing: the model runs as without it.
-    short = trace_model("I am", str(folder), dtype="float64")
-    plain = trace_model("I am", str(MODELS["qwen2"]), dtype="float64")
-    np.testing.assert_array_equal(short.trace.layers[1].weights, plain.trace.layers[1].weights)
-    config["layer_types"] = ["full_attention", "sliding_attention"]
-    config["use_sliding_window"] = False
+    windowed = trace_model(SENTENCE, str(folder), dtype="float64").trace.layers
+    plain = trace_model(SENTENCE, str(MODELS["qwen2"]), dtype="float64").trace.layers
+    n = len(windowed[0].tokens)
+    assert n > 4
+    assert windowed[0].window is None and windowed[1].window == 4
+    np.testing.assert_array_equal(windowed[0].mask, causal_mask(n))
+    np.testing.assert_array_equal(windowed[1].mask, sliding_window_mask(n, 4))
+    assert (windowed[1].weights[:, ~sliding_window_mask(n, 4)] == 0.0).all()
+    # layer 1 is the same computation on the same X: its numbers, to float64 rounding
+    np.testing.assert_allclose(windowed[0].weights, plain[0].weights, rtol=0, atol=1e-12)
+    assert np.abs(windowed[1].weights - plain[1].weights).max() > 0.1
+    # one export of both layers: the widest mask written once, each layer's own read back
+    export_layers(windowed, tmp_path / "layers.npz")
+    reloaded = load_trace(tmp_path / "layers.npz")
+    assert [layer.window for layer in reloaded] == [None, 4]
+    for again, layer in zip(reloaded, windowed, strict=True):
+        np.testing.assert_array_equal(again.mask, layer.mask)
+    # layer_types names the layers itself: here the first alone
+    config |= {"layer_types": ["sliding_attention", "full_attention"], "use_sliding_window": False}
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    with pytest.raises(AttnvizError, match="sliding window"):
-        trace_model(SENTENCE, str(folder))
+    named = trace_model(SENTENCE, str(folder), dtype="float64").trace.layers
+    assert [layer.window for layer in named] == [4, None]
+    # a window given to the run narrows the model's own where both apply, and rules the rest
+    both = trace_model(SENTENCE, str(folder), dtype="float64", window=2).trace.layers
+    assert [layer.window for layer in both] == [2, 2]
+    np.testing.assert_array_equal(both[1].mask, sliding_window_mask(n, 2))
 
 
 @pytest.mark.slow

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from attnviz.arrays import FloatArray
-from attnviz.attention import causal_mask
+from attnviz.attention import causal_mask, sliding_window_mask
 from attnviz.errors import AttnvizError
 from attnviz.model.base import (
     Architecture,
@@ -47,7 +47,7 @@ from attnviz.model.families.rotary import (
 )
 from attnviz.model.sources.tensors import Tensors
 from attnviz.positions import Rope
-from attnviz.provenance import Provenance
+from attnviz.provenance import Masking, Provenance
 from attnviz.trace import frozen_array
 from attnviz.weights import AttentionWeights
 
@@ -68,6 +68,7 @@ class LlamaConfig(ModelConfig):
     n_kv_heads: int = 0  # G, the key/value heads; 0 is refused
     rope_theta: float = 10000.0  # RoPE's base
     sliding_window: int | None = None  # keys further back than this are hidden, when set
+    window_layers: tuple[int, ...] = ()  # the layers (from 0) with that window; the others full
     qkv_bias: bool = False  # b_Q, b_K, b_V: Qwen2's, or Llama's with attention_bias
     output_bias: bool = False  # b_O: Llama's with attention_bias
 
@@ -169,6 +170,9 @@ class LlamaWeights:
     final_norm: FloatArray  # γ [d_model], norm
     eps: float  # RMSNorm's ε
     rope: Rope  # base rope_theta; pairing "half" for Hugging Face checkpoints
+    # The model's own sliding window (Qwen2's use_sliding_window, layer_types) and its layers.
+    sliding_window: int | None = None
+    window_layers: frozenset[int] = frozenset()
 
 
 FAMILY = Family(
@@ -247,24 +251,21 @@ class Llama(Architecture):
             n_kv_heads=integer(data, "num_key_value_heads", default=n_heads),
             rope_theta=rope_theta(data),
             sliding_window=sliding_window(data),
+            window_layers=window_layers(data),
             qkv_bias=self.qkv_bias_always or data.get("attention_bias") is True,
             output_bias=not self.qkv_bias_always and data.get("attention_bias") is True,
         )
 
     def load(self, tensors: Tensors, config: ModelConfig, ids: Sequence[int]) -> LlamaWeights:
         assert isinstance(config, LlamaConfig)
-        window = config.sliding_window
-        if window is not None and len(ids) > window:
-            raise AttnvizError(
-                f"the model hides keys more than {window} tokens back (a sliding window), which "
-                f"attnviz does not run; give a sentence of at most {window} tokens"
-            )
         return LlamaWeights(
             token_embeddings=tensors.rows(self.token_table, ids, config.d_model),
             layers=tuple(load_layer(tensors, config, index) for index in range(config.n_layers)),
             final_norm=tensors.get("norm.weight", (config.d_model,)),
             eps=config.layer_norm_eps,
             rope=Rope(base=config.rope_theta, pairing="half"),
+            sliding_window=config.sliding_window,
+            window_layers=frozenset(config.window_layers if config.sliding_window else ()),
         )
 
     def forward(
@@ -307,14 +308,15 @@ class Llama(Architecture):
             if attention_output is not None and index == start - 1:
                 output_t = attention_output.T
             else:
+                windowed, masking = own_window(weights, index, allowed, provenance)
                 trace = rotary_attention(
                     tokens,
                     sealed(rms_norm_columns(hidden_t, layer.attention_norm, eps)),  # X, kept
                     layer,
                     weights.rope,
-                    provenance=provenance,
+                    provenance=provenance._replace(masking=masking),
                     layer=index + 1,
-                    mask=allowed,
+                    mask=windowed,
                 )
                 traces.append(trace)
                 output_t = trace.output.T
@@ -434,6 +436,32 @@ def rope_theta(data: Mapping[str, Any]) -> float:
     if isinstance(parameters, Mapping) and parameters.get("rope_theta") is not None:
         return number(parameters, "rope_theta", 10000.0)
     return number(data, "rope_theta", 10000.0)
+
+
+def own_window(
+    weights: LlamaWeights, index: int, allowed: np.ndarray, provenance: Provenance
+) -> tuple[np.ndarray, Masking]:
+    """Layer ``index``'s (from 0) mask and masking: ``allowed`` [n, n] (causal, padding, and
+    a window the run was given), within the model's own sliding window in the layers that have
+    it; the window recorded is the narrower of the two, as their intersection is."""
+    own, masking = weights.sliding_window, provenance.masking
+    if own is None or index not in weights.window_layers:
+        return allowed, masking
+    window = own if masking.window is None else min(own, masking.window)
+    return allowed & sliding_window_mask(len(allowed), own), masking._replace(window=window)
+
+
+def window_layers(data: Mapping[str, Any]) -> tuple[int, ...]:
+    """The layers (from 0) with the sliding window: those layer_types names
+    "sliding_attention", else with use_sliding_window those from max_window_layers on (Qwen2,
+    as transformers reads its config)."""
+    layer_types = data.get("layer_types")
+    if isinstance(layer_types, list):
+        return tuple(i for i, kind in enumerate(layer_types) if kind == "sliding_attention")
+    if data.get("use_sliding_window") is not True:
+        return ()
+    first = integer(data, "max_window_layers", default=28)  # Qwen2Config's default
+    return tuple(range(first, integer(data, "num_hidden_layers")))
 
 
 def sliding_window(data: Mapping[str, Any]) -> int | None:

@@ -89,7 +89,9 @@ def _method(ablation: Ablation, focus: str) -> str:
     """What was done and measured, with this run's numbers."""
     keys = ablation.focus_keys
     where = []
-    if ablation.causal:
+    if ablation.causal and ablation.window is not None:
+        where.append(f"the last {ablation.window} tokens up to its own, a sliding window")
+    elif ablation.causal:
         where.append("the tokens up to its own, a decoder's causal mask")
     if ablation.padding:
         where.append(f"the {plural(ablation.padding, '[PAD] token')} left out")
