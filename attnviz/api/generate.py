@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 DEFAULT_MODEL = "induction"
 #: The most new tokens one run writes: every step's rows are kept for the lesson and --export.
 MOST_NEW_TOKENS = 512
+#: New tokens when --tokens is not given (fewer when the model's positions leave fewer).
+DEFAULT_NEW_TOKENS = 8
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ class GenerateRequest:
 
     prompt: str
     model: str = DEFAULT_MODEL
-    tokens: int = 8
+    tokens: int | None = None  # None: DEFAULT_NEW_TOKENS, or as many as the positions leave
     temperature: float | None = None
     top_k: int | None = None
     top_p: float | None = None
@@ -54,7 +56,8 @@ class GenerateRequest:
         check.sentences(model=self.model, prompt=self.prompt)
         check.instance("model", self.model, str, 'a model\'s name or folder, e.g. model="smollm2"')
         check.instance("dtype", self.dtype, str, 'dtype="float32" or dtype="float64"')
-        check.given(tokens=self.tokens, seed=self.seed, head=self.head)
+        check.given(seed=self.seed, head=self.head)
+        check.whole(tokens=self.tokens)
         check.whole(top_k=self.top_k, layer=self.layer, window=self.window)
         check.given(keep_first=self.keep_first)
         check.flags(sinks=self.sinks, lens=self.lens)
@@ -68,7 +71,7 @@ class GenerateRequest:
             raise AttnvizError(
                 'The prompt is empty; give some text, e.g. "The capital of France is".'
             )
-        if not 1 <= self.tokens <= MOST_NEW_TOKENS:
+        if self.tokens is not None and not 1 <= self.tokens <= MOST_NEW_TOKENS:
             raise AttnvizError(
                 f"{option('tokens', self.tokens)}: ask for 1 to {MOST_NEW_TOKENS} new tokens."
             )
@@ -117,10 +120,11 @@ def _checked_view(request: GenerateRequest, loaded: LoadedDecoder) -> tuple[int,
 
 
 def prompt_tokens(
-    prompt: str, loaded: LoadedDecoder, new_tokens: int
-) -> tuple[tuple[int, ...], tuple[str, ...], Pieces]:
-    """The prompt's token ids and their labels, and the vocabulary's pieces; refused when the
-    prompt and ``new_tokens`` would not fit in the model's positions."""
+    prompt: str, loaded: LoadedDecoder, new_tokens: int | None
+) -> tuple[tuple[int, ...], tuple[str, ...], Pieces, int]:
+    """The prompt's token ids and their labels, the vocabulary's pieces, and how many new
+    tokens to write (``new_tokens``, or when None DEFAULT_NEW_TOKENS or as many as the model's
+    positions leave); refused when they would not fit in the model's positions."""
     if loaded.toy_config is not None:
         encoding = loaded.tokenizer(prompt, loaded.toy_config)
         assert loaded.pieces is not None  # a toy model's words
@@ -131,13 +135,20 @@ def prompt_tokens(
         positions = loaded.decoder.max_positions
         encoding, found = encode_with_pieces(loaded.tokenizer, prompt, positions)
     room = loaded.decoder.max_positions - len(encoding.ids)
+    if new_tokens is None:
+        if room < 1:
+            raise AttnvizError(
+                f"The prompt takes all {loaded.decoder.max_positions} positions of "
+                f"{loaded.name}, leaving none for a new token; give a shorter prompt."
+            )
+        new_tokens = min(DEFAULT_NEW_TOKENS, room)
     if new_tokens > room:
         raise AttnvizError(
             f"{option('tokens', new_tokens)}: {loaded.name} has {loaded.decoder.max_positions} "
             f"positions and the prompt takes {len(encoding.ids)}; ask for at most {max(room, 0)} "
             "new tokens, or give a shorter prompt."
         )
-    return tuple(encoding.ids), tuple(encoding.tokens), found
+    return tuple(encoding.ids), tuple(encoding.tokens), found, new_tokens
 
 
 def generation(
@@ -149,27 +160,13 @@ def generation(
     """Run ``request`` on ``loaded``: each token told to ``on_token(token, labels, text, names)``
     as it is chosen, then the proof."""
     from attnviz.generation.result import Generation
-    from attnviz.generation.run import Window, collect, generated_tokens, prove
+    from attnviz.generation.run import collect, generated_tokens, prove
     from attnviz.generation.text import TextStream, label, piece_text
-    from attnviz.lesson.generation import Telling
 
-    layer, head = _checked_view(request, loaded)
-    ids, labels, pieces = prompt_tokens(request.prompt, loaded, request.tokens)
-    sampling = request.sampling
-    decoder = loaded.decoder
-    telling = Telling(
-        model=loaded.name,
-        family=loaded.family,
-        prompt=labels,
-        sampling=sampling,
-        seed=None if sampling.greedy else request.seed,
-        layer=layer,
-        head=head,
-        n_layers=decoder.n_layers,
-        n_heads=decoder.n_heads,
-        dtype=request.dtype,
-        window=None if request.window is None else Window(request.window, request.keep_first),
-    )
+    _checked_view(request, loaded)  # refused before the prompt is read
+    ids, labels, pieces, count = prompt_tokens(request.prompt, loaded, request.tokens)
+    sampling, decoder = request.sampling, loaded.decoder
+    telling = _telling(request, loaded, labels, count)
     stream = TextStream(pieces, loaded.separator)
     telling_lens = telling.lens
     texts: list[str] = []
@@ -180,13 +177,7 @@ def generation(
         texts.append(text)
         names = [piece_text(pieces, int(i), loaded.separator) for i in token.choice.shown]
         if token.states is not None:
-            from attnviz.generation.lens import read_layers
-
-            reading = read_layers(list(token.states), decoder, 1, follow=token.choice.chosen)
-            lens_names = [
-                piece_text(pieces, int(row[0]), loaded.separator) for row in reading.top_ids
-            ]
-            telling_lens[token.number] = (reading, lens_names)
+            telling_lens[token.number] = _lens_of(token, decoder, pieces, loaded.separator)
         if on_token is not None:
             on_token(telling, token, tuple(shown_labels), text, names)
         shown_labels.append(label(text))
@@ -202,7 +193,7 @@ def generation(
             generated_tokens(
                 decoder,
                 ids,
-                request.tokens,
+                count,
                 sampling,
                 request.seed,
                 end=end,
@@ -230,6 +221,44 @@ def generation(
         held=held,
     )
     return result, telling
+
+
+def _telling(
+    request: GenerateRequest, loaded: LoadedDecoder, labels: tuple[str, ...], count: int
+) -> Telling:
+    """What every block of the lesson needs to know of the run."""
+    from attnviz.generation.run import Window
+    from attnviz.lesson.generation import Telling
+
+    layer, head = _checked_view(request, loaded)
+    sampling, decoder = request.sampling, loaded.decoder
+    return Telling(
+        model=loaded.name,
+        family=loaded.family,
+        prompt=labels,
+        sampling=sampling,
+        seed=None if sampling.greedy else request.seed,
+        layer=layer,
+        head=head,
+        n_layers=decoder.n_layers,
+        n_heads=decoder.n_heads,
+        dtype=request.dtype,
+        window=None if request.window is None else Window(request.window, request.keep_first),
+        count=count,
+    )
+
+
+def _lens_of(
+    token: GeneratedToken, decoder: Any, pieces: Pieces, separator: str
+) -> tuple[Any, list[str]]:
+    """--lens: the token's query's stream after each layer read through the output layer,
+    following the token chosen, and each layer's top reading as text."""
+    from attnviz.generation.lens import read_layers
+    from attnviz.generation.text import piece_text
+
+    assert token.states is not None  # kept as the lens asked
+    reading = read_layers(list(token.states), decoder, 1, follow=token.choice.chosen)
+    return reading, [piece_text(pieces, int(row[0]), separator) for row in reading.top_ids]
 
 
 def _studies(
@@ -272,7 +301,7 @@ def run(request: GenerateRequest, surface: Surface, *, pace: float, export: Path
         names: list[str],
     ) -> None:
         if not started:
-            print_blocks(opening(telling, request.tokens, token.cache), console, options)
+            print_blocks(opening(telling, telling.count, token.cache), console, options)
             started.append(True)
         elif live:
             time.sleep(pace)
@@ -313,7 +342,7 @@ def generate(
     prompt: str,
     *,
     model: str = DEFAULT_MODEL,
-    tokens: int = 8,
+    tokens: int | None = None,
     temperature: float | None = None,
     top_k: int | None = None,
     top_p: float | None = None,

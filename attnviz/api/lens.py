@@ -59,7 +59,7 @@ def lensed(prompt: str, model: str, focus: str | None, top: int, dtype: str) -> 
     if not 1 <= top <= MOST_TOP:
         raise AttnvizError(f"{option('top', top)}: show 1 to {MOST_TOP} tokens a layer.")
     loaded = load_decoder(model, dtype)
-    ids, labels, pieces = prompt_tokens(prompt, loaded, new_tokens=0)
+    ids, labels, pieces, _ = prompt_tokens(prompt, loaded, new_tokens=0)
     position = _position(labels, focus)
     with np.errstate(all="ignore"), one_blas_thread():
         reading = logit_lens(loaded.decoder, ids, position, top)

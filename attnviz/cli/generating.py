@@ -25,7 +25,13 @@ ModelOption = Annotated[
 ]
 
 TokensOption = Annotated[
-    int, typer.Option("--tokens", "-n", help="How many new tokens to write (1–512).")
+    Optional[int],  # noqa: UP045
+    typer.Option(
+        "--tokens",
+        "-n",
+        help="How many new tokens to write (1–512); default 8, or as many as the model's "
+        "positions leave.",
+    ),
 ]
 
 TemperatureOption = Annotated[
@@ -108,7 +114,7 @@ ExportOption = Annotated[
 def generate(
     prompt: PromptOption,
     model: ModelOption = "induction",
-    tokens: TokensOption = 8,
+    tokens: TokensOption = None,
     temperature: TemperatureOption = None,
     top_k: TopKOption = None,
     top_p: TopPOption = None,

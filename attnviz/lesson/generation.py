@@ -39,6 +39,7 @@ class Telling:
     n_heads: int
     dtype: str  # "float32"
     window: Window | None = None  # a sliding cache
+    count: int = 0  # the new tokens asked for (fewer when an end-of-text token comes)
     # By token number, its logit lens (generation.lens.LensReading, following the token chosen)
     # and the text of each layer's top reading, when --lens asked for it.
     lens: dict[int, tuple[Any, list[str]]] = field(default_factory=dict)

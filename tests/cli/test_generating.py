@@ -129,6 +129,16 @@ def test_what_the_lens_cannot_do_is_one_line(args: list[str], fragment: str) -> 
     assert out == ""
 
 
+def test_without_tokens_it_writes_8_or_as_many_as_the_positions_leave() -> None:
+    code, out, err = run("generate", PROMPT)  # 10 of the induction model's 16 positions
+    assert code == 0, err
+    assert "induction, 6 new tokens" in out and "Token 6:" in out and "Token 7:" not in out
+    code, out, err = run("generate", "a b c a")
+    assert code == 0 and "induction, 8 new tokens" in out, err
+    code, _, err = run("generate", " ".join("abcdefghijklmnop"))
+    assert code != 0 and "takes all 16 positions of induction" in err, err
+
+
 def test_an_empty_prompt_and_a_word_the_model_lacks_are_refused() -> None:
     for prompt, fragment in (
         ("  ", "The prompt is empty"),
