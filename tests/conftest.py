@@ -131,6 +131,18 @@ def functions_only_in_the_full_run(cases: Iterable[tuple[str, bool]]) -> list[st
     return sorted(function for function, full in full_by_function.items() if all(full))
 
 
+#: The plain run's marker expression (pyproject.toml's addopts): it takes no test under tests/e2e.
+PLAIN_RUN = "not slow and not browser and not e2e"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/e2e is not even collected by the plain run, whose -m would deselect every test in
+    it: collecting them costs each worker about a second. Any other -m collects it as usual."""
+    if collection_path == E2E and config.option.markexpr == PLAIN_RUN:
+        return True
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test under tests/e2e runs the installed command in fresh processes: marked e2e.

@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+import typer
+import typer.testing
 from hypothesis import settings
 
 from attnviz.lesson.blocks import Block
@@ -18,6 +21,23 @@ from attnviz.results import Analyses
 from attnviz.selection import Selection, select
 from attnviz.tokens import Focus
 from attnviz.trace import AttentionTrace
+
+_click_commands: weakref.WeakKeyDictionary[typer.Typer, object] = weakref.WeakKeyDictionary()
+
+
+def _click_command_once(app: typer.Typer) -> object:
+    """The app as a click command, made once per app: Typer's test runner makes it again at
+    every call, which reads every option of every command (about 20 ms for the whole app), and
+    the suite invokes the app some five hundred times. A command holds no state between runs:
+    click makes a new context for each."""
+    if app not in _click_commands:
+        _click_commands[app] = typer.main.get_command(app)
+    return _click_commands[app]
+
+
+# Typer's CliRunner.invoke looks the conversion up by this module-level name at every call.
+typer.testing._get_command = _click_command_once  # type: ignore[assignment]
+CliRunner = typer.testing.CliRunner
 
 
 def examples(in_ci: int) -> int:

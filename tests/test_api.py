@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
-from typer.testing import CliRunner
 
 import attnviz
 import attnviz.api
@@ -21,7 +20,7 @@ from attnviz.api import explain as explaining
 from attnviz.cli import app
 from attnviz.errors import command_line
 
-from support import needs_model, step
+from support import CliRunner, needs_model, step
 
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"

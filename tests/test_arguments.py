@@ -143,9 +143,9 @@ def test_every_output_file_option_refuses_a_trailing_separator(
 def test_a_folder_option_takes_a_trailing_separator(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from typer.testing import CliRunner
-
     from attnviz.cli import app
+
+    from support import CliRunner
 
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(app, ["heatmap", "I am good", "-o", "x.png", "--per-head", "ph/"])

@@ -12,11 +12,10 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 
-from support import needs_model
+from support import CliRunner, needs_model
 
 runner = CliRunner()
 TINY_GPT2 = str(Path(__file__).resolve().parent / "model" / "tiny_gpt2")

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
@@ -15,7 +14,7 @@ from attnviz.core import trace_cross
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.options import TraceOptions
 
-from support import step, steps_spec
+from support import CliRunner, step, steps_spec
 
 runner = CliRunner()
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.analysis.compare import align_words
@@ -18,7 +17,7 @@ from attnviz.errors import ExitStatus
 from attnviz.labels import occurrence_labels
 from attnviz.tokens import find_focus, word_key
 
-from support import needs_model, steps_spec
+from support import CliRunner, needs_model, steps_spec
 
 
 def nfc(text: str) -> str:

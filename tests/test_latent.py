@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.attention import multi_head_attention
@@ -40,7 +39,7 @@ from attnviz.trace import LATENT_KEYS, AttentionTrace
 from attnviz.trace_files import export_trace, load_trace
 from attnviz.weights import random_weights
 
-from support import examples, one_error_line
+from support import CliRunner, examples, one_error_line
 
 IT = "The animal didn't cross the street because it was too tired"
 runner = CliRunner()

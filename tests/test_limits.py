@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz import limits, trace_attention
@@ -23,7 +22,7 @@ from attnviz.lesson.options import LessonOptions
 from attnviz.lesson.steps import STEPS, optional_numbers, per_head_numbers
 from attnviz.trace_files import export_trace
 
-from support import needs_model, one_error_line, step
+from support import CliRunner, needs_model, one_error_line, step
 
 runner = CliRunner()
 

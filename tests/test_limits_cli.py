@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from render.analysed import for_grid
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app, run
@@ -20,7 +19,7 @@ from attnviz.render.figures.grid import MAX_GRID_TOKENS, build_layers_figure
 from attnviz.render.options import MAX_WIDTH
 from attnviz.selection import select
 
-from support import needs_model, step
+from support import CliRunner, needs_model, step
 
 runner = CliRunner()
 

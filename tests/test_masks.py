@@ -7,13 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.attention import causal_mask, padding_mask
 from attnviz.cli import app
 from attnviz.core import trace_with_options
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.options import TraceOptions
+
+from support import CliRunner
 
 runner = CliRunner()
 

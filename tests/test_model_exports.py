@@ -11,9 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from support import needs_model
+from support import CliRunner, needs_model
 
 pytestmark = needs_model
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.attention import multi_head_attention
@@ -33,7 +32,7 @@ from attnviz.trace import AttentionTrace
 from attnviz.trace_files import export_trace, load_trace
 from attnviz.weights import random_weights
 
-from support import product_atol, step
+from support import CliRunner, product_atol, step
 from support import written_lesson as lesson
 
 SENTENCE = "The cat saw the dog"  # "The" (position 0) and "the" (3) share one random vector

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
@@ -26,6 +25,8 @@ from attnviz.provenance import (
 )
 from attnviz.trace import ARRAY_KEYS, AttentionTrace
 from attnviz.trace_files import export_trace, load_trace
+
+from support import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz import limits, model_limits
@@ -23,7 +22,7 @@ from attnviz.errors import ExitStatus, command_line
 from attnviz.model import run as model_run
 from attnviz.model_limits import ModelSizes, Work
 
-from support import needs_model, one_error_line
+from support import CliRunner, needs_model, one_error_line
 
 pytestmark = needs_model
 

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.analysis.scaling import MAX_D_K, parse_d_ks, scaling_experiment, softmax_stats
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus
+
+from support import CliRunner
 
 runner = CliRunner()
 

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.attention import causal_mask, sliding_window_mask
@@ -24,7 +23,7 @@ from attnviz.options import TraceOptions
 from attnviz.trace import AttentionTrace
 from attnviz.trace_files import export_trace, load_trace
 
-from support import examples, one_error_line
+from support import CliRunner, examples, one_error_line
 
 IT = "The animal didn't cross the street because it was too tired"
 runner = CliRunner()

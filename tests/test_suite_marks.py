@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import EXTRA_ALSO, TESTS, _what_functions_say, functions_only_in_the_full_run
+import tomllib
+from conftest import (
+    E2E,
+    EXTRA_ALSO,
+    PLAIN_RUN,
+    TESTS,
+    _what_functions_say,
+    functions_only_in_the_full_run,
+)
 
 
 def test_a_function_marked_full_in_every_case_is_named() -> None:
@@ -40,3 +48,13 @@ def test_a_function_that_names_the_extra_is_found_by_its_first_line(tmp_path: Pa
     assert _what_functions_say(test_file) == (False, {3: True})  # its decorator's line
     assert _what_functions_say(TESTS / "test_api.py") == (True, {})  # in EXTRA_ALSO
     assert TESTS / "model" in EXTRA_ALSO
+
+
+def test_the_plain_run_that_skips_collecting_e2e_is_pyproject_s_and_selects_no_e2e_test() -> None:
+    """conftest.py leaves tests/e2e uncollected only under PLAIN_RUN, so PLAIN_RUN must be the
+    marker expression a plain `pytest -q` passes, and that expression must take no e2e test."""
+    pyproject = tomllib.loads((TESTS.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    addopts = pyproject["tool"]["pytest"]["ini_options"]["addopts"]
+    assert addopts[addopts.index("-m") + 1] == PLAIN_RUN
+    assert "not e2e" in PLAIN_RUN.split(" and ") and " or " not in PLAIN_RUN
+    assert E2E.is_dir() and any(E2E.glob("test_*.py"))

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.trace_files import load_trace
 
-from support import needs_model, step
+from support import CliRunner, needs_model, step
 
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"

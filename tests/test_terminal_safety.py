@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.errors import ExitStatus
 from attnviz.tokens import tokenize
+
+from support import CliRunner
 
 runner = CliRunner()
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour codes, the one escape sequence attnviz itself emits

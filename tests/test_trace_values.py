@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
 from attnviz.errors import FileProblem
 from attnviz.trace_files import load_trace
+
+from support import CliRunner
 
 runner = CliRunner()
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 import attnviz.analysis.analyses as analyses_module
@@ -24,6 +23,8 @@ from attnviz.api.heatmap import save_pictures
 from attnviz.cli import app
 from attnviz.render.options import ImageOptions, Measure
 from attnviz.results import Analysis
+
+from support import CliRunner
 
 TIRED = "The animal didn't cross the street because it was too tired"
 COUNTED = ("contributions", "trace_rollout", "trace_head_types", "own_rows", "focus_rows")

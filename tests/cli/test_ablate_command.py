@@ -6,13 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.model.sources.checkpoint import find_model
 
-from support import needs_model, one_error_line
+from support import CliRunner, needs_model, one_error_line
 
 TIRED = "The animal didn't cross the street because it was too tired"
 TINY_GPT2 = str(Path(__file__).parents[1] / "model" / "tiny_gpt2")

@@ -7,11 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from attnviz import limits
 from attnviz.cli import app
 from attnviz.errors import ExitStatus
+
+from support import CliRunner
 
 runner = CliRunner()
 TIRED = "The cat sat on the mat because it was tired"

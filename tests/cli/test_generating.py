@@ -8,13 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
 from attnviz.errors import AttnvizError
 
-from support import needs_model
+from support import CliRunner, needs_model
 
 runner = CliRunner()
 PROMPT = "j k l a b c d e a b"

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 
-from support import step, steps_spec
+from support import CliRunner, step, steps_spec
 
 pytest.importorskip("gguf", reason="needs the optional extra attnviz[model]")
 pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.labels import fit_label, occurrence_labels
 from attnviz.tokens import printable
 
-from support import needs_model
+from support import CliRunner, needs_model
 
 IT = "The animal didn't cross the street because it was too tired"
 TINY_GPT2 = str(Path(__file__).resolve().parents[1] / "model" / "tiny_gpt2")

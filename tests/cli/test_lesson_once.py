@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
+
+from support import CliRunner
 
 
 @pytest.mark.slow  # writes an SVG, an HTML file and a deck of slides

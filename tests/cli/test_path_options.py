@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 import typer
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.api import train as training
 from attnviz.cli import build_app
 from attnviz.errors import AttnvizError, ExitStatus
+
+from support import CliRunner
 
 runner = CliRunner()
 

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.options import TraceOptions
 from attnviz.trace_files import load_trace
 
-from support import step
+from support import CliRunner, step
 
 runner = CliRunner()
 ENV = {"COLUMNS": "80", "NO_COLOR": "1"}

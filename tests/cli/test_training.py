@@ -9,11 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 
-from support import listing, one_error_line
+from support import CliRunner, listing, one_error_line
 
 runner = CliRunner()
 

@@ -49,9 +49,9 @@ WIDTHS = {
 
 def render(arguments: list[str], width: int) -> str:
     """stdout of ``attnviz ARGUMENTS`` at ``width`` columns, colour off, run from the repo root."""
-    from typer.testing import CliRunner
-
     from attnviz.cli import app
+
+    from support import CliRunner
 
     os.environ.update({"COLUMNS": str(width), "NO_COLOR": "1", "TERM": "dumb"})
     os.chdir(FOLDER.parent.parent)

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
@@ -21,7 +20,7 @@ from attnviz.lesson.options import LessonOptions, parse_steps
 from attnviz.lesson.steps import STEPS, in_order, label, numbered, optional_numbers, step_number
 from attnviz.selection import ViewOptions, select
 
-from support import examples, needs_model, one_error_line, paper_keys
+from support import CliRunner, examples, needs_model, one_error_line, paper_keys
 from support import written_lesson as lesson
 
 IT = "The animal didn't cross the street because it was too tired"

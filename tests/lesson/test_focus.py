@@ -15,13 +15,12 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.labels import occurrence_labels
 from attnviz.lesson.steps import step_number
 
-from support import needs_model
+from support import CliRunner, needs_model
 
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from render.analysed import analysed
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz import worked
@@ -26,7 +25,7 @@ from attnviz.selection import ViewOptions, select
 from attnviz.trace import AttentionTrace
 from attnviz.trace_files import export_trace, load_trace
 
-from support import lesson_analyses
+from support import CliRunner, lesson_analyses
 from support import written_lesson as lesson
 
 IT = "The animal didn't cross the street because it was too tired"

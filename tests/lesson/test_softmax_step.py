@@ -12,12 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.lesson.steps import step_number
 
-from support import needs_model
+from support import CliRunner, needs_model
 
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"

@@ -10,12 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rich.console import Console
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.lesson.steps import STEPS, step_number
 from attnviz.render.terminal.training_step import render_gradient_step
 from attnviz.train.one_step import gradient_step
+
+from support import CliRunner
 
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"

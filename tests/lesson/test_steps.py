@@ -186,9 +186,9 @@ def test_a_step_is_one_row_and_one_file(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_the_help_texts_are_the_table_s() -> None:
     """--steps' help on every command is the one written from the table, numbers and all."""
-    from typer.testing import CliRunner
-
     from attnviz.cli import app
+
+    from support import CliRunner
 
     def words(text: str) -> str:
         return " ".join(text.replace("─", " ").replace("│", " ").split())

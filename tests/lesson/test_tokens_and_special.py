@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.lesson.tokens import unknown_sentence, unknown_texts
@@ -23,7 +22,7 @@ from attnviz.provenance import (
 )
 from attnviz.selection import sentence_words
 
-from support import needs_model, steps_spec
+from support import CliRunner, needs_model, steps_spec
 
 runner = CliRunner()
 IT = "The animal didn't cross the street because it was too tired"

@@ -180,9 +180,9 @@ def test_the_slides_and_the_notebook_show_the_window() -> None:
 
 @pytest.mark.slow
 def test_the_page_command_takes_the_window(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
     from attnviz.cli import app
+
+    from support import CliRunner
 
     runner = CliRunner()
     page = runner.invoke(

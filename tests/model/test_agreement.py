@@ -13,14 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus
 from model.checkpoints import LLAMA, edit_config, gpt2_copy, put, tiny_bert
 
-from support import needs_model
+from support import CliRunner, needs_model
 
 pytestmark = needs_model
 runner = CliRunner()

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus
@@ -48,7 +47,7 @@ from model.checkpoints import (
     write,
 )
 
-from support import needs_model
+from support import CliRunner, needs_model
 
 pytestmark = needs_model
 runner = CliRunner()

@@ -10,12 +10,13 @@ import pwd
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
 from attnviz.model.sources.checkpoint import ModelNotInstalled, find_model, hub_roots
 from model.checkpoints import gpt2_copy
+
+from support import CliRunner
 
 runner = CliRunner()
 

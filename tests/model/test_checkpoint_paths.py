@@ -9,12 +9,13 @@ import os
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus
 from model.checkpoints import gpt2_copy
+
+from support import CliRunner
 
 runner = CliRunner()
 

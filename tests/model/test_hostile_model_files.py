@@ -18,7 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
@@ -26,7 +25,7 @@ from attnviz.errors import ExitStatus, FileProblem
 from model.checkpoints import LLAMA
 from model.test_ollama import DIGEST, pulled
 
-from support import needs_model
+from support import CliRunner, needs_model
 
 pytestmark = needs_model
 runner = CliRunner()

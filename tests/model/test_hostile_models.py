@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz import layer_limits as limits
@@ -38,7 +37,7 @@ from model.hostile_gguf import (
     write_gguf,
 )
 
-from support import needs_model
+from support import CliRunner, needs_model
 
 pytestmark = needs_model
 runner = CliRunner()
@@ -333,16 +332,19 @@ def test_the_table_names_every_key_the_gguf_reader_reads() -> None:
     assert "llama.block_count" in used and "tokenizer.ggml.tokens" in used
 
 
-#: Every key with every wrong type; the plain run takes the fourth of them where
-#: (key + type) % 4 == 0, so each key still meets a wrong type and each type several keys;
-#: CI also the fourth where it is 2 (marked slow); the full run the rest.
+def tier(key_index: int, wrong_index: int) -> tuple[pytest.MarkDecorator, ...]:
+    """The plain run takes the seventh of the grid where (key + type) % 7 == 0: with seven wrong
+    types each key meets exactly one, and each type every seventh key. CI (slow) also takes the
+    half where (key + type) is even; the full run the rest."""
+    if (key_index + wrong_index) % len(WRONG) == 0:
+        return ()
+    if (key_index + wrong_index) % 2 == 0:
+        return (pytest.mark.slow,)
+    return (pytest.mark.slow, pytest.mark.full)
+
+
 EVERY_KEY_WITH_EVERY_WRONG_TYPE = [
-    pytest.param(
-        key,
-        wrong,
-        id=f"{key}-{wrong}",
-        marks={0: (), 2: pytest.mark.slow}.get((i + j) % 4, (pytest.mark.slow, pytest.mark.full)),
-    )
+    pytest.param(key, wrong, id=f"{key}-{wrong}", marks=tier(i, j))
     for j, wrong in enumerate(WRONG)
     for i, key in enumerate(keys_attnviz_reads())
 ]

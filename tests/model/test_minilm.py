@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+
+from support import CliRunner
 
 pytest.importorskip("safetensors", reason="needs the optional extra attnviz[model]")
 pytest.importorskip("tokenizers", reason="needs the optional extra attnviz[model]")

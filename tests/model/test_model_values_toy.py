@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.errors import ExitStatus
 from attnviz.model.families.toy import MAX_LAYERS
+
+from support import CliRunner
 
 COREF = Path(__file__).resolve().parents[2] / "attnviz" / "model" / "sources" / "trained" / "coref"
 SENTENCE = "the animal didn't cross the street because it was too tired"

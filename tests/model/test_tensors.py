@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
@@ -18,7 +17,7 @@ from attnviz.errors import AttnvizError, ExitStatus
 from attnviz.model.sources.tensors import FLOAT_TYPES, TYPE_NAMES, TYPE_SIZES
 from model.checkpoints import gpt2_copy
 
-from support import needs_model
+from support import CliRunner, needs_model
 
 pytestmark = needs_model
 runner = CliRunner()

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.errors import AttnvizError, ExitStatus, FileProblem
@@ -21,7 +20,7 @@ from attnviz.model.run import trace_model
 from attnviz.model.sources.checkpoint import config_data, find_model
 from attnviz.train import network, tasks
 
-from support import step, steps_spec
+from support import CliRunner, step, steps_spec
 
 SHIPPED = {"coref": tasks.Readout.POINTER, "coref-word": tasks.Readout.WORD}
 SENTENCES = (tasks.TIRED, tasks.WIDE, "since it was so icy the cow never crossed the lane")

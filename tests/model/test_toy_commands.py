@@ -10,13 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
 from attnviz.files import load_npz
 from attnviz.model.sources.checkpoint import find_model
 from attnviz.train import tasks
+
+from support import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
@@ -14,6 +13,8 @@ from attnviz.errors import ExitStatus
 from render.pictures import (
     IT_SENTENCE,
 )
+
+from support import CliRunner
 
 runner = CliRunner()
 

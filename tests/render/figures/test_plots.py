@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
@@ -15,7 +14,7 @@ from attnviz.render.figures.plots import save_lines_figure
 from attnviz.tokens import find_focus
 from render.pictures import words_of
 
-from support import shown
+from support import CliRunner, shown
 
 
 @pytest.mark.slow

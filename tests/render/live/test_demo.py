@@ -7,13 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.analysis.heads import FocusSurvey, HeadLink
 from attnviz.cli import app
 from attnviz.render.live.demo import largest_weights_text, specificity_text
 
-from support import step
+from support import CliRunner, step
 
 STRONGEST = HeadLink(6, 12, 1, 0.647, 0.393, 0.141)
 SPECIFIC = HeadLink(4, 2, 1, 0.640, 0.091, 0.177)

@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from attnviz import worked
 from attnviz.cli import app
@@ -37,7 +36,7 @@ from attnviz.trace import AttentionTrace
 from render.analysed import analysed
 from render.pages import assembled, shown_table
 
-from support import step
+from support import CliRunner, step
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 #: The steps these tests read, by the table's numbers (tests name steps by key).

@@ -11,13 +11,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from attnviz.cli import app
 from attnviz.errors import ExitStatus
 from attnviz.render.page.page_numbers import unpacked
 
-from support import needs_model, one_error_line
+from support import CliRunner, needs_model, one_error_line
 
 IT = "The animal didn't cross the street because it was too tired"
 WIDE = IT.replace("tired", "wide")

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pytest
 from rich.console import Console
-from typer.testing import CliRunner
 
 import attnviz
 from attnviz.cli import app
@@ -36,7 +35,7 @@ from attnviz.render.terminal.lesson import render_explain
 from attnviz.render.terminal.text import weight_colours
 from attnviz.selection import select
 
-from support import step, steps_spec
+from support import CliRunner, step, steps_spec
 
 IT_SENTENCE = "The animal didn't cross the street because it was too tired"
 #: A sentence long enough for its tables to go on over several slides.

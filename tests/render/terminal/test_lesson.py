@@ -275,9 +275,9 @@ def test_a_table_that_must_elide_keeps_the_narrow_layout_and_shows_more_columns(
 
 
 def test_the_columns_legend_is_dim_on_every_line_it_wraps_to() -> None:
-    from typer.testing import CliRunner
-
     from attnviz.cli import app
+
+    from support import CliRunner
 
     env = {"COLUMNS": "74", "FORCE_COLOR": "1", "NO_COLOR": "", "TERM": "xterm"}
     result = CliRunner().invoke(

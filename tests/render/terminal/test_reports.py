@@ -9,7 +9,6 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 from rich.console import Console
-from typer.testing import CliRunner
 
 from attnviz.analysis.heads import head_weights
 from attnviz.analysis.scaling import ScalingRow, SoftmaxStats
@@ -20,7 +19,7 @@ from attnviz.options import TraceOptions
 from attnviz.render.terminal.reports import render_scaling
 from attnviz.selection import ViewOptions, select
 
-from support import needs_model
+from support import CliRunner, needs_model
 
 IT = "The animal didn't cross the street because it was too tired"
 
