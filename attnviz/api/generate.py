@@ -15,6 +15,7 @@ from attnviz.errors import AttnvizError, option, shown_value
 from attnviz.serial import one_at_a_time
 
 if TYPE_CHECKING:
+    from attnviz.api.generated import GeneratedText
     from attnviz.api.surface import Surface
     from attnviz.generation.loading import LoadedDecoder
     from attnviz.generation.result import Generation
@@ -156,10 +157,10 @@ def generation(
     loaded: LoadedDecoder,
     *,
     on_token: Any = None,
-) -> tuple[Generation, Telling]:
+) -> tuple[GeneratedText, Telling]:
     """Run ``request`` on ``loaded``: each token told to ``on_token(token, labels, text, names)``
     as it is chosen, then the proof."""
-    from attnviz.generation.result import Generation
+    from attnviz.api.generated import GeneratedText
     from attnviz.generation.run import collect, generated_tokens, prove
     from attnviz.generation.text import TextStream, label, piece_text
 
@@ -170,12 +171,14 @@ def generation(
     stream = TextStream(pieces, loaded.separator)
     telling_lens = telling.lens
     texts: list[str] = []
+    shown_texts: list[tuple[str, ...]] = []
     shown_labels = list(labels)
 
     def told(token: GeneratedToken) -> None:
         text = stream.add(token.choice.chosen)
         texts.append(text)
         names = [piece_text(pieces, int(i), loaded.separator) for i in token.choice.shown]
+        shown_texts.append(tuple(names))
         if token.states is not None:
             telling_lens[token.number] = _lens_of(token, decoder, pieces, loaded.separator)
         if on_token is not None:
@@ -206,7 +209,7 @@ def generation(
         first, held = _studies(request, decoder, [*ids, *(t.choice.chosen for t in steps)], ids)
     if texts:
         texts[-1] += stream.finish()
-    result = Generation(
+    result = GeneratedText(
         model=loaded.name,
         prompt_ids=ids,
         prompt_tokens=labels,
@@ -219,6 +222,9 @@ def generation(
         window=window,
         first_token=first,
         held=held,
+        shown_texts=tuple(shown_texts),
+        telling=telling,
+        prompt=request.prompt,
     )
     return result, telling
 
@@ -275,18 +281,27 @@ def _studies(
     return first, held
 
 
-def run(request: GenerateRequest, surface: Surface, *, pace: float, export: Path | None) -> None:
+def run(
+    request: GenerateRequest,
+    surface: Surface,
+    *,
+    pace: float,
+    export: Path | None,
+    page: Path | None = None,
+) -> None:
     """``attnviz generate``: the prefill told, then each token as it is chosen (``pace`` seconds
-    apart at a terminal), then the text and the proof; ``export`` written at the end, whole."""
+    apart at a terminal), then the text and the proof; ``export`` (the numbers) and ``page``
+    (the steps on a slider) written at the end, each whole or not at all."""
+    from attnviz.files.writing import check_output_path
     from attnviz.generation.loading import load_decoder
     from attnviz.lesson.generation import closing, opening, token_blocks
     from attnviz.lesson.options import LessonOptions
     from attnviz.render.terminal.lesson import print_blocks
 
     if export is not None:
-        from attnviz.files.writing import check_output_path
-
         check_output_path(export, (".npz",), "--export")
+    if page is not None:
+        check_output_path(page, (".html", ".htm"), "--page")
     loaded = load_decoder(request.model, request.dtype)
     console = surface.console()
     options = LessonOptions(decimals=3)
@@ -324,6 +339,9 @@ def run(request: GenerateRequest, surface: Surface, *, pace: float, export: Path
 
         save_generation(export, result)
         surface.wrote(export)
+    if page is not None:
+        result.page(decimals=options.decimals).save(page)
+        surface.wrote(page)
 
 
 def _study_blocks(result: Generation) -> list[Any]:
@@ -352,7 +370,7 @@ def generate(
     keep_first: int = 0,
     sinks: bool = False,
     lens: bool = False,
-) -> Generation:
+) -> GeneratedText:
     """Write ``tokens`` new tokens after ``prompt`` with a decoder, as ``attnviz generate`` does:
     greedy by default, or sampled (``temperature``, ``top_k``, ``top_p``) from numpy's
     Generator seeded with ``seed``. Every token's attention rows, cache size, logits and choice
@@ -361,6 +379,8 @@ def generate(
     ``result.held``: the prompt read with the whole cache and windows keeping and dropping
     them); ``sinks``: ``result.first_token``, the first token's weight, value size and share;
     ``lens``: each token's ``states``, its query's residual stream after every layer.
+    In a notebook the result shows its steps on a slider (its page: ``result.to_html()``,
+    ``result.page().save(path)``).
 
     >>> import attnviz
     >>> result = attnviz.generate("j k l a b c d e a b", tokens=3)

@@ -39,7 +39,7 @@ from attnviz.results import Analyses
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
-__all__ = ["ComparedWith", "page_data", "page_html", "script_json"]
+__all__ = ["ComparedWith", "asset", "content_hash", "page_data", "page_html", "script_json"]
 
 
 def page_html(
@@ -70,14 +70,14 @@ def page_html(
         steps=steps,
         block=block,
     )
-    script = _asset("page.js")
-    style = _asset("page.css")
+    script = asset("page.js")
+    style = asset("page.css")
     # Hashes rather than 'unsafe-inline': only this script and this style may run, so even
     # markup that slipped in could not execute or restyle anything.
     policy = (
         "default-src 'none'; "
-        f"script-src '{_sha256(script)}'; "
-        f"style-src '{_sha256(style)}'; "
+        f"script-src '{content_hash(script)}'; "
+        f"style-src '{content_hash(style)}'; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     return _TEMPLATE.format(
@@ -108,11 +108,13 @@ def script_json(value: Any) -> str:
     return text
 
 
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
+    """A file shipped beside this module (a page's script or style), as text."""
     return resources.files("attnviz.render.page").joinpath(name).read_text(encoding="utf-8")
 
 
-def _sha256(text: str) -> str:
+def content_hash(text: str) -> str:
+    """The Content-Security-Policy source that lets exactly ``text`` run: 'sha256-…'."""
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return "sha256-" + base64.b64encode(digest).decode("ascii")
 

@@ -1,0 +1,164 @@
+"""A generation's page: one self-contained HTML file with a slider over its steps (the prefill
+pass, then one step a new token), showing at each the text as it stood, the cache as that pass
+left it (its shape and bytes, growing, and which tokens it holds, shaded by the weight the new
+token's query gave them) and the blocks ``attnviz generate`` prints for that step.
+
+    generation_page_html(written, decimals) -> str
+
+``written`` is attnviz.lesson.generation_steps.WrittenSteps. As on the lesson page
+(render/page/page.py), every number and sentence comes from Python; the script only shows the
+step chosen, sets words as text (never parsed as HTML) and loads nothing: its CSS and script are
+inline, allowed by their hashes in a Content-Security-Policy that forbids every remote load.
+"""
+
+from __future__ import annotations
+
+import html
+from importlib.metadata import version
+from typing import Any
+
+from attnviz.files import human_size
+from attnviz.labels import format_number
+from attnviz.lesson.blocks import Bars, Block, Heading, Matrix, Paragraph, Tables, Worked
+from attnviz.lesson.generation_steps import WrittenStep, WrittenSteps
+from attnviz.render.page.page import asset, content_hash, script_json
+from attnviz.render.page.page_steps import table_data
+from attnviz.render.terminal.text import weight_colours
+
+
+def generation_page_html(written: WrittenSteps, decimals: int = 3) -> str:
+    """The page of ``written``: one HTML document, opening on its last step."""
+    data = generation_page_data(written, decimals)
+    script = asset("generation.js")
+    style = asset("generation.css")
+    policy = (
+        "default-src 'none'; "
+        f"script-src '{content_hash(script)}'; "
+        f"style-src '{content_hash(style)}'; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    return _TEMPLATE.format(
+        policy=html.escape(policy, quote=False),
+        title=html.escape(f"attnviz · {written.prompt}"),
+        kicker=html.escape(written.title),
+        prompt=html.escape(written.prompt),
+        style=style,
+        data=script_json(data),
+        script=script,
+        version=html.escape(version("attnviz")),
+        last=len(written.steps) - 1,
+    )
+
+
+def generation_page_data(written: WrittenSteps, decimals: int = 3) -> dict[str, Any]:
+    """What the page's script reads: every step's words, blocks and cache, formatted here."""
+    largest = max(step.cache_bytes for step in written.steps)
+    return {
+        "introduction": blocks_data(written.introduction, decimals),
+        "legend": written.legend,
+        "steps": [
+            _step_data(step, f"Step {number} of {len(written.steps)}: ", largest, decimals)
+            for number, step in enumerate(written.steps, 1)
+        ],
+        "ending": blocks_data(written.ending, decimals),
+    }
+
+
+def _step_data(step: WrittenStep, counted: str, largest: int, decimals: int) -> dict[str, Any]:
+    """One step: its title, its tokens (each with whether the cache holds it and the shading
+    of the weight it got), the cache line, the bar's length and the blocks."""
+    weight_of = dict(zip(step.read, step.weights, strict=True))
+    held = set(step.read) if step.read else set(range(step.cache_tokens))
+    tokens = []
+    for position, text in enumerate(step.tokens):
+        state = "new" if position == step.new else "held" if position in held else "out"
+        token: dict[str, Any] = {"text": text, "state": state}
+        if position in weight_of:
+            colour, background = weight_colours(weight_of[position])
+            token["colours"] = [colour, background]
+            token["weight"] = format_number(weight_of[position], decimals)
+        tokens.append(token)
+    layers, heads, t, d_k = step.cache_shape
+    return {
+        "label": counted + step.title,
+        "tokens": tokens,
+        "new": step.new,
+        "query": None if step.new is None else step.new - 1,
+        "cache": (
+            f"The cache after this pass: K and V of [{layers}, {heads}, {t}, {d_k}] each "
+            f"(layers, key/value heads, tokens, d_k): {human_size(step.cache_bytes)}."
+        ),
+        "fill": step.cache_bytes / largest if largest else 0.0,
+        "blocks": blocks_data(step.blocks, decimals),
+    }
+
+
+def blocks_data(blocks: tuple[Block, ...] | list[Block], decimals: int) -> list[list[Any]]:
+    """Lesson blocks as the script draws them: ["h", text] a heading, ["p", [[text, style]…]] a
+    paragraph, ["b", bars] a row of bars, ["t", table] a table (page_steps.table_data). Blank
+    lines and pauses are the terminal's and are left out."""
+    encoded: list[list[Any]] = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            encoded.append(["h", block.text])
+        elif isinstance(block, Paragraph):
+            encoded.append(["p", [[span.text, span.style] for span in block.spans]])
+        elif isinstance(block, Worked):
+            encoded.append(["p", [[block.text, "formula"]]])
+        elif isinstance(block, Bars):
+            encoded.append(["b", _bars_data(block)])
+        elif isinstance(block, Matrix):
+            encoded.append(["t", table_data(block, decimals)])
+        elif isinstance(block, Tables):
+            encoded += [["t", table_data(matrix, decimals)] for matrix in block.matrices]
+    return encoded
+
+
+def _bars_data(bars: Bars) -> dict[str, Any]:
+    """A row of bars: each key's label, its bar's length in [0, 1] and its weight as printed."""
+    return {
+        "labels": list(bars.labels),
+        "lengths": [min(max(float(weight), 0.0), 1.0) for weight in bars.weights],
+        "texts": list(bars.texts),
+    }
+
+
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{policy}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="attnviz {version}">
+<title>{title}</title>
+<link rel="icon" href="data:,">
+<style>{style}</style>
+</head>
+<body>
+<header>
+<p class="kicker">{kicker}</p>
+<h1>{prompt}</h1>
+<div id="introduction"></div>
+</header>
+<nav id="controls" aria-label="Which step">
+<button type="button" id="previous" aria-label="Previous step">◀</button>
+<input type="range" id="step" min="0" max="{last}" value="{last}" aria-label="Step">
+<button type="button" id="next" aria-label="Next step">▶</button>
+<span id="step-title" aria-live="polite"></span>
+</nav>
+<main>
+<section id="text" aria-label="The text so far"></section>
+<p id="legend" class="note"></p>
+<section id="cache" aria-label="The cache">
+<p id="cache-line"></p>
+<div class="cache-bar"><div id="cache-fill"></div></div>
+</section>
+<section id="blocks" aria-label="This step worked out"></section>
+<section id="ending" aria-label="After the last step"></section>
+</main>
+<noscript><p>This page needs JavaScript, which runs in the page and loads nothing.</p></noscript>
+<script type="application/json" id="attnviz-data">{data}</script>
+<script>{script}</script>
+</body>
+</html>
+"""
