@@ -77,16 +77,22 @@
     document.getElementById("step-title").textContent = step.label;
     const text = document.getElementById("text");
     text.replaceChildren();
-    step.tokens.forEach(function (token, position) {
-      const chip = element("span", "token " + token.state, token.text);
-      if (token.colours) {
-        chip.style.color = token.colours[0];
-        chip.style.background = token.colours[1];
-        chip.title = token.weight;
+    const shade = new Map(step.shaded);
+    for (let position = 0; position < step.count; position++) {
+      const held = step.held.some(function (run) {
+        return run[0] <= position && position < run[1];
+      });
+      const state = position === step.new ? "new" : held ? "held" : "out";
+      const chip = element("span", "token " + state, data.tokens[position]);
+      if (shade.has(position)) {
+        const [colour, background, weight] = data.shades[shade.get(position)];
+        chip.style.color = colour;
+        chip.style.background = background;
+        chip.title = weight;
       }
       if (position === step.query) chip.classList.add("query");
       text.appendChild(chip);
-    });
+    }
     document.getElementById("cache-line").textContent = step.cache;
     document.getElementById("cache-fill").style.width = (step.fill * 100).toFixed(1) + "%";
     draw(document.getElementById("blocks"), step.blocks);

@@ -51,46 +51,65 @@ def generation_page_html(written: WrittenSteps, decimals: int = 3) -> str:
 
 
 def generation_page_data(written: WrittenSteps, decimals: int = 3) -> dict[str, Any]:
-    """What the page's script reads: every step's words, blocks and cache, formatted here."""
+    """What the page's script reads, formatted here: every token once (``tokens``, as the last
+    step shows them), the shades of the weights (``shades``: [text colour, background, the
+    weight as printed], each once), and each step (_step_data)."""
     largest = max(step.cache_bytes for step in written.steps)
+    shades: dict[str, int] = {}
+    steps = [
+        _step_data(step, f"Step {number} of {len(written.steps)}: ", largest, shades, decimals)
+        for number, step in enumerate(written.steps, 1)
+    ]
     return {
         "introduction": blocks_data(written.introduction, decimals),
         "legend": written.legend,
-        "steps": [
-            _step_data(step, f"Step {number} of {len(written.steps)}: ", largest, decimals)
-            for number, step in enumerate(written.steps, 1)
-        ],
+        "tokens": list(written.steps[-1].tokens),
+        "shades": [[*weight_colours(float(text)), text] for text in shades],
+        "steps": steps,
         "ending": blocks_data(written.ending, decimals),
     }
 
 
-def _step_data(step: WrittenStep, counted: str, largest: int, decimals: int) -> dict[str, Any]:
-    """One step: its title, its tokens (each with whether the cache holds it and the shading
-    of the weight it got), the cache line, the bar's length and the blocks."""
-    weight_of = dict(zip(step.read, step.weights, strict=True))
-    held = set(step.read) if step.read else set(range(step.cache_tokens))
-    tokens = []
-    for position, text in enumerate(step.tokens):
-        state = "new" if position == step.new else "held" if position in held else "out"
-        token: dict[str, Any] = {"text": text, "state": state}
-        if position in weight_of:
-            colour, background = weight_colours(weight_of[position])
-            token["colours"] = [colour, background]
-            token["weight"] = format_number(weight_of[position], decimals)
-        tokens.append(token)
+def _step_data(
+    step: WrittenStep, counted: str, largest: int, shades: dict[str, int], decimals: int
+) -> dict[str, Any]:
+    """One step: its label; ``count``, the tokens shown (the first of ``tokens``); ``new`` and
+    ``query``, the new token's and its query's positions (None for the prefill pass); ``held``,
+    the positions the cache holds as [start, stop) runs; ``shaded``, [position, shade] of each
+    key the query read (``shades`` gains each weight's text the first time it is seen); the
+    cache line, the bar's length and the blocks. Every token is sent once for the whole page, so
+    that a long generation's page grows with its length, not its square."""
+    held = sorted(step.read) if step.read else list(range(step.cache_tokens))
+    shaded = []
+    for position, weight in zip(step.read, step.weights, strict=True):
+        text = format_number(weight, decimals)
+        shaded.append([position, shades.setdefault(text, len(shades))])
     layers, heads, t, d_k = step.cache_shape
     return {
         "label": counted + step.title,
-        "tokens": tokens,
+        "count": len(step.tokens),
         "new": step.new,
         "query": None if step.new is None else step.new - 1,
+        "held": _runs(held),
+        "shaded": shaded,
         "cache": (
             f"The cache after this pass: K and V of [{layers}, {heads}, {t}, {d_k}] each "
             f"(layers, key/value heads, tokens, d_k): {human_size(step.cache_bytes)}."
         ),
-        "fill": step.cache_bytes / largest if largest else 0.0,
+        "fill": step.cache_bytes / largest,
         "blocks": blocks_data(step.blocks, decimals),
     }
+
+
+def _runs(positions: list[int]) -> list[list[int]]:
+    """Sorted positions as [start, stop) runs: [0, 1, 2, 7, 8] -> [[0, 3], [7, 9]]."""
+    runs: list[list[int]] = []
+    for position in positions:
+        if runs and runs[-1][1] == position:
+            runs[-1][1] = position + 1
+        else:
+            runs.append([position, position + 1])
+    return runs
 
 
 def blocks_data(blocks: tuple[Block, ...] | list[Block], decimals: int) -> list[list[Any]]:

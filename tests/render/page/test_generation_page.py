@@ -18,7 +18,7 @@ import pytest
 import attnviz
 from attnviz.api.explanation import Page
 from attnviz.cli import app
-from attnviz.render.page.generation_page import generation_page_html
+from attnviz.render.page.generation_page import _runs, generation_page_html
 from attnviz.render.page.page import content_hash
 from render.page.test_page_script import english_in
 
@@ -63,13 +63,26 @@ def test_the_data_has_every_step_with_its_cache_and_the_slider_ends_on_the_last(
             token.cache.d_k,
         )
         assert f"[{layers}, {heads}, {t}, {d_k}]" in step["cache"]
-        assert [chip["text"] for chip in step["tokens"]][-1] == result.texts[
-            token.number - 1
-        ].strip()
-        assert step["tokens"][-1]["state"] == "new"
+        n = len(result.prompt_ids) + token.number
+        assert step["count"] == n and step["new"] == n - 1 and step["query"] == n - 2
+        assert step["held"] == [[0, n - 1]]  # every token before the new one: no window
+        shaded = dict(step["shaded"])
+        assert sorted(shaded) == list(range(n - 1))
+        weights = [float(data["shades"][shaded[k]][2]) for k in sorted(shaded)]
+        assert sum(weights) == pytest.approx(1.0, abs=0.01)  # a softmax row, at 3 decimals
     assert data["steps"][-1]["fill"] == 1.0 and 0 < data["steps"][0]["fill"] < 1
     kinds = {kind for step in data["steps"] for kind, _ in step["blocks"]}
     assert kinds == {"h", "p", "b", "t"}  # headings, paragraphs, bars and the logits' table
+
+
+def test_every_token_is_sent_once_and_the_cache_as_runs() -> None:
+    result = attnviz.generate(PROMPT, tokens=3, window=4, keep_first=1)
+    data = data_of(result.to_html())
+    assert data["tokens"] == [*PROMPT.split(), *(text.strip() for text in result.texts)]
+    assert all("tokens" not in step for step in data["steps"])
+    # The window keeps the first token and the 3 newest before the new one.
+    assert [step["held"] for step in data["steps"][2:]] == [[[0, 1], [8, 11]], [[0, 1], [9, 12]]]
+    assert _runs([0, 1, 2, 7, 8]) == [[0, 3], [7, 9]] and _runs([]) == []
 
 
 def test_a_prompt_and_tokens_that_look_like_markup_stay_text() -> None:
@@ -80,7 +93,7 @@ def test_a_prompt_and_tokens_that_look_like_markup_stay_text() -> None:
     steps = tuple(replace(step, tokens=(markup, *step.tokens[1:])) for step in written.steps)
     page = generation_page_html(replace(written, prompt=markup, steps=steps))
     assert markup not in page and html.escape(markup) in page
-    assert data_of(page)["steps"][0]["tokens"][0]["text"] == markup
+    assert data_of(page)["tokens"][0] == markup
 
 
 def test_the_command_writes_the_page_the_function_returns(tmp_path: Path) -> None:
