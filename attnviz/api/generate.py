@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from attnviz.api.generated import GeneratedText
     from attnviz.api.surface import Surface
     from attnviz.generation.loading import LoadedDecoder
-    from attnviz.generation.result import Generation
     from attnviz.generation.run import GeneratedToken
     from attnviz.lesson.generation import Telling
     from attnviz.model.sources.tokenizer_pieces import Pieces
@@ -294,7 +293,8 @@ def run(
     (the steps on a slider) written at the end, each whole or not at all."""
     from attnviz.files.writing import check_output_path
     from attnviz.generation.loading import load_decoder
-    from attnviz.lesson.generation import closing, opening, token_blocks
+    from attnviz.lesson.generation import opening, token_blocks
+    from attnviz.lesson.generation_steps import ending
     from attnviz.lesson.options import LessonOptions
     from attnviz.render.terminal.lesson import print_blocks
 
@@ -323,17 +323,7 @@ def run(
         print_blocks(token_blocks(telling, token, labels, text, names), console, options)
 
     result, telling = generation(request, loaded, on_token=on_token)
-    prompt_text = request.prompt
-    blocks = closing(
-        telling,
-        prompt_text,
-        "".join(result.texts),
-        result.proof,
-        ended=result.ended,
-        total=len(result.prompt_ids) + len(result.tokens) - 1,
-    )
-    print_blocks(blocks, console, options)
-    print_blocks(_study_blocks(result), console, options)
+    print_blocks(ending(telling, result, request.prompt), console, options)
     if export is not None:
         from attnviz.generation.export import save_generation
 
@@ -342,17 +332,6 @@ def run(
     if page is not None:
         result.page(decimals=options.decimals).save(page)
         surface.wrote(page)
-
-
-def _study_blocks(result: Generation) -> list[Any]:
-    from attnviz.lesson.generation_sinks import held_blocks, sink_blocks
-
-    blocks: list[Any] = []
-    if result.held is not None:
-        blocks += held_blocks(result.held, result.prompt_tokens)
-    if result.first_token is not None:
-        blocks += sink_blocks(result.first_token, result.prompt_tokens[0])
-    return blocks
 
 
 @one_at_a_time

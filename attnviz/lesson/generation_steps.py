@@ -82,7 +82,26 @@ def written_steps(telling: Telling, result: Generation, prompt: str) -> WrittenS
                 read=tuple(int(k) for k in token.key_positions),
             )
         )
-    ending = closing(
+    return WrittenSteps(
+        title=opened[0].text if isinstance(opened[0], Heading) else "",
+        introduction=tuple(opened[1:at]),
+        prompt=prompt,
+        steps=tuple(steps),
+        ending=tuple(b for b in ending(telling, result, prompt) if not isinstance(b, Blank)),
+        legend=(
+            f"Shaded: the weight layer {telling.layer}, head {telling.head} gives each token the "
+            "cache holds, as the query of the token before the new one (dashed) reads them; the "
+            "new token is framed, and a token the cache no longer holds is struck through. The "
+            "prefill pass reads every prompt token at once and shades none."
+        ),
+    )
+
+
+def ending(telling: Telling, result: Generation, prompt: str) -> list[Block]:
+    """What is said once after the last token: the text, how it stopped, the proof, and what
+    --window (the prompt read with windows keeping and dropping its first tokens) and --sinks
+    (the first token's figures) found."""
+    blocks = closing(
         telling,
         prompt,
         "".join(result.texts),
@@ -91,22 +110,10 @@ def written_steps(telling: Telling, result: Generation, prompt: str) -> WrittenS
         total=len(result.prompt_ids) + len(result.tokens) - 1,
     )
     if result.held is not None:
-        ending += held_blocks(result.held, result.prompt_tokens)
+        blocks += held_blocks(result.held, result.prompt_tokens)
     if result.first_token is not None:
-        ending += sink_blocks(result.first_token, result.prompt_tokens[0])
-    return WrittenSteps(
-        title=opened[0].text if isinstance(opened[0], Heading) else "",
-        introduction=tuple(opened[1:at]),
-        prompt=prompt,
-        steps=tuple(steps),
-        ending=tuple(block for block in ending if not isinstance(block, Blank)),
-        legend=(
-            f"Shaded: the weight layer {telling.layer}, head {telling.head} gives each token the "
-            "cache holds, as the query of the token before the new one (dashed) reads them; the "
-            "new token is framed, and a token the cache no longer holds is struck through. The "
-            "prefill pass reads every prompt token at once and shades none."
-        ),
-    )
+        blocks += sink_blocks(result.first_token, result.prompt_tokens[0])
+    return blocks
 
 
 def _shape(cache: CacheSize) -> tuple[int, int, int, int]:

@@ -14,40 +14,26 @@ inline, allowed by their hashes in a Content-Security-Policy that forbids every 
 from __future__ import annotations
 
 import html
-from importlib.metadata import version
 from typing import Any
 
 from attnviz.files import human_size
 from attnviz.labels import format_number
 from attnviz.lesson.blocks import Bars, Block, Heading, Matrix, Paragraph, Tables, Worked
 from attnviz.lesson.generation_steps import WrittenStep, WrittenSteps
-from attnviz.render.page.page import asset, content_hash, script_json
+from attnviz.render.page.page import html_document
 from attnviz.render.page.page_steps import table_data
 from attnviz.render.terminal.text import weight_colours
 
 
 def generation_page_html(written: WrittenSteps, decimals: int = 3) -> str:
     """The page of ``written``: one HTML document, opening on its last step."""
-    data = generation_page_data(written, decimals)
-    script = asset("generation.js")
-    style = asset("generation.css")
-    policy = (
-        "default-src 'none'; "
-        f"script-src '{content_hash(script)}'; "
-        f"style-src '{content_hash(style)}'; "
-        "img-src data:; base-uri 'none'; form-action 'none'"
-    )
-    return _TEMPLATE.format(
-        policy=html.escape(policy, quote=False),
-        title=html.escape(f"attnviz · {written.prompt}"),
+    body = _BODY.format(
         kicker=html.escape(written.title),
         prompt=html.escape(written.prompt),
-        style=style,
-        data=script_json(data),
-        script=script,
-        version=html.escape(version("attnviz")),
         last=len(written.steps) - 1,
     )
+    data = generation_page_data(written, decimals)
+    return html_document(f"attnviz · {written.prompt}", "generation", body, data)
 
 
 def generation_page_data(written: WrittenSteps, decimals: int = 3) -> dict[str, Any]:
@@ -142,19 +128,7 @@ def _bars_data(bars: Bars) -> dict[str, Any]:
     }
 
 
-_TEMPLATE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{policy}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="attnviz {version}">
-<title>{title}</title>
-<link rel="icon" href="data:,">
-<style>{style}</style>
-</head>
-<body>
-<header>
+_BODY = """<header>
 <p class="kicker">{kicker}</p>
 <h1>{prompt}</h1>
 <div id="introduction"></div>
@@ -175,9 +149,4 @@ _TEMPLATE = """<!DOCTYPE html>
 <section id="blocks" aria-label="This step worked out"></section>
 <section id="ending" aria-label="After the last step"></section>
 </main>
-<noscript><p>This page needs JavaScript, which runs in the page and loads nothing.</p></noscript>
-<script type="application/json" id="attnviz-data">{data}</script>
-<script>{script}</script>
-</body>
-</html>
 """
