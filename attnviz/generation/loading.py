@@ -58,6 +58,14 @@ def load_decoder(model: str, dtype: str = "float32") -> LoadedDecoder:
                 "does not generate with: it generates with decoders, Llama-family (Llama, Qwen2, "
                 "SmolLM2; -m smollm2), GPT-2 and its own toy decoders (-m induction)."
             )
+        if config.sliding_window is not None and config.window_layers:
+            # The cache and the lesson's sentences are those of a causal mask in every layer.
+            raise AttnvizError(
+                f"{source.name} uses a sliding window of {config.sliding_window} tokens in "
+                f"{len(config.window_layers)} of its {config.n_layers} layers (use_sliding_window "
+                "in its config.json), which attnviz generate does not run; read it with attnviz "
+                "explain, which runs the window, or generate with a model without one."
+            )
         return _llama_decoder(source, config, kind, DTYPES[dtype])
 
 

@@ -63,3 +63,30 @@ def test_a_tied_folder_unembeds_with_its_token_table() -> None:
 def test_an_unknown_dtype_is_refused() -> None:
     with pytest.raises(AttnvizError, match="float32 or float64"):
         load_decoder("induction", "float16")
+
+
+@needs_model
+def test_a_models_own_sliding_window_is_refused_not_run_as_full_attention(
+    tmp_path: Path,
+) -> None:
+    import json
+    import shutil
+
+    from attnviz.cli import app
+    from attnviz.errors import ExitStatus
+
+    from support import CliRunner
+
+    folder = tmp_path / "windowed"
+    shutil.copytree(MODELS / "tiny_qwen2", folder)
+    config = json.loads((folder / "config.json").read_text())
+    config |= {"use_sliding_window": True, "sliding_window": 3, "max_window_layers": 1}
+    del config["layer_types"]
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(AttnvizError, match="sliding window of 3 tokens in 1 of its 2 layers"):
+        load_decoder(str(folder))
+    result = CliRunner().invoke(app, ["generate", "I am good", "-m", str(folder)])
+    assert result.exit_code == ExitStatus.BAD_INPUT, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "attnviz generate does not run" in lines[0], result.stderr
+    assert not result.stdout

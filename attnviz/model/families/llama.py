@@ -452,27 +452,32 @@ def own_window(
 
 
 def window_layers(data: Mapping[str, Any]) -> tuple[int, ...]:
-    """The layers (from 0) with the sliding window: those layer_types names
-    "sliding_attention", else with use_sliding_window those from max_window_layers on (Qwen2,
-    as transformers reads its config)."""
+    """The layers (from 0) with the sliding window, as transformers' Qwen2Config reads them:
+    those layer_types names "sliding_attention", else, with a window, those from
+    max_window_layers on. A layer named "sliding_attention" without a window (use_sliding_window
+    false) is refused: transformers sets its window to None there and cannot run the model."""
     layer_types = data.get("layer_types")
     if isinstance(layer_types, list):
-        return tuple(i for i, kind in enumerate(layer_types) if kind == "sliding_attention")
-    if data.get("use_sliding_window") is not True:
+        named = tuple(i for i, kind in enumerate(layer_types) if kind == "sliding_attention")
+        if named and sliding_window(data) is None:
+            raise AttnvizError(
+                f"layer_types names layer {named[0] + 1} sliding_attention, but "
+                "use_sliding_window is not true, so that layer has no window (transformers "
+                "cannot run the model either); set use_sliding_window to true and sliding_window "
+                "to the window's tokens, or name the layer full_attention"
+            )
+        return named
+    if sliding_window(data) is None:
         return ()
     first = integer(data, "max_window_layers", default=28)  # Qwen2Config's default
     return tuple(range(first, integer(data, "num_hidden_layers")))
 
 
 def sliding_window(data: Mapping[str, Any]) -> int | None:
-    """The sliding window the model's attention uses (Qwen2 with use_sliding_window), or None.
-    Layers with a window: Qwen2's from max_window_layers on, or those layer_types names."""
-    layer_types = data.get("layer_types")
-    if isinstance(layer_types, list):  # transformers 5 names each layer's kind
-        sliding = "sliding_attention" in layer_types
-    else:
-        sliding = data.get("use_sliding_window") is True
-    if not sliding or data.get("sliding_window") is None:
+    """The sliding window the model's attention uses, or None: sliding_window when
+    use_sliding_window is true, as transformers' Qwen2Config reads it (it sets the window to
+    None otherwise, whatever layer_types says). Its layers: ``window_layers``."""
+    if data.get("use_sliding_window") is not True or data.get("sliding_window") is None:
         return None
     return integer(data, "sliding_window")
 
