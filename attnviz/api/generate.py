@@ -120,12 +120,15 @@ def _checked_view(request: GenerateRequest, loaded: LoadedDecoder) -> tuple[int,
 
 
 def prompt_tokens(
-    prompt: str, loaded: LoadedDecoder, new_tokens: int | None
+    prompt: str, loaded: LoadedDecoder, new_tokens: int | None, reading: Any = None
 ) -> tuple[tuple[int, ...], tuple[str, ...], Pieces, int]:
     """The prompt's token ids and their labels, the vocabulary's pieces, and how many new
     tokens to write (``new_tokens``, or when None DEFAULT_NEW_TOKENS or as many as the model's
-    positions leave); refused when they would not fit in the model's positions."""
-    if loaded.toy_config is not None:
+    positions leave); refused when they would not fit in the model's positions. ``reading``:
+    the prompt's split already begun (tokenizer.start_encode_with_pieces), read here."""
+    if reading is not None:
+        encoding, found = reading.result()
+    elif loaded.toy_config is not None:
         encoding = loaded.tokenizer(prompt, loaded.toy_config)
         assert loaded.pieces is not None  # a toy model's words
         found = loaded.pieces
@@ -156,15 +159,16 @@ def generation(
     loaded: LoadedDecoder,
     *,
     on_token: Any = None,
+    reading: Any = None,
 ) -> tuple[Generation, Telling]:
     """Run ``request`` on ``loaded``: each token told to ``on_token(token, labels, text, names)``
-    as it is chosen, then the proof."""
+    as it is chosen, then the proof. ``reading``: the prompt's split already begun."""
     from attnviz.generation.result import Generation
     from attnviz.generation.run import collect, generated_tokens, prove
     from attnviz.generation.text import TextStream, label, piece_text
 
     _checked_view(request, loaded)  # refused before the prompt is read
-    ids, labels, pieces, count = prompt_tokens(request.prompt, loaded, request.tokens)
+    ids, labels, pieces, count = prompt_tokens(request.prompt, loaded, request.tokens, reading)
     sampling, decoder = request.sampling, loaded.decoder
     telling = _telling(request, loaded, labels, count)
     stream = TextStream(pieces, loaded.separator)
@@ -281,15 +285,40 @@ def run(request: GenerateRequest, surface: Surface, *, pace: float, export: Path
     """``attnviz generate``: the prefill told, then each token as it is chosen (``pace`` seconds
     apart at a terminal), then the text and the proof; ``export`` written at the end, whole."""
     from attnviz.generation.loading import load_decoder
-    from attnviz.lesson.generation import closing, opening, token_blocks
-    from attnviz.lesson.options import LessonOptions
-    from attnviz.render.terminal.lesson import print_blocks
 
     if export is not None:
         from attnviz.files.writing import check_output_path
 
         check_output_path(export, (".npz",), "--export")
-    loaded = load_decoder(request.model, request.dtype)
+    readings: list[Any] = []
+
+    def early(tokenizer: Any, positions: int) -> None:
+        # The prompt split in a child process while the layers are read (a core each).
+        from attnviz.model.sources.tokenizer import start_encode_with_pieces
+
+        readings.append(start_encode_with_pieces(tokenizer, request.prompt, positions))
+
+    try:
+        loaded = load_decoder(request.model, request.dtype, early)
+        _run(request, surface, pace, export, loaded, readings[0] if readings else None)
+    finally:  # a run that stopped before it read the split (a refusal, Ctrl-C) ends the child
+        for reading in readings:
+            reading.cancel()
+
+
+def _run(
+    request: GenerateRequest,
+    surface: Surface,
+    pace: float,
+    export: Path | None,
+    loaded: LoadedDecoder,
+    reading: Any,
+) -> None:
+    """``run`` once the decoder is loaded (``reading``: the prompt's split begun, or None)."""
+    from attnviz.lesson.generation import closing, opening, token_blocks
+    from attnviz.lesson.options import LessonOptions
+    from attnviz.render.terminal.lesson import print_blocks
+
     console = surface.console()
     options = LessonOptions(decimals=3)
     live = console.is_terminal and pace > 0
@@ -309,7 +338,7 @@ def run(request: GenerateRequest, surface: Surface, *, pace: float, export: Path
             time.sleep(pace)
         print_blocks(token_blocks(telling, token, labels, text, names), console, options)
 
-    result, telling = generation(request, loaded, on_token=on_token)
+    result, telling = generation(request, loaded, on_token=on_token, reading=reading)
     prompt_text = request.prompt
     blocks = closing(
         telling,

@@ -359,6 +359,14 @@ def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaL
         together = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
         return sealed(together)
 
+    def stacked_rows(*parts: tuple[str, int, int]) -> FloatArray:
+        """Weights (name, out, in) one above the other: a GGUF file dequantizes them straight
+        into one array (GgufTensors.stacked), a checkpoint's are concatenated."""
+        if hasattr(tensors, "stacked"):
+            named = [(f"{base}{name}.weight", (n_out, n_in)) for name, n_out, n_in in parts]
+            return sealed(tensors.stacked(named))
+        return stacked(*(rows(*part) for part in parts))
+
     qkv_bias = b_o = None
     if config.qkv_bias:
         parts = ("q_proj", h * d_k), ("k_proj", g * d_k), ("v_proj", g * d_k)
@@ -369,10 +377,10 @@ def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaL
         b_o = sealed(np.zeros(d, tensors.dtype))
     return LlamaLayer(
         attention_norm=tensors.get(f"{base}input_layernorm.weight", (d,)),
-        qkv_rows=stacked(
-            rows("self_attn.q_proj", h * d_k, d),
-            rows("self_attn.k_proj", g * d_k, d),
-            rows("self_attn.v_proj", g * d_k, d),
+        qkv_rows=stacked_rows(
+            ("self_attn.q_proj", h * d_k, d),
+            ("self_attn.k_proj", g * d_k, d),
+            ("self_attn.v_proj", g * d_k, d),
         ),
         qkv_bias=qkv_bias,
         output_rows=stacked(rows("self_attn.o_proj", d, h * d_k)),
@@ -380,7 +388,7 @@ def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaL
         n_heads=h,
         n_kv_heads=g,
         mlp_norm=tensors.get(f"{base}post_attention_layernorm.weight", (d,)),
-        gate_up_rows=stacked(rows("mlp.gate_proj", d_ff, d), rows("mlp.up_proj", d_ff, d)),
+        gate_up_rows=stacked_rows(("mlp.gate_proj", d_ff, d), ("mlp.up_proj", d_ff, d)),
         down_rows=stacked(rows("mlp.down_proj", d, d_ff)),
     )
 
