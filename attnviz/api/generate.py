@@ -120,12 +120,15 @@ def _checked_view(request: GenerateRequest, loaded: LoadedDecoder) -> tuple[int,
 
 
 def prompt_tokens(
-    prompt: str, loaded: LoadedDecoder, new_tokens: int | None
+    prompt: str, loaded: LoadedDecoder, new_tokens: int | None, reading: Any = None
 ) -> tuple[tuple[int, ...], tuple[str, ...], Pieces, int]:
     """The prompt's token ids and their labels, the vocabulary's pieces, and how many new
     tokens to write (``new_tokens``, or when None DEFAULT_NEW_TOKENS or as many as the model's
-    positions leave); refused when they would not fit in the model's positions."""
-    if loaded.toy_config is not None:
+    positions leave); refused when they would not fit in the model's positions. ``reading``:
+    the prompt's split already begun (tokenizer.start_encode_with_pieces), read here."""
+    if reading is not None:
+        encoding, found = reading.result()
+    elif loaded.toy_config is not None:
         encoding = loaded.tokenizer(prompt, loaded.toy_config)
         assert loaded.pieces is not None  # a toy model's words
         found = loaded.pieces
@@ -156,15 +159,16 @@ def generation(
     loaded: LoadedDecoder,
     *,
     on_token: Any = None,
+    reading: Any = None,
 ) -> tuple[GeneratedText, Telling]:
     """Run ``request`` on ``loaded``: each token told to ``on_token(token, labels, text, names)``
-    as it is chosen, then the proof."""
+    as it is chosen, then the proof. ``reading``: the prompt's split already begun."""
     from attnviz.api.generated import GeneratedText
     from attnviz.generation.run import collect, generated_tokens, prove
     from attnviz.generation.text import TextStream, label, piece_text
 
     _checked_view(request, loaded)  # refused before the prompt is read
-    ids, labels, pieces, count = prompt_tokens(request.prompt, loaded, request.tokens)
+    ids, labels, pieces, count = prompt_tokens(request.prompt, loaded, request.tokens, reading)
     sampling, decoder = request.sampling, loaded.decoder
     telling = _telling(request, loaded, labels, count)
     stream = TextStream(pieces, loaded.separator)
@@ -185,11 +189,13 @@ def generation(
         shown_labels.append(label(text))
 
     end = loaded.end_ids
-    from attnviz.train.threads import one_blas_thread
+    from attnviz.train.threads import blas_threads, idle_blas_threads
 
-    # A new token's products are matrix-vector products: one BLAS thread does them as fast as
-    # two, and a second thread that waits for a busy core made each token 5 times slower.
-    with np.errstate(all="ignore"), one_blas_thread():
+    # A new token's products are matrix-vector products, bound by reading the weights: a second
+    # BLAS thread on an idle core reads them faster (SmolLM2: 60 ms a token against 90 ms),
+    # one that waits for a busy core made each token 5 times slower. So: two only when the
+    # load leaves a core idle (idle_blas_threads states the rule).
+    with np.errstate(all="ignore"), blas_threads(idle_blas_threads()):
         window = telling.window
         steps = collect(
             generated_tokens(
@@ -293,16 +299,43 @@ def run(
     (the steps on a slider) written at the end, each whole or not at all."""
     from attnviz.files.writing import check_output_path
     from attnviz.generation.loading import load_decoder
-    from attnviz.lesson.generation import opening, token_blocks
-    from attnviz.lesson.generation_steps import ending
-    from attnviz.lesson.options import LessonOptions
-    from attnviz.render.terminal.lesson import print_blocks
 
     if export is not None:
         check_output_path(export, (".npz",), "--export")
     if page is not None:
         check_output_path(page, (".html", ".htm"), "--page")
-    loaded = load_decoder(request.model, request.dtype)
+    readings: list[Any] = []
+
+    def early(tokenizer: Any, positions: int) -> None:
+        # The prompt split in a child process while the layers are read (a core each).
+        from attnviz.model.sources.tokenizer import start_encode_with_pieces
+
+        readings.append(start_encode_with_pieces(tokenizer, request.prompt, positions))
+
+    try:
+        loaded = load_decoder(request.model, request.dtype, early)
+        _run(request, surface, pace, (export, page), loaded, readings[0] if readings else None)
+    finally:  # a run that stopped before it read the split (a refusal, Ctrl-C) ends the child
+        for reading in readings:
+            reading.cancel()
+
+
+def _run(
+    request: GenerateRequest,
+    surface: Surface,
+    pace: float,
+    outputs: tuple[Path | None, Path | None],
+    loaded: LoadedDecoder,
+    reading: Any,
+) -> None:
+    """``run`` once the decoder is loaded (``outputs``: the --export and --page files, each or
+    None; ``reading``: the prompt's split begun, or None)."""
+    from attnviz.lesson.generation import opening, token_blocks
+    from attnviz.lesson.generation_steps import ending
+    from attnviz.lesson.options import LessonOptions
+    from attnviz.render.terminal.lesson import print_blocks
+
+    export, page = outputs
     console = surface.console()
     options = LessonOptions(decimals=3)
     live = console.is_terminal and pace > 0
@@ -322,7 +355,7 @@ def run(
             time.sleep(pace)
         print_blocks(token_blocks(telling, token, labels, text, names), console, options)
 
-    result, telling = generation(request, loaded, on_token=on_token)
+    result, telling = generation(request, loaded, on_token=on_token, reading=reading)
     print_blocks(ending(telling, result, request.prompt), console, options)
     if export is not None:
         from attnviz.generation.export import save_generation

@@ -5,6 +5,7 @@ that turns the last hidden state into logits, h·W_unembᵀ."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,9 +36,16 @@ class LoadedDecoder:
     final_norm: str = ""  # the norm before the output layer, as a sentence names it
 
 
-def load_decoder(model: str, dtype: str = "float32") -> LoadedDecoder:
+#: Told (the tokenizer, the model's positions) once both are known and before any layer is
+#: read: attnviz generate starts splitting the prompt then, in a child process, while the
+#: layers are dequantized.
+Early = Callable[[Any, int], None]
+
+
+def load_decoder(model: str, dtype: str = "float32", early: Early | None = None) -> LoadedDecoder:
     """The decoder ``model`` names (a GGUF file, ``ollama:NAME``, a Llama or Qwen2 folder, a toy
-    decoder's folder or a shipped name such as "smollm2" or "induction"), every layer read."""
+    decoder's folder or a shipped name such as "smollm2" or "induction"), every layer read;
+    ``early`` told of its tokenizer first (not a toy decoder's: it splits in no time)."""
     from attnviz.model.families import gpt2, toy
     from attnviz.model.families.llama import LlamaConfig
     from attnviz.model.sources.checkpoint import files_read
@@ -51,14 +59,22 @@ def load_decoder(model: str, dtype: str = "float32") -> LoadedDecoder:
         if isinstance(config, toy.ToyConfig):
             return _toy_decoder(source, config)
         if kind is gpt2.ARCHITECTURE:
-            return _gpt2_decoder(source, config, kind, DTYPES[dtype])
+            return _gpt2_decoder(source, config, kind, DTYPES[dtype], early)
         if not isinstance(config, LlamaConfig):
             raise AttnvizError(
                 f"{source.name} is a {getattr(kind, 'description', 'model')}, which attnviz "
                 "does not generate with: it generates with decoders, Llama-family (Llama, Qwen2, "
                 "SmolLM2; -m smollm2), GPT-2 and its own toy decoders (-m induction)."
             )
-        return _llama_decoder(source, config, kind, DTYPES[dtype])
+        if config.sliding_window is not None and config.window_layers:
+            # The cache and the lesson's sentences are those of a causal mask in every layer.
+            raise AttnvizError(
+                f"{source.name} uses a sliding window of {config.sliding_window} tokens in "
+                f"{len(config.window_layers)} of its {config.n_layers} layers (use_sliding_window "
+                "in its config.json), which attnviz generate does not run; read it with attnviz "
+                "explain, which runs the window, or generate with a model without one."
+            )
+        return _llama_decoder(source, config, kind, DTYPES[dtype], early)
 
 
 def _toy_decoder(source: Any, config: Any) -> LoadedDecoder:
@@ -92,8 +108,12 @@ def _toy_decoder(source: Any, config: Any) -> LoadedDecoder:
     )
 
 
-def _llama_decoder(source: Any, config: Any, kind: Any, dtype: type) -> LoadedDecoder:
+def _llama_decoder(
+    source: Any, config: Any, kind: Any, dtype: type, early: Early | None
+) -> LoadedDecoder:
     tokenizer = source.tokenizer()
+    if early is not None:
+        early(tokenizer, config.max_positions)
     with source.tensors(kind) as tensors:
         source.check(config, tensors)
         rows = source.token_rows(kind, tensors)
@@ -142,7 +162,12 @@ def _end_ids(source: Any, config: Any) -> frozenset[int]:
     return frozenset(i for i in ids if isinstance(i, int) and not isinstance(i, bool))
 
 
-def _gpt2_decoder(source: Any, config: Any, kind: Any, dtype: type) -> LoadedDecoder:
+def _gpt2_decoder(
+    source: Any, config: Any, kind: Any, dtype: type, early: Early | None
+) -> LoadedDecoder:
+    tokenizer = source.tokenizer()
+    if early is not None:
+        early(tokenizer, config.max_positions)
     with source.tensors(kind) as tensors:
         source.check(config, tensors)
         rows = source.token_rows(kind, tensors)
@@ -169,7 +194,7 @@ def _gpt2_decoder(source: Any, config: Any, kind: Any, dtype: type) -> LoadedDec
         decoder,
         source.name,
         _family(kind, config),
-        source.tokenizer(),
+        tokenizer,
         None,
         "",
         end_ids=_end_ids(source, config),

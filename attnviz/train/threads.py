@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import glob
+import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,13 +37,41 @@ def _openblas() -> tuple[Any, Any] | None:
 @contextmanager
 def one_blas_thread() -> Iterator[None]:
     """Within the block numpy's products use one thread; the previous count after it."""
+    with blas_threads(1):
+        yield
+
+
+def idle_blas_threads(most: int = 2) -> int:
+    """How many BLAS threads a run should take: up to ``most``, one per core this process may
+    use that the other programs leave idle, and never fewer than one.
+
+    The rule: threads = max(1, min(most, cores, cores − ⌈load⌉ + 1)), load the 1-minute load
+    average (os.getloadavg: the runnable processes, averaged) and cores those of
+    os.sched_getaffinity. Our own thread is the "+ 1": on 2 cores, 2 threads while the load is
+    at most 1, else 1, since a second thread that waits for a busy core makes each product
+    several times slower, and on an idle core makes it faster."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not known: the safe choice
+        return 1
+    return max(1, min(most, cores, cores - math.ceil(load) + 1))
+
+
+@contextmanager
+def blas_threads(count: int) -> Iterator[None]:
+    """Within the block numpy's products use ``count`` threads (at most OpenBLAS's own count,
+    the cores it found); the previous count after it."""
     found = _openblas()
     if found is None:
         yield
         return
     get, set_threads = found
     before = int(get())
-    set_threads(1)
+    set_threads(max(1, min(count, before)))
     try:
         yield
     finally:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnviz.errors import AttnvizError
-from attnviz.generation.sampling import Sampling, choose, ranked, softmax
+from attnviz.generation.sampling import Sampling, choose, ranked, softmax, top_ranked
 
 
 def test_softmax_of_huge_and_tiny_logits_is_finite_and_sums_to_one() -> None:
@@ -30,6 +30,25 @@ def test_greedy_takes_the_first_of_the_largest_logits() -> None:
     choice = choose(np.array([0.5, 3.0, 3.0, -1.0]), Sampling(), None)
     assert choice.greedy and choice.chosen == 1 and choice.draw is None and choice.kept == 1
     assert choice.shown.tolist() == [1, 2, 0, 3]  # by logit, ties by id
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(-3, 3), min_size=1, max_size=40),
+    st.integers(1, 12),
+    st.booleans(),
+)
+def test_top_ranked_is_the_start_of_the_whole_order(values: list[int], n: int, nan: bool) -> None:
+    # Few distinct logits: many ties, which both must order by id; a NaN goes last in both.
+    logits = np.array(values, dtype=np.float32)
+    if nan:
+        logits[len(values) // 2] = np.nan
+
+    def key(i: int) -> tuple[bool, float, int]:
+        return bool(np.isnan(logits[i])), -float(logits[i]), i
+
+    literal = sorted(range(len(values)), key=key)[:n]
+    assert top_ranked(logits, n).tolist() == literal == ranked(logits)[:n].tolist()
 
 
 def literal_top_k(logits: np.ndarray, k: int) -> set[int]:

@@ -218,6 +218,37 @@ def test_a_number_that_is_not_finite_is_named(tmp_path: Path) -> None:
         open_gguf_model(path).get("norm.weight", (64,))
 
 
+@pytest.mark.parametrize("pairing", ["half", "adjacent"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stacked_weights_are_the_tensors_concatenated(pairing: str, dtype: type) -> None:
+    tensors = open_gguf_model(TINY, dtype, pairing=pairing)
+    parts = [
+        (f"layers.1.self_attn.{name}_proj.weight", (rows, 64))
+        for name, rows in (("q", 64), ("k", 32), ("v", 32))
+    ]
+    stacked = tensors.stacked(parts)
+    whole = np.concatenate([tensors.get(name, shape) for name, shape in parts])
+    assert stacked.dtype == dtype and stacked.shape == (128, 64) and not stacked.flags.writeable
+    np.testing.assert_array_equal(stacked.view(np.uint8), whole.view(np.uint8))
+    with pytest.raises(FileProblem, match=r"attn_k.weight \(model.layers.1.self_attn.k_proj"):
+        tensors.stacked([parts[0], (parts[1][0], (64, 64))])
+
+
+def test_a_damaged_scale_in_stacked_weights_names_its_tensor(tmp_path: Path) -> None:
+    content = bytearray(TINY.read_bytes())
+    k = read_gguf(TINY).tensors["blk.0.attn_k.weight"]
+    assert k.type_name == "Q4_1"
+    content[k.start + 20 : k.start + 22] = np.float16(np.inf).tobytes()  # block 2's scale d
+    path = tmp_path / "inf.gguf"
+    path.write_bytes(bytes(content))
+    parts = [
+        (f"layers.0.self_attn.{name}_proj.weight", (rows, 64))
+        for name, rows in (("q", 64), ("k", 32), ("v", 32))
+    ]
+    with pytest.raises(FileProblem, match=r": blk.0.attn_k.weight holds a number that is not"):
+        open_gguf_model(path).stacked(parts)
+
+
 def test_load_gguf_hands_over_tensors_tokenizer_and_the_quantization() -> None:
     from attnviz.model.sources.gguf_model import load_gguf
     from attnviz.model.sources.tokenizer import encode

@@ -162,3 +162,35 @@ def test_the_sink_is_not_claimed_where_the_first_token_takes_little(seeds_run: A
     assert float(seeds_run.trace.layers[11].weights[:, it, 0].mean()) < 0.1
     explanation = attnviz.explain(SEEDS, model="smollm2", layer=12)
     assert "attention sink" not in attnviz.lesson(explanation, steps=steps_spec("tokens"))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_layers_stacked_weights_are_its_tensors_concatenated_bit_for_bit(
+    dtype: type,
+) -> None:
+    """Dequantized straight into one array (W_Q and W_K rearranged as stored bytes first, Q4_1)
+    and the token table (Q8_0): the numbers get and np.concatenate give, to the last bit."""
+    tensors = GgufTensors(open_gguf_model(find_model("smollm2")).file, dtype)
+    for index in (0, 29):
+        qkv = [
+            (f"layers.{index}.self_attn.{name}_proj.weight", (rows, 576))
+            for name, rows in (("q", 576), ("k", 192), ("v", 192))
+        ]
+        gate_up = [
+            (f"layers.{index}.mlp.{name}_proj.weight", (1536, 576)) for name in ("gate", "up")
+        ]
+        for parts in (qkv, gate_up):
+            stacked = tensors.stacked(parts)
+            whole = np.concatenate([tensors.get(name, shape) for name, shape in parts])
+            assert stacked.dtype == dtype and not stacked.flags.writeable
+            np.testing.assert_array_equal(stacked.view(np.uint8), whole.view(np.uint8))
+    table = tensors.file.tensors["token_embd.weight"]
+    from gguf import GGMLQuantizationType
+    from gguf.quants import dequantize as gguf_dequantize
+
+    expected = gguf_dequantize(
+        np.ascontiguousarray(tensors.file.raw("token_embd.weight")[:64]),
+        GGMLQuantizationType(table.type_id),
+    )
+    rows = dequantize(tensors.file, "token_embd.weight", np.arange(64))
+    np.testing.assert_array_equal(rows.view(np.uint32), expected.view(np.uint32))

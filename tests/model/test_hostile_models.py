@@ -398,6 +398,36 @@ def test_the_message_names_the_key_and_what_it_holds(
     assert "Traceback" not in message
 
 
+@pytest.mark.parametrize("command", ["explain", "generate"])
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_a_sliding_window_in_the_metadata_is_refused_never_run_as_full_attention(
+    tmp_path: Path, command: str, arch: str
+) -> None:
+    """Gemma's and Mistral's GGUF files carry {arch}.attention.sliding_window; which layers
+    slide is not in the file, so the window is refused by its key, with the fix."""
+    parts = tiny_parts()
+    if arch == "qwen2":  # the same file written as a qwen2 one: its keys renamed
+        renamed = {key.replace("llama.", "qwen2.", 1): v for key, v in parts.metadata.items()}
+        parts = replace(parts, metadata=renamed).with_values(
+            general__architecture=Value(STRING, "qwen2")
+        )
+    key = f"{arch}.attention.sliding_window"
+    path = write_gguf(tmp_path / "window.gguf", parts.with_key(key, Value(UINT32, 4)))
+    message = refused(
+        [command, SENTENCE, "-m", str(path)], ExitStatus.BAD_FILE, f"({key} 4 tokens)"
+    )
+    assert "read the model's Hugging Face folder" in message
+    with pytest.raises(FileProblem, match=key):
+        attnviz.explain(SENTENCE, model=str(path))
+
+
+def test_a_sliding_window_of_0_is_no_window(tmp_path: Path) -> None:
+    parts = tiny_parts().with_key("llama.attention.sliding_window", Value(UINT32, 0))
+    path = write_gguf(tmp_path / "none.gguf", parts)
+    layers = attnviz.explain(SENTENCE, model=str(path)).layers
+    assert layers and all(layer.window is None for layer in layers)
+
+
 def test_a_whole_number_per_layer_of_heads_is_refused_as_a_feature(tmp_path: Path) -> None:
     value = Value(ARRAY, [4, 4], UINT32)
     parts = tiny_parts().with_values(llama__attention__head_count_kv=value)

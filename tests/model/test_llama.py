@@ -255,7 +255,7 @@ def test_the_models_own_sliding_window_runs_in_the_layers_that_have_it(tmp_path:
     for again, layer in zip(reloaded, windowed, strict=True):
         np.testing.assert_array_equal(again.mask, layer.mask)
     # layer_types names the layers itself: here the first alone
-    config |= {"layer_types": ["sliding_attention", "full_attention"], "use_sliding_window": False}
+    config |= {"layer_types": ["sliding_attention", "full_attention"]}
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     named = trace_model(SENTENCE, str(folder), dtype="float64").trace.layers
     assert [layer.window for layer in named] == [4, None]
@@ -263,6 +263,18 @@ def test_the_models_own_sliding_window_runs_in_the_layers_that_have_it(tmp_path:
     both = trace_model(SENTENCE, str(folder), dtype="float64", window=2).trace.layers
     assert [layer.window for layer in both] == [2, 2]
     np.testing.assert_array_equal(both[1].mask, sliding_window_mask(n, 2))
+    # without use_sliding_window transformers gives no layer a window, and fails on a layer
+    # named sliding_attention: refused in one line, or run without a window when none is named
+    config |= {"use_sliding_window": False}
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    result = runner.invoke(app, ["explain", "-m", str(folder), SENTENCE])
+    assert result.exit_code == ExitStatus.BAD_FILE, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "use_sliding_window is not true" in lines[0], result.stderr
+    config |= {"layer_types": ["full_attention", "full_attention"], "max_window_layers": 0}
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    unwindowed = trace_model(SENTENCE, str(folder), dtype="float64").trace.layers
+    assert [layer.window for layer in unwindowed] == [None, None]
 
 
 @pytest.mark.slow

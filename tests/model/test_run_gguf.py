@@ -83,9 +83,11 @@ def test_only_the_sentences_embedding_rows_are_read_and_never_the_output_layer(
     read: list[tuple[str, tuple[int, ...] | None]] = []
     original = gguf_file.dequantize
 
-    def recording(file: object, name: str, rows: np.ndarray | None = None) -> np.ndarray:
+    def recording(
+        file: object, name: str, rows: np.ndarray | None = None, out: np.ndarray | None = None
+    ) -> np.ndarray:
         read.append((name, None if rows is None else tuple(int(i) for i in rows)))
-        return original(file, name, rows)  # type: ignore[arg-type]
+        return original(file, name, rows, out)  # type: ignore[arg-type]
 
     monkeypatch.setattr("attnviz.model.sources.gguf_model.dequantize", recording)
     run = trace_model(TIRED, TINY)

@@ -157,3 +157,42 @@ def test_an_answer_past_its_size_is_refused(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(run_isolated(lambda: "a" * 90_000, "t")) == 90_000
     with pytest.raises(FileProblem, match=r"t split the sentence into more than 0 MB of tokens"):
         run_isolated(lambda: "a" * 200_000, "t")
+
+
+@pytest.mark.slow
+def test_started_work_runs_while_the_parent_works_and_its_time_counts_from_the_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child works while the parent does (attnviz generate reads the layers meanwhile);
+    a parent slower than TOKENIZER_SECONDS does not make a finished child's answer late."""
+    monkeypatch.setattr(sandbox, "TOKENIZER_SECONDS", 0.5)
+    done = tmp_path / "done"
+
+    def work() -> dict[str, object]:
+        done.write_text("yes")
+        return {"value": list(range(50_000))}  # more than a pipe holds: it waits to be read
+
+    started = sandbox.start_isolated(work, "t")
+    waited = time.monotonic()
+    while not done.exists() and time.monotonic() - waited < 5:
+        time.sleep(0.01)
+    assert done.exists()  # done before anything asked for it
+    time.sleep(0.7)  # the parent's own work, past the child's time
+    assert started.result() == {"value": list(range(50_000))}
+
+
+@pytest.mark.slow
+def test_a_started_child_no_longer_wanted_is_killed(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+
+    def hang() -> None:
+        pid_file.write_text(str(os.getpid()))
+        time.sleep(60)
+
+    started = sandbox.start_isolated(hang, "t")
+    waited = time.monotonic()
+    while not pid_file.exists() and time.monotonic() - waited < 5:
+        time.sleep(0.01)
+    started.cancel()
+    assert gone(int(pid_file.read_text()))  # killed and reaped
+    started.cancel()  # a second time: nothing to do

@@ -359,6 +359,14 @@ def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaL
         together = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
         return sealed(together)
 
+    def stacked_rows(*parts: tuple[str, int, int]) -> FloatArray:
+        """Weights (name, out, in) one above the other: a GGUF file dequantizes them straight
+        into one array (GgufTensors.stacked), a checkpoint's are concatenated."""
+        if hasattr(tensors, "stacked"):
+            named = [(f"{base}{name}.weight", (n_out, n_in)) for name, n_out, n_in in parts]
+            return sealed(tensors.stacked(named))
+        return stacked(*(rows(*part) for part in parts))
+
     qkv_bias = b_o = None
     if config.qkv_bias:
         parts = ("q_proj", h * d_k), ("k_proj", g * d_k), ("v_proj", g * d_k)
@@ -369,10 +377,10 @@ def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaL
         b_o = sealed(np.zeros(d, tensors.dtype))
     return LlamaLayer(
         attention_norm=tensors.get(f"{base}input_layernorm.weight", (d,)),
-        qkv_rows=stacked(
-            rows("self_attn.q_proj", h * d_k, d),
-            rows("self_attn.k_proj", g * d_k, d),
-            rows("self_attn.v_proj", g * d_k, d),
+        qkv_rows=stacked_rows(
+            ("self_attn.q_proj", h * d_k, d),
+            ("self_attn.k_proj", g * d_k, d),
+            ("self_attn.v_proj", g * d_k, d),
         ),
         qkv_bias=qkv_bias,
         output_rows=stacked(rows("self_attn.o_proj", d, h * d_k)),
@@ -380,7 +388,7 @@ def load_layer(tensors: LayerTensors, config: LlamaConfig, index: int) -> LlamaL
         n_heads=h,
         n_kv_heads=g,
         mlp_norm=tensors.get(f"{base}post_attention_layernorm.weight", (d,)),
-        gate_up_rows=stacked(rows("mlp.gate_proj", d_ff, d), rows("mlp.up_proj", d_ff, d)),
+        gate_up_rows=stacked_rows(("mlp.gate_proj", d_ff, d), ("mlp.up_proj", d_ff, d)),
         down_rows=stacked(rows("mlp.down_proj", d, d_ff)),
     )
 
@@ -452,27 +460,32 @@ def own_window(
 
 
 def window_layers(data: Mapping[str, Any]) -> tuple[int, ...]:
-    """The layers (from 0) with the sliding window: those layer_types names
-    "sliding_attention", else with use_sliding_window those from max_window_layers on (Qwen2,
-    as transformers reads its config)."""
+    """The layers (from 0) with the sliding window, as transformers' Qwen2Config reads them:
+    those layer_types names "sliding_attention", else, with a window, those from
+    max_window_layers on. A layer named "sliding_attention" without a window (use_sliding_window
+    false) is refused: transformers sets its window to None there and cannot run the model."""
     layer_types = data.get("layer_types")
     if isinstance(layer_types, list):
-        return tuple(i for i, kind in enumerate(layer_types) if kind == "sliding_attention")
-    if data.get("use_sliding_window") is not True:
+        named = tuple(i for i, kind in enumerate(layer_types) if kind == "sliding_attention")
+        if named and sliding_window(data) is None:
+            raise AttnvizError(
+                f"layer_types names layer {named[0] + 1} sliding_attention, but "
+                "use_sliding_window is not true, so that layer has no window (transformers "
+                "cannot run the model either); set use_sliding_window to true and sliding_window "
+                "to the window's tokens, or name the layer full_attention"
+            )
+        return named
+    if sliding_window(data) is None:
         return ()
     first = integer(data, "max_window_layers", default=28)  # Qwen2Config's default
     return tuple(range(first, integer(data, "num_hidden_layers")))
 
 
 def sliding_window(data: Mapping[str, Any]) -> int | None:
-    """The sliding window the model's attention uses (Qwen2 with use_sliding_window), or None.
-    Layers with a window: Qwen2's from max_window_layers on, or those layer_types names."""
-    layer_types = data.get("layer_types")
-    if isinstance(layer_types, list):  # transformers 5 names each layer's kind
-        sliding = "sliding_attention" in layer_types
-    else:
-        sliding = data.get("use_sliding_window") is True
-    if not sliding or data.get("sliding_window") is None:
+    """The sliding window the model's attention uses, or None: sliding_window when
+    use_sliding_window is true, as transformers' Qwen2Config reads it (it sets the window to
+    None otherwise, whatever layer_types says). Its layers: ``window_layers``."""
+    if data.get("use_sliding_window") is not True or data.get("sliding_window") is None:
         return None
     return integer(data, "sliding_window")
 

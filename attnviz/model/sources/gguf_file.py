@@ -332,10 +332,14 @@ def _is_utf8(piece: bytes) -> bool:
     return True
 
 
-def dequantize(file: GgufFile, name: str, rows: np.ndarray | None = None) -> np.ndarray:
+def dequantize(
+    file: GgufFile, name: str, rows: np.ndarray | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
     """Tensor ``name`` as float32 numbers, dequantized by the gguf package, or for Q8_0, Q4_0
-    and Q4_1 by the same arithmetic in fewer numpy passes (only ``rows`` of its first axis, if
-    given). -> [rows…, columns]"""
+    and Q4_1 by the same arithmetic in fewer numpy passes (only ``rows`` of its first axis, in
+    that order, if given). ``out``: a C-contiguous float32 array of that shape to write them
+    in (a slice of a layer's stacked weights: no copy afterwards), returned.
+    -> [rows…, columns]"""
     from gguf import GGMLQuantizationType
     from gguf.quants import dequantize as gguf_dequantize
 
@@ -349,18 +353,29 @@ def dequantize(file: GgufFile, name: str, rows: np.ndarray | None = None) -> np.
             f"{file.path}: {name} is stored as {qtype.name}, which attnviz does not dequantize; "
             f"it reads {', '.join(SUPPORTED_TYPES)} (use a file quantized to one of them)."
         )
+    shape = (*raw.shape[:-1], info.shape[-1])
     fast = _FAST.get(qtype.name)
     try:
         # A damaged scale (a float16 infinity or NaN) gives numbers that are not finite: the
         # caller names the tensor that holds them (GgufTensors), so numpy need not warn.
         with np.errstate(all="ignore"):
-            numbers = fast(raw) if fast else gguf_dequantize(np.ascontiguousarray(raw), qtype)
+            if fast is not None:
+                target = np.empty(shape, np.float32) if out is None else out
+                if not target.flags.c_contiguous:  # reshape would copy: nothing written
+                    raise ValueError("dequantize writes into a C-contiguous array only")
+                fast(raw, target.reshape(-1, BLOCK))
+                return target
+            numbers = gguf_dequantize(np.ascontiguousarray(raw), qtype)
     except NotImplementedError:
         raise FileProblem(
             f"{file.path}: {name} is stored as {qtype.name}, which this gguf package cannot "
             "dequantize; update it (pip install -U gguf) or use another file."
         ) from None
-    return np.asarray(numbers, dtype=np.float32).reshape(*raw.shape[:-1], info.shape[-1])
+    numbers = np.asarray(numbers, dtype=np.float32).reshape(shape)
+    if out is None:
+        return numbers
+    out[...] = numbers
+    return out
 
 
 #: The tensor types attnviz dequantizes: floats, the legacy block types and the K-quants.
@@ -383,9 +398,13 @@ SUPPORTED_TYPES = (
 
 # -- the legacy block types, dequantized in place ----------------------------------------------
 # The gguf package's functions split, shift and concatenate in several temporary arrays; these do
-# the same float32 arithmetic in one output array, about twice as fast (all 30 layers of SmolLM2:
-# 0.47 s against 1.05 s, measured side by side), and give the same numbers bit for bit
-# (tests/model/test_gguf_file.py, test_gguf_smollm2.py).
+# the same float32 arithmetic in the output array itself, about twice as fast (all 30 layers of
+# SmolLM2: 0.47 s against 1.05 s, measured side by side), and give the same numbers bit for bit
+# (tests/model/test_gguf_file.py, test_gguf_smollm2.py): w = d·q + m is rounded after the
+# product and after the sum, as ggml's C code rounds it.
+
+#: The numbers in each block of the legacy types.
+BLOCK = 32
 
 
 def _scales(blocks: np.ndarray, start: int) -> np.ndarray:
@@ -393,39 +412,36 @@ def _scales(blocks: np.ndarray, start: int) -> np.ndarray:
     return blocks[:, start : start + 2].copy().view(np.float16).astype(np.float32)
 
 
-def _codes_4bit(packed: np.ndarray) -> np.ndarray:
-    """32 codes of 4 bits from each block's 16 bytes: byte j holds code j in its low half and
-    code j + 16 in its high half. [blocks, 16] -> [blocks, 32] float32"""
-    codes = np.empty((packed.shape[0], 32), np.uint8)
+def _codes_4bit(packed: np.ndarray, numbers: np.ndarray) -> None:
+    """32 codes of 4 bits from each block's 16 bytes into ``numbers`` [blocks, 32] float32:
+    byte j holds code j in its low half and code j + 16 in its high half. [blocks, 16]"""
+    codes = np.empty((packed.shape[0], BLOCK), np.uint8)
     np.bitwise_and(packed, 0x0F, out=codes[:, :16])
     np.right_shift(packed, 4, out=codes[:, 16:])
-    return codes.astype(np.float32)
+    np.copyto(numbers, codes, casting="safe")  # 0 … 15, exact in float32
 
 
-def _q8_0(raw: np.ndarray) -> np.ndarray:
-    """w = d·q, q an int8, d a float16 per block of 32 (34 bytes)."""
+def _q8_0(raw: np.ndarray, numbers: np.ndarray) -> None:
+    """w = d·q, q an int8, d a float16 per block of 32 (34 bytes). -> numbers [blocks, 32]"""
     blocks = raw.reshape(-1, 34)
-    numbers = blocks[:, 2:].view(np.int8).astype(np.float32)
+    np.copyto(numbers, blocks[:, 2:].view(np.int8), casting="safe")
     numbers *= _scales(blocks, 0)
-    return numbers.reshape(*raw.shape[:-1], -1)
 
 
-def _q4_0(raw: np.ndarray) -> np.ndarray:
+def _q4_0(raw: np.ndarray, numbers: np.ndarray) -> None:
     """w = d·(q − 8), q from 0 to 15, d a float16 per block of 32 (18 bytes)."""
     blocks = raw.reshape(-1, 18)
-    numbers = _codes_4bit(blocks[:, 2:])
+    _codes_4bit(blocks[:, 2:], numbers)
     numbers -= np.float32(8)
     numbers *= _scales(blocks, 0)
-    return numbers.reshape(*raw.shape[:-1], -1)
 
 
-def _q4_1(raw: np.ndarray) -> np.ndarray:
+def _q4_1(raw: np.ndarray, numbers: np.ndarray) -> None:
     """w = d·q + m, q from 0 to 15, d and m float16 per block of 32 (20 bytes)."""
     blocks = raw.reshape(-1, 20)
-    numbers = _codes_4bit(blocks[:, 4:])
+    _codes_4bit(blocks[:, 4:], numbers)
     numbers *= _scales(blocks, 0)
     numbers += _scales(blocks, 2)
-    return numbers.reshape(*raw.shape[:-1], -1)
 
 
 _FAST = {"Q8_0": _q8_0, "Q4_0": _q4_0, "Q4_1": _q4_1}

@@ -117,6 +117,42 @@ class GgufTensors:
         self._require_memory(gguf_name, math.prod(stored_shape))
         return self._frozen(gguf_name, self._arranged(name, dequantize(self.file, gguf_name)))
 
+    def stacked(self, parts: Sequence[tuple[str, tuple[int, int]]]) -> FloatArray:
+        """Tensors ``parts`` (name, shape) one above the other, [Σ rows, columns]: what
+        np.concatenate of ``get`` gives, number for number, each dequantized straight into its
+        rows of one array (a layer's W_Q, W_K, W_V: no second copy of 2.6 MB; SmolLM2's
+        gate and up projections: 7 MB a layer)."""
+        names = [self._stored(name) for name, _ in parts]
+        for (name, shape), gguf_name in zip(parts, names, strict=True):
+            stored_shape = self.file.tensors[gguf_name].shape
+            if stored_shape != shape:
+                raise FileProblem(
+                    f"{self.path}: {gguf_name} ({self.prefix}{name}) has shape "
+                    f"{list(stored_shape)}, the file's metadata implies {list(shape)}."
+                )
+        rows = [shape[0] for _, shape in parts]
+        columns = {shape[1] for _, shape in parts}
+        if len(columns) != 1:
+            raise ValueError(f"parts of {sorted(columns)} columns cannot be stacked")
+        for gguf_name, count in zip(names, rows, strict=True):  # each, as get checks it
+            self._require_memory(gguf_name, count * parts[0][1][1])
+        together = np.empty((sum(rows), parts[0][1][1]), np.float32)
+        at = 0
+        for (name, _), gguf_name, count in zip(parts, names, rows, strict=True):
+            # W_Q's and W_K's rows rearranged as stored bytes, before dequantizing: the same
+            # numbers as _arranged moves afterwards (the arrangement only reorders rows).
+            order = self._arranged(name, np.arange(count))
+            moved = None if np.array_equal(order, np.arange(count)) else order
+            dequantize(self.file, gguf_name, moved, together[at : at + count])
+            at += count
+        with np.errstate(invalid="ignore"):  # a signalling NaN: found just below
+            result: FloatArray = together.astype(self.dtype, copy=False)
+        if not np.isfinite(result).all():  # the part that holds it named, as get names it
+            for gguf_name, end, count in zip(names, np.cumsum(rows), rows, strict=True):
+                self._frozen(gguf_name, together[end - count : end])
+        result.setflags(write=False)
+        return result
+
     def linear(self, name: str, n_in: int, n_out: int) -> tuple[FloatArray, FloatArray | None]:
         """A Linear layer ``name``: W [in, out] (stored [out, in], transposed so that the product
         reads x·W) and b [out], or None where the model has no bias (Llama has none)."""

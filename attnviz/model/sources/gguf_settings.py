@@ -161,7 +161,14 @@ def _refuse_features(file: GgufFile, arch: str) -> None:
     if experts:
         feature = f"a mixture of {experts} experts"
     elif window:
-        feature = f"sliding-window attention ({window} tokens)"
+        # Which layers slide is not in the file (Qwen2's max_window_layers is config.json's),
+        # so the window is refused, never run as full attention.
+        raise FileProblem(
+            f"{file.path} uses sliding-window attention ({arch}.attention.sliding_window "
+            f"{window} tokens), which attnviz does not run from a GGUF file, whose metadata does "
+            "not say which layers slide; read the model's Hugging Face folder (its config.json "
+            "says), or use a model without a window (SmolLM2, Llama 2, TinyLlama, Qwen2.5)."
+        )
     elif scaling not in ("none", "") or setting(file, f"{arch}.rope.scaling.factor", 1.0) not in (
         0.0,
         1.0,

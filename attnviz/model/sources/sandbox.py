@@ -50,8 +50,51 @@ def run_isolated(work: Callable[[], Any], source: str) -> Any:
     the limits above. An AttnvizError raised in it is raised here as it was; any other failure,
     running out of time or memory included, is a FileProblem naming ``source``. Without fork
     (Windows) the work runs here, its exceptions made one sentence all the same."""
+    return start_isolated(work, source).result()
+
+
+class Started:
+    """Work begun in a child process (``start_isolated``): its answer is read by ``result``,
+    once; ``cancel`` ends the child instead (a run that stopped before it needed the answer).
+    Meanwhile the parent goes on with its own work (attnviz generate reads the model's layers
+    while the child splits the prompt: on two cores, at the same time)."""
+
+    def __init__(self, source: str, pid: int | None, read_end: int | None, answer: Any) -> None:
+        self.source = source
+        self._pid = pid
+        self._read_end = read_end
+        self._answer = answer  # the answer already known (no fork), else None
+
+    def result(self) -> Any:
+        """The work's value, as ``run_isolated`` gives it. The child has TOKENIZER_SECONDS
+        from now: the time it waited for the parent to read is not counted against it (its
+        CPU time stays bounded, RLIMIT_CPU)."""
+        if self._pid is None or self._read_end is None:
+            return _answer(self._answer, self.source)
+        pid, read_end = self._pid, self._read_end
+        self._pid = self._read_end = None
+        try:
+            received = _receive(read_end, time.monotonic() + TOKENIZER_SECONDS)
+        except BaseException:  # Ctrl-C, or SIGTERM as attnviz.signals raises it
+            _kill(pid)
+            raise
+        finally:
+            os.close(read_end)
+        return _received(received, pid, self.source)
+
+    def cancel(self) -> None:
+        """End the child now, when its answer is no longer wanted (nothing once it was read)."""
+        if self._pid is not None and self._read_end is not None:
+            _kill(self._pid)
+            os.close(self._read_end)
+            self._pid = self._read_end = None
+
+
+def start_isolated(work: Callable[[], Any], source: str) -> Started:
+    """``work`` begun in a child process under the limits above (see run_isolated); without fork
+    (Windows) it runs here, now."""
     if not hasattr(os, "fork"):
-        return _answer(_attempt(work), source)
+        return Started(source, None, None, _attempt(work))
     read_end, write_end = os.pipe()
     parent = os.getpid()
     pid = None
@@ -62,13 +105,16 @@ def run_isolated(work: Callable[[], Any], source: str) -> Any:
                 os.close(read_end)
                 _child(work, write_end, parent)
             os.close(write_end)
-        received = _receive(read_end, time.monotonic() + TOKENIZER_SECONDS)
     except BaseException:  # Ctrl-C, or SIGTERM as attnviz.signals raises it: the child goes too
         if pid is not None:
             _kill(pid)
-        raise
-    finally:
         os.close(read_end)
+        raise
+    return Started(source, pid, read_end, None)
+
+
+def _received(received: bytes | None, pid: int, source: str) -> Any:
+    """The child's answer from the bytes it wrote (None: it ran out of time), the child reaped."""
     if received is None:
         _kill(pid)
         raise FileProblem(

@@ -26,7 +26,14 @@ from typing import Any
 from attnviz.errors import AttnvizError, FileProblem, option, shown_value
 from attnviz.files import present
 from attnviz.model.sources.checkpoint import read_model_file, read_settings
-from attnviz.model.sources.sandbox import IsolatedTokenizer, is_panic, one_line, run_isolated
+from attnviz.model.sources.sandbox import (
+    IsolatedTokenizer,
+    Started,
+    is_panic,
+    one_line,
+    run_isolated,
+    start_isolated,
+)
 from attnviz.model.sources.tensors import INSTALL_EXTRA
 from attnviz.model.sources.tokenizer_pieces import (
     Pieces,
@@ -233,17 +240,51 @@ def encode_with_pieces(
 ) -> tuple[Encoding, Pieces]:
     """``encode`` and the tokenizer's ``pieces`` (to write generated ids back as text) in one
     child process, which builds the tokenizer once."""
-    _check_text(sentence)
-    if isinstance(tokenizer, IsolatedTokenizer):
+    return start_encode_with_pieces(tokenizer, sentence, max_positions).result()
 
-        def work() -> dict[str, Any]:
-            built = tokenizer.build()
-            encoding = _encode(built, sentence, max_positions, tokenizer.source)
-            return {"encoding": _fields(encoding), "pieces": pieces_fields(pieces(built))}
 
-        fields = run_isolated(work, tokenizer.source)
-        return _from_fields(fields["encoding"], sentence), pieces_from_fields(fields["pieces"])
-    return _encode(tokenizer, sentence, max_positions), pieces(tokenizer)
+class Reading:
+    """``encode_with_pieces`` begun (``start_encode_with_pieces``): ``result`` gives its answer,
+    or raises what it would have raised; ``cancel`` ends a child no longer wanted."""
+
+    def __init__(self, answer: Any, started: Started | None = None, sentence: str = "") -> None:
+        self._answer = answer  # (Encoding, Pieces), or the AttnvizError to raise
+        self._started = started
+        self._sentence = sentence
+
+    def result(self) -> tuple[Encoding, Pieces]:
+        if self._started is not None:
+            fields = self._started.result()
+            return _from_fields(fields["encoding"], self._sentence), pieces_from_fields(
+                fields["pieces"]
+            )
+        if isinstance(self._answer, AttnvizError):
+            raise self._answer
+        answer: tuple[Encoding, Pieces] = self._answer
+        return answer
+
+    def cancel(self) -> None:
+        if self._started is not None:
+            self._started.cancel()
+
+
+def start_encode_with_pieces(tokenizer: Any, sentence: str, max_positions: int) -> Reading:
+    """``encode_with_pieces`` begun: an IsolatedTokenizer's child process started, to be read
+    later (the caller meanwhile reads the model's weights); any other tokenizer's answer now.
+    What it refuses is raised by ``result``, where encode_with_pieces would raise it."""
+    try:
+        _check_text(sentence)
+        if not isinstance(tokenizer, IsolatedTokenizer):
+            return Reading((_encode(tokenizer, sentence, max_positions), pieces(tokenizer)))
+    except AttnvizError as refused:
+        return Reading(refused)
+
+    def work() -> dict[str, Any]:
+        built = tokenizer.build()
+        encoding = _encode(built, sentence, max_positions, tokenizer.source)
+        return {"encoding": _fields(encoding), "pieces": pieces_fields(pieces(built))}
+
+    return Reading(None, start_isolated(work, tokenizer.source), sentence)
 
 
 def _fields(encoding: Encoding) -> dict[str, Any]:
