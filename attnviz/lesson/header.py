@@ -177,7 +177,17 @@ def _sizes(lesson: LessonWriter) -> None:
             else ""
         )
     )
-    if trace.d_c is not None:
+    if trace.d_c is not None and trace.d_rope:
+        n, d_c, d_rope = len(trace.key_tokens), trace.d_c, trace.d_rope
+        lesson.say(
+            f"Keys and values: multi-head latent attention, from one latent c = X·W_DKV of "
+            f"d_c = {d_c} numbers a token, K_i = c·W_UK_i, V_i = c·W_UV_i; positions: "
+            f"DeepSeek's decoupled RoPE, q_R,i = RoPE(X·W_QR_i) and one shared "
+            f"k_R = RoPE(X·W_KR), d_rope = {d_rope} wide; a cache keeps n·(d_c + d_rope) = "
+            f"{n * (d_c + d_rope):,} numbers against 2·n·h·d_k = "
+            f"{2 * n * trace.n_heads * trace.d_k:,}"
+        )
+    elif trace.d_c is not None:
         n, d_c = len(trace.key_tokens), trace.d_c
         lesson.say(
             f"Keys and values: multi-head latent attention, from one latent c = X·W_DKV of "
