@@ -18,8 +18,11 @@ def write(lesson: LessonWriter) -> None:
     trace, provenance = lesson.trace, lesson.trace.provenance
     kind = "cross-attention (encoder–decoder)" if trace.is_cross else "self-attention"
     lesson.heading(f"attnviz · multi-head {kind}, step by step", "title")
+    formula = "Z = softmax(Q·Kᵀ / √d_k) · V"
+    if trace.d_rope:  # a latent's decoupled rotary part: attnviz.latent
+        formula = "Z = softmax((Q·Kᵀ + Q_R·K_Rᵀ) / √(d_k + d_rope)) · V"
     lesson.say(
-        Span("Z = softmax(Q·Kᵀ / √d_k) · V", "bold"),
+        Span(formula, "bold"),
         f" for each head, then Concat(Z₁ … Z_h) · W_O{lesson.bias('O')}",
     )
     if trace.is_cross:

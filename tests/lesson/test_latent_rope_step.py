@@ -202,3 +202,15 @@ def test_the_export_of_the_command_line_holds_the_turned_parts(tmp_path: object)
     assert result.exit_code == 0, result.stderr
     (loaded,) = attnviz.load_trace(path)
     assert loaded.d_rope == 2 and loaded.Q_R is not None
+
+
+def test_the_header_and_the_heatmap_say_the_turned_key() -> None:
+    from attnviz.render.figures.heatmap_text import heatmap_text
+
+    trace = traced("I am good")
+    words = said(trace)
+    assert "Z = softmax((Q·Kᵀ + Q_R·K_Rᵀ) / √(d_k + d_rope)) · V" in words
+    assert "a decoupled RoPE key of d_rope 2" in heatmap_text(trace, select(trace)).facts
+    plain = traced("I am good", positions="none")
+    assert "Z = softmax(Q·Kᵀ / √d_k) · V" in said(plain)
+    assert not any("RoPE" in fact for fact in heatmap_text(plain, select(plain)).facts)
