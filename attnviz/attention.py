@@ -47,7 +47,10 @@ from attnviz.latent import (
     absorbed_output,
     absorbed_scores,
     compress,
+    decoupled_key,
+    decoupled_queries,
     expand,
+    rope_scores,
 )
 from attnviz.positions import Rope, rotate
 from attnviz.provenance import Provenance
@@ -198,6 +201,10 @@ class Intermediates(NamedTuple):
     c: FloatArray | None = None
     scores_absorbed: FloatArray | None = None  # [h, n_q, n_k]
     output_absorbed: FloatArray | None = None  # [n_q, d_model]
+    # With a latent's decoupled rotary positions: each head's rotated query part and the one
+    # rotated key the heads share.
+    Q_R: FloatArray | None = None  # [h, n_q, d_rope]
+    K_R: FloatArray | None = None  # [n_k, d_rope]
 
 
 #: What computes the intermediates from checked inputs: steps() here, kernels.fused_steps, and
@@ -229,7 +236,17 @@ def steps(given: Checked) -> Intermediates:
     scores = attention_scores(
         q if q_rotated is None else q_rotated, k if k_rotated is None else k_rotated
     )
-    scaled = scale_scores(scores, given.config.d_k)
+    q_r = k_r = None
+    width = given.config.d_k
+    if latent is not None and latent.rope is not None:  # DeepSeek's decoupled rotary part
+        assert latent.W_QR is not None and latent.W_KR is not None  # shapes_fit checked
+        q_r = decoupled_queries(x, latent.W_QR, latent.rope)
+        k_r = decoupled_key(keys_from, latent.W_KR, latent.rope)
+        # [q_C | q_R]·[k_C | k_R]ᵀ: d_k + d_rope products, so √(d_k + d_rope) keeps the
+        # scaled scores' variance as √d_k does the paper's (DeepSeek-V2's softmax_scale).
+        scores = scores + rope_scores(q_r, k_r)
+        width += latent.d_rope
+    scaled = scale_scores(scores, width)
     weights = softmax(scaled if given.mask is None else mask_scores(scaled, given.mask))
     z = weigh_values(weights, v)
     concat = concat_heads(z)
@@ -239,10 +256,15 @@ def steps(given: Checked) -> Intermediates:
     )
     if latent is None or c is None:
         return computed
+    absorbed = absorbed_scores(q, c, latent.W_UK)  # the content part only: see attnviz.latent
     return computed._replace(
         c=c,
-        scores_absorbed=absorbed_scores(q, c, latent.W_UK),
+        scores_absorbed=absorbed
+        if q_r is None or k_r is None
+        else absorbed + rope_scores(q_r, k_r),
         output_absorbed=absorbed_output(weights, c, latent.W_UV, w.W_O),
+        Q_R=q_r,
+        K_R=k_r,
     )
 
 
@@ -343,6 +365,8 @@ def traced(
         W_DKV=None if latent is None else frozen_array(latent.W_DKV),
         W_UK=None if latent is None else frozen_array(latent.W_UK),
         W_UV=None if latent is None else frozen_array(latent.W_UV),
+        W_QR=frozen_or_none(None if latent is None else latent.W_QR),
+        W_KR=frozen_or_none(None if latent is None else latent.W_KR),
     )
 
 

@@ -213,14 +213,21 @@ def latent_weights(
     if cross or rope is not None or weights.n_kv_heads != weights.n_heads:
         raise AttnvizError(
             "Latent attention here is self-attention with one latent for every head's keys and "
-            "values, and no rotary positions (a rotary turn would sit inside W_UK); drop the "
-            "latent, or the source, rope and grouped key/value heads."
+            "values, its rotary positions the latent's own decoupled W_QR and W_KR (a turn of "
+            "all of q and k would sit inside W_UK); drop the latent, or the source, rope and "
+            "grouped key/value heads."
         )
     if not latent.shapes_fit(*weights.W_Q.shape):
+        rotary = ""
+        if latent.W_QR is not None or latent.W_KR is not None or latent.rope is not None:
+            rotary = (
+                ", and W_QR [h, d_model, d_rope], W_KR [d_model, d_rope] (d_rope even) with "
+                "their rope, all three or none"
+            )
         raise AttnvizError(
             f"The latent's W_DKV {list(latent.W_DKV.shape)}, W_UK {list(latent.W_UK.shape)} and "
             f"W_UV {list(latent.W_UV.shape)} do not fit W_Q {list(weights.W_Q.shape)}: they "
-            "must be [d_model, d_c] and [h, d_c, d_k]."
+            f"must be [d_model, d_c] and [h, d_c, d_k]{rotary}."
         )
     return replace(
         weights,
@@ -314,8 +321,8 @@ def checked_inputs(
     if not budgeted:
         check_trace(len(x), n_keys, weights.d_model, weights.n_heads, heads_fixed=fixed)
         if given.latent is not None:
-            d_c = given.latent.d_c
-            check_latent_trace(len(x), n_keys, weights.n_heads, weights.d_model, d_c)
+            d_c, d_rope = given.latent.d_c, given.latent.d_rope
+            check_latent_trace(len(x), n_keys, weights.n_heads, weights.d_model, d_c, d_rope)
     source_tokens = None if given.source_tokens is None else tuple(given.source_tokens)
     return Checked(
         tuple(tokens),

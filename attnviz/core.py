@@ -22,7 +22,7 @@ from attnviz.attention_inputs import unread_padding
 from attnviz.config import MAX_TOKENS, AttentionConfig, resolve_config
 from attnviz.embeddings import Embeddings, OutOfVocabulary, random_embeddings
 from attnviz.errors import AttnvizError, option, shown_value, spelled
-from attnviz.latent import LatentWeights, check_latent_width, random_latent
+from attnviz.latent import LatentWeights, check_latent_width, random_latent, rope_width
 from attnviz.limits import BYTES_PER_NUMBER, check_result
 from attnviz.options import Preset, TraceOptions
 from attnviz.positions import Positions, Rope, sinusoidal_positions
@@ -278,7 +278,9 @@ def layer_inputs(
         weights = random_weights(config, rng)
         if options.latent is not None:  # after the weights: W_Q and W_O as without a latent
             d_c = check_latent_width(options.latent, config.n_heads, config.d_k)
-            latent = random_latent(config.n_heads, config.d_model, config.d_k, d_c, rng)
+            # DeepSeek's decoupled RoPE key with rotary positions, d_k/2 wide (rope_width)
+            d_rope = rope_width(config.d_k) if options.positions is Positions.rope else 0
+            latent = random_latent(config.n_heads, config.d_model, config.d_k, d_c, rng, d_rope)
     elif options.latent is not None:
         raise AttnvizError(
             f"{option('latent')} draws its own W_DKV, W_UK and W_UV from the seed; drop the "
@@ -350,7 +352,8 @@ def trace_with_options(
         provenance=provenance,
         mask=mask,
         positional_encoding=_encoding(positions, len(tokens), inputs.config.d_model),
-        rope=Rope() if positions is Positions.rope else None,
+        # with a latent, its own decoupled rotary part turns (attnviz.latent), not all of q, k
+        rope=Rope() if positions is Positions.rope and inputs.latent is None else None,
         latent=inputs.latent,
     )
     return Traced(trace, inputs.notes + reuse_notes(trace, inputs.weights))

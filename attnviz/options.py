@@ -125,24 +125,21 @@ class TraceOptions:
 
     def _check_latent(self) -> None:
         """--latent draws its own key and value matrices for every head: with none of a file's
-        weights, grouped heads or rotary positions (its width is checked against h·d_k where
-        the sizes are known, attnviz.core)."""
+        weights nor grouped heads (its width is checked against h·d_k where the sizes are known,
+        attnviz.core). With --positions rope it draws DeepSeek's decoupled rotary query parts
+        and shared key too, d_rope = d_k/2 wide rounded up to even (attnviz.latent.rope_width),
+        which every d_k has: nothing more to check."""
         if self.latent is None:
             return
         latent = option("latent")
         clashing = [
             option(name, value)
-            for name, value in (
-                ("weights", self.weights),
-                ("kv_heads", self.kv_heads),
-                ("positions", "rope" if Positions(self.positions) is Positions.rope else None),
-            )
+            for name, value in (("weights", self.weights), ("kv_heads", self.kv_heads))
             if value is not None
         ]
         if clashing:
             raise AttnvizError(
-                f"{latent} draws W_DKV, W_UK and W_UV from the seed for every head, without "
-                "rotary positions (DeepSeek's decoupled rotary key is not drawn here); drop "
+                f"{latent} draws W_DKV, W_UK and W_UV from the seed for every head; drop "
                 f"{' and '.join(clashing)}, or {latent}."
             )
 
@@ -285,7 +282,7 @@ FLAGS: dict[str, Flag] = {
         ("--latent",),
         "Multi-head latent attention (DeepSeek-V2, V3): keys and values made from one "
         "latent of width D_C per token, c = X·W_DKV, K = c·W_UK, V = c·W_UV; 1 <= D_C < 2·h·d_k. "
-        "Random mode, without rotary positions.",
+        "Random mode; with --positions rope, DeepSeek's decoupled RoPE key too (d_k/2 wide).",
         False,
     ),
     # What is shown: ViewOptions.

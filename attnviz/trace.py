@@ -49,6 +49,10 @@ ROPE_KEYS = ("Q_rotated", "K_rotated")
 #: computed by absorption, without expanding K and V.
 LATENT_KEYS = ("W_DKV", "W_UK", "W_UV", "c", "scores_absorbed", "output_absorbed")
 
+#: With latent attention and decoupled rotary positions (attnviz.latent): the matrices of each
+#: head's rotated query part and of the one rotated key the heads share, and both, turned.
+LATENT_ROPE_KEYS = ("W_QR", "W_KR", "Q_R", "K_R")
+
 
 def frozen_mask(mask: np.ndarray) -> np.ndarray:
     """A read-only boolean copy of a mask."""
@@ -147,6 +151,16 @@ class AttentionTrace:
     c: FloatArray | None = None
     scores_absorbed: FloatArray | None = None
     output_absorbed: FloatArray | None = None
+    # A latent with decoupled rotary positions (DeepSeek-V2 §2.1.3): Q_R [h, n, d_rope] =
+    # RoPE(X·W_QR[i]) each head's rotated query part, K_R [n, d_rope] = RoPE(X·W_KR) the one
+    # rotated key every head shares (W_QR [h, d_model, d_rope], W_KR [d_model, d_rope]); then
+    # scores = Q·Kᵀ + Q_R·K_Rᵀ, scaled = scores / √(d_k + d_rope), and scores_absorbed holds
+    # the content part absorbed plus the same RoPE part. None otherwise (``rope`` stays None:
+    # the turn is the latent's, not the whole q's and k's).
+    W_QR: FloatArray | None = None
+    W_KR: FloatArray | None = None
+    Q_R: FloatArray | None = None
+    K_R: FloatArray | None = None
 
     def __repr__(self) -> str:
         kind = "cross-attention" if self.is_cross else "self-attention"
@@ -186,6 +200,30 @@ class AttentionTrace:
         return None if self.c is None else int(self.c.shape[-1])
 
     @property
+    def d_rope(self) -> int:
+        """The width of a latent's decoupled rotated query and key parts; 0 without them."""
+        return 0 if self.K_R is None else int(self.K_R.shape[-1])
+
+    @property
+    def score_width(self) -> int:
+        """The number of products in each score, whose root divides it: d_k, or d_k + d_rope
+        with a latent's decoupled rotary positions."""
+        return self.d_k + self.d_rope
+
+    def scored_vectors(self, head: int) -> tuple[FloatArray, FloatArray]:
+        """The queries and keys whose dot products are head ``head``'s scores: q and k (turned
+        with rotary positions); with decoupled rotary positions the concatenations [q | q_R]
+        and [k | k_R].  -> [n_q, score_width], [n_k, score_width]"""
+        queries = (self.Q if self.Q_rotated is None else self.Q_rotated)[head]
+        keys = (self.K if self.K_rotated is None else self.K_rotated)[self.kv_head(head)]
+        if self.Q_R is None or self.K_R is None:
+            return queries, keys
+        return (
+            np.concatenate([queries, self.Q_R[head]], axis=-1),
+            np.concatenate([keys, self.K_R], axis=-1),
+        )
+
+    @property
     def n_kv_heads(self) -> int:
         """G, the key/value heads: h in the paper's attention; fewer in grouped-query attention,
         where W_K, W_V, K, V (and b_K, b_V) are [G, …] and h/G query heads share each."""
@@ -215,7 +253,7 @@ class AttentionTrace:
             arrays["mask"] = self.mask
         if self.X_source is not None:
             arrays["X_source"] = self.X_source
-        for key in (*POSITION_KEYS, *ROPE_KEYS, *LATENT_KEYS):
+        for key in (*POSITION_KEYS, *ROPE_KEYS, *LATENT_KEYS, *LATENT_ROPE_KEYS):
             if getattr(self, key) is not None:
                 arrays[key] = getattr(self, key)
         return arrays
@@ -250,6 +288,8 @@ class AttentionTrace:
             sizes["rope"] = self.rope.to_dict()
         if self.c is not None:
             sizes["d_c"] = self.d_c
+        if self.d_rope:
+            sizes["d_rope"] = self.d_rope
         if self.window is not None:
             sizes["window"] = self.window  # as the provenance's masking records it
         return {

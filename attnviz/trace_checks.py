@@ -12,7 +12,7 @@ import numpy as np
 
 from attnviz.errors import AttnvizError, FileProblem, clipped, listed
 from attnviz.tokens import printable
-from attnviz.trace import LATENT_KEYS, AttentionTrace
+from attnviz.trace import LATENT_KEYS, LATENT_ROPE_KEYS, AttentionTrace
 
 
 def check_same_layer(first: AttentionTrace, trace: AttentionTrace, index: int) -> None:
@@ -175,8 +175,15 @@ def latent_shapes(
     path: Path, arrays: dict[str, Any], rope: object, n_kv_heads: int
 ) -> dict[str, tuple[int, ...]]:
     """The shapes of a latent layer's arrays (attnviz.latent), when the file holds them: all of
-    them or none, one key/value head per query head, no rotary positions; {} without."""
+    them or none, one key/value head per query head, no rotary positions but its own decoupled
+    ones (W_QR, W_KR, Q_R, K_R, all or none); {} without."""
     held = [key for key in LATENT_KEYS if key in arrays]
+    turned = [key for key in LATENT_ROPE_KEYS if key in arrays]
+    if turned and (len(turned) != len(LATENT_ROPE_KEYS) or not held):
+        raise FileProblem(
+            f"Trace file {path}: decoupled rotary positions need {', '.join(LATENT_ROPE_KEYS)} "
+            "together, in a latent layer; export it anew with --export."
+        )
     if not held:
         return {}
     n_heads, d_model, d_k = arrays["W_Q"].shape
@@ -188,7 +195,21 @@ def latent_shapes(
         )
     d_c = arrays["W_DKV"].shape[-1]
     n_queries, n_keys = arrays["scores"].shape[-2:]
-    return {
+    turned_shapes: dict[str, tuple[int, ...]] = {}
+    if turned:
+        d_rope = arrays["W_KR"].shape[-1]
+        if d_rope % 2:
+            raise FileProblem(
+                f"Trace file {path}: W_KR is {d_rope} wide; RoPE turns pairs, so d_rope must be "
+                "even; export it anew with --export."
+            )
+        turned_shapes = {
+            "W_QR": (n_heads, d_model, d_rope),
+            "W_KR": (d_model, d_rope),
+            "Q_R": (n_heads, n_queries, d_rope),
+            "K_R": (n_keys, d_rope),
+        }
+    return turned_shapes | {
         "W_DKV": (d_model, d_c),
         "W_UK": (n_heads, d_c, d_k),
         "W_UV": (n_heads, d_c, d_k),

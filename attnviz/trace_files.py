@@ -36,6 +36,7 @@ from attnviz.trace import (
     ARRAY_KEYS,
     BIAS_KEYS,
     LATENT_KEYS,
+    LATENT_ROPE_KEYS,
     POSITION_KEYS,
     ROPE_KEYS,
     AttentionTrace,
@@ -104,7 +105,9 @@ def export_trace(trace: AttentionTrace, path: Path | str) -> None:
     positions, ``Q_rotated`` and ``K_rotated``, and the config's ``rope`` (base, pairing); with
     grouped-query attention W_K, W_V, K, V (and b_K, b_V) have G heads, and the config says
     ``n_kv_heads`` and ``kv_head_of_each_head`` (from 0); with latent attention W_DKV, W_UK,
-    W_UV, c, scores_absorbed and output_absorbed, and the config's ``d_c``. Written atomically.
+    W_UV, c, scores_absorbed and output_absorbed, and the config's ``d_c``; and with its
+    decoupled rotary positions W_QR, W_KR, Q_R and K_R, and the config's ``d_rope``. Written
+    atomically.
     """
     instance("trace", trace, AttentionTrace, "a trace, e.g. explain(…).trace")
     words: dict[str, Sequence[str]] = {}
@@ -301,7 +304,14 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
     if extension == ".npz":
         keys: tuple[str, ...] = ("tokens", "source_tokens", "mask", "config", *ARRAY_KEYS)
         # What a trace holds: no other key is read.
-        keys += (*BIAS_KEYS, "X_source", *POSITION_KEYS, *ROPE_KEYS, *LATENT_KEYS)
+        keys += (
+            *BIAS_KEYS,
+            "X_source",
+            *POSITION_KEYS,
+            *ROPE_KEYS,
+            *LATENT_KEYS,
+            *LATENT_ROPE_KEYS,
+        )
         data: dict[str, Any] = dict(load_npz(path, "Trace", keys))
     elif extension == ".json":
         value = load_json(path, "Trace").value
@@ -320,7 +330,15 @@ def load_trace(path: Path | str) -> tuple[AttentionTrace, ...]:
         raise FileProblem(f"Trace file {path}: X is not an array of numbers.") from None
     arrays = {
         key: finite_matrix(data[key], name=key, source=path, ndim=_ndim(key) + layered)
-        for key in (*ARRAY_KEYS, *BIAS_KEYS, "X_source", *POSITION_KEYS, *ROPE_KEYS, *LATENT_KEYS)
+        for key in (
+            *ARRAY_KEYS,
+            *BIAS_KEYS,
+            "X_source",
+            *POSITION_KEYS,
+            *ROPE_KEYS,
+            *LATENT_KEYS,
+            *LATENT_ROPE_KEYS,
+        )
         if key in data
     }
     mask = read_mask(data["mask"], path) if "mask" in data else None
@@ -381,7 +399,7 @@ def _words(value: Any, name: str, path: Path) -> tuple[str, ...]:
 
 _MATRICES = frozenset(
     {"X", "W_O", "concat", "output", "b_Q", "b_K", "b_V", "X_source", *POSITION_KEYS}
-    | {"W_DKV", "c", "output_absorbed"}
+    | {"W_DKV", "c", "output_absorbed", "W_KR", "K_R"}
 )
 
 

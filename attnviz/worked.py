@@ -5,9 +5,11 @@ attnviz/lesson/steps.py numbers the steps):
 
     qkv     Q[h][i, c] = Σ_m X[i, m]·W_Q[h][m, c] (+ b_Q[h][c])
     rope    q_m'[a] = q_m[a]·cos(m·θ_i) − q_m[b]·sin(m·θ_i), q_m'[b] = q_m[a]·sin(m·θ_i) + …
-    scores  scores[h][i, j] = q_i · k_j = Σ_c q_i[c]·k_j[c]  (q, k turned with rotary positions)
+    scores  scores[h][i, j] = q_i · k_j = Σ_c q_i[c]·k_j[c]  (q, k turned with rotary positions;
+            [q | q_R]·[k | k_R] with a latent's decoupled rotary positions)
     latent  scores[h][i, j] = (q_i·W_UK[h]ᵀ)·c_j = Σ_r q̃_i[r]·c_j[r], the key never expanded
-    scaled  scaled[h][i, j] = scores[h][i, j] / √d_k
+            (+ q_R,i·k_R,j, the decoupled rotary part, with rotary positions)
+    scaled  scaled[h][i, j] = scores[h][i, j] / √d_k  (√(d_k + d_rope) with a latent's RoPE)
     weights w_ij = exp(s_ij) / Σ_k exp(s_ik) = exp(s_ij − m_i) / Σ_k exp(s_ik − m_i), m_i the
             row's largest allowed score (exp(−m_i) cancels); a masked key's score is −∞, and
             exp(−∞) = 0
@@ -23,7 +25,7 @@ pieces as computed, hidden tokens included); heads are numbered from 0.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -143,26 +145,26 @@ def projection(
 def dot_product(trace: AttentionTrace, head: int, query: int, key: int) -> DotProductExample:
     """The scores step: scores[head][query, key] = q_query · k_key (q and k rotated with rotary
     positions; k from the head's key/value head)."""
-    queries = trace.Q if trace.Q_rotated is None else trace.Q_rotated
-    keys = trace.K if trace.K_rotated is None else trace.K_rotated
+    queries, keys = trace.scored_vectors(head)  # [q | q_R], [k | k_R] with a latent's RoPE
     return DotProductExample(
         head=head,
         query=query,
         key=key,
-        q=queries[head, query],
-        k=keys[trace.kv_head(head), key],
+        q=queries[query],
+        k=keys[key],
         result=float(trace.scores[head, query, key]),
     )
 
 
 def scaling(trace: AttentionTrace, head: int, query: int, key: int) -> ScalingExample:
-    """The scaled step: scaled[head][query, key] = scores[head][query, key] / √d_k."""
+    """The scaled step: scaled[head][query, key] = scores[head][query, key] / √d_k
+    (√(d_k + d_rope) with a latent's decoupled rotary positions)."""
     return ScalingExample(
         head=head,
         query=query,
         key=key,
         score=float(trace.scores[head, query, key]),
-        sqrt_d_k=float(np.sqrt(trace.d_k)),
+        sqrt_d_k=float(np.sqrt(trace.score_width)),
         result=float(trace.scaled[head, query, key]),
     )
 
@@ -319,6 +321,11 @@ class AbsorptionExample(NamedTuple):
     expanded: float  # the trace's scores[head, query, key]: q·k with k = c_key·W_UK[head]
     score_difference: float  # the largest |scores − scores_absorbed|, every head and pair
     output_difference: float  # the largest |output − output_absorbed|
+    # With decoupled rotary positions: the query's q_R and the key's k_R [d_rope], whose product
+    # result adds to q_absorbed·c; and that product had neither been turned, (x·W_QR)·(x·W_KR).
+    q_rope: FloatArray | None = None
+    k_rope: FloatArray | None = None
+    unturned: float = 0.0
 
 
 def absorption(trace: AttentionTrace, head: int, query: int, key: int) -> AbsorptionExample | None:
@@ -326,6 +333,12 @@ def absorption(trace: AttentionTrace, head: int, query: int, key: int) -> Absorp
     if trace.c is None or trace.W_UK is None:
         return None
     assert trace.scores_absorbed is not None and trace.output_absorbed is not None
+    rope: dict[str, Any] = {}
+    if trace.Q_R is not None and trace.K_R is not None:
+        assert trace.W_QR is not None and trace.W_KR is not None
+        unturned = (trace.X[query] @ trace.W_QR[head]) @ (trace.X[key] @ trace.W_KR)
+        rope = {"q_rope": trace.Q_R[head, query], "k_rope": trace.K_R[key]}
+        rope["unturned"] = float(unturned)
     return AbsorptionExample(
         head=head,
         query=query,
@@ -336,6 +349,7 @@ def absorption(trace: AttentionTrace, head: int, query: int, key: int) -> Absorp
         expanded=float(trace.scores[head, query, key]),
         score_difference=float(np.abs(trace.scores - trace.scores_absorbed).max()),
         output_difference=float(np.abs(trace.output - trace.output_absorbed).max()),
+        **rope,
     )
 
 

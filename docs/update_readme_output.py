@@ -1,7 +1,8 @@
 """Paste real output into README.md and docs/*.md: the first steps of ``attnviz explain "I am
 good" --focus I`` and its focus view, the top of the first scores table of the 11-word sentence
-at 80 columns, what ``attnviz train coref`` shows, docs/modern.md's latent and sliding-window
-steps, and ``attnviz generate``'s and ``attnviz lens``'s lessons.
+at 80 columns, what ``attnviz train coref`` shows, docs/modern.md's latent (with and without
+rotary positions) and sliding-window steps, and ``attnviz generate``'s and ``attnviz lens``'s
+lessons.
 
 Run after a change of output: ``python docs/update_readme_output.py``. Each block is found by its
 first line in whichever page holds it; tests/e2e/test_readme.py checks they match the real output.
@@ -123,6 +124,19 @@ def latent_block() -> dict[str, list[str]]:
     return {"Step 3 · Latent attention": lines[start:end]}
 
 
+#: docs/modern.md's latent step with DeepSeek's decoupled RoPE key.
+LATENT_ROPE_ARGUMENTS = (IT_SENTENCE, "--latent", "6", "--positions", "rope", "--steps", "3")
+
+
+def latent_rope_block() -> dict[str, list[str]]:
+    """docs/modern.md's latent step with rotary positions: from the decoupled key's paragraph
+    to the absorption's differences, before the K and V tables."""
+    lines = real_output(LATENT_ROPE_ARGUMENTS)
+    start = next(i for i, line in enumerate(lines) if line.startswith("Positions, DeepSeek's"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("K₁ = c·W_UK₁"))
+    return {"Positions, DeepSeek's way": lines[start:end]}
+
+
 def generate_blocks() -> dict[str, list[str]]:
     """``attnviz generate`` with the induction model, whole, and SmolLM2's first token."""
     induction = command_output(["generate", "j k l a b c d e a b", "--tokens", "3"], 80)
@@ -163,6 +177,7 @@ def main() -> None:
         **lesson_blocks(),
         **training_blocks(),
         **latent_block(),
+        **latent_rope_block(),
         **window_block(),
         **generate_blocks(),
     }

@@ -163,7 +163,6 @@ def test_the_cache_counts_are_the_formulas(n: int, heads: int, d_k: int, d_c: in
         (["--latent", "16"], ["2·h·d_k − 1 = 15", "got 16", "e.g. --latent 8"]),
         (["--latent", "17", "--heads", "4", "--d-model", "8"], ["= 15", "h = 4 heads of d_k = 2"]),
         (["--latent", "4", "--model", "coref"], ["--latent is random mode's", "Drop --latent"]),
-        (["--latent", "4", "--positions", "rope"], ["drop --positions rope, or --latent"]),
         (["--latent", "4", "--kv-heads", "1"], ["drop --kv-heads 1, or --latent"]),
     ],
 )

@@ -18,8 +18,11 @@ def write(lesson: LessonWriter) -> None:
     trace, provenance = lesson.trace, lesson.trace.provenance
     kind = "cross-attention (encoder–decoder)" if trace.is_cross else "self-attention"
     lesson.heading(f"attnviz · multi-head {kind}, step by step", "title")
+    formula = "Z = softmax(Q·Kᵀ / √d_k) · V"
+    if trace.d_rope:  # a latent's decoupled rotary part: attnviz.latent
+        formula = "Z = softmax((Q·Kᵀ + Q_R·K_Rᵀ) / √(d_k + d_rope)) · V"
     lesson.say(
-        Span("Z = softmax(Q·Kᵀ / √d_k) · V", "bold"),
+        Span(formula, "bold"),
         f" for each head, then Concat(Z₁ … Z_h) · W_O{lesson.bias('O')}",
     )
     if trace.is_cross:
@@ -177,7 +180,17 @@ def _sizes(lesson: LessonWriter) -> None:
             else ""
         )
     )
-    if trace.d_c is not None:
+    if trace.d_c is not None and trace.d_rope:
+        n, d_c, d_rope = len(trace.key_tokens), trace.d_c, trace.d_rope
+        lesson.say(
+            f"Keys and values: multi-head latent attention, from one latent c = X·W_DKV of "
+            f"d_c = {d_c} numbers a token, K_i = c·W_UK_i, V_i = c·W_UV_i; positions: "
+            f"DeepSeek's decoupled RoPE, q_R,i = RoPE(X·W_QR_i) and one shared "
+            f"k_R = RoPE(X·W_KR), d_rope = {d_rope} wide; a cache keeps n·(d_c + d_rope) = "
+            f"{n * (d_c + d_rope):,} numbers against 2·n·h·d_k = "
+            f"{2 * n * trace.n_heads * trace.d_k:,}"
+        )
+    elif trace.d_c is not None:
         n, d_c = len(trace.key_tokens), trace.d_c
         lesson.say(
             f"Keys and values: multi-head latent attention, from one latent c = X·W_DKV of "

@@ -45,21 +45,32 @@ def expected_variances(trace: AttentionTrace, head: int) -> tuple[float, float, 
     return q_variance, k_variance, scaled_variance
 
 
+def scale_names(trace: AttentionTrace) -> tuple[str, str, str, str]:
+    """How the lesson names a score's width, its root, the vectors it is the width of and
+    their dot product: d_k, √d_k, "q and k", q·k; with a latent's decoupled rotary positions
+    d_k + d_rope, √(d_k + d_rope), "[q | q_R] and [k | k_R]" and their product (DeepSeek-V2's
+    divisor, attnviz.latent)."""
+    if trace.d_rope:
+        return "d_k + d_rope", "√(d_k + d_rope)", "[q | q_R] and [k | k_R]", "[q | q_R]·[k | k_R]"
+    return "d_k", "√d_k", "q and k", "q·k"
+
+
 def scaling_brief(lesson: LessonWriter, head: int) -> str:
     """Why ÷√d_k in a few lines: the paper's argument, that the divisor is the width of q and
     k and not the sentence's length, and this head's variances before and after (what
     scaling_sentence says at length with --full)."""
     trace = lesson.trace
-    d_k = trace.d_k
+    width, (name, root, vectors, product) = trace.score_width, scale_names(trace)
     score_variance, scaled_variance = _variances(trace, head)
     assumption = ""
     if lesson.pretrained:
         assumption = " (this model's q and k need not meet the paper's assumption)"
     return (
-        f"Why: the paper assumes that q and k have d_k = {d_k} independent components of mean 0 "
-        f"and variance 1; then q·k has variance {d_k}, and the larger d_k, the closer the "
-        "softmax to one-hot, with vanishing gradients; ÷√d_k brings it back to 1. It is the "
-        "width of q and k, not the sentence's length. This head's scores have variance "
+        f"Why: the paper assumes that {vectors} have {name} = {width} independent components "
+        f"of mean 0 and variance 1; then {product} has variance {width}, and the larger {name}, "
+        f"the closer the softmax to one-hot, with vanishing gradients; ÷{root} brings it back "
+        f"to 1. It is the width of {vectors}, not the sentence's length. This head's scores "
+        "have variance "
         f"{amount(score_variance)}, the scaled ones {amount(scaled_variance)}{assumption}; "
         f"{option('full', True)} says more, and attnviz scaling runs the experiment."
     )
@@ -93,9 +104,13 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
     scores = trace.scores[head][:n_queries, :n_keys][allowed]
     scaled = trace.scaled[head][:n_queries, :n_keys][allowed]
     # Finite numbers beyond 1e154 square to infinity: such a variance reads "inf", unwarned.
+    queries, keys = (trace.Q[head], trace.K[trace.kv_head(head)])
+    if trace.d_rope:  # the vectors the scores are dot products of, [q | q_R] and [k | k_R]
+        queries, keys = trace.scored_vectors(head)
+    width, (name, root, vectors, product) = trace.score_width, scale_names(trace)
     with np.errstate(over="ignore", invalid="ignore"):
-        q_variance = float(np.var(trace.Q[head][:n_queries]))
-        k_variance = float(np.var(trace.K[trace.kv_head(head)][:n_keys]))
+        q_variance = float(np.var(queries[:n_queries]))
+        k_variance = float(np.var(keys[:n_keys]))
         score_variance, scaled_variance = float(scores.var()), float(scaled.var())
     notes = []
     if trace.mask is not None and not allowed.all():
@@ -111,38 +126,21 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
         notes.append("word pieces as computed")
     counted = f"{scores.size} scores" + (f" ({'; '.join(notes)})" if notes else "")
     why = (
-        f"Why: if the components of q and k were independent with mean 0 and variance 1 "
-        f"(the paper's assumption), q·k, a sum of d_k = {trace.d_k} products, would have "
-        f"variance d_k = {trace.d_k}; the larger d_k, the larger the scores, pushing the "
-        "softmax towards one-hot rows with vanishing gradients. Dividing by √d_k brings "
+        f"Why: if the components of {vectors} were independent with mean 0 and variance 1 "
+        f"(the paper's assumption), {product}, a sum of {name} = {width} products, would have "
+        f"variance {name} = {width}; the larger {name}, the larger the scores, pushing the "
+        f"softmax towards one-hot rows with vanishing gradients. Dividing by {root} brings "
         "that variance back to 1. "
     )
     before = " (before turning)" if trace.rope is not None else ""  # the qkv step's tables
     shown = (
-        f"Here q and k{before} have components of variance {amount(q_variance)} and "
+        f"Here {vectors}{before} have components of variance {amount(q_variance)} and "
         f"{amount(k_variance)}, and this head's {counted} have variance "
         f"{amount(score_variance)}, the scaled ones {amount(scaled_variance)} "
-        f"(= {amount(score_variance)} / {trace.d_k}; a variance here is the mean squared "
+        f"(= {amount(score_variance)} / {width}; a variance here is the mean squared "
         "distance from the mean, ÷N)"
     )
-    if trace.provenance.weights.is_drawn:
-        expected_q, expected_k, expected_scaled = expected_variances(trace, head)
-        shown += (
-            ". attnviz's random W_Q and W_K break the assumption on purpose: in expectation "
-            "over its random weights, embeddings of variance 1 (such as its random ones) give "
-            "q and k components of variance 2 and scaled scores of variance 4, so that the "
-            "softmax rows come out neither flat nor one-hot. This head's own W_Q and W_K, for "
-            f"independent embeddings of variance 1, give q components of variance "
-            f"{amount(expected_q)}, k {amount(expected_k)} and scaled scores of two words"
-            f"{before} {amount(expected_scaled)}; the few scores of one sentence can be far "
-            "from that."
-        )
-    elif lesson.pretrained and not trace.provenance.weights.trained:
-        shown += ": this checkpoint's untrained weights need not meet the assumption."
-    elif lesson.pretrained:
-        shown += ": this model's q and k need not meet the assumption."
-    else:
-        shown += "."
+    shown += _assumption_met(lesson, head, before)
     spread = [
         np.ptp(trace.scaled[head][i, :n_keys][allowed[i]])
         for i in range(n_queries)
@@ -154,6 +152,40 @@ def scaling_sentence(lesson: LessonWriter, head: int) -> str:
             "come out nearly flat, every weight near 1 / (the row's number of keys)."
         )
     return why + shown
+
+
+def _assumption_met(lesson: LessonWriter, head: int, before: str) -> str:
+    """What the weights give against the paper's assumption: attnviz's random draw in
+    expectation (with this head's own W_Q and W_K when no turn makes it depend on the
+    distance), or that a model's need not meet it."""
+    trace = lesson.trace
+    if trace.provenance.weights.is_drawn and trace.d_rope:
+        # Turning q_R and k_R makes a pair's expected score depend on how far apart they stand:
+        # no one figure per head, so only what the draw gives in expectation is said.
+        return (
+            ". attnviz's random W_Q, W_UK, W_QR and W_KR break the assumption on purpose: in "
+            "expectation over its random weights, embeddings of variance 1 (such as its random "
+            "ones) give components of variance 2 and scaled scores of variance 4, so that the "
+            "softmax rows come out neither flat nor one-hot; the few scores of one sentence can "
+            "be far from that."
+        )
+    elif trace.provenance.weights.is_drawn:
+        expected_q, expected_k, expected_scaled = expected_variances(trace, head)
+        return (
+            ". attnviz's random W_Q and W_K break the assumption on purpose: in expectation "
+            "over its random weights, embeddings of variance 1 (such as its random ones) give "
+            "q and k components of variance 2 and scaled scores of variance 4, so that the "
+            "softmax rows come out neither flat nor one-hot. This head's own W_Q and W_K, for "
+            f"independent embeddings of variance 1, give q components of variance "
+            f"{amount(expected_q)}, k {amount(expected_k)} and scaled scores of two words"
+            f"{before} {amount(expected_scaled)}; the few scores of one sentence can be far "
+            "from that."
+        )
+    elif lesson.pretrained and not trace.provenance.weights.trained:
+        return ": this checkpoint's untrained weights need not meet the assumption."
+    elif lesson.pretrained:
+        return ": this model's q and k need not meet the assumption."
+    return "."
 
 
 def special_tokens_sentence(lesson: LessonWriter, head: int) -> str:

@@ -176,7 +176,8 @@ def _conditional(steps: tuple[Step, ...]) -> list[Step]:
 def _most_plain(steps: tuple[Step, ...]) -> int:
     """The most plain steps a lesson can have, before its trace says which it has: every
     lesson's, with one conditional step, or with two (a window and rotary positions, or a
-    window and a latent; rotary positions and a latent are refused together)."""
+    window and a latent; a latent's rotary positions are its own, taught in its step, and add
+    no step of theirs)."""
     conditional = [step.key for step in _conditional(steps)]
     counts = [len(numbered(steps, assume=(key,))) for key in conditional]
     counts += [len(numbered(steps, assume=tuple(conditional[:2])))] if len(conditional) > 1 else []

@@ -4,14 +4,15 @@ show."""
 from __future__ import annotations
 
 from attnviz.lesson.blocks import Matrix
-from attnviz.lesson.notes import mask_sentence, scaling_brief, scaling_sentence
+from attnviz.lesson.notes import mask_sentence, scale_names, scaling_brief, scaling_sentence
 from attnviz.lesson.writer import HeadView, LessonWriter
 
 
 def title(lesson: LessonWriter, head: HeadView | None) -> str:
     assert head is not None
     root = lesson.number(head.examples.scaling.sqrt_d_k)
-    return f"Scale by √d_k = √{lesson.trace.d_k} = {root}"
+    name = scale_names(lesson.trace)[1]
+    return f"Scale by {name} = √{lesson.trace.score_width} = {root}"
 
 
 def write(lesson: LessonWriter, head: HeadView | None) -> None:
@@ -20,7 +21,7 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     masked = trace.mask is not None and not trace.mask.all()
     table = Matrix(
         selection.pairs(trace.scaled[head.index], masked=trace.masked if masked else None),
-        f"scaled{h} = scores{h} / √d_k" + (", masked" if masked else ""),
+        f"scaled{h} = scores{h} / {scale_names(trace)[1]}" + (", masked" if masked else ""),
         lesson.tokens,
         lesson.keys,
         masked=selection.masked_pairs(trace.masked) if masked else None,
@@ -33,8 +34,11 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
         lesson.say(scaling_brief(lesson, head.index), " For example:")
     else:
         lesson.say(scaling_sentence(lesson, head.index))
+        _, root, vectors, _ = scale_names(trace)
         lesson.say(
-            f"The divisor is √d_k = √{lesson.trace.d_k}, the width of q and k, not the square "
+            f"The divisor is {root} = √{trace.score_width}, the width of {vectors}"
+            + (", as DeepSeek-V2 divides," if trace.d_rope else "")
+            + " not the square "
             "root of the number of words: it is the same for every sentence (attnviz scaling "
             "shows what dividing by √n, n the number of words, would do: the same query and "
             "key would weigh differently as words were added, and long sentences would come out "

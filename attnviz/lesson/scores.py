@@ -14,8 +14,18 @@ def write(lesson: LessonWriter, head: HeadView | None) -> None:
     turned = " turned" if trace.rope is not None else ""
     scores = lesson.selection.pairs(trace.scores[head.index])
     formula = f"(Q{h}{turned})·(K{g}{turned})ᵀ" if turned else f"Q{h}·K{g}ᵀ"
+    if trace.d_rope:
+        formula += f" + Q_R{h}·K_Rᵀ"
     table = Matrix(scores, f"scores{h} = {formula}", lesson.tokens, lesson.keys)
-    if lesson.first_head(head):
+    if lesson.first_head(head) and trace.d_rope:
+        lesson.say(
+            "score[i, j] = q_i · k_j + q_R,i · k_R,j: how well word i's query (row) matches "
+            "word j's key (column), the content part and the turned part of step "
+            f"{lesson.step_label('latent')} together; one dot product of the concatenations "
+            f"[q | q_R] and [k | k_R], d_k + d_rope = {trace.score_width} numbers each, "
+            "written q and k below. For example:"
+        )
+    elif lesson.first_head(head):
         lesson.say(
             "score[i, j] = q_i · k_j: how well word i's query (row) matches word j's key "
             "(column)"

@@ -229,6 +229,14 @@ def word_order(lesson: LessonWriter) -> None:
             "apart the words stand. "
             f"{option('positions', 'sinusoidal')} would add the positions to X instead, {PAPER}."
         )
+    elif lesson.trace.K_R is not None:
+        lesson.say(
+            "X holds no positions here: the latent's decoupled rotary parts, each head's q_R "
+            "and the shared k_R, are turned by their word's position after the projections "
+            f"(step {lesson.step_label('latent')}), so the scores depend on how far apart the "
+            f"words stand. {option('positions', 'sinusoidal')} would add the positions to X "
+            f"instead, {PAPER}."
+        )
     else:
         lesson.say(_no_positions(lesson))
 

@@ -144,6 +144,14 @@ LATENT_STEP = tuple(
     for line in text_block("docs/modern.md", "## Multi-head latent attention (DeepSeek-V2, V3)")
     if line and not re.search(r"\de-\d", line)
 )
+#: docs/modern.md's latent step with rotary positions, but for the differences it measures.
+LATENT_ROPE_STEP = tuple(
+    line
+    for line in text_block(
+        "docs/modern.md", "### With rotary positions: DeepSeek's decoupled RoPE key"
+    )
+    if line and not re.search(r"\de-\d", line)
+)
 HONEST_FOCUS = tuple(text_block(*HONEST))  # the focus view of layer 6, head 12
 HONEST_WORKED = tuple(text_block(*HONEST, 1))  # one contribution worked out
 COMPARE_COREF = tuple(line for line in text_block(*COMPARE) if line)
@@ -442,10 +450,12 @@ EXPECTED: dict[str, Expected] = {
     ),
     f"attnviz heatmap {IT_ARG} --heads 4 --kv-heads 2 -o gqa.png": Expected(writes=("gqa.png",)),
     f"attnviz explain {IT_ARG} --latent 6 --steps 3": Expected(LATENT_STEP),
-    "attnviz explain 'I am good' --latent 5": Expected(
+    f"attnviz explain {IT_ARG} --latent 6 --positions rope --steps 3": Expected(LATENT_ROPE_STEP),
+    "attnviz explain 'I am good' --latent 5 --positions rope": Expected(
         (
+            "a cache keeps n·(d_c + d_rope) = 21 numbers",
             "Step 3 · Latent attention: K and V of head 1 made from one shared latent",
-            "a cache keeps n·d_c = 15 numbers against 2·n·h·d_k = 48",
+            "Step 5 · Scale by √(d_k + d_rope) = √6 = 2.45",
             "Step 8 · Concatenate the heads and project with W_O",
         )
     ),

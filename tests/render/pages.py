@@ -19,7 +19,7 @@ def assembled(data: Any, layer: int, head: int, row: int, key: int) -> tuple[str
     q, k = terms["q"][row], terms["k"][key]
     products = ["…" if a == "…" else f"{a}×{b}" for a, b in zip(q, k, strict=True)]
     name = data["queryNames"][data["rows"][row]["position"]]
-    counted = f" ({data['sizes']['dK']} terms)" if "…" in products else ""
+    counted = f" ({data['sizes']['dScore']} terms)" if "…" in products else ""
     dot = f"q_{name} · k_{data['keyNames'][key]}{counted} = {' + '.join(products)} = {score}"
     root = head_data["roots"][str(scale)]
     scaling = f"{score_at} / {root} = {scaled}"

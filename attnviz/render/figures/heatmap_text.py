@@ -84,6 +84,7 @@ def heatmap_text(
         + (f", {plural(trace.n_kv_heads, 'key/value head')}" if trace.is_grouped else ""),
         *(["rotary positions (RoPE)"] if trace.rope is not None else []),
         *([f"K and V from a latent of d_c {trace.d_c}"] if trace.d_c is not None else []),
+        *([f"a decoupled RoPE key of d_rope {trace.d_rope}"] if trace.d_rope else []),
     ]
     cross = ["cross-attention"] if trace.is_cross else []
     return FigureText(

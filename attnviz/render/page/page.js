@@ -593,7 +593,7 @@ function dotProduct(key) {
   const terms = layer().heads[state.head].dotTerms[numbers.dot];
   const k = terms.k[key];
   const products = terms.q[state.row].map((q, c) => (q === ELLIPSIS ? q : `${q}×${k[c]}`));
-  const counted = products.includes(ELLIPSIS) ? fill(TEXT.terms, { count: DATA.sizes.dK }) : "";
+  const counted = products.includes(ELLIPSIS) ? fill(TEXT.terms, { count: DATA.sizes.dScore }) : "";
   const name = DATA.queryNames[DATA.rows[state.row].position];
   return `q_${name} · k_${DATA.keyNames[key]}${counted} = ${products.join(" + ")} = ${numbers.score}`;
 }

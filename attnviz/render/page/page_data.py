@@ -217,6 +217,7 @@ def _sizes(trace: AttentionTrace) -> dict[str, int]:
         "dModel": trace.d_model,
         "nHeads": trace.n_heads,
         "dK": trace.d_k,
+        "dScore": trace.score_width,  # a score's products: d_k (+ d_rope, a latent's RoPE)
         "concat": trace.n_heads * trace.d_k,
     }
 

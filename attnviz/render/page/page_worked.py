@@ -98,18 +98,18 @@ def head_data(
         for row, key in zip(rows, keys, strict=True)
     ]
     levels = sorted({pair[0] for query in queries for pair in query["keys"].values()})
-    # The q and k the scores were taken from: rotated, with rotary positions.
-    queries_used = trace.Q if trace.Q_rotated is None else trace.Q_rotated
-    keys_used = trace.K if trace.K_rotated is None else trace.K_rotated
+    # The q and k the scores were taken from: rotated, with rotary positions; with a latent's
+    # decoupled rotary positions [q | q_R] and [k | k_R].
+    queries_used, keys_used = trace.scored_vectors(head)
     dot_terms = {
         str(d): {
-            "q": [_terms(text, queries_used[head, row], d) for row in rows],
-            "k": [_terms(text, k, d) for k in keys_used[trace.kv_head(head)]],
+            "q": [_terms(text, queries_used[row], d) for row in rows],
+            "k": [_terms(text, k, d) for k in keys_used],
         }
         for d in levels
     }
     scales = {pair[2] for query in queries for pair in query["keys"].values()}
-    roots = {str(d): text.exact(float(np.sqrt(trace.d_k)), d) for d in scales}
+    roots = {str(d): text.exact(float(np.sqrt(trace.score_width)), d) for d in scales}
     return {"dotTerms": dot_terms, "roots": roots, "queries": queries}
 
 

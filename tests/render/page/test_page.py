@@ -87,6 +87,7 @@ def test_every_worked_example_is_the_terminals_for_every_word_and_key() -> None:
         traced(IT_SENTENCE),
         traced("The cat sat on the mat", causal=True, pad_to=8),
         traced("Thinking Machines", preset="paper"),
+        traced("The cat sat on the mat", latent=5, positions="rope", causal=True),
     ):
         data = page_data(analysed(layers), trace, selection)
         text = example_text(trace)

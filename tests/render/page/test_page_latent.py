@@ -1,6 +1,6 @@
 """The latent step on the lesson page, in Chromium: after the projections, with the absorption
 worked for the lesson's example word in each head, whichever word is picked, and no script
-error."""
+error; with and without the decoupled RoPE key."""
 
 from __future__ import annotations
 
@@ -15,9 +15,12 @@ from render.analysed import analysed
 from render.page.test_page import IT_SENTENCE, choose, data_block, open_page, traced
 
 
-@pytest.fixture(scope="module")
-def latent_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, int]:
-    layers, trace, selection = traced(IT_SENTENCE, latent=6)
+@pytest.fixture(scope="module", params=["none", "rope"])
+def latent_page(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> tuple[Path, Any, int]:
+    # rope: with DeepSeek's decoupled RoPE key, whose terms the absorbed score adds
+    layers, trace, selection = traced(IT_SENTENCE, latent=6, positions=request.param)
     path = tmp_path_factory.mktemp("pages") / "latent.html"
     path.write_text(page_html(analysed(layers), trace, selection), encoding="utf-8")
     return path, data_block(path.read_text(encoding="utf-8")), step_number("latent", trace)
