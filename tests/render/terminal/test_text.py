@@ -136,8 +136,9 @@ def _worked_examples(draw: st.DrawFn) -> tuple[str, int]:
     operators = [draw(st.sampled_from([" + ", " − ", " / ", " = ", " · "])) for _ in terms[1:]]
     body = terms[0] + "".join(op + t for op, t in zip(operators, terms[1:], strict=True))
     name = draw(st.sampled_from(["q_I[1]", "z_it[1]", "∂L/∂q_it[3]", "l"]))
-    text = f"  {name} = {body} = {draw(_SIGNED)}"
-    return text, max(len(piece) + 2 for piece in [name, *terms])
+    result = draw(_SIGNED)  # the example's last term: it must fit a line too
+    text = f"  {name} = {body} = {result}"
+    return text, max(len(piece) + 2 for piece in [name, *terms, result])
 
 
 @pytest.mark.slow
