@@ -1,5 +1,7 @@
 """Regenerate docs/page.png: the lesson page `attnviz page` writes, as headless Chromium shows it
-on a 1280 × 720 screen, opened on head 12 (``--open-head 12``), then Next five times: step 5 of 7.
+on a 1280 × 720 screen, opened on head 12 (``--open-head 12``), then Next five times: step 5 of 7;
+and docs/generate_page.png: the page `attnviz generate -m smollm2 … --page` writes, moved back
+to its second new token.
 
     python docs/make_page_screenshot.py
 
@@ -24,6 +26,8 @@ sys.path.insert(0, str(ROOT / "tests"))  # the browser as the tests start it
 from browser import new_driver  # noqa: E402
 
 OUTPUT = ROOT / "docs" / "page.png"
+GENERATE_OUTPUT = ROOT / "docs" / "generate_page.png"
+PROMPT = "The capital of France is"
 SENTENCE = "The animal didn't cross the street because it was too tired"
 
 
@@ -44,6 +48,25 @@ def main() -> None:
         finally:
             driver.quit()
     print(f"wrote {OUTPUT}")
+    make_generation_screenshot()
+
+
+def make_generation_screenshot() -> None:
+    """``attnviz generate -m smollm2 "The capital of France is" --tokens 5 --page …``, shown on
+    step 3 of 6 (token 2) at 1280 × 720."""
+    with tempfile.TemporaryDirectory() as folder:
+        page = Path(folder) / "writing.html"
+        arguments = ["generate", "-m", "smollm2", PROMPT, "--tokens", "5", "--pace", "0"]
+        assert run([*arguments, "--page", str(page)]) == 0
+        driver = new_driver(f"{folder}/profile", "--hide-scrollbars")
+        try:
+            driver.get(page.as_uri())
+            for _ in range(3):
+                driver.find_element(By.ID, "previous").click()
+            driver.save_screenshot(str(GENERATE_OUTPUT))
+        finally:
+            driver.quit()
+    print(f"wrote {GENERATE_OUTPUT}")
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("lesson*",),
     ("render*",),
     ("api", "api.surface", "api.explanation", "api.divisors", "api.train", "api.ablate"),
-    ("api.writing",),
+    ("api.writing", "api.generated"),
     ("api.explain",),
     ("api.cross", "api.lesson", "api.heatmap", "api.heads", "api.scaling", "api.compare"),
     ("api.page", "api.demo", "api.generate"),

@@ -127,11 +127,23 @@ class Explanation:
 
 
 class Page:
-    """The interactive lesson page of a trace (``attnviz page``): ``html`` is the document,
-    ``save(path)`` writes it, and in a notebook it displays itself in an isolated frame."""
+    """An interactive page (``attnviz page``, ``attnviz generate --page``): ``html`` is the
+    document, ``save(path)`` writes it, and in a notebook it displays itself in an isolated
+    frame. ``saved_by`` is the command that writes it and ``smaller`` how to make one small
+    enough for a notebook cell, as the note on a page too large to embed says them."""
 
-    def __init__(self, html: str) -> None:
+    def __init__(
+        self,
+        html: str,
+        *,
+        saved_by: str = "attnviz page … -o lesson.html",
+        smaller: str = (
+            "keep one head (<code>attnviz.explain(…, head=N)</code>) or use a shorter text"
+        ),
+    ) -> None:
         self.html = html
+        self.saved_by = saved_by
+        self.smaller = smaller
 
     def __repr__(self) -> str:
         return f"<attnviz page: {len(self.html):,} characters of HTML; .save(path) writes it>"
@@ -157,12 +169,11 @@ class Page:
         return (
             '<div class="attnviz-page-note" style="font-family:system-ui,sans-serif;padding:8px '
             '12px;border:1px solid #ddd;border-radius:6px">'
-            f"<p>This lesson page takes {framed_bytes / 1e6:.1f} MB in a notebook cell, more "
+            f"<p>This page takes {framed_bytes / 1e6:.1f} MB in a notebook cell, more "
             f"than the {MAX_NOTEBOOK_PAGE_BYTES / 1e6:.0f} MB attnviz embeds there, so it is not "
             "shown here. Save it whole and open it in a browser (it works offline): "
-            '<code>.save("lesson.html")</code>, or <code>attnviz page … -o lesson.html</code> on '
-            "the command line. For a page small enough to show here, keep one head "
-            "(<code>attnviz.explain(…, head=N)</code>) or use a shorter text.</p></div>"
+            f'<code>.save("lesson.html")</code>, or <code>{self.saved_by}</code> on '
+            f"the command line. For a page small enough to show here, {self.smaller}.</p></div>"
         )
 
     def save(self, path: str | Path) -> Path:

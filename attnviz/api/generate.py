@@ -15,9 +15,9 @@ from attnviz.errors import AttnvizError, option, shown_value
 from attnviz.serial import one_at_a_time
 
 if TYPE_CHECKING:
+    from attnviz.api.generated import GeneratedText
     from attnviz.api.surface import Surface
     from attnviz.generation.loading import LoadedDecoder
-    from attnviz.generation.result import Generation
     from attnviz.generation.run import GeneratedToken
     from attnviz.lesson.generation import Telling
     from attnviz.model.sources.tokenizer_pieces import Pieces
@@ -160,10 +160,10 @@ def generation(
     *,
     on_token: Any = None,
     reading: Any = None,
-) -> tuple[Generation, Telling]:
+) -> tuple[GeneratedText, Telling]:
     """Run ``request`` on ``loaded``: each token told to ``on_token(token, labels, text, names)``
     as it is chosen, then the proof. ``reading``: the prompt's split already begun."""
-    from attnviz.generation.result import Generation
+    from attnviz.api.generated import GeneratedText
     from attnviz.generation.run import collect, generated_tokens, prove
     from attnviz.generation.text import TextStream, label, piece_text
 
@@ -174,12 +174,14 @@ def generation(
     stream = TextStream(pieces, loaded.separator)
     telling_lens = telling.lens
     texts: list[str] = []
+    shown_texts: list[tuple[str, ...]] = []
     shown_labels = list(labels)
 
     def told(token: GeneratedToken) -> None:
         text = stream.add(token.choice.chosen)
         texts.append(text)
         names = [piece_text(pieces, int(i), loaded.separator) for i in token.choice.shown]
+        shown_texts.append(tuple(names))
         if token.states is not None:
             telling_lens[token.number] = _lens_of(token, decoder, pieces, loaded.separator)
         if on_token is not None:
@@ -212,7 +214,7 @@ def generation(
         first, held = _studies(request, decoder, [*ids, *(t.choice.chosen for t in steps)], ids)
     if texts:
         texts[-1] += stream.finish()
-    result = Generation(
+    result = GeneratedText(
         model=loaded.name,
         prompt_ids=ids,
         prompt_tokens=labels,
@@ -225,6 +227,9 @@ def generation(
         window=window,
         first_token=first,
         held=held,
+        shown_texts=tuple(shown_texts),
+        telling=telling,
+        prompt=request.prompt,
     )
     return result, telling
 
@@ -281,15 +286,24 @@ def _studies(
     return first, held
 
 
-def run(request: GenerateRequest, surface: Surface, *, pace: float, export: Path | None) -> None:
+def run(
+    request: GenerateRequest,
+    surface: Surface,
+    *,
+    pace: float,
+    export: Path | None,
+    page: Path | None = None,
+) -> None:
     """``attnviz generate``: the prefill told, then each token as it is chosen (``pace`` seconds
-    apart at a terminal), then the text and the proof; ``export`` written at the end, whole."""
+    apart at a terminal), then the text and the proof; ``export`` (the numbers) and ``page``
+    (the steps on a slider) written at the end, each whole or not at all."""
+    from attnviz.files.writing import check_output_path
     from attnviz.generation.loading import load_decoder
 
     if export is not None:
-        from attnviz.files.writing import check_output_path
-
         check_output_path(export, (".npz",), "--export")
+    if page is not None:
+        check_output_path(page, (".html", ".htm"), "--page")
     readings: list[Any] = []
 
     def early(tokenizer: Any, positions: int) -> None:
@@ -300,7 +314,7 @@ def run(request: GenerateRequest, surface: Surface, *, pace: float, export: Path
 
     try:
         loaded = load_decoder(request.model, request.dtype, early)
-        _run(request, surface, pace, export, loaded, readings[0] if readings else None)
+        _run(request, surface, (pace, export, page), loaded, readings[0] if readings else None)
     finally:  # a run that stopped before it read the split (a refusal, Ctrl-C) ends the child
         for reading in readings:
             reading.cancel()
@@ -309,16 +323,18 @@ def run(request: GenerateRequest, surface: Surface, *, pace: float, export: Path
 def _run(
     request: GenerateRequest,
     surface: Surface,
-    pace: float,
-    export: Path | None,
+    outputs: tuple[float, Path | None, Path | None],
     loaded: LoadedDecoder,
     reading: Any,
 ) -> None:
-    """``run`` once the decoder is loaded (``reading``: the prompt's split begun, or None)."""
-    from attnviz.lesson.generation import closing, opening, token_blocks
+    """``run`` once the decoder is loaded: ``outputs`` (pace, export, page), ``reading`` the
+    prompt's split begun (or None)."""
+    from attnviz.lesson.generation import opening, token_blocks
+    from attnviz.lesson.generation_steps import ending
     from attnviz.lesson.options import LessonOptions
     from attnviz.render.terminal.lesson import print_blocks
 
+    pace, export, page = outputs
     console = surface.console()
     options = LessonOptions(decimals=3)
     live = console.is_terminal and pace > 0
@@ -339,33 +355,15 @@ def _run(
         print_blocks(token_blocks(telling, token, labels, text, names), console, options)
 
     result, telling = generation(request, loaded, on_token=on_token, reading=reading)
-    prompt_text = request.prompt
-    blocks = closing(
-        telling,
-        prompt_text,
-        "".join(result.texts),
-        result.proof,
-        ended=result.ended,
-        total=len(result.prompt_ids) + len(result.tokens) - 1,
-    )
-    print_blocks(blocks, console, options)
-    print_blocks(_study_blocks(result), console, options)
+    print_blocks(ending(telling, result, request.prompt), console, options)
     if export is not None:
         from attnviz.generation.export import save_generation
 
         save_generation(export, result)
         surface.wrote(export)
-
-
-def _study_blocks(result: Generation) -> list[Any]:
-    from attnviz.lesson.generation_sinks import held_blocks, sink_blocks
-
-    blocks: list[Any] = []
-    if result.held is not None:
-        blocks += held_blocks(result.held, result.prompt_tokens)
-    if result.first_token is not None:
-        blocks += sink_blocks(result.first_token, result.prompt_tokens[0])
-    return blocks
+    if page is not None:
+        result.page(decimals=options.decimals).save(page)
+        surface.wrote(page)
 
 
 @one_at_a_time
@@ -383,7 +381,7 @@ def generate(
     keep_first: int = 0,
     sinks: bool = False,
     lens: bool = False,
-) -> Generation:
+) -> GeneratedText:
     """Write ``tokens`` new tokens after ``prompt`` with a decoder, as ``attnviz generate`` does:
     greedy by default, or sampled (``temperature``, ``top_k``, ``top_p``) from numpy's
     Generator seeded with ``seed``. Every token's attention rows, cache size, logits and choice
@@ -392,6 +390,8 @@ def generate(
     ``result.held``: the prompt read with the whole cache and windows keeping and dropping
     them); ``sinks``: ``result.first_token``, the first token's weight, value size and share;
     ``lens``: each token's ``states``, its query's residual stream after every layer.
+    In a notebook the result shows its steps on a slider (its page: ``result.to_html()``,
+    ``result.page().save(path)``).
 
     >>> import attnviz
     >>> result = attnviz.generate("j k l a b c d e a b", tokens=3)

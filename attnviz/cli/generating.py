@@ -110,6 +110,15 @@ ExportOption = Annotated[
     typer.Option("--export", help="Save every step's numbers: a .npz file.", dir_okay=False),
 ]
 
+PageOption = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        "--page",
+        help="Also write the steps as a page with a slider: a .html file that works offline.",
+        dir_okay=False,
+    ),
+]
+
 
 def generate(
     prompt: PromptOption,
@@ -128,6 +137,7 @@ def generate(
     sinks: SinksOption = False,
     lens: LensOption = False,
     export: ExportOption = None,
+    page: PageOption = None,
 ) -> None:
     """Write text with a decoder, token by token: each new token's query against the K/V
     cache, the logits, the softmax at the temperature, the top-k and top-p cuts, the choice.
@@ -156,7 +166,7 @@ def generate(
         sinks=sinks,
         lens=lens,
     )
-    command.run(request, surface(), pace=pace, export=export)
+    command.run(request, surface(), pace=pace, export=export, page=page)
 
 
 def lens(

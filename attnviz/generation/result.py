@@ -26,3 +26,5 @@ class Generation:
     window: Window | None = None  # the sliding cache it ran with, if any
     first_token: FirstToken | None = None  # the first token's figures (--sinks)
     held: HeldText | None = None  # the prompt read with windows keeping and dropping (--window)
+    # The text of each token's shown candidates (its choice's ``shown`` ids), token by token.
+    shown_texts: tuple[tuple[str, ...], ...] = ()

@@ -47,6 +47,20 @@ def _has_step_6b(page: Path) -> None:
     assert "Step 4 ·" not in html
 
 
+def _slider_steps(name: str, count: int, *labels: str) -> Callable[[Path], None]:
+    """The page ``name`` has ``count`` steps on its slider, among them ``labels``, as
+    docs/generate.md says."""
+
+    def check(folder: Path) -> None:
+        page = (folder / name).read_text(encoding="utf-8")
+        assert f'type="range" id="step" min="0" max="{count - 1}"' in page
+        assert f'"label":"Step {count} of {count}: ' in page
+        for label in labels:
+            assert f'"label":"{label}"' in page
+
+    return check
+
+
 def same_numbers_bit_for_bit(folder: Path) -> None:
     """again.npz, made with four-heads.npz's weights, holds its numbers exactly."""
     with np.load(folder / "four-heads.npz") as before, np.load(folder / "again.npz") as after:
@@ -349,6 +363,16 @@ EXPECTED: dict[str, Expected] = {
     "attnviz generate -m smollm2 'The capital of France is' --tokens 20 --export paris.npz": (
         Expected(
             ("SmolLM2-135M-Instruct (GGUF, 4-bit Q4_1), 20 new tokens",), writes=("paris.npz",)
+        )
+    ),
+    "attnviz generate 'j k l a b c d e a b' --tokens 4 --page writing.html": Expected(
+        ("Token 4: ' a'",), writes=("writing.html",), then=_slider_steps("writing.html", 5)
+    ),
+    "attnviz generate -m smollm2 'The capital of France is' --tokens 5 --page paris.html": (
+        Expected(
+            ("Token 1: ' Paris'",),
+            writes=("paris.html",),
+            then=_slider_steps("paris.html", 6, "Step 3 of 6: Token 2: '.'"),
         )
     ),
     f"attnviz generate -m smollm2 {shlex.quote(LIGHTHOUSE)} --tokens 2 --window 32 "

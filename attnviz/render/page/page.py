@@ -39,7 +39,7 @@ from attnviz.results import Analyses
 from attnviz.selection import Selection
 from attnviz.trace import AttentionTrace
 
-__all__ = ["ComparedWith", "page_data", "page_html", "script_json"]
+__all__ = ["ComparedWith", "html_document", "page_data", "page_html", "script_json"]
 
 
 def page_html(
@@ -70,22 +70,33 @@ def page_html(
         steps=steps,
         block=block,
     )
-    script = _asset("page.js")
-    style = _asset("page.css")
+    body = _BODY.format(
+        kicker=html.escape(data["title"]),
+        sentence=html.escape(data["sentence"]),
+    )
+    return html_document(f"attnviz · {data['sentence']}", "page", body, data)
+
+
+def html_document(title: str, assets: str, body: str, data: Any) -> str:
+    """One self-contained page: ``title`` (escaped here), the style and script shipped as
+    ``assets``.css and ``assets``.js, inline, ``body`` (markup, already escaped) and ``data``,
+    the JSON its script reads. Nothing is loaded: a Content-Security-Policy forbids every remote
+    load and lets only this script and this style run."""
+    script = asset(f"{assets}.js")
+    style = asset(f"{assets}.css")
     # Hashes rather than 'unsafe-inline': only this script and this style may run, so even
     # markup that slipped in could not execute or restyle anything.
     policy = (
         "default-src 'none'; "
-        f"script-src '{_sha256(script)}'; "
-        f"style-src '{_sha256(style)}'; "
+        f"script-src '{content_hash(script)}'; "
+        f"style-src '{content_hash(style)}'; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
-    return _TEMPLATE.format(
+    return _DOCUMENT.format(
         policy=html.escape(policy, quote=False),  # no quotes in it: hashes and keywords
-        title=html.escape(f"attnviz · {data['sentence']}"),
-        kicker=html.escape(data["title"]),
-        sentence=html.escape(data["sentence"]),
+        title=html.escape(title),
         style=style,
+        body=body,
         data=script_json(data),
         script=script,
         version=html.escape(version("attnviz")),
@@ -108,16 +119,18 @@ def script_json(value: Any) -> str:
     return text
 
 
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
+    """A file shipped beside this module (a page's script or style), as text."""
     return resources.files("attnviz.render.page").joinpath(name).read_text(encoding="utf-8")
 
 
-def _sha256(text: str) -> str:
+def content_hash(text: str) -> str:
+    """The Content-Security-Policy source that lets exactly ``text`` run: 'sha256-…'."""
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
-_TEMPLATE = """<!DOCTYPE html>
+_DOCUMENT = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -129,7 +142,15 @@ _TEMPLATE = """<!DOCTYPE html>
 <style>{style}</style>
 </head>
 <body>
-<header id="top">
+{body}<noscript><p>This page needs JavaScript, which runs in the page and loads \
+nothing.</p></noscript>
+<script type="application/json" id="attnviz-data">{data}</script>
+<script>{script}</script>
+</body>
+</html>
+"""
+
+_BODY = """<header id="top">
 <p class="kicker">{kicker}</p>
 <h1 id="title">{sentence}</h1>
 <details id="about"><summary>About these numbers</summary><div id="about-text"></div></details>
@@ -194,9 +215,4 @@ _TEMPLATE = """<!DOCTYPE html>
 </section>
 <section id="steps" aria-label="Every step for the chosen word"></section>
 </main>
-<noscript><p>This page needs JavaScript, which runs in the page and loads nothing.</p></noscript>
-<script type="application/json" id="attnviz-data">{data}</script>
-<script>{script}</script>
-</body>
-</html>
 """

@@ -141,13 +141,13 @@ def _encoded(block: Block, decimals: int) -> list[list[Any]]:
     if isinstance(block, Paragraph):
         return [["p", [[span.text, span.style, ""] for span in block.spans]]]
     if isinstance(block, Matrix):
-        return [["t", _table(block, decimals)]]
+        return [["t", table_data(block, decimals)]]
     if isinstance(block, Tables):
-        return [["t", _table(matrix, decimals)] for matrix in block.matrices]
+        return [["t", table_data(matrix, decimals)] for matrix in block.matrices]
     return _reworked(block)
 
 
-def _table(matrix: Matrix, decimals: int) -> dict[str, Any]:
+def table_data(matrix: Matrix, decimals: int) -> dict[str, Any]:
     """A table as the terminal prints it (terminal/tables.py): its title with its shape, its row
     and column words (whole: the page has room to scroll), each number at ``decimals`` ("−∞"
     where masked), each row's Σ when it has one, and each cell's shading when it has it (the

@@ -4,6 +4,7 @@ ipykernel, as Jupyter runs it), and its outputs hold the notebook displays and t
 from __future__ import annotations
 
 import base64
+import html
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ def test_the_lesson_notebook_runs_and_shows_its_displays(
     htmls = [
         output.data["text/html"] for output in outputs if "text/html" in output.get("data", {})
     ]
-    displays = [html for html in htmls if 'class="attnviz"' in html]
+    displays = [markup for markup in htmls if 'class="attnviz"' in markup]
     # "I am good"; the seeds' sentence with random weights, with coref, with coref-word; the
     # masks; the real model.
     assert len(displays) == 6
@@ -65,9 +66,12 @@ def test_the_lesson_notebook_runs_and_shows_its_displays(
         output.data["image/png"] for output in outputs if "image/png" in output.get("data", {})
     ]
     assert images and all(base64.b64decode(image)[:4] == b"\x89PNG" for image in images)
-    assert all("data:image/png;base64," in html for html in displays)
-    pages = [html for html in htmls if html.startswith('<iframe sandbox="allow-scripts"')]
-    assert len(pages) == 1 and "srcdoc=" in pages[0]  # the interactive page, in its own frame
+    assert all("data:image/png;base64," in markup for markup in displays)
+    pages = [markup for markup in htmls if markup.startswith('<iframe sandbox="allow-scripts"')]
+    # The interactive page, and the generation's slider, each in its own frame.
+    assert len(pages) == 2 and all("srcdoc=" in page for page in pages)
+    framed = html.unescape(pages[1])
+    assert "Step 5 of 5: Token 4: ' a'" in framed and 'type="range"' in framed
 
 
 @pytest.mark.slow
