@@ -48,11 +48,12 @@ from attnviz.generation.loading import load_decoder
 from attnviz.generation.run import generated_tokens
 from attnviz.generation.sampling import Sampling
 from attnviz.model.sources.tokenizer import encode
-from attnviz.train.threads import one_blas_thread
+from attnviz.train.threads import blas_threads, idle_blas_threads
 loaded = load_decoder("smollm2")
 ids = encode(loaded.tokenizer, sys.argv[1], 8192).ids
 count = int(sys.argv[2])
-with one_blas_thread():  # as attnviz generate runs
+threads = idle_blas_threads()
+with blas_threads(threads):  # as attnviz generate runs: a second thread only on an idle core
     steps = generated_tokens(loaded.decoder, ids, count, Sampling(), None)
     next(steps)  # the prefill and token 1
     times, last = {}, time.perf_counter()
@@ -61,7 +62,8 @@ with one_blas_thread():  # as attnviz generate runs
         times[token.query_position + 1] = now - last  # keys read by this token's query
         last = now
 decoding = sum(times.values())
-print(json.dumps({"tokens_per_second": len(times) / decoding, "per_token": times}))
+print(json.dumps({"tokens_per_second": len(times) / decoding, "per_token": times,
+                  "threads": threads}))
 """
 
 #: transformers' eager generate with its cache on the same file: the same prompt, as many new
@@ -121,16 +123,20 @@ def speed(reference_python: str | None, *, quick: bool) -> list[Row]:
     ours = [sys.executable, "-c", ATTNVIZ_DECODE, PROMPT, str(count)]
     theirs = None if reference_python is None else [reference_python, "-c", TORCH_DECODE, PROMPT]
     ours_speeds, theirs_speeds, ratios, curves = [], [], [], []
+    ours_threads: list[int] = []
     for _ in range(1 if quick else ROUNDS):
         mine = decode(ours)
         ours_speeds.append(float(mine["tokens_per_second"]))  # type: ignore[arg-type]
         curves.append({int(k): v for k, v in mine["per_token"].items()})  # type: ignore[union-attr]
+        ours_threads.append(int(mine["threads"]))  # type: ignore[call-overload]
         if theirs is not None:
             other = decode([*theirs, str(count)])
             theirs_speeds.append(float(other["tokens_per_second"]))  # type: ignore[arg-type]
             ratios.append(ours_speeds[-1] / theirs_speeds[-1])
     rate = statistics.median(ours_speeds)
+    threads = "/".join(sorted({str(t) for t in ours_threads}))
     print(f"decoding SmolLM2 on {processor()}: attnviz {rate:.1f} tokens/s", end="")
+    print(f" ({threads} BLAS thread{'s' * (threads != '1')})", end="")
     rows = []
     if ratios:
         ratio, theirs_rate = statistics.median(ratios), statistics.median(theirs_speeds)
@@ -188,12 +194,16 @@ def cold(runs: int, *, quick: bool) -> Row:
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     times = []
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     for _ in range(1 if quick else runs):
         start = time.perf_counter()
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env)
         times.append(time.perf_counter() - start)
     seconds = statistics.median(times)
-    print(f"cold `attnviz generate -m smollm2 … --tokens 20`: {seconds:.2f} s (target <= 4)")
+    print(
+        f"cold `attnviz generate -m smollm2 … --tokens 20`: {seconds:.2f} s, the median of "
+        f"{len(times)} (target <= 4; load average {load:.1f} on {os.cpu_count()} cores before)"
+    )
     return Row(
         figure="generate: cold `generate -m smollm2 --tokens 20`",
         measured=f"{seconds:.2f} s",
