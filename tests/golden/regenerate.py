@@ -12,6 +12,7 @@ from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
 sys.path.insert(0, str(FOLDER.parent.parent))
+sys.path.insert(0, str(FOLDER.parent))  # tests/: support.py, the runner the tests use
 
 #: golden file name -> the attnviz arguments that produce it
 GOLDEN = {
