@@ -277,6 +277,32 @@ def test_the_models_own_sliding_window_runs_in_the_layers_that_have_it(tmp_path:
     assert [layer.window for layer in unwindowed] == [None, None]
 
 
+def test_a_llama_config_s_sliding_window_is_ignored_as_transformers_llama_does(
+    tmp_path: Path,
+) -> None:
+    """transformers' LlamaAttention reads no sliding window (only Qwen2's config has one): a
+    Llama config carrying use_sliding_window, sliding_window and layer_types runs every layer
+    on every earlier token, the numbers of the config without them."""
+    folder = tmp_path / "llama"
+    shutil.copytree(MODELS["llama"], folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config |= {
+        "use_sliding_window": True,
+        "sliding_window": 2,
+        "max_window_layers": 0,
+        "layer_types": ["sliding_attention", "sliding_attention"],
+    }
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    read = ARCHITECTURE.read_config(config)
+    assert read.sliding_window is None and read.window_layers == ()
+    given = trace_model(SENTENCE, str(folder), dtype="float64").trace.layers
+    plain = trace_model(SENTENCE, str(MODELS["llama"]), dtype="float64").trace.layers
+    for layer, before in zip(given, plain, strict=True):
+        assert layer.window is None
+        # the same computation on the same files: equal to float64 rounding
+        np.testing.assert_allclose(layer.weights, before.weights, rtol=0, atol=1e-12)
+
+
 @pytest.mark.slow
 def test_pad_to_appends_end_of_sequence_masked_as_keys() -> None:
     plain = trace_model("I am good", str(MODELS["llama"]), dtype="float64")

@@ -26,6 +26,7 @@ from model.checkpoints import (
     D_MODEL,
     GPT2,
     LLAMA,
+    QWEN2,
     edit_config,
     gpt2_copy,
     load_tensors,
@@ -375,14 +376,19 @@ def llama_copy(folder: Path) -> Path:
     return folder
 
 
+def qwen2_copy(folder: Path) -> Path:
+    shutil.copytree(QWEN2, folder)
+    return folder
+
+
 CONFIGS: dict[str, tuple[Callable[[Path], Path], Callable[[Path], None], str]] = {
     "llama with 0 heads": (
         llama_copy,
         edit_config(num_attention_heads=0),
         "the number of heads must be positive, got 0",
     ),
-    "llama with a negative sliding window": (
-        llama_copy,
+    "qwen2 with a negative sliding window": (
+        qwen2_copy,
         edit_config(use_sliding_window=True, sliding_window=-1),
         "sliding_window must be a positive number of tokens, got -1",
     ),

@@ -223,6 +223,9 @@ class Llama(Architecture):
     token_table = "embed_tokens.weight"
     #: Qwen2's Q, K and V always have biases; Llama's have them with attention_bias true.
     qkv_bias_always = False
+    #: Qwen2's config has a sliding window (use_sliding_window, layer_types); transformers'
+    #: Llama reads neither and attends to every earlier token, so a Llama config's are ignored.
+    own_window = False
 
     def read_config(self, data: Mapping[str, Any]) -> LlamaConfig:
         refuse_variants(data)
@@ -250,8 +253,8 @@ class Llama(Architecture):
             pad_token_id=pad if isinstance(pad, int) and not isinstance(pad, bool) else None,
             n_kv_heads=integer(data, "num_key_value_heads", default=n_heads),
             rope_theta=rope_theta(data),
-            sliding_window=sliding_window(data),
-            window_layers=window_layers(data),
+            sliding_window=sliding_window(data) if self.own_window else None,
+            window_layers=window_layers(data) if self.own_window else (),
             qkv_bias=self.qkv_bias_always or data.get("attention_bias") is True,
             output_bias=not self.qkv_bias_always and data.get("attention_bias") is True,
         )

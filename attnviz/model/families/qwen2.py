@@ -33,6 +33,7 @@ class Qwen2(Llama):
     description = "Qwen2 decoder"
     family = FAMILY
     qkv_bias_always = True  # q_proj, k_proj and v_proj, whatever attention_bias says
+    own_window = True
 
 
 ARCHITECTURE = Qwen2()
