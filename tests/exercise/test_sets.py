@@ -49,7 +49,7 @@ def literal(question: Question) -> float:
         bias = g[-1][0] if question.givens[-1].labels == ("bias",) else 0.0
         return sum(c * w for c, w in zip(concat, g[n_heads], strict=True)) + bias
     if kind == "rope":
-        (a, b), (m, theta) = g[0], g[1]
+        (a, b), (m,), (theta,) = g[0], g[1], g[2]
         first = int(question.givens[0].name.split("coordinates ")[1].split(" and ")[0])
         if question.givens[0].name.startswith("v"):  # v is not turned
             return a if first == column + 1 else b
@@ -60,7 +60,7 @@ def literal(question: Question) -> float:
     if kind == "cache":
         n, _, groups, d_k, _ = g[0]
         return 2 * n * groups * d_k
-    (m_old, l_old), block = g[0], g[1]
+    (m_old,), (l_old,), block = g[0], g[1], g[2]
     m_new = max(m_old, *block)
     return math.exp(m_old - m_new) * l_old + sum(math.exp(s - m_new) for s in block)
 
@@ -149,6 +149,7 @@ def test_a_trained_models_weight_is_what_it_gives_its_antecedent() -> None:
     )
     (asked,) = exercise_set(shown.layers, ["weight"], 1, 0)
     _, layer, head, row, column = asked.where
+    assert layer == len(shown.layers) - 1  # the last layer, which points
     assert shown.trace.tokens[row] == "it" and shown.trace.tokens[column] == "animal"
     assert "'it' give 'animal'" in asked.text
     assert asked.answer == pytest.approx(shown.layers[layer].weights[head, row, column], abs=1e-3)
