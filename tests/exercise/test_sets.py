@@ -18,7 +18,7 @@ from attnviz.exercise.questions import KINDS, Question
 from attnviz.exercise.sets import exercise_set, question, suits
 from attnviz.trace import AttentionTrace
 
-from support import examples
+from support import examples, needs_model
 
 WORDS = ("the", "cat", "sat", "on", "mat", "it", "was", "tired", "a", "dog", "ran", "far")
 RANDOM_KINDS = tuple(kind for kind in KINDS if kind != "weight")
@@ -163,3 +163,26 @@ def test_kinds_a_trace_cannot_ask_say_the_option_they_need() -> None:
     assert suits(trace, "softmax") is None
     with pytest.raises(ValueError, match="no kind of question 'sum'"):
         question(trace, "sum", head=0, row=0, column=0)
+
+
+IT = "The animal didn't cross the street because it was too tired"
+
+
+@pytest.mark.parametrize(
+    "model", ["coref", pytest.param("minilm", marks=[needs_model, pytest.mark.slow])]
+)
+def test_a_models_layer_is_asked_every_kind_truly(model: str) -> None:
+    """A model's layer: biases (MiniLM's) among the inputs and in the mistakes; 12 heads."""
+    trace = attnviz.explain(IT, model=model).trace
+    kinds = [kind for kind in KINDS if suits(trace, kind) is None]
+    assert "weight" in kinds and "rope" not in kinds
+    for seed in range(3):
+        for asked in exercise_set((trace,), kinds, len(kinds), seed):
+            assert_judged_truly(asked)
+            assert abs(literal(asked) - asked.answer) <= 1e-9 * max(1, abs(asked.answer))
+            if asked.kind == "projection" and trace.b_Q is not None:
+                assert asked.givens[-1].labels == ("bias",)
+                (bias,) = asked.givens[-1].values
+                # left out, a bias of less than the tolerance gives the answer: not offered
+                offered = "forgot_bias" in {m.key for m in asked.mistakes}
+                assert offered == (abs(bias) > asked.tolerance * (1 + 1e-9))
