@@ -61,6 +61,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("api.writing", "api.generated"),
     ("api.explain",),
     ("api.cross", "api.lesson", "api.heatmap", "api.heads", "api.scaling", "api.compare"),
+    ("api.exercise",),
     ("api.page", "api.demo", "api.generate"),
     ("api.lens",),
     ("cli*", "", "__main__"),  # "": the package's own __init__, the public API

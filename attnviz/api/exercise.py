@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from attnviz import arguments as check
 from attnviz.api.explain import explained
@@ -45,6 +45,19 @@ RANDOM_MIX = (
     "blockwise",
 )
 MODEL_MIX = ("weight", "scaled", "softmax")
+
+#: The options of attnviz.explain that ``exercise`` takes too (the others change no question
+#: or make numbers no student computes by hand: a paper-sized layer, a file's vectors).
+EXPLAIN_OPTIONS = (
+    "model",
+    "layer",
+    "heads",
+    "d_model",
+    "causal",
+    "positions",
+    "kv_heads",
+    "window",
+)
 
 #: Questions in one set, at most: a class's homework, not a stress test.
 MOST_QUESTIONS = 100
@@ -114,44 +127,27 @@ def shown_layer(explanation: Explanation) -> tuple[int]:
 
 
 @one_at_a_time
-def exercise(
-    sentence: str,
-    *,
-    kind: str | None = None,
-    seed: int = 0,
-    model: str | None = None,
-    layer: int | None = None,
-    heads: int | None = None,
-    d_model: int | None = None,
-    causal: bool = False,
-    positions: str = "none",
-    kv_heads: int | None = None,
-    window: int | None = None,
-) -> Question:
+def exercise(sentence: str, *, kind: str | None = None, seed: int = 0, **options: Any) -> Question:
     """One question about one number of ``sentence``'s lesson, as ``attnviz exercise`` asks it:
     ``kind`` one of projection, score, scaled, softmax, z, output, rope (with
     ``positions="rope"``), cache, blockwise, weight (with ``model="coref"``), or None for one
     drawn from the mix; ``seed`` draws the layer's random weights (as explain's ``seed``) and
-    the cell asked. ``.text``, ``.givens``, ``.answer``, ``.tolerance``; ``.check(value)`` returns a
-    Verdict with ``.right``, ``.mistake`` (the diagnosed mistake's name, or None) and
-    ``.explanation`` (the worked solution). In a notebook the question shows itself.
+    the cell asked. ``options`` are explain's that make sense for questions: model, layer,
+    heads, d_model, causal, positions, kv_heads and window. ``.text``, ``.givens``,
+    ``.answer``, ``.tolerance``; ``.check(value)`` returns a Verdict with ``.right``,
+    ``.mistake`` (the diagnosed mistake's name, or None) and ``.explanation`` (the worked
+    solution). In a notebook the question shows itself.
     """
-    check.sentences(sentence=sentence, model=model)
+    check.sentences(sentence=sentence, model=options.get("model"))
     check.given(seed=seed)
     if kind is not None:
         check.text(kind=kind)
-    options = options_from(
-        seed=seed,
-        model=model,
-        layer=layer,
-        heads=heads,
-        d_model=d_model,
-        causal=causal,
-        positions=positions,
-        kv_heads=kv_heads,
-        window=window,
-    )
-    explanation = told(explained(sentence, options))
+    unknown = sorted(set(options) - set(EXPLAIN_OPTIONS))
+    if unknown:
+        raise AttnvizError(
+            f"exercise() takes no option {unknown[0]}=; it takes {', '.join(EXPLAIN_OPTIONS)}."
+        )
+    explanation = told(explained(sentence, options_from(seed=seed, **options)))
     from attnviz.exercise.sets import exercise_set
 
     kinds = chosen_kinds(kind, explanation)
@@ -174,14 +170,21 @@ def read_answers(path: Path) -> list[str]:
         ) from None
 
 
+class SetOptions(NamedTuple):
+    """What set ``attnviz exercise`` asks: the kinds (empty: the mix), how many (--count),
+    the seed."""
+
+    kinds: Sequence[str]
+    size: int
+    seed: int
+
+
 def run(
     sentence: str,
     options: Options,
     surface: Surface,
+    asked: SetOptions,
     *,
-    kind: Sequence[str],
-    count: int,
-    seed: int,
     answers: Path | None,
     interactive: bool,
     ask: Callable[[str], str] = input,
@@ -189,14 +192,14 @@ def run(
     """``attnviz exercise``: returns the exit code (0, or 1 when a graded answer is wrong;
     130 when Ctrl-C ended the questions)."""
     lines = read_answers(answers) if answers is not None else None
-    asked = questions(sentence, options, list(kind) or None, count, seed)
+    made = questions(sentence, options, list(asked.kinds) or None, asked.size, asked.seed)
     console = surface.console()
     if lines is not None:
-        return grade(asked, lines, console)
+        return grade(made, lines, console)
     if not interactive:
-        printed(asked, console)
+        printed(made, console)
         return 0
-    return one_at_a_time_asked(asked, console, ask)
+    return one_at_a_time_asked(made, console, ask)
 
 
 def printed(asked: Sequence[Question], console: Console) -> None:

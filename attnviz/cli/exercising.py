@@ -72,13 +72,12 @@ def exercise(
     if sentence is None:
         sentence = MODEL_SENTENCE if trace_options.model is not None else SENTENCE
     interactive = answers is None and sys.stdin.isatty() and sys.stdout.isatty()
+    kinds = [part for given in kind or () for part in given.split(",")]
     status = command.run(
         sentence,
         Options(trace_options, view),
         surface(),
-        kind=[part for given in kind or () for part in given.split(",")],
-        count=count,
-        seed=trace_options.seed,
+        command.SetOptions(kinds, count, trace_options.seed),
         answers=answers,
         interactive=interactive,
     )

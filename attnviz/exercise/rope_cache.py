@@ -10,7 +10,7 @@ import numpy as np
 
 from attnviz.exercise import mistakes
 from attnviz.exercise.questions import Question
-from attnviz.exercise.shown import finished, given, number, rounded, subscript
+from attnviz.exercise.shown import Draft, finished, given, number, rounded, subscript
 from attnviz.lesson.examples import position_labels
 from attnviz.positions import rope_frequencies, rope_pairs
 from attnviz.trace import AttentionTrace
@@ -67,29 +67,31 @@ def rope(
         rotated = trace.Q_rotated if matrix == "Q" else trace.K_rotated
         unrounded = None if rotated is None else float(rotated[index, row, column])
     return finished(
-        kind="rope",
-        text=(
-            f"Rotary positions: '{words[row]}' is at position m = {row} (from 0). Coordinates "
-            f"{first + 1} and {second_index + 1} of {name} are a pair (a, b) that turns by "
-            f"m·θ with θ = {number(theta, THETA_DECIMALS)} radians. What is coordinate "
-            f"{column + 1} of {name} after the rotary step?"
-        ),
-        givens=[
-            given(
-                name + f", coordinates {first + 1} and {second_index + 1}",
-                ("a", "b"),
-                [a, b],
-                decimals,
+        Draft(
+            kind="rope",
+            text=(
+                f"Rotary positions: '{words[row]}' is at position m = {row} (from 0). Coordinates "
+                f"{first + 1} and {second_index + 1} of {name} are a pair (a, b) that turns by "
+                f"m·θ with θ = {number(theta, THETA_DECIMALS)} radians. What is coordinate "
+                f"{column + 1} of {name} after the rotary step?"
             ),
-            given("position", ("m",), [row], 0),
-            given("angle per position (radians)", ("θ",), [theta], THETA_DECIMALS),
-        ],
-        answer=answer,
-        decimals=decimals,
-        solution=solution,
-        checkpoints=[("the angle m·θ", angle), ("cos(m·θ)", math.cos(angle))],
-        mistakes=mistakes.rope(a, b, row, theta, second, matrix),
-        where=("rope", layer, head, row, column),
+            givens=[
+                given(
+                    name + f", coordinates {first + 1} and {second_index + 1}",
+                    ("a", "b"),
+                    [a, b],
+                    decimals,
+                ),
+                given("position", ("m",), [row], 0),
+                given("angle per position (radians)", ("θ",), [theta], THETA_DECIMALS),
+            ],
+            answer=answer,
+            decimals=decimals,
+            solution=solution,
+            checkpoints=[("the angle m·θ", angle), ("cos(m·θ)", math.cos(angle))],
+            mistakes=mistakes.rope(a, b, row, theta, second, matrix),
+            where=("rope", layer, head, row, column),
+        ),
         unrounded=unrounded,
     )
 
@@ -106,26 +108,28 @@ def cache(
         else f"a key/value head for each of its h = {h} heads"
     )
     return finished(
-        kind="cache",
-        text=(
-            f"A model writing text keeps every token's K and V (its K/V cache). This layer has "
-            f"{sharing}. How many numbers does its cache keep for these n = {n} tokens?"
+        Draft(
+            kind="cache",
+            text=(
+                f"A model writing text keeps every token's K and V (its K/V cache). This layer has "
+                f"{sharing}. How many numbers does its cache keep for these n = {n} tokens?"
+            ),
+            givens=[
+                given(
+                    "sizes",
+                    ("n (tokens)", "h (query heads)", "G (key/value heads)", "d_k", "d_model"),
+                    [n, h, groups, d_k, trace.d_model],
+                    0,
+                )
+            ],
+            answer=answer,
+            decimals=0,
+            solution=[
+                f"K and V, each n·G·d_k: 2·n·G·d_k = 2·{n}·{groups}·{d_k} = {answer}",
+            ],
+            checkpoints=[("n·G·d_k, the numbers of K", n * groups * d_k)],
+            mistakes=mistakes.cache(n, h, groups, d_k, trace.d_model),
+            where=("qkv", layer, head, row, column),
         ),
-        givens=[
-            given(
-                "sizes",
-                ("n (tokens)", "h (query heads)", "G (key/value heads)", "d_k", "d_model"),
-                [n, h, groups, d_k, trace.d_model],
-                0,
-            )
-        ],
-        answer=answer,
-        decimals=0,
-        solution=[
-            f"K and V, each n·G·d_k: 2·n·G·d_k = 2·{n}·{groups}·{d_k} = {answer}",
-        ],
-        checkpoints=[("n·G·d_k, the numbers of K", n * groups * d_k)],
-        mistakes=mistakes.cache(n, h, groups, d_k, trace.d_model),
-        where=("qkv", layer, head, row, column),
         exact=True,
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -100,23 +101,27 @@ class Worked:
         self.sum_line = f"  sum = {number(self.total, exact)}"
 
 
-def finished(
-    *,
-    kind: str,
-    text: str,
-    givens: Sequence[Given],
-    answer: float,
-    decimals: int,
-    solution: Sequence[str],
-    checkpoints: Sequence[tuple[str, float]],
-    mistakes: Sequence[Mistake],
-    where: tuple[str, int, int, int, int],
-    slips: Sequence[Slip] = (),
-    unrounded: float | None = None,
-    exact: bool = False,
-) -> Question:
-    """The Question, its tolerance said in its text; the mistakes that give the right answer
-    (within the tolerance) or no number at all are never offered, nor slips that do."""
+class Draft(NamedTuple):
+    """A question as a builder makes it, before ``finished`` adds the tolerance and drops the
+    mistakes and slips that give the right answer."""
+
+    kind: str
+    text: str
+    givens: Sequence[Given]
+    answer: float
+    decimals: int
+    solution: Sequence[str]
+    checkpoints: Sequence[tuple[str, float]]
+    mistakes: Sequence[Mistake]
+    where: tuple[str, int, int, int, int]
+    slips: Sequence[Slip] = ()
+
+
+def finished(draft: Draft, *, unrounded: float | None = None, exact: bool = False) -> Question:
+    """The Question, its tolerance said in its text (``exact``: a count, no tolerance); the
+    mistakes that give the right answer (within the tolerance) or no number at all are never
+    offered, nor slips that do; the lesson's ``unrounded`` number said when it differs."""
+    kind, text, givens, answer, decimals, solution, checkpoints, mistakes, where, slips = draft
     allowed = 0.0 if exact else tolerance(decimals)
     near = allowed * (1 + 1e-9) + 1e-12
     offered = tuple(m for m in mistakes if math.isfinite(m.value) and abs(m.value - answer) > near)

@@ -12,8 +12,8 @@ from attnviz import worked
 from attnviz.arrays import FloatArray
 from attnviz.exercise import mistakes
 from attnviz.exercise.questions import Question, Slip
+from attnviz.exercise.shown import Draft, finished, given, number, rounded
 from attnviz.exercise.shown import factor as factor_text
-from attnviz.exercise.shown import finished, given, number, rounded
 from attnviz.lesson.examples import position_labels
 from attnviz.trace import AttentionTrace
 
@@ -32,21 +32,23 @@ def scaled(
     pair = f"'{query_words[row]}' and '{key_words[column]}'"
     answer = score / math.sqrt(width)
     return finished(
-        kind="scaled",
-        text=f"In head {head + 1}, what is the scaled score of {pair}?",
-        givens=[
-            given(f"raw score q·k of {pair} (head {head + 1})", ("q·k",), [score], decimals),
-            given("sizes", (d_k, "n (words)", "d_model"), [width, n, trace.d_model], 0),
-        ],
-        answer=answer,
-        decimals=decimals,
-        solution=[
-            f"scaled = q·k / √{d_k} = {number(score, decimals)} / √{width} = "
-            f"{number(score, decimals)} / {number(math.sqrt(width), 4)} = {number(answer, 4)}"
-        ],
-        checkpoints=[(f"√{d_k}", math.sqrt(width))],
-        mistakes=mistakes.scaled(score, width, n, trace.d_model),
-        where=("scaled", layer, head, row, column),
+        Draft(
+            kind="scaled",
+            text=f"In head {head + 1}, what is the scaled score of {pair}?",
+            givens=[
+                given(f"raw score q·k of {pair} (head {head + 1})", ("q·k",), [score], decimals),
+                given("sizes", (d_k, "n (words)", "d_model"), [width, n, trace.d_model], 0),
+            ],
+            answer=answer,
+            decimals=decimals,
+            solution=[
+                f"scaled = q·k / √{d_k} = {number(score, decimals)} / √{width} = "
+                f"{number(score, decimals)} / {number(math.sqrt(width), 4)} = {number(answer, 4)}"
+            ],
+            checkpoints=[(f"√{d_k}", math.sqrt(width))],
+            mistakes=mistakes.scaled(score, width, n, trace.d_model),
+            where=("scaled", layer, head, row, column),
+        ),
         unrounded=float(trace.scaled[head, row, column]),
     )
 
@@ -103,22 +105,24 @@ def softmax(
     answer, lines, checkpoints, slips = _softmax_lines(shown[row], column, key_words)
     pair = f"'{query_words[row]}' give '{key_words[column]}'"
     return finished(
-        kind="softmax",
-        text=(
-            f"Head {head + 1}'s scaled scores are below, a row per query word. What weight "
-            f"does {pair}?"
+        Draft(
+            kind="softmax",
+            text=(
+                f"Head {head + 1}'s scaled scores are below, a row per query word. What weight "
+                f"does {pair}?"
+            ),
+            givens=[
+                given(f"scaled scores of '{word}' (head {head + 1})", key_words, shown[i], decimals)
+                for i, word in enumerate(query_words)
+            ],
+            answer=answer,
+            decimals=WEIGHT_DECIMALS,
+            solution=[f"The softmax along the row of '{query_words[row]}':", *lines],
+            checkpoints=checkpoints,
+            mistakes=mistakes.softmax(shown, row, column),
+            where=("weights", layer, head, row, column),
+            slips=slips,
         ),
-        givens=[
-            given(f"scaled scores of '{word}' (head {head + 1})", key_words, shown[i], decimals)
-            for i, word in enumerate(query_words)
-        ],
-        answer=answer,
-        decimals=WEIGHT_DECIMALS,
-        solution=[f"The softmax along the row of '{query_words[row]}':", *lines],
-        checkpoints=checkpoints,
-        mistakes=mistakes.softmax(shown, row, column),
-        where=("weights", layer, head, row, column),
-        slips=slips,
         unrounded=float(trace.weights[head, row, column]),
     )
 
@@ -137,26 +141,28 @@ def weight(
     model, model_layer = origin.model or "the model", origin.layer or layer + 1
     pair = f"'{query_words[row]}' give '{key_words[column]}'"
     return finished(
-        kind="weight",
-        text=(
-            f"In {model}'s layer {model_layer}, head {head + 1}, the raw scores q·k of "
-            f"'{query_words[row]}' are below. What weight does {pair}?"
+        Draft(
+            kind="weight",
+            text=(
+                f"In {model}'s layer {model_layer}, head {head + 1}, the raw scores q·k of "
+                f"'{query_words[row]}' are below. What weight does {pair}?"
+            ),
+            givens=[
+                given(f"raw scores q·k of '{query_words[row]}'", key_words, raw, decimals),
+                given("sizes", ("d_k",), [width], 0),
+            ],
+            answer=answer,
+            decimals=WEIGHT_DECIMALS,
+            solution=[
+                f"Scale each score by 1/√{width} = {number(1 / math.sqrt(width), 4)}, then the "
+                "softmax along the row:",
+                *lines,
+            ],
+            checkpoints=checkpoints,
+            mistakes=mistakes.weight(raw, column, width),
+            where=("weights", layer, head, row, column),
+            slips=slips,
         ),
-        givens=[
-            given(f"raw scores q·k of '{query_words[row]}'", key_words, raw, decimals),
-            given("sizes", ("d_k",), [width], 0),
-        ],
-        answer=answer,
-        decimals=WEIGHT_DECIMALS,
-        solution=[
-            f"Scale each score by 1/√{width} = {number(1 / math.sqrt(width), 4)}, then the "
-            "softmax along the row:",
-            *lines,
-        ],
-        checkpoints=checkpoints,
-        mistakes=mistakes.weight(raw, column, width),
-        where=("weights", layer, head, row, column),
-        slips=slips,
         unrounded=float(trace.weights[head, row, column]),
     )
 
@@ -179,29 +185,31 @@ def blockwise(
     new_terms = [math.exp(s - m_new) for s in allowed]
     answer = factor * l_old + math.fsum(new_terms)
     return finished(
-        kind="blockwise",
-        text=(
-            f"FlashAttention takes the keys of '{words[row]}' (head {head + 1}) "
-            f"{online.block} at a time. After the blocks before this one, m_old and ℓ_old are "
-            f"below, with the scaled scores of block {column + 1}. What is ℓ_new?"
+        Draft(
+            kind="blockwise",
+            text=(
+                f"FlashAttention takes the keys of '{words[row]}' (head {head + 1}) "
+                f"{online.block} at a time. After the blocks before this one, m_old and ℓ_old are "
+                f"below, with the scaled scores of block {column + 1}. What is ℓ_new?"
+            ),
+            givens=[
+                given("running maximum", ("m_old",), [m_old], decimals),
+                given("running sum", ("ℓ_old",), [l_old], WEIGHT_DECIMALS),
+                given(f"scaled scores of block {column + 1}", block_words, block, decimals),
+            ],
+            answer=answer,
+            decimals=WEIGHT_DECIMALS,
+            solution=[
+                f"  m_new = max(m_old, the block's scores) = {number(m_new, decimals)}",
+                f"  factor = exp(m_old − m_new) = exp({number(m_old, decimals)} − "
+                f"{factor_text(m_new, decimals)}) = {number(factor, 4)}",
+                "  the block's terms exp(s − m_new): " + ", ".join(number(t, 4) for t in new_terms),
+                f"  ℓ_new = {number(factor, 4)} × {number(l_old, WEIGHT_DECIMALS)} + "
+                f"{number(math.fsum(new_terms), 4)} = {number(answer, 4)}",
+            ],
+            checkpoints=[("m_new", m_new), ("exp(m_old − m_new)", factor)],
+            mistakes=mistakes.blockwise(m_old, l_old, block),
+            where=("blockwise", layer, head, row, column),
         ),
-        givens=[
-            given("running maximum", ("m_old",), [m_old], decimals),
-            given("running sum", ("ℓ_old",), [l_old], WEIGHT_DECIMALS),
-            given(f"scaled scores of block {column + 1}", block_words, block, decimals),
-        ],
-        answer=answer,
-        decimals=WEIGHT_DECIMALS,
-        solution=[
-            f"  m_new = max(m_old, the block's scores) = {number(m_new, decimals)}",
-            f"  factor = exp(m_old − m_new) = exp({number(m_old, decimals)} − "
-            f"{factor_text(m_new, decimals)}) = {number(factor, 4)}",
-            "  the block's terms exp(s − m_new): " + ", ".join(number(t, 4) for t in new_terms),
-            f"  ℓ_new = {number(factor, 4)} × {number(l_old, WEIGHT_DECIMALS)} + "
-            f"{number(math.fsum(new_terms), 4)} = {number(answer, 4)}",
-        ],
-        checkpoints=[("m_new", m_new), ("exp(m_old − m_new)", factor)],
-        mistakes=mistakes.blockwise(m_old, l_old, block),
-        where=("blockwise", layer, head, row, column),
         unrounded=update.l_new,
     )

@@ -10,6 +10,7 @@ from attnviz import worked
 from attnviz.exercise import mistakes
 from attnviz.exercise.questions import Question
 from attnviz.exercise.shown import (
+    Draft,
     Worked,
     finished,
     given,
@@ -52,25 +53,27 @@ def projection(
         givens.append(given(f"b_{matrix}{h}[{column + 1}]", ("bias",), [bias], decimals))
     name = f"{matrix}{h}['{words[row]}', {column + 1}]"
     return finished(
-        kind="projection",
-        text=(
-            f"What is {name}, entry {column + 1} of {matrix.lower()} for '{words[row]}' in "
-            f"head {head + 1}: x · column {column + 1} of W_{matrix}{h}"
-            + (" + its bias" if bias is not None else "")
-            + "?"
+        Draft(
+            kind="projection",
+            text=(
+                f"What is {name}, entry {column + 1} of {matrix.lower()} for '{words[row]}' in "
+                f"head {head + 1}: x · column {column + 1} of W_{matrix}{h}"
+                + (" + its bias" if bias is not None else "")
+                + "?"
+            ),
+            givens=givens,
+            answer=sum_.total,
+            decimals=decimals,
+            solution=[
+                f"{name} = Σ_m x[m]·W_{matrix}{h}[m, {column + 1}], product by product:",
+                *sum_.lines,
+                sum_.sum_line,
+            ],
+            checkpoints=sum_.checkpoints,
+            mistakes=mistakes.projection(x, w, column, matrix, bias),
+            where=("qkv", layer, head, row, column),
+            slips=sum_.slips,
         ),
-        givens=givens,
-        answer=sum_.total,
-        decimals=decimals,
-        solution=[
-            f"{name} = Σ_m x[m]·W_{matrix}{h}[m, {column + 1}], product by product:",
-            *sum_.lines,
-            sum_.sum_line,
-        ],
-        checkpoints=sum_.checkpoints,
-        mistakes=mistakes.projection(x, w, column, matrix, bias),
-        where=("qkv", layer, head, row, column),
-        slips=sum_.slips,
         unrounded=example.result,
     )
 
@@ -100,23 +103,25 @@ def score(
     sum_ = Worked(q_i, k_j, decimals)
     pair = f"'{query_words[row]}' and '{key_words[column]}'"
     return finished(
-        kind="score",
-        text=(
-            f"In head {head + 1}, what is the raw score of {pair}, q_{query_words[row]} · "
-            f"k_{key_words[column]} (before ÷√d_k)?"
+        Draft(
+            kind="score",
+            text=(
+                f"In head {head + 1}, what is the raw score of {pair}, q_{query_words[row]} · "
+                f"k_{key_words[column]} (before ÷√d_k)?"
+            ),
+            givens=givens,
+            answer=sum_.total,
+            decimals=decimals,
+            solution=[
+                f"scores{h}[{pair}] = Σ_c q[c]·k[c], product by product:",
+                *sum_.lines,
+                sum_.sum_line,
+            ],
+            checkpoints=sum_.checkpoints,
+            mistakes=found,
+            where=("scores", layer, head, row, column),
+            slips=sum_.slips,
         ),
-        givens=givens,
-        answer=sum_.total,
-        decimals=decimals,
-        solution=[
-            f"scores{h}[{pair}] = Σ_c q[c]·k[c], product by product:",
-            *sum_.lines,
-            sum_.sum_line,
-        ],
-        checkpoints=sum_.checkpoints,
-        mistakes=found,
-        where=("scores", layer, head, row, column),
-        slips=sum_.slips,
         unrounded=float(trace.scores[head, row, column]),
     )
 
@@ -133,29 +138,35 @@ def z(
     h = subscript(head + 1)
     sum_ = Worked(w_row, v_col, decimals + 1, names=key_words)
     return finished(
-        kind="z",
-        text=(
-            f"In head {head + 1}, what is entry {column + 1} of z for '{query_words[row]}', "
-            f"Σ_j w_j·v_j[{column + 1}]?"
-        ),
-        givens=[
-            given(
-                f"weights of '{query_words[row]}' (head {head + 1})", key_words, w_row, decimals + 1
+        Draft(
+            kind="z",
+            text=(
+                f"In head {head + 1}, what is entry {column + 1} of z for '{query_words[row]}', "
+                f"Σ_j w_j·v_j[{column + 1}]?"
             ),
-            given(f"V{h} column {column + 1}", key_words, v_col, decimals),
-            given(f"K{h} column {column + 1}", key_words, k_col, decimals),
-        ],
-        answer=sum_.total,
-        decimals=decimals,
-        solution=[
-            f"z{h}['{query_words[row]}'][{column + 1}] = Σ_j w_j·v_j[{column + 1}], word by word:",
-            *sum_.lines,
-            sum_.sum_line,
-        ],
-        checkpoints=sum_.checkpoints,
-        mistakes=mistakes.z(w_row, v_col, k_col),
-        where=("z", layer, head, row, column),
-        slips=sum_.slips,
+            givens=[
+                given(
+                    f"weights of '{query_words[row]}' (head {head + 1})",
+                    key_words,
+                    w_row,
+                    decimals + 1,
+                ),
+                given(f"V{h} column {column + 1}", key_words, v_col, decimals),
+                given(f"K{h} column {column + 1}", key_words, k_col, decimals),
+            ],
+            answer=sum_.total,
+            decimals=decimals,
+            solution=[
+                f"z{h}['{query_words[row]}'][{column + 1}] = Σ_j w_j·v_j[{column + 1}], "
+                "word by word:",
+                *sum_.lines,
+                sum_.sum_line,
+            ],
+            checkpoints=sum_.checkpoints,
+            mistakes=mistakes.z(w_row, v_col, k_col),
+            where=("z", layer, head, row, column),
+            slips=sum_.slips,
+        ),
         unrounded=float(trace.Z[head, row, column]),
     )
 
@@ -186,25 +197,27 @@ def output(
         givens.append(given(f"b_O[{column + 1}]", ("bias",), [bias], decimals))
     found = mistakes.output(z_heads, w_o, column, bias)
     return finished(
-        kind="output",
-        text=(
-            f"What is entry {column + 1} of the output for '{words[row]}': Concat = "
-            f"[z¹ | … | z{subscript(trace.n_heads)}] times column {column + 1} of W_O"
-            + (" + its bias" if bias is not None else "")
-            + "?"
+        Draft(
+            kind="output",
+            text=(
+                f"What is entry {column + 1} of the output for '{words[row]}': Concat = "
+                f"[z¹ | … | z{subscript(trace.n_heads)}] times column {column + 1} of W_O"
+                + (" + its bias" if bias is not None else "")
+                + "?"
+            ),
+            givens=givens,
+            answer=sum_.total,
+            decimals=decimals,
+            solution=[
+                f"Concat = [z¹ | … ] = ({', '.join(number(v, decimals) for v in concat)})",
+                f"output['{words[row]}', {column + 1}] = Σ_m Concat[m]·W_O[m, {column + 1}]:",
+                *sum_.lines,
+                sum_.sum_line,
+            ],
+            checkpoints=sum_.checkpoints,
+            mistakes=found,
+            where=("output", layer, head, row, column),
+            slips=sum_.slips,
         ),
-        givens=givens,
-        answer=sum_.total,
-        decimals=decimals,
-        solution=[
-            f"Concat = [z¹ | … ] = ({', '.join(number(v, decimals) for v in concat)})",
-            f"output['{words[row]}', {column + 1}] = Σ_m Concat[m]·W_O[m, {column + 1}]:",
-            *sum_.lines,
-            sum_.sum_line,
-        ],
-        checkpoints=sum_.checkpoints,
-        mistakes=found,
-        where=("output", layer, head, row, column),
-        slips=sum_.slips,
         unrounded=example.result,
     )

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from attnviz.exercise.questions import Mistake
-from attnviz.exercise.shown import Worked, finished, rounded, tolerance
+from attnviz.exercise.shown import Draft, Worked, finished, rounded, tolerance
 
 
 def test_rounding_keeps_minus_infinity_and_drops_minus_zero() -> None:
@@ -27,7 +27,7 @@ def test_a_worked_sum_has_its_running_sums_and_slips() -> None:
 
 
 def test_finished_drops_mistakes_that_give_the_answer_and_says_the_tolerance() -> None:
-    asked = finished(
+    draft = Draft(
         kind="scaled",
         text="What?",
         givens=(),
@@ -37,9 +37,16 @@ def test_finished_drops_mistakes_that_give_the_answer_and_says_the_tolerance() -
         checkpoints=(),
         mistakes=(Mistake("same", "did it", 0.509), Mistake("off", "did it", 0.6)),
         where=("scaled", 0, 0, 0, 0),
-        unrounded=0.5123,
     )
+    asked = finished(draft, unrounded=0.5123)
     assert [m.key for m in asked.mistakes] == ["off"]
     assert asked.text == "What? Answer to 2 decimals (within 0.01)."
     assert asked.tolerance == tolerance(2) == pytest.approx(0.01)
     assert asked.solution[-1].endswith("the lesson's unrounded number is 0.5123.)")
+
+
+def test_a_count_is_exact() -> None:
+    draft = Draft("cache", "How many?", (), 48.0, 0, ("2·6·1·4 = 48",), (), (), ("qkv", 0, 0, 0, 0))
+    asked = finished(draft, exact=True)
+    assert asked.tolerance == 0 and asked.text == "How many? Answer exactly."
+    assert asked.tolerance_text() == "exact"
