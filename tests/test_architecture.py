@@ -55,11 +55,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("generation*",),
     ("lesson*",),
+    ("exercise*",),
     ("render*",),
     ("api", "api.surface", "api.explanation", "api.divisors", "api.train", "api.ablate"),
     ("api.writing", "api.generated"),
     ("api.explain",),
     ("api.cross", "api.lesson", "api.heatmap", "api.heads", "api.scaling", "api.compare"),
+    ("api.exercise",),
     ("api.page", "api.demo", "api.generate"),
     ("api.lens",),
     ("cli*", "", "__main__"),  # "": the package's own __init__, the public API
