@@ -98,7 +98,9 @@ class Question:
         return abs(value - target) <= self.tolerance * (1 + _SLACK) + _SLACK
 
     def tolerance_text(self) -> str:
-        """The tolerance as a student reads it: "within 0.01"."""
+        """The tolerance as a student reads it: "within 0.01" (or "exact" for a count)."""
+        if self.tolerance == 0:
+            return "exact"
         return f"within {format_number(self.tolerance, self.decimals)}"
 
     def diagnosed(self, value: float) -> tuple[Mistake, ...]:
