@@ -6,9 +6,9 @@
 [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 
 ``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads``, ``compare``,
-``scaling``, ``generate`` and ``lens`` are the command line's commands as functions (attnviz.api, a
-module each), and ``ablate`` is ``heads --ablate`` (attnviz.api.ablate); the step functions
-and ``trace_attention`` are the math underneath.
+``scaling``, ``generate``, ``lens`` and ``worksheet`` are the command line's commands as
+functions (attnviz.api, a module each), and ``ablate`` is ``heads --ablate``
+(attnviz.api.ablate); the step functions and ``trace_attention`` are the math underneath.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from attnviz.api.lesson import lesson
     from attnviz.api.page import page
     from attnviz.api.scaling import scaling
+    from attnviz.api.worksheet import worksheet
     from attnviz.attention import multi_head_attention
     from attnviz.checked_steps import (
         attention_scores,
@@ -75,6 +76,7 @@ _PUBLIC: dict[str, str] = {
     "lesson": "attnviz.api.lesson",
     "page": "attnviz.api.page",
     "scaling": "attnviz.api.scaling",
+    "worksheet": "attnviz.api.worksheet",
     "attention_scores": "attnviz.checked_steps",
     "concat_heads": "attnviz.checked_steps",
     "multi_head_attention": "attnviz.attention",
@@ -207,4 +209,5 @@ __all__ = [
     "tokenize",
     "trace_attention",
     "weigh_values",
+    "worksheet",
 ]

@@ -63,6 +63,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("api.cross", "api.lesson", "api.heatmap", "api.heads", "api.scaling", "api.compare"),
     ("api.page", "api.demo", "api.generate"),
     ("api.lens",),
+    ("api.worksheet",),
     ("cli*", "", "__main__"),  # "": the package's own __init__, the public API
 )
 

@@ -57,6 +57,11 @@ COMMANDS: dict[str, tuple[str, str, str | None]] = {
         "lens",
         "The logit lens: what each layer would predict, read through the output layer.",
     ),
+    "worksheet": (
+        "sheets",
+        "worksheet",
+        "Write a worksheet set and its answer key: PDF, HTML, Markdown or a Moodle quiz.",
+    ),
     "train": (
         "training",
         "train",

@@ -35,6 +35,7 @@ ARGUMENTS = {
     "train": ["previous", "--steps", "2"],
     "generate": ["a b c a"],
     "lens": ["a b c a"],
+    "worksheet": ["I am good", "-o", "sheet.md"],
 }
 #: The options that name something to read: the rest name something written.
 READ_OPTIONS = {"--embeddings", "--weights", "--model"}

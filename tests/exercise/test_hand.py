@@ -22,6 +22,7 @@ from attnviz.exercise.hand import (
     hand_note,
     hand_traces,
 )
+from attnviz.exercise.questions import KINDS
 
 SENTENCES = ("it", "I am good", "The animal crossed because it was tired", "a b c d e f g h")
 
@@ -135,3 +136,17 @@ def test_a_sentence_too_long_for_paper_is_refused_in_one_sentence() -> None:
         hand_traces(words, 0)
     with pytest.raises(AttnvizError, match="seed"):
         hand_traces("I am good", -1)
+
+
+def test_every_kind_of_exercise_can_be_asked_of_a_hand_layer() -> None:
+    """Its quarters can cancel (a row of scores summing to 0, a q of zeros): every question
+    and its mistakes are still numbers (the suite turns numpy's warnings into errors)."""
+    from attnviz.exercise.sets import exercise_set, suits
+
+    for seed in range(12):
+        for sentence in SENTENCES:
+            traces = hand_traces(sentence, seed)
+            kinds = tuple(kind for kind in KINDS if suits(traces[0], kind) is None)
+            for question in exercise_set(traces, kinds, 2 * len(kinds), seed):
+                assert math.isfinite(question.answer)
+                assert all(math.isfinite(mistake.value) for mistake in question.mistakes)

@@ -27,6 +27,7 @@ h1 { font-size: 15pt; margin: 0 0 .4em; }
 h2 { font-size: 11.5pt; margin: 1.1em 0 .3em; }
 .sheet + .sheet { break-before: page; page-break-before: always; margin-top: 3em; }
 .question { break-inside: avoid; page-break-inside: avoid; }
+.subtitle { font-weight: bold; margin: 0 0 .4em; }
 .name { margin: .6em 0 1em; }
 .line { display: inline-block; border-bottom: 1px solid #000; width: 14em; height: 1.1em; }
 .about { font-size: 9.5pt; margin: .2em 0; }
@@ -68,6 +69,8 @@ def _document(title: str, body: str, paper: str) -> str:
 
 def _header(sheet: Sheet, *, key: bool) -> list[str]:
     parts = [f"<h1>{escape(sheet.heading(key=key))}</h1>"]
+    if sheet.subtitle is not None:
+        parts.append(f'<p class="subtitle">{escape(sheet.subtitle)}</p>')
     if not key:
         parts.append(
             '<p class="name">Name: <span class="line"></span> '

@@ -13,7 +13,7 @@ bytes. matplotlib is imported inside the functions, so importing this module cos
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -52,6 +52,7 @@ class Row(NamedTuple):
     size: float
     indent: float
     height: float
+    right: str = ""  # set flush right on the same line (a title's sheet number)
 
 
 def _row(kind: str, text: str, size: float, indent: float = 0.0) -> Row:
@@ -105,7 +106,12 @@ def mono_chars(width: float, size: float = MONO) -> int:
 
 
 def _header(sheet: Sheet, width: float, *, key: bool) -> list[Row]:
-    rows = _prose("bold", sheet.heading(key=key), TITLE, width)
+    label = sheet.label
+    room = width - text_width(label, TITLE, bold=True) - 0.3
+    rows = _prose("bold", sheet.title(key=key), TITLE, room)
+    rows[0] = rows[0]._replace(right=label)
+    if sheet.subtitle is not None:
+        rows += _prose("bold", sheet.subtitle, HEADING, width)
     rows.append(_space(0.08))
     if not key:
         rows += [_row("name", "", BODY), _space(0.12)]
@@ -162,30 +168,36 @@ def paginate(blocks: Sequence[list[Row]], height: float) -> list[list[Row]]:
     return pages
 
 
+def page_figures(sheets: Sequence[Sheet], paper: str, *, key: bool) -> Iterator[Figure]:
+    """Each page of the sheets (or of their keys) as a matplotlib Figure of the paper's size,
+    each sheet from a new page, with its footer: the PDF's pages, or a picture of one. Call
+    it inside ``drawing()`` (write_pdf does)."""
+    page_width, page_height = PAPERS[paper]
+    width = page_width - 2 * MARGIN
+    body_height = page_height - 2 * MARGIN - 0.3  # room for the footer
+    for sheet in sheets:
+        pages = paginate(sheet_blocks(sheet, width, key=key), body_height)
+        for index, rows in enumerate(pages, start=1):
+            figure = new_figure(page_width, page_height)
+            figure.patch.set_facecolor("white")
+            _draw_page(figure, rows, width)
+            footer = f"{'Key to ' if key else ''}{sheet.label}, page {index} of {len(pages)}"
+            _text(figure, footer, MARGIN, page_height - MARGIN + 0.1, SMALL, "normal")
+            yield figure
+
+
 @draws
 def write_pdf(sheets: Sequence[Sheet], path: Path, paper: str, *, key: bool) -> None:
     """The sheets (or their keys) as one PDF at ``path``, each sheet from a new page, written
     atomically with no dates in it."""
     from matplotlib.backends.backend_pdf import PdfPages
 
-    page_width, page_height = PAPERS[paper]
-    width = page_width - 2 * MARGIN
-    body_height = page_height - 2 * MARGIN - 0.3  # room for the footer
-
     def write(temporary: Path) -> None:
         metadata = {"CreationDate": None, "ModDate": None, "Creator": "attnviz", "Title": ""}
         with PdfPages(temporary, metadata=metadata) as pdf, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=MISSING_GLYPH)
-            for sheet in sheets:
-                pages = paginate(sheet_blocks(sheet, width, key=key), body_height)
-                for index, rows in enumerate(pages, start=1):
-                    figure = new_figure(page_width, page_height)
-                    _draw_page(figure, rows, width)
-                    footer = (
-                        f"{'Key to ' if key else ''}{sheet.label}, page {index} of {len(pages)}"
-                    )
-                    _text(figure, footer, MARGIN, page_height - MARGIN + 0.1, SMALL, "normal")
-                    pdf.savefig(figure)
+            for figure in page_figures(sheets, paper, key=key):
+                pdf.savefig(figure)
 
     atomic_write(path, write)
 
@@ -197,6 +209,9 @@ def _draw_page(figure: Figure, rows: Sequence[Row], width: float) -> None:
         left = MARGIN + row.indent
         if row.kind in ("text", "bold"):
             _text(figure, row.text, left, top, row.size, "bold" if row.kind == "bold" else "normal")
+            if row.right:
+                right = MARGIN + width - text_width(row.right, row.size, bold=True)
+                _text(figure, row.right, right, top, row.size, "bold")
         elif row.kind == "mono":
             _text(figure, row.text, left, top, row.size, "normal", family="DejaVu Sans Mono")
         elif row.kind == "name":

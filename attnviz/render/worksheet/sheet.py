@@ -41,22 +41,46 @@ class Sheet:
         """ "Sheet 2 of 5", or "Sheet 1" alone."""
         return f"Sheet {self.number}" + (f" of {self.copies}" if self.copies > 1 else "")
 
+    def title(self, *, key: bool) -> str:
+        """The sheet's title, or its key's, without its number."""
+        return "Answer key" if key else TITLE
+
     def heading(self, *, key: bool) -> str:
-        """The title line of the sheet, or of its key."""
-        kind = "Answer key" if key else TITLE
-        hand = " (numbers for pencil and paper)" if self.hand else ""
-        return f"{kind}{hand}: {self.label}"
+        """The title line of the sheet, or of its key, with its number."""
+        return f"{self.title(key=key)}: {self.label}"
+
+    @property
+    def subtitle(self) -> str | None:
+        """What kind of numbers the sheet has, when they were made for paper."""
+        return "Numbers made for pencil and paper" if self.hand else None
+
+
+def shown_decimals(given: Given) -> int:
+    """The fewest decimals that write every value of ``given`` as it is shown (at most its
+    ``decimals``): a hand sheet's X row is 1, 0, -1 and its W_Q column 0.5, 1.0, not 1.00."""
+    for decimals in range(given.decimals):
+        if all(
+            float(format_number(value, decimals)) == float(format_number(value, given.decimals))
+            for value in given.values
+        ):
+            return decimals
+    return given.decimals
 
 
 def value_text(given: Given, value: float) -> str:
-    """A given number as the student sees it."""
-    return format_number(value, given.decimals)
+    """A given number as the student sees it: every value of a given to the same decimals,
+    no more than it needs (the same number as the Given holds)."""
+    return format_number(value, shown_decimals(given))
 
 
 def answer_prompt(question: Question) -> str:
-    """What the line a student writes on says."""
+    """What the line a student writes on says: the decimals and the tolerance, unless the
+    question's own sentence says them."""
+    tolerance = question.tolerance_text()
+    if tolerance in question.text or "exactly" in question.text:
+        return "Answer:"
     places = "decimal" if question.decimals == 1 else "decimals"
-    return f"Answer ({question.decimals} {places}, {question.tolerance_text()}):"
+    return f"Answer ({question.decimals} {places}, {tolerance}):"
 
 
 def key_answer(question: Question) -> str:
@@ -71,21 +95,34 @@ def clipped_label(label: str) -> str:
 
 def table_lines(given: Given, max_chars: int) -> list[str]:
     """A given's labels over its values in right-aligned columns, as lines of at most
-    ``max_chars`` characters (a long vector wraps into several pairs of lines)."""
+    ``max_chars`` characters: a long vector wraps into several pairs of lines, its columns
+    shared out evenly between them (never a lone last column)."""
     labels = [clipped_label(label) for label in given.labels]
     values = [value_text(given, value) for value in given.values]
-    widths = [max(len(label), len(value)) for label, value in zip(labels, values, strict=True)]
+    widths = [2 + max(len(label), len(value)) for label, value in zip(labels, values, strict=True)]
+    chunks = _chunks(widths, max_chars)
     lines: list[str] = []
-    start = 0
-    while start < len(widths):
-        end, used = start, 0
-        while end < len(widths) and (end == start or used + 2 + widths[end] <= max_chars):
-            used += 2 + widths[end]
-            end += 1
-        lines.append("".join(f"{labels[i]:>{widths[i] + 2}}" for i in range(start, end)))
-        lines.append("".join(f"{values[i]:>{widths[i] + 2}}" for i in range(start, end)))
-        start = end
+    for start, end in zip(chunks, chunks[1:], strict=False):
+        lines.append("".join(f"{labels[i]:>{widths[i]}}" for i in range(start, end)))
+        lines.append("".join(f"{values[i]:>{widths[i]}}" for i in range(start, end)))
     return lines
+
+
+def _chunks(widths: list[int], max_chars: int) -> list[int]:
+    """Where each line of columns starts, and the end: as few lines as the greedy fill needs,
+    the columns then shared out evenly when that still fits."""
+    greedy = [0]
+    used = 0
+    for index, width in enumerate(widths):
+        if index > greedy[-1] and used + width > max_chars:
+            greedy.append(index)
+            used = 0
+        used += width
+    lines = len(greedy)
+    per_line = -(-len(widths) // lines)  # ceil
+    even = list(range(0, len(widths), per_line))
+    fits = all(sum(widths[start : start + per_line]) <= max_chars for start in even)
+    return [*(even if fits and len(even) == lines else greedy), len(widths)]
 
 
 def given_text(given: Given) -> str:

@@ -10,6 +10,7 @@ from attnviz.render.worksheet.sheet import (
     given_text,
     key_answer,
     table_lines,
+    value_text,
 )
 from render.worksheet.made import question, sheets
 
@@ -44,5 +45,25 @@ def test_a_sheet_is_numbered_only_in_a_set_of_several() -> None:
     one = sheets(copies=1)[0]
     assert one.label == "Sheet 1" and one.heading(key=True).startswith("Answer key")
     assert sheets(copies=3)[2].label == "Sheet 3 of 3"
-    assert "pencil and paper" in one.heading(key=False)
-    assert "pencil" not in sheets(copies=1, hand=False)[0].heading(key=False)
+    assert one.subtitle is not None and "pencil and paper" in one.subtitle
+    assert sheets(copies=1, hand=False)[0].subtitle is None
+
+
+def test_a_given_is_written_to_the_fewest_decimals_that_show_all_its_values() -> None:
+    def shown(values: tuple[float, ...], decimals: int = 2) -> list[str]:
+        given = Given("g", tuple("1" * len(values)), values, decimals)
+        return [value_text(given, value) for value in values]
+
+    assert shown((0.0, 1.0, -1.0)) == ["0", "1", "-1"]  # a hand sheet's row of X
+    assert shown((1.0, -0.5)) == ["1.0", "-0.5"]  # a hand sheet's column of W_Q
+    assert shown((0.43, 0.5)) == ["0.43", "0.50"]  # one decimals for the whole given
+    assert shown((1.71, 2.0), 3) == ["1.71", "2.00"]
+    assert shown((-0.0001,), 3) == ["0"]  # no minus sign on a zero
+
+
+def test_a_wrapped_table_shares_its_columns_out_evenly() -> None:
+    given = Given(
+        "scores", tuple(f"w{i:02d}" for i in range(11)), tuple(-10.5 for _ in range(11)), 2
+    )
+    lines = table_lines(given, 50)  # 11 columns of 8 characters: 6 fit on a line
+    assert [len(line.split()) for line in lines] == [6, 6, 5, 5]
