@@ -1,6 +1,8 @@
 """A worksheet set and its key as one offline HTML file each: no script, no link to anything,
-print CSS (@page with the paper's size, each sheet from a new page, a question never split
-across pages), black on white. Every text is escaped."""
+print CSS (@page with the paper's size, each sheet from a new page, no table split across
+pages, a question's heading kept with its first table), black on white. Every text is escaped.
+(Avoiding a break inside a whole question made Chromium start nearly every question on a page
+of its own.)"""
 
 from __future__ import annotations
 
@@ -26,13 +28,14 @@ body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; font-size: 11pt
 h1 { font-size: 15pt; margin: 0 0 .4em; }
 h2 { font-size: 11.5pt; margin: 1.1em 0 .3em; }
 .sheet + .sheet { break-before: page; page-break-before: always; margin-top: 3em; }
-.question { break-inside: avoid; page-break-inside: avoid; }
+table, .answer { break-inside: avoid; page-break-inside: avoid; }
+h2, .given { break-after: avoid; page-break-after: avoid; }
 .subtitle { font-weight: bold; margin: 0 0 .4em; }
 .name { margin: .6em 0 1em; }
 .line { display: inline-block; border-bottom: 1px solid #000; width: 14em; height: 1.1em; }
 .about { font-size: 9.5pt; margin: .2em 0; }
-table { border-collapse: collapse; margin: .2em 0 .6em; }
-caption { text-align: left; font-style: italic; padding-bottom: .15em; }
+table { border-collapse: collapse; margin: 0 0 .5em; }
+.given { font-style: italic; margin: .3em 0 .1em; }
 th, td { border: 1px solid #000; padding: .12em .5em; text-align: right;
          font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 10pt; }
 th { font-weight: normal; background: #eee; }
@@ -111,6 +114,9 @@ def _key(sheet: Sheet) -> str:
 def _table(given: Given) -> str:
     labels = "".join(f"<th>{escape(label)}</th>" for label in given.labels)
     values = "".join(f"<td>{escape(value_text(given, value))}</td>" for value in given.values)
+    # The name above the table, not its <caption>: a caption wraps to the table's width, a
+    # word a line over a table of one number.
     return (
-        f"<table><caption>{escape(given.name)}</caption><tr>{labels}</tr><tr>{values}</tr></table>"
+        f'<p class="given">{escape(given.name)}:</p>'
+        f"<table><tr>{labels}</tr><tr>{values}</tr></table>"
     )

@@ -106,8 +106,8 @@ def _html(sheet: Sheet, question: Question) -> str:
         labels = "".join(f"<th>{escape(label)}</th>" for label in given.labels)
         values = "".join(f"<td>{escape(value_text(given, v))}</td>" for v in given.values)
         parts.append(
-            f'<table border="1"><caption>{escape(given.name)}</caption>'
-            f"<tr>{labels}</tr><tr>{values}</tr></table>"
+            f"<p><i>{escape(given.name)}:</i></p>"
+            f'<table border="1"><tr>{labels}</tr><tr>{values}</tr></table>'
         )
     return "".join(parts)
 
