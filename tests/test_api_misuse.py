@@ -270,6 +270,12 @@ MISUSES: list[tuple[str, Call, str]] = [
         "more than 4,096",
     ),
     ("scaling(keys=None)", lambda e, f: attnviz.scaling(keys=None), "keys=None"),
+    # exercise: its kinds, its seed, its sentence
+    ("exercise(b'x')", lambda e, f: attnviz.exercise(b"x"), "decode it first"),
+    ("exercise(kind='sum')", lambda e, f: attnviz.exercise("a b", kind="sum"), "no kind of"),
+    ("exercise(kind='rope')", lambda e, f: attnviz.exercise("a b", kind="rope"), "positions="),
+    ("exercise(kind=',')", lambda e, f: attnviz.exercise("a b", kind=","), "kind is empty"),
+    ("exercise(seed=-1)", lambda e, f: attnviz.exercise("a b", seed=-1), "seed"),
     ("worksheet(None)", lambda e, f: attnviz.worksheet(None, f / "x.md"), "as a string"),
     ("worksheet(output=3)", lambda e, f: attnviz.worksheet("a b", 3), "give a file path"),
     ("worksheet(x.txt)", lambda e, f: attnviz.worksheet("a b", f / "x.txt"), "unknown extension"),

@@ -84,8 +84,10 @@ def exercise_set(
 
 
 def _allowed_row(trace: AttentionTrace, rng: np.random.Generator) -> int:
-    """A query row, drawn (every row has at least one allowed key)."""
-    return int(rng.integers(trace.n_tokens))
+    """A query row, drawn among those that see two keys or more (a row that sees one gives
+    it all its weight, 1, whatever the numbers), else among all."""
+    rows = np.flatnonzero((~trace.masked).sum(axis=1) >= 2)
+    return int(rng.choice(rows)) if rows.size else int(rng.integers(trace.n_tokens))
 
 
 def _cell(trace: AttentionTrace, kind: str, rng: np.random.Generator) -> dict[str, Any]:
@@ -100,6 +102,10 @@ def _cell(trace: AttentionTrace, kind: str, rng: np.random.Generator) -> dict[st
     if kind == "score" and len(allowed) > 1:
         # q_i·k_i: its transposed reading would be the answer itself
         key = int(rng.choice(allowed[allowed != row]))
+    if kind == "scaled":
+        # A score near 0 scales to near 0, where no mistake shows: one of 0.5 or more, if any.
+        sizable = allowed[np.abs(trace.scores[head, row, allowed]) >= 0.5]
+        key = int(rng.choice(sizable)) if sizable.size else key
     if kind in ("score", "scaled", "softmax"):
         return {"head": head, "row": row, "column": key}
     if kind == "z":
