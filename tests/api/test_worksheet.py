@@ -170,3 +170,18 @@ def test_the_python_example_of_its_page_runs(
     printed = capsys.readouterr().out.strip()
     assert printed == "['sheet.md', 'sheet-key.md']"
     assert "Sheet 2 of 2" in (tmp_path / "sheet.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("kind", ["projection", "score", "scaled", "softmax", "z", "output"])
+def test_a_sheet_asks_what_attnviz_exercise_asks_with_the_same_seed(
+    kind: str, tmp_path: Path
+) -> None:
+    """One trace, one seeded draw: the sheet's first question is the terminal's, and its key
+    prints that question's answer."""
+    sentence = "The cat sat because it was tired"
+    asked = attnviz.exercise(sentence, kind=kind, seed=5)
+    made = api.sheets(sentence, api.TraceOptions(seed=5), api.SheetOptions(kinds=(kind,)))[0]
+    assert made[0].questions[0] == asked
+    key = attnviz.worksheet(sentence, tmp_path / "s.md", kind=kind, seed=5)[1]
+    first = re.search(r"^## 1\. (\S+) \(", key.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    assert first is not None and first[1] == format_number(asked.answer, asked.decimals)
