@@ -8,10 +8,9 @@ a new page) and their keys in the other; copy k is drawn with seed + k − 1, it
 (a new random or hand layer) and its own cells, so neighbours' answers differ. Every output is
 checked before any work and written all or none (attnviz.files).
 
-    >>> import attnviz, tempfile, pathlib
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> [path.name for path in attnviz.worksheet("I am good", folder / "sheet.md", hand=True)]
-    ['sheet.md', 'sheet-key.md']
+    >>> from pathlib import Path
+    >>> key_path(Path("class/sheet.pdf")).as_posix(), key_path(Path("quiz.gift"))
+    ('class/sheet-key.pdf', None)
 """
 
 from __future__ import annotations
@@ -160,7 +159,7 @@ def sheets(
             check_kinds(options.kinds, traces)
         kinds = options.kinds or usable_kinds(traces)
         questions = exercise_set(traces, kinds, options.count, seed)
-        about = _about(traces[0], seed, hand=options.hand)
+        about = _about(traces, seed, hand=options.hand)
         made.append(
             Sheet(number, options.copies, sentence, about, tuple(questions), hand=options.hand)
         )
@@ -185,18 +184,23 @@ def check_kinds(kinds: Sequence[str], traces: Sequence[AttentionTrace]) -> None:
             raise AttnvizError(f"{option('kind', kind)} {needs}; ask for other kinds.")
 
 
-def _about(trace: AttentionTrace, seed: int, *, hand: bool) -> tuple[str, ...]:
-    """What a sheet says of its numbers: the hand layer's note, or where X and W came from."""
+def _about(traces: Sequence[AttentionTrace], seed: int, *, hand: bool) -> tuple[str, ...]:
+    """What a sheet says of its numbers: the hand layer's note, where the random layer's X and
+    W came from, or the model whose layers the questions name."""
+    trace = traces[0]
     if hand:
         from attnviz.exercise.hand import hand_note
 
         return (*hand_note(trace), f"Seed {seed}.")
     origin = trace.provenance
-    weights = origin.weights
-    seeded = f"; seed {seed}" if weights.model is None else ""
+    heads = f"{trace.n_heads} head" + ("s" if trace.n_heads != 1 else "")
+    sizes = f"d_model {trace.d_model}, {heads}, d_k {trace.d_k}"
+    if origin.weights.model is not None:  # each question names its layer
+        layers = f"{len(traces)} layers" if len(traces) > 1 else "1 layer"
+        return (f"Weights: {origin.weights.describe(with_layer=False)}, {layers}; {sizes}.",)
     return (
-        f"X: {origin.embeddings.describe()}; weights: {weights.describe()}; d_model "
-        f"{trace.d_model}, {trace.n_heads} heads, d_k {trace.d_k}{seeded}.",
+        f"X: {origin.embeddings.describe()}; weights: {origin.weights.describe()}; {sizes}; "
+        f"seed {seed}.",
     )
 
 

@@ -68,7 +68,9 @@ def test_a_random_layer_and_a_model_make_sets_too(tmp_path: Path) -> None:
     options = api.SheetOptions(kinds=("weight",), count=2, copies=2)
     first, second = api.sheets(sentence, coref, options)[0]
     assert {q.kind for q in first.questions + second.questions} == {"weight"}
-    assert "coref" in first.about[0] and "seed" not in first.about[0]
+    assert first.about == (
+        "Weights: coref (trained by attnviz), 2 layers; d_model 32, 1 head, d_k 32.",
+    )
 
 
 # The PDF's own test of this is tests/render/worksheet/test_pdf.py's (and the command line's).
@@ -185,3 +187,13 @@ def test_a_sheet_asks_what_attnviz_exercise_asks_with_the_same_seed(
     key = attnviz.worksheet(sentence, tmp_path / "s.md", kind=kind, seed=5)[1]
     first = re.search(r"^## 1\. (\S+) \(", key.read_text(encoding="utf-8"), flags=re.MULTILINE)
     assert first is not None and first[1] == format_number(asked.answer, asked.decimals)
+
+
+def test_the_docstring_examples_run() -> None:
+    import doctest
+
+    from attnviz.exercise import hand
+
+    for module in (api, hand):
+        failed, attempted = doctest.testmod(module)
+        assert attempted > 0 and failed == 0, module.__name__
