@@ -105,7 +105,12 @@ def questions(
         )
     explanation = explained(sentence, options)
     kinds = chosen_kinds(kind, explanation)
-    return exercise_set((explanation.trace,), kinds, count, seed)
+    return exercise_set((explanation.trace,), kinds, count, seed, layers=shown_layer(explanation))
+
+
+def shown_layer(explanation: Explanation) -> tuple[int]:
+    """The number (from 0) of the layer the explanation shows, among its layers."""
+    return (next(i for i, layer in enumerate(explanation.layers) if layer is explanation.trace),)
 
 
 @one_at_a_time
@@ -150,7 +155,7 @@ def exercise(
     from attnviz.exercise.sets import exercise_set
 
     kinds = chosen_kinds(kind, explanation)
-    return exercise_set((explanation.trace,), kinds, 1, seed)[0]
+    return exercise_set((explanation.trace,), kinds, 1, seed, layers=shown_layer(explanation))[0]
 
 
 # -- the command ------------------------------------------------------------------------------

@@ -68,18 +68,26 @@ def suits(trace: AttentionTrace, kind: str) -> str | None:
 
 
 def exercise_set(
-    traces: Sequence[AttentionTrace], kinds: Sequence[str], count: int, seed: int
+    traces: Sequence[AttentionTrace],
+    kinds: Sequence[str],
+    count: int,
+    seed: int,
+    *,
+    layers: Sequence[int] | None = None,
 ) -> tuple[Question, ...]:
     """``count`` questions, the kinds taken in turn, each cell drawn with a generator seeded
-    by ``seed``: the same arguments give the same set."""
+    by ``seed``: the same arguments give the same set. Each question is about one of
+    ``traces`` (drawn; the weight, about the last); ``layers`` are their numbers (from 0) in
+    the model, as ``where`` gives them back (default 0, 1, …)."""
+    numbers = list(range(len(traces)) if layers is None else layers)
     rng = np.random.default_rng(seed)
     found = []
     for index in range(count):
         kind = kinds[index % len(kinds)]
-        layer = int(rng.integers(len(traces))) if kind != "weight" else len(traces) - 1
-        trace = traces[layer]
+        chosen = int(rng.integers(len(traces))) if kind != "weight" else len(traces) - 1
+        trace = traces[chosen]
         cell = _cell(trace, kind, rng)
-        found.append(question(trace, kind, layer=layer, **cell))
+        found.append(question(trace, kind, layer=numbers[chosen], **cell))
     return tuple(found)
 
 

@@ -48,6 +48,20 @@ def test_the_docs_pages_python_example_runs_and_says_what_it_shows() -> None:
     assert "Answer: " in out.getvalue()
 
 
+def test_where_names_the_layer_shown_among_a_models_layers() -> None:
+    asked = attnviz.exercise(
+        "The animal didn't cross the street because it was too tired",
+        model="coref",
+        kind="scaled",
+        layer=1,
+    )
+    assert asked.where[1] == 0
+    asked = attnviz.exercise(
+        "The animal didn't cross the street because it was too tired", model="coref", kind="weight"
+    )
+    assert asked.where[1] == 1 and "layer 2" in asked.text
+
+
 def test_the_notebook_display_escapes_the_words() -> None:
     asked = attnviz.exercise("<b>bold</b> & co", kind="softmax")
     html = asked._repr_html_()
