@@ -6,8 +6,8 @@
 [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 
 ``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads``, ``compare``,
-``scaling``, ``generate``, ``lens`` and ``exercise`` are the command line's commands as
-functions (attnviz.api, a module each), and ``ablate`` is ``heads --ablate``
+``scaling``, ``generate``, ``lens``, ``exercise`` and ``worksheet`` are the command line's
+commands as functions (attnviz.api, a module each), and ``ablate`` is ``heads --ablate``
 (attnviz.api.ablate); the step functions and ``trace_attention`` are the math underneath.
 """
 
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from attnviz.api.lesson import lesson
     from attnviz.api.page import page
     from attnviz.api.scaling import scaling
+    from attnviz.api.worksheet import worksheet
     from attnviz.attention import multi_head_attention
     from attnviz.checked_steps import (
         attention_scores,
@@ -77,6 +78,7 @@ _PUBLIC: dict[str, str] = {
     "lesson": "attnviz.api.lesson",
     "page": "attnviz.api.page",
     "scaling": "attnviz.api.scaling",
+    "worksheet": "attnviz.api.worksheet",
     "attention_scores": "attnviz.checked_steps",
     "concat_heads": "attnviz.checked_steps",
     "multi_head_attention": "attnviz.attention",
@@ -212,4 +214,5 @@ __all__ = [
     "tokenize",
     "trace_attention",
     "weigh_values",
+    "worksheet",
 ]

@@ -64,6 +64,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("api.exercise",),
     ("api.page", "api.demo", "api.generate"),
     ("api.lens",),
+    ("api.worksheet",),
     ("cli*", "", "__main__"),  # "": the package's own __init__, the public API
 )
 

@@ -145,6 +145,9 @@ CALLS: dict[str, Callable[[Any], object]] = {
     "generate(tokens)": lambda v: attnviz.generate("a b", tokens=v),
     "generate(temperature)": lambda v: attnviz.generate("a b", temperature=v),
     "generate(top_p)": lambda v: attnviz.generate("a b", top_p=v),
+    "worksheet(output)": lambda v: attnviz.worksheet("a b", v),
+    "worksheet(copies)": lambda v: attnviz.worksheet("a b", "never.md", copies=v),
+    "worksheet(count)": lambda v: attnviz.worksheet("a b", "never.md", count=v),
 }
 
 

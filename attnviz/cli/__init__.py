@@ -62,6 +62,11 @@ COMMANDS: dict[str, tuple[str, str, str | None]] = {
         "exercise",
         "Questions from your sentence, one number each, checked and diagnosed.",
     ),
+    "worksheet": (
+        "sheets",
+        "worksheet",
+        "Write a worksheet set and its answer key: PDF, HTML, Markdown or a Moodle quiz.",
+    ),
     "train": (
         "training",
         "train",

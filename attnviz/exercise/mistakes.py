@@ -98,17 +98,21 @@ def softmax(scaled_matrix: FloatArray, row: int, column: int) -> list[Mistake]:
             "took the softmax down the column instead of along the row",
             _softmax_at(scaled_matrix[:, column], row),
         ),
-        Mistake(
-            "no_exponential",
-            "divided the score by the row's sum without exponentials",
-            float(values[column] / values[allowed].sum()),
-        ),
-        Mistake(
-            "sum_without_exponentials",
-            "exponentiated the score but not the sum (exp(s_ij) / Σ s_ik)",
-            float(math.exp(values[column]) / values[allowed].sum()),
-        ),
     ]
+    row_sum = float(values[allowed].sum())
+    if row_sum != 0.0:  # scores that cancel (a hand layer's quarters can) give no number
+        found += [
+            Mistake(
+                "no_exponential",
+                "divided the score by the row's sum without exponentials",
+                float(values[column]) / row_sum,
+            ),
+            Mistake(
+                "sum_without_exponentials",
+                "exponentiated the score but not the sum (exp(s_ij) / Σ s_ik)",
+                math.exp(values[column]) / row_sum,
+            ),
+        ]
     if not allowed.all():
         # exp(−∞) read as exp(0) = 1: each masked key adds 1 to the sum
         total = float(np.exp(values[allowed]).sum()) + float((~allowed).sum())

@@ -36,6 +36,7 @@ ARGUMENTS = {
     "generate": ["a b c a"],
     "lens": ["a b c a"],
     "exercise": [],
+    "worksheet": ["I am good", "-o", "sheet.md"],
 }
 #: The options that name something to read: the rest name something written.
 READ_OPTIONS = {"--embeddings", "--weights", "--model", "--answers"}

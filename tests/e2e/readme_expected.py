@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 from docs_pages import text_block
 
+from e2e import worksheet_expected as sheets
+
 IT = "The animal didn't cross the street because it was too tired"
 IT_ARG = shlex.quote(IT)  # as a command, normalised, writes it
 DOG_ARG = shlex.quote("A dog ate the food because it was hungry")
@@ -592,6 +594,24 @@ EXPECTED: dict[str, Expected] = {
             "Embeddings: rows of m.npz, layer 3's input",
         )
     ),  # fmt: skip
+    # docs/worksheet.md
+    "attnviz worksheet --hand --copies 3 --seed 7 -o sheet.pdf": Expected(
+        writes=("sheet.pdf", "sheet-key.pdf"), then=sheets.pdf_sheets("sheet.pdf", 3)
+    ),
+    "attnviz worksheet --hand --paper letter -o sheet.html": Expected(
+        writes=("sheet.html", "sheet-key.html"), then=sheets.letter_html
+    ),
+    "attnviz worksheet 'The cat sat because it was tired' --kind softmax,z --count 8"
+    " -o homework.md": Expected(writes=("homework.md", "homework-key.md"), then=sheets.homework),
+    "attnviz worksheet -m coref --kind weight,softmax --count 4 -o coref.pdf": Expected(
+        writes=("coref.pdf", "coref-key.pdf"), then=sheets.pdf_sheets("coref.pdf", 1)
+    ),
+    "attnviz worksheet --hand --count 8 -o quiz.gift": Expected(
+        writes=("quiz.gift",), then=sheets.gift_quiz
+    ),
+    "attnviz worksheet --hand --count 8 -o quiz.xml": Expected(
+        writes=("quiz.xml",), then=sheets.xml_quiz
+    ),
 }
 
 #: Files the pages' examples read, and the example before them that writes each.

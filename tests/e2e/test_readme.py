@@ -56,6 +56,9 @@ SIGNATURES = {
     ".html": b"<!DOCTYPE html>",
     ".npz": b"PK\x03\x04",
     ".gif": b"GIF89a",
+    ".md": b"# ",
+    ".gift": b"// ",
+    ".xml": b"<?xml",
 }
 
 
