@@ -774,6 +774,7 @@ function render() {
   renderRow();
   renderComparison();
   renderSteps();
+  renderWhatIf(); // whatif.js
 }
 
 unpackAll().then(() => {
@@ -783,6 +784,7 @@ unpackAll().then(() => {
   byId("caption-a").hidden = !DATA.compare;
   byId("caption-a").textContent = DATA.compare ? TEXT.pictureA : "";
   buildControls();
+  buildWhatIf(); // whatif.js
   buildWords();
   resize(0);
   render();

@@ -208,7 +208,9 @@ def test_the_page_loads_nothing_and_forbids_loading() -> None:
 
 def test_sizes() -> None:
     layers, trace, selection = traced("I am good")
-    assert len(page_html(analysed(layers), trace, selection).encode()) < 70_000
+    # About 66 kB of the lesson page and 28 kB of its "What if" mode (whatif.js, X and the
+    # weights in full precision): test_page_whatif.py bounds the mode's part on its own.
+    assert len(page_html(analysed(layers), trace, selection).encode()) < 100_000
 
 
 @pytest.mark.slow
