@@ -55,6 +55,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("generation*",),
     ("lesson*",),
+    ("exercise*",),
     ("render*",),
     ("api", "api.surface", "api.explanation", "api.divisors", "api.train", "api.ablate"),
     ("api.writing", "api.generated"),
