@@ -494,6 +494,7 @@ function renderSteps() {
   byId("previous").disabled = state.step <= 1;
   byId("next").disabled = state.step === STEPS;
   byId("all-steps").disabled = state.step === 0;
+  renderTryIt(); // tryit.js
 }
 
 function drawBlock([kind, content, fixed]) {
@@ -785,6 +786,7 @@ unpackAll().then(() => {
   byId("caption-a").textContent = DATA.compare ? TEXT.pictureA : "";
   buildControls();
   buildWhatIf(); // whatif.js
+  buildTryIt(); // tryit.js
   buildWords();
   resize(0);
   render();

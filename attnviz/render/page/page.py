@@ -74,7 +74,7 @@ def page_html(
         kicker=html.escape(data["title"]),
         sentence=html.escape(data["sentence"]),
     )
-    return html_document(f"attnviz · {data['sentence']}", ("page", "whatif"), body, data)
+    return html_document(f"attnviz · {data['sentence']}", ("page", "whatif", "tryit"), body, data)
 
 
 def html_document(title: str, assets: str | tuple[str, ...], body: str, data: Any) -> str:
@@ -169,6 +169,7 @@ _BODY = """<header id="top">
 <button type="button" id="next">Next ▶</button>
 <button type="button" id="all-steps">Show all</button></span>
 <span class="group" role="group" aria-label="Modes">
+<button type="button" id="tryit-mode" aria-pressed="false" aria-controls="steps"></button>
 <button type="button" id="whatif-mode" aria-pressed="false" aria-controls="whatif"></button></span>
 </nav>
 <main>
@@ -217,6 +218,7 @@ _BODY = """<header id="top">
 </section>
 <p class="caveat" id="caveat"></p>
 </section>
+<div id="side">
 <section id="whatif" aria-labelledby="whatif-title" hidden>
 <h2 id="whatif-title"></h2>
 <p class="about" id="whatif-intro"></p>
@@ -227,5 +229,6 @@ _BODY = """<header id="top">
 <div id="whatif-tables"></div>
 </section>
 <section id="steps" aria-label="Every step for the chosen word"></section>
+</div>
 </main>
 """

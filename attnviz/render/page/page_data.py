@@ -35,6 +35,7 @@ from attnviz.render.page.page_rows import (
     rollout_data,
 )
 from attnviz.render.page.page_steps import lesson_steps, page_steps
+from attnviz.render.page.page_tryit import tryit_data
 from attnviz.render.page.page_whatif import whatif_data
 from attnviz.render.page.page_worked import (
     THINNEST,
@@ -191,6 +192,7 @@ def page_data(
         "caveat": caveat_template(trace),
         "compare": None if compared is None else _compared(layers, selection, compared, decimals),
         "whatif": whatif_data(layers, start, selection, decimals, _kept(every_layer["layers"])),
+        "tryit": tryit_data(layers, start, selection),
     }
 
 

@@ -246,10 +246,11 @@ function whatIfTable(name, head, rows, columns) {
     });
     node.append(row);
   });
-  const title = make("h3", "", fill(WTEXT[name], headNames(head, name)));
+  const block = make("div", "whatif-block");
   const scroller = make("div", "table-scroll");
   scroller.append(node);
-  return [title, scroller];
+  block.append(make("h3", "", fill(WTEXT[name], headNames(head, name))), scroller);
+  return [block];
 }
 
 function headNames(head, name) {
