@@ -191,14 +191,18 @@ def page_data(
         **every_layer,
         "caveat": caveat_template(trace),
         "compare": None if compared is None else _compared(layers, selection, compared, decimals),
-        "whatif": whatif_data(layers, start, selection, decimals, _kept(every_layer["layers"])),
+        "whatif": whatif_data(
+            layers, start, selection, decimals, _kept(every_layer["layers"], compared)
+        ),
         "tryit": tryit_data(layers, start, selection),
     }
 
 
-def _kept(layers: list[dict[str, Any]]) -> list[str]:
+def _kept(layers: list[dict[str, Any]], compared: ComparedWith | None) -> list[str]:
     """What the page shows that its "What if" mode leaves as given, in words."""
     kept = ["the lesson's steps below and their worked examples", "what each word adds"]
+    if compared is not None:
+        kept.append("the comparison with sentence B and its picture")
     if any(layer["headTypes"] for layer in layers):
         kept.append("the head types")
     if any(layer["rollout"] for layer in layers):

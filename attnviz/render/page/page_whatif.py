@@ -15,7 +15,6 @@ MAX_NUMBERS inputs (the page's size stays bounded); otherwise ``reason`` says wh
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -100,7 +99,6 @@ def whatif_data(
         "decimals": decimals,
         "largest": LARGEST,
         "largestText": format_number(LARGEST, 0),
-        "root": format_number(math.sqrt(trace.d_k), max(decimals, 2)),
         "sizes": {
             "n": trace.n_tokens,
             "dModel": trace.d_model,

@@ -160,6 +160,10 @@ function buildWhatIf() {
     whatIf.on = !whatIf.on;
     toggle.setAttribute("aria-pressed", String(whatIf.on));
     byId("whatif").hidden = !whatIf.on;
+    // Out of the mode the picture shows the layer as given; back in it, the changed numbers.
+    if (!WHATIF.available) return;
+    if (whatIf.on && whatIf.computed !== whatIf.baseline) showWeights(whatIf.computed.weights);
+    if (!whatIf.on) restorePicture();
     renderWhatIf();
   });
   byId("whatif-title").textContent = WTEXT.whatIfTitle;
@@ -249,16 +253,16 @@ function whatIfTable(name, head, rows, columns) {
   const block = make("div", "whatif-block");
   const scroller = make("div", "table-scroll");
   scroller.append(node);
-  block.append(make("h3", "", fill(WTEXT[name], headNames(head, name))), scroller);
+  block.append(make("h3", "", fill(WTEXT[name], headNames(head))), scroller);
   return [block];
 }
 
-function headNames(head, name) {
+function headNames(head) {
   // W_K, W_V, K and V are the chosen head's (its key/value head's, shared in grouped-query
   // attention): the chosen head names them.
   const chosen = state.head === ALL_HEADS ? null : state.head;
   const headText = head === null || chosen === null ? "" : headName(chosen);
-  return { head: headText, dK: WHATIF.sizes.dK, heads: WHATIF.sizes.nHeads, root: WHATIF.root, name };
+  return { head: headText, dK: WHATIF.sizes.dK, heads: WHATIF.sizes.nHeads };
 }
 
 // The current number of a shown cell.
@@ -408,13 +412,17 @@ function resetWhatIf() {
   for (const key of EDITABLE) whatIf.inputs[key].set(whatIf.original[key]);
   whatIf.computed = whatIf.baseline;
   refreshWhatIf();
-  if (whatIf.saved) {
-    const numbers = DATA.layers[WHATIF.layer].numbers;
-    for (const [key, saved] of Object.entries(whatIf.saved)) Object.assign(numbers[key], saved);
-    whatIf.saved = null;
-    drawPicture();
-    renderRow();
-  }
+  restorePicture();
+}
+
+// The picture's and the row's weights as given.
+function restorePicture() {
+  if (!whatIf.saved) return;
+  const numbers = DATA.layers[WHATIF.layer].numbers;
+  for (const [key, saved] of Object.entries(whatIf.saved)) Object.assign(numbers[key], saved);
+  whatIf.saved = null;
+  drawPicture();
+  renderRow();
 }
 
 // The picture's lines and bars and the row's weights, from ``weights`` [h][n·n]: the layer's

@@ -262,6 +262,35 @@ def test_changed_numbers_recompute_every_step_as_numpy_does(
 
 
 @pytest.mark.browser
+def test_a_layer_with_biases_recomputes_them_too(browser: Any, tmp_path: Path) -> None:
+    """Given weights with biases (the Python API's): Q = X·W_Q + b_Q, …, output + b_O."""
+    rng = np.random.default_rng(11)
+    n, d_model, heads, d_k = 5, 6, 2, 3
+    weights = AttentionWeights(
+        *(rng.normal(size=(heads, d_model, d_k)) for _ in range(3)),
+        rng.normal(size=(heads * d_k, d_model)),
+        b_Q=rng.normal(size=(heads, d_k)),
+        b_K=rng.normal(size=(heads, d_k)),
+        b_V=rng.normal(size=(heads, d_k)),
+        b_O=rng.normal(size=d_model),
+    )
+    trace = multi_head_attention(list("abcde"), rng.normal(size=(n, d_model)), weights)
+    path = tmp_path / "biases.html"
+    path.write_text(page_html(analysed([trace]), trace, select(trace, ViewOptions())), "utf-8")
+    open_page(browser, path)
+    mode_on(browser)
+    inputs = {key: np.array(getattr(trace, key), dtype=np.float64) for key in EDITABLE}
+    inputs["X"][2, 4] = 1.25
+    type_into(browser, "X", 2 * d_model + 4, "1.25")
+    numbers = page_numbers(browser)
+    changed = multi_head_attention(trace.tokens, inputs["X"], weights)
+    for key in COMPUTED:
+        want = getattr(changed, key)
+        got = np.reshape(np.array(numbers["computed"][key], dtype=np.float64), want.shape)
+        np.testing.assert_allclose(got, want, rtol=0, atol=CLOSE, err_msg=key)
+
+
+@pytest.mark.browser
 def test_nothing_changed_shows_every_number_as_before_and_reset_brings_it_back(
     browser: Any, random_page: Any
 ) -> None:
@@ -286,6 +315,12 @@ def test_nothing_changed_shows_every_number_as_before_and_reset_brings_it_back(
     # Q and V, computed without W_K, stay.
     arrays = {cell.get_attribute("data-array") for cell in changed}
     assert arrays == {"K", "scores", "scaled", "weights", "Z", "concat", "output"}
+    changed_weights = shown_weights(browser)
+    # Out of the mode the picture shows the layer as given; back in it, the changed weights.
+    browser.find_element(By.ID, "whatif-mode").click()
+    assert shown_weights(browser) == before
+    mode_on(browser)
+    assert shown_weights(browser) == changed_weights
     browser.find_element(By.ID, "whatif-reset").click()
     assert shown_weights(browser) == before
     assert browser.find_element(By.ID, "row-table").text == row_before
