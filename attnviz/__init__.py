@@ -6,9 +6,9 @@
 [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 
 ``explain``, ``cross``, ``lesson``, ``heatmap``, ``page``, ``heads``, ``compare``,
-``scaling``, ``generate`` and ``lens`` are the command line's commands as functions (attnviz.api, a
-module each), and ``ablate`` is ``heads --ablate`` (attnviz.api.ablate); the step functions
-and ``trace_attention`` are the math underneath.
+``scaling``, ``generate``, ``lens`` and ``exercise`` are the command line's commands as
+functions (attnviz.api, a module each), and ``ablate`` is ``heads --ablate``
+(attnviz.api.ablate); the step functions and ``trace_attention`` are the math underneath.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from attnviz.api.compare import compare
     from attnviz.api.cross import cross
     from attnviz.api.divisors import divisor_rows
+    from attnviz.api.exercise import exercise
     from attnviz.api.explain import explain
     from attnviz.api.explanation import Explanation
     from attnviz.api.generate import generate
@@ -66,6 +67,7 @@ _PUBLIC: dict[str, str] = {
     "compare": "attnviz.api.compare",
     "cross": "attnviz.api.cross",
     "divisor_rows": "attnviz.api.divisors",
+    "exercise": "attnviz.api.exercise",
     "explain": "attnviz.api.explain",
     "Explanation": "attnviz.api.explanation",
     "generate": "attnviz.api.generate",
@@ -123,7 +125,8 @@ def __getattr__(name: str) -> Any:
 
 
 class _SharedName:
-    """A public function whose name a subpackage has too (``lesson`` and attnviz/lesson/).
+    """A public function whose name a subpackage has too (``lesson`` and attnviz/lesson/,
+    ``exercise`` and attnviz/exercise/).
 
     Importing a submodule sets the package's attribute of its name to it (importlib does so
     after every first import of ``attnviz.<name>``), which would hide the function. Set on the
@@ -155,6 +158,7 @@ class _Package(ModuleType):
     """The attnviz package, with each public name that is also a submodule's kept a function."""
 
     lesson = _SharedName()
+    exercise = _SharedName()
 
 
 sys.modules[__name__].__class__ = _Package
@@ -183,6 +187,7 @@ __all__ = [
     "concat_heads",
     "cross",
     "divisor_rows",
+    "exercise",
     "explain",
     "generate",
     "lens",

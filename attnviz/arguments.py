@@ -131,7 +131,7 @@ def _lone_surrogate(character: str) -> bool:
 #: Path arguments that name a folder to write in; ``model`` names a model; the others a file.
 FOLDER_ARGUMENTS = frozenset({"slides", "per_head", "save", "folder"})
 #: Path arguments that name something to read; the others name what is written.
-READ_ARGUMENTS = frozenset({"embeddings", "weights", "model"})
+READ_ARGUMENTS = frozenset({"embeddings", "weights", "model", "answers"})
 
 
 def empty_path(name: str, *, reading: bool | None = None) -> AttnvizError:

@@ -172,8 +172,43 @@ def window_block() -> dict[str, list[str]]:
     return {"Step 2 · Sliding window": lines[start:]}
 
 
+#: docs/exercise.md's printed set, and the same set graded from an answers file.
+EXERCISE_ARGUMENTS = [
+    "exercise",
+    "The cat sat on the mat",
+    *("--kind", "scaled,softmax", "--count", "2", "--seed", "3"),
+]
+
+
+def exercise_blocks() -> dict[str, list[str]]:
+    """``attnviz exercise``'s printed questions, and its report of an answers file holding the
+    first question's score not divided by √d_k and a skipped second answer."""
+    import tempfile
+
+    printed = command_output(EXERCISE_ARGUMENTS, 80)
+    score = next(line for line in printed if line.startswith("raw score q·k")).split()[-1]
+    with tempfile.TemporaryDirectory() as folder:
+        answers = Path(folder) / "answers.txt"
+        answers.write_text(f"{score}\n-\n", encoding="utf-8")
+        graded = command_output([*EXERCISE_ARGUMENTS, "--answers", str(answers)], 80)
+    prompt = "$ attnviz " + " ".join(
+        f'"{word}"' if " " in word else word for word in EXERCISE_ARGUMENTS
+    )
+    return {
+        "Question 1 of 2 (scaled)": printed,
+        "$ cat answers.txt": [
+            "$ cat answers.txt",
+            score,
+            "-",
+            f"{prompt} --answers answers.txt",
+            *graded,
+        ],
+    }
+
+
 def main() -> None:
     blocks = {
+        **exercise_blocks(),
         **lesson_blocks(),
         **training_blocks(),
         **latent_block(),

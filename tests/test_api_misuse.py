@@ -270,6 +270,12 @@ MISUSES: list[tuple[str, Call, str]] = [
         "more than 4,096",
     ),
     ("scaling(keys=None)", lambda e, f: attnviz.scaling(keys=None), "keys=None"),
+    # exercise: its kinds, its seed, its sentence
+    ("exercise(b'x')", lambda e, f: attnviz.exercise(b"x"), "decode it first"),
+    ("exercise(kind='sum')", lambda e, f: attnviz.exercise("a b", kind="sum"), "no kind of"),
+    ("exercise(kind='rope')", lambda e, f: attnviz.exercise("a b", kind="rope"), "positions="),
+    ("exercise(kind=',')", lambda e, f: attnviz.exercise("a b", kind=","), "kind is empty"),
+    ("exercise(seed=-1)", lambda e, f: attnviz.exercise("a b", seed=-1), "seed"),
     ("divisor_rows(endless)", lambda e, f: attnviz.divisor_rows(iter(int, 1)), "more than 4,096"),
     ("divisor_rows(d_k='64')", lambda e, f: attnviz.divisor_rows(d_k="64"), "whole number"),
     ("divisor_rows([10**9])", lambda e, f: attnviz.divisor_rows([10**9]), "at most 512 tokens"),

@@ -136,6 +136,9 @@ CALLS: dict[str, Callable[[Any], object]] = {
     "ablate": lambda v: attnviz.ablate(v, model="coref"),
     "generate": lambda v: attnviz.generate(v),
     "lens": lambda v: attnviz.lens(v),
+    "exercise": lambda v: attnviz.exercise(v),
+    "exercise(kind)": lambda v: attnviz.exercise("a b", kind=v),
+    "exercise(seed)": lambda v: attnviz.exercise("a b", seed=v),
     "lens(focus)": lambda v: attnviz.lens("a b", focus=v),
     "lens(top)": lambda v: attnviz.lens("a b", top=v),
     "generate(model)": lambda v: attnviz.generate("a b", model=v),
@@ -323,6 +326,7 @@ PUBLIC_MODULES = [
     "attnviz.api.heatmap",
     "attnviz.api.heads",
     "attnviz.api.scaling",
+    "attnviz.api.exercise",
     "attnviz.api.page",
     "attnviz.lesson.caveats",
 ]

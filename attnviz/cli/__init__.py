@@ -57,6 +57,11 @@ COMMANDS: dict[str, tuple[str, str, str | None]] = {
         "lens",
         "The logit lens: what each layer would predict, read through the output layer.",
     ),
+    "exercise": (
+        "exercising",
+        "exercise",
+        "Questions from your sentence, one number each, checked and diagnosed.",
+    ),
     "train": (
         "training",
         "train",

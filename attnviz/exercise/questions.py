@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from html import escape
 
 KINDS: tuple[str, ...] = (
     "projection",
@@ -93,6 +94,28 @@ class Question:
     where: tuple[str, int, int, int, int]  # (step key, layer, head, row, column) of the cell
     slips: tuple[Slip, ...] = ()  # single slips at checkpoints (see ``check``)
 
+    def _repr_html_(self) -> str:
+        """The question in a notebook: its sentence and its inputs as small tables (every text
+        escaped; no script)."""
+        parts = [f"<p><b>{escape(self.kind)}</b>: {escape(self.text)}</p>"]
+        labels: tuple[str, ...] | None = None
+        for given in self.givens:  # inputs labelled alike share a table, a row each
+            if given.labels != labels:
+                if labels is not None:
+                    parts.append("</table>")
+                labels = given.labels
+                head = "".join(f"<th>{escape(label)}</th>" for label in labels)
+                parts.append(f"<table><tr><th></th>{head}</tr>")
+            cells = "".join(
+                f"<td>{escape(format_number(value, given.decimals))}</td>" for value in given.values
+            )
+            parts.append(f"<tr><th>{escape(given.name)}</th>{cells}</tr>")
+        if labels is not None:
+            parts.append("</table>")
+        said = escape(self.tolerance_text())
+        parts.append(f"<p><i>.check(your answer) says whether it is right, {said}.</i></p>")
+        return "\n".join(parts)
+
     def within(self, value: float, target: float) -> bool:
         """Whether value is target within this question's tolerance."""
         return abs(value - target) <= self.tolerance * (1 + _SLACK) + _SLACK
@@ -134,13 +157,13 @@ class Question:
         if self.within(value, self.answer):
             lines = [f"Right: the answer is {shown} (yours is {self.tolerance_text()})."]
             return Verdict(True, None, (), "\n".join([*lines, *self.solution]))
-        given = format_number(value, self.decimals + 2) if math.isfinite(value) else str(value)
+        given = f"{value:g}"
         mistakes = self.diagnosed(value)
         lines = [f"Not quite: the answer is {shown} ({self.tolerance_text()}); yours is {given}."]
         if mistakes:
             name = " or ".join(m.name for m in mistakes)
             numbers = " and ".join(format_number(m.value, self.decimals + 2) for m in mistakes)
-            lines.append(f"{given} is what you get if you {name} ({numbers}).")
+            lines.append(f"{given} is what you get if you {name}: {numbers}.")
             lines.extend(self.solution)
             keys = tuple(m.key for m in mistakes)
             return Verdict(False, name, keys, "\n".join(lines))
@@ -169,5 +192,7 @@ class Question:
 
 def format_number(value: float, decimals: int) -> str:
     """value at decimals, without a minus sign on a zero ("-0.00" reads as a mistake)."""
+    if math.isinf(value):
+        return "−∞" if value < 0 else "∞"
     text = f"{value:.{decimals}f}"
     return text[1:] if text.startswith("-") and float(text) == 0 else text

@@ -68,24 +68,34 @@ def suits(trace: AttentionTrace, kind: str) -> str | None:
 
 
 def exercise_set(
-    traces: Sequence[AttentionTrace], kinds: Sequence[str], count: int, seed: int
+    traces: Sequence[AttentionTrace],
+    kinds: Sequence[str],
+    count: int,
+    seed: int,
+    *,
+    layers: Sequence[int] | None = None,
 ) -> tuple[Question, ...]:
     """``count`` questions, the kinds taken in turn, each cell drawn with a generator seeded
-    by ``seed``: the same arguments give the same set."""
+    by ``seed``: the same arguments give the same set. Each question is about one of
+    ``traces`` (drawn; the weight, about the last); ``layers`` are their numbers (from 0) in
+    the model, as ``where`` gives them back (default 0, 1, …)."""
+    numbers = list(range(len(traces)) if layers is None else layers)
     rng = np.random.default_rng(seed)
     found = []
     for index in range(count):
         kind = kinds[index % len(kinds)]
-        layer = int(rng.integers(len(traces))) if kind != "weight" else len(traces) - 1
-        trace = traces[layer]
+        chosen = int(rng.integers(len(traces))) if kind != "weight" else len(traces) - 1
+        trace = traces[chosen]
         cell = _cell(trace, kind, rng)
-        found.append(question(trace, kind, layer=layer, **cell))
+        found.append(question(trace, kind, layer=numbers[chosen], **cell))
     return tuple(found)
 
 
 def _allowed_row(trace: AttentionTrace, rng: np.random.Generator) -> int:
-    """A query row, drawn (every row has at least one allowed key)."""
-    return int(rng.integers(trace.n_tokens))
+    """A query row, drawn among those that see two keys or more (a row that sees one gives
+    it all its weight, 1, whatever the numbers), else among all."""
+    rows = np.flatnonzero((~trace.masked).sum(axis=1) >= 2)
+    return int(rng.choice(rows)) if rows.size else int(rng.integers(trace.n_tokens))
 
 
 def _cell(trace: AttentionTrace, kind: str, rng: np.random.Generator) -> dict[str, Any]:
@@ -100,6 +110,10 @@ def _cell(trace: AttentionTrace, kind: str, rng: np.random.Generator) -> dict[st
     if kind == "score" and len(allowed) > 1:
         # q_i·k_i: its transposed reading would be the answer itself
         key = int(rng.choice(allowed[allowed != row]))
+    if kind == "scaled":
+        # A score near 0 scales to near 0, where no mistake shows: one of 0.5 or more, if any.
+        sizable = allowed[np.abs(trace.scores[head, row, allowed]) >= 0.5]
+        key = int(rng.choice(sizable)) if sizable.size else key
     if kind in ("score", "scaled", "softmax"):
         return {"head": head, "row": row, "column": key}
     if kind == "z":

@@ -87,7 +87,8 @@ class Worked:
         self.slips: list[Slip] = []
         for index, term in enumerate(self.terms):
             running += term
-            self.checkpoints.append((f"the sum of the first {index + 1} products", running))
+            said = "product 1" if index == 0 else f"the sum of products 1 to {index + 1}"
+            self.checkpoints.append((said, running))
             self.slips.append(Slip(index, f"left out product {names[index]}", self.total - term))
             self.slips.append(
                 Slip(index, f"flipped the sign of product {names[index]}", self.total - 2 * term)

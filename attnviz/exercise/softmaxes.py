@@ -186,7 +186,8 @@ def blockwise(
             f"below, with the scaled scores of block {column + 1}. What is ℓ_new?"
         ),
         givens=[
-            given("running max and sum", ("m_old", "ℓ_old"), [m_old, l_old], WEIGHT_DECIMALS),
+            given("running maximum", ("m_old",), [m_old], decimals),
+            given("running sum", ("ℓ_old",), [l_old], WEIGHT_DECIMALS),
             given(f"scaled scores of block {column + 1}", block_words, block, decimals),
         ],
         answer=answer,

@@ -35,9 +35,10 @@ ARGUMENTS = {
     "train": ["previous", "--steps", "2"],
     "generate": ["a b c a"],
     "lens": ["a b c a"],
+    "exercise": [],
 }
 #: The options that name something to read: the rest name something written.
-READ_OPTIONS = {"--embeddings", "--weights", "--model"}
+READ_OPTIONS = {"--embeddings", "--weights", "--model", "--answers"}
 
 
 def path_options() -> list[tuple[str, str]]:

@@ -107,6 +107,7 @@ DEMO = tuple(
     )
 )
 SCALING = text_block("docs/scaling.md", "# `attnviz scaling`")
+EXERCISE = text_block("docs/exercise.md", "# `attnviz exercise`")
 HELD = text_block(
     "docs/generate.md",
     "## A sliding cache, keeping or dropping the first token (`--window`, `--keep-first`)",
@@ -396,6 +397,19 @@ EXPECTED: dict[str, Expected] = {
         ("the residual stream at ‘capital’",)
     ),
     "attnviz scaling": Expected(("attnviz · why divide by √d_k", *SCALING, *SCALING_GRADIENTS)),
+    # docs/exercise.md: not at a terminal, the questions printed
+    "attnviz exercise 'The cat sat on the mat' --kind scaled,softmax --count 2 --seed 3": Expected(
+        tuple(line for line in EXERCISE if line.startswith(("Question ", "Answer ", "To check")))
+    ),
+    "attnviz exercise 'The cat sat on the mat' --positions rope --kind rope --count 2": Expected(
+        ("Question 2 of 2 (rope)", "Rotary positions: '", "θ = ")
+    ),
+    "attnviz exercise 'The cat sat on the mat' --kv-heads 1 --kind cache,blockwise --count 2": (
+        Expected(("Question 1 of 2 (cache)", "Question 2 of 2 (blockwise)", "Answer exactly."))
+    ),
+    "attnviz exercise --model coref --kind weight --count 1": Expected(
+        ("Question 1 of 1 (weight)", "'animal'? Answer to 3 decimals", "raw scores q·k of 'it'")
+    ),
     f"attnviz heatmap --model coref {IT_ARG} --focus it -o coref_tired.png": Expected(
         writes=("coref_tired.png",)
     ),

@@ -19,7 +19,7 @@ def trace() -> attnviz.AttentionTrace:
 
 def test_a_q_coordinate_turns_by_m_theta(trace) -> None:
     asked = rope_cache.rope(trace, head=1, row=3, column=0, matrix="Q")
-    (a, b), (m, theta) = (g.values for g in asked.givens)
+    (a, b), (m,), (theta,) = (g.values for g in asked.givens)
     assert m == 3
     assert asked.answer == pytest.approx(a * math.cos(m * theta) - b * math.sin(m * theta))
     assert {m.key for m in asked.mistakes} <= {
@@ -32,7 +32,7 @@ def test_a_q_coordinate_turns_by_m_theta(trace) -> None:
 
 def test_v_does_not_turn_and_rotating_it_is_the_mistake(trace) -> None:
     asked = rope_cache.rope(trace, head=0, row=4, column=1, matrix="V")
-    (a, b), _ = (g.values for g in asked.givens)
+    (a, b), _, _ = (g.values for g in asked.givens)
     assert asked.answer in (a, b)
     assert [m.key for m in asked.mistakes] == ["rotated_v"]
     assert asked.check(asked.mistakes[0].value).mistakes == ("rotated_v",)

@@ -18,7 +18,7 @@ from attnviz.exercise.questions import KINDS, Question
 from attnviz.exercise.sets import exercise_set, question, suits
 from attnviz.trace import AttentionTrace
 
-from support import examples
+from support import examples, needs_model
 
 WORDS = ("the", "cat", "sat", "on", "mat", "it", "was", "tired", "a", "dog", "ran", "far")
 RANDOM_KINDS = tuple(kind for kind in KINDS if kind != "weight")
@@ -49,7 +49,7 @@ def literal(question: Question) -> float:
         bias = g[-1][0] if question.givens[-1].labels == ("bias",) else 0.0
         return sum(c * w for c, w in zip(concat, g[n_heads], strict=True)) + bias
     if kind == "rope":
-        (a, b), (m, theta) = g[0], g[1]
+        (a, b), (m,), (theta,) = g[0], g[1], g[2]
         first = int(question.givens[0].name.split("coordinates ")[1].split(" and ")[0])
         if question.givens[0].name.startswith("v"):  # v is not turned
             return a if first == column + 1 else b
@@ -60,7 +60,7 @@ def literal(question: Question) -> float:
     if kind == "cache":
         n, _, groups, d_k, _ = g[0]
         return 2 * n * groups * d_k
-    (m_old, l_old), block = g[0], g[1]
+    (m_old,), (l_old,), block = g[0], g[1], g[2]
     m_new = max(m_old, *block)
     return math.exp(m_old - m_new) * l_old + sum(math.exp(s - m_new) for s in block)
 
@@ -149,6 +149,7 @@ def test_a_trained_models_weight_is_what_it_gives_its_antecedent() -> None:
     )
     (asked,) = exercise_set(shown.layers, ["weight"], 1, 0)
     _, layer, head, row, column = asked.where
+    assert layer == len(shown.layers) - 1  # the last layer, which points
     assert shown.trace.tokens[row] == "it" and shown.trace.tokens[column] == "animal"
     assert "'it' give 'animal'" in asked.text
     assert asked.answer == pytest.approx(shown.layers[layer].weights[head, row, column], abs=1e-3)
@@ -162,3 +163,26 @@ def test_kinds_a_trace_cannot_ask_say_the_option_they_need() -> None:
     assert suits(trace, "softmax") is None
     with pytest.raises(ValueError, match="no kind of question 'sum'"):
         question(trace, "sum", head=0, row=0, column=0)
+
+
+IT = "The animal didn't cross the street because it was too tired"
+
+
+@pytest.mark.parametrize(
+    "model", ["coref", pytest.param("minilm", marks=[needs_model, pytest.mark.slow])]
+)
+def test_a_models_layer_is_asked_every_kind_truly(model: str) -> None:
+    """A model's layer: biases (MiniLM's) among the inputs and in the mistakes; 12 heads."""
+    trace = attnviz.explain(IT, model=model).trace
+    kinds = [kind for kind in KINDS if suits(trace, kind) is None]
+    assert "weight" in kinds and "rope" not in kinds
+    for seed in range(3):
+        for asked in exercise_set((trace,), kinds, len(kinds), seed):
+            assert_judged_truly(asked)
+            assert abs(literal(asked) - asked.answer) <= 1e-9 * max(1, abs(asked.answer))
+            if asked.kind == "projection" and trace.b_Q is not None:
+                assert asked.givens[-1].labels == ("bias",)
+                (bias,) = asked.givens[-1].values
+                # left out, a bias of less than the tolerance gives the answer: not offered
+                offered = "forgot_bias" in {m.key for m in asked.mistakes}
+                assert offered == (abs(bias) > asked.tolerance * (1 + 1e-9))

@@ -34,7 +34,8 @@ def test_softmax_shows_masked_keys_as_minus_infinity_and_leaves_them_out() -> No
 def test_blockwise_rescales_the_old_sum_by_the_new_maximum() -> None:
     trace = attnviz.explain("The cat sat on the mat today", seed=2).trace
     asked = softmaxes.blockwise(trace, head=0, row=3, column=1)
-    (m_old, l_old), block = asked.givens[0].values, np.array(asked.givens[1].values)
+    (m_old,), (l_old,) = asked.givens[0].values, asked.givens[1].values
+    block = np.array(asked.givens[2].values)
     m_new = max(m_old, block.max())
     expected = math.exp(m_old - m_new) * l_old + float(np.exp(block - m_new).sum())
     assert asked.answer == pytest.approx(expected)

@@ -1,0 +1,68 @@
+"""``attnviz exercise`` at a real terminal (a pseudo-terminal): a non-number asked again, a
+right answer, a deliberate mistake diagnosed, then Ctrl-C, which ends with the score so far and
+exit 130. The answers are the same questions' own, made in this process from the same options."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import sys
+import time
+
+import pytest
+
+from attnviz.api.exercise import questions
+from attnviz.exercise.questions import format_number
+from attnviz.options import options_from
+
+from support import installed_attnviz
+
+SENTENCE = "The cat sat on the mat"
+ARGUMENTS = [SENTENCE, "--kind", "scaled", "--count", "3", "--seed", "5"]
+
+
+def read_until(fd: int, wanted: bytes, seconds: float = 60.0) -> bytes:
+    """What the terminal shows up to and including ``wanted`` (or until it closes)."""
+    seen, deadline = b"", time.monotonic() + seconds
+    while wanted not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pseudo-terminal")
+def test_a_student_at_a_terminal_is_asked_checked_diagnosed_and_stopped_by_ctrl_c() -> None:
+    asked = questions(SENTENCE, options_from(seed=5), ["scaled"], 3, 5)
+    mistake = asked[1].mistakes[0]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the installed command, as a person runs it
+        os.environ.update({"COLUMNS": "100", "NO_COLOR": "1"})
+        os.execv(installed_attnviz(), ["attnviz", "exercise", *ARGUMENTS])
+    prompt = b"Your answer (- to skip): "
+    shown = read_until(fd, prompt)
+    os.write(fd, b"abc\n")
+    shown += read_until(fd, b"Not a number") + read_until(fd, prompt)
+    os.write(fd, format_number(asked[0].answer, 2).encode() + b"\n")
+    shown += read_until(fd, b"Question 2 of 3") + read_until(fd, prompt)
+    os.write(fd, f"{mistake.value:.4f}".encode() + b"\n")
+    shown += read_until(fd, b"Question 3 of 3") + read_until(fd, prompt)
+    os.write(fd, b"\x03")  # Ctrl-C, as the terminal sends it
+    shown += read_until(fd, b"stopped by Ctrl-C")
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    text = shown.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    assert os.waitstatus_to_exitcode(status) == 130
+    assert "Question 1 of 3 (scaled)" in text and "within 0.01" in text
+    assert "Not a number: type one like 0.5" in text
+    assert "Right: the answer is" in text
+    assert f"is what you get if you {mistake.name}" in text
+    assert "Score: 1 of 3 right (2 answered)." in text
+    assert "Traceback" not in text
