@@ -185,13 +185,14 @@ def question_data(asked: Question) -> dict[str, Any]:
 
 def sentences(asked: Question) -> dict[str, Any]:
     """The lines ``asked.check`` says, with slots for what the page fills in: ``right`` (the
-    first line of a right answer's verdict), ``wrong`` ({given}: the number at the answer's
-    decimals + 2), ``mistake`` ({given}; {name}: the mistakes' names; {numbers}: their
+    first line of a right answer's verdict), ``wrong`` ({given}: the student's number, as
+    ``f"{value:g}"`` writes it), ``mistake`` ({given}; {name}: the mistakes' names; {numbers}: their
     numbers), ``slip`` ({label} and {right}: a checkpoint's, {what}: the slip's) and
     ``noSlip``. Each is found in a verdict on a number far from every answer, of the question
     with markers for its mistake, checkpoint and slip."""
     far = asked.answer + FAR
-    given = format_number(far, asked.decimals + 2)
+    given = f"{far:g}"  # a student's number as check() writes it (tryit.js: generalNumber)
+    numbers = format_number(far, asked.decimals + 2)  # a mistake's number as check() writes it
     alone = replace(asked, mistakes=(), slips=())
     wrong = alone.check(far).explanation.split("\n")
     named = replace(asked, mistakes=(Mistake("key", "\x00", far),), slips=())
@@ -204,9 +205,9 @@ def sentences(asked: Question) -> dict[str, Any]:
         "right": asked.check(asked.answer).explanation.split("\n")[0],
         "wrong": _slot(wrong[0], given, "{given}", last=True),
         "mistake": _slot(
-            _slot(mistake, given, "{numbers}", last=True), given, "{given}", last=False
+            _slot(mistake, numbers, "{numbers}", last=True), given, "{given}", last=False
         ),
-        "slip": _slot(slip, given, "{right}", last=True)
+        "slip": _slot(slip, numbers, "{right}", last=True)
         .replace("\x01", "{label}")
         .replace("\x00", "{what}"),
         "noSlip": wrong[-1],

@@ -41,7 +41,7 @@ function within(question, value, target) {
 
 // The verdict on ``value``: {right, mistakes (their keys), lines}, as Question.check gives it.
 function verdict(question, value) {
-  const given = fixedNumber(value, question.decimals + 2);
+  const given = generalNumber(value);
   if (within(question, value, question.answer)) {
     return { right: true, mistakes: [], lines: [question.right, ...question.solution] };
   }
@@ -75,13 +75,34 @@ function verdict(question, value) {
   return { right: false, mistakes: [], lines };
 }
 
-// ``value`` at ``decimals`` in fixed point with no negative zero (exercise's format_number).
-function fixedNumber(value, decimals) {
-  if (!Number.isFinite(value)) return String(value);
-  const text = formatNumber(value, decimals); // whatif.js: ties to even, as Python rounds
-  if (Math.abs(value) < 1e6) return text;
-  const digits = Math.abs(value).toFixed(decimals);
-  return value < 0 && Number(digits) !== 0 ? "-" + digits : digits;
+// ``value`` as Python's f"{value:g}" writes it (Question.check writes a student's number so):
+// six significant digits rounded half to even on the exact binary value, trailing zeros left
+// out, in fixed point for exponents −4 to 5 and as 1.5e+06 otherwise.
+function generalNumber(value) {
+  if (Number.isNaN(value)) return "nan";
+  if (!Number.isFinite(value)) return value > 0 ? "inf" : "-inf";
+  const sign = value < 0 || Object.is(value, -0) ? "-" : "";
+  if (value === 0) return sign + "0";
+  const size = Math.abs(value);
+  let [mantissa, exponent] = size.toExponential(5).split("e"); // the nearest; of two, the larger
+  const exact = size.toExponential(100); // the exact binary value's digits (any that can tie)
+  if (/^50*$/.test(exact.replace(".", "").slice(6).split("e")[0])) {
+    const down = exact.slice(0, 7); // d.ddddd
+    if (Number(down[down.length - 1]) % 2 === 0) [mantissa, exponent] = [down, exact.split("e")[1]];
+  }
+  const power = Number(exponent);
+  const digits = mantissa.replace(".", "");
+  let text;
+  if (power >= 0 && power < 6) {
+    const fraction = digits.slice(power + 1).replace(/0+$/, "");
+    text = digits.slice(0, power + 1) + (fraction ? "." + fraction : "");
+  } else if (power < 0 && power >= -4) {
+    text = "0." + ("0".repeat(-power - 1) + digits).replace(/0+$/, "");
+  } else {
+    const shown = mantissa.replace(/\.?0+$/, "");
+    text = `${shown}e${power < 0 ? "-" : "+"}${String(Math.abs(power)).padStart(2, "0")}`;
+  }
+  return sign + text;
 }
 
 // The questions of the chosen head in the steps drawn by page.js: called after each redraw.

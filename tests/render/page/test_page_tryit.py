@@ -98,9 +98,9 @@ def test_the_sentences_are_the_questions_own_verdicts_with_slots() -> None:
     data = question_data(made)
     assert data["right"] == made.check(0.2).explanation.split("\n")[0]
     wrong = made.check(0.7).explanation.split("\n")
-    assert data["wrong"].replace("{given}", "0.7000") == wrong[0]
+    assert data["wrong"].replace("{given}", "0.7") == wrong[0]
     mistaken = made.check(0.4).explanation.split("\n")
-    filled = {"given": "0.4000", "name": "forgot to divide by √d_k", "numbers": "0.4000"}
+    filled = {"given": "0.4", "name": "forgot to divide by √d_k", "numbers": "0.4000"}
     assert data["mistake"].format(**filled) == mistaken[1]
     checkpoint = data["checkpoints"][0]
     slip = {"label": checkpoint["label"], "right": checkpoint["right"], "what": "used 4 for √4"}

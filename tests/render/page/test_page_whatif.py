@@ -120,7 +120,7 @@ def test_a_layer_too_big_for_the_page_is_not_offered() -> None:
 
 def test_the_page_grows_by_a_few_kilobytes() -> None:
     """The seeds' sentence at the default sizes (11 words, d_model 8): the mode's numbers and
-    sentences add about 9 kB, its script and style about 20 kB (docs/page.md); at most
+    sentences add about 9 kB, its script and style about 21 kB (docs/page.md); at most
     MAX_NUMBERS inputs, about 20 bytes each, whatever the sizes."""
     sentence = "The animal didn't cross the street because it was too tired"
     page, trace = page_of(sentence)
