@@ -4,6 +4,7 @@ writes it (normalised by shlex), with the pages' own pasted output where they ha
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import zipfile
@@ -47,6 +48,15 @@ def _has_step_6b(page: Path) -> None:
     html = page.read_text(encoding="utf-8")
     assert "Step 6b · FlashAttention's softmax" in html and "Block 1 of 4" in html
     assert "Step 4 ·" not in html
+
+
+def _offers_both_modes(page: Path) -> None:
+    """The page offers What if (a random layer) and Try it, one question per step and head and
+    the output's once, as docs/page.md says."""
+    html = page.read_text(encoding="utf-8")
+    data = json.loads(html.split('id="attnviz-data">')[1].split("</script>")[0])
+    assert data["whatif"]["available"] and data["whatif"]["sizes"]["n"] == 6
+    assert data["tryit"]["available"] and len(data["tryit"]["questions"]) == 2 * 5 + 1
 
 
 def _slider_steps(name: str, count: int, *labels: str) -> Callable[[Path], None]:
@@ -278,6 +288,12 @@ EXPECTED: dict[str, Expected] = {
     "-o pair.html": Expected(writes=("pair.html",)),
     "attnviz page 'The cat sat on the mat' --causal --pad-to 8 --focus sat "
     "-o masked.html": Expected(writes=("masked.html",)),
+    "attnviz page 'The cat sat on the mat' --causal -o whatif.html": Expected(
+        writes=("whatif.html",), then=lambda folder: _offers_both_modes(folder / "whatif.html")
+    ),
+    "attnviz page 'The cat sat on the mat' --causal -o tryit.html": Expected(
+        writes=("tryit.html",), then=lambda folder: _offers_both_modes(folder / "tryit.html")
+    ),
     f"attnviz explain --model minilm {IT_ARG} --layer 6 --head 12": Expected(
         (
             f"Sentence: {IT}  (15 word pieces)",

@@ -494,6 +494,7 @@ function renderSteps() {
   byId("previous").disabled = state.step <= 1;
   byId("next").disabled = state.step === STEPS;
   byId("all-steps").disabled = state.step === 0;
+  renderTryIt(); // tryit.js
 }
 
 function drawBlock([kind, content, fixed]) {
@@ -774,6 +775,7 @@ function render() {
   renderRow();
   renderComparison();
   renderSteps();
+  renderWhatIf(); // whatif.js
 }
 
 unpackAll().then(() => {
@@ -783,6 +785,8 @@ unpackAll().then(() => {
   byId("caption-a").hidden = !DATA.compare;
   byId("caption-a").textContent = DATA.compare ? TEXT.pictureA : "";
   buildControls();
+  buildWhatIf(); // whatif.js
+  buildTryIt(); // tryit.js
   buildWords();
   resize(0);
   render();

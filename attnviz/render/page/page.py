@@ -74,16 +74,18 @@ def page_html(
         kicker=html.escape(data["title"]),
         sentence=html.escape(data["sentence"]),
     )
-    return html_document(f"attnviz · {data['sentence']}", "page", body, data)
+    return html_document(f"attnviz · {data['sentence']}", ("page", "whatif", "tryit"), body, data)
 
 
-def html_document(title: str, assets: str, body: str, data: Any) -> str:
+def html_document(title: str, assets: str | tuple[str, ...], body: str, data: Any) -> str:
     """One self-contained page: ``title`` (escaped here), the style and script shipped as
-    ``assets``.css and ``assets``.js, inline, ``body`` (markup, already escaped) and ``data``,
-    the JSON its script reads. Nothing is loaded: a Content-Security-Policy forbids every remote
-    load and lets only this script and this style run."""
-    script = asset(f"{assets}.js")
-    style = asset(f"{assets}.css")
+    ``assets``.css and ``assets``.js (several: one after the other, as one style and one
+    script), inline, ``body`` (markup, already escaped) and ``data``, the JSON its script
+    reads. Nothing is loaded: a Content-Security-Policy forbids every remote load and lets only
+    this script and this style run."""
+    names = (assets,) if isinstance(assets, str) else assets
+    script = "\n".join(asset(f"{name}.js") for name in names)
+    style = "\n".join(asset(f"{name}.css") for name in names)
     # Hashes rather than 'unsafe-inline': only this script and this style may run, so even
     # markup that slipped in could not execute or restyle anything.
     policy = (
@@ -166,6 +168,9 @@ _BODY = """<header id="top">
 <span id="step-label" aria-live="polite">All steps</span>
 <button type="button" id="next">Next ▶</button>
 <button type="button" id="all-steps">Show all</button></span>
+<span class="group" role="group" aria-label="Modes">
+<button type="button" id="tryit-mode" aria-pressed="false" aria-controls="steps"></button>
+<button type="button" id="whatif-mode" aria-pressed="false" aria-controls="whatif"></button></span>
 </nav>
 <main>
 <section id="picture" aria-labelledby="picture-title">
@@ -213,6 +218,17 @@ _BODY = """<header id="top">
 </section>
 <p class="caveat" id="caveat"></p>
 </section>
+<div id="side">
+<section id="whatif" aria-labelledby="whatif-title" hidden>
+<h2 id="whatif-title"></h2>
+<p class="about" id="whatif-intro"></p>
+<p class="about" id="whatif-kept"></p>
+<p class="about" id="whatif-precision"></p>
+<p id="whatif-status" aria-live="polite"></p>
+<button type="button" id="whatif-reset"></button>
+<div id="whatif-tables"></div>
+</section>
 <section id="steps" aria-label="Every step for the chosen word"></section>
+</div>
 </main>
 """

@@ -35,6 +35,8 @@ from attnviz.render.page.page_rows import (
     rollout_data,
 )
 from attnviz.render.page.page_steps import lesson_steps, page_steps
+from attnviz.render.page.page_tryit import tryit_data
+from attnviz.render.page.page_whatif import whatif_data
 from attnviz.render.page.page_worked import (
     THINNEST,
     WORKED_KEYS,
@@ -154,6 +156,7 @@ def page_data(
     first_word = next((r for r, p in enumerate(rows) if p not in special), 0)
     real = trace.n_tokens - trace.provenance.masking.padding  # the sentence's own tokens
     opening = header(trace, selection, options)
+    every_layer = _every_layer(run, selection, options, text, rows, (start, opening_head))
     return {
         "title": next((b.text for b in opening if isinstance(b, Heading)), "attnviz"),
         "sentence": printable(trace.provenance.sentence or " ".join(trace.tokens[:real])),
@@ -185,10 +188,26 @@ def page_data(
             "head": opening_head,
             "row": selection.focus_row if selection.focus_row is not None else first_word,
         },
-        **_every_layer(run, selection, options, text, rows, (start, opening_head)),
+        **every_layer,
         "caveat": caveat_template(trace),
         "compare": None if compared is None else _compared(layers, selection, compared, decimals),
+        "whatif": whatif_data(
+            layers, start, selection, decimals, _kept(every_layer["layers"], compared)
+        ),
+        "tryit": tryit_data(layers, start, selection),
     }
+
+
+def _kept(layers: list[dict[str, Any]], compared: ComparedWith | None) -> list[str]:
+    """What the page shows that its "What if" mode leaves as given, in words."""
+    kept = ["the lesson's steps below and their worked examples", "what each word adds"]
+    if compared is not None:
+        kept.append("the comparison with sentence B and its picture")
+    if any(layer["headTypes"] for layer in layers):
+        kept.append("the head types")
+    if any(layer["rollout"] for layer in layers):
+        kept.append("rollout")
+    return kept
 
 
 def _compared(
