@@ -38,19 +38,8 @@ def command_heading(command: str) -> str:
     return headings[0]
 
 
-#: Commands whose README section is still to be written, and their page: the README is at its
-#: line limit and its sections are rearranged in one edit. Each is documented on its page
-#: meanwhile; the tests below fail as soon as the README has the section, to drop the entry.
-README_PENDING = {"exercise": "docs/exercise.md", "worksheet": "docs/worksheet.md"}
-
-
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_every_command_has_an_example_in_the_readme_and_a_page(command: str) -> None:
-    if command in README_PENDING:
-        page = README_PENDING[command]
-        assert not [line for line in README.splitlines() if f"`attnviz {command}" in line]
-        assert any(line.split()[1] == command for line in attnviz_commands(PAGES[page])), page
-        return
     body = section("README.md", command_heading(command))
     assert any(line.split()[1] == command for line in attnviz_commands(body)), command
     page = f"docs/{command}.md"
@@ -60,9 +49,7 @@ def test_every_command_has_an_example_in_the_readme_and_a_page(command: str) -> 
 
 def test_every_page_of_docs_is_linked_from_the_readme() -> None:
     for page in PAGES:
-        if page in README_PENDING.values():
-            assert f"]({page}" not in README, f"{page} is linked now: drop it from README_PENDING"
-        elif page != "README.md":
+        if page != "README.md":
             assert f"]({page}" in README, page
 
 

@@ -10,7 +10,8 @@ import numpy as np
 
 from attnviz.exercise import mistakes
 from attnviz.exercise.questions import Question
-from attnviz.exercise.shown import Draft, finished, given, number, rounded, subscript
+from attnviz.exercise.shown import Draft, finished, given, number, rounded
+from attnviz.labels import subscript
 from attnviz.lesson.examples import position_labels
 from attnviz.positions import rope_frequencies, rope_pairs
 from attnviz.trace import AttentionTrace

@@ -152,11 +152,6 @@ def finished(draft: Draft, *, unrounded: float | None = None, exact: bool = Fals
     )
 
 
-def subscript(number: int) -> str:
-    """¹, ², … for a head's number."""
-    return str(number).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
-
-
 def rounded_array(array: FloatArray | np.ndarray, decimals: int) -> FloatArray:
     """An array of any shape rounded as ``rounded`` rounds (−∞ kept)."""
     values = np.asarray(array, dtype=np.float64)

@@ -18,8 +18,8 @@ from attnviz.exercise.shown import (
     numbered,
     rounded,
     rounded_array,
-    subscript,
 )
+from attnviz.labels import subscript
 from attnviz.lesson.examples import position_labels
 from attnviz.trace import AttentionTrace
 
@@ -201,7 +201,7 @@ def output(
             kind="output",
             text=(
                 f"What is entry {column + 1} of the output for '{words[row]}': Concat = "
-                f"[z¹ | … | z{subscript(trace.n_heads)}] times column {column + 1} of W_O"
+                f"[z₁ | … | z{subscript(trace.n_heads)}] times column {column + 1} of W_O"
                 + (" + its bias" if bias is not None else "")
                 + "?"
             ),
@@ -209,7 +209,7 @@ def output(
             answer=sum_.total,
             decimals=decimals,
             solution=[
-                f"Concat = [z¹ | … ] = ({', '.join(number(v, decimals) for v in concat)})",
+                f"Concat = [z₁ | … ] = ({', '.join(number(v, decimals) for v in concat)})",
                 f"output['{words[row]}', {column + 1}] = Σ_m Concat[m]·W_O[m, {column + 1}]:",
                 *sum_.lines,
                 sum_.sum_line,

@@ -16,8 +16,8 @@ def trace() -> attnviz.AttentionTrace:
 
 def test_projection_shows_x_and_every_column_and_works_the_asked_one(trace) -> None:
     asked = sums.projection(trace, head=1, row=2, column=3, matrix="K")
-    assert asked.text.startswith("What is K²['sat', 4], entry 4 of k for 'sat' in head 2")
-    assert [g.name for g in asked.givens[1:]] == [f"W_K² column {c}" for c in range(1, 5)]
+    assert asked.text.startswith("What is K₂['sat', 4], entry 4 of k for 'sat' in head 2")
+    assert [g.name for g in asked.givens[1:]] == [f"W_K₂ column {c}" for c in range(1, 5)]
     x, w = np.array(asked.givens[0].values), np.array(asked.givens[4].values)
     assert asked.answer == pytest.approx(float(x @ w), abs=1e-12)
     assert asked.where == ("qkv", 0, 1, 2, 3)
