@@ -138,6 +138,7 @@ def test_a_sentence_too_long_for_paper_is_refused_in_one_sentence() -> None:
         hand_traces("I am good", -1)
 
 
+@pytest.mark.slow
 def test_every_kind_of_exercise_can_be_asked_of_a_hand_layer() -> None:
     """Its quarters can cancel (a row of scores summing to 0, a q of zeros): every question
     and its mistakes are still numbers (the suite turns numpy's warnings into errors)."""

@@ -99,6 +99,7 @@ def test_what_the_mode_cannot_redo_it_says(
         assert reason in data["reason"] and "inputs" not in data
 
 
+@pytest.mark.slow
 def test_a_pretrained_model_is_not_offered() -> None:
     needs_model()
     data = whatif_of("I am good", model="minilm")

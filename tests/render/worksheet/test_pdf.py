@@ -31,7 +31,11 @@ def _pages(path: Path) -> list[tuple[float, float]]:
     return [(float(width), float(height)) for width, height in boxes]
 
 
-@pytest.mark.parametrize(("paper", "points"), [("a4", (595.276, 841.89)), ("letter", (612, 792))])
+#: A4 in the plain run, Letter too in CI (slow): each case draws a whole sheet with matplotlib.
+@pytest.mark.parametrize(
+    ("paper", "points"),
+    [("a4", (595.276, 841.89)), pytest.param("letter", (612, 792), marks=pytest.mark.slow)],
+)
 def test_each_sheet_starts_a_page_of_the_paper_asked(
     tmp_path: Path, paper: str, points: tuple[float, float]
 ) -> None:
@@ -51,8 +55,8 @@ def test_the_same_set_gives_the_same_bytes(tmp_path: Path) -> None:
     assert b"CreationDate" not in (tmp_path / "a.pdf").read_bytes()
 
 
-@pytest.mark.parametrize("paper", ["a4", "letter"])
-@pytest.mark.parametrize("key", [False, True])
+@pytest.mark.parametrize("paper", ["a4", pytest.param("letter", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("key", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_every_line_fits_within_the_margins(paper: str, key: bool) -> None:
     width = PAPERS[paper][0] - 2 * MARGIN
     for block in sheet_blocks(sheets(copies=1, count=6)[0], width, key=key):
