@@ -182,7 +182,7 @@ function questionNodes(question, number) {
     }
     tryIt.answers[number] = { value: text, verdict: verdict(question, value) };
     render(); // its number, hidden until now, is shown again everywhere
-    byId("steps").querySelector(`.tryit-input[data-question="${number}"]`).focus();
+    byId("steps").querySelector(`.tryit-input[data-question="${number}"]`).focus({ preventScroll: true });
   };
   field.addEventListener("keydown", (event) => {
     event.stopPropagation(); // the field's arrows are its own, not the page's steps
