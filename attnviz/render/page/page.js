@@ -350,6 +350,7 @@ function drawPicture() {
   if (DATA.maskedCells !== null) legend.append(TEXT.legendMasked);
   if (DATA.compare) legend.append(TEXT.legendChanged);
   for (const [picture, shown] of drawn) drawLines(picture, shown, heads);
+  hideAnswers(); // tryit.js
 }
 
 // A picture's words on the left: ``chosen`` (a row) pressed, ``shown`` (the row drawn, one
@@ -372,6 +373,8 @@ function isMaskedIn(words, row, column) {
 // when one head is shown; the key in column ``chosen`` (or none) framed.
 function weighKeys(picture, row, heads, chosen) {
   const weighed = heads.length === 1 && row !== null;
+  // A weight Try it asks (tryit.js): its row's weights and bars would show it (they sum to 1).
+  const asked = weighed && picture === PICTURE_A && hidesRow(heads[0], row);
   const words = picture.words;
   byId(picture.keys)
     .querySelectorAll(".key")
@@ -383,10 +386,12 @@ function weighKeys(picture, row, heads, chosen) {
       key.querySelector(".weight").textContent = masked
         ? TEXT.masked
         : weighed
-          ? printed(picture.tables().weights, at)
+          ? asked
+            ? HIDDEN
+            : printed(picture.tables().weights, at)
           : "";
       const bar = key.querySelector(".bar");
-      bar.hidden = !weighed || masked;
+      bar.hidden = !weighed || masked || asked;
       if (weighed) {
         // A share of the bar's column (--bar in page.css): all of it for a weight of 1.
         bar.style.width = `calc(var(--bar) * ${lineWeight(picture, heads[0], row, column)})`;
@@ -416,6 +421,7 @@ function drawLines(picture, row, heads) {
   const spread = Math.min(keys[0].getBoundingClientRect().height / (heads.length + 1), 4 * scale);
   heads.forEach((head, rank) => {
     const offset = (rank - (heads.length - 1) / 2) * spread;
+    if (picture === PICTURE_A && hidesRow(head, row)) return; // tryit.js: a weight asked
     words.columns.forEach((_, column) => {
       const weight = lineWeight(picture, head, row, column);
       if (weight < THINNEST || isMaskedIn(words, row, column)) return;
@@ -659,11 +665,12 @@ function renderRow() {
   const shares = single ? printedRow(numbers.shares, heads[0], state.row) : [];
   const weights = single ? printedRow(numbers.weights, heads[0], state.row) : [];
   const rolled = rollout ? printedRow(rollout, null, state.row) : [];
+  const asked = single && hidesRow(heads[0], state.row); // tryit.js: a weight of the row asked
   const rows = DATA.columns.map((column, index) => {
     const masked = DATA.maskedCells !== null && DATA.maskedCells[state.row][index];
     const all = [
       column.word,
-      single ? (masked ? TEXT.masked : weights[index]) : "",
+      single ? (masked ? TEXT.masked : asked ? HIDDEN : weights[index]) : "",
       single ? norms[index] : "",
       single ? shares[index] : "",
       rollout ? rolled[index] : "",
@@ -693,6 +700,7 @@ function renderRow() {
     ? fill(TEXT.rolloutAbout, { word, layer: state.layer + 1 })
     : "";
   byId("caveat").textContent = DATA.caveat ? fill(DATA.caveat, { word }) : "";
+  hideAnswers(); // tryit.js
 }
 
 // -- the second sentence ---------------------------------------------------------------------------

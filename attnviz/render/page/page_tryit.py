@@ -44,6 +44,10 @@ ASKED = (
     ("z", "z"),
     ("output", "output"),
 )
+#: The decimals at which the page may print a number (its tables, picture, row table and worked
+#: examples print at 2 to 4): while a question is unanswered, every number printed as its answer
+#: or as its cell's own value at one of these is hidden (tryit.js: hideAnswers).
+HIDDEN_DECIMALS = range(2, 7)
 #: A number far from every answer: its verdict's lines give the sentences' shapes.
 FAR = 1e6
 
@@ -97,7 +101,8 @@ def tryit_data(
             if count > MAX_NUMBERS:
                 left_out.append({**place, "count": f"{count:,}", "kind": kind})
             else:
-                questions.append({**place, **question_data(asked)})
+                hides = hidden_texts(asked.answer, cell_value(trace, step, cell))
+                questions.append({**place, **question_data(asked), "hides": hides})
     return {
         "available": True,
         "text": text,
@@ -139,6 +144,27 @@ def cells(trace: AttentionTrace, head: int, seed: int) -> list[tuple[str, str, d
             cell.update(head=0, column=int(rng.integers(trace.d_model)))
         found.append((step, kind, cell))
     return found
+
+
+def cell_value(trace: AttentionTrace, step: str, cell: dict[str, Any]) -> float:
+    """The trace's own value of the cell a question asks (its answer is worked from the numbers
+    as shown, so it may round differently): of Q, K or V; scores; scaled; weights; Z; output."""
+    head, row, column = cell["head"], cell["row"], cell["column"]
+    if step == "output":
+        return float(trace.output[row, column])
+    if step == "qkv":
+        matrix = cell["matrix"]
+        group = head if matrix == "Q" else trace.kv_head(head)
+        return float(getattr(trace, matrix)[group, row, column])
+    table = {"scores": trace.scores, "scaled": trace.scaled, "weights": trace.weights}
+    return float(table[step][head, row, column] if step in table else trace.Z[head, row, column])
+
+
+def hidden_texts(*values: float) -> list[str]:
+    """Every text the page may print ``values`` as (HIDDEN_DECIMALS), "-" or "−" for a minus."""
+    texts = {shown_number(value, decimals) for value in values for decimals in HIDDEN_DECIMALS}
+    texts |= {text.replace("-", "−") for text in texts}
+    return sorted(texts)
 
 
 def question_data(asked: Question) -> dict[str, Any]:

@@ -27,7 +27,7 @@ function buildTryIt() {
     tryIt.on = !tryIt.on;
     toggle.setAttribute("aria-pressed", String(tryIt.on));
     if (tryIt.on && whatIf.on) byId("whatif-mode").click(); // one mode at a time
-    renderSteps();
+    render(); // the picture and the row too: they hide the numbers asked
   });
   byId("whatif-mode").addEventListener("click", () => {
     if (whatIf.on && tryIt.on) toggle.click();
@@ -108,7 +108,11 @@ function generalNumber(value) {
 // The questions of the chosen head in the steps drawn by page.js: called after each redraw.
 function renderTryIt() {
   document.body.classList.toggle("trying", tryIt.on);
-  if (!tryIt.on) return;
+  if (tryIt.on) askQuestions();
+  hideAnswers();
+}
+
+function askQuestions() {
   if (TRYIT.available) byId("steps").prepend(make("p", "about tryit-intro", TRYTEXT.intro));
   for (const article of byId("steps").querySelectorAll("article.step")) {
     const index = DATA.steps.findIndex((step) => "step-" + stepLabel(step) === article.id);
@@ -144,6 +148,7 @@ function renderTryIt() {
 // A question: its sentence, the numbers it gives, a field, Check, and its verdict if answered.
 function questionNodes(question, number) {
   const nodes = [make("p", "question", question.text)];
+  nodes[0].dataset.asks = String(number);
   for (const given of question.givens) {
     const table = make("table", "numbers given");
     const labels = make("tr");
@@ -153,6 +158,7 @@ function questionNodes(question, number) {
     table.append(labels, values);
     const scroller = make("div", "table-scroll");
     scroller.append(table);
+    scroller.dataset.asks = String(number);
     nodes.push(scroller);
   }
   const form = make("div", "answer");
@@ -175,8 +181,8 @@ function questionNodes(question, number) {
       return;
     }
     tryIt.answers[number] = { value: text, verdict: verdict(question, value) };
-    showVerdict(said, tryIt.answers[number].verdict);
-    said.closest("article").classList.remove("asking");
+    render(); // its number, hidden until now, is shown again everywhere
+    byId("steps").querySelector(`.tryit-input[data-question="${number}"]`).focus({ preventScroll: true });
   };
   field.addEventListener("keydown", (event) => {
     event.stopPropagation(); // the field's arrows are its own, not the page's steps
@@ -200,4 +206,61 @@ function showVerdict(node, judged) {
   node.dataset.right = String(judged.right);
   node.dataset.mistakes = judged.mistakes.join(" ");
   node.dataset.explanation = judged.lines.join("\n");
+}
+
+// -- the asked numbers, hidden everywhere else until answered ----------------------------------
+
+const HIDDEN = "?";
+const NUMBER = /[-\u2212]?\d+(?:\.\d+)?(?:e[+-]?\d+)?/g; // a number as the page prints it
+let hiddenTexts = []; // [text node, its text before its numbers were hidden]
+
+// The questions whose numbers are hidden, [question, its index]: while Try it is on, those of
+// the layer asked about not yet answered, of the head shown (all of them when every head is).
+function unanswered() {
+  if (!tryIt.on || !TRYIT.available || state.layer !== TRYIT.layer) return [];
+  return TRYIT.questions
+    .map((question, number) => [question, number])
+    .filter(([question, number]) => !(number in tryIt.answers))
+    .filter(([question]) => question.head === null || state.head === ALL_HEADS || question.head === state.head);
+}
+
+// Whether the weights of picture row ``row`` in head ``head`` (an index into DATA.heads) are
+// hidden: a weight of the row is asked (its bars and lines would show it, and, as a row sums to
+// 1, so would the row's other weights).
+function hidesRow(head, row) {
+  const position = DATA.rows[row].position;
+  return unanswered().some(([q]) => q.step === "weights" && q.head === head && q.where[3] === position);
+}
+
+// Whether unanswered question ``q``'s numbers are hidden in what ``asking`` (a question; null:
+// the rest of the page) shows: everywhere but in an unanswered question of its step or before,
+// which needs its numbers (a later step's question can always be answered first).
+function hidesIn(q, asking) {
+  if (asking === null || TRYIT.questions.indexOf(asking) in tryIt.answers) return true;
+  const rank = (question) => DATA.steps.findIndex((step) => step.key === question.step);
+  return rank(q) < rank(asking);
+}
+
+// Every number on the page printed as an unanswered question's answer (or its cell's own value)
+// at any of the page's decimals, set as HIDDEN; the texts hidden before put back first. A
+// question's own sentence and givens hide only the answers asked in earlier steps, so the
+// questions can be answered step by step. Called after each drawing of the picture, row or steps.
+function hideAnswers() {
+  for (const [node, text] of hiddenTexts) if (node.isConnected) node.data = text;
+  hiddenTexts = [];
+  const questions = unanswered();
+  if (!questions.length) return;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (parent.closest("script, style")) continue;
+    const owner = parent.closest("[data-asks]");
+    const asking = owner ? TRYIT.questions[Number(owner.dataset.asks)] : null;
+    const hides = new Set(questions.filter(([q]) => hidesIn(q, asking)).flatMap(([q]) => q.hides));
+    const text = node.data.replace(NUMBER, (number) => (hides.has(number) ? HIDDEN : number));
+    if (text !== node.data) {
+      hiddenTexts.push([node, node.data]);
+      node.data = text;
+    }
+  }
 }

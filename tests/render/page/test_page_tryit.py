@@ -15,11 +15,13 @@ import pytest
 from attnviz.core import trace_layers
 from attnviz.exercise.questions import Given, Mistake, Question, Slip
 from attnviz.exercise.sets import question
+from attnviz.labels import format_number
 from attnviz.options import TraceOptions
 from attnviz.render.page.page import page_html
-from attnviz.render.page.page_data import page_data
+from attnviz.render.page.page_data import PAGE_TEXT, page_data
 from attnviz.render.page.page_tryit import (
     ASKED,
+    HIDDEN_DECIMALS,
     MAX_NUMBERS,
     MAX_WORDS,
     TRYIT_TEXT,
@@ -217,11 +219,130 @@ def test_a_question_hides_its_worked_example_until_answered(browser: Any, random
     assert article.find_element(By.CSS_SELECTOR, ".verdict").text == TRYIT_TEXT["notANumber"]
     field.clear()
     field.send_keys("0\n")
-    assert all(node.is_displayed() for node in worked)
+    # Answered, the page is drawn again with the numbers it hid.
+    article = browser.find_element(By.ID, f"step-{_number('scaled')}")
+    worked = article.find_elements(By.CSS_SELECTOR, ":scope > p.worked")
+    assert worked and all(node.is_displayed() for node in worked)
     # Try it and What if take turns: one mode at a time.
     browser.find_element(By.ID, "whatif-mode").click()
     assert browser.find_element(By.ID, "tryit-mode").get_attribute("aria-pressed") == "false"
     assert browser.find_elements(By.CSS_SELECTOR, ".tryit") == []
+
+
+#: A number as the page prints it (tryit.js: NUMBER), with either minus sign.
+NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
+#: The page's visible text; with question ``arguments[0]``'s own sentence and givens left out.
+VISIBLE = """
+const own = [...document.querySelectorAll(`[data-asks="${arguments[0]}"]`)];
+own.forEach((node) => (node.hidden = true));
+const text = document.body.innerText;
+own.forEach((node) => (node.hidden = false));
+return text;
+"""
+
+
+def shown_numbers(driver: Any, asked: int = -1) -> list[str]:
+    """Every number of the page's visible text, its minus written "-"; but those of question
+    ``asked``'s sentence and givens (the numbers it is worked from)."""
+    text: str = driver.execute_script(VISIBLE, asked)
+    return [number.replace("\u2212", "-") for number in NUMBER.findall(text)]
+
+
+def answer_texts(made: Question) -> set[str]:
+    """The question's answer as the page may print it: at each of its decimals."""
+    return {format_number(made.answer, decimals) for decimals in HIDDEN_DECIMALS}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"seed": 0, "causal": True},
+        {"seed": 3, "heads": 2, "d_model": 6},
+        {"seed": 7, "heads": 4, "kv_heads": 2, "d_model": 8, "causal": True},
+    ],
+)
+def test_an_asked_number_is_shown_nowhere_until_answered(
+    browser: Any, tmp_path: Path, options: dict[str, Any]
+) -> None:
+    """In the picture's labels, the row table, the step tables, the worked examples and the
+    other questions: a number asked is not on the page until answered, and every number comes
+    back once it is, and when the mode is left the page is as it was."""
+    from selenium.webdriver.common.by import By
+
+    layers, trace = traced("The cat sat on the mat because it was tired", **options)
+    path = tmp_path / "page.html"
+    path.write_text(page_html(analysed(layers), trace, select(trace, ViewOptions())), "utf-8")
+    open_page(browser, path)
+    built = asked(trace)
+    heads = sorted({head for _, head, _ in built if head is not None})
+    plain = {}
+    for head in heads:
+        choose(browser, "head", f"Head {head + 1}")
+        plain[head] = shown_numbers(browser)
+    pictured = browser.execute_script("return document.body.innerText")
+    browser.find_element(By.ID, "tryit-mode").click()
+    hidden_somewhere = 0
+    for head in heads:
+        choose(browser, "head", f"Head {head + 1}")
+        # The head's questions, and the output's (of every head) with the first head's.
+        mine = [
+            (n, m)
+            for n, (_, h, m) in enumerate(built)
+            if h == head or (h is None and head == heads[0])
+        ]
+        for index, (number, made) in enumerate(mine):
+            shown = set(shown_numbers(browser, number))
+            assert not answer_texts(made) & shown, (made.text, answer_texts(made) & shown)
+            hidden_somewhere += bool(answer_texts(made) & set(plain[head]))
+            answer(browser, number, repr(made.answer))
+            # Back again where the plain page shows it (bar a later question's number).
+            still = set().union(*(answer_texts(later) for _, later in mine[index + 1 :]))
+            if answer_texts(made) & set(plain[head]) - still:
+                assert answer_texts(made) & set(shown_numbers(browser)), made.text
+        # All answered: every number of the plain page is back.
+        assert set(plain[head]) <= set(shown_numbers(browser))
+        # Every bar of the chosen row is drawn again once its weight is answered.
+        bars = browser.find_elements(By.CSS_SELECTOR, "#keys .bar")
+        assert bars and any(bar.is_displayed() for bar in bars)
+    assert hidden_somewhere >= len(heads)  # the plain page does show asked numbers
+    browser.find_element(By.ID, "tryit-mode").click()
+    assert browser.execute_script("return document.body.innerText") == pictured
+
+
+@pytest.mark.browser
+def test_the_bars_of_an_asked_weight_are_hidden(browser: Any, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    layers, trace = traced("The cat sat on the mat because it was tired", seed=0, causal=True)
+    path = tmp_path / "page.html"
+    path.write_text(page_html(analysed(layers), trace, select(trace, ViewOptions())), "utf-8")
+    open_page(browser, path)
+    number, row = next(
+        (n, made.where[3]) for n, (step, h, made) in enumerate(asked(trace)) if step == "weights"
+    )
+    browser.find_elements(By.CSS_SELECTOR, "#queries button")[row].click()
+    bars = browser.find_elements(By.CSS_SELECTOR, "#keys .bar")
+    lines = "return document.querySelectorAll('#lines line').length"
+    assert any(bar.is_displayed() for bar in bars) and browser.execute_script(lines) > 0
+    browser.find_element(By.ID, "tryit-mode").click()
+    assert not any(bar.is_displayed() for bar in bars) and browser.execute_script(lines) == 0
+    # Nor its other weights, in the picture and the row table: a row's weights sum to 1.
+    weights = [node.text for node in browser.find_elements(By.CSS_SELECTOR, "#keys .weight")]
+    table = [row.find_elements(By.TAG_NAME, "td")[0].text for row in rows_of(browser)]
+    assert {*weights, *table} == {"?", PAGE_TEXT["masked"]}, (weights, table)
+    answer(browser, number, "0.5")
+    bars = browser.find_elements(By.CSS_SELECTOR, "#keys .bar")
+    assert any(bar.is_displayed() for bar in bars) and browser.execute_script(lines) > 0
+
+
+def rows_of(driver: Any) -> list[Any]:
+    """The row table's rows of numbers."""
+    from selenium.webdriver.common.by import By
+
+    return driver.find_elements(By.CSS_SELECTOR, "#row-table tr")[1:]
 
 
 def _number(key: str) -> str:
