@@ -47,6 +47,7 @@ def test_the_default_sentence_and_a_quiz(tmp_path: Path) -> None:
     assert "The animal didn't cross the street because it was too tired" in shown
 
 
+@pytest.mark.slow  # the plain run has render/worksheet/test_pdf.py's same-bytes test
 def test_the_same_seed_gives_the_same_pdf(tmp_path: Path) -> None:
     for name in ("a.pdf", "b.pdf"):
         code, _, stderr = run("--hand", "--seed", "9", "--count", "2", "-o", str(tmp_path / name))
