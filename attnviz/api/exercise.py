@@ -216,7 +216,6 @@ def printed(asked: Sequence[Question], console: Console) -> None:
     console.print(
         "To check: write one answer a line into a file (blank or - to skip one) and run the "
         "same command with --answers FILE.",
-        soft_wrap=True,
         markup=False,
     )
 

@@ -25,7 +25,8 @@ def test_not_at_a_terminal_the_questions_are_printed_and_how_to_check_them() -> 
     status, out, err = run("--count", "3", "--kind", "scaled", "--kind", "z,cache")
     assert status == 0 and err == ""
     assert "Question 1 of 3 (scaled)" in out and "Question 3 of 3 (cache)" in out
-    assert out.rstrip().splitlines()[-1].endswith("the same command with --answers FILE.")
+    assert " ".join(out.split()).endswith("run the same command with --answers FILE.")
+    assert max(len(line) for line in out.splitlines()) <= 100  # wrapped at the width
 
 
 def test_the_same_seed_prints_the_same_set_and_another_seed_another() -> None:
