@@ -686,7 +686,8 @@ def test_nothing_attnviz_writes_loads_anything_remote(tmp_path: Path) -> None:
     # The lesson page names no address at all (its script fetches nothing either), and its
     # Content-Security-Policy forbids every load but data: images.
     page = outputs[4].read_text(encoding="utf-8").replace('http-equiv="', "")
-    assert not re.search(r"https?:|ftp:|wss?:|//[\w.-]+\.[a-z]", page, re.IGNORECASE)
+    # \b: a scheme is a word of its own ("rows:" in the script is no "ws:")
+    assert not re.search(r"\b(?:https?|ftp|wss?):|//[\w.-]+\.[a-z]", page, re.IGNORECASE)
     assert re.findall(r"""(?:src|href)=["']([^"']*)""", page) == ["data:,"]
     assert "default-src 'none'" in page and "fetch(" not in page and "XMLHttpRequest" not in page
     # The notebook display too: every source it names is an embedded image.

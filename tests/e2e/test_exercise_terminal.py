@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pty
 import select
+import signal
 import sys
 import time
 
@@ -22,9 +23,15 @@ SENTENCE = "The cat sat on the mat"
 ARGUMENTS = [SENTENCE, "--kind", "scaled", "--count", "3", "--seed", "5"]
 
 
+#: What the terminal showed past the last ``wanted`` read_until found: the next call starts there.
+_unread: dict[int, bytes] = {}
+
+
 def read_until(fd: int, wanted: bytes, seconds: float = 60.0) -> bytes:
-    """What the terminal shows up to and including ``wanted`` (or until it closes)."""
-    seen, deadline = b"", time.monotonic() + seconds
+    """What the terminal shows up to and including ``wanted`` (or until it closes); what came
+    after it in the same read is kept for the next call, so that two prompts read in one chunk
+    are found one after the other, not waited for."""
+    seen, deadline = _unread.pop(fd, b""), time.monotonic() + seconds
     while wanted not in seen and time.monotonic() < deadline:
         ready, _, _ = select.select([fd], [], [], 0.2)
         if ready:
@@ -35,7 +42,24 @@ def read_until(fd: int, wanted: bytes, seconds: float = 60.0) -> bytes:
             if not chunk:
                 break
             seen += chunk
+    if wanted in seen:
+        end = seen.index(wanted) + len(wanted)
+        seen, _unread[fd] = seen[:end], seen[end:]
     return seen
+
+
+def exit_status(pid: int, seconds: float) -> int:
+    """The child's wait status; killed (and the test failed) if it has not ended in ``seconds``,
+    so that a command that keeps waiting never hangs the suite."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        ended, status = os.waitpid(pid, os.WNOHANG)
+        if ended:
+            return status
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail(f"attnviz exercise had not ended {seconds:.0f} s after Ctrl-C")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pseudo-terminal")
@@ -44,6 +68,9 @@ def test_a_student_at_a_terminal_is_asked_checked_diagnosed_and_stopped_by_ctrl_
     mistake = asked[1].mistakes[0]
     pid, fd = pty.fork()
     if pid == 0:  # the child: the installed command, as a person runs it
+        # as at a person's terminal, Ctrl-C interrupts: a run started in the background by a
+        # shell without job control inherits SIGINT ignored, and the child would keep that
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.environ.update({"COLUMNS": "100", "NO_COLOR": "1"})
         os.execv(installed_attnviz(), ["attnviz", "exercise", *ARGUMENTS])
     prompt = b"Your answer (- to skip): "
@@ -56,7 +83,8 @@ def test_a_student_at_a_terminal_is_asked_checked_diagnosed_and_stopped_by_ctrl_
     shown += read_until(fd, b"Question 3 of 3") + read_until(fd, prompt)
     os.write(fd, b"\x03")  # Ctrl-C, as the terminal sends it
     shown += read_until(fd, b"stopped by Ctrl-C")
-    _, status = os.waitpid(pid, 0)
+    status = exit_status(pid, seconds=60.0)
+    shown += _unread.pop(fd, b"")
     os.close(fd)
     text = shown.decode("utf-8", errors="replace").replace("\r\n", "\n")
     assert os.waitstatus_to_exitcode(status) == 130
