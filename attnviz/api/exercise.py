@@ -33,17 +33,7 @@ if TYPE_CHECKING:
 
 #: The mix when no kind is named: every kind the trace can ask (rope with rotary positions,
 #: the weight with a trained model, whose other kinds would be long sums of d_k terms).
-RANDOM_MIX = (
-    "projection",
-    "score",
-    "scaled",
-    "softmax",
-    "z",
-    "output",
-    "rope",
-    "cache",
-    "blockwise",
-)
+RANDOM_MIX = tuple(kind for kind in KINDS if kind != "weight")
 MODEL_MIX = ("weight", "scaled", "softmax")
 
 #: The options of attnviz.explain that ``exercise`` takes too (the others change no question
