@@ -10,6 +10,7 @@ import select
 import signal
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -62,6 +63,21 @@ def exit_status(pid: int, seconds: float) -> int:
     pytest.fail(f"attnviz exercise had not ended {seconds:.0f} s after Ctrl-C")
 
 
+def waits_for_a_key(pid: int, seconds: float = 30.0) -> None:
+    """Returns once process ``pid`` has been asleep for three looks in a row, 50 ms apart (after
+    its prompt, only the read of the answer puts it to sleep); after half a second where there
+    is no /proc to look in."""
+    stat = Path(f"/proc/{pid}/stat")
+    if not stat.exists():
+        time.sleep(0.5)
+        return
+    asleep, deadline = 0, time.monotonic() + seconds
+    while asleep < 3 and time.monotonic() < deadline:
+        state = stat.read_text().rpartition(")")[2].split()[0]  # after the (command name)
+        asleep = asleep + 1 if state == "S" else 0
+        time.sleep(0.05)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pseudo-terminal")
 def test_a_student_at_a_terminal_is_asked_checked_diagnosed_and_stopped_by_ctrl_c() -> None:
     asked = questions(SENTENCE, options_from(seed=5), ["scaled"], 3, 5)
@@ -85,7 +101,10 @@ def test_a_student_at_a_terminal_is_asked_checked_diagnosed_and_stopped_by_ctrl_
     shown += read_until(fd, b"Question 3 of 3") + read_until(fd, prompt)
     # Ctrl-C: what the line discipline does on ^C, SIGINT to the terminal's foreground process
     # group (the child's: pty.fork made it one), sent directly, so that the test does not hang on
-    # whether a sandbox let the pseudo-terminal become the child's controlling terminal
+    # whether a sandbox let the pseudo-terminal become the child's controlling terminal; and
+    # only once the child waits in read(): Python's input() checks for a signal only when
+    # read() is interrupted, so one that lands between the prompt and the read() waits for a key
+    waits_for_a_key(pid)
     os.killpg(pid, signal.SIGINT)
     stopped = read_until(fd, b"stopped by Ctrl-C", seconds=30.0)
     shown += stopped
