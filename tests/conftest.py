@@ -168,15 +168,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             + "; keep at least one case of each without pytest.mark.full."
         )
     said: dict[object, Any] = {}
-    in_e2e: dict[Path, bool] = {}  # Path.parents is slow enough to count over 4,000 tests
+    # Only a -m that names extra selects by it: other runs (the plain one) skip reading sources.
+    marks_extra = "extra" in config.option.markexpr
+    in_e2e: dict[Path, bool] = {}  # Path.parents is slow enough to count over 5,000 tests
     for item in items:
-        if in_e2e.setdefault(item.path, E2E in item.path.parents):
+        if item.path not in in_e2e:
+            in_e2e[item.path] = E2E in item.path.parents
+        if in_e2e[item.path]:
             item.add_marker(pytest.mark.e2e)
         if item.get_closest_marker("browser") is not None:
             # One Chromium at a time: with --dist loadgroup (scripts/check) every browser
             # test runs on one worker, one after another, while the others run the rest.
             item.add_marker(pytest.mark.xdist_group("browser"))
-        if depends_on_the_extra(item, said):
+        if marks_extra and depends_on_the_extra(item, said):
             item.add_marker(pytest.mark.extra)
 
 

@@ -79,7 +79,7 @@ def worksheet(
     """Write a worksheet set for SENTENCE: exercises with the numbers needed and boxes to fill,
     and a separate answer key with every worked solution.
 
-    Example: attnviz worksheet --hand --copies 30 --seed 7 -o sheet.pdf
+    Example: attnviz worksheet --hand --copies 3 --seed 7 -o sheet.pdf
 
     For a learning platform: attnviz worksheet --hand -o quiz.gift (or quiz.xml)
     """

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from attnviz.errors import AttnvizError
 from attnviz.generation.sampling import Sampling, choose, ranked, softmax, top_ranked
 
+from support import examples
+
 
 def test_softmax_of_huge_and_tiny_logits_is_finite_and_sums_to_one() -> None:
     for logits in ([1e308, -1e308, 0.0], [3e38, 3e38, -3e38], [-1e4, -1e4 - 1, -1e4 - 2]):
@@ -32,7 +34,7 @@ def test_greedy_takes_the_first_of_the_largest_logits() -> None:
     assert choice.shown.tolist() == [1, 2, 0, 3]  # by logit, ties by id
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(st.integers(-3, 3), min_size=1, max_size=40),
     st.integers(1, 12),
@@ -68,7 +70,7 @@ def literal_top_p(p: np.ndarray, order: list[int], top_p: float) -> list[int]:
     return kept
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     logits=st.lists(st.integers(-6, 6), min_size=2, max_size=12),
     k=st.integers(1, 12),

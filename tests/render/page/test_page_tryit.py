@@ -149,6 +149,22 @@ const said = document.querySelector(`.verdict[data-question="${arguments[0]}"]`)
 return {right: said.dataset.right, mistakes: said.dataset.mistakes,
         explanation: said.dataset.explanation};
 """
+#: Each of the answers ``arguments[1]`` given to question ``arguments[0]`` in turn, as a person
+#: gives it (the field's text, then Enter: the keydown the page listens to), and the verdict
+#: shown for each; in one call, since the page draws itself again after every answer.
+JUDGED = """
+const [number, answers] = arguments;
+const shown = [];
+for (const text of answers) {
+  const field = document.querySelector(`.tryit-input[data-question="${number}"]`);
+  field.value = text;
+  field.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true}));
+  const said = document.querySelector(`.verdict[data-question="${number}"]`);
+  shown.push({right: said.dataset.right, mistakes: said.dataset.mistakes,
+              explanation: said.dataset.explanation});
+}
+return shown;
+"""
 
 
 def answer(driver: Any, number: int, text: str) -> dict[str, str]:
@@ -195,8 +211,11 @@ def test_the_page_judges_as_question_check_does(
         if head is not None and head != shown_head:
             choose(browser, "head", f"Head {head + 1}")
             shown_head = head
-        for value in tried_values(made, rng):
-            shown = answer(browser, number, repr(float(value)))
+        values = tried_values(made, rng)
+        # The first answer typed key by key; the rest given as the field's text and Enter.
+        typed = answer(browser, number, repr(float(values[0])))
+        given = browser.execute_script(JUDGED, number, [repr(float(v)) for v in values[1:]])
+        for value, shown in zip(values, [typed, *given], strict=True):
             verdict = made.check(float(value))
             assert shown["right"] == str(verdict.right).lower(), (made.text, value)
             assert shown["mistakes"] == " ".join(verdict.mistakes), (made.text, value)
