@@ -101,6 +101,29 @@ def text_width(text: str, points: float, *, bold: bool = False) -> float:
     return float(width) / 64 / 72
 
 
+def text_advance(text: str, points: float, *, bold: bool = False) -> float:
+    """Inches the pen moves drawing ``text`` at ``points``: each character's advance added up,
+    each measured once. A guess at text_width: within a few tenths of a percent of it for prose,
+    a little above it (text_width leaves out the first and last glyph's side bearings and kerns
+    pairs), found in a fraction of its time, which lays out the whole string each call."""
+    return sum(_character_advance(character, points, bold) for character in text)
+
+
+@functools.lru_cache(maxsize=4096)
+@draws
+def _character_advance(character: str, points: float, bold: bool) -> float:
+    from matplotlib.font_manager import get_font
+
+    font = get_font(_font_file(bold))
+    font.set_size(points, 72)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=MISSING_GLYPH)
+        # by its index: a character the font lacks is its box (index 0), as text_width draws
+        # it; hinted as text_width's layout hints it
+        glyph = font.load_glyph(font.get_char_index(ord(character)))
+    return float(glyph.horiAdvance) / 64 / 72
+
+
 @functools.cache
 @draws
 def _font_file(bold: bool) -> str:

@@ -7,8 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from attnviz.render.figures.fonts import text_width
+from attnviz.render.figures.fonts import text_advance, text_width
 from attnviz.render.worksheet.pdf import (
     INDENT,
     MARGIN,
@@ -18,10 +20,13 @@ from attnviz.render.worksheet.pdf import (
     paginate,
     sheet_blocks,
     wrapped,
+    wrapped_by_measuring,
     write_pdf,
 )
-from attnviz.render.worksheet.sheet import PAPERS
+from attnviz.render.worksheet.sheet import INSTRUCTIONS, PAPERS
 from render.worksheet.made import sheets
+
+from support import examples
 
 
 def _pages(path: Path) -> list[tuple[float, float]]:
@@ -72,6 +77,49 @@ def test_a_word_wider_than_the_line_is_cut_into_pieces_that_fit() -> None:
     assert lines[0] == "short" and lines[-1].endswith(" end")
     assert "".join(lines[1:]).removesuffix(" end") == "x" * 300
     assert all(text_width(line, 10.0) <= 2.0 for line in lines)
+
+
+#: Words as sheets hold them (a sentence's, numbers, the formulas' signs), capitals that kern
+#: ("AV", "To", "Wa"), characters DejaVu Sans lacks (drawn as boxes) and a word longer than a line.
+WORDS = st.sampled_from(
+    [
+        *INSTRUCTIONS.split(),
+        "q·k",
+        "√d_k",
+        "−1.2345",
+        "softmax(0.52,",
+        "AVAWAY",
+        "To.",
+        "Wa",
+        "猫",
+        "🙂",
+        "l" * 90,
+        "W" * 70,
+    ]
+)
+
+
+@pytest.mark.slow  # both ways of wrapping, the measuring one at about 2 ms a candidate line
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    st.lists(WORDS, min_size=1, max_size=60),
+    st.sampled_from([9.0, 10.5, 14.0]),
+    st.floats(0.5, 7.0),
+    st.booleans(),
+)
+def test_lines_guessed_then_checked_are_those_measured_one_by_one(
+    words: list[str], size: float, width: float, bold: bool
+) -> None:
+    text = " ".join(words)
+    lines = wrapped(text, size, width, bold=bold)
+    assert lines == wrapped_by_measuring(text, size, width, bold=bold)
+    assert all(text_width(line, size, bold=bold) <= width for line in lines)
+
+
+def test_a_guessed_width_is_within_a_percent_of_the_measured_one_for_prose() -> None:
+    for size in (9.0, 10.5, 14.0):
+        measured = text_width(INSTRUCTIONS, size)
+        assert measured <= text_advance(INSTRUCTIONS, size) <= 1.01 * measured
 
 
 def test_a_block_moves_whole_to_the_next_page_and_a_tall_one_is_split() -> None:
