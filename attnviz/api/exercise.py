@@ -197,17 +197,19 @@ def printed(asked: Sequence[Question], console: Console) -> None:
     from rich.text import Text
 
     from attnviz.render.terminal.exercise import question_renderables
+    from attnviz.render.terminal.reports import paragraphs
 
     for position, question in enumerate(asked, 1):
         for line in question_renderables(question, position, len(asked), console):
             console.print(line)
         console.print(Text(f"Answer {position}: ________"))
         console.print()
-    console.print(
+    how = Text(
         "To check: write one answer a line into a file (blank or - to skip one) and run the "
-        "same command with --answers FILE.",
-        markup=False,
+        "same command with --answers FILE."
     )
+    for line in paragraphs(console, how):
+        console.print(line)
 
 
 def grade(asked: Sequence[Question], lines: Sequence[str], console: Console) -> int:

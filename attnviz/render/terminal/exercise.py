@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.console import Console, RenderableType
-from rich.table import Table
+from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from attnviz.exercise.questions import Given, Question, Verdict
@@ -18,7 +17,7 @@ from attnviz.render.terminal.reports import paragraphs, report_table
 NAME_ROOM = 24
 
 
-def given_tables(givens: Sequence[Given], width: int = 80) -> list[Table]:
+def given_tables(givens: Sequence[Given], width: int = 80) -> list[RenderableType]:
     """The inputs as tables: consecutive inputs labelled alike (the rows of a matrix, the
     columns of W) share one, a row each; columns that would not fit ``width`` go on into
     another table below, so that no number is ever cut."""
@@ -31,7 +30,7 @@ def given_tables(givens: Sequence[Given], width: int = 80) -> list[Table]:
     return [table for group in groups for table in _tables(group, width)]
 
 
-def _tables(group: list[Given], width: int) -> list[Table]:
+def _tables(group: list[Given], width: int) -> list[RenderableType]:
     """One group of inputs, its columns split into tables that fit ``width``."""
     shown = [[number(value, given.decimals) for value in given.values] for given in group]
     widths = [
@@ -46,16 +45,38 @@ def _tables(group: list[Given], width: int) -> list[Table]:
             start, used = index, 0
         used += needed
     spans.append((start, len(widths)))
-    tables = []
+    heading, names = shared_name([given.name for given in group])
+    tables: list[RenderableType] = []
     for first, last in spans:
         table = report_table()
         table.add_column("", justify="left", overflow="fold", ratio=1)
         for label in group[0].labels[first:last]:
             table.add_column(label, justify="right", no_wrap=True, min_width=6)
-        for given, row in zip(group, shown, strict=True):
-            table.add_row(Text(given.name), *(Text(cell) for cell in row[first:last]))
-        tables.append(table)
+        for name, row in zip(names, shown, strict=True):
+            table.add_row(Text(name), *(Text(cell) for cell in row[first:last]))
+        # the shared words above the table: as wide as the table, not as its names' column
+        tables.append(Group(Text(heading, style="bold"), table) if heading else table)
     return tables
+
+
+def shared_name(names: Sequence[str]) -> tuple[str, list[str]]:
+    """The words the rows' names share, as the names' column heading, and what is each row's
+    own: "scaled scores of 'it' (head 2)" and "scaled scores of 'was' (head 2)" become
+    "scaled scores of … (head 2)" over 'it' and 'was'. Names that share nothing, or would
+    not tell their rows apart, are kept whole with no heading."""
+    split = [name.split(" ") for name in names]
+    shortest = min(len(words) for words in split)
+    start = 0
+    while start < shortest - 1 and len({words[start] for words in split}) == 1:
+        start += 1
+    end = 0
+    while end < shortest - 1 - start and len({words[-1 - end] for words in split}) == 1:
+        end += 1
+    own = [" ".join(words[start : len(words) - end]) for words in split]
+    if len(names) < 2 or not (start or end) or len(set(own)) < len(own):
+        return "", list(names)
+    first, last = split[0][:start], split[0][len(split[0]) - end :]
+    return " ".join([*first, "…", *last]), own
 
 
 def question_renderables(
